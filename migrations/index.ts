@@ -1,0 +1,11 @@
+import type { SqlClient } from "@effect/sql"
+import type { Effect } from "effect"
+import init from "./0001_init.ts"
+
+/**
+ * Every migration, imported statically so that a compiled binary carries them.
+ * Keys are `<id>_<name>`; ids only grow (an id at or below the newest applied one is skipped).
+ */
+export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
+  "1_init": init
+}

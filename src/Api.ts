@@ -1,0 +1,44 @@
+import { HttpApi, OpenApi } from "@effect/platform"
+import {
+  InternalErrorResponse,
+  NotFoundResponse,
+  PayloadTooLargeResponse,
+  ServiceUnavailableResponse,
+  ValidationErrorResponse
+} from "./http/Errors.ts"
+import { dropFrameworkDefaults } from "./http/OpenApiDoc.ts"
+import { AccountsAdminApi, AccountsApi, AccountsPagesApi } from "./accounts/Api.ts"
+import { BillingAdminApi, BillingApi, BillingPagesApi, CatalogApi } from "./billing/Api.ts"
+import { SupportAdminApi, SupportApi } from "./support/Api.ts"
+import { SystemApi } from "./system/Api.ts"
+import { NodeApi, VpnAdminApi, VpnApi } from "./vpn/Api.ts"
+
+/** The whole API of the spec and DECISIONS, one group per room of the product. */
+export class Api extends HttpApi.make("vpn")
+  .add(SystemApi)
+  .add(AccountsApi)
+  .add(AccountsAdminApi)
+  .add(CatalogApi)
+  .add(BillingApi)
+  .add(BillingAdminApi)
+  .add(VpnApi)
+  .add(NodeApi)
+  .add(VpnAdminApi)
+  .add(SupportApi)
+  .add(SupportAdminApi)
+  .addError(ValidationErrorResponse)
+  .addError(NotFoundResponse)
+  .addError(PayloadTooLargeResponse)
+  .addError(ServiceUnavailableResponse)
+  .addError(InternalErrorResponse)
+  .prefix("/v1")
+  // the HTML pages of [D26] live outside /v1 (added after the prefix)
+  .add(AccountsPagesApi)
+  .add(BillingPagesApi)
+  .annotateContext(OpenApi.annotations({
+    title: "VPN subscription API",
+    version: "1.0.0",
+    description: "The API of the spec with the decisions of DECISIONS.md. Every body is the envelope {success, message?, data?, errors?}.",
+    transform: dropFrameworkDefaults
+  }))
+{}

@@ -1,0 +1,29 @@
+import { HttpApiBuilder } from "@effect/platform"
+import { Layer } from "effect"
+import { Tokens } from "./accounts/Tokens.ts"
+import { Api } from "./Api.ts"
+import { AdminAuthenticationLive, AuthenticationLive } from "./http/Auth.ts"
+import { ErrorMappingLive } from "./http/Middleware.ts"
+import { AppClock } from "./platform/Clock.ts"
+import { AppKey } from "./platform/Crypto.ts"
+import { KeyGen } from "./platform/KeyGen.ts"
+import { Mailer } from "./platform/Mailer.ts"
+import { RateLimiter } from "./platform/RateLimiter.ts"
+import { AccountsHttpLive } from "./accounts/Http.ts"
+import { BillingHttpLive } from "./billing/Http.ts"
+import { SupportHttpLive } from "./support/Http.ts"
+import { SystemLive } from "./system/Http.ts"
+import { VpnHttpLive } from "./vpn/Http.ts"
+
+/** Every group's handlers, the auth middleware and the error mapping, over the services. */
+export const ApiLive = HttpApiBuilder.api(Api).pipe(
+  Layer.provide([SystemLive, AccountsHttpLive, BillingHttpLive, VpnHttpLive, SupportHttpLive]),
+  Layer.provide([AuthenticationLive, AdminAuthenticationLive]),
+  Layer.provide(ErrorMappingLive)
+)
+
+/** The product's services on top of the platform (config, database, clock, mailer, keys). */
+export const DomainLive = Layer.mergeAll(Tokens.Live, RateLimiter.Live)
+
+/** The platform edges that tests replace: clock, mailer, key generation. */
+export const EdgesLive = Layer.mergeAll(AppClock.Live, Mailer.Live, KeyGen.Live, AppKey.Live)

@@ -1,0 +1,42 @@
+import { HttpApiBuilder, HttpApiSwagger, HttpMiddleware } from "@effect/platform"
+import { BunHttpServer } from "@effect/platform-bun"
+import { Duration, Effect, Layer } from "effect"
+import { ApiLive, DomainLive } from "./App.ts"
+import { InFlight, makeServeMiddleware, MAX_BODY_BYTES } from "./http/Middleware.ts"
+import { AppConfig } from "./platform/Config.ts"
+import { RateLimiter } from "./platform/RateLimiter.ts"
+
+/** The API with its documents (`/v1/openapi.json`, `/docs`) over the product's services. */
+export const ApiWithDocs = Layer.mergeAll(
+  HttpApiSwagger.layer({ path: "/docs" }),
+  HttpApiBuilder.middlewareOpenApi({ path: "/v1/openapi.json" })
+).pipe(Layer.provideMerge(ApiLive), Layer.provide(DomainLive))
+
+/** The middleware around the whole app, built once per server. */
+export const serveMiddleware = Effect.gen(function*() {
+  const config = yield* AppConfig
+  const generalLimiter = yield* RateLimiter.memory
+  const inFlight = new InFlight()
+  return { inFlight, middleware: makeServeMiddleware({ inFlight, generalLimiter, config }) }
+})
+
+/** Waits up to 10 s for requests in flight when the server is shut down ([D5]). */
+const drain = (inFlight: InFlight) =>
+  Layer.scopedDiscard(Effect.addFinalizer(() =>
+    Effect.promise(() => inFlight.drained()).pipe(Effect.timeout(Duration.seconds(10)), Effect.ignore)
+  ))
+
+/** The Bun server on `HOST:PORT`, tracing off (it read the client address on every request). */
+export const HttpServerLive = Layer.unwrapScoped(Effect.gen(function*() {
+  const config = yield* AppConfig
+  const { inFlight, middleware } = yield* serveMiddleware
+  return drain(inFlight).pipe(
+    Layer.provideMerge(HttpApiBuilder.serve(middleware).pipe(HttpMiddleware.withTracerDisabledWhen(() => true))),
+    Layer.provide(ApiWithDocs),
+    Layer.provide(BunHttpServer.layer({
+      port: config.port,
+      hostname: config.host,
+      maxRequestBodySize: MAX_BODY_BYTES * 4
+    }))
+  )
+}))

@@ -1,0 +1,53 @@
+import { HttpApiMiddleware, HttpApiSecurity, HttpServerRequest } from "@effect/platform"
+import { Context, Effect, Layer, Option, Schema } from "effect"
+import { type Principal, Tokens } from "../accounts/Tokens.ts"
+import { Forbidden, ForbiddenResponse, Unauthenticated, UnauthenticatedResponse } from "./Errors.ts"
+
+/** The caller of a route behind `Authentication`. */
+export class CurrentUser extends Context.Tag("CurrentUser")<CurrentUser, Principal>() {}
+
+/** Bearer-token authentication of [D20]: 401 `Unauthenticated.` for anything but a live token. */
+export class Authentication extends HttpApiMiddleware.Tag<Authentication>()("Authentication", {
+  failure: UnauthenticatedResponse,
+  provides: CurrentUser,
+  security: { bearer: HttpApiSecurity.bearer }
+}) {}
+
+/** The `Bearer` scheme only, case-insensitively (the framework cuts 7 characters unchecked). */
+export const bearerSecret = Effect.map(HttpServerRequest.HttpServerRequest, (request) => {
+  const header = request.headers["authorization"] ?? ""
+  const match = /^bearer +(\S.*)$/i.exec(header)
+  return match ? Option.some(match[1]!.trim()) : Option.none<string>()
+})
+
+/** Routes under `/v1/admin` ([D70]): a live token (401) of an admin (403 `Forbidden.`). */
+export class AdminAuthentication extends HttpApiMiddleware.Tag<AdminAuthentication>()("AdminAuthentication", {
+  failure: Schema.Union(UnauthenticatedResponse, ForbiddenResponse),
+  provides: CurrentUser,
+  security: { bearer: HttpApiSecurity.bearer }
+}) {}
+
+const authenticate = (tokens: Tokens["Type"]) =>
+  Effect.gen(function*() {
+    const secret = yield* bearerSecret
+    if (Option.isNone(secret)) return yield* Effect.fail(new Unauthenticated())
+    const principal = yield* tokens.verify(secret.value)
+    return yield* Option.match(principal, {
+      onNone: () => Effect.fail(new Unauthenticated()),
+      onSome: Effect.succeed
+    })
+  })
+
+export const AuthenticationLive = Layer.effect(
+  Authentication,
+  Effect.map(Tokens, (tokens) => Authentication.of({ bearer: () => authenticate(tokens) }))
+)
+
+export const AdminAuthenticationLive = Layer.effect(
+  AdminAuthentication,
+  Effect.map(Tokens, (tokens) =>
+    AdminAuthentication.of({
+      bearer: () =>
+        Effect.filterOrFail(authenticate(tokens), (user) => user.role === "admin", () => new Forbidden())
+    }))
+)

@@ -1,0 +1,75 @@
+import { Schema } from "effect"
+
+/**
+ * Field schemas whose failures read as Laravel's messages ([D12]), so a decode error maps
+ * straight to the `errors` map. Each takes the field's wire name (snake_case).
+ */
+
+/** `plan_id` -> `plan id`, as Laravel writes attribute names. */
+export const label = (field: string) => field.replace(/_/g, " ")
+
+export const requiredMessage = (field: string) => `The ${label(field)} field is required.`
+
+/** Marks a path parameter: a value that fails it is a 404, never a 422 ([D11]). */
+export const NOT_FOUND_MARK = "__resource_not_found__"
+
+const MAX_INT4 = 2_147_483_647
+
+/** A path id: a positive integer in range, else 404. */
+export const IdParam = Schema.NumberFromString.pipe(
+  Schema.int(),
+  Schema.between(1, MAX_INT4)
+).annotations({ message: () => ({ message: NOT_FOUND_MARK, override: true }) })
+
+/** A path uuid (invoices), else 404. */
+export const UuidParam = Schema.String.pipe(
+  Schema.pattern(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i),
+  Schema.transform(Schema.String, { strict: true, decode: (s) => s.toLowerCase(), encode: (s) => s })
+).annotations({ message: () => ({ message: NOT_FOUND_MARK, override: true }) })
+
+export const string = (field: string, options: { readonly min?: number; readonly max?: number } = {}) => {
+  const min = options.min ?? 1
+  const max = options.max ?? 255
+  return Schema.String.annotations({ message: () => `The ${label(field)} field must be a string.` }).pipe(
+    Schema.filter((s) => s.trim().length > 0 || min === 0, { message: () => requiredMessage(field) }),
+    Schema.filter((s) => [...s].length >= min, {
+      message: () => `The ${label(field)} field must be at least ${min} characters.`
+    }),
+    Schema.filter((s) => [...s].length <= max, {
+      message: () => `The ${label(field)} field must not be greater than ${max} characters.`
+    })
+  )
+}
+
+const EMAIL = /^[^\s@"<>(),;:\\[\]]+@[^\s@"<>(),;:\\[\]]+\.[^\s@"<>(),;:\\[\]]+$/
+
+/** Trimmed and lower-cased before it is checked and stored ([D13]). */
+export const email = (field = "email") =>
+  Schema.String.annotations({ message: () => `The ${label(field)} field must be a string.` }).pipe(
+    Schema.transform(Schema.String, { strict: true, decode: (s) => s.trim().toLowerCase(), encode: (s) => s }),
+    Schema.filter((s) => s.length > 0, { message: () => requiredMessage(field) }),
+    Schema.filter((s) => s.length <= 255, {
+      message: () => `The ${label(field)} field must not be greater than 255 characters.`
+    }),
+    Schema.filter((s) => EMAIL.test(s), { message: () => `The ${label(field)} field must be a valid email address.` })
+  )
+
+export const integer = (field: string, options: { readonly min?: number; readonly max?: number } = {}) => {
+  const min = options.min ?? 0
+  const max = options.max ?? MAX_INT4
+  return Schema.Number.annotations({ message: () => `The ${label(field)} field must be an integer.` }).pipe(
+    Schema.filter((n) => Number.isInteger(n), { message: () => `The ${label(field)} field must be an integer.` }),
+    Schema.filter((n) => n >= min, { message: () => `The ${label(field)} field must be at least ${min}.` }),
+    Schema.filter((n) => n <= max, { message: () => `The ${label(field)} field must not be greater than ${max}.` })
+  )
+}
+
+export const boolean = (field: string) =>
+  Schema.Boolean.annotations({ message: () => `The ${label(field)} field must be true or false.` })
+
+export const oneOf = <const L extends ReadonlyArray<string>>(field: string, values: L) =>
+  Schema.Literal(...values).annotations({ message: () => `The selected ${label(field)} is invalid.` })
+
+/** A struct that reports every bad field at once ([D12]) and drops unknown ones. */
+export const Body = <Fields extends Schema.Struct.Fields>(fields: Fields) =>
+  Schema.Struct(fields).annotations({ parseOptions: { errors: "all", onExcessProperty: "ignore" } })

@@ -1,0 +1,271 @@
+import {
+  HttpApi,
+  HttpApiBuilder,
+  HttpApiError,
+  HttpApp,
+  HttpMiddleware,
+  HttpServerError,
+  HttpServerRequest,
+  HttpServerResponse
+} from "@effect/platform"
+import { SqlError } from "@effect/sql/SqlError"
+import { Cause, Effect, Option } from "effect"
+import { Api } from "../Api.ts"
+import { AppConfig } from "../platform/Config.ts"
+import { RateLimiter } from "../platform/RateLimiter.ts"
+import { label, NOT_FOUND_MARK, requiredMessage } from "./Fields.ts"
+import { ValidationError } from "./Errors.ts"
+
+export const MAX_BODY_BYTES = 1024 * 1024
+
+const envelope = (status: number, message: string, headers?: Record<string, string>) =>
+  HttpServerResponse.unsafeJson({ success: false, message }, { status, ...(headers ? { headers } : {}) })
+
+export const notFound = () => envelope(404, "Resource not found.")
+export const internalError = () => envelope(500, "An unexpected error occurred.")
+export const unavailable = () => envelope(503, "Service temporarily unavailable.", { "retry-after": "5" })
+
+// ---- 405: known path, method not served ------------------------------------------------
+
+interface RouteShape {
+  readonly pattern: RegExp
+  readonly method: string
+}
+
+const routeShapes: ReadonlyArray<RouteShape> = (() => {
+  const shapes: Array<RouteShape> = []
+  HttpApi.reflect(Api, {
+    onGroup: () => {},
+    onEndpoint: ({ endpoint }) => {
+      const source = endpoint.path
+        .split("/")
+        .map((segment) => segment.startsWith(":") ? "[^/]+" : segment.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"))
+        .join("/")
+      shapes.push({ pattern: new RegExp(`^${source}/?$`), method: endpoint.method })
+    }
+  })
+  return shapes
+})()
+
+/** Methods served on a path (for `Allow`), empty when the path is unknown. */
+export const allowedMethods = (path: string): ReadonlyArray<string> => {
+  const methods = new Set(routeShapes.filter((r) => r.pattern.test(path)).map((r) => r.method))
+  if (methods.has("GET")) methods.add("HEAD")
+  return [...methods]
+}
+
+// ---- decode errors -> 422 [D12] ---------------------------------------------------------
+
+const typeMessage = (field: string, message: string): string => {
+  const expected = /^Expected (\w+)/.exec(message)?.[1]
+  switch (expected) {
+    case "string":
+      return `The ${label(field)} field must be a string.`
+    case "number":
+      return `The ${label(field)} field must be a number.`
+    case "boolean":
+      return `The ${label(field)} field must be true or false.`
+    case "an":
+    case "ReadonlyArray":
+      return `The ${label(field)} field must be an array.`
+    default:
+      return `The ${label(field)} field is invalid.`
+  }
+}
+
+/** The `errors` map of [D12] from a decode error; `undefined` when a path id failed (404). */
+export const toValidationError = (error: HttpApiError.HttpApiDecodeError): ValidationError | undefined => {
+  if (error.issues.some((issue) => issue.message === NOT_FOUND_MARK)) return undefined
+  const errors: Record<string, Array<string>> = {}
+  for (const issue of error.issues) {
+    const field = issue.path.length === 0 ? "body" : String(issue.path[0])
+    const nested = issue.path.length > 1 ? issue.path.map(String).join(".") : field
+    let text: string
+    if (issue.path.length === 0) {
+      text = "The body must be a JSON object."
+    } else if (issue._tag === "Missing") {
+      text = requiredMessage(field)
+    } else if (issue.message.startsWith("The ") || issue.message.startsWith("Invalid ")) {
+      text = issue.message
+    } else {
+      text = typeMessage(field, issue.message)
+    }
+    const list = (errors[nested] ??= [])
+    if (!list.includes(text)) list.push(text)
+  }
+  return new ValidationError({ errors })
+}
+
+/** A lost connection, not a bad query: the database is unreachable (503). */
+export const isConnectionLoss = (error: unknown): boolean => {
+  if (!(error instanceof SqlError)) return false
+  const text = `${error.message} ${String(error.cause)}`
+  const code = typeof error.cause === "object" && error.cause !== null && "code" in error.cause
+    ? String((error.cause as { code: unknown }).code)
+    : ""
+  return /^(08|57P0)/.test(code) ||
+    ["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EPIPE", "ENOTFOUND", "EAI_AGAIN"].includes(code) ||
+    /connect|Connection terminated|timeout|ECONNREFUSED|ECONNRESET|socket|closed/i.test(text)
+}
+
+/**
+ * The framework's own failures in our envelope ([D11]): decode errors (422, or 404 for an
+ * impossible path id), a body that is not JSON (422 `errors.body`), no route (404/405),
+ * a lost database (503) and any defect (500, logged, nothing internal in the body).
+ * Declared errors pass through to their schema encoders.
+ */
+export const ErrorMappingLive = HttpApiBuilder.middleware(Api, (app) =>
+  Effect.catchAllCause(app, (cause) =>
+    Effect.gen(function*() {
+      const failure = Cause.failureOption(cause)
+      if (Option.isSome(failure)) {
+        const e: unknown = failure.value
+        if (e instanceof HttpApiError.HttpApiDecodeError) {
+          const validation = toValidationError(e)
+          return validation ? yield* Effect.fail(validation) : notFound()
+        }
+        if (HttpServerError.isServerError(e) && e._tag === "RouteNotFound") {
+          const request = e.request
+          const path = new URL(request.url, "http://localhost").pathname
+          const allow = allowedMethods(path)
+          return allow.length > 0
+            ? envelope(405, "Method not allowed.", { allow: allow.join(", ") })
+            : notFound()
+        }
+        if (isConnectionLoss(e)) return unavailable()
+        if (e instanceof SqlError) {
+          yield* Effect.logError("database error", cause)
+          return internalError()
+        }
+        return yield* Effect.failCause(cause)
+      }
+      if (Cause.isInterruptedOnly(cause)) return yield* Effect.failCause(cause)
+      const defect = Cause.dieOption(cause)
+      if (Option.isSome(defect)) {
+        const d = defect.value
+        if (HttpServerError.isServerError(d) && d._tag === "RequestError" && d.reason === "Decode") {
+          return yield* Effect.fail(ValidationError.field("body", "The body must be valid JSON."))
+        }
+        if (isConnectionLoss(d)) return unavailable()
+      }
+      yield* Effect.logError("unhandled defect", cause)
+      return internalError()
+    })))
+
+// ---- around the whole app ----------------------------------------------------------------
+
+/** 413 in the envelope for bodies over 1 MiB, by `Content-Length` or by counting ([D11]). */
+const bodyLimit = (app: HttpApp.Default): HttpApp.Default =>
+  Effect.gen(function*() {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    if (request.method === "GET" || request.method === "HEAD" || request.method === "OPTIONS") return yield* app
+    const declared = request.headers["content-length"]
+    if (declared !== undefined) {
+      if (Number(declared) > MAX_BODY_BYTES) return envelope(413, "Payload too large.")
+    } else {
+      // chunked (or a body of unknown length): count it; Bun caps what it buffers at 4 MiB
+      const text = yield* Effect.option(request.text)
+      if (Option.isSome(text) && Buffer.byteLength(text.value) > MAX_BODY_BYTES) return envelope(413, "Payload too large.")
+    }
+    return yield* app
+  })
+
+/** The client address for limits: the socket's, or the first `X-Forwarded-For` with TRUST_PROXY. */
+export const clientAddress = Effect.gen(function*() {
+  return yield* clientAddressWith(yield* AppConfig)
+})
+
+export const clientAddressWith = (config: AppConfig["Type"]) => Effect.gen(function*() {
+  const request = yield* HttpServerRequest.HttpServerRequest
+  if (config.trustProxy) {
+    const forwarded = request.headers["x-forwarded-for"]?.split(",")[0]?.trim()
+    if (forwarded) return forwarded
+  }
+  return Option.getOrElse(request.remoteAddress, () => "unknown")
+})
+
+/** The spec's other routes: `GENERAL_RATE_LIMIT` a minute per token or address, in memory ([D30]). */
+const OWN_LIMITS = /^\/v1\/(auth\/(login|forgot-password|resend-verification)|tickets(\/[^/]+\/reply)?|promos\/validate)\/?$/
+
+const generalLimit = (limiter: RateLimiter["Type"], config: AppConfig["Type"]) => (app: HttpApp.Default) =>
+  config.generalRateLimit === 0 ? app : Effect.gen(function*() {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    // the six routes of the spec's table count against their own, shared limits
+    if (request.method === "POST" && OWN_LIMITS.test(request.url.split("?")[0]!)) return yield* app
+    const auth = request.headers["authorization"]
+    const key = auth ? `general:token:${auth.slice(-48)}` : `general:ip:${yield* clientAddressWith(config)}`
+    const hit = yield* Effect.orDie(limiter.hit(key, config.generalRateLimit))
+    if (!hit.allowed) return envelope(429, "Too Many Attempts.", { "retry-after": String(hit.retryAfter) })
+    return yield* app
+  })
+
+/** Method, path, status, duration and request id; never a header, query or body. */
+const requestLog = (app: HttpApp.Default): HttpApp.Default =>
+  Effect.gen(function*() {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const id = request.headers["x-request-id"]?.slice(0, 64) || crypto.randomUUID()
+    const start = performance.now()
+    const path = request.url.split("?")[0]
+    return yield* app.pipe(
+      Effect.map((response) => HttpServerResponse.setHeader(response, "x-request-id", id)),
+      Effect.tap((response) =>
+        Effect.logInfo("request").pipe(Effect.annotateLogs({
+          method: request.method,
+          path,
+          status: response.status,
+          ms: Math.round((performance.now() - start) * 10) / 10,
+          request_id: id
+        }))
+      )
+    )
+  })
+
+/** Requests in flight, so shutdown can wait for them ([D5]). */
+export class InFlight {
+  count = 0
+  private waiters: Array<() => void> = []
+  enter() {
+    this.count++
+  }
+  leave() {
+    this.count--
+    if (this.count === 0) for (const w of this.waiters.splice(0)) w()
+  }
+  drained(): Promise<void> {
+    return this.count === 0 ? Promise.resolve() : new Promise((resolve) => this.waiters.push(resolve))
+  }
+}
+
+const track = (inFlight: InFlight) => (app: HttpApp.Default): HttpApp.Default =>
+  Effect.acquireUseRelease(
+    Effect.sync(() => inFlight.enter()),
+    () => app,
+    () => Effect.sync(() => inFlight.leave())
+  )
+
+/** Everything the server wraps around the API, outermost first. */
+export const makeServeMiddleware = (options: {
+  readonly inFlight: InFlight
+  readonly generalLimiter: RateLimiter["Type"]
+  readonly config: AppConfig["Type"]
+}) => {
+  const { config } = options
+  const cors = config.corsOrigins.length === 0
+    ? (app: HttpApp.Default) => app
+    : HttpMiddleware.cors({
+      allowedOrigins: config.corsOrigins.includes("*") ? [] : (origin: string) => config.corsOrigins.includes(origin),
+      allowedHeaders: ["authorization", "content-type", "x-request-id", "x-signature"],
+      exposedHeaders: ["x-ratelimit-limit", "x-ratelimit-remaining", "retry-after", "content-disposition", "x-request-id"],
+      maxAge: 600
+    })
+  return (app: HttpApp.Default) =>
+    track(options.inFlight)(
+      requestLog(
+        cors(
+          bodyLimit(
+            generalLimit(options.generalLimiter, config)(app)
+          )
+        )
+      )
+    )
+}

@@ -1,0 +1,32 @@
+import { BunRuntime } from "@effect/platform-bun"
+import { Effect, Layer, Logger } from "effect"
+import { AccountsStartup } from "./accounts/Startup.ts"
+import { EdgesLive } from "./App.ts"
+import { BillingJobs } from "./billing/Jobs.ts"
+import { AppConfig, loadConfig } from "./platform/Config.ts"
+import { DatabaseInfo, DatabaseLive } from "./platform/Database.ts"
+import { HttpServerLive } from "./Server.ts"
+
+/** config -> layers -> serve; nothing else. */
+const StartupLine = Layer.effectDiscard(Effect.gen(function*() {
+  const config = yield* AppConfig
+  const db = yield* DatabaseInfo
+  yield* Effect.logInfo(
+    `vpn-api listening on ${config.host}:${config.port} (database: ${db.mode}; migrations applied now: ${
+      db.migrationsApplied.map(([id, name]) => `${id}_${name}`).join(", ") || "none"
+    })`
+  )
+}))
+
+const main = Effect.gen(function*() {
+  const config = yield* loadConfig.pipe(
+    Effect.tapError((line) => Effect.sync(() => console.error(line))),
+    Effect.orElse(() => Effect.sync(() => process.exit(1)))
+  )
+  const Platform = Layer.mergeAll(DatabaseLive, EdgesLive).pipe(Layer.provideMerge(AppConfig.layer(config)))
+  return yield* Layer.launch(
+    Layer.mergeAll(HttpServerLive, StartupLine, AccountsStartup, BillingJobs).pipe(Layer.provide(Platform))
+  ).pipe(Logger.withMinimumLogLevel(config.logLevel))
+})
+
+BunRuntime.runMain(main.pipe(Effect.provide(Logger.logFmt)), { disablePrettyLogger: true })

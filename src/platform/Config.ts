@@ -1,0 +1,185 @@
+import { Config, ConfigError, Context, Effect, Either, Layer, LogLevel, Option, Redacted } from "effect"
+
+/**
+ * The whole configuration of [D1], read once from the environment.
+ * A bad value stops start-up with one line naming the variable.
+ */
+export interface AppConfigShape {
+  readonly port: number
+  readonly host: string
+  readonly publicUrl: string
+  readonly appUrl: string
+  readonly databaseUrl: Option.Option<Redacted.Redacted<string>>
+  readonly dataDir: string
+  /** 32 bytes; absent only in embedded mode before the generated key is loaded */
+  readonly appKey: Option.Option<Redacted.Redacted<Uint8Array>>
+  readonly smtpUrl: Option.Option<Redacted.Redacted<string>>
+  readonly mailFrom: string
+  readonly adminEmail: Option.Option<string>
+  readonly adminPassword: Option.Option<Redacted.Redacted<string>>
+  readonly tokenTtlDays: number
+  readonly trustProxy: boolean
+  readonly generalRateLimit: number
+  readonly corsOrigins: ReadonlyArray<string>
+  readonly paymentWebhookSecret: Option.Option<Redacted.Redacted<string>>
+  readonly logLevel: LogLevel.LogLevel
+  /** threads hashing passwords at once (issue 8); not in [D1], defaults to the core count */
+  readonly hashConcurrency: number
+}
+
+export class AppConfig extends Context.Tag("AppConfig")<AppConfig, AppConfigShape>() {
+  /** a layer holding a fixed configuration (tests, CLI) */
+  static readonly layer = (config: AppConfigShape) => Layer.succeed(AppConfig, config)
+}
+
+const positiveInt = (name: string, fallback: number, min = 1) =>
+  Config.integer(name).pipe(
+    Config.withDefault(fallback),
+    Config.validate({ message: `must be an integer of at least ${min}`, validation: (n) => n >= min })
+  )
+
+const optionalString = (name: string) =>
+  Config.string(name).pipe(
+    Config.map((s) => s.trim()),
+    Config.option,
+    Config.map(Option.filter((s) => s.length > 0))
+  )
+
+const urlString = (name: string) =>
+  optionalString(name).pipe(
+    Config.validate({
+      message: "must be an absolute http(s) URL",
+      validation: Option.match({
+        onNone: () => true,
+        onSome: (s) => {
+          try {
+            const u = new URL(s)
+            return u.protocol === "http:" || u.protocol === "https:"
+          } catch {
+            return false
+          }
+        }
+      })
+    })
+  )
+
+const levels: Record<string, LogLevel.LogLevel> = {
+  all: LogLevel.All,
+  trace: LogLevel.Trace,
+  debug: LogLevel.Debug,
+  info: LogLevel.Info,
+  warn: LogLevel.Warning,
+  warning: LogLevel.Warning,
+  error: LogLevel.Error,
+  fatal: LogLevel.Fatal,
+  none: LogLevel.None
+}
+
+const decodeKey = (raw: string): Uint8Array | undefined => {
+  const text = raw.startsWith("base64:") ? raw.slice(7) : raw
+  if (!/^[A-Za-z0-9+/_-]+={0,2}$/.test(text)) return undefined
+  const bytes = Buffer.from(text, "base64")
+  return bytes.length === 32 ? new Uint8Array(bytes) : undefined
+}
+
+const trailingSlashless = (s: string) => s.replace(/\/+$/, "")
+
+export const appConfig = Config.all({
+  port: positiveInt("PORT", 3000, 0).pipe(Config.validate({ message: "must be a port number (0-65535)", validation: (n) => n <= 65535 })),
+  host: Config.string("HOST").pipe(Config.withDefault("0.0.0.0")),
+  publicUrl: urlString("PUBLIC_URL"),
+  appUrl: urlString("APP_URL"),
+  databaseUrl: optionalString("DATABASE_URL").pipe(
+    Config.validate({
+      message: "must be a postgres:// or postgresql:// URL",
+      validation: Option.match({ onNone: () => true, onSome: (s) => /^postgres(ql)?:\/\//.test(s) })
+    }),
+    Config.map(Option.map(Redacted.make))
+  ),
+  dataDir: Config.string("DATA_DIR").pipe(Config.withDefault("./data")),
+  appKey: optionalString("APP_KEY").pipe(
+    Config.validate({
+      message: "must be 32 random bytes, base64-encoded",
+      validation: Option.match({ onNone: () => true, onSome: (s) => decodeKey(s) !== undefined })
+    }),
+    Config.map(Option.map((s) => Redacted.make(decodeKey(s)!)))
+  ),
+  smtpUrl: optionalString("SMTP_URL").pipe(
+    Config.validate({
+      message: "must be an smtp:// or smtps:// URL",
+      validation: Option.match({ onNone: () => true, onSome: (s) => /^smtps?:\/\/[^/]/.test(s) })
+    }),
+    Config.map(Option.map(Redacted.make))
+  ),
+  mailFrom: Config.string("MAIL_FROM").pipe(Config.withDefault("VPN <no-reply@localhost>")),
+  adminEmail: optionalString("ADMIN_EMAIL").pipe(Config.map(Option.map((s) => s.toLowerCase()))),
+  adminPassword: optionalString("ADMIN_PASSWORD").pipe(Config.map(Option.map(Redacted.make))),
+  tokenTtlDays: positiveInt("TOKEN_TTL_DAYS", 30),
+  trustProxy: Config.boolean("TRUST_PROXY").pipe(Config.withDefault(false)),
+  generalRateLimit: positiveInt("GENERAL_RATE_LIMIT", 120, 0),
+  corsOrigins: optionalString("CORS_ORIGINS").pipe(
+    Config.map(Option.match({
+      onNone: () => [] as ReadonlyArray<string>,
+      onSome: (s) => s.split(",").map((o) => trailingSlashless(o.trim())).filter((o) => o.length > 0)
+    }))
+  ),
+  paymentWebhookSecret: optionalString("PAYMENT_WEBHOOK_SECRET").pipe(Config.map(Option.map(Redacted.make))),
+  logLevel: Config.string("LOG_LEVEL").pipe(
+    Config.withDefault("info"),
+    Config.map((s) => s.trim().toLowerCase()),
+    Config.validate({ message: `must be one of ${Object.keys(levels).join(", ")}`, validation: (s) => s in levels }),
+    Config.map((s) => levels[s]!)
+  ),
+  hashConcurrency: positiveInt("HASH_CONCURRENCY", Math.max(1, navigator.hardwareConcurrency || 2))
+}).pipe(
+  Config.map((c): AppConfigShape => {
+    const publicUrl = trailingSlashless(Option.getOrElse(c.publicUrl, () => `http://localhost:${c.port}`))
+    return {
+      ...c,
+      publicUrl,
+      appUrl: trailingSlashless(Option.getOrElse(c.appUrl, () => publicUrl))
+    }
+  }),
+  Config.validate({
+    message: "APP_KEY: is required when DATABASE_URL is set",
+    validation: (c) => Option.isNone(c.databaseUrl) || Option.isSome(c.appKey)
+  })
+)
+
+/** One line for a person: `Invalid configuration: PORT: must be ...` */
+export const describeConfigError = (error: ConfigError.ConfigError): string => {
+  const parts: Array<string> = []
+  const walk = (e: ConfigError.ConfigError): void => {
+    switch (e._op) {
+      case "And":
+      case "Or":
+        walk(e.left)
+        walk(e.right)
+        return
+      case "InvalidData":
+      case "MissingData":
+      case "SourceUnavailable":
+      case "Unsupported": {
+        const name = e.path.join(".")
+        const message = e.message.replace(/^Expected .* but received (.*)$/, "is not valid ($1)")
+        parts.push(name ? `${name}: ${message}` : message)
+        return
+      }
+    }
+  }
+  walk(error)
+  return `Invalid configuration: ${[...new Set(parts)].join("; ")}`
+}
+
+/** Reads the configuration, failing with the one-line description. */
+export const loadConfig: Effect.Effect<AppConfigShape, string> = Effect.either(appConfig).pipe(
+  Effect.flatMap(Either.match({
+    onLeft: (e) => Effect.fail(describeConfigError(e)),
+    onRight: Effect.succeed
+  }))
+)
+
+export const AppConfigLive = Layer.effect(
+  AppConfig,
+  loadConfig.pipe(Effect.orDieWith((message) => new Error(message)))
+)

@@ -1,0 +1,101 @@
+import { HttpApp, HttpServerResponse } from "@effect/platform"
+import { SqlClient } from "@effect/sql"
+import { Context, Effect, Layer } from "effect"
+import { ServiceUnavailable, TooManyAttempts } from "../http/Errors.ts"
+import { AppClock } from "./Clock.ts"
+
+export interface Hit {
+  readonly limit: number
+  readonly remaining: number
+  /** seconds until the window ends */
+  readonly retryAfter: number
+  readonly allowed: boolean
+}
+
+const WINDOW_MS = 60_000
+
+const toHit = (limit: number, hits: number, windowStart: Date, now: Date): Hit => ({
+  limit,
+  remaining: Math.max(0, limit - hits),
+  retryAfter: Math.max(1, Math.ceil((windowStart.getTime() + WINDOW_MS - now.getTime()) / 1000)),
+  allowed: hits <= limit
+})
+
+/**
+ * Fixed 60-second windows that start at their first request ([D30]). Counters live in
+ * PostgreSQL so every instance shares them exactly; one statement counts atomically.
+ */
+export class RateLimiter extends Context.Tag("RateLimiter")<RateLimiter, {
+  readonly hit: (key: string, limit: number) => Effect.Effect<Hit, ServiceUnavailable>
+}>() {
+  static readonly Live = Layer.effect(
+    RateLimiter,
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const clock = yield* AppClock
+      return {
+        hit: (key, limit) =>
+          Effect.gen(function*() {
+            const now = yield* clock.now
+            const windowFloor = new Date(now.getTime() - WINDOW_MS)
+            const rows = yield* sql<{ window_started_at: Date; hits: number }>`
+              insert into rate_limits (key, window_started_at, hits) values (${key}, ${now}, 1)
+              on conflict (key) do update set
+                window_started_at = case when rate_limits.window_started_at <= ${windowFloor}
+                  then excluded.window_started_at else rate_limits.window_started_at end,
+                hits = case when rate_limits.window_started_at <= ${windowFloor}
+                  then 1 else rate_limits.hits + 1 end
+              returning window_started_at, hits`
+            const row = rows[0]!
+            return toHit(limit, row.hits, row.window_started_at, now)
+          }).pipe(
+            // fail closed: without the shared counter nobody passes [D30]
+            Effect.catchTag("SqlError", () => Effect.fail(new ServiceUnavailable()))
+          )
+      }
+    })
+  )
+
+  /** The same windows in this process's memory (tests of callers; the coarse general limit). */
+  static readonly memory = Effect.map(AppClock, (clock): RateLimiter["Type"] => {
+      const windows = new Map<string, { start: Date; hits: number }>()
+      return {
+        hit: (key: string, limit: number) =>
+          Effect.map(clock.now, (now) => {
+            let w = windows.get(key)
+            if (!w || w.start.getTime() <= now.getTime() - WINDOW_MS) {
+              w = { start: now, hits: 0 }
+              windows.set(key, w)
+            }
+            w.hits++
+            if (windows.size > 100_000) {
+              for (const [k, v] of windows) if (v.start.getTime() <= now.getTime() - WINDOW_MS) windows.delete(k)
+            }
+            return toHit(limit, w.hits, w.start, now)
+          })
+      }
+    })
+
+  static readonly Memory = Layer.effect(RateLimiter, RateLimiter.memory)
+}
+
+/**
+ * Counts one request against each `key` (the tightest wins), sends `X-RateLimit-Limit` and
+ * `X-RateLimit-Remaining`, and fails with 429 and `Retry-After` past the limit.
+ */
+export const enforceRateLimit = (limit: number, keys: ReadonlyArray<string>) =>
+  Effect.gen(function*() {
+    const limiter = yield* RateLimiter
+    const hits = yield* Effect.forEach(keys, (key) => limiter.hit(key, limit))
+    const tightest = hits.reduce((a, b) => (b.remaining < a.remaining || (!b.allowed && a.allowed) ? b : a))
+    const blocked = hits.filter((h) => !h.allowed)
+    const retryAfter = blocked.length > 0 ? Math.max(...blocked.map((h) => h.retryAfter)) : undefined
+    yield* HttpApp.appendPreResponseHandler((_request, response) =>
+      Effect.succeed(HttpServerResponse.setHeaders(response, {
+        "x-ratelimit-limit": String(limit),
+        "x-ratelimit-remaining": String(tightest.remaining),
+        ...(retryAfter !== undefined ? { "retry-after": String(retryAfter) } : {})
+      }))
+    )
+    if (retryAfter !== undefined) return yield* Effect.fail(new TooManyAttempts())
+  })
