@@ -4,6 +4,7 @@ import { Tokens } from "./accounts/Tokens.ts"
 import { Api } from "./Api.ts"
 import { AdminAuthenticationLive, AuthenticationLive } from "./http/Auth.ts"
 import { ErrorMappingLive } from "./http/Middleware.ts"
+import { RateLimitsLive } from "./http/RateLimit.ts"
 import { AppClock } from "./platform/Clock.ts"
 import { AppKey } from "./platform/Crypto.ts"
 import { KeyGen } from "./platform/KeyGen.ts"
@@ -18,7 +19,7 @@ import { VpnHttpLive } from "./vpn/Http.ts"
 /** Every group's handlers, the auth middleware and the error mapping, over the services. */
 export const ApiLive = HttpApiBuilder.api(Api).pipe(
   Layer.provide([SystemLive, AccountsHttpLive, BillingHttpLive, VpnHttpLive, SupportHttpLive]),
-  Layer.provide([AuthenticationLive, AdminAuthenticationLive]),
+  Layer.provide([AuthenticationLive, AdminAuthenticationLive, RateLimitsLive]),
   Layer.provide(ErrorMappingLive)
 )
 

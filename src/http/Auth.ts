@@ -1,5 +1,5 @@
 import { HttpApiMiddleware, HttpApiSecurity, HttpServerRequest } from "@effect/platform"
-import { Context, Effect, Layer, Option, Schema } from "effect"
+import { Context, Effect, FiberRef, Layer, Option, Schema } from "effect"
 import { type Principal, Tokens } from "../accounts/Tokens.ts"
 import { Forbidden, ForbiddenResponse, Unauthenticated, UnauthenticatedResponse } from "./Errors.ts"
 
@@ -12,6 +12,12 @@ export class Authentication extends HttpApiMiddleware.Tag<Authentication>()("Aut
   provides: CurrentUser,
   security: { bearer: HttpApiSecurity.bearer }
 }) {}
+
+/**
+ * The authenticated caller, also kept in a FiberRef so that middleware running after
+ * authentication (the per-user rate limits) can read it without a second lookup.
+ */
+export const currentPrincipal = FiberRef.unsafeMake<Option.Option<Principal>>(Option.none())
 
 /** The `Bearer` scheme only, case-insensitively (the framework cuts 7 characters unchecked). */
 export const bearerSecret = Effect.map(HttpServerRequest.HttpServerRequest, (request) => {
@@ -32,10 +38,9 @@ const authenticate = (tokens: Tokens["Type"]) =>
     const secret = yield* bearerSecret
     if (Option.isNone(secret)) return yield* Effect.fail(new Unauthenticated())
     const principal = yield* tokens.verify(secret.value)
-    return yield* Option.match(principal, {
-      onNone: () => Effect.fail(new Unauthenticated()),
-      onSome: Effect.succeed
-    })
+    if (Option.isNone(principal)) return yield* Effect.fail(new Unauthenticated())
+    yield* FiberRef.set(currentPrincipal, principal)
+    return principal.value
   })
 
 export const AuthenticationLive = Layer.effect(

@@ -13,6 +13,7 @@ import { Cause, Effect, Option } from "effect"
 import { Api } from "../Api.ts"
 import { AppConfig } from "../platform/Config.ts"
 import { RateLimiter } from "../platform/RateLimiter.ts"
+import { clientAddressWith } from "./ClientAddress.ts"
 import { label, NOT_FOUND_MARK, requiredMessage } from "./Fields.ts"
 import { ValidationError } from "./Errors.ts"
 
@@ -32,7 +33,9 @@ interface RouteShape {
   readonly method: string
 }
 
-const routeShapes: ReadonlyArray<RouteShape> = (() => {
+let routeShapes: ReadonlyArray<RouteShape> | undefined
+
+const buildRouteShapes = (): ReadonlyArray<RouteShape> => {
   const shapes: Array<RouteShape> = []
   HttpApi.reflect(Api, {
     onGroup: () => {},
@@ -45,10 +48,11 @@ const routeShapes: ReadonlyArray<RouteShape> = (() => {
     }
   })
   return shapes
-})()
+}
 
 /** Methods served on a path (for `Allow`), empty when the path is unknown. */
 export const allowedMethods = (path: string): ReadonlyArray<string> => {
+  routeShapes ??= buildRouteShapes()
   const methods = new Set(routeShapes.filter((r) => r.pattern.test(path)).map((r) => r.method))
   if (methods.has("GET")) methods.add("HEAD")
   return [...methods]
@@ -169,20 +173,6 @@ const bodyLimit = (app: HttpApp.Default): HttpApp.Default =>
     }
     return yield* app
   })
-
-/** The client address for limits: the socket's, or the first `X-Forwarded-For` with TRUST_PROXY. */
-export const clientAddress = Effect.gen(function*() {
-  return yield* clientAddressWith(yield* AppConfig)
-})
-
-export const clientAddressWith = (config: AppConfig["Type"]) => Effect.gen(function*() {
-  const request = yield* HttpServerRequest.HttpServerRequest
-  if (config.trustProxy) {
-    const forwarded = request.headers["x-forwarded-for"]?.split(",")[0]?.trim()
-    if (forwarded) return forwarded
-  }
-  return Option.getOrElse(request.remoteAddress, () => "unknown")
-})
 
 /** The spec's other routes: `GENERAL_RATE_LIMIT` a minute per token or address, in memory ([D30]). */
 const OWN_LIMITS = /^\/v1\/(auth\/(login|forgot-password|resend-verification)|tickets(\/[^/]+\/reply)?|promos\/validate)\/?$/

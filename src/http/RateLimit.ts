@@ -1,0 +1,67 @@
+import { HttpApiMiddleware, HttpServerRequest } from "@effect/platform"
+import { Effect, FiberRef, Layer, Option } from "effect"
+import { AppConfig } from "../platform/Config.ts"
+import { enforceRateLimit, RateLimiter } from "../platform/RateLimiter.ts"
+import { currentPrincipal } from "./Auth.ts"
+import { ServiceUnavailableResponse, TooManyAttemptsResponse } from "./Errors.ts"
+import { clientAddressWith } from "./ClientAddress.ts"
+import { Schema } from "effect"
+
+/**
+ * The spec's six limits ([D30]), shared by every instance through PostgreSQL. Each is an
+ * endpoint middleware, so it runs after authentication (401) and before the body is
+ * decoded (422): `.middleware(LoginRateLimit)` on the endpoint, before
+ * `.middlewareEndpoints(Authentication)` on the group.
+ */
+const failure = Schema.Union(TooManyAttemptsResponse, ServiceUnavailableResponse)
+
+export class LoginRateLimit extends HttpApiMiddleware.Tag<LoginRateLimit>()("LoginRateLimit", { failure }) {}
+export class ForgotPasswordRateLimit extends HttpApiMiddleware.Tag<ForgotPasswordRateLimit>()("ForgotPasswordRateLimit", { failure }) {}
+export class ResendVerificationRateLimit extends HttpApiMiddleware.Tag<ResendVerificationRateLimit>()("ResendVerificationRateLimit", { failure }) {}
+export class CreateTicketRateLimit extends HttpApiMiddleware.Tag<CreateTicketRateLimit>()("CreateTicketRateLimit", { failure }) {}
+export class TicketReplyRateLimit extends HttpApiMiddleware.Tag<TicketReplyRateLimit>()("TicketReplyRateLimit", { failure }) {}
+export class PromoValidateRateLimit extends HttpApiMiddleware.Tag<PromoValidateRateLimit>()("PromoValidateRateLimit", { failure }) {}
+
+/** The e-mail of a JSON body, normalised as stored, when there is one. */
+const bodyEmail = Effect.gen(function*() {
+  const request = yield* HttpServerRequest.HttpServerRequest
+  const body = yield* Effect.option(request.json)
+  if (Option.isNone(body) || typeof body.value !== "object" || body.value === null) return Option.none<string>()
+  const email = (body.value as Record<string, unknown>)["email"]
+  return typeof email === "string" && email.trim().length > 0 ? Option.some(email.trim().toLowerCase()) : Option.none<string>()
+})
+
+export const RateLimitsLive = Layer.unwrapEffect(Effect.gen(function*() {
+  const limiter = yield* RateLimiter
+  const config = yield* AppConfig
+  const address = clientAddressWith(config)
+
+  /** per user where a token authenticated the caller, else per address */
+  const callerKey = (name: string) =>
+    Effect.gen(function*() {
+      const principal = yield* FiberRef.get(currentPrincipal)
+      return Option.isSome(principal) ? `${name}:user:${principal.value.userId}` : `${name}:ip:${yield* address}`
+    })
+
+  /** per address and per e-mail of the body: the tighter wins */
+  const addressAndEmail = (name: string) =>
+    Effect.gen(function*() {
+      const ip = `${name}:ip:${yield* address}`
+      const email = yield* bodyEmail
+      return Option.isSome(email) ? [ip, `${name}:email:${email.value}`] : [ip]
+    })
+
+  const limit = (limit: number, keys: Effect.Effect<ReadonlyArray<string>, never, HttpServerRequest.HttpServerRequest>) =>
+    Effect.flatMap(keys, (k) => enforceRateLimit(limit, k)).pipe(Effect.provideService(RateLimiter, limiter))
+
+  const one = (name: string) => Effect.map(callerKey(name), (k) => [k])
+
+  return Layer.mergeAll(
+    Layer.succeed(LoginRateLimit, limit(5, addressAndEmail("login"))),
+    Layer.succeed(ForgotPasswordRateLimit, limit(3, addressAndEmail("forgot-password"))),
+    Layer.succeed(ResendVerificationRateLimit, limit(6, one("resend-verification"))),
+    Layer.succeed(CreateTicketRateLimit, limit(10, one("create-ticket"))),
+    Layer.succeed(TicketReplyRateLimit, limit(10, one("ticket-reply"))),
+    Layer.succeed(PromoValidateRateLimit, limit(10, one("promo-validate")))
+  )
+}))
