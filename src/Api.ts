@@ -8,7 +8,8 @@ import {
 } from "./http/Errors.ts"
 import { dropFrameworkDefaults } from "./http/OpenApiDoc.ts"
 import { AccountsAdminApi, AccountsApi, AccountsPagesApi } from "./accounts/Api.ts"
-import { BillingAdminApi, BillingApi, BillingPagesApi, CatalogApi } from "./billing/Api.ts"
+import { BillingAdminApi, BillingApi, BillingPagesApi } from "./billing/Api.ts"
+import { CatalogAdminApi, CatalogApi } from "./catalog/Api.ts"
 import { SupportAdminApi, SupportApi } from "./support/Api.ts"
 import { SystemApi } from "./system/Api.ts"
 import { NodeApi, VpnAdminApi, VpnApi } from "./vpn/Api.ts"
@@ -19,6 +20,7 @@ export class Api extends HttpApi.make("vpn")
   .add(AccountsApi)
   .add(AccountsAdminApi)
   .add(CatalogApi)
+  .add(CatalogAdminApi)
   .add(BillingApi)
   .add(BillingAdminApi)
   .add(VpnApi)

@@ -12,13 +12,14 @@ import { Mailer } from "./platform/Mailer.ts"
 import { RateLimiter } from "./platform/RateLimiter.ts"
 import { AccountsHttpLive } from "./accounts/Http.ts"
 import { BillingHttpLive } from "./billing/Http.ts"
+import { CatalogHttpLive } from "./catalog/Http.ts"
 import { SupportHttpLive } from "./support/Http.ts"
 import { SystemLive } from "./system/Http.ts"
 import { VpnHttpLive } from "./vpn/Http.ts"
 
 /** Every group's handlers, the auth middleware and the error mapping, over the services. */
 export const ApiLive = HttpApiBuilder.api(Api).pipe(
-  Layer.provide([SystemLive, AccountsHttpLive, BillingHttpLive, VpnHttpLive, SupportHttpLive]),
+  Layer.provide([SystemLive, AccountsHttpLive, CatalogHttpLive, BillingHttpLive, VpnHttpLive, SupportHttpLive]),
   Layer.provide([AuthenticationLive, AdminAuthenticationLive, RateLimitsLive]),
   Layer.provide(ErrorMappingLive)
 )

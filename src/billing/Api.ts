@@ -1,12 +1,9 @@
 import { HttpApiGroup } from "@effect/platform"
 
-/** Public catalogue: plans, cycles, promo validation ([D31]-[D33]). Issue 4 fills this in. */
-export class CatalogApi extends HttpApiGroup.make("catalog") {}
-
 /** The caller's services, invoices and orders; the payment webhook ([D34]-[D40]). */
 export class BillingApi extends HttpApiGroup.make("billing") {}
 
-/** `/v1/admin/...` for plans, cycles, promos, services, invoices ([D70]). */
+/** `/v1/admin/...` for services, invoices, mark-paid ([D70]). */
 export class BillingAdminApi extends HttpApiGroup.make("billingAdmin") {}
 
 /** HTML page outside `/v1`: `/pay/{uuid}` of the manual gateway ([D26], [D37]). */
