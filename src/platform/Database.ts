@@ -8,6 +8,7 @@ import { join, resolve } from "node:path"
 import pg from "pg"
 import { migrations } from "../../migrations/index.ts"
 import { AppConfig } from "./Config.ts"
+import { loadPgliteAssets } from "./PgliteAssets.ts"
 
 /** What the process runs on, for the start-up line and `/v1/status`. */
 export class DatabaseInfo extends Context.Tag("DatabaseInfo")<DatabaseInfo, {
@@ -42,7 +43,7 @@ export const embeddedServer = (dataDir: string | undefined) =>
         dir = resolve(dataDir, "pgdata")
         mkdirSync(dir, { recursive: true })
       }
-      const db = await PGlite.create(dir)
+      const db = await PGlite.create({ ...(dir ? { dataDir: dir } : {}), ...(await loadPgliteAssets()) })
       const server = new PGLiteSocketServer({ db, port: 0, host: "127.0.0.1", maxConnections: 1 })
       await server.start()
       const url = `postgres://postgres@${server.getServerConn()}/postgres`

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Starts the compiled binary on PostgreSQL 15 and on the embedded database, checks /v1/status.
+set -euo pipefail
+BIN=$(realpath "${1:-dist/vpn-api}")
+HERE=$(cd "$(dirname "$0")" && pwd)
+
+probe() { # $1 port, $2 log
+  for _ in $(seq 1 60); do
+    if body=$(curl -fsS "http://127.0.0.1:$1/v1/status" 2>/dev/null); then
+      echo "$body" | grep -q '"database":"ok"' && { echo "  /v1/status: $body"; return 0; }
+    fi
+    sleep 0.5
+  done
+  echo "binary did not answer /v1/status; log:"; cat "$2"; return 1
+}
+
+run_on() { # $1 label, then env assignments
+  local label=$1; shift
+  local port=$((20000 + RANDOM % 20000)) log data
+  log=$(mktemp) data=$(mktemp -d)
+  env "$@" PORT=$port DATA_DIR="$data" "$BIN" >"$log" 2>&1 &
+  local pid=$!
+  echo "binary on $label (port $port)"
+  local ok=0
+  probe "$port" "$log" || ok=1
+  kill -TERM "$pid" 2>/dev/null || true
+  wait "$pid" 2>/dev/null || true
+  rm -rf "$data" "$log"
+  return $ok
+}
+
+run_on embedded
+"$HERE/with-postgres.sh" bash -c "$(declare -f probe run_on); BIN='$BIN'; run_on postgresql DATABASE_URL=\"\$PG_URL\" APP_KEY=$(head -c 32 /dev/urandom | base64)"
