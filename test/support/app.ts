@@ -52,8 +52,13 @@ export interface TestResponse {
  * The real API in process (`toWebHandler`) on the shared test database, with a clock moved
  * by hand, captured mails and deterministic keys. One per test file; call `dispose` after.
  */
-export const makeTestApp = async (options: { readonly config?: Partial<AppConfigShape>; readonly reset?: boolean } = {}) => {
-  const shared = await sharedDatabase()
+export const makeTestApp = async (options: {
+  readonly config?: Partial<AppConfigShape>
+  readonly reset?: boolean
+  /** another database than the shared one (fault tests) */
+  readonly database?: { readonly url: string; readonly embedded: boolean }
+} = {}) => {
+  const shared = options.database ?? await sharedDatabase()
   const config = testConfig(options.config)
   const clock = AppClock.Test()
   const mailer = Mailer.Test()
