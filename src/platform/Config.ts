@@ -35,7 +35,7 @@ export class AppConfig extends Context.Tag("AppConfig")<AppConfig, AppConfigShap
 const positiveInt = (name: string, fallback: number, min = 1) =>
   Config.integer(name).pipe(
     Config.withDefault(fallback),
-    Config.validate({ message: `must be an integer of at least ${min}`, validation: (n) => n >= min })
+    Config.validate({ message: `${name}: must be an integer of at least ${min}`, validation: (n) => n >= min })
   )
 
 const optionalString = (name: string) =>
@@ -48,7 +48,7 @@ const optionalString = (name: string) =>
 const urlString = (name: string) =>
   optionalString(name).pipe(
     Config.validate({
-      message: "must be an absolute http(s) URL",
+      message: `${name}: must be an absolute http(s) URL`,
       validation: Option.match({
         onNone: () => true,
         onSome: (s) => {
@@ -85,13 +85,13 @@ const decodeKey = (raw: string): Uint8Array | undefined => {
 const trailingSlashless = (s: string) => s.replace(/\/+$/, "")
 
 export const appConfig = Config.all({
-  port: positiveInt("PORT", 3000, 0).pipe(Config.validate({ message: "must be a port number (0-65535)", validation: (n) => n <= 65535 })),
+  port: positiveInt("PORT", 3000, 0).pipe(Config.validate({ message: "PORT: must be a port number (0-65535)", validation: (n) => n <= 65535 })),
   host: Config.string("HOST").pipe(Config.withDefault("0.0.0.0")),
   publicUrl: urlString("PUBLIC_URL"),
   appUrl: urlString("APP_URL"),
   databaseUrl: optionalString("DATABASE_URL").pipe(
     Config.validate({
-      message: "must be a postgres:// or postgresql:// URL",
+      message: "DATABASE_URL: must be a postgres:// or postgresql:// URL",
       validation: Option.match({ onNone: () => true, onSome: (s) => /^postgres(ql)?:\/\//.test(s) })
     }),
     Config.map(Option.map(Redacted.make))
@@ -99,14 +99,14 @@ export const appConfig = Config.all({
   dataDir: Config.string("DATA_DIR").pipe(Config.withDefault("./data")),
   appKey: optionalString("APP_KEY").pipe(
     Config.validate({
-      message: "must be 32 random bytes, base64-encoded",
+      message: "APP_KEY: must be 32 random bytes, base64-encoded",
       validation: Option.match({ onNone: () => true, onSome: (s) => decodeKey(s) !== undefined })
     }),
     Config.map(Option.map((s) => Redacted.make(decodeKey(s)!)))
   ),
   smtpUrl: optionalString("SMTP_URL").pipe(
     Config.validate({
-      message: "must be an smtp:// or smtps:// URL",
+      message: "SMTP_URL: must be an smtp:// or smtps:// URL",
       validation: Option.match({ onNone: () => true, onSome: (s) => /^smtps?:\/\/[^/]/.test(s) })
     }),
     Config.map(Option.map(Redacted.make))
@@ -127,7 +127,7 @@ export const appConfig = Config.all({
   logLevel: Config.string("LOG_LEVEL").pipe(
     Config.withDefault("info"),
     Config.map((s) => s.trim().toLowerCase()),
-    Config.validate({ message: `must be one of ${Object.keys(levels).join(", ")}`, validation: (s) => s in levels }),
+    Config.validate({ message: `LOG_LEVEL: must be one of ${Object.keys(levels).join(", ")}`, validation: (s) => s in levels }),
     Config.map((s) => levels[s]!)
   ),
   hashConcurrency: positiveInt("HASH_CONCURRENCY", Math.max(1, navigator.hardwareConcurrency || 2))
@@ -161,8 +161,8 @@ export const describeConfigError = (error: ConfigError.ConfigError): string => {
       case "SourceUnavailable":
       case "Unsupported": {
         const name = e.path.join(".")
-        const message = e.message.replace(/^Expected .* but received (.*)$/, "is not valid ($1)")
-        parts.push(name ? `${name}: ${message}` : message)
+        const message = e.message.replace(/^Expected (.*) but received (.*)$/, "must be $1, not $2")
+        parts.push(name && !message.startsWith(`${name}:`) ? `${name}: ${message}` : message)
         return
       }
     }

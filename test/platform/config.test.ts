@@ -1,0 +1,63 @@
+import { describe, expect, test } from "bun:test"
+import { ConfigProvider, Effect, Either, Option, Redacted } from "effect"
+import { loadConfig } from "../../src/platform/Config.ts"
+
+// [D1]: every variable optional in development; a bad value is one line naming the variable.
+const load = (env: Record<string, string>) =>
+  Effect.runSync(Effect.either(loadConfig.pipe(Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env)))))))
+
+describe("configuration [D1]", () => {
+  test("defaults", () => {
+    const config = Either.getOrThrow(load({}))
+    expect(config.port).toBe(3000)
+    expect(config.host).toBe("0.0.0.0")
+    expect(config.publicUrl).toBe("http://localhost:3000")
+    expect(config.appUrl).toBe("http://localhost:3000")
+    expect(Option.isNone(config.databaseUrl)).toBe(true)
+    expect(config.dataDir).toBe("./data")
+    expect(config.mailFrom).toBe("VPN <no-reply@localhost>")
+    expect(config.tokenTtlDays).toBe(30)
+    expect(config.trustProxy).toBe(false)
+    expect(config.generalRateLimit).toBe(120)
+    expect(config.corsOrigins).toEqual([])
+    expect(Option.isNone(config.paymentWebhookSecret)).toBe(true)
+  })
+
+  test("PUBLIC_URL follows PORT, APP_URL follows PUBLIC_URL", () => {
+    expect(Either.getOrThrow(load({ PORT: "8080" })).publicUrl).toBe("http://localhost:8080")
+    const c = Either.getOrThrow(load({ PUBLIC_URL: "https://api.example.com/" }))
+    expect(c.publicUrl).toBe("https://api.example.com")
+    expect(c.appUrl).toBe("https://api.example.com")
+  })
+
+  test("APP_KEY is 32 bytes of base64 and required with DATABASE_URL", () => {
+    const key = Buffer.alloc(32, 1).toString("base64")
+    const c = Either.getOrThrow(load({ DATABASE_URL: "postgres://u@h/db", APP_KEY: key }))
+    expect(Option.map(c.appKey, (k) => Redacted.value(k).length)).toEqual(Option.some(32))
+    expect(load({ DATABASE_URL: "postgres://u@h/db" })).toEqual(Either.left("Invalid configuration: APP_KEY: is required when DATABASE_URL is set"))
+    expect(load({ APP_KEY: "short" })).toEqual(Either.left("Invalid configuration: APP_KEY: must be 32 random bytes, base64-encoded"))
+  })
+
+  test.each([
+    ["PORT", "abc"],
+    ["PORT", "70000"],
+    ["TOKEN_TTL_DAYS", "0"],
+    ["GENERAL_RATE_LIMIT", "-1"],
+    ["TRUST_PROXY", "maybe"],
+    ["DATABASE_URL", "mysql://x"],
+    ["SMTP_URL", "http://mail"],
+    ["PUBLIC_URL", "not a url"],
+    ["LOG_LEVEL", "loud"]
+  ])("a bad %s is one line naming it", (name, value) => {
+    const result = load({ [name]: value, ...(name === "DATABASE_URL" ? { APP_KEY: Buffer.alloc(32).toString("base64") } : {}) })
+    expect(Either.isLeft(result)).toBe(true)
+    const line = Either.isLeft(result) ? result.left : ""
+    expect(line.startsWith(`Invalid configuration: ${name}: `)).toBe(true)
+    expect(line.includes("\n")).toBe(false)
+  })
+
+  test("CORS_ORIGINS is a comma-separated list", () => {
+    expect(Either.getOrThrow(load({ CORS_ORIGINS: "https://a.example, https://b.example/" })).corsOrigins)
+      .toEqual(["https://a.example", "https://b.example"])
+  })
+})
