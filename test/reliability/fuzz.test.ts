@@ -1,0 +1,242 @@
+import { HttpApi } from "@effect/platform"
+import { afterAll, beforeAll, expect, test } from "bun:test"
+import { Either, Option, Schema } from "effect"
+import type { AST } from "effect/SchemaAST"
+import fc from "fast-check"
+import { Api } from "../../src/Api.ts"
+import { makeTestApp, type TestApp } from "../support/app.ts"
+import { seedFuzzData } from "./seed.ts"
+
+/**
+ * Issue 9, suite 1: property-based fuzzing of every endpoint the service documents in its own
+ * /v1/openapi.json (a new endpoint is covered without editing this file). Properties:
+ * no 5xx; every JSON body is the envelope of [D10]; every 4xx is a status/message pair of
+ * [D11] (or a decision's own message); every 422 with `errors` maps fields to non-empty
+ * string arrays; every success body decodes with the endpoint's documented schema.
+ */
+
+const RUNS = Number(process.env["FUZZ_RUNS"] ?? 2500)
+const SEED = Number(process.env["FUZZ_SEED"] ?? 20261121)
+
+/** [D11] and the decisions that name their own messages, by status. */
+const MESSAGES: Record<number, ReadonlyArray<string>> = {
+  401: ["Unauthenticated.", "Invalid credentials.", "Invalid signature."],
+  403: ["Forbidden.", "Account disabled.", "Your plan does not include this server."],
+  404: ["Resource not found."],
+  405: ["Method not allowed."],
+  413: ["Payload too large."],
+  422: ["The given data was invalid.", "Invalid or expired promo code.", "Invoice is not payable."],
+  423: ["Service suspended.", "Bandwidth limit exceeded."],
+  429: ["Too Many Attempts."]
+}
+
+type Json = Record<string, unknown>
+const isObject = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v)
+
+interface Operation {
+  readonly method: string
+  readonly path: string
+  readonly body: Json | undefined
+  readonly successes: ReadonlyArray<readonly [number, AST]>
+}
+
+/** The documented success schemas, by method and path, straight from the typed Api. */
+const successSchemas = (() => {
+  const map = new Map<string, Array<readonly [number, AST]>>()
+  HttpApi.reflect(Api, {
+    onGroup: () => {},
+    onEndpoint: ({ endpoint, successes }) => {
+      const path = endpoint.path.replace(/:(\w+)/g, "{$1}")
+      const list: Array<readonly [number, AST]> = []
+      for (const [status, { ast }] of successes) if (Option.isSome(ast)) list.push([status, ast.value])
+      map.set(`${endpoint.method.toLowerCase()} ${path}`, list)
+    }
+  })
+  return map
+})()
+
+const resolve = (doc: Json, schema: unknown): Json => {
+  let s = schema
+  for (let i = 0; i < 20 && isObject(s) && typeof s["$ref"] === "string"; i++) {
+    const name = (s["$ref"] as string).split("/").pop()!
+    s = ((doc["components"] as Json)["schemas"] as Json)[name]
+  }
+  return isObject(s) ? s : {}
+}
+
+const junkString = fc.oneof(
+  fc.string(),
+  fc.string({ unit: "grapheme", maxLength: 40 }),
+  fc.constantFrom("", " ", "x".repeat(300), "y".repeat(20_000), "\u0000", "<script>alert(1)</script>", "' or 1=1 --", "😀🔥", "9.99", "a@b.co", "USER@EXAMPLE.COM")
+)
+const junkNumber = fc.oneof(fc.integer(), fc.constantFrom(0, 1, 2, -1, 1.5, 1e20, 2_147_483_648, Number.MAX_SAFE_INTEGER), fc.double({ noNaN: true }))
+const anyJson = fc.oneof(junkString, junkNumber, fc.boolean(), fc.constant(null), fc.array(fc.integer(), { maxLength: 3 }), fc.dictionary(fc.string({ maxLength: 5 }), fc.integer(), { maxKeys: 3 }))
+
+/** A value for a JSON schema: mostly plausible, sometimes wrong. */
+const valueFor = (doc: Json, raw: unknown, depth = 0): fc.Arbitrary<unknown> => {
+  const schema = resolve(doc, raw)
+  const plausible = (): fc.Arbitrary<unknown> => {
+    const alternatives = (schema["anyOf"] ?? schema["oneOf"]) as Array<unknown> | undefined
+    if (alternatives && alternatives.length > 0) return fc.oneof(...alternatives.map((a) => valueFor(doc, a, depth + 1)))
+    if (Array.isArray(schema["enum"])) return fc.constantFrom(...(schema["enum"] as Array<unknown>))
+    switch (schema["type"]) {
+      case "string":
+        return fc.oneof({ weight: 3, arbitrary: fc.constantFrom("test", "Test User", "user@example.com", "password123!", "2026-12", "9.99", "wireguard", "percentage", "udp", "10.0.0.1") }, { weight: 2, arbitrary: junkString })
+      case "integer":
+      case "number":
+        return fc.oneof({ weight: 3, arbitrary: fc.constantFrom(1, 2, 3, 0, 10, 100) }, { weight: 1, arbitrary: junkNumber })
+      case "boolean":
+        return fc.boolean()
+      case "null":
+        return fc.constant(null)
+      case "array":
+        return depth > 3 ? fc.constant([]) : fc.array(valueFor(doc, schema["items"], depth + 1), { maxLength: 4 })
+      case "object":
+        return depth > 3 ? fc.constant({}) : objectFor(doc, schema, depth + 1)
+      default:
+        return anyJson
+    }
+  }
+  return fc.oneof({ weight: 6, arbitrary: plausible() }, { weight: 1, arbitrary: anyJson })
+}
+
+const objectFor = (doc: Json, schema: Json, depth: number): fc.Arbitrary<Json> => {
+  const properties = isObject(schema["properties"]) ? schema["properties"] : {}
+  const required = new Set(Array.isArray(schema["required"]) ? (schema["required"] as Array<string>) : [])
+  const entries = Object.entries(properties).map(([key, value]) =>
+    fc.tuple(fc.constant(key), valueFor(doc, value, depth), fc.integer({ min: 0, max: 9 }))
+  )
+  return fc.tuple(fc.tuple(...entries), fc.dictionary(fc.constantFrom("role", "status", "id", "email_verified_at", "is_admin", "extra", "__proto__"), anyJson, { maxKeys: 2 }))
+    .map(([fields, extra]) => {
+      const out: Json = {}
+      for (const [key, value, dice] of fields) {
+        // drop optional fields often and required ones sometimes
+        if (dice < (required.has(key) ? 1 : 4)) continue
+        out[key] = value
+      }
+      return { ...extra, ...out }
+    })
+}
+
+const pathValue = fc.constantFrom("1", "2", "3", "0", "-1", "abc", "1.5", "99999999999", "%F0%9F%98%80", "1%20", "00000000-0000-0000-0000-000000000000", "not-a-uuid")
+
+interface Tokens {
+  readonly user: string
+  readonly admin: string
+  readonly node: string
+}
+
+const authFor = (tokens: () => Tokens) =>
+  fc.constantFrom<(t: Tokens) => string | undefined>(
+    () => undefined,
+    (t) => `Bearer ${t.user}`,
+    (t) => `Bearer ${t.user}`,
+    (t) => `Bearer ${t.admin}`,
+    (t) => `Bearer ${t.node}`,
+    (t) => `bearer ${t.user}`,
+    () => "",
+    () => "Bearer",
+    () => "Bearer ",
+    () => "Bearer |",
+    () => "Bearer 1ABC|x",
+    () => "Bearer 1|" + "a".repeat(40),
+    () => `Bearer ${"a".repeat(10_000)}`,
+    (t) => `Basic ${t.user}`,
+    (t) => `Token ${t.user}`
+  ).map((f) => () => f(tokens()))
+
+const malformed = fc.constantFrom("{", "[", "nul", "{\"a\":}", "{\"email\": \"x\"", "\u0000", "x".repeat(2000), "[]", "[1,2]", "\"string\"", "42", "true", "null")
+
+let app: TestApp
+let tokens: Tokens
+beforeAll(async () => {
+  app = await makeTestApp({ config: { generalRateLimit: 0 } })
+  tokens = await seedFuzzData(app)
+})
+afterAll(() => app.dispose())
+
+test(`fuzz every documented endpoint (${RUNS} requests, seed ${SEED})`, async () => {
+  const docResponse = await app.get("/v1/openapi.json")
+  const doc = docResponse.body as Json
+  const operations: Array<Operation> = []
+  for (const [path, item] of Object.entries(doc["paths"] as Json)) {
+    for (const [method, op] of Object.entries(item as Json)) {
+      if (!isObject(op)) continue
+      const content = isObject(op["requestBody"]) ? ((op["requestBody"] as Json)["content"] as Json | undefined) : undefined
+      const body = content && isObject(content["application/json"]) ? resolve(doc, (content["application/json"] as Json)["schema"]) : undefined
+      operations.push({ method: method.toUpperCase(), path, body, successes: successSchemas.get(`${method} ${path}`) ?? [] })
+    }
+  }
+  expect(operations.length).toBeGreaterThan(0)
+
+  const request = fc.constantFrom(...operations).chain((op) =>
+    fc.record({
+      op: fc.constant(op),
+      params: fc.array(pathValue, { minLength: 3, maxLength: 3 }),
+      auth: authFor(() => tokens),
+      body: op.body
+        ? fc.oneof({ weight: 8, arbitrary: valueFor(doc, op.body).map((b) => JSON.stringify(b)) }, { weight: 2, arbitrary: malformed })
+        : fc.oneof({ weight: 9, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: malformed }),
+      query: fc.constantFrom("", "?page=1", "?page=2", "?page=0", "?page=abc", "?page=-5", "?status=paid", "?status=bogus", "?email=a", "?page=99999999999")
+    })
+  )
+
+  const failures: Array<string> = []
+  const statuses = new Map<number, number>()
+  const samples = fc.sample(request, { numRuns: RUNS, seed: SEED })
+  for (const sample of samples) {
+    let i = 0
+    const path = sample.op.path.replace(/\{\w+\}/g, () => sample.params[i++ % 3]!)
+    const headers: Record<string, string> = {}
+    const auth = sample.auth()
+    if (auth !== undefined) headers["authorization"] = auth
+    if (path.startsWith("/v1/webhooks")) headers["x-signature"] = "t=1,v1=00"
+    const res = await app.request(sample.op.method, path + sample.query, {
+      ...(sample.body !== undefined ? { raw: sample.body } : {}),
+      headers
+    })
+    statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1)
+    const where = `${sample.op.method} ${path}${sample.query} auth=${(auth ?? "none").slice(0, 30)} body=${(sample.body ?? "").slice(0, 120)}`
+    const contentType = res.headers.get("content-type") ?? ""
+    if (res.status >= 500) {
+      failures.push(`${res.status} ${where} -> ${res.text.slice(0, 200)}`)
+      continue
+    }
+    if (!contentType.includes("application/json")) {
+      if (res.status >= 400) failures.push(`${res.status} not JSON (${contentType}) ${where}`)
+      continue
+    }
+    const body = res.body as Json | undefined
+    if (!isObject(body) || typeof body["success"] !== "boolean") {
+      failures.push(`${res.status} not the envelope ${where} -> ${res.text.slice(0, 200)}`)
+      continue
+    }
+    if (res.status >= 400) {
+      if (body["success"] !== false || typeof body["message"] !== "string") failures.push(`${res.status} bad error envelope ${where} -> ${res.text.slice(0, 200)}`)
+      const allowed = MESSAGES[res.status]
+      if (!allowed || !allowed.includes(body["message"] as string)) failures.push(`${res.status} "${String(body["message"])}" is not a [D11] pair ${where}`)
+      if (body["errors"] !== undefined) {
+        const errors = body["errors"]
+        const good = isObject(errors) && Object.values(errors).every((list) => Array.isArray(list) && list.length > 0 && list.every((m) => typeof m === "string"))
+        if (!good || res.status !== 422) failures.push(`${res.status} bad errors map ${where} -> ${res.text.slice(0, 200)}`)
+      }
+      continue
+    }
+    if (body["success"] !== true || !("data" in body)) {
+      failures.push(`${res.status} success without data ${where} -> ${res.text.slice(0, 200)}`)
+      continue
+    }
+    const documented = sample.op.successes.find(([status]) => status === res.status)
+    if (!documented) {
+      failures.push(`${res.status} undocumented success status ${where}`)
+      continue
+    }
+    const decoded = Schema.decodeUnknownEither(Schema.make(documented[1]))(body)
+    if (Either.isLeft(decoded)) failures.push(`${res.status} body does not decode with its schema ${where} -> ${String(decoded.left).slice(0, 300)}`)
+  }
+
+  const summary = [...statuses.entries()].sort(([a], [b]) => a - b).map(([s, n]) => `${s}:${n}`).join(" ")
+  console.log(`fuzz: ${samples.length} requests over ${operations.length} operations; statuses ${summary}; failures ${failures.length}`)
+  for (const failure of failures.slice(0, 40)) console.log(`  FAIL ${failure}`)
+  expect(failures).toEqual([])
+}, 600_000)
