@@ -197,7 +197,13 @@ const requestLog = (app: HttpApp.Default): HttpApp.Default =>
     const start = performance.now()
     const path = request.url.split("?")[0]
     return yield* app.pipe(
-      Effect.map((response) => HttpServerResponse.setHeader(response, "x-request-id", id)),
+      Effect.map((response) => {
+        const tagged = HttpServerResponse.setHeader(response, "x-request-id", id)
+        // every 503 tells clients when to come back ([D11]), whichever layer produced it
+        return response.status === 503 && response.headers["retry-after"] === undefined
+          ? HttpServerResponse.setHeader(tagged, "retry-after", "5")
+          : tagged
+      }),
       Effect.tap((response) =>
         Effect.logInfo("request").pipe(Effect.annotateLogs({
           method: request.method,
