@@ -113,7 +113,9 @@ export const makeTestApp = async (options: {
     put: (path: string, init?: RequestOptions) => request("PUT", path, init),
     del: (path: string, init?: RequestOptions) => request("DELETE", path, init),
     /** run an effect against the same services (direct SQL for setup and checks) */
-    run: <A, E>(effect: Effect.Effect<A, E, SqlClient.SqlClient | Tokens | AppClock | AppConfig>) => runtime.runPromise(effect),
+    run: <A, E>(
+      effect: Effect.Effect<A, E, SqlClient.SqlClient | Tokens | AppClock | AppConfig | KeyGen | AppKey | Mailer>
+    ) => runtime.runPromise(effect),
     sql: <A extends object = Record<string, unknown>>(strings: TemplateStringsArray, ...values: Array<unknown>) =>
       runtime.runPromise(Effect.flatMap(SqlClient.SqlClient, (sql) => sql<A>(strings, ...(values as Array<never>)))),
     /** a user straight in the database, with a live token (for rooms other than accounts) */
