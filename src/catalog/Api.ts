@@ -1,7 +1,224 @@
-import { HttpApiGroup } from "@effect/platform"
+import { HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
+import { Either, Option, ParseResult, Schema } from "effect"
+import { AdminAuthentication } from "../http/Auth.ts"
+import { Ok } from "../http/Envelope.ts"
+import { BusinessRuleViolationResponse } from "../http/Errors.ts"
+import { Body, boolean, IdParam, integer, label, oneOf, string } from "../http/Fields.ts"
+import { PromoValidateRateLimit } from "../http/RateLimit.ts"
+import { parseCents } from "./Money.ts"
+
+// ---- resources -----------------------------------------------------------------------
+
+const planFields = {
+  id: Schema.Int,
+  name: Schema.String,
+  description: Schema.String,
+  bandwidth_limit_gb: Schema.Int,
+  speed_limit_mbps: Schema.NullOr(Schema.Int),
+  trial_days: Schema.Int
+}
+
+/** The spec's Plan, field for field. */
+export const Plan = Schema.Struct(planFields).annotations({ identifier: "Plan" })
+
+/** The spec's Billing cycle; `price` a decimal string with two decimals ([D32]). */
+export const BillingCycle = Schema.Struct({
+  id: Schema.Int,
+  name: Schema.String,
+  duration_days: Schema.Int,
+  price: Schema.String,
+  currency: Schema.String
+}).annotations({ identifier: "BillingCycle" })
+
+/** [D31]: `GET /v1/plans/{plan}` is the Plan plus its cycles. */
+export const PlanWithCycles = Schema.Struct({ ...planFields, cycles: Schema.Array(BillingCycle) })
+  .annotations({ identifier: "PlanWithCycles" })
+
+/** [D31]: `GET /v1/plan/cycles/{cycle}` is the Billing cycle plus `plan {id, name}`. */
+export const CycleWithPlan = Schema.Struct({
+  ...BillingCycle.fields,
+  plan: Schema.Struct({ id: Schema.Int, name: Schema.String })
+}).annotations({ identifier: "CycleWithPlan" })
+
+/** The spec's Promo validation result; `value` a JSON number ([D33]). */
+export const PromoValidation = Schema.Struct({
+  code: Schema.String,
+  type: Schema.Literal("percentage", "fixed"),
+  value: Schema.Number,
+  original_price: Schema.String,
+  discounted_price: Schema.String,
+  currency: Schema.String
+}).annotations({ identifier: "PromoValidation" })
+
+/** [D70]: admin answers show the Plan plus `is_active`. */
+export const AdminPlan = Schema.Struct({ ...planFields, is_active: Schema.Boolean })
+  .annotations({ identifier: "AdminPlan" })
+
+export const Promo = Schema.Struct({
+  id: Schema.Int,
+  code: Schema.String,
+  type: Schema.Literal("percentage", "fixed"),
+  value: Schema.Number,
+  expires_at: Schema.NullOr(Schema.String),
+  max_uses: Schema.NullOr(Schema.Int),
+  uses: Schema.Int,
+  plan_ids: Schema.Array(Schema.Int)
+}).annotations({ identifier: "Promo" })
+
+// ---- payload fields whose failure is one Laravel message --------------------------------
+
+/**
+ * A field checked by hand, so that a union (a nullable integer, a number-or-string amount)
+ * fails with one message instead of one per member.
+ */
+const checked = <A, I>(
+  target: Schema.Schema<A, I>,
+  parse: (input: unknown) => Either.Either<A, string>,
+  jsonSchema: object
+) =>
+  Schema.transformOrFail(Schema.Unknown, Schema.typeSchema(target), {
+    strict: true,
+    decode: (input, _, ast) =>
+      Either.match(parse(input), {
+        onLeft: (message) => ParseResult.fail(new ParseResult.Type(ast, input, message)),
+        onRight: ParseResult.succeed
+      }),
+    encode: ParseResult.succeed
+  }).annotations({ jsonSchema })
+
+/** An integer or null (null clears it, e.g. "no speed limit"). */
+const nullableInteger = (field: string, min: number) =>
+  checked(Schema.NullOr(Schema.Number), (input) => {
+    if (input === null) return Either.right(null)
+    if (typeof input !== "number" || !Number.isInteger(input)) {
+      return Either.left(`The ${label(field)} field must be an integer.`)
+    }
+    if (input < min) return Either.left(`The ${label(field)} field must be at least ${min}.`)
+    if (input > 2_147_483_647) return Either.left(`The ${label(field)} field must not be greater than 2147483647.`)
+    return Either.right(input)
+  }, { type: ["integer", "null"], minimum: min })
+
+/** An amount as a decimal string ("9.99") or a JSON number, at most two decimals; in cents. */
+const amount = (field: string) =>
+  checked(Schema.Number, (input) => {
+    if (typeof input !== "string" && typeof input !== "number") {
+      return Either.left(`The ${label(field)} field must be a number.`)
+    }
+    return Option.match(parseCents(input), {
+      onNone: () => Either.left(`The ${label(field)} field must be a non-negative amount with at most two decimals.`),
+      onSome: Either.right
+    })
+  }, { oneOf: [{ type: "string", pattern: "^\\d{1,10}(\\.\\d{1,2})?$" }, { type: "number", minimum: 0 }] })
+
+/** An ISO 8601 timestamp or null. */
+const nullableTimestamp = (field: string) =>
+  checked(Schema.NullOr(Schema.DateFromSelf), (input) => {
+    if (input === null) return Either.right(null)
+    const date = typeof input === "string" && /^\d{4}-\d{2}-\d{2}/.test(input) ? new Date(input) : undefined
+    return date && !Number.isNaN(date.getTime())
+      ? Either.right(date)
+      : Either.left(`The ${label(field)} field must be a valid date.`)
+  }, { type: ["string", "null"], format: "date-time" })
+
+/** An array of ids. */
+const idList = (field: string) =>
+  checked(Schema.Array(Schema.Number), (input) => {
+    if (!Array.isArray(input)) return Either.left(`The ${label(field)} field must be an array.`)
+    const ids: Array<number> = []
+    for (const item of input as ReadonlyArray<unknown>) {
+      if (typeof item !== "number" || !Number.isInteger(item)) {
+        return Either.left(`The ${label(field)} field must be an array of integers.`)
+      }
+      ids.push(item)
+    }
+    return Either.right(ids)
+  }, { type: "array", items: { type: "integer" } })
+
+/** A three-letter currency code, upper-cased ("usd" -> "USD"). */
+const currency = (field: string) =>
+  checked(Schema.String, (input) =>
+    typeof input === "string" && /^[A-Za-z]{3}$/.test(input.trim())
+      ? Either.right(input.trim().toUpperCase())
+      : Either.left(`The ${label(field)} field must be a 3-letter currency code.`), { type: "string", pattern: "^[A-Za-z]{3}$" })
+
+const optional = <A, I, R>(schema: Schema.Schema<A, I, R>) => Schema.optionalWith(schema, { exact: true })
+
+const ANY_INT = { min: Number.MIN_SAFE_INTEGER, max: Number.MAX_SAFE_INTEGER }
+
+// ---- payloads ------------------------------------------------------------------------
+
+export const ValidatePromoPayload = Body({
+  code: string("code", { max: 64 }),
+  plan_id: integer("plan_id", ANY_INT),
+  cycle_id: integer("cycle_id", ANY_INT)
+})
+
+const planPayloadFields = {
+  description: optional(string("description", { min: 0, max: 10_000 })),
+  bandwidth_limit_gb: optional(integer("bandwidth_limit_gb", { min: 0 })),
+  speed_limit_mbps: optional(nullableInteger("speed_limit_mbps", 1)),
+  trial_days: optional(integer("trial_days", { min: 0, max: 3650 })),
+  is_active: optional(boolean("is_active"))
+}
+
+export const CreatePlanPayload = Body({ name: string("name", { max: 255 }), ...planPayloadFields })
+export const UpdatePlanPayload = Body({ name: optional(string("name", { max: 255 })), ...planPayloadFields })
+
+export const CreateCyclePayload = Body({
+  name: string("name", { max: 255 }),
+  duration_days: integer("duration_days", { min: 1, max: 36_500 }),
+  price: amount("price"),
+  currency: currency("currency")
+})
+
+export const CreatePromoPayload = Body({
+  code: string("code", { max: 64 }),
+  type: oneOf("type", ["percentage", "fixed"]),
+  value: amount("value"),
+  expires_at: optional(nullableTimestamp("expires_at")),
+  max_uses: optional(nullableInteger("max_uses", 0)),
+  plan_ids: optional(idList("plan_ids"))
+})
+
+// ---- groups --------------------------------------------------------------------------
+
+const PlanPath = Schema.Struct({ plan: IdParam })
 
 /** Public catalogue: plans, cycles, promo validation ([D31]-[D33]). */
-export class CatalogApi extends HttpApiGroup.make("catalog") {}
+export class CatalogApi extends HttpApiGroup.make("catalog")
+  .add(HttpApiEndpoint.get("listPlans", "/plans")
+    .addSuccess(Ok(Schema.Array(Plan), { identifier: "PlanList" })))
+  .add(HttpApiEndpoint.get("getPlan", "/plans/:plan")
+    .setPath(PlanPath)
+    .addSuccess(Ok(PlanWithCycles, { identifier: "PlanDetail" })))
+  .add(HttpApiEndpoint.get("listCycles", "/plans/:plan/cycles")
+    .setPath(PlanPath)
+    .addSuccess(Ok(Schema.Array(BillingCycle), { identifier: "BillingCycleList" })))
+  .add(HttpApiEndpoint.get("getCycle", "/plan/cycles/:cycle")
+    .setPath(Schema.Struct({ cycle: IdParam }))
+    .addSuccess(Ok(CycleWithPlan, { identifier: "BillingCycleDetail" })))
+  .add(HttpApiEndpoint.post("validatePromo", "/promos/validate")
+    .setPayload(ValidatePromoPayload)
+    .addSuccess(Ok(PromoValidation, { identifier: "PromoValidationResult" }))
+    .addError(BusinessRuleViolationResponse)
+    .middleware(PromoValidateRateLimit))
+{}
 
 /** `/v1/admin/plans...`, `/v1/admin/promos` ([D70]). */
-export class CatalogAdminApi extends HttpApiGroup.make("catalogAdmin") {}
+export class CatalogAdminApi extends HttpApiGroup.make("catalogAdmin")
+  .add(HttpApiEndpoint.post("createPlan", "/admin/plans")
+    .setPayload(CreatePlanPayload)
+    .addSuccess(Ok(AdminPlan, { identifier: "AdminPlanCreated", status: 201 })))
+  .add(HttpApiEndpoint.put("updatePlan", "/admin/plans/:plan")
+    .setPath(PlanPath)
+    .setPayload(UpdatePlanPayload)
+    .addSuccess(Ok(AdminPlan, { identifier: "AdminPlanUpdated" })))
+  .add(HttpApiEndpoint.post("createCycle", "/admin/plans/:plan/cycles")
+    .setPath(PlanPath)
+    .setPayload(CreateCyclePayload)
+    .addSuccess(Ok(BillingCycle, { identifier: "AdminBillingCycleCreated", status: 201 })))
+  .add(HttpApiEndpoint.post("createPromo", "/admin/promos")
+    .setPayload(CreatePromoPayload)
+    .addSuccess(Ok(Promo, { identifier: "AdminPromoCreated", status: 201 })))
+  .middlewareEndpoints(AdminAuthentication)
+{}

@@ -34,6 +34,8 @@ export interface PricedOrder {
   readonly currency: string
 }
 
+const isId = (n: number) => Number.isInteger(n) && n >= 1 && n <= 2_147_483_647
+
 export const INVALID_PLAN = "The selected plan id is invalid."
 export const INVALID_CYCLE = "The selected cycle id is invalid."
 export const INVALID_PROMO = "Invalid or expired promo code."
@@ -112,9 +114,20 @@ export class Catalog extends Context.Tag("Catalog")<Catalog, {
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
       const clock = yield* AppClock
+      const findPlan = (id: number) =>
+        Effect.map(
+          sql<PlanRow>`select id, name, description, bandwidth_limit_gb, speed_limit_mbps, trial_days, is_active
+            from plans where id = ${id}`,
+          (rows) => rows[0]
+        )
 
       const lookup = (planId: number, cycleId: number, activeOnly: boolean) =>
         Effect.gen(function*() {
+          // an id that cannot exist (0, negative, past int4) is simply not found
+          if (!isId(planId) || !isId(cycleId)) {
+            const plan = isId(planId) ? yield* findPlan(planId) : undefined
+            return { plan: plan && (!activeOnly || plan.is_active) ? plan : undefined, cycle: undefined }
+          }
           const plans = yield* sql<PlanRow>`
             select id, name, description, bandwidth_limit_gb, speed_limit_mbps, trial_days, is_active
             from plans where id = ${planId}`

@@ -1,8 +1,139 @@
 import { HttpApiBuilder } from "@effect/platform"
-import { Layer } from "effect"
+import { Effect, Layer, Option } from "effect"
 import { Api } from "../Api.ts"
+import { NotFound, ValidationError } from "../http/Errors.ts"
+import { Catalog, type CycleRow, type PlanRow } from "./Catalog.ts"
+import { CatalogRepo, type PromoWithPlans } from "./CatalogRepo.ts"
+import { decimalToNumber, normalizeAmount } from "./Money.ts"
 
-export const CatalogHttpLive = Layer.mergeAll(
-  HttpApiBuilder.group(Api, "catalog", (handlers) => handlers),
-  HttpApiBuilder.group(Api, "catalogAdmin", (handlers) => handlers)
+const plan = (r: PlanRow) => ({
+  id: r.id,
+  name: r.name,
+  description: r.description,
+  bandwidth_limit_gb: r.bandwidth_limit_gb,
+  speed_limit_mbps: r.speed_limit_mbps,
+  trial_days: r.trial_days
+})
+
+const adminPlan = (r: PlanRow) => ({ ...plan(r), is_active: r.is_active })
+
+const cycle = (r: CycleRow) => ({
+  id: r.id,
+  name: r.name,
+  duration_days: r.duration_days,
+  price: normalizeAmount(r.price),
+  currency: r.currency
+})
+
+const promo = (r: PromoWithPlans) => ({
+  id: r.id,
+  code: r.code,
+  type: r.type,
+  value: decimalToNumber(r.value),
+  expires_at: r.expires_at ? r.expires_at.toISOString() : null,
+  max_uses: r.max_uses,
+  uses: r.uses,
+  plan_ids: r.plan_ids
+})
+
+const orNotFound = <A>(option: Option.Option<A>) =>
+  Option.match(option, { onNone: () => Effect.fail(new NotFound()), onSome: Effect.succeed })
+
+const CatalogHandlers = HttpApiBuilder.group(Api, "catalog", (handlers) =>
+  Effect.gen(function*() {
+    const repo = yield* CatalogRepo
+    return handlers
+      .handle("listPlans", () => Effect.map(repo.activePlans, (rows) => rows.map(plan)))
+      .handle("getPlan", ({ path }) =>
+        Effect.gen(function*() {
+          const found = yield* orNotFound(yield* repo.activePlan(path.plan))
+          const cycles = yield* repo.cyclesOf(found.id)
+          return { ...plan(found), cycles: cycles.map(cycle) }
+        }))
+      .handle("listCycles", ({ path }) =>
+        Effect.gen(function*() {
+          const found = yield* orNotFound(yield* repo.activePlan(path.plan))
+          return (yield* repo.cyclesOf(found.id)).map(cycle)
+        }))
+      .handle("getCycle", ({ path }) =>
+        Effect.gen(function*() {
+          const found = yield* orNotFound(yield* repo.activeCycle(path.cycle))
+          return { ...cycle(found.cycle), plan: { id: found.plan.id, name: found.plan.name } }
+        }))
+      .handle("validatePromo", ({ payload }) =>
+        Effect.map(
+          repo.quotePromo({ code: payload.code, planId: payload.plan_id, cycleId: payload.cycle_id }),
+          (quote) => ({
+            code: quote.code,
+            type: quote.type,
+            value: decimalToNumber(quote.value),
+            original_price: quote.originalPrice,
+            discounted_price: quote.discountedPrice,
+            currency: quote.currency
+          })
+        ))
+  }))
+
+const CatalogAdminHandlers = HttpApiBuilder.group(Api, "catalogAdmin", (handlers) =>
+  Effect.gen(function*() {
+    const repo = yield* CatalogRepo
+    return handlers
+      .handle("createPlan", ({ payload }) =>
+        Effect.map(
+          repo.createPlan({
+            name: payload.name,
+            ...(payload.description !== undefined ? { description: payload.description } : {}),
+            ...(payload.bandwidth_limit_gb !== undefined ? { bandwidthLimitGb: payload.bandwidth_limit_gb } : {}),
+            ...(payload.speed_limit_mbps !== undefined ? { speedLimitMbps: payload.speed_limit_mbps } : {}),
+            ...(payload.trial_days !== undefined ? { trialDays: payload.trial_days } : {}),
+            ...(payload.is_active !== undefined ? { isActive: payload.is_active } : {})
+          }),
+          adminPlan
+        ))
+      .handle("updatePlan", ({ path, payload }) =>
+        Effect.gen(function*() {
+          const updated = yield* repo.updatePlan(path.plan, {
+            ...(payload.name !== undefined ? { name: payload.name } : {}),
+            ...(payload.description !== undefined ? { description: payload.description } : {}),
+            ...(payload.bandwidth_limit_gb !== undefined ? { bandwidthLimitGb: payload.bandwidth_limit_gb } : {}),
+            ...(payload.speed_limit_mbps !== undefined ? { speedLimitMbps: payload.speed_limit_mbps } : {}),
+            ...(payload.trial_days !== undefined ? { trialDays: payload.trial_days } : {}),
+            ...(payload.is_active !== undefined ? { isActive: payload.is_active } : {})
+          })
+          return adminPlan(yield* orNotFound(updated))
+        }))
+      .handle("createCycle", ({ path, payload }) =>
+        Effect.gen(function*() {
+          // admins add cycles to inactive plans too (prepared before the plan goes live)
+          const found = yield* orNotFound(yield* repo.anyPlan(path.plan))
+          const created = yield* repo.createCycle(found.id, {
+            name: payload.name,
+            durationDays: payload.duration_days,
+            priceCents: payload.price,
+            currency: payload.currency
+          })
+          return cycle(created)
+        }))
+      .handle("createPromo", ({ payload }) =>
+        Effect.gen(function*() {
+          if (payload.type === "percentage" && payload.value > 100_00) {
+            return yield* Effect.fail(ValidationError.field("value", "The value field must not be greater than 100."))
+          }
+          const created = yield* repo.createPromo({
+            code: payload.code,
+            type: payload.type,
+            value: payload.value,
+            expiresAt: payload.expires_at ?? null,
+            maxUses: payload.max_uses ?? null,
+            planIds: payload.plan_ids ?? []
+          })
+          return promo(yield* Option.match(created, {
+            onNone: () => Effect.fail(ValidationError.field("code", "The code has already been taken.")),
+            onSome: Effect.succeed
+          }))
+        }))
+  }))
+
+export const CatalogHttpLive = Layer.mergeAll(CatalogHandlers, CatalogAdminHandlers).pipe(
+  Layer.provide(Layer.merge(CatalogRepo.Live, Catalog.Live))
 )
