@@ -1,10 +1,290 @@
-import { HttpApiGroup } from "@effect/platform"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "@effect/platform"
+import { Schema } from "effect"
+import { isIP } from "node:net"
+import { AdminAuthentication, Authentication } from "../http/Auth.ts"
+import { Ok, OkMessage } from "../http/Envelope.ts"
+import { ForbiddenResponse, LockedResponse } from "../http/Errors.ts"
+import { Body, IdParam, integer, label, oneOf, string } from "../http/Fields.ts"
+import { parsePeriod } from "./Bandwidth.ts"
+import { parseSubnet } from "./Configs.ts"
+import { NodeAuthentication } from "./NodeAuth.ts"
 
-/** Servers, config downloads, VPN credentials, bandwidth ([D50]-[D55]). Issue 5 fills this in. */
-export class VpnApi extends HttpApiGroup.make("vpn") {}
+// ---- resources ---------------------------------------------------------------------------
+
+/** The spec's VPN server, exactly its fields ([D50]). */
+export const Server = Schema.Struct({
+  id: Schema.Int,
+  name: Schema.String,
+  country: Schema.String,
+  city: Schema.String,
+  protocol: Schema.Literal("wireguard", "openvpn"),
+  ip: Schema.String,
+  status: Schema.String
+}).annotations({ identifier: "VpnServer" })
+
+/** What an admin sees once, at creation: the server and its node token ([D70], [D54]). */
+export const CreatedServer = Schema.Struct({
+  ...Server.fields,
+  node_token: Schema.String,
+  /** only when the admin gave no `public_key` for a WireGuard server: its generated private key, shown once */
+  private_key: Schema.optional(Schema.String)
+}).annotations({ identifier: "VpnServerCreated" })
+
+export const BandwidthUsage = Schema.Struct({
+  used_bytes: Schema.Int,
+  limit_bytes: Schema.NullOr(Schema.Int),
+  used_formatted: Schema.String,
+  limit_formatted: Schema.String,
+  percentage: Schema.NullOr(Schema.Number),
+  unlimited: Schema.Boolean,
+  reset_date: Schema.String
+}).annotations({ identifier: "BandwidthUsage" })
+
+export const HistoryEntry = Schema.Struct({
+  period: Schema.String,
+  used_bytes: Schema.Int,
+  used_formatted: Schema.String
+}).annotations({ identifier: "BandwidthHistoryEntry" })
+
+export const BandwidthSummary = Schema.Struct({
+  total_used_bytes: Schema.Int,
+  total_used_formatted: Schema.String,
+  current_month_bytes: Schema.Int,
+  current_month_formatted: Schema.String
+}).annotations({ identifier: "BandwidthSummary" })
+
+/** [D53]: the OpenVPN `auth-user-pass` pair; `secret` repeats `password` under the decision's word. */
+export const VpnCredentials = Schema.Struct({
+  username: Schema.String,
+  password: Schema.String,
+  secret: Schema.String,
+  rotated_at: Schema.DateFromString
+}).annotations({ identifier: "VpnCredentials" })
+
+export const NodePeer = Schema.Struct({
+  public_key: Schema.String,
+  allowed_ips: Schema.String,
+  enabled: Schema.Boolean
+}).annotations({ identifier: "NodePeer" })
+
+export const UsageRecorded = Schema.Struct({
+  service_id: Schema.Int,
+  period: Schema.String,
+  used_bytes: Schema.Int,
+  used_formatted: Schema.String
+}).annotations({ identifier: "VpnUsageRecorded" })
+
+// ---- payload fields ----------------------------------------------------------------------
+
+const ipAddress = (field: string) =>
+  string(field, { max: 45 }).pipe(
+    Schema.filter((s) => isIP(s) !== 0, { message: () => `The ${label(field)} field must be a valid IP address.` })
+  )
+
+const subnet = string("subnet", { max: 18 }).pipe(
+  Schema.filter((s) => parseSubnet(s) !== undefined, {
+    message: () => "The subnet field must be an IPv4 network in CIDR notation between /8 and /30."
+  })
+)
+
+const dns = string("dns", { max: 255 }).pipe(
+  Schema.filter((s) => s.split(",").every((part) => isIP(part.trim()) !== 0), {
+    message: () => "The dns field must be a comma-separated list of IP addresses."
+  })
+)
+
+/** A WireGuard key: base64 of 32 bytes. */
+const publicKey = string("public_key", { max: 44 }).pipe(
+  Schema.filter((s) => /^[A-Za-z0-9+/]{42}[AEIMQUYcgkosw048]=$/.test(s), {
+    message: () => "The public key field must be a base64 WireGuard key."
+  })
+)
+
+const caCert = string("ca_cert", { max: 20_000 }).pipe(
+  Schema.filter((s) => s.includes("-----BEGIN CERTIFICATE-----") && !/<\/?ca>/i.test(s), {
+    message: () => "The ca cert field must be a PEM certificate."
+  })
+)
+
+const planIds = Schema.Array(integer("plan_ids", { min: 1 })).annotations({
+  message: () => "The plan ids field must be an array."
+})
+
+const serverFields = {
+  name: string("name"),
+  country: string("country"),
+  city: string("city"),
+  protocol: oneOf("protocol", ["wireguard", "openvpn"]),
+  ip: ipAddress("ip"),
+  port: Schema.optional(integer("port", { min: 1, max: 65535 })),
+  transport: Schema.optional(oneOf("transport", ["udp", "tcp"])),
+  public_key: Schema.optional(publicKey),
+  subnet: Schema.optional(subnet),
+  dns: Schema.optional(dns),
+  ca_cert: Schema.optional(caCert),
+  status: Schema.optional(oneOf("status", ["active", "maintenance", "offline"])),
+  plan_ids: Schema.optional(planIds)
+}
+
+export const CreateServerPayload = Body(serverFields)
+export const UpdateServerPayload = Body({
+  ...serverFields,
+  name: Schema.optional(serverFields.name),
+  country: Schema.optional(serverFields.country),
+  city: Schema.optional(serverFields.city),
+  protocol: Schema.optional(serverFields.protocol),
+  ip: Schema.optional(serverFields.ip)
+})
+
+const MAX_BYTES = Number.MAX_SAFE_INTEGER
+
+/** The node's counter deltas: an array of entries, each checked by the handler (`0.rx_bytes`). */
+export const UsageReport = Schema.Array(
+  Schema.Unknown.annotations({
+    jsonSchema: {
+      type: "object",
+      properties: {
+        public_key: { type: "string" },
+        username: { type: "string" },
+        rx_bytes: { type: "integer", minimum: 0 },
+        tx_bytes: { type: "integer", minimum: 0 }
+      },
+      required: ["rx_bytes", "tx_bytes"]
+    }
+  })
+).annotations({ message: () => "The body must be a JSON array." })
+
+export interface UsageEntry {
+  readonly public_key?: string
+  readonly username?: string
+  readonly rx_bytes: number
+  readonly tx_bytes: number
+}
+
+/** Field errors of a usage report, keyed `<index>.<field>` as Laravel does for arrays. */
+export const checkUsageReport = (
+  entries: ReadonlyArray<unknown>
+): { readonly entries: ReadonlyArray<UsageEntry>; readonly errors: Record<string, Array<string>> } => {
+  const errors: Record<string, Array<string>> = {}
+  const out: Array<UsageEntry> = []
+  const add = (key: string, text: string) => (errors[key] ??= []).push(text)
+  entries.forEach((raw, i) => {
+    if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
+      add(`${i}`, `The ${i} field must be an object.`)
+      return
+    }
+    const e = raw as Record<string, unknown>
+    const counter = (field: "rx_bytes" | "tx_bytes") => {
+      const v = e[field]
+      if (v === undefined || v === null) add(`${i}.${field}`, `The ${i}.${field} field is required.`)
+      else if (typeof v !== "number" || !Number.isInteger(v)) add(`${i}.${field}`, `The ${i}.${field} field must be an integer.`)
+      else if (v < 0) add(`${i}.${field}`, `The ${i}.${field} field must be at least 0.`)
+      else if (v > MAX_BYTES) add(`${i}.${field}`, `The ${i}.${field} field must not be greater than ${MAX_BYTES}.`)
+      else return v
+      return 0
+    }
+    const rx = counter("rx_bytes")
+    const tx = counter("tx_bytes")
+    const key = e["public_key"]
+    const user = e["username"]
+    const present = (v: unknown) => v !== undefined && v !== null
+    if (!present(key) && !present(user)) {
+      add(`${i}.public_key`, `The ${i}.public_key field is required when ${i}.username is not present.`)
+    } else if (present(key) && present(user)) {
+      add(`${i}.public_key`, `The ${i}.public_key field prohibits ${i}.username from being present.`)
+    } else if (present(key) && (typeof key !== "string" || key.length === 0 || key.length > 255)) {
+      add(`${i}.public_key`, `The ${i}.public_key field must be a string.`)
+    } else if (present(user) && (typeof user !== "string" || user.length === 0 || user.length > 255)) {
+      add(`${i}.username`, `The ${i}.username field must be a string.`)
+    }
+    out.push({
+      ...(typeof key === "string" ? { public_key: key } : {}),
+      ...(typeof user === "string" ? { username: user } : {}),
+      rx_bytes: rx,
+      tx_bytes: tx
+    })
+  })
+  return { entries: out, errors }
+}
+
+// ---- groups ------------------------------------------------------------------------------
+
+const serverPath = Schema.Struct({ server: IdParam })
+
+const download = <const Name extends string>(name: Name, path: `/${string}`) =>
+  HttpApiEndpoint.get(name, path)
+    .setPath(serverPath)
+    .addSuccess(HttpApiSchema.Text({ contentType: "text/plain; charset=utf-8" }))
+    .addError(ForbiddenResponse)
+    .addError(LockedResponse)
+
+/** Servers, config downloads, VPN credentials, bandwidth ([D50]-[D55]). */
+export class VpnApi extends HttpApiGroup.make("vpn")
+  .add(HttpApiEndpoint.get("listServers", "/servers").addSuccess(Ok(Schema.Array(Server), { identifier: "VpnServerList" })))
+  .add(
+    HttpApiEndpoint.get("getServer", "/servers/:server")
+      .setPath(serverPath)
+      .addSuccess(Ok(Server, { identifier: "VpnServerResponse" }))
+      .addError(ForbiddenResponse)
+  )
+  .add(download("wireguard", "/servers/:server/wireguard"))
+  .add(download("openvpn", "/servers/:server/openvpn"))
+  .add(HttpApiEndpoint.get("vpnCredentials", "/account/vpn-credentials").addSuccess(Ok(VpnCredentials, { identifier: "VpnCredentialsResponse" })))
+  .add(
+    HttpApiEndpoint.post("rotateVpnCredentials", "/account/vpn-credentials/rotate")
+      .addSuccess(OkMessage(VpnCredentials, { identifier: "VpnCredentialsRotated" }))
+  )
+  .add(
+    HttpApiEndpoint.get("serviceBandwidth", "/services/:service/bandwidth")
+      .setPath(Schema.Struct({ service: IdParam }))
+      .addSuccess(Ok(BandwidthUsage, { identifier: "ServiceBandwidthResponse" }))
+  )
+  .add(HttpApiEndpoint.get("currentBandwidth", "/bandwidth/current").addSuccess(Ok(BandwidthUsage, { identifier: "CurrentBandwidthResponse" })))
+  .add(HttpApiEndpoint.get("bandwidthHistory", "/bandwidth/history").addSuccess(Ok(Schema.Array(HistoryEntry), { identifier: "BandwidthHistoryResponse" })))
+  .add(HttpApiEndpoint.get("bandwidthSummary", "/bandwidth/summary").addSuccess(Ok(BandwidthSummary, { identifier: "BandwidthSummaryResponse" })))
+  .middlewareEndpoints(Authentication)
+{}
 
 /** The node API of [D54], behind node tokens. */
-export class NodeApi extends HttpApiGroup.make("node") {}
+export class NodeApi extends HttpApiGroup.make("node")
+  .add(HttpApiEndpoint.get("peers", "/node/peers").addSuccess(Ok(Schema.Array(NodePeer), { identifier: "NodePeerList" })))
+  .add(
+    HttpApiEndpoint.post("openvpnAuth", "/node/openvpn/auth")
+      .setPayload(Body({ username: string("username"), password: string("password", { max: 255 }) }))
+      .addSuccess(Ok(Schema.Struct({ username: Schema.String, allowed: Schema.Literal(true) }), { identifier: "NodeOpenVpnAuthResponse" }))
+      .addError(ForbiddenResponse)
+  )
+  .add(
+    HttpApiEndpoint.post("usage", "/node/usage")
+      .setPayload(UsageReport)
+      .addSuccess(Ok(Schema.Struct({ accepted: Schema.Int }), { identifier: "NodeUsageResponse" }))
+  )
+  .middlewareEndpoints(NodeAuthentication)
+{}
 
 /** `/v1/admin/servers...` and usage recording ([D70]). */
-export class VpnAdminApi extends HttpApiGroup.make("vpnAdmin") {}
+export class VpnAdminApi extends HttpApiGroup.make("vpnAdmin")
+  .add(
+    HttpApiEndpoint.post("createServer", "/admin/servers")
+      .setPayload(CreateServerPayload)
+      .addSuccess(Ok(CreatedServer, { identifier: "AdminVpnServerCreated", status: 201 }))
+  )
+  .add(
+    HttpApiEndpoint.put("updateServer", "/admin/servers/:server")
+      .setPath(serverPath)
+      .setPayload(UpdateServerPayload)
+      .addSuccess(Ok(Server, { identifier: "AdminVpnServerUpdated" }))
+  )
+  .add(
+    HttpApiEndpoint.post("recordUsage", "/admin/services/:service/usage")
+      .setPath(Schema.Struct({ service: IdParam }))
+      .setPayload(Body({
+        bytes: integer("bytes", { min: 0, max: MAX_BYTES }),
+        period: Schema.optional(string("period", { max: 7 }).pipe(
+          Schema.filter((s) => parsePeriod(s) !== undefined, { message: () => "The period field must match the format Y-m." })
+        ))
+      }))
+      .addSuccess(Ok(UsageRecorded, { identifier: "AdminVpnUsageRecorded", status: 201 }))
+  )
+  .middlewareEndpoints(AdminAuthentication)
+{}

@@ -1,0 +1,40 @@
+import { HttpApiMiddleware, HttpApiSecurity } from "@effect/platform"
+import { SqlClient } from "@effect/sql"
+import { Context, Effect, Layer, Option } from "effect"
+import { bearerSecret } from "../http/Auth.ts"
+import { Unauthenticated, UnauthenticatedResponse } from "../http/Errors.ts"
+import { constantTimeEqual, sha256Hex } from "../platform/Crypto.ts"
+
+/** The VPN server whose node token authenticated the request ([D54]). */
+export class CurrentNode extends Context.Tag("CurrentNode")<CurrentNode, { readonly serverId: number }>() {}
+
+/**
+ * Node tokens of [D54]: `Authorization: Bearer <node token>`, looked up by its SHA-256 in
+ * `servers.node_token_hash`. A user's token is no node token (401), and a node token is no
+ * user token (the user routes' `Authentication` refuses it).
+ */
+export class NodeAuthentication extends HttpApiMiddleware.Tag<NodeAuthentication>()("NodeAuthentication", {
+  failure: UnauthenticatedResponse,
+  provides: CurrentNode,
+  security: { bearer: HttpApiSecurity.bearer }
+}) {}
+
+export const NodeAuthenticationLive = Layer.effect(
+  NodeAuthentication,
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    return NodeAuthentication.of({
+      bearer: () =>
+        Effect.gen(function*() {
+          const secret = yield* bearerSecret
+          if (Option.isNone(secret) || secret.value.length > 512) return yield* Effect.fail(new Unauthenticated())
+          const hash = sha256Hex(secret.value)
+          const rows = yield* sql<{ id: number; node_token_hash: string }>`
+            select id, node_token_hash from servers where node_token_hash = ${hash}`.pipe(Effect.orDie)
+          const row = rows[0]
+          if (!row || !constantTimeEqual(row.node_token_hash, hash)) return yield* Effect.fail(new Unauthenticated())
+          return { serverId: row.id }
+        })
+    })
+  })
+)
