@@ -86,7 +86,8 @@ export const toValidationError = (error: HttpApiError.HttpApiDecodeError): Valid
     const nested = issue.path.length > 1 ? issue.path.map(String).join(".") : field
     let text: string
     if (issue.path.length === 0) {
-      text = "The body must be a JSON object."
+      // a schema may name its own top-level shape (the node usage report is an array)
+      text = issue.message.startsWith("The body ") ? issue.message : "The body must be a JSON object."
     } else if (issue._tag === "Missing") {
       text = requiredMessage(field)
     } else if (issue.message.startsWith("The ") || issue.message.startsWith("Invalid ")) {
