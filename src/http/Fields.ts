@@ -67,8 +67,16 @@ export const integer = (field: string, options: { readonly min?: number; readonl
 export const boolean = (field: string) =>
   Schema.Boolean.annotations({ message: () => `The ${label(field)} field must be true or false.` })
 
-export const oneOf = <const L extends ReadonlyArray<string>>(field: string, values: L) =>
-  Schema.Literal(...values).annotations({ message: () => `The selected ${label(field)} is invalid.` })
+/**
+ * A refinement of a string, not a union of literals: a union's message annotation is dropped
+ * when the decode error is flattened, which turned this message into `The x field is invalid.`
+ */
+export const oneOf = <const L extends ReadonlyArray<string>>(field: string, values: L) => {
+  const message = () => `The selected ${label(field)} is invalid.`
+  return Schema.String.annotations({ message }).pipe(
+    Schema.filter((s): s is L[number] => values.includes(s), { message, jsonSchema: { enum: values } })
+  )
+}
 
 /** A struct that reports every bad field at once ([D12]) and drops unknown ones. */
 export const Body = <Fields extends Schema.Struct.Fields>(fields: Fields) =>

@@ -1,0 +1,257 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test"
+import { makeTestApp, type TestApp } from "../support/app.ts"
+import { catalogAdmin } from "./helpers.ts"
+
+// [D70] admin catalogue: plans, cycles, promos; 401 without a token, 403 for non-admins.
+let app: TestApp
+let admin: Awaited<ReturnType<typeof catalogAdmin>>
+let userToken: string
+
+beforeAll(async () => {
+  app = await makeTestApp()
+  admin = await catalogAdmin(app)
+  userToken = (await app.createUser()).token
+})
+afterAll(() => app.dispose())
+
+const routes = (planId: number): ReadonlyArray<readonly [string, string, unknown]> => [
+  ["POST", "/v1/admin/plans", { name: "X" }],
+  ["PUT", `/v1/admin/plans/${planId}`, { name: "X" }],
+  ["POST", `/v1/admin/plans/${planId}/cycles`, { name: "M", duration_days: 30, price: "1.00", currency: "USD" }],
+  ["POST", "/v1/admin/promos", { code: "ADMINONLY", type: "fixed", value: 1 }]
+]
+
+describe("admin authentication [D70] [D11]", () => {
+  test("every admin catalogue route is 401 without a token and 403 Forbidden. for a user", async () => {
+    const plan = await admin.createPlan()
+    for (const [method, path, body] of routes(plan.id)) {
+      const anonymous = await app.request(method, path, { body })
+      expect(anonymous.status).toBe(401)
+      expect(anonymous.body).toEqual({ success: false, message: "Unauthenticated." })
+      const user = await app.request(method, path, { body, token: userToken })
+      expect(user.status).toBe(403)
+      expect(user.body).toEqual({ success: false, message: "Forbidden." })
+    }
+    const [row] = await app.sql<{ n: number }>`select count(*)::int as n from promo_codes where code = 'ADMINONLY'`
+    expect(row!.n).toBe(0)
+  })
+
+  test("authentication comes before validation: a bad body without a token is 401", async () => {
+    const res = await app.post("/v1/admin/plans", { body: { name: 5 } })
+    expect(res.status).toBe(401)
+  })
+})
+
+describe("POST /v1/admin/plans", () => {
+  test("201 with the Plan plus is_active", async () => {
+    const res = await app.post("/v1/admin/plans", {
+      token: admin.token,
+      body: { name: "Family", description: "Five devices", bandwidth_limit_gb: 500, speed_limit_mbps: 200, trial_days: 3, is_active: false }
+    })
+    expect(res.status).toBe(201)
+    expect(res.body).toEqual({
+      success: true,
+      data: {
+        id: expect.any(Number),
+        name: "Family",
+        description: "Five devices",
+        bandwidth_limit_gb: 500,
+        speed_limit_mbps: 200,
+        trial_days: 3,
+        is_active: false
+      }
+    })
+  })
+
+  test("optional fields default: no description, unlimited, no speed limit, no trial, active", async () => {
+    const res = await app.post("/v1/admin/plans", { token: admin.token, body: { name: "Minimal" } })
+    expect(res.status).toBe(201)
+    expect(res.body.data).toMatchObject({
+      name: "Minimal",
+      description: "",
+      bandwidth_limit_gb: 0,
+      speed_limit_mbps: null,
+      trial_days: 0,
+      is_active: true
+    })
+  })
+
+  test("invalid fields are 422 with every field", async () => {
+    const res = await app.post("/v1/admin/plans", {
+      token: admin.token,
+      body: { name: "", bandwidth_limit_gb: -1, speed_limit_mbps: "fast", trial_days: 1.5, is_active: "yes" }
+    })
+    expect(res.status).toBe(422)
+    expect(res.body.errors).toEqual({
+      name: ["The name field is required."],
+      bandwidth_limit_gb: ["The bandwidth limit gb field must be at least 0."],
+      speed_limit_mbps: ["The speed limit mbps field must be an integer."],
+      trial_days: ["The trial days field must be an integer."],
+      is_active: ["The is active field must be true or false."]
+    })
+    const zero = await app.post("/v1/admin/plans", { token: admin.token, body: { name: "Z", speed_limit_mbps: 0 } })
+    expect(zero.body.errors).toEqual({ speed_limit_mbps: ["The speed limit mbps field must be at least 1."] })
+    const missing = await app.post("/v1/admin/plans", { token: admin.token, body: {} })
+    expect(missing.body.errors).toEqual({ name: ["The name field is required."] })
+  })
+})
+
+describe("PUT /v1/admin/plans/{plan}", () => {
+  test("changes only the fields sent; null clears the speed limit", async () => {
+    const plan = await admin.createPlan({ name: "Before", description: "Kept", speed_limit_mbps: 10, trial_days: 2 })
+    const res = await app.put(`/v1/admin/plans/${plan.id}`, { token: admin.token, body: { name: "After", speed_limit_mbps: null } })
+    expect(res.status).toBe(200)
+    expect(res.body).toEqual({
+      success: true,
+      data: {
+        id: plan.id,
+        name: "After",
+        description: "Kept",
+        bandwidth_limit_gb: 100,
+        speed_limit_mbps: null,
+        trial_days: 2,
+        is_active: true
+      }
+    })
+    const pub = await app.get(`/v1/plans/${plan.id}`)
+    expect(pub.body.data).toMatchObject({ name: "After", speed_limit_mbps: null })
+  })
+
+  test("an empty body changes nothing and answers the plan", async () => {
+    const plan = await admin.createPlan({ name: "Same" })
+    const res = await app.put(`/v1/admin/plans/${plan.id}`, { token: admin.token, body: {} })
+    expect(res.status).toBe(200)
+    expect(res.body.data).toMatchObject({ id: plan.id, name: "Same" })
+  })
+
+  test("an unknown plan is 404; a bad field is 422", async () => {
+    expect((await app.put("/v1/admin/plans/999999", { token: admin.token, body: { name: "X" } })).status).toBe(404)
+    const plan = await admin.createPlan()
+    const bad = await app.put(`/v1/admin/plans/${plan.id}`, { token: admin.token, body: { trial_days: -1 } })
+    expect(bad.status).toBe(422)
+    expect(bad.body.errors).toEqual({ trial_days: ["The trial days field must be at least 0."] })
+  })
+})
+
+describe("POST /v1/admin/plans/{plan}/cycles", () => {
+  test("201 with the Billing cycle; price as a string or a number, stored exactly", async () => {
+    const plan = await admin.createPlan()
+    const res = await app.post(`/v1/admin/plans/${plan.id}/cycles`, {
+      token: admin.token,
+      body: { name: "Quarterly", duration_days: 90, price: "24.99", currency: "USD" }
+    })
+    expect(res.status).toBe(201)
+    expect(res.body).toEqual({
+      success: true,
+      data: { id: expect.any(Number), name: "Quarterly", duration_days: 90, price: "24.99", currency: "USD" }
+    })
+    const number = await app.post(`/v1/admin/plans/${plan.id}/cycles`, {
+      token: admin.token,
+      body: { name: "Weekly", duration_days: 7, price: 0.1, currency: "eur" }
+    })
+    expect(number.status).toBe(201)
+    expect(number.body.data).toMatchObject({ price: "0.10", currency: "EUR" })
+    const [row] = await app.sql<{ price: string }>`select price::text as price from billing_cycles where id = ${number.body.data.id}`
+    expect(row!.price).toBe("0.10")
+  })
+
+  test("bad price, duration and currency are 422", async () => {
+    const plan = await admin.createPlan()
+    const res = await app.post(`/v1/admin/plans/${plan.id}/cycles`, {
+      token: admin.token,
+      body: { name: "Bad", duration_days: 0, price: "9.999", currency: "US" }
+    })
+    expect(res.status).toBe(422)
+    expect(Object.keys(res.body.errors).sort()).toEqual(["currency", "duration_days", "price"])
+    for (const price of [-1, "-1.00", "abc", "1e3", true, null]) {
+      const r = await app.post(`/v1/admin/plans/${plan.id}/cycles`, {
+        token: admin.token,
+        body: { name: "Bad", duration_days: 30, price, currency: "USD" }
+      })
+      expect(r.status).toBe(422)
+      expect(r.body.errors.price).toHaveLength(1)
+    }
+    const missing = await app.post(`/v1/admin/plans/${plan.id}/cycles`, { token: admin.token, body: {} })
+    expect(missing.body.errors).toEqual({
+      name: ["The name field is required."],
+      duration_days: ["The duration days field is required."],
+      price: ["The price field is required."],
+      currency: ["The currency field is required."]
+    })
+  })
+
+  test("an unknown plan is 404", async () => {
+    const res = await app.post("/v1/admin/plans/999999/cycles", {
+      token: admin.token,
+      body: { name: "M", duration_days: 30, price: "1.00", currency: "USD" }
+    })
+    expect(res.status).toBe(404)
+  })
+})
+
+describe("POST /v1/admin/promos [D33]", () => {
+  test("201 with the promo; value as a number or a decimal string", async () => {
+    const plan = await admin.createPlan()
+    const res = await app.post("/v1/admin/promos", {
+      token: admin.token,
+      body: { code: "Spring25", type: "percentage", value: "25.5", expires_at: "2026-03-01T00:00:00Z", max_uses: 100, plan_ids: [plan.id] }
+    })
+    expect(res.status).toBe(201)
+    expect(res.body).toEqual({
+      success: true,
+      data: {
+        id: expect.any(Number),
+        code: "Spring25",
+        type: "percentage",
+        value: 25.5,
+        expires_at: "2026-03-01T00:00:00.000Z",
+        max_uses: 100,
+        uses: 0,
+        plan_ids: [plan.id]
+      }
+    })
+    const fixed = await app.post("/v1/admin/promos", { token: admin.token, body: { code: "TENOFF", type: "fixed", value: 10 } })
+    expect(fixed.status).toBe(201)
+    expect(fixed.body.data).toMatchObject({ value: 10, expires_at: null, max_uses: null, plan_ids: [] })
+  })
+
+  test("a code taken case-insensitively is 422 errors.code", async () => {
+    await admin.createPromo({ code: "Taken", type: "fixed", value: 1 })
+    const res = await app.post("/v1/admin/promos", { token: admin.token, body: { code: "TAKEN", type: "fixed", value: 2 } })
+    expect(res.status).toBe(422)
+    expect(res.body).toEqual({
+      success: false,
+      message: "The given data was invalid.",
+      errors: { code: ["The code has already been taken."] }
+    })
+  })
+
+  test("type, value, percentage over 100, dates, max_uses and unknown plans are checked", async () => {
+    const bad = await app.post("/v1/admin/promos", {
+      token: admin.token,
+      body: { code: "", type: "bogo", value: "ten", expires_at: "soon", max_uses: -1, plan_ids: "all" }
+    })
+    expect(bad.status).toBe(422)
+    expect(bad.body.errors).toEqual({
+      code: ["The code field is required."],
+      type: ["The selected type is invalid."],
+      value: ["The value field must be a non-negative amount with at most two decimals."],
+      expires_at: ["The expires at field must be a valid date."],
+      max_uses: ["The max uses field must be at least 0."],
+      plan_ids: ["The plan ids field must be an array."]
+    })
+    const over = await app.post("/v1/admin/promos", { token: admin.token, body: { code: "OVER", type: "percentage", value: 100.01 } })
+    expect(over.status).toBe(422)
+    expect(over.body.errors).toEqual({ value: ["The value field must not be greater than 100."] })
+    const unknownPlan = await app.post("/v1/admin/promos", {
+      token: admin.token,
+      body: { code: "NOPLAN", type: "fixed", value: 1, plan_ids: [999999] }
+    })
+    expect(unknownPlan.status).toBe(422)
+    expect(unknownPlan.body.errors.plan_ids).toBeDefined()
+    const long = await app.post("/v1/admin/promos", { token: admin.token, body: { code: "x".repeat(65), type: "fixed", value: 1 } })
+    expect(long.body.errors).toEqual({ code: ["The code field must not be greater than 64 characters."] })
+    const [row] = await app.sql<{ n: number }>`select count(*)::int as n from promo_codes where code in ('OVER', 'NOPLAN')`
+    expect(row!.n).toBe(0)
+  })
+})
