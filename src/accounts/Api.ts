@@ -1,10 +1,217 @@
-import { HttpApiGroup } from "@effect/platform"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { AdminAuthentication, Authentication } from "../http/Auth.ts"
+import { Confirmation, Ok, OkMessage, OkPage } from "../http/Envelope.ts"
+import { ForbiddenResponse, InvalidCredentialsResponse } from "../http/Errors.ts"
+import { Body, boolean, email, IdParam, oneOf, string } from "../http/Fields.ts"
+import { ForgotPasswordRateLimit, LoginRateLimit, ResendVerificationRateLimit } from "../http/RateLimit.ts"
+import { isCommonPassword } from "./CommonPasswords.ts"
 
-/** Authentication, the caller's user and account ([D20]-[D26]). Issue 3 fills this in. */
-export class AccountsApi extends HttpApiGroup.make("accounts") {}
+// ---- resources ([D21]) ---------------------------------------------------------------------
 
-/** `/v1/admin/users...` ([D70]). */
-export class AccountsAdminApi extends HttpApiGroup.make("accountsAdmin") {}
+export const Role = Schema.Literal("user", "admin")
 
-/** HTML pages outside `/v1` ([D26]): verify-email, reset-password. */
-export class AccountsPagesApi extends HttpApiGroup.make("accountsPages") {}
+/** `data.user` of register and the profile update. */
+export const UserSummary = Schema.Struct({
+  id: Schema.Int,
+  name: Schema.String,
+  email: Schema.String
+}).annotations({ identifier: "AccountsUserSummary" })
+
+/** `data.user` of login: the spec adds `status`. */
+export const LoginUser = Schema.Struct({
+  id: Schema.Int,
+  name: Schema.String,
+  email: Schema.String,
+  status: Schema.Int
+}).annotations({ identifier: "AccountsLoginUser" })
+
+/** `GET /v1/user` and the admin user routes ([D21]). */
+export const UserDetail = Schema.Struct({
+  id: Schema.Int,
+  name: Schema.String,
+  email: Schema.String,
+  status: Schema.Int,
+  role: Role,
+  email_verified_at: Schema.NullOr(Schema.Date),
+  created_at: Schema.Date
+}).annotations({ identifier: "AccountsUser" })
+
+export const Profile = Schema.Struct({
+  id: Schema.Int,
+  name: Schema.String,
+  email: Schema.String,
+  created_at: Schema.Date
+}).annotations({ identifier: "AccountsProfile" })
+
+export const Settings = Schema.Struct({
+  email_notifications: Schema.Boolean
+}).annotations({ identifier: "AccountsSettings" })
+
+// ---- payload fields ([D12], [D13]) --------------------------------------------------------------
+
+export const PASSWORD_MISMATCH = "The password field confirmation does not match."
+
+/** A new password: 8-128 characters, not one of the 10 000 most common ([D13]). */
+export const newPassword = (field = "password") =>
+  string(field, { min: 8, max: 128 }).pipe(
+    Schema.filter((p) => !isCommonPassword(p), { message: () => `The ${field.replace(/_/g, " ")} field is too common.` })
+  )
+
+/** A password to check against the stored hash: only required. */
+const givenPassword = (field = "password") => string(field, { min: 1, max: 1024 })
+
+/** `password_confirmation` must equal `password`; a mismatch is reported under `password` ([D12]). */
+const confirmed = <A extends { readonly password: string; readonly password_confirmation?: string | undefined }, I, R>(
+  schema: Schema.Schema<A, I, R>
+) =>
+  schema.pipe(
+    Schema.filter((body) => body.password === body.password_confirmation || { path: ["password"], message: PASSWORD_MISMATCH })
+  )
+
+const confirmation = Schema.optional(Schema.String.annotations({ message: () => "The password confirmation field must be a string." }))
+
+export const RegisterPayload = confirmed(Body({
+  name: string("name"),
+  email: email(),
+  password: newPassword(),
+  password_confirmation: confirmation
+}))
+
+export const LoginPayload = Body({ email: email(), password: givenPassword() })
+
+export const ResetPasswordPayload = confirmed(Body({
+  token: string("token", { max: 255 }),
+  email: email(),
+  password: newPassword(),
+  password_confirmation: confirmation
+}))
+
+export const ChangePasswordPayload = confirmed(Body({
+  current_password: givenPassword("current_password"),
+  password: newPassword(),
+  password_confirmation: confirmation
+}))
+
+export const ProfilePayload = Body({
+  name: Schema.optional(string("name")),
+  email: Schema.optional(email())
+})
+
+// ---- the caller's account ([D20]-[D25]) ---------------------------------------------------------
+
+export class AccountsApi extends HttpApiGroup.make("accounts")
+  // with a token
+  .add(HttpApiEndpoint.post("logout", "/auth/logout").addSuccess(Confirmation("AccountsLoggedOut")))
+  .add(HttpApiEndpoint.post("logoutAll", "/auth/logout-all").addSuccess(Confirmation("AccountsLoggedOutEverywhere")))
+  .add(
+    HttpApiEndpoint.post("resendVerification", "/auth/resend-verification")
+      .addSuccess(Confirmation("AccountsVerificationSent"))
+      .middleware(ResendVerificationRateLimit)
+  )
+  .add(HttpApiEndpoint.get("user", "/user").addSuccess(Ok(UserDetail, { identifier: "AccountsUserResponse" })))
+  .add(HttpApiEndpoint.get("profile", "/account/profile").addSuccess(Ok(Profile, { identifier: "AccountsProfileResponse" })))
+  .add(
+    HttpApiEndpoint.put("updateProfile", "/account/profile")
+      .setPayload(ProfilePayload)
+      .addSuccess(OkMessage(UserSummary, { identifier: "AccountsProfileUpdated" }))
+  )
+  .add(
+    HttpApiEndpoint.put("changePassword", "/account/password")
+      .setPayload(ChangePasswordPayload)
+      .addSuccess(Confirmation("AccountsPasswordChanged"))
+  )
+  .add(HttpApiEndpoint.get("settings", "/account/settings").addSuccess(Ok(Settings, { identifier: "AccountsSettingsResponse" })))
+  .add(
+    HttpApiEndpoint.put("updateSettings", "/account/settings")
+      .setPayload(Body({ email_notifications: boolean("email_notifications") }))
+      .addSuccess(OkMessage(Settings, { identifier: "AccountsSettingsUpdated" }))
+  )
+  .add(
+    HttpApiEndpoint.del("deleteAccount", "/account")
+      .setPayload(Body({ password: givenPassword() }))
+      .addSuccess(Confirmation("AccountsDeleted"))
+  )
+  .middlewareEndpoints(Authentication)
+  // public
+  .add(
+    HttpApiEndpoint.post("register", "/auth/register")
+      .setPayload(RegisterPayload)
+      .addSuccess(Ok(Schema.Struct({ token: Schema.String, user: UserSummary }), { identifier: "AccountsRegistered", status: 201 }))
+  )
+  .add(
+    HttpApiEndpoint.post("login", "/auth/login")
+      .setPayload(LoginPayload)
+      .addSuccess(Ok(Schema.Struct({ token: Schema.String, user: LoginUser }), { identifier: "AccountsLoggedIn" }))
+      .addError(InvalidCredentialsResponse)
+      .addError(ForbiddenResponse)
+      .middleware(LoginRateLimit)
+  )
+  .add(
+    HttpApiEndpoint.post("forgotPassword", "/auth/forgot-password")
+      .setPayload(Body({ email: email() }))
+      .addSuccess(Confirmation("AccountsResetLinkSent"))
+      .middleware(ForgotPasswordRateLimit)
+  )
+  .add(
+    HttpApiEndpoint.post("resetPassword", "/auth/reset-password")
+      .setPayload(ResetPasswordPayload)
+      .addSuccess(Confirmation("AccountsPasswordReset"))
+  )
+  .add(
+    HttpApiEndpoint.post("verifyEmail", "/auth/verify-email")
+      .setPayload(Body({ token: string("token", { max: 255 }) }))
+      .addSuccess(Confirmation("AccountsEmailVerified"))
+  )
+{}
+
+// ---- admin ([D70]) ----------------------------------------------------------------------------
+
+/** `page`: an integer of at least 1 ([D36]). */
+export const PageParam = Schema.String.pipe(
+  Schema.filter((s) => /^-?[0-9]+$/.test(s), { message: () => "The page field must be an integer." }),
+  Schema.filter((s) => Number(s) >= 1, { message: () => "The page field must be at least 1." }),
+  Schema.filter((s) => Number(s) <= 2_147_483_647, { message: () => "The page field must not be greater than 2147483647." }),
+  Schema.transform(Schema.Number, { strict: true, decode: Number, encode: String })
+)
+
+export class AccountsAdminApi extends HttpApiGroup.make("accountsAdmin")
+  .add(
+    HttpApiEndpoint.get("listUsers", "/admin/users")
+      .setUrlParams(Schema.Struct({
+        email: Schema.optional(Schema.String.annotations({ message: () => "The email field must be a string." })),
+        page: Schema.optional(PageParam)
+      }))
+      .addSuccess(OkPage(UserDetail, "AccountsAdminUserPage"))
+  )
+  .add(
+    HttpApiEndpoint.put("updateUser", "/admin/users/:user")
+      .setPath(Schema.Struct({ user: IdParam }))
+      .setPayload(Body({
+        status: Schema.optional(Schema.Literal(0, 1).annotations({ message: () => "The selected status is invalid." })),
+        role: Schema.optional(oneOf("role", ["user", "admin"]))
+      }))
+      .addSuccess(Ok(UserDetail, { identifier: "AccountsAdminUserResponse" }))
+  )
+  .middlewareEndpoints(AdminAuthentication)
+{}
+
+// ---- HTML pages outside /v1 ([D26]) ---------------------------------------------------------------
+
+const Html = HttpApiSchema.Text({ contentType: "text/html; charset=utf-8" })
+
+export class AccountsPagesApi extends HttpApiGroup.make("accountsPages")
+  .add(
+    HttpApiEndpoint.get("verifyEmailPage", "/verify-email")
+      .setUrlParams(Schema.Struct({ token: Schema.optional(Schema.String) }))
+      .addSuccess(Html)
+  )
+  .add(
+    HttpApiEndpoint.get("resetPasswordPage", "/reset-password")
+      .setUrlParams(Schema.Struct({ token: Schema.optional(Schema.String), email: Schema.optional(Schema.String) }))
+      .addSuccess(Html)
+  )
+  // the form of the reset page posts here (application/x-www-form-urlencoded), so it works without JavaScript
+  .add(HttpApiEndpoint.post("resetPasswordForm", "/reset-password").addSuccess(Html))
+  .annotate(OpenApi.Exclude, true)
+{}

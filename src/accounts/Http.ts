@@ -1,9 +1,94 @@
-import { HttpApiBuilder } from "@effect/platform"
-import { Layer } from "effect"
+import { HttpApiBuilder, HttpApp, HttpServerResponse } from "@effect/platform"
+import { Effect, Layer } from "effect"
 import { Api } from "../Api.ts"
+import { CurrentUser } from "../http/Auth.ts"
+import { Accounts } from "./Accounts.ts"
+import { PagesLive } from "./Pages.ts"
+import type { UserRow } from "./Users.ts"
 
-export const AccountsHttpLive = Layer.mergeAll(
-  HttpApiBuilder.group(Api, "accounts", (handlers) => handlers),
-  HttpApiBuilder.group(Api, "accountsAdmin", (handlers) => handlers),
-  HttpApiBuilder.group(Api, "accountsPages", (handlers) => handlers)
+/** Responses that carry a token are never cached ([D11]). */
+const noStore = HttpApp.appendPreResponseHandler((_request, response) =>
+  Effect.succeed(HttpServerResponse.setHeader(response, "cache-control", "no-store"))
+)
+
+const summary = (user: UserRow) => ({ id: user.id, name: user.name, email: user.email })
+
+const detail = (user: UserRow) => ({
+  id: user.id,
+  name: user.name,
+  email: user.email,
+  status: user.status,
+  role: user.role,
+  email_verified_at: user.email_verified_at,
+  created_at: user.created_at
+})
+
+const AccountsGroupLive = HttpApiBuilder.group(Api, "accounts", (handlers) =>
+  Effect.gen(function*() {
+    const accounts = yield* Accounts
+    return handlers
+      .handle("register", ({ payload }) =>
+        Effect.gen(function*() {
+          const { token, user } = yield* accounts.register(payload)
+          yield* noStore
+          return { token, user: summary(user) }
+        }))
+      .handle("login", ({ payload }) =>
+        Effect.gen(function*() {
+          const { token, user } = yield* accounts.login(payload.email, payload.password)
+          yield* noStore
+          return { token, user: { ...summary(user), status: user.status } }
+        }))
+      .handle("logout", () => Effect.flatMap(CurrentUser, accounts.logout).pipe(Effect.as("Successfully logged out.")))
+      .handle("logoutAll", () =>
+        Effect.flatMap(CurrentUser, accounts.logoutAll).pipe(Effect.as("Successfully logged out from all devices.")))
+      .handle("forgotPassword", ({ payload }) =>
+        accounts.forgotPassword(payload.email).pipe(
+          Effect.as("If that email address is registered, a password reset link has been sent to it.")
+        ))
+      .handle("resetPassword", ({ payload }) =>
+        accounts.resetPassword(payload).pipe(Effect.as("Your password has been reset. Please log in with the new password.")))
+      .handle("verifyEmail", ({ payload }) => accounts.verifyEmail(payload.token).pipe(Effect.as("Email verified.")))
+      .handle("resendVerification", () =>
+        Effect.flatMap(CurrentUser, accounts.resendVerification).pipe(
+          Effect.map((outcome) => outcome === "sent" ? "Verification link sent." : "Email already verified.")
+        ))
+      .handle("user", () => Effect.flatMap(CurrentUser, accounts.user).pipe(Effect.map(detail)))
+      .handle("profile", () =>
+        Effect.flatMap(CurrentUser, accounts.user).pipe(
+          Effect.map((user) => ({ id: user.id, name: user.name, email: user.email, created_at: user.created_at }))
+        ))
+      .handle("updateProfile", ({ payload }) =>
+        Effect.flatMap(CurrentUser, (caller) => accounts.updateProfile(caller, { name: payload.name, email: payload.email })).pipe(
+          Effect.map((user) => ({ message: "Profile updated.", data: summary(user) }))
+        ))
+      .handle("changePassword", ({ payload }) =>
+        Effect.flatMap(CurrentUser, (caller) => accounts.changePassword(caller, payload.current_password, payload.password)).pipe(
+          Effect.as("Password updated.")
+        ))
+      .handle("settings", () => Effect.flatMap(CurrentUser, accounts.settings))
+      .handle("updateSettings", ({ payload }) =>
+        Effect.flatMap(CurrentUser, (caller) => accounts.updateSettings(caller, payload.email_notifications)).pipe(
+          Effect.map((data) => ({ message: "Settings updated.", data }))
+        ))
+      .handle("deleteAccount", ({ payload }) =>
+        Effect.flatMap(CurrentUser, (caller) => accounts.deleteAccount(caller, payload.password)).pipe(
+          Effect.as("Your account has been deleted.")
+        ))
+  }))
+
+const AccountsAdminGroupLive = HttpApiBuilder.group(Api, "accountsAdmin", (handlers) =>
+  Effect.gen(function*() {
+    const accounts = yield* Accounts
+    return handlers
+      .handle("listUsers", ({ urlParams }) =>
+        accounts.listUsers({ email: urlParams.email, page: urlParams.page ?? 1 }).pipe(
+          Effect.map((page) => ({ ...page, data: page.data.map(detail) }))
+        ))
+      .handle("updateUser", ({ path, payload }) => accounts.updateUser(path.user, payload).pipe(Effect.map(detail)))
+  }))
+
+/** Every handler of the accounts room, over its own services. */
+export const AccountsHttpLive = Layer.mergeAll(AccountsGroupLive, AccountsAdminGroupLive, PagesLive).pipe(
+  Layer.provide(Accounts.Live)
 )

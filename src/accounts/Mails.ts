@@ -1,0 +1,41 @@
+import type { Mail } from "../platform/Mailer.ts"
+
+/** The e-mails of accounts, with the links of [D22] and [D23] (pages of [D26] until a web front exists). */
+
+export const verificationMail = (appUrl: string, to: { readonly name: string; readonly email: string }, token: string): Mail => ({
+  to: to.email,
+  subject: "Verify your e-mail address",
+  text: [
+    `Hello ${to.name},`,
+    "",
+    "Please confirm your e-mail address by opening this link:",
+    "",
+    `${appUrl}/verify-email?token=${token}`,
+    "",
+    "Or send this token to POST /v1/auth/verify-email:",
+    "",
+    token,
+    "",
+    "The link is valid for 24 hours and can be used once.",
+    "If you did not create an account, you can ignore this e-mail."
+  ].join("\n")
+})
+
+export const resetMail = (appUrl: string, email: string, token: string): Mail => ({
+  to: email,
+  subject: "Reset your password",
+  text: [
+    "Hello,",
+    "",
+    "Someone asked to reset the password of your account. Open this link to choose a new one:",
+    "",
+    `${appUrl}/reset-password?token=${token}&email=${encodeURIComponent(email)}`,
+    "",
+    "Or send this token with your e-mail and new password to POST /v1/auth/reset-password:",
+    "",
+    token,
+    "",
+    "The link is valid for 60 minutes and can be used once.",
+    "If you did not ask for it, ignore this e-mail: your password stays as it is."
+  ].join("\n")
+})

@@ -1,0 +1,43 @@
+import { Context, Effect, Layer } from "effect"
+import { AppConfig } from "../platform/Config.ts"
+
+/**
+ * OWASP's recommended argon2id setting (19 MiB, 2 passes): Bun's default (64 MiB) costs about
+ * 0.4 s of a core per hash on small machines, which is what a login flood would buy.
+ * `verify` reads the parameters from each stored hash, so they can be raised later.
+ */
+const ARGON2ID = { algorithm: "argon2id", memoryCost: 19_456, timeCost: 2 } as const
+
+/**
+ * argon2id password hashes ([D20]) through a bounded pool: at most `hashConcurrency` hashes or
+ * verifications run at once, so a burst of logins queues instead of exhausting memory.
+ */
+export class Passwords extends Context.Tag("Passwords")<Passwords, {
+  readonly hash: (password: string) => Effect.Effect<string>
+  readonly verify: (password: string, hash: string) => Effect.Effect<boolean>
+  /** The same work as a real verification, for an account that does not exist (no enumeration by timing). */
+  readonly verifyNobody: (password: string) => Effect.Effect<void>
+}>() {
+  static readonly Live = Layer.effect(
+    Passwords,
+    Effect.gen(function*() {
+      const config = yield* AppConfig
+      const pool = yield* Effect.makeSemaphore(Math.max(1, config.hashConcurrency))
+      const hash = (password: string) =>
+        pool.withPermits(1)(Effect.promise(() => Bun.password.hash(password, ARGON2ID)))
+      const verify = (password: string, encoded: string) =>
+        pool.withPermits(1)(
+          Effect.tryPromise(() => Bun.password.verify(password, encoded, "argon2id")).pipe(
+            Effect.orElseSucceed(() => false)
+          )
+        )
+      // one hash with the same parameters, made once on first use
+      const dummy = yield* Effect.cached(hash("not a password of anybody"))
+      return {
+        hash,
+        verify,
+        verifyNobody: (password: string) => Effect.flatMap(dummy, (encoded) => verify(password, encoded)).pipe(Effect.asVoid)
+      }
+    })
+  )
+}
