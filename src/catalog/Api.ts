@@ -141,7 +141,7 @@ const currency = (field: string) =>
       ? Either.right(input.trim().toUpperCase())
       : Either.left(`The ${label(field)} field must be a 3-letter currency code.`), { type: "string", pattern: "^[A-Za-z]{3}$" })
 
-const optional = <A, I, R>(schema: Schema.Schema<A, I, R>) => Schema.optionalWith(schema, { exact: true })
+const optional = <A, I, R>(schema: Schema.Schema<A, I, R>) => Schema.optional(schema)
 
 const ANY_INT = { min: Number.MIN_SAFE_INTEGER, max: Number.MAX_SAFE_INTEGER }
 

@@ -81,7 +81,14 @@ const typeMessage = (field: string, message: string): string => {
 export const toValidationError = (error: HttpApiError.HttpApiDecodeError): ValidationError | undefined => {
   if (error.issues.some((issue) => issue.message === NOT_FOUND_MARK)) return undefined
   const errors: Record<string, Array<string>> = {}
+  // an optional or nullable field is a union: its `undefined`/`null` member adds a second,
+  // generic issue on the same path; the member that names the rule is the one to report
+  const pathKey = (issue: (typeof error.issues)[number]) => issue.path.map(String).join(".")
+  const isAlternative = (issue: (typeof error.issues)[number]) =>
+    issue._tag === "Type" && /^Expected (undefined|null),/.test(issue.message)
+  const named = new Set(error.issues.filter((issue) => !isAlternative(issue)).map(pathKey))
   for (const issue of error.issues) {
+    if (isAlternative(issue) && named.has(pathKey(issue))) continue
     const field = issue.path.length === 0 ? "body" : String(issue.path[0])
     const nested = issue.path.length > 1 ? issue.path.map(String).join(".") : field
     let text: string
