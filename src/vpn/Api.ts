@@ -161,6 +161,9 @@ export interface UsageEntry {
   readonly tx_bytes: number
 }
 
+/** One report at most this long (a node sends one entry per active peer, in batches). */
+export const MAX_USAGE_ENTRIES = 10_000
+
 /** Field errors of a usage report, keyed `<index>.<field>` as Laravel does for arrays. */
 export const checkUsageReport = (
   entries: ReadonlyArray<unknown>
@@ -168,6 +171,10 @@ export const checkUsageReport = (
   const errors: Record<string, Array<string>> = {}
   const out: Array<UsageEntry> = []
   const add = (key: string, text: string) => (errors[key] ??= []).push(text)
+  if (entries.length > MAX_USAGE_ENTRIES) {
+    add("body", `The body must not have more than ${MAX_USAGE_ENTRIES} items.`)
+    return { entries: [], errors }
+  }
   entries.forEach((raw, i) => {
     if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
       add(`${i}`, `The ${i} field must be an object.`)
