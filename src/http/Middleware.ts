@@ -108,6 +108,19 @@ export const toValidationError = (error: HttpApiError.HttpApiDecodeError): Valid
   return new ValidationError({ errors })
 }
 
+/**
+ * Input the database refuses to store (a NUL character, a number out of range, ...): a 422
+ * safety net behind the field schemas, never a 500.
+ */
+export const isUnstorableInput = (error: unknown): boolean => {
+  if (!(error instanceof SqlError)) return false
+  const cause = error.cause
+  const code = typeof cause === "object" && cause !== null && "code" in cause ? String((cause as { code: unknown }).code) : ""
+  return ["22021", "22P05", "22001", "22003", "22P02", "22007", "22008", "54000"].includes(code)
+}
+
+const unstorable = () => ValidationError.field("body", "The given data contains a value that cannot be stored.")
+
 /** A lost connection, not a bad query: the database is unreachable (503). */
 export const isConnectionLoss = (error: unknown): boolean => {
   if (!(error instanceof SqlError)) return false
@@ -115,8 +128,9 @@ export const isConnectionLoss = (error: unknown): boolean => {
   const code = typeof error.cause === "object" && error.cause !== null && "code" in error.cause
     ? String((error.cause as { code: unknown }).code)
     : ""
-  return /^(08|57P0)/.test(code) ||
-    ["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EPIPE", "ENOTFOUND", "EAI_AGAIN"].includes(code) ||
+  // a server-side SQLSTATE says exactly what happened: only connection classes are "lost"
+  if (/^[0-9A-Z]{5}$/.test(code)) return /^(08|57P0|53300)/.test(code)
+  return ["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EPIPE", "ENOTFOUND", "EAI_AGAIN"].includes(code) ||
     /connect|Connection terminated|timeout|ECONNREFUSED|ECONNRESET|socket|closed/i.test(text)
 }
 
@@ -145,6 +159,7 @@ export const ErrorMappingLive = HttpApiBuilder.middleware(Api, (app) =>
             : notFound()
         }
         if (isConnectionLoss(e)) return unavailable()
+        if (isUnstorableInput(e)) return yield* Effect.fail(unstorable())
         if (e instanceof SqlError) {
           yield* Effect.logError("database error", cause)
           return internalError()
@@ -159,6 +174,7 @@ export const ErrorMappingLive = HttpApiBuilder.middleware(Api, (app) =>
           return yield* Effect.fail(ValidationError.field("body", "The body must be valid JSON."))
         }
         if (isConnectionLoss(d)) return unavailable()
+        if (isUnstorableInput(d)) return yield* Effect.fail(unstorable())
       }
       yield* Effect.logError("unhandled defect", cause)
       return internalError()

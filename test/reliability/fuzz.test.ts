@@ -1,8 +1,9 @@
 import { HttpApi } from "@effect/platform"
 import { afterAll, beforeAll, expect, test } from "bun:test"
-import { Either, Option, Schema } from "effect"
+import { Effect, Either, Option, Schema } from "effect"
 import type { AST } from "effect/SchemaAST"
 import fc from "fast-check"
+import { Tokens as TokensService } from "../../src/accounts/Tokens.ts"
 import { Api } from "../../src/Api.ts"
 import { makeTestApp, type TestApp } from "../support/app.ts"
 import { seedFuzzData } from "./seed.ts"
@@ -149,10 +150,20 @@ const malformed = fc.constantFrom("{", "[", "nul", "{\"a\":}", "{\"email\": \"x\
 
 let app: TestApp
 let tokens: Tokens
+let seeded: Awaited<ReturnType<typeof seedFuzzData>>
 beforeAll(async () => {
   app = await makeTestApp({ config: { generalRateLimit: 0 } })
-  tokens = await seedFuzzData(app)
+  seeded = await seedFuzzData(app)
+  tokens = seeded
 })
+
+/** logout, logout-all and admin changes revoke or disable; fresh tokens keep the fuzz reaching handlers */
+const refreshTokens = async () => {
+  await app.sql`update users set status = 1 where id in (${seeded.userId}, ${seeded.adminId})`
+  await app.sql`update users set role = 'admin' where id = ${seeded.adminId}`
+  const issue = (id: number) => app.run(Effect.flatMap(TokensService, (t) => t.issue(id)))
+  tokens = { user: await issue(seeded.userId), admin: await issue(seeded.adminId), node: seeded.node }
+}
 afterAll(() => app.dispose())
 
 test(`fuzz every documented endpoint (${RUNS} requests, seed ${SEED})`, async () => {
@@ -184,7 +195,9 @@ test(`fuzz every documented endpoint (${RUNS} requests, seed ${SEED})`, async ()
   const failures: Array<string> = []
   const statuses = new Map<number, number>()
   const samples = fc.sample(request, { numRuns: RUNS, seed: SEED })
+  let sent = 0
   for (const sample of samples) {
+    if (++sent % 20 === 0) await refreshTokens()
     let i = 0
     const path = sample.op.path.replace(/\{\w+\}/g, () => sample.params[i++ % 3]!)
     const headers: Record<string, string> = {}

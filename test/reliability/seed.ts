@@ -22,5 +22,5 @@ export const seedFuzzData = async (app: TestApp) => {
   await app.sql`insert into tickets (user_id, subject) values (${user.id}, 'Help')`
   await app.sql`insert into ticket_replies (ticket_id, author_id, message) values (1, ${user.id}, 'It does not connect')`
   await app.sql`insert into faq_entries (question, answer, position) values ('What is a VPN?', 'A tunnel.', 1)`
-  return { user: user.token, admin: admin.token, node }
+  return { user: user.token, admin: admin.token, node, userId: user.id, adminId: admin.id }
 }
