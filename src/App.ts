@@ -3,7 +3,7 @@ import { Layer } from "effect"
 import { Tokens } from "./accounts/Tokens.ts"
 import { Api } from "./Api.ts"
 import { AdminAuthenticationLive, AuthenticationLive } from "./http/Auth.ts"
-import { ErrorMappingLive } from "./http/Middleware.ts"
+import { ErrorMappingLive, GuardsLive } from "./http/Middleware.ts"
 import { RateLimitsLive } from "./http/RateLimit.ts"
 import { AppClock } from "./platform/Clock.ts"
 import { AppKey } from "./platform/Crypto.ts"
@@ -21,7 +21,7 @@ import { VpnHttpLive } from "./vpn/Http.ts"
 export const ApiLive = HttpApiBuilder.api(Api).pipe(
   Layer.provide([SystemLive, AccountsHttpLive, CatalogHttpLive, BillingHttpLive, VpnHttpLive, SupportHttpLive]),
   Layer.provide([AuthenticationLive, AdminAuthenticationLive, RateLimitsLive]),
-  Layer.provide(ErrorMappingLive)
+  Layer.provide([ErrorMappingLive, GuardsLive])
 )
 
 /** The product's services on top of the platform (config, database, clock, mailer, keys). */

@@ -4,7 +4,6 @@ import { Duration, Effect, Layer } from "effect"
 import { ApiLive, DomainLive } from "./App.ts"
 import { InFlight, makeServeMiddleware, MAX_BODY_BYTES } from "./http/Middleware.ts"
 import { AppConfig } from "./platform/Config.ts"
-import { RateLimiter } from "./platform/RateLimiter.ts"
 
 /** The API with its documents (`/v1/openapi.json`, `/docs`) over the product's services. */
 export const ApiWithDocs = Layer.mergeAll(
@@ -15,9 +14,8 @@ export const ApiWithDocs = Layer.mergeAll(
 /** The middleware around the whole app, built once per server. */
 export const serveMiddleware = Effect.gen(function*() {
   const config = yield* AppConfig
-  const generalLimiter = yield* RateLimiter.memory
   const inFlight = new InFlight()
-  return { inFlight, middleware: makeServeMiddleware({ inFlight, generalLimiter, config }) }
+  return { inFlight, middleware: makeServeMiddleware({ inFlight, config }) }
 })
 
 /** Waits up to 10 s for requests in flight when the server is shut down ([D5]). */

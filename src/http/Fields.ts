@@ -31,7 +31,7 @@ export const string = (field: string, options: { readonly min?: number; readonly
   const min = options.min ?? 1
   const max = options.max ?? 255
   return Schema.String.annotations({ message: () => `The ${label(field)} field must be a string.` }).pipe(
-    noNulCharacter(field),
+    Schema.filter((s) => !s.includes("\u0000"), { message: nulMessage(field) }),
     Schema.filter((s) => s.trim().length > 0 || min === 0, { message: () => requiredMessage(field) }),
     Schema.filter((s) => [...s].length >= min, {
       message: () => `The ${label(field)} field must be at least ${min} characters.`
@@ -42,11 +42,8 @@ export const string = (field: string, options: { readonly min?: number; readonly
   )
 }
 
-/** PostgreSQL text cannot hold U+0000: refuse it as invalid input, not a database error. */
-export const noNulCharacter = (field: string) =>
-  Schema.filter((s: string) => !s.includes("\u0000"), {
-    message: () => `The ${label(field)} field must not contain null characters.`
-  })
+/** PostgreSQL text cannot hold U+0000: refused as invalid input, not a database error. */
+const nulMessage = (field: string) => () => `The ${label(field)} field must not contain null characters.`
 
 const EMAIL = /^[^\s@"<>(),;:\\[\]]+@[^\s@"<>(),;:\\[\]]+\.[^\s@"<>(),;:\\[\]]+$/
 
@@ -54,7 +51,7 @@ const EMAIL = /^[^\s@"<>(),;:\\[\]]+@[^\s@"<>(),;:\\[\]]+\.[^\s@"<>(),;:\\[\]]+$
 export const email = (field = "email") =>
   Schema.String.annotations({ message: () => `The ${label(field)} field must be a string.` }).pipe(
     Schema.transform(Schema.String, { strict: true, decode: (s) => s.trim().toLowerCase(), encode: (s) => s }),
-    noNulCharacter(field),
+    Schema.filter((s) => !s.includes("\u0000"), { message: nulMessage(field) }),
     Schema.filter((s) => s.length > 0, { message: () => requiredMessage(field) }),
     Schema.filter((s) => s.length <= 255, {
       message: () => `The ${label(field)} field must not be greater than 255 characters.`

@@ -9,7 +9,7 @@ import {
   HttpServerResponse
 } from "@effect/platform"
 import { SqlError } from "@effect/sql/SqlError"
-import { Cause, Effect, Option } from "effect"
+import { Cause, Effect, Layer, Option } from "effect"
 import { Api } from "../Api.ts"
 import { AppConfig } from "../platform/Config.ts"
 import { RateLimiter } from "../platform/RateLimiter.ts"
@@ -220,14 +220,16 @@ const requestLog = (app: HttpApp.Default): HttpApp.Default =>
     const id = request.headers["x-request-id"]?.slice(0, 64) || crypto.randomUUID()
     const start = performance.now()
     const path = request.url.split("?")[0]
-    return yield* app.pipe(
-      Effect.map((response) => {
-        const tagged = HttpServerResponse.setHeader(response, "x-request-id", id)
+    // the server has sent the response by the time `app` returns: headers go in a pre-response handler
+    yield* HttpApp.appendPreResponseHandler((_request, response) =>
+      Effect.succeed(
         // every 503 tells clients when to come back ([D11]), whichever layer produced it
-        return response.status === 503 && response.headers["retry-after"] === undefined
-          ? HttpServerResponse.setHeader(tagged, "retry-after", "5")
-          : tagged
-      }),
+        response.status === 503 && response.headers["retry-after"] === undefined
+          ? HttpServerResponse.setHeaders(response, { "x-request-id": id, "retry-after": "5" })
+          : HttpServerResponse.setHeader(response, "x-request-id", id)
+      )
+    )
+    return yield* app.pipe(
       Effect.tap((response) =>
         Effect.logInfo("request").pipe(Effect.annotateLogs({
           method: request.method,
@@ -263,10 +265,19 @@ const track = (inFlight: InFlight) => (app: HttpApp.Default): HttpApp.Default =>
     () => Effect.sync(() => inFlight.leave())
   )
 
+/**
+ * The 413 and the general limit run inside the API (an API-level middleware), so their
+ * responses pass through the same pre-response handlers (request id, CORS) as any other.
+ */
+export const GuardsLive = Layer.unwrapEffect(Effect.gen(function*() {
+  const config = yield* AppConfig
+  const generalLimiter = yield* RateLimiter.memory
+  return HttpApiBuilder.middleware((app) => bodyLimit(generalLimit(generalLimiter, config)(app)))
+}))
+
 /** Everything the server wraps around the API, outermost first. */
 export const makeServeMiddleware = (options: {
   readonly inFlight: InFlight
-  readonly generalLimiter: RateLimiter["Type"]
   readonly config: AppConfig["Type"]
 }) => {
   const { config } = options
@@ -281,11 +292,7 @@ export const makeServeMiddleware = (options: {
   return (app: HttpApp.Default) =>
     track(options.inFlight)(
       requestLog(
-        cors(
-          bodyLimit(
-            generalLimit(options.generalLimiter, config)(app)
-          )
-        )
+        cors(app)
       )
     )
 }

@@ -45,3 +45,15 @@ describe("framework failures [D11]", () => {
     expect(docs.text).toContain("swagger")
   })
 })
+
+describe("request id", () => {
+  test("every response carries X-Request-Id, the client's when it sends one", async () => {
+    const res = await app.get("/v1/status", { headers: { "x-request-id": "trace-123" } })
+    expect(res.headers.get("x-request-id")).toBe("trace-123")
+    const notFound = await app.get("/v1/nope")
+    expect(notFound.headers.get("x-request-id")).not.toBeNull()
+    const tooLarge = await app.post("/v1/status", { raw: "x".repeat(1024 * 1024 + 1) })
+    expect(tooLarge.status).toBe(413)
+    expect(tooLarge.headers.get("x-request-id")).not.toBeNull()
+  })
+})
