@@ -1,0 +1,336 @@
+import { afterAll, beforeAll, expect, test } from "bun:test"
+import { makeTestApp, type TestApp } from "../support/app.ts"
+import { fill, loadOperations, sampleValue, type Json, type Operation } from "./openapi.ts"
+import { seedWorld, type World } from "./world.ts"
+
+/**
+ * Issue 9, suite 2: the access-control matrix, driven by the service's own /v1/openapi.json so a
+ * new route is covered without editing this file.
+ * - every user route with a path id: user A on user B's resource gets the same 404
+ *   `Resource not found.` as for an id that does not exist [D11]; servers are not owned: one
+ *   outside A's plan is 403 `Your plan does not include this server.` [D51][D52]; catalogue
+ *   ids are public [D31];
+ * - B's data reads the same before and after everything A tried;
+ * - no list shows another user's rows;
+ * - admin routes: 401 without a token, 403 `Forbidden.` for a user token, 401 for a node token
+ *   [D70]; node routes: 401 for user and admin tokens [D54]; user routes: 401 for a node token.
+ */
+
+const NOT_FOUND = { success: false, message: "Resource not found." }
+const UNAUTHENTICATED = { success: false, message: "Unauthenticated." }
+const FORBIDDEN = { success: false, message: "Forbidden." }
+const NOT_IN_PLAN = { success: false, message: "Your plan does not include this server." }
+const MISSING_UUID = "0f0e0d0c-0b0a-4908-8706-050403020100"
+
+/** Bodies that pass validation, so a 404 is the ownership check and not a 422. Others come from the schema. */
+const KNOWN_BODIES: Record<string, unknown> = {
+  "POST /v1/tickets/{ticket}/reply": { message: "A was here" },
+  "PUT /v1/services/{service}/auto-renew": { auto_renew: false },
+  "POST /v1/admin/tickets/{ticket}/reply": { message: "A was here" },
+  "PUT /v1/admin/users/{user}": { status: 0, role: "admin" },
+  "PUT /v1/admin/services/{service}": { status: "cancelled" },
+  "POST /v1/admin/services/{service}/usage": { bytes: 1000 },
+  "PUT /v1/admin/servers/{server}": { name: "Taken over" }
+}
+
+let app: TestApp
+let world: World
+let doc: Json
+let operations: ReadonlyArray<Operation>
+const failures: Array<string> = []
+let checks = 0
+const routesCovered = new Set<string>()
+
+const check = (op: Operation | string, ok: boolean, detail: () => string) => {
+  checks++
+  const name = typeof op === "string" ? op : `${op.method} ${op.path}`
+  routesCovered.add(name)
+  if (!ok) failures.push(`${name}: ${detail()}`)
+}
+
+const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b)
+
+const bodyFor = (op: Operation): unknown => {
+  const known = KNOWN_BODIES[`${op.method} ${op.path}`]
+  if (known !== undefined) return known
+  return op.body ? sampleValue(doc, op.body) : undefined
+}
+
+const call = (op: Operation, values: Record<string, string>, token: string | undefined) =>
+  app.request(op.method, fill(op.path, values), {
+    ...(token !== undefined ? { token } : {}),
+    ...(op.body ? { body: bodyFor(op) } : {})
+  })
+
+/** The ids of a user's own resources, by path parameter name. */
+const idsOf = (who: "a" | "b"): Record<string, string> => {
+  const o = world[who]
+  return {
+    service: String(o.serviceId),
+    invoice: o.invoiceUuids[0]!,
+    ticket: String(o.ticketId),
+    server: String(who === "a" ? world.servers.shared.id : world.servers.bWireguard.id),
+    user: String(o.id),
+    plan: String(o.planId),
+    cycle: String(o.cycleId)
+  }
+}
+
+/** every variant of B's resources for a parameter of a user route */
+const otherValues = (name: string): ReadonlyArray<string> | undefined => {
+  switch (name) {
+    case "service":
+      return [String(world.b.serviceId)]
+    case "invoice":
+      return world.b.invoiceUuids
+    case "ticket":
+      return [String(world.b.ticketId)]
+    default:
+      return undefined
+  }
+}
+
+/** what B sees through every user GET route, and B's rows */
+const snapshotB = async () => {
+  const reads: Record<string, string> = {}
+  for (const op of operations) {
+    if (op.kind !== "user" || op.method !== "GET") continue
+    const ids = idsOf("b")
+    const variants = op.params.some((p) => p.name === "server")
+      ? [world.servers.bWireguard.id, world.servers.bOpenvpn.id, world.servers.shared.id].map((s) => ({ ...ids, server: String(s) }))
+      : op.params.some((p) => p.name === "invoice")
+      ? world.b.invoiceUuids.map((u) => ({ ...ids, invoice: u }))
+      : [ids]
+    for (const values of variants) {
+      const path = fill(op.path, values)
+      const res = await app.get(path, { token: world.b.token })
+      reads[path] = `${res.status} ${res.text}`
+    }
+  }
+  const b = world.b.id
+  const rows = {
+    user: await app.sql`select name, email, role, status, email_verified_at, password_hash from users where id = ${b}`,
+    tokens: await app.sql`select id, secret_hash from access_tokens where user_id = ${b} order by id`,
+    settings: await app.sql`select email_notifications from user_settings where user_id = ${b}`,
+    services: await app.sql`select id, plan_id, cycle_id, status, starts_at, expires_at, auto_renew from services where user_id = ${b} order by id`,
+    invoices: await app.sql`select uuid::text, status, amount, paid_at, transaction_id, due_date from invoices where user_id = ${b} order by id`,
+    tickets: await app.sql`select id, subject, status, last_reply_at from tickets where user_id = ${b} order by id`,
+    replies: await app.sql`select r.id, r.message, r.is_admin from ticket_replies r join tickets t on t.id = r.ticket_id where t.user_id = ${b} order by r.id`,
+    peers: await app.sql`select server_id, public_key, private_key_enc, host(address) as address from wireguard_peers where user_id = ${b} order by id`,
+    credentials: await app.sql`select username, secret_hash from vpn_credentials where user_id = ${b}`,
+    usage: await app.sql`select u.period::text, u.rx_bytes, u.tx_bytes from usage_records u join services s on s.id = u.service_id where s.user_id = ${b} order by u.period`
+  }
+  return { reads, rows: JSON.parse(JSON.stringify(rows)) as Json }
+}
+
+let bBefore: Awaited<ReturnType<typeof snapshotB>>
+
+beforeAll(async () => {
+  app = await makeTestApp()
+  world = await seedWorld(app)
+  const loaded = await loadOperations(app)
+  doc = loaded.doc
+  operations = loaded.operations
+  bBefore = await snapshotB()
+})
+
+afterAll(async () => {
+  console.log(`access: ${checks} checks over ${routesCovered.size} routes, ${failures.length} failures`)
+  for (const failure of failures.slice(0, 40)) console.log(`  FAIL ${failure}`)
+  await app.dispose()
+})
+
+test("the matrix knows every path parameter the API documents", () => {
+  const known = new Set(["service", "invoice", "ticket", "server", "plan", "cycle", "user", "gateway"])
+  for (const op of operations) {
+    for (const p of op.params) check(op, known.has(p.name), () => `path parameter {${p.name}} has no fixture in the access matrix: add one`)
+  }
+  expect(operations.filter((op) => op.params.length > 0).length).toBeGreaterThan(5)
+})
+
+test("A on B's resource: the same 404 as an id that does not exist [D11]; servers outside A's plan are 403 [D51][D52]", async () => {
+  const before = failures.length
+  const owned: Array<Operation> = []
+  for (const op of operations) {
+    if (op.kind !== "user" || op.params.length === 0) continue
+    const a = idsOf("a")
+    const names = op.params.map((p) => p.name)
+    if (names.includes("server")) {
+      // servers belong to no one: a server B's plan grants and A's does not is 403 [D51]
+      const others = op.path.endsWith("/openvpn")
+        ? [world.servers.bOpenvpn.id]
+        : op.path.endsWith("/wireguard")
+        ? [world.servers.bWireguard.id]
+        : [world.servers.bWireguard.id, world.servers.bOpenvpn.id]
+      for (const server of others) {
+        const res = await call(op, { ...a, server: String(server) }, world.a.token)
+        check(op, res.status === 403 && same(res.body, NOT_IN_PLAN), () => `server ${server} outside A's plan: ${res.status} ${res.text}`)
+      }
+      for (const missing of ["999999", "abc", "-1"]) {
+        const res = await call(op, { ...a, server: missing }, world.a.token)
+        check(op, res.status === 404 && same(res.body, NOT_FOUND), () => `server ${missing}: ${res.status} ${res.text}`)
+      }
+      const own = op.path.endsWith("/openvpn") ? world.servers.aOpenvpn.id : world.servers.shared.id
+      const res = await call(op, { ...a, server: String(own) }, world.a.token)
+      check(op, res.status === 200, () => `A on a server of A's plan: ${res.status} ${res.text.slice(0, 200)}`)
+      continue
+    }
+    for (const param of op.params) {
+      const others = otherValues(param.name)
+      if (!others) {
+        check(op, false, () => `no owner fixture for {${param.name}}`)
+        continue
+      }
+      const missing = param.numeric ? ["999999", "0", "abc"] : [MISSING_UUID, "not-a-uuid"]
+      const missingResponses: Array<Awaited<ReturnType<typeof call>>> = []
+      for (const value of missing) {
+        const res = await call(op, { ...a, [param.name]: value }, world.a.token)
+        missingResponses.push(res)
+        check(op, res.status === 404 && same(res.body, NOT_FOUND), () => `missing {${param.name}}=${value}: ${res.status} ${res.text}`)
+      }
+      for (const value of others) {
+        const res = await call(op, { ...a, [param.name]: value }, world.a.token)
+        check(op, res.status === 404 && same(res.body, NOT_FOUND), () => `B's {${param.name}}=${value}: ${res.status} ${res.text}`)
+        check(op, res.status === missingResponses[0]!.status && res.text === missingResponses[0]!.text,
+          () => `B's {${param.name}} answers unlike a missing one: ${res.status} ${res.text} vs ${missingResponses[0]!.status} ${missingResponses[0]!.text}`)
+      }
+    }
+    owned.push(op)
+  }
+  // A's own resources answer 2xx with the same bodies: the 404s above are the ownership check
+  for (const op of owned) {
+    const res = await call(op, idsOf("a"), world.a.token)
+    check(op, res.status >= 200 && res.status < 300, () => `A on A's own resource: ${res.status} ${res.text.slice(0, 200)}`)
+  }
+  expect(failures.slice(before)).toEqual([])
+})
+
+test("catalogue ids are public: any user reads any plan and cycle; missing ids are 404 [D31]", async () => {
+  const before = failures.length
+  for (const op of operations) {
+    if (op.kind !== "public" || op.method !== "GET" || op.params.length === 0) continue
+    if (!op.params.every((p) => p.name === "plan" || p.name === "cycle")) continue
+    for (const token of [world.a.token, undefined]) {
+      const res = await call(op, idsOf("b"), token)
+      check(op, res.status === 200, () => `B's plan/cycle read by ${token ? "A" : "a guest"}: ${res.status} ${res.text}`)
+      const missing = await call(op, { plan: "999999", cycle: "999999" }, token)
+      check(op, missing.status === 404 && same(missing.body, NOT_FOUND), () => `missing id: ${missing.status} ${missing.text}`)
+    }
+  }
+  expect(failures.slice(before)).toEqual([])
+})
+
+test("admin routes refuse guests (401) and users (403 Forbidden.); node routes refuse user and admin tokens; user routes refuse node tokens [D54][D70]", async () => {
+  const before = failures.length
+  const node = world.servers.shared.nodeToken
+  let admins = 0
+  let nodes = 0
+  let users = 0
+  for (const op of operations) {
+    const ids = idsOf("b")
+    if (op.kind === "admin") {
+      admins++
+      const guest = await call(op, ids, undefined)
+      check(op, guest.status === 401 && same(guest.body, UNAUTHENTICATED), () => `no token: ${guest.status} ${guest.text}`)
+      for (const [who, token] of [["A", world.a.token], ["B", world.b.token]] as const) {
+        const res = await call(op, ids, token)
+        check(op, res.status === 403 && same(res.body, FORBIDDEN), () => `user ${who}: ${res.status} ${res.text}`)
+      }
+      const byNode = await call(op, ids, node)
+      check(op, byNode.status === 401 && same(byNode.body, UNAUTHENTICATED), () => `node token: ${byNode.status} ${byNode.text}`)
+    } else if (op.kind === "node") {
+      nodes++
+      for (const [who, token] of [["none", undefined], ["user", world.a.token], ["admin", world.admin.token]] as const) {
+        const res = await call(op, ids, token)
+        check(op, res.status === 401 && same(res.body, UNAUTHENTICATED), () => `${who} token: ${res.status} ${res.text}`)
+      }
+    } else if (op.kind === "user") {
+      users++
+      for (const [who, token] of [["none", undefined], ["node", node], ["other node", world.servers.bWireguard.nodeToken]] as const) {
+        const res = await call(op, idsOf("a"), token)
+        check(op, res.status === 401 && same(res.body, UNAUTHENTICATED), () => `${who} token: ${res.status} ${res.text}`)
+      }
+    }
+  }
+  // the tokens refused above do work where they belong
+  const adminList = await app.get("/v1/admin/users", { token: world.admin.token })
+  check("GET /v1/admin/users", adminList.status === 200, () => `admin token: ${adminList.status} ${adminList.text.slice(0, 200)}`)
+  const peers = await app.get("/v1/node/peers", { token: node })
+  check("GET /v1/node/peers", peers.status === 200, () => `node token: ${peers.status} ${peers.text.slice(0, 200)}`)
+  expect(admins).toBeGreaterThan(5)
+  expect(nodes).toBeGreaterThanOrEqual(3)
+  expect(users).toBeGreaterThan(10)
+  expect(failures.slice(before)).toEqual([])
+})
+
+test("no list shows another user's rows (services, invoices, tickets, bandwidth, servers by plan, node peers)", async () => {
+  const before = failures.length
+  const queries = (op: Operation) => {
+    const list = [""]
+    if (op.query.includes("page")) list.push("?page=1", "?page=2")
+    if (op.query.includes("status")) list.push("?status=pending", "?status=paid", "?status=cancelled", "?status=paid&page=1")
+    return list
+  }
+  let lists = 0
+  for (const op of operations) {
+    if (op.kind !== "user" || op.method !== "GET" || op.params.length > 0) continue
+    for (const query of queries(op)) {
+      lists++
+      const res = await app.get(op.path + query, { token: world.a.token })
+      check(op, res.status < 500, () => `${query}: ${res.status}`)
+      const leaked = world.bMarkers.filter((m) => res.text.includes(m))
+      check(op, leaked.length === 0, () => `${query} shows B's ${leaked.join(", ")}`)
+    }
+  }
+  expect(lists).toBeGreaterThan(5)
+  // the markers are visible to B, so their absence above means something
+  const bReads = Object.values(bBefore.reads).join("\n")
+  for (const marker of ["BOBMARK", world.b.email, "987654321", "1975308649", world.bMarkers[world.bMarkers.length - 1]!]) {
+    check("markers", bReads.includes(marker), () => `B's own reads never show ${marker}: the leak check is blind to it`)
+  }
+
+  const idsIn = (body: unknown, key = "id") =>
+    Array.isArray((body as Json | undefined)?.["data"]) ? ((body as Json)["data"] as Array<Json>).map((row) => row[key]) : undefined
+  const known = async (path: string, key: string, own: ReadonlyArray<unknown>) => {
+    if (!operations.some((op) => op.method === "GET" && op.path === path)) return
+    const res = await app.get(path, { token: world.a.token })
+    const ids = idsIn(res.body, key)
+    check(`GET ${path}`, res.status === 200 && ids !== undefined, () => `${res.status} ${res.text.slice(0, 200)}`)
+    check(`GET ${path}`, ids !== undefined && ids.length > 0 && ids.every((id) => own.includes(id)),
+      () => `A sees ${JSON.stringify(ids)}, A owns ${JSON.stringify(own)}`)
+  }
+  const a = world.a
+  await known("/v1/services", "id", [a.serviceId])
+  await known("/v1/invoices", "uuid", a.invoiceUuids)
+  await known("/v1/tickets", "id", [a.ticketId])
+  const aServers = (await app.sql<{ id: number }>`select server_id as id from server_plans where plan_id = ${a.planId}`).map((r) => r.id)
+  await known("/v1/servers", "id", aServers)
+  // history: A's two months only, with A's numbers
+  const history = await app.get("/v1/bandwidth/history", { token: a.token })
+  const used = idsIn(history.body, "used_bytes")
+  check("GET /v1/bandwidth/history", same(used, [111_111_111, 222_222_229]), () => `A's history: ${history.text.slice(0, 300)}`)
+  const summary = await app.get("/v1/bandwidth/summary", { token: a.token })
+  check("GET /v1/bandwidth/summary", summary.body?.data?.total_used_bytes === 333_333_340, () => `A's summary: ${summary.text}`)
+  // a node sees the peers of its own server only
+  for (const server of Object.values(world.servers)) {
+    const res = await app.get("/v1/node/peers", { token: server.nodeToken })
+    const keys = idsIn(res.body, "public_key") ?? []
+    const own = (await app.sql<{ public_key: string }>`select public_key from wireguard_peers where server_id = ${server.id}`).map((r) => r.public_key)
+    check("GET /v1/node/peers", res.status === 200 && same([...keys].sort(), [...own].sort()), () => `server ${server.id} sees ${JSON.stringify(keys)}, owns ${JSON.stringify(own)}`)
+  }
+  expect(failures.slice(before)).toEqual([])
+})
+
+test("B's data reads the same after everything A, the node and the guests tried", async () => {
+  const after = await snapshotB()
+  const changedReads = Object.keys(bBefore.reads).filter((path) => bBefore.reads[path] !== after.reads[path])
+  for (const path of Object.keys(bBefore.reads)) {
+    check(`GET ${path}`, bBefore.reads[path] === after.reads[path], () => `B's read changed:\n    before ${bBefore.reads[path]!.slice(0, 300)}\n    after  ${after.reads[path]!.slice(0, 300)}`)
+  }
+  for (const table of Object.keys(bBefore.rows)) {
+    check(`B's ${table}`, same(bBefore.rows[table], after.rows[table]), () => `changed:\n    before ${JSON.stringify(bBefore.rows[table]).slice(0, 300)}\n    after  ${JSON.stringify(after.rows[table]).slice(0, 300)}`)
+  }
+  expect(Object.keys(bBefore.reads).length).toBeGreaterThan(10)
+  expect(changedReads).toEqual([])
+  expect(failures).toEqual([])
+})
