@@ -232,8 +232,9 @@ test("admin routes refuse guests (401) and users (403 Forbidden.); node routes r
       admins++
       const guest = await call(op, ids, undefined)
       check(op, guest.status === 401 && same(guest.body, UNAUTHENTICATED), () => `no token: ${guest.status} ${guest.text}`)
-      for (const [who, token] of [["A", world.a.token], ["B", world.b.token]] as const) {
-        const res = await call(op, ids, token)
+      const attempts = [["A on B's ids", world.a.token, ids], ["A on A's ids", world.a.token, idsOf("a")], ["B on B's ids", world.b.token, ids]] as const
+      for (const [who, token, values] of attempts) {
+        const res = await call(op, values, token)
         check(op, res.status === 403 && same(res.body, FORBIDDEN), () => `user ${who}: ${res.status} ${res.text}`)
       }
       const byNode = await call(op, ids, node)
@@ -330,6 +331,9 @@ test("B's data reads the same after everything A, the node and the guests tried"
   for (const table of Object.keys(bBefore.rows)) {
     check(`B's ${table}`, same(bBefore.rows[table], after.rows[table]), () => `changed:\n    before ${JSON.stringify(bBefore.rows[table]).slice(0, 300)}\n    after  ${JSON.stringify(after.rows[table]).slice(0, 300)}`)
   }
+  // A's attempts on admin routes (e.g. PUT /v1/admin/users/{user} with role admin) made A nothing more
+  const [a] = await app.sql<{ role: string; status: number }>`select role, status from users where id = ${world.a.id}`
+  check("A's role", a?.role === "user" && a.status === 1, () => `A is now ${JSON.stringify(a)}`)
   expect(Object.keys(bBefore.reads).length).toBeGreaterThan(10)
   expect(changedReads).toEqual([])
   expect(failures).toEqual([])
