@@ -44,7 +44,8 @@ const routesCovered = new Set<string>()
 const check = (op: Operation | string, ok: boolean, detail: () => string) => {
   checks++
   const name = typeof op === "string" ? op : `${op.method} ${op.path}`
-  routesCovered.add(name)
+  // the figure counts documented operations; other checks (rows, markers) count as checks only
+  if (operations.some((o) => `${o.method} ${o.path}` === name)) routesCovered.add(name)
   if (!ok) failures.push(`${name}: ${detail()}`)
 }
 
@@ -93,6 +94,7 @@ const otherValues = (name: string): ReadonlyArray<string> | undefined => {
 /** what B sees through every user GET route, and B's rows */
 const snapshotB = async () => {
   const reads: Record<string, string> = {}
+  const readOps: Record<string, Operation> = {}
   for (const op of operations) {
     if (op.kind !== "user" || op.method !== "GET") continue
     const ids = idsOf("b")
@@ -105,6 +107,7 @@ const snapshotB = async () => {
       const path = fill(op.path, values)
       const res = await app.get(path, { token: world.b.token })
       reads[path] = `${res.status} ${res.text}`
+      readOps[path] = op
     }
   }
   const b = world.b.id
@@ -120,7 +123,7 @@ const snapshotB = async () => {
     credentials: await app.sql`select username, secret_hash from vpn_credentials where user_id = ${b}`,
     usage: await app.sql`select u.period::text, u.rx_bytes, u.tx_bytes from usage_records u join services s on s.id = u.service_id where s.user_id = ${b} order by u.period`
   }
-  return { reads, rows: JSON.parse(JSON.stringify(rows)) as Json }
+  return { reads, readOps, rows: JSON.parse(JSON.stringify(rows)) as Json }
 }
 
 let bBefore: Awaited<ReturnType<typeof snapshotB>>
@@ -326,7 +329,7 @@ test("B's data reads the same after everything A, the node and the guests tried"
   const after = await snapshotB()
   const changedReads = Object.keys(bBefore.reads).filter((path) => bBefore.reads[path] !== after.reads[path])
   for (const path of Object.keys(bBefore.reads)) {
-    check(`GET ${path}`, bBefore.reads[path] === after.reads[path], () => `B's read changed:\n    before ${bBefore.reads[path]!.slice(0, 300)}\n    after  ${after.reads[path]!.slice(0, 300)}`)
+    check(bBefore.readOps[path]!, bBefore.reads[path] === after.reads[path], () => `B's read of ${path} changed:\n    before ${bBefore.reads[path]!.slice(0, 300)}\n    after  ${after.reads[path]!.slice(0, 300)}`)
   }
   for (const table of Object.keys(bBefore.rows)) {
     check(`B's ${table}`, same(bBefore.rows[table], after.rows[table]), () => `changed:\n    before ${JSON.stringify(bBefore.rows[table]).slice(0, 300)}\n    after  ${JSON.stringify(after.rows[table]).slice(0, 300)}`)
