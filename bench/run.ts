@@ -40,7 +40,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
 // ---- servers ---------------------------------------------------------------------------------
 
-type ServerId = "ours" | "raw" | "hono" | "fastify" | "effect-bare"
+type ServerId = "ours" | "raw" | "raw-pg" | "hono" | "fastify" | "effect-bare"
 
 interface ServerDef {
   readonly id: ServerId
@@ -53,6 +53,7 @@ const OURS_ENV = { GENERAL_RATE_LIMIT: "0", LOG_LEVEL: "warn" }
 
 const SERVERS: ReadonlyArray<ServerDef> = [
   { id: "raw", label: "raw Bun.serve + Bun.SQL", cmd: [BUN, "bench/peers/raw.ts"] },
+  { id: "raw-pg", label: "raw Bun.serve + pg (our driver)", cmd: [BUN, "bench/peers/raw.ts"], env: { PEER_DRIVER: "pg" } },
   { id: "ours", label: "ours (Effect HttpApi)", cmd: [BUN, "run", "src/main.ts"], env: OURS_ENV },
   { id: "effect-bare", label: "bare Effect HttpApi", cmd: [BUN, "bench/peers/effect-bare.ts"] },
   { id: "hono", label: "Hono on Bun + Bun.SQL", cmd: [BUN, "bench/peers/hono.ts"] },
@@ -131,8 +132,9 @@ interface Scenario {
   readonly servers: ReadonlyArray<ServerId>
 }
 
-const ALL: ReadonlyArray<ServerId> = ["raw", "ours", "effect-bare", "hono", "fastify"]
+const ALL: ReadonlyArray<ServerId> = ["raw", "ours", "effect-bare", "raw-pg", "hono", "fastify"]
 const NO_BARE: ReadonlyArray<ServerId> = ["raw", "ours", "hono", "fastify"]
+const AUTH_WITH_DRIVER: ReadonlyArray<ServerId> = ["raw", "ours", "raw-pg", "hono", "fastify"]
 
 const SCENARIOS: ReadonlyArray<Scenario> = ([
   { id: "status", title: "GET /v1/status", path: () => "/v1/status", auth: false, servers: ALL },
@@ -142,7 +144,7 @@ const SCENARIOS: ReadonlyArray<Scenario> = ([
     title: "GET /v1/services/current (bearer)",
     path: () => "/v1/services/current",
     auth: true,
-    servers: NO_BARE
+    servers: AUTH_WITH_DRIVER
   },
   {
     id: "invoices-page-2",
@@ -370,7 +372,7 @@ const main = async () => {
 
   // login: argon2id bound; our pool size against Bun.password.verify alone, and plans during a flood
   let login: Record<string, unknown> | null = null
-  for (const id of ["ours", "effect-bare", "hono", "fastify"] as const) {
+  for (const id of ["ours", "effect-bare", "raw-pg", "hono", "fastify"] as const) {
     const r = live.get(id)
     if (r) await stop(r)
     live.delete(id)

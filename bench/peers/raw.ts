@@ -18,4 +18,4 @@ const server = Bun.serve({
   },
   fetch: () => peer.notFound()
 })
-console.log(`raw Bun.serve on ${server.port}`)
+console.log(`raw Bun.serve + ${peer.driver} on ${server.port}`)

@@ -1,6 +1,7 @@
 import { PGlite } from "@electric-sql/pglite"
 import { PGLiteSocketServer } from "@electric-sql/pglite-socket"
 import { Migrator, SqlClient } from "@effect/sql"
+import { SqlError } from "@effect/sql/SqlError"
 import { PgClient } from "@effect/sql-pg"
 import { Context, Duration, Effect, Layer, Option, Redacted } from "effect"
 import { mkdirSync } from "node:fs"
@@ -55,6 +56,59 @@ export const embeddedServer = (dataDir: string | undefined) =>
     })
   )
 
+/**
+ * Parameterised statements are prepared once per connection under a name (issue 8): `pg` sends
+ * them unnamed, so PostgreSQL parsed and planned every query again. Names map 1:1 to texts for the
+ * life of the process (at most 2 000; any further text runs unnamed as before).
+ */
+const statementNames = new Map<string, string>()
+const statementName = (text: string): string | undefined => {
+  let name = statementNames.get(text)
+  if (name === undefined && statementNames.size < 2000) {
+    name = `vpn_${statementNames.size}`
+    statementNames.set(text, name)
+  }
+  return name
+}
+
+type Query = (...args: Array<unknown>) => unknown
+
+const prepareNamed = (client: pg.PoolClient) => {
+  const target = client as unknown as { query: Query }
+  const query = target.query.bind(client) as Query
+  target.query = (text: unknown, values?: unknown, callback?: unknown) => {
+    const name = typeof text === "string" && Array.isArray(values) && values.length > 0 ? statementName(text) : undefined
+    return name === undefined ? query(text, values, callback) : query({ name, text, values }, callback)
+  }
+}
+
+/** The `pg` pool of `PgClient.layer`, with named prepared statements on each of its connections. */
+export const preparedPgLayer = (url: Redacted.Redacted<string>, maxConnections: number) =>
+  PgClient.layerFromPool({
+    applicationName: "vpn-api",
+    types,
+    acquire: Effect.acquireRelease(
+      Effect.tryPromise({
+        try: async () => {
+          const pool = new pg.Pool({
+            connectionString: Redacted.value(url),
+            max: maxConnections,
+            connectionTimeoutMillis: 5_000,
+            idleTimeoutMillis: 30_000,
+            application_name: "vpn-api",
+            types
+          })
+          pool.on("error", () => {})
+          pool.on("connect", prepareNamed)
+          await pool.query("select 1")
+          return pool
+        },
+        catch: (cause) => new SqlError({ cause, message: "PgClient: Failed to connect" })
+      }),
+      (pool) => Effect.promise(() => pool.end())
+    )
+  })
+
 export const runMigrations = Migrator.make({})({ loader: Migrator.fromRecord(migrations), table: "schema_migrations" })
 
 /** The SQL client on PostgreSQL (`DATABASE_URL`) or on the embedded PGlite, migrated. */
@@ -65,7 +119,9 @@ export const DatabaseLive = Layer.scopedContext(
     const url = Option.isSome(config.databaseUrl)
       ? config.databaseUrl.value
       : Redacted.make((yield* embeddedServer(join(config.dataDir))).url)
-    const ctx = yield* Layer.build(PgClient.layer(pgClientOptions(url, embedded ? 1 : 10)))
+    const ctx = yield* Layer.build(
+      embedded ? PgClient.layer(pgClientOptions(url, 1)) : preparedPgLayer(url, 10)
+    )
     const applied = yield* runMigrations.pipe(Effect.provide(ctx))
     return ctx.pipe(
       Context.add(DatabaseInfo, { mode: embedded ? "embedded" : "postgresql", migrationsApplied: applied })
