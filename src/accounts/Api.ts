@@ -188,7 +188,11 @@ export class AccountsAdminApi extends HttpApiGroup.make("accountsAdmin")
     HttpApiEndpoint.put("updateUser", "/admin/users/:user")
       .setPath(Schema.Struct({ user: IdParam }))
       .setPayload(Body({
-        status: Schema.optional(Schema.Literal(0, 1).annotations({ message: () => "The selected status is invalid." })),
+        status: Schema.optional(
+          Schema.Number.annotations({ message: () => "The selected status is invalid." }).pipe(
+            Schema.filter((n) => n === 0 || n === 1, { message: () => "The selected status is invalid." })
+          )
+        ),
         role: Schema.optional(oneOf("role", ["user", "admin"]))
       }))
       .addSuccess(Ok(UserDetail, { identifier: "AccountsAdminUserResponse" }))
