@@ -1,0 +1,10 @@
+import { BunContext, BunRuntime } from "@effect/platform-bun"
+import { Console, Effect } from "effect"
+import { runCli } from "./cli/Commands.ts"
+
+/** `bun run cli -- <command>`: migrate, create-admin, jobs run-once. */
+runCli(process.argv).pipe(
+  Effect.catchTag("CliFailure", (e) => Console.error(e.message).pipe(Effect.zipRight(Effect.sync(() => process.exit(1))))),
+  Effect.provide(BunContext.layer),
+  BunRuntime.runMain({ disablePrettyLogger: true })
+)
