@@ -9,6 +9,7 @@ import {
 import { dropFrameworkDefaults } from "./http/OpenApiDoc.ts"
 import { AccountsAdminApi, AccountsApi, AccountsPagesApi } from "./accounts/Api.ts"
 import { BillingAdminApi, BillingApi, BillingPagesApi } from "./billing/Api.ts"
+import { ServicesAdminApi, ServicesApi } from "./billing/ServicesApi.ts"
 import { CatalogAdminApi, CatalogApi } from "./catalog/Api.ts"
 import { SupportAdminApi, SupportApi } from "./support/Api.ts"
 import { SystemApi } from "./system/Api.ts"
@@ -21,6 +22,8 @@ export class Api extends HttpApi.make("vpn")
   .add(AccountsAdminApi)
   .add(CatalogApi)
   .add(CatalogAdminApi)
+  .add(ServicesApi)
+  .add(ServicesAdminApi)
   .add(BillingApi)
   .add(BillingAdminApi)
   .add(VpnApi)

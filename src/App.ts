@@ -12,6 +12,7 @@ import { Mailer } from "./platform/Mailer.ts"
 import { RateLimiter } from "./platform/RateLimiter.ts"
 import { AccountsHttpLive } from "./accounts/Http.ts"
 import { BillingHttpLive } from "./billing/Http.ts"
+import { ServicesHttpLive } from "./billing/ServicesHttp.ts"
 import { CatalogHttpLive } from "./catalog/Http.ts"
 import { SupportHttpLive } from "./support/Http.ts"
 import { SystemLive } from "./system/Http.ts"
@@ -19,7 +20,7 @@ import { VpnHttpLive } from "./vpn/Http.ts"
 
 /** Every group's handlers, the auth middleware and the error mapping, over the services. */
 export const ApiLive = HttpApiBuilder.api(Api).pipe(
-  Layer.provide([SystemLive, AccountsHttpLive, CatalogHttpLive, BillingHttpLive, VpnHttpLive, SupportHttpLive]),
+  Layer.provide([SystemLive, AccountsHttpLive, CatalogHttpLive, ServicesHttpLive, BillingHttpLive, VpnHttpLive, SupportHttpLive]),
   Layer.provide([AuthenticationLive, AdminAuthenticationLive, RateLimitsLive]),
   Layer.provide([ErrorMappingLive, GuardsLive])
 )

@@ -1,9 +1,9 @@
 import { HttpApiGroup } from "@effect/platform"
 
-/** The caller's services, invoices and orders; the payment webhook ([D34]-[D40]). */
+/** The caller's invoices and orders; the payment webhook ([D35]-[D40]). */
 export class BillingApi extends HttpApiGroup.make("billing") {}
 
-/** `/v1/admin/...` for services, invoices, mark-paid ([D70]). */
+/** `/v1/admin/users/{user}/invoices`, `/v1/admin/invoices/{invoice}/mark-paid` ([D70]). */
 export class BillingAdminApi extends HttpApiGroup.make("billingAdmin") {}
 
 /** HTML page outside `/v1`: `/pay/{uuid}` of the manual gateway ([D26], [D37]). */
