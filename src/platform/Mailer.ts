@@ -31,7 +31,13 @@ export class Mailer extends Context.Tag("Mailer")<Mailer, {
             ),
           onNone: () =>
             Effect.tryPromise(() => logTransport.sendMail({ from: config.mailFrom, ...mail })).pipe(
-              Effect.flatMap((info) => Effect.logInfo(`mail (no SMTP_URL, logged)\n${String(info.message)}`)),
+              // the headers nodemailer built, then the text as written: the wire form's
+              // quoted-printable (`token=3D...`, soft line breaks) would garble links for a person
+              Effect.flatMap((info) =>
+                Effect.logInfo(`mail (no SMTP_URL, logged)\n${
+                  String(info.message).split("\n\n")[0]!.split("\n").filter((h) => !/^Content-Transfer-Encoding:/i.test(h)).join("\n")
+                }\n\n${mail.text}`)
+              ),
               Effect.ignore
             )
         })
