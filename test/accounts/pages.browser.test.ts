@@ -82,7 +82,12 @@ suite("pages in Chromium [D26]", () => {
     })
     const collect = async (stream: ReadableStream<Uint8Array>) => {
       const decoder = new TextDecoder()
-      for await (const chunk of stream) log += decoder.decode(chunk, { stream: true })
+      const reader = stream.getReader()
+      for (;;) {
+        const { done, value } = await reader.read()
+        if (done) return
+        log += decoder.decode(value, { stream: true })
+      }
     }
     void collect(server.stdout as ReadableStream<Uint8Array>)
     void collect(server.stderr as ReadableStream<Uint8Array>)
