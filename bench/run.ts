@@ -8,7 +8,7 @@
  * BENCH_ONLY (comma-separated scenario ids), BENCH_SKIP_LOGIN=1, BENCH_SKIP_BUILD=1.
  */
 import { mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs"
-import { cpus, release } from "node:os"
+import { cpus, loadavg, release } from "node:os"
 import { join, resolve } from "node:path"
 import { SQL } from "bun"
 import { startPostgres, type Postgres } from "./lib/postgres.ts"
@@ -227,6 +227,7 @@ const main = async () => {
   process.chdir(ROOT)
   const startedAt = new Date()
   const wall0 = performance.now()
+  const loadAtStart = loadavg()
   ensureWrk()
   const wrkVersion = Bun.spawnSync(["wrk", "-v"]).stdout.toString().split("\n")[0]?.trim() ?? "wrk"
   console.log(`bench: ${SECONDS}s x ${ROUNDS} rounds, ${WARMUP}s warm-up, ${CONNECTIONS} connections; ${cpus().length} CPUs`)
@@ -388,6 +389,8 @@ const main = async () => {
       cpus: cpus().length,
       cpuModel: cpus()[0]?.model,
       kernel: release(),
+      // the machine may be shared: 1/5/15-minute load averages when the run started and ended
+      loadAverage: { start: loadAtStart.map((x) => round(x)), end: loadavg().map((x) => round(x)) },
       bun: Bun.version,
       node: NODE ? run([NODE, "--version"]).trim() : null,
       postgres: pg.version,

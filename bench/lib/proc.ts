@@ -32,7 +32,11 @@ export const cpuTicks = (pid: number): number => {
   }
 }
 
-/** utime + stime of every PostgreSQL process (postmaster and backends), in clock ticks. */
+/**
+ * CPU of PostgreSQL in clock ticks: utime + stime of every live postgres process plus cutime +
+ * cstime (what the postmaster has collected from backends that already ended), so that a backend
+ * closing during a run does not take its time with it.
+ */
 export const postgresTicks = (): number => {
   let total = 0
   for (const entry of readdirSync("/proc")) {
@@ -41,7 +45,7 @@ export const postgresTicks = (): number => {
       const stat = readFileSync(`/proc/${entry}/stat`, "utf8")
       if (!stat.includes("(postgres)")) continue
       const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
-      total += Number(fields[11]) + Number(fields[12])
+      total += Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14])
     } catch {
       // the process ended meanwhile
     }

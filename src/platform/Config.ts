@@ -23,7 +23,10 @@ export interface AppConfigShape {
   readonly corsOrigins: ReadonlyArray<string>
   readonly paymentWebhookSecret: Option.Option<Redacted.Redacted<string>>
   readonly logLevel: LogLevel.LogLevel
-  /** threads hashing passwords at once (issue 8); not in [D1], defaults to the core count */
+  /**
+   * threads hashing passwords at once (issue 8); not in [D1]. Defaults to the core count less one
+   * (at least 1): the event loop and the database keep a core while a login flood runs.
+   */
   readonly hashConcurrency: number
 }
 
@@ -130,7 +133,7 @@ export const appConfig = Config.all({
     Config.validate({ message: `LOG_LEVEL: must be one of ${Object.keys(levels).join(", ")}`, validation: (s) => s in levels }),
     Config.map((s) => levels[s]!)
   ),
-  hashConcurrency: positiveInt("HASH_CONCURRENCY", Math.max(1, navigator.hardwareConcurrency || 2))
+  hashConcurrency: positiveInt("HASH_CONCURRENCY", Math.max(1, (navigator.hardwareConcurrency || 2) - 1))
 }).pipe(
   Config.map((c): AppConfigShape => {
     const publicUrl = trailingSlashless(Option.getOrElse(c.publicUrl, () => `http://localhost:${c.port}`))
