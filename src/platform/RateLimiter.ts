@@ -27,31 +27,44 @@ const toHit = (limit: number, hits: number, windowStart: Date, now: Date): Hit =
  */
 export class RateLimiter extends Context.Tag("RateLimiter")<RateLimiter, {
   readonly hit: (key: string, limit: number) => Effect.Effect<Hit, ServiceUnavailable>
+  /**
+   * Counts one request against every key at once, in one statement with the keys in a fixed
+   * order: concurrent requests then reach every counter in the same order, so the limit lets
+   * exactly `limit` of a burst through (separate statements could give one request the 3rd
+   * hit of one key and the 7th of the other, refusing requests the limit allows).
+   */
+  readonly hitAll: (keys: ReadonlyArray<string>, limit: number) => Effect.Effect<ReadonlyArray<Hit>, ServiceUnavailable>
 }>() {
   static readonly Live = Layer.effect(
     RateLimiter,
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
       const clock = yield* AppClock
-      return {
-        hit: (key, limit) =>
-          Effect.gen(function*() {
-            const now = yield* clock.now
-            const windowFloor = new Date(now.getTime() - WINDOW_MS)
-            const rows = yield* sql<{ window_started_at: Date; hits: number }>`
-              insert into rate_limits (key, window_started_at, hits) values (${key}, ${now}, 1)
-              on conflict (key) do update set
-                window_started_at = case when rate_limits.window_started_at <= ${windowFloor}
-                  then excluded.window_started_at else rate_limits.window_started_at end,
-                hits = case when rate_limits.window_started_at <= ${windowFloor}
-                  then 1 else rate_limits.hits + 1 end
-              returning window_started_at, hits`
-            const row = rows[0]!
+      const hitAll = (keys: ReadonlyArray<string>, limit: number) =>
+        Effect.gen(function*() {
+          const now = yield* clock.now
+          const windowFloor = new Date(now.getTime() - WINDOW_MS)
+          const sorted = [...new Set(keys)].sort()
+          const rows = yield* sql<{ key: string; window_started_at: Date; hits: number }>`
+            insert into rate_limits ${sql.insert(sorted.map((key) => ({ key, window_started_at: now, hits: 1 })))}
+            on conflict (key) do update set
+              window_started_at = case when rate_limits.window_started_at <= ${windowFloor}
+                then excluded.window_started_at else rate_limits.window_started_at end,
+              hits = case when rate_limits.window_started_at <= ${windowFloor}
+                then 1 else rate_limits.hits + 1 end
+            returning key, window_started_at, hits`
+          const byKey = new Map(rows.map((row) => [row.key, row]))
+          return keys.map((key) => {
+            const row = byKey.get(key)!
             return toHit(limit, row.hits, row.window_started_at, now)
-          }).pipe(
-            // fail closed: without the shared counter nobody passes [D30]
-            Effect.catchTag("SqlError", () => Effect.fail(new ServiceUnavailable()))
-          )
+          })
+        }).pipe(
+          // fail closed: without the shared counter nobody passes [D30]
+          Effect.catchTag("SqlError", () => Effect.fail(new ServiceUnavailable()))
+        )
+      return {
+        hit: (key, limit) => Effect.map(hitAll([key], limit), (hits) => hits[0]!),
+        hitAll
       }
     })
   )
@@ -59,8 +72,7 @@ export class RateLimiter extends Context.Tag("RateLimiter")<RateLimiter, {
   /** The same windows in this process's memory (tests of callers; the coarse general limit). */
   static readonly memory = Effect.map(AppClock, (clock): RateLimiter["Type"] => {
       const windows = new Map<string, { start: Date; hits: number }>()
-      return {
-        hit: (key: string, limit: number) =>
+      const hit = (key: string, limit: number) =>
           Effect.map(clock.now, (now) => {
             let w = windows.get(key)
             if (!w || w.start.getTime() <= now.getTime() - WINDOW_MS) {
@@ -73,7 +85,7 @@ export class RateLimiter extends Context.Tag("RateLimiter")<RateLimiter, {
             }
             return toHit(limit, w.hits, w.start, now)
           })
-      }
+      return { hit, hitAll: (keys: ReadonlyArray<string>, limit: number) => Effect.forEach(keys, (key) => hit(key, limit)) }
     })
 
   static readonly Memory = Layer.effect(RateLimiter, RateLimiter.memory)
@@ -86,7 +98,7 @@ export class RateLimiter extends Context.Tag("RateLimiter")<RateLimiter, {
 export const enforceRateLimit = (limit: number, keys: ReadonlyArray<string>) =>
   Effect.gen(function*() {
     const limiter = yield* RateLimiter
-    const hits = yield* Effect.forEach(keys, (key) => limiter.hit(key, limit))
+    const hits = yield* limiter.hitAll(keys, limit)
     const tightest = hits.reduce((a, b) => (b.remaining < a.remaining || (!b.allowed && a.allowed) ? b : a))
     const blocked = hits.filter((h) => !h.allowed)
     const retryAfter = blocked.length > 0 ? Math.max(...blocked.map((h) => h.retryAfter)) : undefined
