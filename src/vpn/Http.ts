@@ -196,16 +196,29 @@ const NodeLive = HttpApiBuilder.group(Api, "node", (handlers) =>
           const period = Bandwidth.periodStart(yield* clock.now)
           // all or nothing: a node that retries a failed report does not count it twice
           const accepted = yield* sql.withTransaction(Effect.gen(function*() {
+            // first resolve every entry to its service (reads only), summing per service; then
+            // write the sums in service-id order, so concurrent reports that name the same
+            // services in other orders take their row locks in one order and never deadlock
+            const sums = new Map<number, { rx: number; tx: number }>()
+            const services = new Map<number, Option.Option<number>>()
             let counted = 0
             for (const entry of report.entries) {
               const owner = entry.public_key !== undefined
                 ? yield* peers.ownerOf(node.serverId, entry.public_key)
                 : yield* credentials.userOf(entry.username ?? "")
               if (Option.isNone(owner)) continue
-              const service = yield* subscriptions.current(owner.value)
-              if (Option.isNone(service)) continue
-              yield* usage.add(service.value.id, period, entry.rx_bytes, entry.tx_bytes)
+              let serviceId = services.get(owner.value)
+              if (serviceId === undefined) {
+                serviceId = Option.map(yield* subscriptions.current(owner.value), (s) => s.id)
+                services.set(owner.value, serviceId)
+              }
+              if (Option.isNone(serviceId)) continue
+              const sum = sums.get(serviceId.value) ?? { rx: 0, tx: 0 }
+              sums.set(serviceId.value, { rx: sum.rx + entry.rx_bytes, tx: sum.tx + entry.tx_bytes })
               counted++
+            }
+            for (const [serviceId, sum] of [...sums.entries()].sort(([a], [b]) => a - b)) {
+              yield* usage.add(serviceId, period, sum.rx, sum.tx)
             }
             return counted
           })).pipe(Effect.orDie)
