@@ -29,4 +29,10 @@ const main = Effect.gen(function*() {
   ).pipe(Logger.withMinimumLogLevel(config.logLevel))
 })
 
-BunRuntime.runMain(main.pipe(Effect.provide(Logger.logFmt)), { disablePrettyLogger: true })
+// `vpn-api <command>` (the compiled binary) runs the admin CLI on the same layers
+const CLI_COMMANDS = new Set(["migrate", "create-admin", "seed-demo", "jobs", "--help", "-h", "--version"])
+if (CLI_COMMANDS.has(process.argv[2] ?? "")) {
+  await import("./cli.ts")
+} else {
+  BunRuntime.runMain(main.pipe(Effect.provide(Logger.logFmt)), { disablePrettyLogger: true })
+}

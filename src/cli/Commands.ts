@@ -3,7 +3,10 @@ import { SqlClient } from "@effect/sql"
 import { Console, Effect, Layer, Logger, ParseResult, Redacted, Schema } from "effect"
 import { ensureAdmin } from "../accounts/Startup.ts"
 import { email as emailField, string } from "../http/Fields.ts"
+import { seedDemo } from "../demo/SeedDemo.ts"
 import { AppClock } from "../platform/Clock.ts"
+import { AppKey } from "../platform/Crypto.ts"
+import { KeyGen } from "../platform/KeyGen.ts"
 import { AppConfig, loadConfig } from "../platform/Config.ts"
 import { DatabaseInfo, DatabaseLive } from "../platform/Database.ts"
 
@@ -67,6 +70,16 @@ const createAdmin = Command.make(
     })
 ).pipe(Command.withDescription("Create the admin user, or make an existing user of that e-mail an admin."))
 
+const seed = Command.make("seed-demo", {}, () =>
+  withDatabase(Effect.gen(function*() {
+    const result = yield* seedDemo
+    yield* Console.log(result.created.length > 0 ? `created: ${result.created.join(", ")}` : "demo data already present: nothing created")
+    yield* Console.log(`admin: ${result.admin.email} / ${result.admin.password}`)
+    yield* Console.log(`demo user: ${result.user.email} / ${result.user.password}`)
+    for (const { server, token } of result.nodeTokens) yield* Console.log(`node token of ${server} (shown once): ${token}`)
+  }).pipe(Effect.provide(Layer.mergeAll(KeyGen.Live, AppKey.Live))))
+).pipe(Command.withDescription("Fill the database with a demo catalogue, servers and a demo user (idempotent)."))
+
 const runOnce = Command.make("run-once", {}, () =>
   // [D80] jobs belong to the billing room; `runJobsOnce` of src/billing/Jobs.ts is wired here once it exists
   Effect.fail(new CliFailure({ message: "jobs run-once: the billing jobs of [D80] are not built yet" }))
@@ -79,7 +92,7 @@ const jobs = Command.make("jobs").pipe(
 
 export const adminCli = Command.make("vpn-api").pipe(
   Command.withDescription("Admin commands of the VPN API, on the server's configuration."),
-  Command.withSubcommands([migrate, createAdmin, jobs])
+  Command.withSubcommands([migrate, createAdmin, seed, jobs])
 )
 
 export const runCli = Command.run(adminCli, { name: "vpn-api admin CLI", version: "0.1.0" })
