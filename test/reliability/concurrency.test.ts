@@ -1,4 +1,6 @@
+import { HttpApi } from "@effect/platform"
 import { afterAll, beforeAll, describe, expect, test } from "bun:test"
+import { Api } from "../../src/Api.ts"
 import { hmacSha256Hex, sha256Hex } from "../../src/platform/Crypto.ts"
 import { makeTestApp, type TestApp, type TestResponse } from "../support/app.ts"
 
@@ -158,6 +160,128 @@ describe("rate limits under concurrency [D30]", () => {
     expect(responses.filter((r) => r.status === 200)).toHaveLength(10)
     expect(responses.filter((r) => r.status === 429)).toHaveLength(10)
   }, 60_000)
+})
+
+// ---- billing: orders, promo uses and the payment webhook [D33][D35][D40] ----
+
+/** The billing cases run once the API documents their routes (billing lands after this suite). */
+const documented = (() => {
+  const set = new Set<string>()
+  HttpApi.reflect(Api, {
+    onGroup: () => {},
+    onEndpoint: ({ endpoint }) => void set.add(`${endpoint.method} ${endpoint.path}`)
+  })
+  return set
+})()
+const billingRoutes = ["POST /v1/orders", "POST /v1/webhooks/payments/:gateway"]
+const billingMissing = billingRoutes.filter((r) => !documented.has(r))
+if (billingMissing.length > 0) figure(`billing cases NOT RUN: the API does not document ${billingMissing.join(", ")} yet`)
+const billingTest = test.skipIf(billingMissing.length > 0)
+
+const sign = (raw: string, t = Math.floor(app.clock.get().getTime() / 1000)) =>
+  `t=${t},v1=${hmacSha256Hex(WEBHOOK_SECRET, `${t}.${raw}`)}`
+
+const webhook = (raw: string) =>
+  app.post("/v1/webhooks/payments/manual", { raw, headers: { "x-signature": sign(raw) } })
+
+const order = (token: string, body: Record<string, unknown>, i = 0) =>
+  app.post("/v1/orders", { token, body, headers: { "x-forwarded-for": `192.0.2.${(i % 250) + 1}` } })
+
+const expiresOf = async (serviceId: number) => {
+  const [row] = await app.sql<{ expires_at: Date }>`select expires_at from services where id = ${serviceId}`
+  return row!.expires_at.getTime()
+}
+
+describe("payment webhook [D35][D40]", () => {
+  billingTest("the same paid event 20 times at once extends the service by exactly one cycle", async () => {
+    const p = await plan({ days: 30 })
+    const [user] = await users(1)
+    const serviceId = await service(user!.id, p)
+    const before = await expiresOf(serviceId)
+    const placed = await order(user!.token, { plan_id: p.planId, cycle_id: p.cycleId })
+    expect(placed.status).toBe(201)
+    const uuid = placed.body.data.uuid as string
+    const raw = JSON.stringify({ invoice_uuid: uuid, status: "paid", transaction_id: "tx-race-same" })
+    const responses = await Promise.all(Array.from({ length: 20 }, () => webhook(raw)))
+    figure(`same webhook ×20 at once -> ${tally(responses)}`)
+    expect(responses.filter((r) => r.status !== 200).map((r) => `${r.status} ${r.text}`)).toEqual([])
+    const after = await expiresOf(serviceId)
+    expect(after - before).toBe(30 * DAY)
+    const [events] = await app.sql<{ n: number }>`select count(*)::int as n from payment_events where transaction_id = 'tx-race-same'`
+    expect(events!.n).toBe(1)
+    const [invoice] = await app.sql<{ status: string; transaction_id: string }>`select status, transaction_id from invoices where uuid = ${uuid}::uuid`
+    expect(invoice).toEqual({ status: "paid", transaction_id: "tx-race-same" })
+    const [services] = await app.sql<{ n: number }>`select count(*)::int as n from services where user_id = ${user!.id}`
+    expect(services!.n).toBe(1)
+    figure(`same webhook ×20 at once -> expires_at moved by ${(after - before) / DAY} days (one cycle of 30), ${events!.n} payment event`)
+  }, 120_000)
+
+  billingTest("20 different transactions for one invoice at once: one payment, one extension", async () => {
+    const p = await plan({ days: 30 })
+    const [user] = await users(1)
+    const serviceId = await service(user!.id, p)
+    const before = await expiresOf(serviceId)
+    const placed = await order(user!.token, { plan_id: p.planId, cycle_id: p.cycleId })
+    expect(placed.status).toBe(201)
+    const uuid = placed.body.data.uuid as string
+    const responses = await Promise.all(Array.from({ length: 20 }, (_, i) =>
+      webhook(JSON.stringify({ invoice_uuid: uuid, status: "paid", transaction_id: `tx-race-many-${i}` }))))
+    figure(`20 transactions for one invoice at once -> ${tally(responses)}`)
+    expect(responses.filter((r) => r.status >= 500).map((r) => r.text)).toEqual([])
+    expect(responses.filter((r) => r.status === 200).length).toBe(20)
+    expect((await expiresOf(serviceId)) - before).toBe(30 * DAY)
+    const [invoice] = await app.sql<{ status: string; transaction_id: string }>`select status, transaction_id from invoices where uuid = ${uuid}::uuid`
+    expect(invoice!.status).toBe("paid")
+    expect(invoice!.transaction_id).toMatch(/^tx-race-many-\d+$/)
+  }, 120_000)
+
+  billingTest("a first order paid by 20 concurrent webhooks starts exactly one service", async () => {
+    const p = await plan({ days: 30 })
+    const [user] = await users(1)
+    const placed = await order(user!.token, { plan_id: p.planId, cycle_id: p.cycleId })
+    expect(placed.status).toBe(201)
+    const raw = JSON.stringify({ invoice_uuid: placed.body.data.uuid, status: "paid", transaction_id: "tx-race-first" })
+    const responses = await Promise.all(Array.from({ length: 20 }, () => webhook(raw)))
+    figure(`first order, same webhook ×20 at once -> ${tally(responses)}`)
+    expect(responses.filter((r) => r.status !== 200).map((r) => `${r.status} ${r.text}`)).toEqual([])
+    const rows = await app.sql<{ status: string; starts_at: Date; expires_at: Date }>`
+      select status, starts_at, expires_at from services where user_id = ${user!.id} and status in ('active', 'suspended')`
+    expect(rows).toHaveLength(1)
+    expect(rows[0]!.expires_at.getTime() - rows[0]!.starts_at.getTime()).toBe(30 * DAY)
+  }, 120_000)
+})
+
+describe("promo max_uses [D33]", () => {
+  billingTest("20 concurrent orders by 20 users with a max_uses=3 code: 3 get it, 17 get 422, uses stay 3", async () => {
+    const p = await plan()
+    await app.sql`insert into promo_codes (code, type, value, max_uses) values ('RACE3', 'percentage', 50, 3)`
+    const people = await users(20)
+    const responses = await Promise.all(people.map((u, i) => order(u.token, { plan_id: p.planId, cycle_id: p.cycleId, promo_code: "race3" }, i)))
+    figure(`orders ×20 users on max_uses=3 -> ${tally(responses)}`)
+    expect(responses.filter((r) => r.status >= 500).map((r) => r.text)).toEqual([])
+    expect(responses.filter((r) => r.status === 201)).toHaveLength(3)
+    for (const r of responses.filter((r) => r.status !== 201)) {
+      expect(r.status).toBe(422)
+      expect(r.body).toEqual({ success: false, message: "Invalid or expired promo code." })
+    }
+    const [promo] = await app.sql<{ uses: number }>`select uses from promo_codes where lower(code) = 'race3'`
+    expect(promo!.uses).toBe(3)
+    const [invoices] = await app.sql<{ n: number }>`
+      select count(*)::int as n from invoices i join promo_codes c on c.id = i.promo_code_id where lower(c.code) = 'race3'`
+    expect(invoices!.n).toBe(3)
+  }, 120_000)
+
+  billingTest("10 concurrent orders by one user with a max_uses=2 code never pass the limit", async () => {
+    const p = await plan()
+    await app.sql`insert into promo_codes (code, type, value, max_uses) values ('RACE2', 'fixed', 1, 2)`
+    const [user] = await users(1)
+    const responses = await Promise.all(Array.from({ length: 10 }, (_, i) => order(user!.token, { plan_id: p.planId, cycle_id: p.cycleId, promo_code: "RACE2" }, i)))
+    figure(`orders ×10 one user on max_uses=2 -> ${tally(responses)}`)
+    expect(responses.filter((r) => r.status >= 500).map((r) => r.text)).toEqual([])
+    expect(responses.filter((r) => r.status === 201).length).toBe(2)
+    const [promo] = await app.sql<{ uses: number }>`select uses from promo_codes where code = 'RACE2'`
+    expect(promo!.uses).toBe(2)
+  }, 120_000)
 })
 
 describe("support tickets under concurrency [D30][D60]", () => {
