@@ -1,7 +1,118 @@
-import { HttpApiGroup } from "@effect/platform"
+import { HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
+import { ParseResult, Schema } from "effect"
+import { AdminAuthentication, Authentication } from "../http/Auth.ts"
+import { Ok, OkMessage } from "../http/Envelope.ts"
+import { Body, boolean, IdParam, integer, label, oneOf } from "../http/Fields.ts"
+
+// ---- resources ([D34]) ------------------------------------------------------------------
+
+export const SERVICE_STATUSES = ["pending", "active", "suspended", "expired", "cancelled"] as const
+
+const Status = Schema.Literal(...SERVICE_STATUSES)
+
+/** The spec's Service as listed: plan {id, name}, cycle {name, duration_days, price}. */
+export const ServiceListItem = Schema.Struct({
+  id: Schema.Int,
+  plan: Schema.Struct({ id: Schema.Int, name: Schema.String }),
+  cycle: Schema.Struct({ name: Schema.String, duration_days: Schema.Int, price: Schema.String }),
+  status: Status,
+  starts_at: Schema.String,
+  expires_at: Schema.String,
+  auto_renew: Schema.Boolean
+}).annotations({ identifier: "ServiceListItem" })
+
+const PlanWithLimits = Schema.Struct({
+  id: Schema.Int,
+  name: Schema.String,
+  bandwidth_limit_gb: Schema.Int,
+  speed_limit_mbps: Schema.NullOr(Schema.Int)
+})
+
+/** [D34]: every Service field (plan with limits, cycle, status, starts_at, expires_at, auto_renew). */
+export const ServiceDetail = Schema.Struct({
+  id: Schema.Int,
+  plan: PlanWithLimits,
+  cycle: Schema.Struct({
+    id: Schema.Int,
+    name: Schema.String,
+    duration_days: Schema.Int,
+    price: Schema.String,
+    currency: Schema.String
+  }),
+  status: Status,
+  starts_at: Schema.String,
+  expires_at: Schema.String,
+  auto_renew: Schema.Boolean
+}).annotations({ identifier: "ServiceDetail" })
+
+export const AutoRenew = Schema.Struct({ auto_renew: Schema.Boolean }).annotations({ identifier: "ServiceAutoRenew" })
+
+// ---- payloads -------------------------------------------------------------------------
+
+/** An ISO 8601 timestamp string ("2026-02-01T00:00:00Z"), as a Date. */
+const timestamp = (field: string) => {
+  const message = `The ${label(field)} field must be a valid date.`
+  return Schema.transformOrFail(Schema.Unknown, Schema.DateFromSelf, {
+    strict: true,
+    decode: (input, _, ast) => {
+      const date = typeof input === "string" && /^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$/.test(input.trim())
+        ? new Date(input.trim())
+        : undefined
+      return date && !Number.isNaN(date.getTime())
+        ? ParseResult.succeed(date)
+        : ParseResult.fail(new ParseResult.Type(ast, input, message))
+    },
+    encode: ParseResult.succeed
+  }).annotations({ jsonSchema: { type: "string", format: "date-time" } })
+}
+
+const ANY_INT = { min: Number.MIN_SAFE_INTEGER, max: Number.MAX_SAFE_INTEGER }
+
+export const AutoRenewPayload = Body({ auto_renew: boolean("auto_renew") })
+
+export const GrantServicePayload = Body({
+  plan_id: integer("plan_id", ANY_INT),
+  cycle_id: integer("cycle_id", ANY_INT),
+  status: Schema.optional(oneOf("status", SERVICE_STATUSES)),
+  starts_at: Schema.optional(timestamp("starts_at")),
+  expires_at: Schema.optional(timestamp("expires_at")),
+  auto_renew: Schema.optional(boolean("auto_renew"))
+})
+
+export const UpdateServicePayload = Body({
+  status: Schema.optional(oneOf("status", SERVICE_STATUSES)),
+  expires_at: Schema.optional(timestamp("expires_at"))
+})
+
+const ServicePath = Schema.Struct({ service: IdParam })
+
+// ---- groups ---------------------------------------------------------------------------
 
 /** The caller's services ([D34]): list, current, one, auto-renew. */
-export class ServicesApi extends HttpApiGroup.make("services") {}
+export class ServicesApi extends HttpApiGroup.make("services")
+  .add(HttpApiEndpoint.get("listServices", "/services")
+    .addSuccess(Ok(Schema.Array(ServiceListItem), { identifier: "ServiceList" })))
+  .add(HttpApiEndpoint.get("currentService", "/services/current")
+    .addSuccess(Ok(ServiceDetail, { identifier: "CurrentService" })))
+  .add(HttpApiEndpoint.get("getService", "/services/:service")
+    .setPath(ServicePath)
+    .addSuccess(Ok(ServiceDetail, { identifier: "ServiceDetailResponse" })))
+  .add(HttpApiEndpoint.put("setAutoRenew", "/services/:service/auto-renew")
+    .setPath(ServicePath)
+    .setPayload(AutoRenewPayload)
+    .addSuccess(OkMessage(AutoRenew, { identifier: "ServiceAutoRenewUpdated" })))
+  .middlewareEndpoints(Authentication)
+{}
 
 /** `/v1/admin/users/{user}/services`, `/v1/admin/services/{service}` ([D70]). */
-export class ServicesAdminApi extends HttpApiGroup.make("servicesAdmin") {}
+export class ServicesAdminApi extends HttpApiGroup.make("servicesAdmin")
+  .add(HttpApiEndpoint.post("grantService", "/admin/users/:user/services")
+    .setPath(Schema.Struct({ user: IdParam }))
+    .setPayload(GrantServicePayload)
+    .addSuccess(Ok(ServiceDetail, { identifier: "AdminServiceGranted", status: 201 })))
+  .add(HttpApiEndpoint.put("updateService", "/admin/services/:service")
+    .setPath(ServicePath)
+    .setPayload(UpdateServicePayload)
+    .addSuccess(Ok(ServiceDetail, { identifier: "AdminServiceUpdated" })))
+  .middlewareEndpoints(AdminAuthentication)
+{}

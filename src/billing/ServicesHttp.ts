@@ -1,8 +1,83 @@
 import { HttpApiBuilder } from "@effect/platform"
-import { Layer } from "effect"
+import { Effect, Layer, Option } from "effect"
 import { Api } from "../Api.ts"
+import { Catalog } from "../catalog/Catalog.ts"
+import { CurrentUser } from "../http/Auth.ts"
+import { NotFound, ValidationError } from "../http/Errors.ts"
+import { AppClock } from "../platform/Clock.ts"
+import { renderDetail, renderListItem, Services } from "./Services.ts"
+import { Subscriptions } from "./Subscriptions.ts"
 
-export const ServicesHttpLive = Layer.mergeAll(
-  HttpApiBuilder.group(Api, "services", (handlers) => handlers),
-  HttpApiBuilder.group(Api, "servicesAdmin", (handlers) => handlers)
+const DAY_MS = 86_400_000
+
+const orNotFound = <A>(option: Option.Option<A>) =>
+  Option.match(option, { onNone: () => Effect.fail(new NotFound()), onSome: Effect.succeed })
+
+const ServicesHandlers = HttpApiBuilder.group(Api, "services", (handlers) =>
+  Effect.gen(function*() {
+    const services = yield* Services
+    const subscriptions = yield* Subscriptions
+    return handlers
+      .handle("listServices", () =>
+        Effect.flatMap(CurrentUser, (user) => Effect.map(services.listOf(user.userId), (rows) => rows.map(renderListItem))))
+      .handle("currentService", () =>
+        Effect.gen(function*() {
+          const user = yield* CurrentUser
+          // [D34]: the newest active or suspended service not past expires_at
+          const current = yield* orNotFound(yield* subscriptions.current(user.userId))
+          return renderDetail(yield* orNotFound(yield* services.findOwned(user.userId, current.id)))
+        }))
+      .handle("getService", ({ path }) =>
+        Effect.gen(function*() {
+          const user = yield* CurrentUser
+          return renderDetail(yield* orNotFound(yield* services.findOwned(user.userId, path.service)))
+        }))
+      .handle("setAutoRenew", ({ path, payload }) =>
+        Effect.gen(function*() {
+          const user = yield* CurrentUser
+          const autoRenew = yield* orNotFound(yield* services.setAutoRenew(user.userId, path.service, payload.auto_renew))
+          return { message: "Auto-renew updated.", data: { auto_renew: autoRenew } }
+        }))
+  }))
+
+const ServicesAdminHandlers = HttpApiBuilder.group(Api, "servicesAdmin", (handlers) =>
+  Effect.gen(function*() {
+    const services = yield* Services
+    const catalog = yield* Catalog
+    const clock = yield* AppClock
+    return handlers
+      .handle("grantService", ({ path, payload }) =>
+        Effect.gen(function*() {
+          // field checks (422) before the unknown user (404), as [D11] orders them
+          const { cycle, plan } = yield* catalog.anyPlanAndCycle(payload.plan_id, payload.cycle_id)
+          const now = yield* clock.now
+          const startsAt = payload.starts_at ?? now
+          const expiresAt = payload.expires_at ?? new Date(startsAt.getTime() + cycle.durationDays * DAY_MS)
+          if (expiresAt.getTime() <= startsAt.getTime()) {
+            return yield* Effect.fail(ValidationError.field("expires_at", "The expires at field must be a date after starts at."))
+          }
+          if (!(yield* services.userExists(path.user))) return yield* Effect.fail(new NotFound())
+          const id = yield* services.create({
+            userId: path.user,
+            planId: plan.id,
+            cycleId: cycle.id,
+            status: payload.status ?? "active",
+            startsAt,
+            expiresAt,
+            autoRenew: payload.auto_renew ?? true
+          })
+          return renderDetail(yield* orNotFound(yield* services.find(id)))
+        }))
+      .handle("updateService", ({ path, payload }) =>
+        Effect.gen(function*() {
+          const id = yield* orNotFound(yield* services.update(path.service, {
+            status: Option.fromNullable(payload.status),
+            expiresAt: Option.fromNullable(payload.expires_at)
+          }))
+          return renderDetail(yield* orNotFound(yield* services.find(id)))
+        }))
+  }))
+
+export const ServicesHttpLive = Layer.mergeAll(ServicesHandlers, ServicesAdminHandlers).pipe(
+  Layer.provide(Layer.mergeAll(Services.Live, Subscriptions.Live, Catalog.Live))
 )
