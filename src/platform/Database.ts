@@ -111,6 +111,24 @@ export const preparedPgLayer = (url: Redacted.Redacted<string>, maxConnections: 
 
 export const runMigrations = Migrator.make({})({ loader: Migrator.fromRecord(migrations), table: "schema_migrations" })
 
+/**
+ * Instances that start at once on one PostgreSQL take turns to migrate [D4] (issue 9: the
+ * migrator creates its table outside its transaction, so the second instance died on a duplicate
+ * `schema_migrations`). A session advisory lock on one dedicated connection; the others wait,
+ * then find nothing left to apply.
+ */
+const MIGRATION_LOCK = 726_290_001
+export const runMigrationsExclusively = (url: Redacted.Redacted<string>) =>
+  Effect.scoped(Effect.gen(function*() {
+    const ctx = yield* Layer.build(PgClient.layer(pgClientOptions(url, 1)))
+    const sql = Context.get(ctx, SqlClient.SqlClient)
+    yield* sql`select pg_advisory_lock(${MIGRATION_LOCK})`
+    return yield* runMigrations.pipe(
+      Effect.provide(ctx),
+      Effect.ensuring(Effect.ignore(sql`select pg_advisory_unlock(${MIGRATION_LOCK})`))
+    )
+  }))
+
 /** The SQL client on PostgreSQL (`DATABASE_URL`) or on the embedded PGlite, migrated. */
 export const DatabaseLive = Layer.scopedContext(
   Effect.gen(function*() {
@@ -122,7 +140,7 @@ export const DatabaseLive = Layer.scopedContext(
     const ctx = yield* Layer.build(
       embedded ? PgClient.layer(pgClientOptions(url, 1)) : preparedPgLayer(url, 10)
     )
-    const applied = yield* runMigrations.pipe(Effect.provide(ctx))
+    const applied = embedded ? yield* runMigrations.pipe(Effect.provide(ctx)) : yield* runMigrationsExclusively(url)
     return ctx.pipe(
       Context.add(DatabaseInfo, { mode: embedded ? "embedded" : "postgresql", migrationsApplied: applied })
     )
