@@ -1,0 +1,187 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test"
+import {
+  announceSkip,
+  call,
+  connectSql,
+  freshDatabase,
+  newAppKey,
+  type RunningServer,
+  skipReason,
+  startServer,
+  strongPassword,
+  uniqueEmail
+} from "./harness.ts"
+
+/**
+ * Suite 5 (issue 9): two server processes on different ports, one PostgreSQL [D4]. They start
+ * together on an empty database (both migrate), share the spec's rate limits [D30] and the
+ * tokens [D20], and run each job once [D80].
+ */
+announceSkip("instances")
+const figures = { requests: 0, mismatches: 0 }
+let a: RunningServer
+let b: RunningServer
+let databaseUrl = ""
+const appKey = newAppKey()
+
+const on = (server: RunningServer, method: string, path: string, options: Parameters<typeof call>[3] = {}) => {
+  figures.requests++
+  return call(server.base, method, path, options)
+}
+
+const register = async (server: RunningServer, label: string) => {
+  const email = uniqueEmail(label).toLowerCase()
+  const password = strongPassword()
+  const res = await on(server, "POST", "/v1/auth/register", {
+    body: { name: label, email, password, password_confirmation: password },
+    headers: { "x-forwarded-for": `198.51.100.${Math.floor(Math.random() * 250) + 1}` }
+  })
+  expect(res.status).toBe(201)
+  return { email, password, token: res.body.data.token as string, id: res.body.data.user.id as number }
+}
+
+describe.skipIf(skipReason !== undefined)("suite 5: two instances, one database", () => {
+  beforeAll(async () => {
+    const db = await freshDatabase("instances")
+    databaseUrl = db.url
+    // both start at once on the empty database: both try to migrate it
+    ;[a, b] = await Promise.all([
+      startServer({ databaseUrl, appKey, env: { LOG_LEVEL: "warn" } }),
+      startServer({ databaseUrl, appKey, env: { LOG_LEVEL: "warn" } })
+    ])
+  }, 60_000)
+
+  afterAll(async () => {
+    const codes = await Promise.all([a?.stop(), b?.stop()])
+    console.log(
+      `[instances] two servers (ports ${a?.port}, ${b?.port}) on one database: ${figures.requests} requests, ` +
+        `${figures.mismatches} cross-instance mismatches; exit codes ${codes.join(", ")}`
+    )
+  })
+
+  test("logins for one e-mail spread over both instances: the 6th is 429 on either [D30]", async () => {
+    const user = await register(a, "limit-mail")
+    const remaining: Array<string | null> = []
+    for (let i = 0; i < 5; i++) {
+      const res = await on(i % 2 === 0 ? a : b, "POST", "/v1/auth/login", {
+        body: { email: user.email, password: user.password },
+        headers: { "x-forwarded-for": `203.0.113.${10 + i}` }
+      })
+      expect(res.status).toBe(200)
+      remaining.push(res.headers.get("x-ratelimit-remaining"))
+    }
+    expect(remaining).toEqual(["4", "3", "2", "1", "0"])
+    for (const server of [a, b]) {
+      const res = await on(server, "POST", "/v1/auth/login", {
+        body: { email: user.email, password: user.password },
+        headers: { "x-forwarded-for": `203.0.113.${server === a ? 20 : 21}` }
+      })
+      if (res.status !== 429) figures.mismatches++
+      expect(res.status).toBe(429)
+      expect(res.body).toEqual({ success: false, message: "Too Many Attempts." })
+      expect(Number(res.headers.get("retry-after"))).toBeGreaterThan(0)
+    }
+  })
+
+  test("logins from one address spread over both instances: the 6th is 429 on either [D30]", async () => {
+    const address = "192.0.2.77"
+    for (let i = 0; i < 5; i++) {
+      const res = await on(i % 2 === 0 ? b : a, "POST", "/v1/auth/login", {
+        body: { email: uniqueEmail(`nobody${i}`), password: "not-the-password" },
+        headers: { "x-forwarded-for": address }
+      })
+      expect(res.status).toBe(401)
+    }
+    for (const server of [a, b]) {
+      const res = await on(server, "POST", "/v1/auth/login", {
+        body: { email: uniqueEmail("nobody-more"), password: "not-the-password" },
+        headers: { "x-forwarded-for": address }
+      })
+      if (res.status !== 429) figures.mismatches++
+      expect(res.status).toBe(429)
+    }
+  })
+
+  test("tickets created on both instances share the per-user limit of 10 a minute [D30]", async () => {
+    const user = await register(b, "limit-ticket")
+    const statuses: Array<number> = []
+    for (let i = 0; i < 12; i++) {
+      const res = await on(i % 2 === 0 ? a : b, "POST", "/v1/tickets", {
+        token: user.token,
+        body: { subject: `Ticket ${i}`, message: "Cannot connect." },
+        headers: { "x-forwarded-for": `198.18.0.${i + 1}` }
+      })
+      statuses.push(res.status)
+    }
+    expect(statuses).toEqual([...Array(10).fill(201), 429, 429])
+  })
+
+  test("a token revoked on one instance is 401 on the other at the very next request [D20]", async () => {
+    const user = await register(a, "token")
+    const login = await on(b, "POST", "/v1/auth/login", {
+      body: { email: user.email, password: user.password },
+      headers: { "x-forwarded-for": "198.19.0.1" }
+    })
+    expect(login.status).toBe(200)
+    const token = login.body.data.token as string
+    // each instance has seen the token (a cache, if any, would now hold it)
+    expect((await on(a, "GET", "/v1/user", { token })).status).toBe(200)
+    expect((await on(b, "GET", "/v1/user", { token })).status).toBe(200)
+
+    expect((await on(a, "POST", "/v1/auth/logout", { token })).status).toBe(200)
+    const after = await on(b, "GET", "/v1/user", { token })
+    if (after.status !== 401) figures.mismatches++
+    expect(after.status).toBe(401)
+    expect(after.body).toEqual({ success: false, message: "Unauthenticated." })
+    // the register token still works on both
+    expect((await on(b, "GET", "/v1/user", { token: user.token })).status).toBe(200)
+
+    // logout-all on B ends the tokens A has been serving
+    const second = await on(a, "POST", "/v1/auth/login", {
+      body: { email: user.email, password: user.password },
+      headers: { "x-forwarded-for": "198.19.0.2" }
+    })
+    expect((await on(a, "GET", "/v1/user", { token: second.body.data.token })).status).toBe(200)
+    expect((await on(b, "POST", "/v1/auth/logout-all", { token: user.token })).status).toBe(200)
+    for (const t of [user.token, second.body.data.token as string]) {
+      const res = await on(a, "GET", "/v1/user", { token: t })
+      if (res.status !== 401) figures.mismatches++
+      expect(res.status).toBe(401)
+    }
+  })
+
+  test("a user disabled through one instance is refused by the other at once [D21]", async () => {
+    const admin = await (async () => {
+      const u = await register(a, "admin")
+      const sql = await connectSql(databaseUrl)
+      await sql.query("update users set role = 'admin' where id = $1", [u.id])
+      await sql.end()
+      return u
+    })()
+    const user = await register(b, "disabled")
+    expect((await on(b, "GET", "/v1/user", { token: user.token })).status).toBe(200)
+    const disabled = await on(a, "PUT", `/v1/admin/users/${user.id}`, { token: admin.token, body: { status: 0 } })
+    expect(disabled.status).toBe(200)
+    const res = await on(b, "GET", "/v1/user", { token: user.token })
+    if (res.status !== 401) figures.mismatches++
+    expect(res.status).toBe(401)
+  })
+
+  test("the same e-mail registered on both instances at once: one account [D13]", async () => {
+    const email = uniqueEmail("twice")
+    const password = strongPassword()
+    const results = await Promise.all(
+      [a, b, a, b].map((server, i) =>
+        on(server, "POST", "/v1/auth/register", {
+          body: { name: "Twice", email: i % 2 === 0 ? email : email.toUpperCase(), password, password_confirmation: password },
+          headers: { "x-forwarded-for": `198.20.0.${i + 1}` }
+        })
+      )
+    )
+    expect(results.map((r) => r.status).sort()).toEqual([201, 422, 422, 422])
+    const sql = await connectSql(databaseUrl)
+    const rows = await sql.query("select id from users where email = $1", [email.toLowerCase()])
+    await sql.end()
+    expect(rows.rowCount).toBe(1)
+  })
+})
