@@ -1,4 +1,10 @@
+import { PgClient } from "@effect/sql-pg"
 import { afterAll, beforeAll, describe, expect, test } from "bun:test"
+import { Effect, Layer, Redacted } from "effect"
+import type pg from "pg"
+import { runJobsOnce } from "../../src/billing/Jobs.ts"
+import { AppClock } from "../../src/platform/Clock.ts"
+import { pgClientOptions } from "../../src/platform/Database.ts"
 import {
   announceSkip,
   call,
@@ -18,11 +24,51 @@ import {
  * tokens [D20], and run each job once [D80].
  */
 announceSkip("instances")
-const figures = { requests: 0, mismatches: 0 }
+const figures = { requests: 0, mismatches: 0, jobRuns: 0 }
 let a: RunningServer
 let b: RunningServer
 let databaseUrl = ""
+let startedAt = 0
 const appKey = newAppKey()
+const HOUR = 3_600_000
+const DAY = 24 * HOUR
+
+/**
+ * What the jobs of [D80] act on: an auto-renew service 2 days from expiry (one renewal invoice),
+ * a service past its expiry (expired), an overdue invoice holding a promo use (cancelled, the use
+ * given back once: 2 uses become 1).
+ */
+const seedJobsWorld = async (sql: pg.Client, label: string) => {
+  const one = async (text: string, values: Array<unknown>) => (await sql.query<{ id: number }>(text, values)).rows[0]!.id
+  const now = Date.now()
+  const user = await one("insert into users (name, email, password_hash) values ($1, $2, 'x') returning id", [label, uniqueEmail(label).toLowerCase()])
+  const plan = await one("insert into plans (name, bandwidth_limit_gb) values ($1, 10) returning id", [`Plan ${label}`])
+  const cycle = await one("insert into billing_cycles (plan_id, name, duration_days, price, currency) values ($1, 'Monthly', 30, '9.99', 'USD') returning id", [plan])
+  const promo = await one("insert into promo_codes (code, type, value, max_uses, uses) values ($1, 'percentage', 10, 5, 2) returning id", [`P${label}`.slice(0, 60)])
+  const service = (status: string, expires: number, autoRenew: boolean) =>
+    one("insert into services (user_id, plan_id, cycle_id, status, starts_at, expires_at, auto_renew) values ($1, $2, $3, $4, $5, $6, $7) returning id", [
+      user, plan, cycle, status, new Date(now - 20 * DAY), new Date(expires), autoRenew
+    ])
+  const renewing = await service("active", now + 2 * DAY, true)
+  const lapsed = await service("active", now - HOUR, false)
+  const overdue = await one(
+    "insert into invoices (user_id, plan_id, cycle_id, amount, discount, currency, status, promo_code, promo_code_id, due_date) values ($1, $2, $3, '8.99', '1.00', 'USD', 'pending', $4, $5, $6) returning id",
+    [user, plan, cycle, `P${label}`, promo, new Date(now - DAY)]
+  )
+  return { renewing, lapsed, overdue, promo }
+}
+
+const jobsState = async (sql: pg.Client, world: Awaited<ReturnType<typeof seedJobsWorld>>) => {
+  const q = async (text: string, values: Array<unknown>) => (await sql.query(text, values)).rows[0]
+  return {
+    renewals: Number((await q("select count(*) as n from invoices where service_id = $1 and renewal_of_expiry is not null", [world.renewing])).n),
+    lapsed: (await q("select status from services where id = $1", [world.lapsed])).status,
+    overdue: (await q("select status from invoices where id = $1", [world.overdue])).status,
+    promoUses: (await q("select uses from promo_codes where id = $1", [world.promo])).uses
+  }
+}
+const JOBS_DONE = { renewals: 1, lapsed: "expired", overdue: "cancelled", promoUses: 1 }
+let schedulerWorld: Awaited<ReturnType<typeof seedJobsWorld>>
 
 const on = (server: RunningServer, method: string, path: string, options: Parameters<typeof call>[3] = {}) => {
   figures.requests++
@@ -49,13 +95,18 @@ describe.skipIf(skipReason !== undefined)("suite 5: two instances, one database"
       startServer({ databaseUrl, appKey, env: { LOG_LEVEL: "warn" } }),
       startServer({ databaseUrl, appKey, env: { LOG_LEVEL: "warn" } })
     ])
+    startedAt = performance.now()
+    // both instances' schedulers make their first run 5 s after start, at about the same time
+    const sql = await connectSql(databaseUrl)
+    schedulerWorld = await seedJobsWorld(sql, "sched")
+    await sql.end()
   }, 60_000)
 
   afterAll(async () => {
     const codes = await Promise.all([a?.stop(), b?.stop()])
     console.log(
       `[instances] two servers (ports ${a?.port}, ${b?.port}) on one database: ${figures.requests} requests, ` +
-        `${figures.mismatches} cross-instance mismatches; exit codes ${codes.join(", ")}`
+        `${figures.jobRuns} direct job runs, ${figures.mismatches} cross-instance mismatches; exit codes ${codes.join(", ")}`
     )
   })
 
@@ -184,4 +235,43 @@ describe.skipIf(skipReason !== undefined)("suite 5: two instances, one database"
     await sql.end()
     expect(rows.rowCount).toBe(1)
   })
+  test("jobs run once: both instances' schedulers, then 8 runs at once from two pools [D80][D4]", async () => {
+    // the two servers' first scheduled runs (5 s after start) did the work once between them
+    await Bun.sleep(Math.max(0, startedAt + 7000 - performance.now()))
+    const sql = await connectSql(databaseUrl)
+    const bySchedulers = await jobsState(sql, schedulerWorld)
+    if (JSON.stringify(bySchedulers) !== JSON.stringify(JOBS_DONE)) figures.mismatches++
+    expect(bySchedulers).toEqual(JOBS_DONE)
+
+    // a fresh world, and runJobsOnce 4 times at once on each of two pools (two instances)
+    const world = await seedJobsWorld(sql, "direct")
+    const pool = () => Layer.merge(PgClient.layer(pgClientOptions(Redacted.make(databaseUrl), 4)), AppClock.Live).pipe(Layer.orDie)
+    const runs = (layer: ReturnType<typeof pool>) =>
+      Effect.all(Array.from({ length: 4 }, () => runJobsOnce), { concurrency: "unbounded" }).pipe(Effect.provide(layer))
+    const reports = (await Promise.all([Effect.runPromise(runs(pool())), Effect.runPromise(runs(pool()))])).flat()
+    figures.jobRuns += reports.length
+    const total = (key: "expired" | "renewalsCreated" | "invoicesCancelled" | "promoUsesReleased") =>
+      reports.reduce((sum, r) => sum + r[key], 0)
+    const byDirectRuns = await jobsState(sql, world)
+    // and once more, after it all: nothing left to do
+    const again = await Effect.runPromise(runJobsOnce.pipe(Effect.provide(pool())))
+    figures.jobRuns++
+    const afterAgain = await jobsState(sql, world)
+    const schedulerAfter = await jobsState(sql, schedulerWorld)
+    await sql.end()
+
+    console.log(
+      `[instances] jobs: ${figures.jobRuns} direct runs (${reports.filter((r) => r.skipped).length} skipped on the lock) + both schedulers; ` +
+        `renewal invoices ${byDirectRuns.renewals} and ${bySchedulers.renewals} (one each expected), expired ${total("expired")}, ` +
+        `cancelled ${total("invoicesCancelled")}, promo uses given back ${total("promoUsesReleased")}`
+    )
+    expect(byDirectRuns).toEqual(JOBS_DONE)
+    expect(total("renewalsCreated")).toBe(1)
+    expect(total("expired")).toBe(1)
+    expect(total("invoicesCancelled")).toBe(1)
+    expect(total("promoUsesReleased")).toBe(1)
+    expect(again).toMatchObject({ expired: 0, renewalsCreated: 0, invoicesCancelled: 0, promoUsesReleased: 0 })
+    expect(afterAgain).toEqual(JOBS_DONE)
+    expect(schedulerAfter).toEqual(JOBS_DONE)
+  }, 30_000)
 })
