@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test"
-import { runJobsOnce } from "../../src/billing/Jobs.ts"
+import pg from "pg"
+import { JOBS_LOCK_KEY, runJobsOnce } from "../../src/billing/Jobs.ts"
+import { sharedDatabase } from "../support/database.ts"
 import { makeTestApp, type TestApp } from "../support/app.ts"
 import { DAY, days, servicesFixtures } from "./services-fixtures.ts"
 
@@ -227,5 +229,30 @@ describe("overdue invoices", () => {
     expect(await statusOf(user.token, id)).toBe("expired")
     const invoices = await renewalsOf(id)
     expect(invoices.map((i) => i.status)).toEqual(["cancelled"])
+  })
+})
+
+describe("one run at a time", () => {
+  // On PGlite every client shares one session (advisory locks are re-entrant there); the
+  // lock can only be held by "another instance" on a real PostgreSQL (CI: TEST_DATABASE_URL).
+  test.skipIf(!process.env["TEST_DATABASE_URL"])("a run skips while another instance holds the jobs lock", async () => {
+    app.clock.set(start)
+    const user = await app.createUser()
+    const id = await fx.service({ userId: user.id, planId, cycleId, expiresAt: days(now(), -1), autoRenew: false })
+    const shared = await sharedDatabase()
+    const other = new pg.Client({ connectionString: shared.url })
+    await other.connect()
+    try {
+      await other.query("begin")
+      await other.query("select pg_advisory_xact_lock($1)", [JOBS_LOCK_KEY])
+      const report = await run()
+      expect(report).toEqual({ skipped: true, expired: 0, renewalsCreated: 0, invoicesCancelled: 0, promoUsesReleased: 0 })
+      expect(await statusOf(user.token, id)).toBe("active")
+      await other.query("commit")
+      expect((await run()).skipped).toBe(false)
+      expect(await statusOf(user.token, id)).toBe("expired")
+    } finally {
+      await other.end()
+    }
   })
 })
