@@ -3,6 +3,7 @@ import { SqlClient } from "@effect/sql"
 import { Console, Effect, Layer, Logger, ParseResult, Redacted, Schema } from "effect"
 import { ensureAdmin } from "../accounts/Startup.ts"
 import { email as emailField, string } from "../http/Fields.ts"
+import { runJobsOnce } from "../billing/Jobs.ts"
 import { seedDemo } from "../demo/SeedDemo.ts"
 import { AppClock } from "../platform/Clock.ts"
 import { AppKey } from "../platform/Crypto.ts"
@@ -81,8 +82,10 @@ const seed = Command.make("seed-demo", {}, () =>
 ).pipe(Command.withDescription("Fill the database with a demo catalogue, servers and a demo user (idempotent)."))
 
 const runOnce = Command.make("run-once", {}, () =>
-  // [D80] jobs belong to the billing room; `runJobsOnce` of src/billing/Jobs.ts is wired here once it exists
-  Effect.fail(new CliFailure({ message: "jobs run-once: the billing jobs of [D80] are not built yet" }))
+  withDatabase(Effect.gen(function*() {
+    const report = yield* runJobsOnce
+    yield* Console.log(`jobs: ${JSON.stringify(report)}`)
+  }))
 ).pipe(Command.withDescription("Run every scheduled job once ([D80]) and exit."))
 
 const jobs = Command.make("jobs").pipe(
