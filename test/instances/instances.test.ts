@@ -258,11 +258,26 @@ describe.skipIf(skipReason !== undefined)("suite 5: two instances, one database"
     figures.jobRuns++
     const afterAgain = await jobsState(sql, world)
     const schedulerAfter = await jobsState(sql, schedulerWorld)
+
+    // the operator's CLI, twice at once as two processes, on a third world
+    const cliWorld = await seedJobsWorld(sql, "cli")
+    const cli = () =>
+      Bun.spawn([process.execPath, "run", "src/cli.ts", "jobs", "run-once"], {
+        cwd: `${import.meta.dir}/../..`,
+        env: { PATH: process.env["PATH"] ?? "/usr/bin:/bin", DATABASE_URL: databaseUrl, APP_KEY: appKey, LOG_LEVEL: "error" },
+        stdout: "pipe",
+        stderr: "pipe"
+      })
+    const processes = [cli(), cli()]
+    const cliCodes = await Promise.all(processes.map((p) => p.exited))
+    const cliOut = (await Promise.all(processes.map((p) => new Response(p.stdout).text()))).join("")
+    figures.jobRuns += 2
+    const byCli = await jobsState(sql, cliWorld)
     await sql.end()
 
     console.log(
       `[instances] jobs: ${figures.jobRuns} direct runs (${reports.filter((r) => r.skipped).length} skipped on the lock) + both schedulers; ` +
-        `renewal invoices ${byDirectRuns.renewals} and ${bySchedulers.renewals} (one each expected), expired ${total("expired")}, ` +
+        `renewal invoices ${byDirectRuns.renewals}, ${bySchedulers.renewals} and ${byCli.renewals} by two CLI processes at once (one each expected), expired ${total("expired")}, ` +
         `cancelled ${total("invoicesCancelled")}, promo uses given back ${total("promoUsesReleased")}`
     )
     expect(byDirectRuns).toEqual(JOBS_DONE)
@@ -273,5 +288,8 @@ describe.skipIf(skipReason !== undefined)("suite 5: two instances, one database"
     expect(again).toMatchObject({ expired: 0, renewalsCreated: 0, invoicesCancelled: 0, promoUsesReleased: 0 })
     expect(afterAgain).toEqual(JOBS_DONE)
     expect(schedulerAfter).toEqual(JOBS_DONE)
-  }, 30_000)
+    expect(cliCodes).toEqual([0, 0])
+    expect(cliOut).toContain("jobs: ")
+    expect(byCli).toEqual(JOBS_DONE)
+  }, 45_000)
 })
