@@ -25,7 +25,8 @@ const main = Effect.gen(function*() {
   )
   const Platform = Layer.mergeAll(DatabaseLive, EdgesLive).pipe(Layer.provideMerge(AppConfig.layer(config)))
   return yield* Layer.launch(
-    Layer.mergeAll(HttpServerLive, StartupLine, AccountsStartup, BillingJobs).pipe(Layer.provide(Platform))
+    // the admin of ADMIN_EMAIL exists before the first request is served
+    Layer.mergeAll(HttpServerLive, StartupLine, BillingJobs).pipe(Layer.provide(AccountsStartup), Layer.provide(Platform))
   ).pipe(Logger.withMinimumLogLevel(config.logLevel))
 })
 
