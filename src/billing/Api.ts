@@ -1,10 +1,97 @@
-import { HttpApiGroup } from "@effect/platform"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { PageParam } from "../accounts/Api.ts"
+import { AdminAuthentication, Authentication } from "../http/Auth.ts"
+import { Ok, OkPage } from "../http/Envelope.ts"
+import {
+  BusinessRuleViolationResponse,
+  ForbiddenResponse,
+  InvalidSignatureResponse
+} from "../http/Errors.ts"
+import { Body, IdParam, integer, oneOf, string, UuidParam } from "../http/Fields.ts"
+import { INVOICE_STATUSES, InvoiceDetail, InvoiceListItem } from "./Invoices.ts"
+
+const ANY_INT = { min: Number.MIN_SAFE_INTEGER, max: Number.MAX_SAFE_INTEGER }
+
+export const PaymentUrl = Schema.Struct({ url: Schema.String, gateway: Schema.String, expires_at: Schema.String })
+  .annotations({ identifier: "PaymentUrl" })
+
+export const OrderPayload = Body({
+  plan_id: integer("plan_id", ANY_INT),
+  cycle_id: integer("cycle_id", ANY_INT),
+  promo_code: Schema.optional(Schema.NullOr(string("promo_code", { max: 64 })))
+})
 
 /** The caller's invoices and orders; the payment webhook ([D35]-[D40]). */
-export class BillingApi extends HttpApiGroup.make("billing") {}
+export class BillingApi extends HttpApiGroup.make("billing")
+  .add(
+    HttpApiEndpoint.get("listInvoices", "/invoices")
+      .setUrlParams(Schema.Struct({
+        page: Schema.optional(PageParam),
+        status: Schema.optional(oneOf("status", INVOICE_STATUSES))
+      }))
+      .addSuccess(OkPage(InvoiceListItem, "InvoicePage"))
+  )
+  .add(
+    HttpApiEndpoint.get("getInvoice", "/invoices/:invoice")
+      .setPath(Schema.Struct({ invoice: UuidParam }))
+      .addSuccess(Ok(InvoiceDetail, { identifier: "InvoiceDetailResponse" }))
+  )
+  .add(
+    HttpApiEndpoint.get("paymentUrl", "/invoices/:invoice/payment-url")
+      .setPath(Schema.Struct({ invoice: UuidParam }))
+      .addSuccess(Ok(PaymentUrl, { identifier: "PaymentUrlResponse" }))
+      .addError(BusinessRuleViolationResponse)
+  )
+  .add(
+    HttpApiEndpoint.post("placeOrder", "/orders")
+      .setPayload(OrderPayload)
+      .addSuccess(Ok(InvoiceDetail, { identifier: "OrderPlaced", status: 201 }))
+      .addError(BusinessRuleViolationResponse)
+  )
+  .middlewareEndpoints(Authentication)
+  .add(
+    // the signature covers the raw body: the handler reads and checks it before parsing ([D40])
+    HttpApiEndpoint.post("paymentWebhook", "/webhooks/payments/:gateway")
+      .setPath(Schema.Struct({ gateway: Schema.String }))
+      .addSuccess(Ok(InvoiceDetail, { identifier: "PaymentWebhookAccepted" }))
+      .addError(InvalidSignatureResponse)
+      .addError(BusinessRuleViolationResponse)
+  )
+{}
 
 /** `/v1/admin/users/{user}/invoices`, `/v1/admin/invoices/{invoice}/mark-paid` ([D70]). */
-export class BillingAdminApi extends HttpApiGroup.make("billingAdmin") {}
+export class BillingAdminApi extends HttpApiGroup.make("billingAdmin")
+  .add(
+    HttpApiEndpoint.post("createInvoice", "/admin/users/:user/invoices")
+      .setPath(Schema.Struct({ user: IdParam }))
+      .setPayload(Body({
+        plan_id: integer("plan_id", ANY_INT),
+        cycle_id: integer("cycle_id", ANY_INT),
+        amount: Schema.optional(Schema.Union(Schema.String, Schema.Number).annotations({ message: () => "The amount field must be a decimal number." })),
+        status: Schema.optional(oneOf("status", INVOICE_STATUSES)),
+        promo_code: Schema.optional(Schema.NullOr(string("promo_code", { max: 64 })))
+      }))
+      .addSuccess(Ok(InvoiceDetail, { identifier: "AdminInvoiceCreated", status: 201 }))
+      .addError(BusinessRuleViolationResponse)
+  )
+  .add(
+    HttpApiEndpoint.post("markPaid", "/admin/invoices/:invoice/mark-paid")
+      .setPath(Schema.Struct({ invoice: UuidParam }))
+      .addSuccess(Ok(InvoiceDetail, { identifier: "AdminInvoicePaid" }))
+      .addError(BusinessRuleViolationResponse)
+  )
+  .middlewareEndpoints(AdminAuthentication)
+{}
 
 /** HTML page outside `/v1`: `/pay/{uuid}` of the manual gateway ([D26], [D37]). */
-export class BillingPagesApi extends HttpApiGroup.make("billingPages") {}
+export class BillingPagesApi extends HttpApiGroup.make("billingPages")
+  .add(
+    HttpApiEndpoint.get("payPage", "/pay/:invoice")
+      .setPath(Schema.Struct({ invoice: Schema.String }))
+      .setUrlParams(Schema.Struct({ expires: Schema.optional(Schema.String), signature: Schema.optional(Schema.String) }))
+      .addSuccess(HttpApiSchema.Text({ contentType: "text/html; charset=utf-8" }))
+      .addError(ForbiddenResponse)
+  )
+  .annotate(OpenApi.Exclude, true)
+{}
