@@ -9,15 +9,14 @@ import { makePage } from "../http/Envelope.ts"
 import { BusinessRuleViolation, InvalidSignature, NotFound, ValidationError } from "../http/Errors.ts"
 import { AppClock } from "../platform/Clock.ts"
 import { AppConfig } from "../platform/Config.ts"
-import { AppKey, constantTimeEqual, hmacSha256Hex } from "../platform/Crypto.ts"
+import { constantTimeEqual, hmacSha256Hex } from "../platform/Crypto.ts"
+import { ManualGateway, PaymentGateways } from "./Gateways.ts"
 import { type InvoiceRow, Invoices, toDetail, toListItem } from "./Invoices.ts"
 import { NOT_PAYABLE, Payments } from "./Payments.ts"
 
 const PER_PAGE = 15
 const DAY_MS = 86_400_000
-const PAY_LINK_SECONDS = 30 * 60
 const SIGNATURE_TOLERANCE_SECONDS = 300
-const GATEWAYS = new Set(["manual"])
 
 const noStore = HttpApp.appendPreResponseHandler((_request, response) =>
   Effect.succeed(HttpServerResponse.setHeader(response, "cache-control", "no-store")))
@@ -31,9 +30,11 @@ const escapeHtml = (s: string) =>
 const page = (status: number, title: string, body: string) =>
   HttpServerResponse.text(
     `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">` +
+      `<meta name="referrer" content="no-referrer">` +
       `<title>${escapeHtml(title)}</title><style>body{font-family:system-ui,sans-serif;max-width:36rem;margin:2rem auto;padding:0 1rem;line-height:1.5}` +
       `dt{font-weight:600}</style></head><body><main><h1>${escapeHtml(title)}</h1>${body}</main></body></html>`,
-    { status, contentType: "text/html; charset=utf-8" }
+    // the page is reached through a signed link: neither it nor the link is kept in caches
+    { status, contentType: "text/html; charset=utf-8", headers: { "cache-control": "no-store" } }
   )
 
 /** `t=<unix>,v1=<hex>` of [D40] */
@@ -55,7 +56,7 @@ const BillingHandlers = HttpApiBuilder.group(Api, "billing", (handlers) =>
     const catalog = yield* Catalog
     const clock = yield* AppClock
     const config = yield* AppConfig
-    const appKey = yield* AppKey
+    const gateways = yield* PaymentGateways
 
     const owned = (userId: number, uuid: string) =>
       Effect.flatMap(invoices.byUuid(uuid), (row) => orNotFound(Option.filter(row, (r) => r.user_id === userId)))
@@ -85,20 +86,18 @@ const BillingHandlers = HttpApiBuilder.group(Api, "billing", (handlers) =>
           const user = yield* CurrentUser
           const invoice = yield* owned(user.userId, path.invoice)
           if (invoice.status !== "pending") return yield* Effect.fail(new BusinessRuleViolation({ message: NOT_PAYABLE }))
-          const now = yield* clock.now
-          const expires = Math.floor(now.getTime() / 1000) + PAY_LINK_SECONDS
-          const signature = appKey.sign(`${invoice.uuid}.${expires}`)
+          // [D37]: the invoice's provider makes the link (the built-in one signs it with APP_KEY)
+          const gateway = yield* orNotFound(gateways.get(invoice.gateway))
+          const link = yield* gateway.paymentLink(invoice)
           yield* noStore
-          return {
-            url: `${config.publicUrl}/pay/${invoice.uuid}?expires=${expires}&signature=${signature}`,
-            gateway: invoice.gateway,
-            expires_at: new Date(expires * 1000).toISOString()
-          }
+          return { url: link.url, gateway: gateway.name, expires_at: link.expiresAt.toISOString() }
         }))
       .handle("placeOrder", ({ payload }) =>
         Effect.gen(function*() {
           const user = yield* CurrentUser
           const id = yield* sql.withTransaction(Effect.gen(function*() {
+            // one order of a user at a time: two first orders at once cannot both start a trial
+            yield* sql`select id from users where id = ${user.userId} for update`
             const now = yield* clock.now
             const priced = yield* catalog.priceOrder({
               planId: payload.plan_id,
@@ -148,7 +147,7 @@ const BillingHandlers = HttpApiBuilder.group(Api, "billing", (handlers) =>
               constantTimeEqual(v1, hmacSha256Hex(Redacted.value(secret), `${t}.${raw}`))
           })
           if (!valid) return yield* Effect.fail(new InvalidSignature())
-          if (!GATEWAYS.has(path.gateway)) return yield* Effect.fail(new NotFound())
+          if (Option.isNone(gateways.get(path.gateway))) return yield* Effect.fail(new NotFound())
           let body: unknown
           try {
             body = JSON.parse(raw)
@@ -216,6 +215,8 @@ const BillingAdminHandlers = HttpApiBuilder.group(Api, "billingAdmin", (handlers
                       ${cycle.currency}, ${status === "cancelled" ? "cancelled" : "pending"}, 'manual', ${price.promoCode},
                       ${price.promoId}, ${new Date(now.getTime() + 7 * DAY_MS)}, ${now})
               returning id`
+            // a cancelled invoice holds no promo use ([D33]): it is given back in the same transaction
+            if (status === "cancelled" && price.promoId !== null) yield* catalog.releasePromoUse(price.promoId)
             return row!.id
           })).pipe(Effect.catchTag("SqlError", Effect.die))
           if (status === "paid") yield* payments.markPaid(id, { transactionId: null, gateway: "manual" })
@@ -232,17 +233,14 @@ const BillingAdminHandlers = HttpApiBuilder.group(Api, "billingAdmin", (handlers
 const BillingPagesHandlers = HttpApiBuilder.group(Api, "billingPages", (handlers) =>
   Effect.gen(function*() {
     const invoices = yield* Invoices
-    const clock = yield* AppClock
-    const appKey = yield* AppKey
+    const manual = yield* ManualGateway
     return handlers.handle("payPage", ({ path, urlParams }) =>
       Effect.gen(function*() {
+        // a forged, altered or expired link (or one for an invoice that is gone) is one 403 page:
+        // it tells a guesser nothing about which invoices exist
         const invalid = page(403, "Payment link invalid", "<p>This payment link is invalid or has expired. Ask for a new one from your invoices.</p>")
-        const expires = Number(urlParams.expires ?? "")
-        const now = yield* clock.now
         const uuid = path.invoice.toLowerCase()
-        if (!isUuid(uuid) || !Number.isInteger(expires) || !urlParams.signature) return invalid
-        if (!constantTimeEqual(urlParams.signature.toLowerCase(), appKey.sign(`${uuid}.${expires}`))) return invalid
-        if (expires * 1000 < now.getTime()) return invalid
+        if ((yield* manual.checkLink(uuid, urlParams.expires, urlParams.signature)) !== "valid") return invalid
         const found = yield* invoices.byUuid(uuid)
         if (Option.isNone(found)) return invalid
         const inv = found.value
@@ -261,5 +259,6 @@ const BillingPagesHandlers = HttpApiBuilder.group(Api, "billingPages", (handlers
   }))
 
 export const BillingHttpLive = Layer.mergeAll(BillingHandlers, BillingAdminHandlers, BillingPagesHandlers).pipe(
-  Layer.provide(Layer.mergeAll(Invoices.Live, Payments.Live, Catalog.Live))
+  Layer.provide(Layer.mergeAll(Invoices.Live, Payments.Live, Catalog.Live, PaymentGateways.Live)),
+  Layer.provide(ManualGateway.Live)
 )

@@ -57,6 +57,8 @@ export const runJobsOnce: Effect.Effect<JobsReport, never, SqlClient.SqlClient |
       from services s join billing_cycles c on c.id = s.cycle_id
       where s.status = 'active' and s.auto_renew
         and s.expires_at > ${now} and s.expires_at <= ${renewalHorizon}
+        -- an invoice already waiting for this service (a trial's order) is the renewal
+        and not exists (select 1 from invoices w where w.service_id = s.id and w.status = 'pending')
       order by s.id
       on conflict (service_id, renewal_of_expiry) where renewal_of_expiry is not null do nothing
       returning id`

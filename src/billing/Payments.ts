@@ -33,13 +33,17 @@ export class Payments extends Context.Tag("billing/Payments")<Payments, {
       const activate = (invoice: { id: number; user_id: number | null; service_id: number | null; plan_id: number; cycle_id: number; duration_days: number }, now: Date) =>
         Effect.gen(function*() {
           if (invoice.user_id === null) return
+          // the user's payments take turns: two invoices paid at once cannot both start a new service
+          yield* sql`select id from users where id = ${invoice.user_id} for update`
           const extend = (from: Date) => new Date(from.getTime() + invoice.duration_days * DAY_MS)
           if (invoice.service_id !== null) {
             const [service] = yield* sql<{ id: number; expires_at: Date }>`
               select id, expires_at from services where id = ${invoice.service_id} for update`
             if (service) {
               const base = service.expires_at.getTime() > now.getTime() ? service.expires_at : now
-              yield* sql`update services set expires_at = ${extend(base)}, status = 'active', updated_at = ${now} where id = ${service.id}`
+              yield* sql`update services set expires_at = ${extend(base)}, 
+                status = case when status = 'suspended' then status else 'active' end, updated_at = ${now}
+              where id = ${service.id}`
               return
             }
           }

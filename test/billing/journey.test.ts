@@ -1,0 +1,209 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test"
+import { createHmac } from "node:crypto"
+import { runJobsOnce } from "../../src/billing/Jobs.ts"
+import { makeTestApp, type TestApp } from "../support/app.ts"
+
+// Issue 4 "done when": an operator sets up the catalogue through the admin API, a user orders
+// with a promo, pays through a signed webhook and sees the service and the paid invoice; plus
+// the manual gateway's links [D37], trial and renewal interplay [D35][D80], promo give-back [D33].
+let app: TestApp
+let admin: { token: string }
+const SECRET = "whsec_test"
+const DAY = 86_400_000
+
+beforeAll(async () => {
+  app = await makeTestApp()
+  admin = await app.createUser({ role: "admin" })
+})
+afterAll(() => app.dispose())
+
+const signed = (body: unknown) => {
+  const raw = JSON.stringify(body)
+  const t = Math.floor(app.clock.get().getTime() / 1000)
+  const v1 = createHmac("sha256", SECRET).update(`${t}.${raw}`).digest("hex")
+  return app.post("/v1/webhooks/payments/manual", { raw, headers: { "x-signature": `t=${t},v1=${v1}` } })
+}
+
+const adminPost = async (path: string, body: Record<string, unknown>) => {
+  const res = await app.post(path, { token: admin.token, body })
+  if (res.status !== 201) throw new Error(`${path}: ${res.status} ${res.text}`)
+  return res.body.data
+}
+
+const plan = async (fields: Record<string, unknown> = {}) => {
+  const p = await adminPost("/v1/admin/plans", {
+    name: "Pro",
+    description: "Fast",
+    bandwidth_limit_gb: 500,
+    speed_limit_mbps: 100,
+    trial_days: 0,
+    is_active: true,
+    ...fields
+  })
+  const c = await adminPost(`/v1/admin/plans/${p.id}/cycles`, { name: "Monthly", duration_days: 30, price: "19.99", currency: "EUR" })
+  return { planId: p.id as number, cycleId: c.id as number }
+}
+
+const usesOf = async (code: string) => {
+  const [row] = await app.sql<{ uses: number }>`select uses from promo_codes where lower(code) = lower(${code})`
+  return row!.uses
+}
+
+describe("the whole flow through the API", () => {
+  test("admin plan and cycle, order with a promo, pay page, signed webhook: active service and paid invoice", async () => {
+    const { cycleId, planId } = await plan()
+    await adminPost("/v1/admin/promos", { code: "SPRING25", type: "percentage", value: 25, max_uses: 10 })
+    const user = await app.createUser()
+
+    const ordered = await app.post("/v1/orders", { token: user.token, body: { plan_id: planId, cycle_id: cycleId, promo_code: "spring25" } })
+    expect(ordered.status).toBe(201)
+    // 25 % of 19.99 = 4.9975 -> 5.00 (half-up on the discount), 14.99 to pay
+    expect(ordered.body.data).toMatchObject({ amount: "14.99", discount: "5.00", currency: "EUR", status: "pending", promo_code: "spring25" })
+    expect(await usesOf("SPRING25")).toBe(1)
+    const uuid = ordered.body.data.uuid as string
+
+    const link = await app.get(`/v1/invoices/${uuid}/payment-url`, { token: user.token })
+    expect(link.status).toBe(200)
+    const url = new URL(link.body.data.url)
+    expect(`${url.origin}`).toBe(app.config.publicUrl)
+    const pay = await app.get(`${url.pathname}${url.search}`)
+    expect(pay.status).toBe(200)
+    expect(pay.headers.get("cache-control")).toBe("no-store")
+    expect(pay.text).toContain("14.99 EUR")
+    expect(pay.text).toContain("Pro (Monthly)")
+    expect(pay.text).toContain("pending")
+    expect(pay.text).toContain(`reference <code>${uuid}</code>`)
+
+    expect((await app.get("/v1/services/current", { token: user.token })).status).toBe(404)
+    const paid = await signed({ invoice_uuid: uuid, status: "paid", transaction_id: "bank-0001" })
+    expect(paid.status).toBe(200)
+    expect(paid.body.data).toMatchObject({ uuid, status: "paid", amount: "14.99" })
+
+    const current = await app.get("/v1/services/current", { token: user.token })
+    expect(current.status).toBe(200)
+    expect(current.body.data).toMatchObject({
+      status: "active",
+      plan: { id: planId, name: "Pro", bandwidth_limit_gb: 500, speed_limit_mbps: 100 }
+    })
+    expect(new Date(current.body.data.expires_at).getTime() - app.clock.get().getTime()).toBe(30 * DAY)
+    const list = await app.get("/v1/invoices?status=paid", { token: user.token })
+    expect(list.body.data).toHaveLength(1)
+    expect(list.body.data[0]).toMatchObject({ uuid, status: "paid" })
+    expect(list.body.data[0].paid_at).toBe(app.clock.get().toISOString())
+
+    // the paid invoice's page now says there is nothing to pay
+    const after = await app.get(`${url.pathname}${url.search}`)
+    expect(after.text).toContain("nothing to pay")
+  })
+})
+
+describe("manual gateway links [D37]", () => {
+  test("a signature is bound to its invoice and its expiry; a cancelled invoice has no payment URL", async () => {
+    const { cycleId, planId } = await plan({ name: "Links" })
+    const user = await app.createUser()
+    const a = (await app.post("/v1/orders", { token: user.token, body: { plan_id: planId, cycle_id: cycleId } })).body.data.uuid as string
+    const b = (await app.post("/v1/orders", { token: user.token, body: { plan_id: planId, cycle_id: cycleId } })).body.data.uuid as string
+    const url = new URL((await app.get(`/v1/invoices/${a}/payment-url`, { token: user.token })).body.data.url)
+    const expires = Number(url.searchParams.get("expires"))
+    const signature = url.searchParams.get("signature")!
+    expect((await app.get(`/pay/${a}?expires=${expires}&signature=${signature}`)).status).toBe(200)
+    // a's signature on b, a later expiry, no signature, a malformed uuid: one 403 page
+    for (const path of [
+      `/pay/${b}?expires=${expires}&signature=${signature}`,
+      `/pay/${a}?expires=${expires + 3600}&signature=${signature}`,
+      `/pay/${a}?expires=${expires}`,
+      `/pay/not-a-uuid?expires=${expires}&signature=${signature}`
+    ]) {
+      const res = await app.get(path)
+      expect(res.status).toBe(403)
+      expect(res.headers.get("content-type")).toContain("text/html")
+      expect(res.text).not.toContain("bank transfer")
+    }
+
+    await app.sql`update invoices set status = 'cancelled' where uuid = ${b}::uuid`
+    const cancelled = await app.get(`/v1/invoices/${b}/payment-url`, { token: user.token })
+    expect(cancelled.status).toBe(422)
+    expect(cancelled.body).toEqual({ success: false, message: "Invoice is not payable." })
+  })
+})
+
+describe("trial, renewal and payments [D35] [D80]", () => {
+  test("concurrent first orders start one trial; the trial's own invoice is its renewal, none is added", async () => {
+    const { cycleId, planId } = await plan({ name: "Trial", trial_days: 7 })
+    const user = await app.createUser()
+    const orders = await Promise.all(
+      Array.from({ length: 5 }, () => app.post("/v1/orders", { token: user.token, body: { plan_id: planId, cycle_id: cycleId } }))
+    )
+    expect(orders.map((o) => o.status)).toEqual([201, 201, 201, 201, 201])
+    const services = await app.sql<{ id: number; expires_at: Date }>`select id, expires_at from services where user_id = ${user.id}`
+    expect(services).toHaveLength(1)
+    const trialInvoices = await app.sql<{ n: number }>`
+      select count(*)::int as n from invoices where user_id = ${user.id} and service_id = ${services[0]!.id}`
+    expect(trialInvoices[0]!.n).toBe(1)
+
+    // 2 days before the trial ends the jobs find the trial's invoice waiting: no second bill
+    app.clock.advance(5 * DAY)
+    const report = await app.run(runJobsOnce)
+    expect(report.renewalsCreated).toBe(0)
+    const [count] = await app.sql<{ n: number }>`select count(*)::int as n from invoices where service_id = ${services[0]!.id}`
+    expect(count!.n).toBe(1)
+  })
+
+  test("paying a suspended service's invoice extends it but does not lift the suspension", async () => {
+    const { cycleId, planId } = await plan({ name: "Suspended" })
+    const user = await app.createUser()
+    const granted = await adminPost(`/v1/admin/users/${user.id}/services`, { plan_id: planId, cycle_id: cycleId })
+    await app.put(`/v1/admin/services/${granted.id}`, { token: admin.token, body: { status: "suspended" } })
+    const before = new Date(granted.expires_at).getTime()
+    const [invoice] = await app.sql<{ uuid: string }>`
+      insert into invoices (user_id, service_id, plan_id, cycle_id, amount, currency, due_date)
+      values (${user.id}, ${granted.id}, ${planId}, ${cycleId}, '19.99', 'EUR', ${new Date(app.clock.get().getTime() + 7 * DAY)})
+      returning uuid::text as uuid`
+    expect((await signed({ invoice_uuid: invoice!.uuid, status: "paid", transaction_id: `susp-${user.id}` })).status).toBe(200)
+    const service = await app.get(`/v1/services/${granted.id}`, { token: user.token })
+    expect(service.body.data.status).toBe("suspended")
+    expect(new Date(service.body.data.expires_at).getTime() - before).toBe(30 * DAY)
+  })
+
+  test("two invoices of one user paid at once: one service, extended by both", async () => {
+    const { cycleId, planId } = await plan({ name: "Twice" })
+    const user = await app.createUser()
+    const uuids = await Promise.all([1, 2].map(async () =>
+      (await app.post("/v1/orders", { token: user.token, body: { plan_id: planId, cycle_id: cycleId } })).body.data.uuid as string
+    ))
+    const results = await Promise.all(uuids.map((uuid, i) => signed({ invoice_uuid: uuid, status: "paid", transaction_id: `two-${user.id}-${i}` })))
+    expect(results.map((r) => r.status)).toEqual([200, 200])
+    const services = await app.sql<{ expires_at: Date }>`select expires_at from services where user_id = ${user.id}`
+    expect(services).toHaveLength(1)
+    expect(services[0]!.expires_at.getTime() - app.clock.get().getTime()).toBe(60 * DAY)
+  })
+
+  test("a paid invoice of a deleted user keeps its row and is paid without a service", async () => {
+    const { cycleId, planId } = await plan({ name: "Gone" })
+    const user = await app.createUser()
+    const uuid = (await app.post("/v1/orders", { token: user.token, body: { plan_id: planId, cycle_id: cycleId } })).body.data.uuid as string
+    await app.sql`delete from users where id = ${user.id}`
+    const paid = await signed({ invoice_uuid: uuid, status: "paid", transaction_id: `gone-${user.id}` })
+    expect(paid.status).toBe(200)
+    expect(paid.body.data.status).toBe("paid")
+    const [row] = await app.sql<{ user_id: number | null; service_id: number | null }>`select user_id, service_id from invoices where uuid = ${uuid}::uuid`
+    expect(row).toEqual({ user_id: null, service_id: null })
+  })
+})
+
+describe("admin invoices and promo uses [D33] [D70]", () => {
+  test("an invoice created cancelled holds no promo use; one created pending does", async () => {
+    const { cycleId, planId } = await plan({ name: "Promo" })
+    await adminPost("/v1/admin/promos", { code: "ADMIN10", type: "fixed", value: "10", max_uses: 5 })
+    const user = await app.createUser()
+    const cancelled = await adminPost(`/v1/admin/users/${user.id}/invoices`, { plan_id: planId, cycle_id: cycleId, status: "cancelled", promo_code: "ADMIN10" })
+    expect(cancelled).toMatchObject({ status: "cancelled", amount: "9.99", discount: "10.00", promo_code: "ADMIN10" })
+    expect(await usesOf("ADMIN10")).toBe(0)
+    const pending = await adminPost(`/v1/admin/users/${user.id}/invoices`, { plan_id: planId, cycle_id: cycleId, promo_code: "admin10" })
+    expect(pending).toMatchObject({ status: "pending", amount: "9.99" })
+    expect(await usesOf("ADMIN10")).toBe(1)
+    const paid = await adminPost(`/v1/admin/users/${user.id}/invoices`, { plan_id: planId, cycle_id: cycleId, status: "paid" })
+    expect(paid.status).toBe("paid")
+    expect((await app.get("/v1/services/current", { token: user.token })).body.data.plan.id).toBe(planId)
+  })
+})
