@@ -9,6 +9,14 @@ const DAY_MS = 86_400_000
 
 export type PaidOutcome = "paid" | "already-paid"
 
+const sqlState = (e: unknown) =>
+  e instanceof SqlError && typeof e.cause === "object" && e.cause !== null && "code" in e.cause
+    ? String((e.cause as { code: unknown }).code)
+    : ""
+
+/** deadlock detected, serialization failure: safe to run the whole transaction again */
+const isTransient = (e: unknown) => ["40P01", "40001"].includes(sqlState(e))
+
 const isUniqueViolation = (e: unknown) =>
   e instanceof SqlError && typeof e.cause === "object" && e.cause !== null && "code" in e.cause &&
   (e.cause as { code: unknown }).code === "23505"
@@ -90,6 +98,9 @@ export class Payments extends Context.Tag("billing/Payments")<Payments, {
           yield* activate(invoice, now)
           return "paid" as const
         })).pipe(
+          // a jobs run may lock the same service and invoice in the other order: PostgreSQL aborts
+          // one side with a deadlock; the payment is simply tried again
+          Effect.retry({ times: 3, while: isTransient }),
           Effect.catchIf(isUniqueViolation, () =>
             Effect.fail(ValidationError.field("transaction_id", "The transaction id has already been taken."))),
           Effect.catchTag("SqlError", (e) => Effect.die(e))
