@@ -2,6 +2,7 @@ import { HttpApiBuilder, HttpApp, HttpServerRequest, HttpServerResponse } from "
 import { SqlClient } from "@effect/sql"
 import { Effect, Layer, Option, Redacted } from "effect"
 import { Api } from "../Api.ts"
+import { orNotFound } from "../http/Errors.ts"
 import { Catalog } from "../catalog/Catalog.ts"
 import { normalizeAmount, parseCents } from "../catalog/Money.ts"
 import { CurrentUser } from "../http/Auth.ts"
@@ -20,9 +21,6 @@ const SIGNATURE_TOLERANCE_SECONDS = 300
 
 const noStore = HttpApp.appendPreResponseHandler((_request, response) =>
   Effect.succeed(HttpServerResponse.setHeader(response, "cache-control", "no-store")))
-
-const orNotFound = <A>(option: Option.Option<A>) =>
-  Option.match(option, { onNone: () => Effect.fail(new NotFound()), onSome: Effect.succeed })
 
 const escapeHtml = (s: string) =>
   s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;").replace(/'/g, "&#39;")

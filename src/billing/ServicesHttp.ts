@@ -1,6 +1,7 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect, Layer, Option } from "effect"
 import { Api } from "../Api.ts"
+import { orNotFound } from "../http/Errors.ts"
 import { Catalog } from "../catalog/Catalog.ts"
 import { CurrentUser } from "../http/Auth.ts"
 import { NotFound, ValidationError } from "../http/Errors.ts"
@@ -9,9 +10,6 @@ import { renderDetail, renderListItem, Services } from "./Services.ts"
 import { Subscriptions } from "./Subscriptions.ts"
 
 const DAY_MS = 86_400_000
-
-const orNotFound = <A>(option: Option.Option<A>) =>
-  Option.match(option, { onNone: () => Effect.fail(new NotFound()), onSome: Effect.succeed })
 
 const ServicesHandlers = HttpApiBuilder.group(Api, "services", (handlers) =>
   Effect.gen(function*() {

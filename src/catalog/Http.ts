@@ -1,6 +1,7 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect, Layer, Option } from "effect"
 import { Api } from "../Api.ts"
+import { orNotFound } from "../http/Errors.ts"
 import { NotFound, ValidationError } from "../http/Errors.ts"
 import { Catalog, type CycleRow, type PlanRow } from "./Catalog.ts"
 import { CatalogRepo, type PromoWithPlans } from "./CatalogRepo.ts"
@@ -35,9 +36,6 @@ const promo = (r: PromoWithPlans) => ({
   uses: r.uses,
   plan_ids: r.plan_ids
 })
-
-const orNotFound = <A>(option: Option.Option<A>) =>
-  Option.match(option, { onNone: () => Effect.fail(new NotFound()), onSome: Effect.succeed })
 
 const CatalogHandlers = HttpApiBuilder.group(Api, "catalog", (handlers) =>
   Effect.gen(function*() {

@@ -1,5 +1,5 @@
 import { HttpApiSchema } from "@effect/platform"
-import { Schema } from "effect"
+import { Effect, Option, Schema } from "effect"
 import { ErrorBody, FieldErrors } from "./Envelope.ts"
 
 /**
@@ -49,6 +49,10 @@ export class NotFound extends Schema.TaggedError<NotFound>()("NotFound", {
   message: message("Resource not found.")
 }) {}
 export const NotFoundResponse = envelope(NotFound, 404, "NotFound", (b) => new NotFound(b))
+
+/** The value, or 404 `Resource not found.` ([D11]: missing and other users' rows alike). */
+export const orNotFound = <A>(option: Option.Option<A>): Effect.Effect<A, NotFound> =>
+  Option.match(option, { onNone: () => Effect.fail(new NotFound()), onSome: Effect.succeed })
 
 export class MethodNotAllowed extends Schema.TaggedError<MethodNotAllowed>()("MethodNotAllowed", {
   message: message("Method not allowed.")

@@ -1,6 +1,7 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect, Layer, Option } from "effect"
 import { Api } from "../Api.ts"
+import { orNotFound } from "../http/Errors.ts"
 import { Contacts } from "../accounts/Contacts.ts"
 import { CurrentUser } from "../http/Auth.ts"
 import { NotFound } from "../http/Errors.ts"
@@ -25,9 +26,6 @@ const ticket = (t: Ticket) => ({
 })
 
 const faqEntry = (f: FaqEntryRow) => ({ id: f.id, question: f.question, answer: f.answer })
-
-const orNotFound = <A>(option: Option.Option<A>) =>
-  Option.match(option, { onNone: () => Effect.fail(new NotFound()), onSome: Effect.succeed })
 
 const SupportHandlers = HttpApiBuilder.group(Api, "support", (handlers) =>
   Effect.gen(function*() {
