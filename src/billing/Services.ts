@@ -2,7 +2,7 @@ import { SqlClient } from "@effect/sql"
 import { Context, Effect, Layer, Option } from "effect"
 import { normalizeAmount } from "../catalog/Money.ts"
 import { AppClock } from "../platform/Clock.ts"
-import type { ServiceStatus } from "./Subscriptions.ts"
+import { currentServiceOf, type ServiceStatus } from "./Subscriptions.ts"
 
 /** A service with its plan and cycle, as the services routes render it ([D34]). */
 export interface ServiceRow {
@@ -73,6 +73,8 @@ export class Services extends Context.Tag("Services")<Services, {
   readonly find: (serviceId: number) => Effect.Effect<Option.Option<ServiceRow>>
   /** the user's own service; another user's is none (a 404, [D11]) */
   readonly findOwned: (userId: number, serviceId: number) => Effect.Effect<Option.Option<ServiceRow>>
+  /** [D34]'s current service with its detail, in one query (issue 8) */
+  readonly current: (userId: number) => Effect.Effect<Option.Option<ServiceRow>>
   /** sets only the flag of the user's own service; none when it is not theirs */
   readonly setAutoRenew: (userId: number, serviceId: number, autoRenew: boolean) => Effect.Effect<Option.Option<boolean>>
   readonly userExists: (userId: number) => Effect.Effect<boolean>
@@ -103,6 +105,11 @@ export class Services extends Context.Tag("Services")<Services, {
         find: (serviceId) => sql<ServiceRow>`${select} where s.id = ${serviceId}`.pipe(Effect.map(first), Effect.orDie),
         findOwned: (userId, serviceId) =>
           sql<ServiceRow>`${select} where s.id = ${serviceId} and s.user_id = ${userId}`.pipe(
+            Effect.map(first),
+            Effect.orDie
+          ),
+        current: (userId) =>
+          Effect.flatMap(clock.now, (now) => sql<ServiceRow>`${select} where ${currentServiceOf(sql, userId, now)}`).pipe(
             Effect.map(first),
             Effect.orDie
           ),

@@ -7,14 +7,12 @@ import { CurrentUser } from "../http/Auth.ts"
 import { NotFound, ValidationError } from "../http/Errors.ts"
 import { AppClock } from "../platform/Clock.ts"
 import { renderDetail, renderListItem, Services } from "./Services.ts"
-import { Subscriptions } from "./Subscriptions.ts"
 
 const DAY_MS = 86_400_000
 
 const ServicesHandlers = HttpApiBuilder.group(Api, "services", (handlers) =>
   Effect.gen(function*() {
     const services = yield* Services
-    const subscriptions = yield* Subscriptions
     return handlers
       .handle("listServices", () =>
         Effect.flatMap(CurrentUser, (user) => Effect.map(services.listOf(user.userId), (rows) => rows.map(renderListItem))))
@@ -22,8 +20,7 @@ const ServicesHandlers = HttpApiBuilder.group(Api, "services", (handlers) =>
         Effect.gen(function*() {
           const user = yield* CurrentUser
           // [D34]: the newest active or suspended service not past expires_at
-          const current = yield* orNotFound(yield* subscriptions.current(user.userId))
-          return renderDetail(yield* orNotFound(yield* services.findOwned(user.userId, current.id)))
+          return renderDetail(yield* orNotFound(yield* services.current(user.userId)))
         }))
       .handle("getService", ({ path }) =>
         Effect.gen(function*() {
@@ -77,5 +74,5 @@ const ServicesAdminHandlers = HttpApiBuilder.group(Api, "servicesAdmin", (handle
   }))
 
 export const ServicesHttpLive = Layer.mergeAll(ServicesHandlers, ServicesAdminHandlers).pipe(
-  Layer.provide(Layer.mergeAll(Services.Live, Subscriptions.Live, Catalog.Live))
+  Layer.provide(Layer.mergeAll(Services.Live, Catalog.Live))
 )

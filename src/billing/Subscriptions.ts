@@ -44,6 +44,14 @@ const toSubscription = (r: Row): Subscription => ({
 })
 
 /**
+ * [D34]: the user's current service is the newest one that is active or suspended and not past
+ * `expires_at`. The one place this rule is written: the detail route and VPN access both use it.
+ */
+export const currentServiceOf = (sql: SqlClient.SqlClient, userId: number, now: Date) =>
+  sql`s.user_id = ${userId} and s.status in ('active', 'suspended') and s.expires_at > ${now}
+      order by s.created_at desc, s.id desc limit 1`
+
+/**
  * Read access to services for the other rooms (VPN access, bandwidth). Billing owns the
  * table; others ask here.
  */
@@ -68,9 +76,7 @@ export class Subscriptions extends Context.Tag("Subscriptions")<Subscriptions, {
       return {
         current: (userId) =>
           Effect.flatMap(clock.now, (now) =>
-            sql<Row>`${select}
-              where s.user_id = ${userId} and s.status in ('active', 'suspended') and s.expires_at > ${now}
-              order by s.created_at desc, s.id desc limit 1`).pipe(Effect.map(one), Effect.orDie),
+            sql<Row>`${select} where ${currentServiceOf(sql, userId, now)}`).pipe(Effect.map(one), Effect.orDie),
         findOwned: (userId, serviceId) =>
           sql<Row>`${select} where s.id = ${serviceId} and s.user_id = ${userId}`.pipe(Effect.map(one), Effect.orDie),
         findById: (serviceId) => sql<Row>`${select} where s.id = ${serviceId}`.pipe(Effect.map(one), Effect.orDie)

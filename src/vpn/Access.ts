@@ -1,9 +1,9 @@
 import { Context, Effect, Layer, Option } from "effect"
 import { type Subscription, Subscriptions } from "../billing/Subscriptions.ts"
-import { Forbidden, Locked } from "../http/Errors.ts"
+import { Forbidden, Locked, NotFound } from "../http/Errors.ts"
 import { AppClock } from "../platform/Clock.ts"
 import { isOverLimit, periodStart } from "./Bandwidth.ts"
-import { Servers } from "./Servers.ts"
+import { type Protocol, type ServerRow, Servers } from "./Servers.ts"
 import { Usage } from "./Usage.ts"
 
 export const PLAN_EXCLUDES_SERVER = "Your plan does not include this server."
@@ -18,6 +18,22 @@ export const LIMIT_EXCEEDED = "Bandwidth limit exceeded."
 export class Access extends Context.Tag("vpn/Access")<Access, {
   readonly granting: (userId: number, serverId: number) => Effect.Effect<Subscription, Forbidden>
   readonly connectable: (userId: number, serverId: number) => Effect.Effect<Subscription, Forbidden | Locked>
+  /**
+   * A user's way to a server, in the order of [D11]: an unknown server (or one of another
+   * protocol) 404, not granted by the current service 403. Two queries on the way through
+   * (issue 8: it was three).
+   */
+  readonly locate: (
+    userId: number,
+    serverId: number,
+    protocol?: Protocol
+  ) => Effect.Effect<{ readonly server: ServerRow; readonly service: Subscription }, NotFound | Forbidden>
+  /** `locate`, then 423 for a suspended or over-limit service: what a config download needs */
+  readonly reach: (
+    userId: number,
+    serverId: number,
+    protocol: Protocol
+  ) => Effect.Effect<{ readonly server: ServerRow; readonly service: Subscription }, NotFound | Forbidden | Locked>
   /** the users among `userIds` who may connect to the server now */
   readonly connectableUsers: (serverId: number, userIds: ReadonlyArray<number>) => Effect.Effect<ReadonlySet<number>>
 }>() {
@@ -74,7 +90,30 @@ export class Access extends Context.Tag("vpn/Access")<Access, {
           return allowed as ReadonlySet<number>
         })
 
-      return { granting, connectable, connectableUsers }
+      const locate = (userId: number, serverId: number, protocol?: Protocol) =>
+        Effect.gen(function*() {
+          const ofProtocol = (server: ServerRow) => protocol === undefined || server.protocol === protocol
+          const current = yield* subscriptions.current(userId)
+          if (Option.isNone(current)) {
+            const server = yield* servers.find(serverId)
+            if (Option.isNone(server) || !ofProtocol(server.value)) return yield* Effect.fail(new NotFound())
+            return yield* Effect.fail(new Forbidden({ message: PLAN_EXCLUDES_SERVER }))
+          }
+          const found = yield* servers.findGranted(serverId, current.value.plan.id)
+          if (Option.isNone(found) || !ofProtocol(found.value.server)) return yield* Effect.fail(new NotFound())
+          if (!found.value.granted) return yield* Effect.fail(new Forbidden({ message: PLAN_EXCLUDES_SERVER }))
+          return { server: found.value.server, service: current.value }
+        })
+
+      const reach = (userId: number, serverId: number, protocol: Protocol) =>
+        Effect.gen(function*() {
+          const found = yield* locate(userId, serverId, protocol)
+          if (found.service.status !== "active") return yield* Effect.fail(new Locked({ message: SERVICE_SUSPENDED }))
+          if (yield* overLimit(found.service)) return yield* Effect.fail(new Locked({ message: LIMIT_EXCEEDED }))
+          return found
+        })
+
+      return { granting, connectable, locate, reach, connectableUsers }
     })
   )
 }

@@ -54,15 +54,6 @@ const VpnLive = HttpApiBuilder.group(Api, "vpn", (handlers) =>
     const usage = yield* Usage
     const clock = yield* AppClock
 
-    const findServer = (id: number, protocol?: Protocol) =>
-      servers.find(id).pipe(
-        Effect.flatMap((found) =>
-          Option.isSome(found) && (protocol === undefined || found.value.protocol === protocol)
-            ? Effect.succeed(found.value)
-            : Effect.fail(new NotFound())
-        )
-      )
-
     const currentService = (userId: number) =>
       subscriptions.current(userId).pipe(Effect.flatMap((s) => Option.isSome(s) ? Effect.succeed(s.value) : Effect.fail(new NotFound())))
 
@@ -84,15 +75,13 @@ const VpnLive = HttpApiBuilder.group(Api, "vpn", (handlers) =>
       .handle("getServer", ({ path }) =>
         Effect.gen(function*() {
           const user = yield* CurrentUser
-          const server = yield* findServer(path.server)
-          yield* access.granting(user.userId, server.id)
+          const { server } = yield* access.locate(user.userId, path.server)
           return toServer(server)
         }))
       .handle("wireguard", ({ path }) =>
         Effect.gen(function*() {
           const user = yield* CurrentUser
-          const server = yield* findServer(path.server, "wireguard")
-          yield* access.connectable(user.userId, server.id)
+          const { server } = yield* access.reach(user.userId, path.server, "wireguard")
           if (server.public_key === null) return yield* Effect.fail(new ServiceUnavailable({ message: NOT_CONFIGURED }))
           const peer = yield* peers.ensure(user.userId, server).pipe(
             Effect.catchTag("SubnetFull", () => Effect.fail(new ServiceUnavailable({ message: SUBNET_FULL })))
@@ -112,8 +101,7 @@ const VpnLive = HttpApiBuilder.group(Api, "vpn", (handlers) =>
       .handle("openvpn", ({ path }) =>
         Effect.gen(function*() {
           const user = yield* CurrentUser
-          const server = yield* findServer(path.server, "openvpn")
-          yield* access.connectable(user.userId, server.id)
+          const { server } = yield* access.reach(user.userId, path.server, "openvpn")
           return download(
             openvpnProfile({ transport: server.transport, serverIp: server.ip, port: server.port, caCert: server.ca_cert ?? "" }),
             `${slug(server.name)}.ovpn`

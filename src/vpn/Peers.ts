@@ -62,8 +62,6 @@ export class Peers extends Context.Tag("vpn/Peers")<Peers, {
 
       const attempt = (userId: number, server: ServerRow) =>
         sql.withTransaction(Effect.gen(function*() {
-          const found = yield* existing(userId, server.id)
-          if (found[0]) return open(found[0])
           // one allocation per server at a time (across instances too)
           yield* sql`select id from servers where id = ${server.id} for update`
           const again = yield* existing(userId, server.id)
@@ -85,10 +83,17 @@ export class Peers extends Context.Tag("vpn/Peers")<Peers, {
         )
 
       return {
+        // a peer, once made, never changes: read it without a transaction (issue 8: BEGIN and
+        // COMMIT were two of the download's round trips); only the first download allocates
         ensure: (userId, server) =>
-          attempt(userId, server).pipe(
-            Effect.retry({ while: (e) => e._tag === "Retry", schedule: Schedule.recurs(10) }),
-            Effect.catchTag("Retry", (e) => Effect.die(e.cause))
+          existing(userId, server.id).pipe(
+            Effect.orDie,
+            Effect.flatMap((found) =>
+              found[0] ? Effect.succeed(open(found[0])) : attempt(userId, server).pipe(
+                Effect.retry({ while: (e) => e._tag === "Retry", schedule: Schedule.recurs(10) }),
+                Effect.catchTag("Retry", (e) => Effect.die(e.cause))
+              )
+            )
           ),
         ofServer: (serverId) =>
           sql<{ user_id: number; public_key: string; address: string }>`

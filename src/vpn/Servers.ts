@@ -52,6 +52,8 @@ export class Servers extends Context.Tag("vpn/Servers")<Servers, {
   readonly find: (id: number) => Effect.Effect<Option.Option<ServerRow>>
   readonly grantedToPlan: (planId: number) => Effect.Effect<ReadonlyArray<ServerRow>>
   readonly grants: (serverId: number, planId: number) => Effect.Effect<boolean>
+  /** the server and whether the plan grants it, in one query (issue 8) */
+  readonly findGranted: (id: number, planId: number) => Effect.Effect<Option.Option<{ readonly server: ServerRow; readonly granted: boolean }>>
   /** the ids among `planIds` that exist */
   readonly existingPlans: (planIds: ReadonlyArray<number>) => Effect.Effect<ReadonlyArray<number>>
   readonly create: (fields: ServerFields, planIds: ReadonlyArray<number>, nodeTokenHash: string) => Effect.Effect<ServerRow>
@@ -80,6 +82,16 @@ export class Servers extends Context.Tag("vpn/Servers")<Servers, {
           sql<ServerRow>`
             select ${columns} from servers s join server_plans sp on sp.server_id = s.id
             where sp.plan_id = ${planId} order by s.id`.pipe(Effect.orDie),
+        findGranted: (id, planId) =>
+          sql<ServerRow & { granted: boolean }>`
+            select ${columns},
+                   exists(select 1 from server_plans sp where sp.server_id = s.id and sp.plan_id = ${planId}) as granted
+            from servers s where s.id = ${id}`.pipe(
+            Effect.map((rows) =>
+              Option.map(Option.fromNullable(rows[0]), ({ granted, ...server }) => ({ server: server as ServerRow, granted }))
+            ),
+            Effect.orDie
+          ),
         grants: (serverId, planId) =>
           sql`select 1 from server_plans where server_id = ${serverId} and plan_id = ${planId}`.pipe(
             Effect.map((rows) => rows.length > 0),

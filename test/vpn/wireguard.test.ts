@@ -137,6 +137,30 @@ describe("GET /v1/servers/{server}/wireguard [D52]", () => {
     }
   })
 
+  test("404 before 403: a caller without a service still learns nothing of an unknown or OpenVPN server [D11]", async () => {
+    const plan = await makePlan(app)
+    const ovpn = await makeServer(app, { protocol: "openvpn", planIds: [plan.planId] })
+    const wg = await makeServer(app, { planIds: [plan.planId] })
+    const none = await app.createUser()
+    for (const id of ["999999", String(ovpn.id)]) {
+      expect((await app.get(`/v1/servers/${id}/wireguard`, { token: none.token })).status).toBe(404)
+    }
+    expect((await app.get(`/v1/servers/${wg.id}/wireguard`, { token: none.token })).status).toBe(403)
+    expect((await app.get(`/v1/servers/${ovpn.id}/openvpn`, { token: none.token })).status).toBe(403)
+    expect((await app.get(`/v1/servers/${wg.id}/openvpn`, { token: none.token })).status).toBe(404)
+    expect((await app.get("/v1/servers/999999", { token: none.token })).status).toBe(404)
+    expect((await app.get(`/v1/servers/${wg.id}`, { token: none.token })).status).toBe(403)
+  })
+
+  test("a second download reads the same peer (no new key, no new address)", async () => {
+    const { user, server } = await subscriber(app)
+    const first = parse((await app.get(`/v1/servers/${server.id}/wireguard`, { token: user.token })).text)
+    const second = parse((await app.get(`/v1/servers/${server.id}/wireguard`, { token: user.token })).text)
+    expect(second).toEqual(first)
+    const rows = await app.sql<{ n: number }>`select count(*)::int as n from wireguard_peers where user_id = ${user.id}`
+    expect(rows[0]!.n).toBe(1)
+  })
+
   test("403 without a current service, with an expired one, or outside the plan", async () => {
     const plan = await makePlan(app)
     const server = await makeServer(app, { planIds: [plan.planId] })
