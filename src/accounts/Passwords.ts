@@ -1,5 +1,6 @@
 import { Context, Effect, Layer } from "effect"
 import { AppConfig } from "../platform/Config.ts"
+import { lowerHashingThreads } from "../platform/HashPriority.ts"
 
 /**
  * OWASP's recommended argon2id setting (19 MiB, 2 passes): Bun's default (64 MiB) costs about
@@ -23,14 +24,16 @@ export class Passwords extends Context.Tag("Passwords")<Passwords, {
     Effect.gen(function*() {
       const config = yield* AppConfig
       const pool = yield* Effect.makeSemaphore(Math.max(1, config.hashConcurrency))
+      // the pool's threads exist once a hash has run: lower their priority then (issue 8)
+      const lower = Effect.sync(lowerHashingThreads)
       const hash = (password: string) =>
-        pool.withPermits(1)(Effect.promise(() => Bun.password.hash(password, ARGON2ID)))
+        pool.withPermits(1)(Effect.promise(() => Bun.password.hash(password, ARGON2ID))).pipe(Effect.tap(lower))
       const verify = (password: string, encoded: string) =>
         pool.withPermits(1)(
           Effect.tryPromise(() => Bun.password.verify(password, encoded, "argon2id")).pipe(
             Effect.orElseSucceed(() => false)
           )
-        )
+        ).pipe(Effect.tap(lower))
       // one hash with the same parameters, made once on first use
       const dummy = yield* Effect.cached(hash("not a password of anybody"))
       return {
