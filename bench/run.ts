@@ -350,15 +350,19 @@ const main = async () => {
       }
     }
     const rawRounds = rounds.get("raw")
+    const floorRounds = rounds.get("effect-bare")
     const perServer: Record<string, unknown> = {}
     for (const [id, rs] of rounds) {
-      const ratios = rawRounds
-        ? rs.map((x) => x.rps / (rawRounds.find((y) => y.round === x.round)?.rps ?? NaN))
-        : []
+      const ratiosTo = (base: Array<RoundResult> | undefined) =>
+        base ? rs.map((x) => x.rps / (base.find((y) => y.round === x.round)?.rps ?? NaN)) : []
+      const ratios = ratiosTo(rawRounds)
+      const floorRatios = ratiosTo(floorRounds)
       perServer[id] = {
         label: SERVERS.find((s) => s.id === id)!.label,
         rps: round(median(rs.map((x) => x.rps)), 0),
         ratioToRaw: round(median(ratios)),
+        // the framework's floor (a bare Effect HttpApi serving the same route), where it serves it
+        ratioToFloor: floorRounds ? round(median(floorRatios)) : null,
         p50Ms: round(median(rs.map((x) => x.p50Ms))),
         p99Ms: round(median(rs.map((x) => x.p99Ms))),
         cpuUsPerRequest: round(median(rs.map((x) => x.cpuUsPerRequest)), 1),
@@ -549,16 +553,17 @@ const report = (r: {
   const lines: Array<string> = []
   lines.push(
     `Reads: ${r.settings.connections} connections, median of ${r.settings.rounds} interleaved ${r.settings.seconds}-second runs; ` +
-      `×raw = req/s over raw Bun.serve + Bun.SQL in the same round; CPU and DB CPU are µs per request.`,
+      `×raw = req/s over raw Bun.serve + Bun.SQL in the same round, ×floor = over the bare Effect HttpApi (where it serves ` +
+      `the route); CPU and DB CPU are µs per request.`,
     "",
-    "| scenario | server | req/s | ×raw | p50 ms | p99 ms | CPU µs/req | DB CPU µs/req | peak RSS MB |",
-    "|---|---|---:|---:|---:|---:|---:|---:|---:|"
+    "| scenario | server | req/s | ×raw | ×floor | p50 ms | p99 ms | CPU µs/req | DB CPU µs/req | peak RSS MB |",
+    "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"
   )
   for (const sc of r.scenarios) {
     const servers = sc["servers"] as Record<string, Record<string, unknown>>
     for (const [id, s] of Object.entries(servers)) {
       lines.push(
-        `| ${sc["title"]} | ${id} | ${fmt(s["rps"])} | ${fmt(s["ratioToRaw"], 2)} | ${fmt(s["p50Ms"], 2)} | ${fmt(s["p99Ms"], 2)} | ${
+        `| ${sc["title"]} | ${id} | ${fmt(s["rps"])} | ${fmt(s["ratioToRaw"], 2)} | ${fmt(s["ratioToFloor"], 2)} | ${fmt(s["p50Ms"], 2)} | ${fmt(s["p99Ms"], 2)} | ${
           fmt(s["cpuUsPerRequest"])
         } | ${fmt(s["dbCpuUsPerRequest"])} | ${fmt(s["peakRssMb"])} |${(s["errors"] as number) > 0 ? ` ⚠ ${s["errors"]} errors` : ""}`
       )
