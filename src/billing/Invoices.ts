@@ -75,20 +75,27 @@ export class Invoices extends Context.Tag("billing/Invoices")<Invoices, {
   static readonly Live = Layer.effect(
     Invoices,
     Effect.map(SqlClient.SqlClient, (sql) => {
-      const select = sql`
-        select i.id, i.uuid::text as uuid, i.user_id, i.service_id, i.plan_id, i.cycle_id, i.amount::text as amount,
-               i.discount::text as discount, i.currency, i.status, i.gateway, i.promo_code, i.promo_code_id, i.due_date,
-               i.paid_at, i.transaction_id, i.created_at, p.name as plan_name, c.name as cycle_name, c.duration_days
-        from invoices i join plans p on p.id = i.plan_id join billing_cycles c on c.id = i.cycle_id`
+      const columns = sql`
+        i.id, i.uuid::text as uuid, i.user_id, i.service_id, i.plan_id, i.cycle_id, i.amount::text as amount,
+        i.discount::text as discount, i.currency, i.status, i.gateway, i.promo_code, i.promo_code_id, i.due_date,
+        i.paid_at, i.transaction_id, i.created_at, p.name as plan_name, c.name as cycle_name, c.duration_days`
+      const from = sql`from invoices i join plans p on p.id = i.plan_id join billing_cycles c on c.id = i.cycle_id`
+      const select = sql`select ${columns} ${from}`
       const one = (rows: ReadonlyArray<InvoiceRow>) => Option.fromNullable(rows[0])
       return {
         page: (userId, status, page, perPage) =>
           Effect.gen(function*() {
             const filter = Option.match(status, { onNone: () => sql``, onSome: (s) => sql`and i.status = ${s}` })
-            const [count] = yield* sql<{ n: number }>`select count(*)::int as n from invoices i where i.user_id = ${userId} ${filter}`
-            const rows = yield* sql<InvoiceRow>`${select} where i.user_id = ${userId} ${filter}
+            // the page and the total in one round trip (issue 8); a page past the end has no row
+            // to carry the total, so only then is it counted on its own
+            const found = yield* sql<InvoiceRow & { readonly total_rows: number }>`
+              select ${columns}, count(*) over ()::int as total_rows ${from}
+              where i.user_id = ${userId} ${filter}
               order by i.created_at desc, i.id desc limit ${perPage} offset ${(page - 1) * perPage}`
-            return { rows, total: count!.n }
+            const total = found[0]?.total_rows ?? (page === 1 ? 0 : (yield* sql<{ n: number }>`
+              select count(*)::int as n from invoices i where i.user_id = ${userId} ${filter}`)[0]!.n)
+            const rows = found.map(({ total_rows: _, ...row }) => row as InvoiceRow)
+            return { rows, total }
           }).pipe(Effect.orDie),
         byUuid: (uuid) => sql<InvoiceRow>`${select} where i.uuid = ${uuid}::uuid`.pipe(Effect.map(one), Effect.orDie),
         byId: (id) => sql<InvoiceRow>`${select} where i.id = ${id}`.pipe(Effect.map(one), Effect.orDie)

@@ -201,9 +201,12 @@ describe("invoices [D36]", () => {
     expect(Object.keys(page1.body.data[0]).sort()).toEqual(["amount", "created_at", "currency", "gateway", "id", "paid_at", "status", "uuid"])
     const page2 = await app.get("/v1/invoices?page=2", { token: user.token })
     expect(page2.body.data).toHaveLength(5)
+    expect(page2.body.meta).toEqual({ current_page: 2, last_page: 2, per_page: 15, total: 20 })
     expect(page2.body.links.prev).toBe("http://localhost:3000/v1/invoices?page=1")
     const past = await app.get("/v1/invoices?page=9", { token: user.token })
     expect(past.body.data).toEqual([])
+    // past the end no row carries the total: it is still counted
+    expect(past.body.meta).toEqual({ current_page: 9, last_page: 2, per_page: 15, total: 20 })
     const paid = await app.get("/v1/invoices?status=paid", { token: user.token })
     expect(paid.body.meta).toEqual({ current_page: 1, last_page: 1, per_page: 15, total: 0 })
     expect(paid.body.links.first).toBe("http://localhost:3000/v1/invoices?status=paid&page=1")
