@@ -121,6 +121,15 @@ export const isUnstorableInput = (error: unknown): boolean => {
 
 const unstorable = () => ValidationError.field("body", "The given data contains a value that cannot be stored.")
 
+const bunConnectionCodes = new Set([
+  "ERR_POSTGRES_CONNECTION_CLOSED",
+  "ERR_POSTGRES_CONNECTION_FAILED",
+  "ERR_POSTGRES_CONNECTION_REFUSED",
+  "ERR_POSTGRES_CONNECTION_TIMEOUT",
+  "ERR_POSTGRES_IDLE_TIMEOUT",
+  "ERR_POSTGRES_LIFETIME_TIMEOUT"
+])
+
 /** A lost connection, not a bad query: the database is unreachable (503). */
 export const isConnectionLoss = (error: unknown): boolean => {
   if (!(error instanceof SqlError)) return false
@@ -130,6 +139,8 @@ export const isConnectionLoss = (error: unknown): boolean => {
     : ""
   // a server-side SQLSTATE says exactly what happened: only connection classes are "lost"
   if (/^[0-9A-Z]{5}$/.test(code)) return /^(08|57P0|53300)/.test(code)
+  // Bun.SQL's own codes (issue 8): the connections that failed, closed or timed out
+  if (bunConnectionCodes.has(code)) return true
   return ["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EPIPE", "ENOTFOUND", "EAI_AGAIN"].includes(code) ||
     /connect|Connection terminated|timeout|ECONNREFUSED|ECONNRESET|socket|closed/i.test(text)
 }

@@ -28,7 +28,13 @@ export interface AppConfigShape {
    * (at least 1): the event loop and the database keep a core while a login flood runs.
    */
   readonly hashConcurrency: number
+  /** `DB_DRIVER` (issue 8), not in [D1]; absent (fixed configurations of tests and the CLI): `bun` */
+  readonly dbDriver?: DbDriver
 }
+
+/** the PostgreSQL driver (issue 8): Bun's native `Bun.SQL`, or `pg` (the driver of before, for comparison) */
+export type DbDriver = "bun" | "pg"
+export const dbDrivers: ReadonlyArray<DbDriver> = ["bun", "pg"]
 
 export class AppConfig extends Context.Tag("AppConfig")<AppConfig, AppConfigShape>() {
   /** a layer holding a fixed configuration (tests, CLI) */
@@ -133,7 +139,16 @@ export const appConfig = Config.all({
     Config.validate({ message: `LOG_LEVEL: must be one of ${Object.keys(levels).join(", ")}`, validation: (s) => s in levels }),
     Config.map((s) => levels[s]!)
   ),
-  hashConcurrency: positiveInt("HASH_CONCURRENCY", Math.max(1, (navigator.hardwareConcurrency || 2) - 1))
+  hashConcurrency: positiveInt("HASH_CONCURRENCY", Math.max(1, (navigator.hardwareConcurrency || 2) - 1)),
+  dbDriver: Config.string("DB_DRIVER").pipe(
+    Config.withDefault("bun"),
+    Config.map((s) => s.trim().toLowerCase()),
+    Config.validate({
+      message: `DB_DRIVER: must be one of ${dbDrivers.join(", ")}`,
+      validation: (s) => (dbDrivers as ReadonlyArray<string>).includes(s)
+    }),
+    Config.map((s) => s as DbDriver)
+  )
 }).pipe(
   Config.map((c): AppConfigShape => {
     const publicUrl = trailingSlashless(Option.getOrElse(c.publicUrl, () => `http://localhost:${c.port}`))

@@ -8,7 +8,8 @@ import { mkdirSync } from "node:fs"
 import { join, resolve } from "node:path"
 import pg from "pg"
 import { migrations } from "../../migrations/index.ts"
-import { AppConfig } from "./Config.ts"
+import * as BunSqlClient from "./BunSqlClient.ts"
+import { AppConfig, type DbDriver } from "./Config.ts"
 import { loadPgliteAssets } from "./PgliteAssets.ts"
 
 /** What the process runs on, for the start-up line and `/v1/status`. */
@@ -35,7 +36,7 @@ export const pgClientOptions = (url: Redacted.Redacted<string>, maxConnections: 
   types
 })
 
-/** A PGlite instance served on a loopback port, so the same pg client reaches it [D2]. */
+/** A PGlite instance served on a loopback port, so the same SQL client reaches it [D2]. */
 export const embeddedServer = (dataDir: string | undefined) =>
   Effect.acquireRelease(
     Effect.promise(async () => {
@@ -109,6 +110,28 @@ export const preparedPgLayer = (url: Redacted.Redacted<string>, maxConnections: 
     )
   })
 
+/**
+ * The app's SQL client on PostgreSQL or on the embedded PGlite (issue 8): `Bun.SQL` by default,
+ * with named prepared statements on PostgreSQL and unnamed ones on PGlite (its one session is
+ * shared by every socket, so statement names would collide); `DB_DRIVER=pg` keeps the `pg` pool
+ * of before, for comparison.
+ */
+export const sqlClientLayer = (
+  url: Redacted.Redacted<string>,
+  maxConnections: number,
+  options: { readonly embedded: boolean; readonly driver: DbDriver }
+): Layer.Layer<SqlClient.SqlClient, SqlError> =>
+  options.driver === "pg"
+    ? (options.embedded ? PgClient.layer(pgClientOptions(url, maxConnections)) : preparedPgLayer(url, maxConnections))
+    : BunSqlClient.layer({
+      url,
+      maxConnections,
+      prepare: !options.embedded,
+      connectTimeout: Duration.seconds(5),
+      idleTimeout: Duration.seconds(30),
+      applicationName: "vpn-api"
+    })
+
 export const runMigrations = Migrator.make({})({ loader: Migrator.fromRecord(migrations), table: "schema_migrations" })
 
 /**
@@ -118,9 +141,12 @@ export const runMigrations = Migrator.make({})({ loader: Migrator.fromRecord(mig
  * then find nothing left to apply.
  */
 const MIGRATION_LOCK = 726_290_001
-export const runMigrationsExclusively = (url: Redacted.Redacted<string>) =>
+export const runMigrationsExclusively = (url: Redacted.Redacted<string>, driver: DbDriver = "bun") =>
   Effect.scoped(Effect.gen(function*() {
-    const ctx = yield* Layer.build(PgClient.layer(pgClientOptions(url, 1)))
+    // one connection: the lock, the migrations and the unlock share its session
+    const ctx = yield* Layer.build(
+      driver === "pg" ? PgClient.layer(pgClientOptions(url, 1)) : sqlClientLayer(url, 1, { embedded: false, driver })
+    )
     const sql = Context.get(ctx, SqlClient.SqlClient)
     yield* sql`select pg_advisory_lock(${MIGRATION_LOCK})`
     return yield* runMigrations.pipe(
@@ -137,10 +163,10 @@ export const DatabaseLive = Layer.scopedContext(
     const url = Option.isSome(config.databaseUrl)
       ? config.databaseUrl.value
       : Redacted.make((yield* embeddedServer(join(config.dataDir))).url)
-    const ctx = yield* Layer.build(
-      embedded ? PgClient.layer(pgClientOptions(url, 1)) : preparedPgLayer(url, 10)
-    )
-    const applied = embedded ? yield* runMigrations.pipe(Effect.provide(ctx)) : yield* runMigrationsExclusively(url)
+    const driver = config.dbDriver ?? "bun"
+    // pglite-socket takes one connection
+    const ctx = yield* Layer.build(sqlClientLayer(url, embedded ? 1 : 10, { embedded, driver }))
+    const applied = embedded ? yield* runMigrations.pipe(Effect.provide(ctx)) : yield* runMigrationsExclusively(url, driver)
     return ctx.pipe(
       Context.add(DatabaseInfo, { mode: embedded ? "embedded" : "postgresql", migrationsApplied: applied })
     )

@@ -1,10 +1,9 @@
 import { PGlite } from "@electric-sql/pglite"
 import { PGLiteSocketServer } from "@electric-sql/pglite-socket"
 import { SqlClient } from "@effect/sql"
-import { PgClient } from "@effect/sql-pg"
 import { Effect, Layer, Redacted } from "effect"
 import pg from "pg"
-import { pgClientOptions, runMigrations } from "../../src/platform/Database.ts"
+import { runMigrations, sqlClientLayer } from "../../src/platform/Database.ts"
 
 /**
  * One database for the whole `bun test` run: an in-memory PGlite on a loopback socket, or a
@@ -38,10 +37,16 @@ const create = async (): Promise<SharedDatabase> => {
   return migrate({ url: `postgres://postgres@${server.getServerConn()}/postgres`, embedded: true })
 }
 
+/** the app's driver (issue 8): `Bun.SQL`, or `pg` with `DB_DRIVER=pg` */
+const driver = process.env["DB_DRIVER"] === "pg" ? "pg" : "bun"
+
+const clientLayer = (shared: SharedDatabase, maxConnections: number) =>
+  sqlClientLayer(Redacted.make(shared.url), maxConnections, { embedded: shared.embedded, driver })
+
 const migrate = (shared: SharedDatabase) =>
   Effect.runPromise(
     runMigrations.pipe(
-      Effect.provide(PgClient.layer(pgClientOptions(Redacted.make(shared.url), 1))),
+      Effect.provide(clientLayer(shared, 1)),
       Effect.as(shared)
     )
   )
@@ -52,8 +57,7 @@ export const sharedDatabase = (): Promise<SharedDatabase> => {
 }
 
 /** The SQL client layer of one test file (one connection on PGlite: it is one session). */
-export const testSqlLayer = (shared: SharedDatabase) =>
-  PgClient.layer(pgClientOptions(Redacted.make(shared.url), shared.embedded ? 1 : 10))
+export const testSqlLayer = (shared: SharedDatabase) => clientLayer(shared, shared.embedded ? 1 : 10)
 
 /** Empties every table of the product and restarts its ids. */
 export const resetDatabase = Effect.gen(function*() {
@@ -64,5 +68,5 @@ export const resetDatabase = Effect.gen(function*() {
   yield* sql.unsafe(`truncate ${tables.map((t) => `"${t.tablename}"`).join(", ")} restart identity cascade`)
 })
 
-export const sqlLayerFor = (shared: SharedDatabase): Layer.Layer<SqlClient.SqlClient | PgClient.PgClient> =>
+export const sqlLayerFor = (shared: SharedDatabase): Layer.Layer<SqlClient.SqlClient> =>
   Layer.orDie(testSqlLayer(shared))

@@ -1,0 +1,357 @@
+import * as Reactivity from "@effect/experimental/Reactivity"
+import * as Client from "@effect/sql/SqlClient"
+import type { Connection } from "@effect/sql/SqlConnection"
+import { SqlError } from "@effect/sql/SqlError"
+import { PgClient } from "@effect/sql-pg"
+import { SQL } from "bun"
+import { Chunk, Context, Duration, Effect, Layer, Redacted, Scope, Stream } from "effect"
+
+/**
+ * An `@effect/sql` client over Bun's native PostgreSQL driver, `Bun.SQL` (issue 8): the `pg`
+ * driver over Bun's `node:net` layer was the largest cost of a request. Same SQL dialect as
+ * `@effect/sql-pg` (its compiler), and the same contract for what goes in and comes out as the
+ * `pg` client of `Database.ts`:
+ *
+ * - parameters travel as `pg` sends them: numbers, booleans and bigints as text of no declared
+ *   type, so PostgreSQL infers the type from the query (Bun would declare `int4`/`float8`/`bool`,
+ *   and `text_column = $1` with a number would fail); `undefined` is NULL. A string bound to an
+ *   explicit `$n::json`/`$n::jsonb` is JSON text, parsed by the server (Bun's prepared statements
+ *   would store it as a JSON string).
+ * - int8 (counts, byte totals) comes back as a JS number, integer arrays as plain arrays of
+ *   numbers; numeric stays a string, timestamptz is a Date, json is parsed (Bun's own behaviour).
+ * - a server error's SQLSTATE is `cause.code` (as with `pg`), Bun's own codes
+ *   (`ERR_POSTGRES_CONNECTION_CLOSED`, ...) stay `cause.code` for connection failures.
+ * - transactions run on a reserved connection (`db.reserve()`), released when the transaction's
+ *   scope closes; `@effect/sql` sends BEGIN/COMMIT/SAVEPOINT itself on it.
+ */
+export interface BunSqlClientConfig {
+  readonly url: Redacted.Redacted<string>
+  readonly maxConnections: number
+  /** named prepared statements (PostgreSQL); `false` on PGlite, whose one session all sockets share */
+  readonly prepare: boolean
+  readonly connectTimeout?: Duration.DurationInput | undefined
+  readonly idleTimeout?: Duration.DurationInput | undefined
+  readonly applicationName?: string | undefined
+}
+
+// ---- errors ----------------------------------------------------------------------------------
+
+/** A PostgreSQL server error with its SQLSTATE as `code`, like the errors of `pg`. */
+export class PostgresServerError extends Error {
+  readonly code: string
+  readonly detail: string | undefined
+  readonly hint: string | undefined
+  readonly constraint: string | undefined
+  readonly table: string | undefined
+  readonly column: string | undefined
+  readonly schema: string | undefined
+  readonly severity: string | undefined
+  constructor(error: SQL.PostgresError) {
+    super(error.message, { cause: error })
+    this.name = "PostgresServerError"
+    this.code = error.errno!
+    this.detail = error.detail
+    this.hint = error.hint
+    this.constraint = error.constraint
+    this.table = error.table
+    this.column = error.column
+    this.schema = error.schema
+    this.severity = error.severity
+  }
+}
+
+/** The SQLSTATE as `code` for server errors; anything else (connection failures) as Bun made it. */
+export const normaliseCause = (cause: unknown): unknown => {
+  if (
+    typeof cause === "object" && cause !== null &&
+    (cause as { code?: unknown }).code === "ERR_POSTGRES_SERVER_ERROR" &&
+    typeof (cause as { errno?: unknown }).errno === "string"
+  ) {
+    return new PostgresServerError(cause as SQL.PostgresError)
+  }
+  return cause
+}
+
+const failed = (cause: unknown) => new SqlError({ cause: normaliseCause(cause), message: "Failed to execute statement" })
+
+// ---- parameters ------------------------------------------------------------------------------
+
+/** per statement text: the 0-based indexes of parameters cast to json/jsonb (`$2::jsonb`) */
+const jsonParamsByText = new Map<string, ReadonlyArray<number>>()
+const noIndexes: ReadonlyArray<number> = []
+const JSON_CAST = /\$(\d+)::jsonb?\b/g
+
+const jsonParams = (text: string): ReadonlyArray<number> => {
+  let indexes = jsonParamsByText.get(text)
+  if (indexes === undefined) {
+    indexes = [...text.matchAll(JSON_CAST)].map((m) => Number(m[1]) - 1)
+    if (jsonParamsByText.size < 2000) jsonParamsByText.set(text, indexes)
+  }
+  return indexes
+}
+
+const toParams = (db: SQL, text: string, params: ReadonlyArray<unknown>, prepare: boolean): Array<unknown> => {
+  const out = new Array<unknown>(params.length)
+  for (let i = 0; i < params.length; i++) {
+    const value = params[i]
+    switch (typeof value) {
+      case "number":
+      case "bigint":
+        out[i] = String(value)
+        break
+      case "boolean":
+        out[i] = value ? "true" : "false"
+        break
+      case "undefined":
+        out[i] = null
+        break
+      default:
+        out[i] = value
+    }
+  }
+  // only prepared statements make Bun encode a string for a jsonb parameter as a JSON string
+  if (prepare && text.includes("::json")) {
+    for (const i of jsonParams(text)) {
+      const value = out[i]
+      if (typeof value === "string") {
+        try {
+          out[i] = db.json(JSON.parse(value))
+        } catch {
+          // not JSON: the server refuses it as pg's text would be refused (22P02)
+          out[i] = db.json(value)
+        }
+      }
+    }
+  }
+  return out
+}
+
+// ---- results ---------------------------------------------------------------------------------
+
+const INT8 = 20
+/** int2[], int4[], int8[]; also float4[]/float8[], which Bun may return as typed arrays */
+const NUMBER_ARRAYS = new Set([1005, 1007, 1016, 1021, 1022])
+
+/**
+ * What to convert in the rows of one statement: the column names (object rows) and indexes
+ * (value rows) of int8 columns and number-array columns. `undefined`: nothing to convert.
+ */
+interface Plan {
+  readonly int8Names: ReadonlyArray<string>
+  readonly int8Indexes: ReadonlyArray<number>
+  readonly arrayNames: ReadonlyArray<string>
+  readonly arrayIndexes: ReadonlyArray<number>
+}
+
+const planOf = (columns: ReadonlyArray<SQL.ResultColumn> | null | undefined): Plan | undefined => {
+  if (!columns) return undefined
+  let plan: { int8Names: Array<string>; int8Indexes: Array<number>; arrayNames: Array<string>; arrayIndexes: Array<number> } | undefined
+  for (let i = 0; i < columns.length; i++) {
+    const type = columns[i]!.type
+    if (type === INT8) {
+      plan ??= { int8Names: [], int8Indexes: [], arrayNames: [], arrayIndexes: [] }
+      plan.int8Names.push(columns[i]!.name)
+      plan.int8Indexes.push(i)
+    } else if (NUMBER_ARRAYS.has(type)) {
+      plan ??= { int8Names: [], int8Indexes: [], arrayNames: [], arrayIndexes: [] }
+      plan.arrayNames.push(columns[i]!.name)
+      plan.arrayIndexes.push(i)
+    }
+  }
+  return plan
+}
+
+/** plans of prepared statements: Bun gives the runs of one statement on one connection one object */
+const plans = new WeakMap<object, Plan | null>()
+
+const toNumber = (value: unknown) => (typeof value === "string" ? Number(value) : value)
+const toNumberArray = (value: unknown): unknown => {
+  if (value === null || typeof value !== "object") return value
+  if (ArrayBuffer.isView(value)) return Array.from(value as unknown as ArrayLike<number>)
+  if (Array.isArray(value)) return value.map((v) => (Array.isArray(v) || ArrayBuffer.isView(v) ? toNumberArray(v) : toNumber(v)))
+  return value
+}
+
+type BunResult = Array<any> & Partial<SQL.ResultMetadata>
+
+const convert = (result: BunResult, values: boolean): Array<any> => {
+  const statement = result.statement
+  let plan: Plan | undefined
+  if (statement) {
+    const known = plans.get(statement)
+    if (known === undefined) {
+      plan = planOf(result.columns)
+      plans.set(statement, plan ?? null)
+    } else {
+      plan = known ?? undefined
+    }
+  } else {
+    plan = planOf(result.columns)
+  }
+  if (plan === undefined || result.length === 0) return result
+  const names = values ? plan.int8Indexes : plan.int8Names
+  const arrays = values ? plan.arrayIndexes : plan.arrayNames
+  for (let r = 0; r < result.length; r++) {
+    const row = result[r]
+    for (let c = 0; c < names.length; c++) {
+      const key = names[c]!
+      const value = row[key]
+      if (typeof value === "string") row[key] = Number(value)
+    }
+    for (let c = 0; c < arrays.length; c++) {
+      const key = arrays[c]!
+      row[key] = toNumberArray(row[key])
+    }
+  }
+  return result
+}
+
+/** one result, or the results of several statements (a parameterless multi-statement text) */
+const convertAny = (result: BunResult, values: boolean): Array<any> =>
+  result.columns === undefined && result.length > 0 && Array.isArray(result[0])
+    ? result.map((inner: BunResult) => convert(inner, values))
+    : convert(result, values)
+
+// ---- client ----------------------------------------------------------------------------------
+
+const ATTR_DB_SYSTEM_NAME = "db.system.name"
+const ATTR_DB_NAMESPACE = "db.namespace"
+const ATTR_SERVER_ADDRESS = "server.address"
+const ATTR_SERVER_PORT = "server.port"
+
+export const make = (config: BunSqlClientConfig): Effect.Effect<Client.SqlClient, SqlError, Scope.Scope | Reactivity.Reactivity> =>
+  Effect.gen(function*() {
+    const url = Redacted.value(config.url)
+    const prepare = config.prepare
+    const db = new SQL(url, {
+      max: config.maxConnections,
+      prepare,
+      connectionTimeout: Duration.toSeconds(config.connectTimeout ?? Duration.seconds(5)),
+      idleTimeout: Duration.toSeconds(config.idleTimeout ?? Duration.seconds(30)),
+      connection: { application_name: config.applicationName ?? "vpn-api" }
+    })
+
+    yield* Effect.acquireRelease(
+      Effect.tryPromise({
+        try: () => db.unsafe("select 1"),
+        catch: (cause) => new SqlError({ cause: normaliseCause(cause), message: "BunSqlClient: Failed to connect" })
+      }).pipe(
+        Effect.timeoutFail({
+          duration: config.connectTimeout ?? Duration.seconds(5),
+          onTimeout: () => new SqlError({ cause: new Error("Connection timed out"), message: "BunSqlClient: Connection timed out" })
+        }),
+        Effect.onError(() => Effect.promise(() => db.close({ timeout: 0 }).catch(() => {})))
+      ),
+      () => Effect.promise(() => db.close({ timeout: 1 }).catch(() => {})).pipe(Effect.interruptible, Effect.timeoutOption(2000))
+    )
+
+    class BunConnection implements Connection {
+      constructor(readonly sql: SQL) {}
+
+      /** one query, one promise: a cancelled fiber lets the query finish and drops its result */
+      private run(text: string, params: ReadonlyArray<unknown>, values: boolean, raw: boolean) {
+        const sql = this.sql
+        return Effect.async<any, SqlError>((resume) => {
+          let query: SQL.Query<any>
+          try {
+            query = sql.unsafe(text, toParams(db, text, params, prepare))
+            if (values) query = query.values()
+          } catch (cause) {
+            resume(Effect.fail(failed(cause)))
+            return
+          }
+          query.then(
+            (result: BunResult) => resume(Effect.succeed(raw ? result : convertAny(result, values))),
+            (cause: unknown) => resume(Effect.fail(failed(cause)))
+          )
+        })
+      }
+
+      execute(
+        text: string,
+        params: ReadonlyArray<unknown>,
+        transformRows: (<A extends object>(row: ReadonlyArray<A>) => ReadonlyArray<A>) | undefined
+      ) {
+        const run = this.run(text, params, false, false)
+        return transformRows ? Effect.map(run, transformRows) : run
+      }
+      executeRaw(text: string, params: ReadonlyArray<unknown>) {
+        return this.run(text, params, false, true)
+      }
+      executeWithoutTransform(text: string, params: ReadonlyArray<unknown>) {
+        return this.run(text, params, false, false)
+      }
+      executeValues(text: string, params: ReadonlyArray<unknown>) {
+        return this.run(text, params, true, false)
+      }
+      executeUnprepared(
+        text: string,
+        params: ReadonlyArray<unknown>,
+        transformRows: (<A extends object>(row: ReadonlyArray<A>) => ReadonlyArray<A>) | undefined
+      ) {
+        return this.execute(text, params, transformRows)
+      }
+      executeStream(
+        text: string,
+        params: ReadonlyArray<unknown>,
+        transformRows: (<A extends object>(row: ReadonlyArray<A>) => ReadonlyArray<A>) | undefined
+      ) {
+        return Stream.unwrap(Effect.map(
+          this.execute(text, params, transformRows),
+          (rows) => Stream.fromChunk(Chunk.unsafeFromArray(rows))
+        ))
+      }
+    }
+
+    /** a dedicated connection for a transaction, released when the transaction's scope closes */
+    const reserve: Effect.Effect<Connection, SqlError, Scope.Scope> = Effect.flatMap(
+      Effect.scope,
+      (scope) =>
+        Effect.async<Connection, SqlError>((resume, signal) => {
+          db.reserve({ signal }).then(
+            (reserved) => {
+              if (signal.aborted) {
+                reserved.release().catch(() => {})
+                return
+              }
+              resume(Effect.as(
+                Scope.addFinalizer(scope, Effect.sync(() => void reserved.release().catch(() => {}))),
+                new BunConnection(reserved)
+              ))
+            },
+            (cause: unknown) =>
+              resume(Effect.fail(new SqlError({ cause: normaliseCause(cause), message: "Failed to acquire connection for transaction" })))
+          )
+        })
+    )
+
+    let host = "localhost"
+    let port = 5432
+    let database = "postgres"
+    try {
+      const parsed = new URL(url)
+      host = parsed.hostname || host
+      port = parsed.port ? Number(parsed.port) : port
+      database = decodeURIComponent(parsed.pathname.slice(1)) || parsed.username || database
+    } catch {
+      //
+    }
+
+    return yield* Client.make({
+      acquirer: Effect.succeed(new BunConnection(db)),
+      transactionAcquirer: reserve,
+      compiler: PgClient.makeCompiler(),
+      spanAttributes: [
+        [ATTR_DB_SYSTEM_NAME, "postgresql"],
+        [ATTR_DB_NAMESPACE, database],
+        [ATTR_SERVER_ADDRESS, host],
+        [ATTR_SERVER_PORT, port]
+      ]
+    })
+  })
+
+/** The `SqlClient` on `Bun.SQL`, its pool closed with the layer. */
+export const layer = (config: BunSqlClientConfig): Layer.Layer<Client.SqlClient, SqlError> =>
+  Layer.scopedContext(Effect.map(make(config), (client) => Context.make(Client.SqlClient, client))).pipe(
+    Layer.provide(Reactivity.layer)
+  )
