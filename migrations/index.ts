@@ -1,11 +1,13 @@
 import type { SqlClient } from "@effect/sql"
 import type { Effect } from "effect"
 import init from "./0001_init.ts"
+import catalogNotify from "./0002_catalog_notify.ts"
 
 /**
  * Every migration, imported statically so that a compiled binary carries them.
  * Keys are `<id>_<name>`; ids only grow (an id at or below the newest applied one is skipped).
  */
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
-  "1_init": init
+  "1_init": init,
+  "2_catalog_notify": catalogNotify
 }

@@ -184,10 +184,13 @@ export const CreatePromoPayload = Body({
 
 const PlanPath = Schema.Struct({ plan: IdParam })
 
+/** `GET /v1/plans`: the envelope of the active plans (the catalogue cache encodes with it too). */
+export const PlanListResponse = Ok(Schema.Array(Plan), { identifier: "PlanList" })
+
 /** Public catalogue: plans, cycles, promo validation ([D31]-[D33]). */
 export class CatalogApi extends HttpApiGroup.make("catalog")
   .add(HttpApiEndpoint.get("listPlans", "/plans")
-    .addSuccess(Ok(Schema.Array(Plan), { identifier: "PlanList" })))
+    .addSuccess(PlanListResponse))
   .add(HttpApiEndpoint.get("getPlan", "/plans/:plan")
     .setPath(PlanPath)
     .addSuccess(Ok(PlanWithCycles, { identifier: "PlanDetail" })))

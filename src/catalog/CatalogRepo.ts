@@ -2,6 +2,7 @@ import { SqlClient } from "@effect/sql"
 import { Context, Effect, Layer, Option } from "effect"
 import { BusinessRuleViolation, ValidationError } from "../http/Errors.ts"
 import { AppClock } from "../platform/Clock.ts"
+import { catalogChanged } from "./CatalogChanges.ts"
 import { type CycleRow, INVALID_CYCLE, INVALID_PLAN, INVALID_PROMO, type PlanRow, type PromoRow } from "./Catalog.ts"
 import { applyDiscount, type DiscountType, formatCents, toCents } from "./Money.ts"
 
@@ -128,12 +129,14 @@ export class CatalogRepo extends Context.Tag("CatalogRepo")<CatalogRepo, {
           }
         })
 
+      // each catalogue write is one autocommitted statement: the caches of this process forget the
+      // catalogue once it has committed (issue 8; other instances hear the triggers' NOTIFY)
       const createPlan = (plan: PlanChanges & { readonly name: string }) =>
         Effect.flatMap(clock.now, (now) =>
           sql<PlanRow>`insert into plans (name, description, bandwidth_limit_gb, speed_limit_mbps, trial_days, is_active, created_at, updated_at)
             values (${plan.name}, ${plan.description ?? ""}, ${plan.bandwidthLimitGb ?? 0}, ${plan.speedLimitMbps ?? null},
                     ${plan.trialDays ?? 0}, ${plan.isActive ?? true}, ${now}, ${now})
-            returning ${planColumns}`).pipe(Effect.map((rows) => rows[0]!), Effect.orDie)
+            returning ${planColumns}`).pipe(Effect.map((rows) => rows[0]!), Effect.orDie, Effect.zipLeft(catalogChanged))
 
       const updatePlan = (id: number, changes: PlanChanges) =>
         Effect.gen(function*() {
@@ -147,13 +150,13 @@ export class CatalogRepo extends Context.Tag("CatalogRepo")<CatalogRepo, {
           if (changes.isActive !== undefined) set["is_active"] = changes.isActive
           const rows = yield* sql<PlanRow>`update plans set ${sql.update(set)} where id = ${id} returning ${planColumns}`
           return first(rows)
-        }).pipe(Effect.orDie)
+        }).pipe(Effect.orDie, Effect.zipLeft(catalogChanged))
 
       const createCycle = (planId: number, cycle: { name: string; durationDays: number; priceCents: number; currency: string }) =>
         Effect.flatMap(clock.now, (now) =>
           sql<CycleRow>`insert into billing_cycles (plan_id, name, duration_days, price, currency, created_at)
             values (${planId}, ${cycle.name}, ${cycle.durationDays}, ${formatCents(cycle.priceCents)}::numeric, ${cycle.currency}, ${now})
-            returning ${cycleColumns}`).pipe(Effect.map((rows) => rows[0]!), Effect.orDie)
+            returning ${cycleColumns}`).pipe(Effect.map((rows) => rows[0]!), Effect.orDie, Effect.zipLeft(catalogChanged))
 
       const createPromo = (promo: NewPromo) =>
         sql.withTransaction(Effect.gen(function*() {

@@ -4,17 +4,11 @@ import { Api } from "../Api.ts"
 import { orNotFound } from "../http/Errors.ts"
 import { NotFound, ValidationError } from "../http/Errors.ts"
 import { Catalog, type CycleRow, type PlanRow } from "./Catalog.ts"
+import { CatalogCache, publicPlan } from "./CatalogCache.ts"
 import { CatalogRepo, type PromoWithPlans } from "./CatalogRepo.ts"
 import { decimalToNumber, normalizeAmount } from "./Money.ts"
 
-const plan = (r: PlanRow) => ({
-  id: r.id,
-  name: r.name,
-  description: r.description,
-  bandwidth_limit_gb: r.bandwidth_limit_gb,
-  speed_limit_mbps: r.speed_limit_mbps,
-  trial_days: r.trial_days
-})
+const plan = publicPlan
 
 const adminPlan = (r: PlanRow) => ({ ...plan(r), is_active: r.is_active })
 
@@ -40,8 +34,10 @@ const promo = (r: PromoWithPlans) => ({
 const CatalogHandlers = HttpApiBuilder.group(Api, "catalog", (handlers) =>
   Effect.gen(function*() {
     const repo = yield* CatalogRepo
+    const cache = yield* CatalogCache
     return handlers
-      .handle("listPlans", () => Effect.map(repo.activePlans, (rows) => rows.map(plan)))
+      // the encoded envelope from memory (issue 8); the success schema stays declared for OpenAPI
+      .handle("listPlans", () => cache.planList)
       .handle("getPlan", ({ path }) =>
         Effect.gen(function*() {
           const found = yield* orNotFound(yield* repo.activePlan(path.plan))
@@ -133,5 +129,5 @@ const CatalogAdminHandlers = HttpApiBuilder.group(Api, "catalogAdmin", (handlers
   }))
 
 export const CatalogHttpLive = Layer.mergeAll(CatalogHandlers, CatalogAdminHandlers).pipe(
-  Layer.provide(Layer.merge(CatalogRepo.Live, Catalog.Live))
+  Layer.provide(CatalogCache.Live.pipe(Layer.provideMerge(Layer.merge(CatalogRepo.Live, Catalog.Live))))
 )

@@ -1,5 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
+import { catalogChanged } from "../catalog/CatalogChanges.ts"
 import { AppClock } from "../platform/Clock.ts"
 import { AppKey, randomToken, sha256Hex } from "../platform/Crypto.ts"
 import { KeyGen } from "../platform/KeyGen.ts"
@@ -190,5 +191,5 @@ export const seedDemo = Effect.gen(function*() {
       created.push("demo service, invoices, usage, ticket")
     }
     return { admin: DEMO_ADMIN, user: DEMO_USER, created, nodeTokens } satisfies SeedResult
-  }))
+  }).pipe(Effect.zipLeft(catalogChanged)))
 }).pipe(Effect.orDie)
