@@ -3,6 +3,7 @@ import * as Client from "@effect/sql/SqlClient"
 import type { Connection } from "@effect/sql/SqlConnection"
 import { SqlError } from "@effect/sql/SqlError"
 import { PgClient } from "@effect/sql-pg"
+import { registerFastPath } from "./SqlFastPath.ts"
 import { SQL } from "bun"
 import { Chunk, Context, Duration, Effect, Layer, Redacted, Scope, Stream } from "effect"
 
@@ -337,8 +338,9 @@ export const make = (config: BunSqlClientConfig): Effect.Effect<Client.SqlClient
       //
     }
 
-    return yield* Client.make({
-      acquirer: Effect.succeed(new BunConnection(db)),
+    const connection = new BunConnection(db)
+    const client = yield* Client.make({
+      acquirer: Effect.succeed(connection),
       transactionAcquirer: reserve,
       compiler: PgClient.makeCompiler(),
       spanAttributes: [
@@ -348,6 +350,8 @@ export const make = (config: BunSqlClientConfig): Effect.Effect<Client.SqlClient
         [ATTR_SERVER_PORT, port]
       ]
     })
+    registerFastPath(client`select 1`, connection)
+    return client
   })
 
 /** The `SqlClient` on `Bun.SQL`, its pool closed with the layer. */
