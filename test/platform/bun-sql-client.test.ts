@@ -3,7 +3,7 @@ import { PGLiteSocketServer } from "@electric-sql/pglite-socket"
 import { SqlClient } from "@effect/sql"
 import { SqlError } from "@effect/sql/SqlError"
 import { afterAll, beforeAll, describe, expect, test } from "bun:test"
-import { Context, Effect, Either, Exit, Layer, Redacted, Scope } from "effect"
+import { Context, Effect, Either, Exit, Layer, Redacted, Scope, Tracer } from "effect"
 import { isConnectionLoss, isUnstorableInput } from "../../src/http/Middleware.ts"
 import * as BunSqlClient from "../../src/platform/BunSqlClient.ts"
 import { sharedDatabase } from "../support/database.ts"
@@ -234,6 +234,35 @@ for (const prepare of [true, false]) {
       expect(row).toEqual({ n: 1 })
       await client.run(Effect.flatMap(SqlClient.SqlClient, (sql) => sql`delete from ${sql(table)}`))
     }, 60_000)
+
+    test("the lean path: no per-query span; inside a transaction every statement runs on its connection", async () => {
+      const names: Array<string> = []
+      const recording = Effect.tracerWith((base) =>
+        Effect.succeed(Tracer.make({
+          span: (name, parent, context, links, startTime, kind, options) => {
+            names.push(name)
+            return base.span(name, parent, context, links, startTime, kind, options)
+          },
+          context: base.context
+        })))
+      const seen = await client.run(Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const tracer = yield* recording
+        return yield* Effect.withTracer(Effect.gen(function*() {
+          yield* sql`select ${1}::int as one`
+          // a setting local to the transaction is seen by its later statements only on its connection
+          return yield* sql.withTransaction(Effect.gen(function*() {
+            yield* sql`select set_config('vpn.probe', 'inside', true)`
+            const [a] = yield* sql<{ v: string }>`select current_setting('vpn.probe', true) as v`
+            const [b] = yield* sql<{ v: string }>`select current_setting('vpn.probe', true) as v`
+            return [a!.v, b!.v]
+          }))
+        }), tracer)
+      }))
+      expect(seen).toEqual(["inside", "inside"])
+      expect(names.filter((n) => n === "sql.execute")).toEqual([])
+      expect(names).toContain("sql.transaction")
+    })
 
     test("a parameterless text of several statements runs (migrations), its results converted", async () => {
       const results = await client.run(Effect.flatMap(SqlClient.SqlClient, (sql) =>
