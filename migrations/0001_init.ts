@@ -1,5 +1,5 @@
-import { SqlClient } from "@effect/sql"
-import { Effect } from "effect"
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as Effect from "effect/Effect"
 
 /**
  * The whole schema of the spec and DECISIONS. Runs on PostgreSQL 15 and on PGlite.

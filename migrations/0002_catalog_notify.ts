@@ -1,5 +1,5 @@
-import { SqlClient } from "@effect/sql"
-import { Effect } from "effect"
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as Effect from "effect/Effect"
 
 /**
  * Issue 8: every change of the catalogue (`plans`, `billing_cycles`), whoever writes it (the API,

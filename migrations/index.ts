@@ -1,5 +1,5 @@
-import type { SqlClient } from "@effect/sql"
-import type { Effect } from "effect"
+import type * as SqlClient from "@effect/sql/SqlClient"
+import type * as Effect from "effect/Effect"
 import init from "./0001_init.ts"
 import catalogNotify from "./0002_catalog_notify.ts"
 

@@ -1,5 +1,5 @@
-import { HttpApiBuilder } from "@effect/platform"
-import { Layer } from "effect"
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as Layer from "effect/Layer"
 import { Tokens } from "./accounts/Tokens.ts"
 import { Api } from "./Api.ts"
 import { AdminAuthenticationLive, AuthenticationLive } from "./http/Auth.ts"

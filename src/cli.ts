@@ -1,5 +1,7 @@
-import { BunContext, BunRuntime } from "@effect/platform-bun"
-import { Console, Effect } from "effect"
+import * as BunContext from "@effect/platform-bun/BunContext"
+import * as BunRuntime from "@effect/platform-bun/BunRuntime"
+import * as Console from "effect/Console"
+import * as Effect from "effect/Effect"
 import { runCli } from "./cli/Commands.ts"
 
 /** `bun run cli -- <command>`: migrate, create-admin, jobs run-once. */

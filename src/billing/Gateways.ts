@@ -1,4 +1,7 @@
-import { Context, Effect, Layer, Option } from "effect"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import { AppClock } from "../platform/Clock.ts"
 import { AppConfig } from "../platform/Config.ts"
 import { AppKey, constantTimeEqual } from "../platform/Crypto.ts"

@@ -1,5 +1,9 @@
-import { SqlClient } from "@effect/sql"
-import { Context, Effect, Layer, Option, Schema } from "effect"
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
 
 export const INVOICE_STATUSES = ["pending", "paid", "cancelled"] as const
 

@@ -1,5 +1,7 @@
-import { SqlClient } from "@effect/sql"
-import { Effect, Layer, Schedule } from "effect"
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Schedule from "effect/Schedule"
 import { Catalog } from "../catalog/Catalog.ts"
 import { AppClock } from "../platform/Clock.ts"
 

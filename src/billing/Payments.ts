@@ -1,6 +1,8 @@
-import { SqlClient } from "@effect/sql"
+import * as SqlClient from "@effect/sql/SqlClient"
 import { SqlError } from "@effect/sql/SqlError"
-import { Context, Effect, Layer } from "effect"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import { BusinessRuleViolation, ValidationError } from "../http/Errors.ts"
 import { AppClock } from "../platform/Clock.ts"
 

@@ -1,4 +1,4 @@
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 
 /** the catalogue caches of this process (one per server; several when tests build several apps) */
 const caches = new Set<() => void>()

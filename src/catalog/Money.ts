@@ -1,4 +1,4 @@
-import { Option } from "effect"
+import * as Option from "effect/Option"
 
 /**
  * Money of [D32]: integer cents in memory, `numeric(12,2)` in the database, strings with two

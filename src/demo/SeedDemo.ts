@@ -1,5 +1,5 @@
-import { SqlClient } from "@effect/sql"
-import { Effect } from "effect"
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as Effect from "effect/Effect"
 import { catalogChanged } from "../catalog/CatalogChanges.ts"
 import { AppClock } from "../platform/Clock.ts"
 import { AppKey, randomToken, sha256Hex } from "../platform/Crypto.ts"

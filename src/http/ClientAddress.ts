@@ -1,5 +1,6 @@
-import { HttpServerRequest } from "@effect/platform"
-import { Effect, Option } from "effect"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import { AppConfig } from "../platform/Config.ts"
 
 /** The client address for limits: the socket's, or the first `X-Forwarded-For` with TRUST_PROXY. */

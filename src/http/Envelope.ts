@@ -1,5 +1,6 @@
-import { HttpApiSchema } from "@effect/platform"
-import { Schema, SchemaAST } from "effect"
+import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
+import * as Schema from "effect/Schema"
+import * as SchemaAST from "effect/SchemaAST"
 
 /**
  * The envelope of [D10], declared in the schemas so that handlers return plain data and the

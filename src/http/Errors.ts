@@ -1,5 +1,7 @@
-import { HttpApiSchema } from "@effect/platform"
-import { Effect, Option, Schema } from "effect"
+import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
 import { ErrorBody, FieldErrors } from "./Envelope.ts"
 
 /**

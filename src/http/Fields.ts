@@ -1,4 +1,4 @@
-import { Schema } from "effect"
+import * as Schema from "effect/Schema"
 
 /**
  * Field schemas whose failures read as Laravel's messages ([D12]), so a decode error maps

@@ -1,15 +1,17 @@
-import {
-  HttpApi,
-  HttpApiBuilder,
-  HttpApiError,
-  HttpApp,
-  HttpMiddleware,
-  HttpServerError,
-  HttpServerRequest,
-  HttpServerResponse
-} from "@effect/platform"
+import * as HttpApi from "@effect/platform/HttpApi"
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as HttpApiError from "@effect/platform/HttpApiError"
+import * as HttpApp from "@effect/platform/HttpApp"
+import * as HttpMiddleware from "@effect/platform/HttpMiddleware"
+import * as HttpServerError from "@effect/platform/HttpServerError"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { SqlError } from "@effect/sql/SqlError"
-import { Cause, Effect, Layer, LogLevel, Option } from "effect"
+import * as Cause from "effect/Cause"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as LogLevel from "effect/LogLevel"
+import * as Option from "effect/Option"
 import { Api } from "../Api.ts"
 import { AppConfig } from "../platform/Config.ts"
 import { RateLimiter } from "../platform/RateLimiter.ts"

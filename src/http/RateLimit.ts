@@ -1,11 +1,15 @@
-import { HttpApiMiddleware, HttpServerRequest } from "@effect/platform"
-import { Effect, FiberRef, Layer, Option } from "effect"
+import * as HttpApiMiddleware from "@effect/platform/HttpApiMiddleware"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as Effect from "effect/Effect"
+import * as FiberRef from "effect/FiberRef"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import { AppConfig } from "../platform/Config.ts"
 import { enforceRateLimit, RateLimiter } from "../platform/RateLimiter.ts"
 import { currentPrincipal } from "./Auth.ts"
 import { ServiceUnavailableResponse, TooManyAttemptsResponse } from "./Errors.ts"
 import { clientAddressWith } from "./ClientAddress.ts"
-import { Schema } from "effect"
+import * as Schema from "effect/Schema"
 
 /**
  * The spec's six limits ([D30]), shared by every instance through PostgreSQL. Each is an

@@ -1,4 +1,12 @@
-import { Config, ConfigError, Context, Effect, Either, Layer, LogLevel, Option, Redacted } from "effect"
+import * as Config from "effect/Config"
+import * as ConfigError from "effect/ConfigError"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Layer from "effect/Layer"
+import * as LogLevel from "effect/LogLevel"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
 
 /**
  * The whole configuration of [D1], read once from the environment.

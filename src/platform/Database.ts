@@ -1,16 +1,21 @@
-import { PGlite } from "@electric-sql/pglite"
-import { PGLiteSocketServer } from "@electric-sql/pglite-socket"
-import { Migrator, SqlClient } from "@effect/sql"
+import type { PGlite } from "@electric-sql/pglite"
+import type { PGLiteSocketServer } from "@electric-sql/pglite-socket"
+import * as Migrator from "@effect/sql/Migrator"
+import * as SqlClient from "@effect/sql/SqlClient"
 import { SqlError } from "@effect/sql/SqlError"
-import { PgClient } from "@effect/sql-pg"
-import { Context, Duration, Effect, Layer, Option, Redacted } from "effect"
+import * as PgClient from "@effect/sql-pg/PgClient"
+import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
 import { mkdirSync } from "node:fs"
 import { join, resolve } from "node:path"
 import pg from "pg"
 import { migrations } from "../../migrations/index.ts"
 import * as BunSqlClient from "./BunSqlClient.ts"
 import { AppConfig, type DbDriver } from "./Config.ts"
-import { loadPgliteAssets } from "./PgliteAssets.ts"
 
 /** What the process runs on, for the start-up line and `/v1/status`. */
 export class DatabaseInfo extends Context.Tag("DatabaseInfo")<DatabaseInfo, {
@@ -36,10 +41,19 @@ export const pgClientOptions = (url: Redacted.Redacted<string>, maxConnections: 
   types
 })
 
-/** A PGlite instance served on a loopback port, so the same SQL client reaches it [D2]. */
+/**
+ * A PGlite instance served on a loopback port, so the same SQL client reaches it [D2]. PGlite,
+ * its socket server and its WebAssembly are loaded only here: a server on PostgreSQL never
+ * loads them (issue 8: idle memory and start-up).
+ */
 export const embeddedServer = (dataDir: string | undefined) =>
   Effect.acquireRelease(
-    Effect.promise(async () => {
+    Effect.promise(async (): Promise<{ db: PGlite; server: PGLiteSocketServer; url: string }> => {
+      const [{ PGlite }, { PGLiteSocketServer }, { loadPgliteAssets }] = await Promise.all([
+        import("@electric-sql/pglite"),
+        import("@electric-sql/pglite-socket"),
+        import("./PgliteAssets.ts")
+      ])
       let dir: string | undefined
       if (dataDir !== undefined) {
         dir = resolve(dataDir, "pgdata")

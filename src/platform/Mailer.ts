@@ -1,4 +1,8 @@
-import { Context, Effect, Layer, Option, Redacted } from "effect"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
 import nodemailer from "nodemailer"
 import { AppConfig } from "./Config.ts"
 

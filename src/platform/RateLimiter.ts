@@ -1,6 +1,9 @@
-import { HttpApp, HttpServerResponse } from "@effect/platform"
-import { SqlClient } from "@effect/sql"
-import { Context, Effect, Layer } from "effect"
+import * as HttpApp from "@effect/platform/HttpApp"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import { ServiceUnavailable, TooManyAttempts } from "../http/Errors.ts"
 import { AppClock } from "./Clock.ts"
 

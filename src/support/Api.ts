@@ -1,5 +1,6 @@
-import { HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
-import { Schema } from "effect"
+import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
+import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
+import * as Schema from "effect/Schema"
 import { AdminAuthentication, Authentication } from "../http/Auth.ts"
 import { Confirmation, Ok } from "../http/Envelope.ts"
 import { Body, boolean, IdParam, integer, string } from "../http/Fields.ts"

@@ -1,5 +1,7 @@
-import { SqlClient } from "@effect/sql"
-import { Context, Effect, Layer } from "effect"
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import { AppClock } from "../platform/Clock.ts"
 
 export interface FaqEntryRow {

@@ -1,5 +1,6 @@
-import { HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
-import { Schema } from "effect"
+import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
+import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
+import * as Schema from "effect/Schema"
 import { ServiceUnavailableResponse } from "../http/Errors.ts"
 
 export const Health = Schema.Struct({ database: Schema.Literal("ok", "unavailable") }).annotations({ identifier: "Health" })

@@ -1,6 +1,7 @@
-import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
-import { SqlClient } from "@effect/sql"
-import { Effect } from "effect"
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as Effect from "effect/Effect"
 import { Api } from "../Api.ts"
 import { makeProbe } from "./Probe.ts"
 

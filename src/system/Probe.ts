@@ -1,4 +1,6 @@
-import { Effect, Exit, Runtime } from "effect"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Runtime from "effect/Runtime"
 
 /**
  * A database probe for `GET /v1/status` ([D10]) that costs a request one async step (issue 8).

@@ -1,4 +1,7 @@
-import { Context, Effect, Layer, Option } from "effect"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import { type Subscription, Subscriptions } from "../billing/Subscriptions.ts"
 import { Forbidden, Locked, NotFound } from "../http/Errors.ts"
 import { AppClock } from "../platform/Clock.ts"

@@ -1,5 +1,8 @@
-import { SqlClient } from "@effect/sql"
-import { Context, Effect, Layer, Option } from "effect"
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import { AppClock } from "../platform/Clock.ts"
 
 export type Protocol = "wireguard" | "openvpn"
