@@ -83,8 +83,9 @@ export const authenticate = async (authorization: string | null): Promise<number
 const currentServiceRow = async (userId: number) => {
   const [row] = await sql`
     select s.id, s.status, s.starts_at, s.expires_at, s.auto_renew,
-           p.id as plan_id, p.name as plan_name, p.bandwidth_limit_gb, p.speed_limit_mbps
-    from services s join plans p on p.id = s.plan_id
+           p.id as plan_id, p.name as plan_name, p.bandwidth_limit_gb, p.speed_limit_mbps,
+           c.id as cycle_id, c.name as cycle_name, c.duration_days, c.price::text as price, c.currency
+    from services s join plans p on p.id = s.plan_id join billing_cycles c on c.id = s.cycle_id
     where s.user_id = ${userId} and s.status in ('active', 'suspended') and s.expires_at > now()
     order by s.created_at desc, s.id desc limit 1`
   return row as {
@@ -97,6 +98,11 @@ const currentServiceRow = async (userId: number) => {
     plan_name: string
     bandwidth_limit_gb: number
     speed_limit_mbps: number | null
+    cycle_id: number
+    cycle_name: string
+    duration_days: number
+    price: string
+    currency: string
   } | undefined
 }
 
@@ -110,7 +116,9 @@ export const currentService = async (authorization: string | null) => {
     data: {
       id: s.id,
       plan: { id: s.plan_id, name: s.plan_name, bandwidth_limit_gb: s.bandwidth_limit_gb, speed_limit_mbps: s.speed_limit_mbps },
+      cycle: { id: s.cycle_id, name: s.cycle_name, duration_days: s.duration_days, price: s.price, currency: s.currency },
       status: s.status,
+      starts_at: iso(s.starts_at),
       expires_at: iso(s.expires_at),
       auto_renew: s.auto_renew
     }

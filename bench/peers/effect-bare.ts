@@ -1,6 +1,8 @@
 /**
- * The framework's floor: a bare Effect `HttpApi` on `BunHttpServer` with `@effect/sql-pg`, serving
- * only `/v1/status` and `/v1/plans` with response schemas, no middleware of ours. The default
+ * The framework's floor: a bare Effect `HttpApi` on `BunHttpServer` with `@effect/sql`, serving
+ * only `/v1/status` and `/v1/plans` with response schemas, a query each per request, no middleware
+ * of ours. The driver is ours (`Bun.SQL` through src/platform/BunSqlClient.ts), so the floor
+ * measures the framework, not the driver; BARE_DRIVER=pg puts it on `@effect/sql-pg`. The default
  * tracer middleware is off (as in our server) unless BARE_TRACER=1.
  */
 import { HttpApi, HttpApiBuilder, HttpApiEndpoint, HttpApiGroup, HttpMiddleware } from "@effect/platform"
@@ -8,6 +10,7 @@ import { BunHttpServer, BunRuntime } from "@effect/platform-bun"
 import { SqlClient } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Layer, Redacted, Schema } from "effect"
+import * as BunSqlClient from "../../src/platform/BunSqlClient.ts"
 
 const Status = Schema.Struct({
   success: Schema.Boolean,
@@ -52,7 +55,11 @@ const tracer = process.env.BARE_TRACER === "1"
 const serve = HttpApiBuilder.serve()
 const ServerLive = (tracer ? serve : serve.pipe(HttpMiddleware.withTracerDisabledWhen(() => true))).pipe(
   Layer.provide(HttpApiBuilder.api(BareApi).pipe(Layer.provide(BareLive))),
-  Layer.provide(PgClient.layer({ url: Redacted.make(process.env.DATABASE_URL!), maxConnections: 10 })),
+  Layer.provide(
+    process.env.BARE_DRIVER === "pg"
+      ? PgClient.layer({ url: Redacted.make(process.env.DATABASE_URL!), maxConnections: 10 })
+      : BunSqlClient.layer({ url: Redacted.make(process.env.DATABASE_URL!), maxConnections: 10, prepare: true })
+  ),
   Layer.provide(BunHttpServer.layer({ port: Number(process.env.PORT ?? 3000), hostname: "127.0.0.1" }))
 )
 

@@ -42,8 +42,9 @@ const authenticate = async (authorization) => {
 const currentServiceRow = async (userId) =>
   (await q(
     `select s.id, s.status, s.starts_at, s.expires_at, s.auto_renew,
-            p.id as plan_id, p.name as plan_name, p.bandwidth_limit_gb, p.speed_limit_mbps
-     from services s join plans p on p.id = s.plan_id
+            p.id as plan_id, p.name as plan_name, p.bandwidth_limit_gb, p.speed_limit_mbps,
+            c.id as cycle_id, c.name as cycle_name, c.duration_days, c.price::text as price, c.currency
+     from services s join plans p on p.id = s.plan_id join billing_cycles c on c.id = s.cycle_id
      where s.user_id = $1 and s.status in ('active', 'suspended') and s.expires_at > now()
      order by s.created_at desc, s.id desc limit 1`,
     [userId]
@@ -82,7 +83,9 @@ app.get("/v1/services/current", async (request, reply) => {
     data: {
       id: s.id,
       plan: { id: s.plan_id, name: s.plan_name, bandwidth_limit_gb: s.bandwidth_limit_gb, speed_limit_mbps: s.speed_limit_mbps },
+      cycle: { id: s.cycle_id, name: s.cycle_name, duration_days: s.duration_days, price: s.price, currency: s.currency },
       status: s.status,
+      starts_at: iso(s.starts_at),
       expires_at: iso(s.expires_at),
       auto_renew: s.auto_renew
     }
