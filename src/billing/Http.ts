@@ -12,13 +12,13 @@ import { orNotFound } from "../http/Errors.ts"
 import { Catalog } from "../catalog/Catalog.ts"
 import { normalizeAmount, parseCents } from "../catalog/Money.ts"
 import { CurrentUser } from "../http/Auth.ts"
-import { makePage } from "../http/Envelope.ts"
+import { makePage, pageResponse } from "../http/Envelope.ts"
 import { BusinessRuleViolation, InvalidSignature, NotFound, ValidationError } from "../http/Errors.ts"
 import { AppClock } from "../platform/Clock.ts"
 import { AppConfig } from "../platform/Config.ts"
 import { constantTimeEqual, hmacSha256Hex } from "../platform/Crypto.ts"
 import { ManualGateway, PaymentGateways } from "./Gateways.ts"
-import { type InvoiceRow, Invoices, toDetail, toListItem } from "./Invoices.ts"
+import { InvoiceListItem, type InvoiceRow, Invoices, toDetail, toListItem } from "./Invoices.ts"
 import { NOT_PAYABLE, Payments } from "./Payments.ts"
 
 const PER_PAGE = 15
@@ -74,14 +74,14 @@ const BillingHandlers = HttpApiBuilder.group(Api, "billing", (handlers) =>
           const pageNo = urlParams.page ?? 1
           const status = Option.fromNullable(urlParams.status)
           const { rows, total } = yield* invoices.page(user.userId, status, pageNo, PER_PAGE)
-          return makePage({
+          return pageResponse(InvoiceListItem, makePage({
             rows: rows.map(toListItem),
             total,
             page: pageNo,
             perPage: PER_PAGE,
             baseUrl: `${config.publicUrl}/v1/invoices`,
             query: [["status", urlParams.status]]
-          })
+          }))
         }))
       .handle("getInvoice", ({ path }) =>
         Effect.flatMap(CurrentUser, (user) => Effect.map(owned(user.userId, path.invoice), toDetail)))

@@ -3,12 +3,14 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import { Api } from "../Api.ts"
+import { okResponse } from "../http/Envelope.ts"
 import { orNotFound } from "../http/Errors.ts"
 import { Catalog } from "../catalog/Catalog.ts"
 import { CurrentUser } from "../http/Auth.ts"
 import { NotFound, ValidationError } from "../http/Errors.ts"
 import { AppClock } from "../platform/Clock.ts"
 import { renderDetail, renderListItem, Services } from "./Services.ts"
+import { ServiceDetail } from "./ServicesApi.ts"
 
 const DAY_MS = 86_400_000
 
@@ -22,7 +24,7 @@ const ServicesHandlers = HttpApiBuilder.group(Api, "services", (handlers) =>
         Effect.gen(function*() {
           const user = yield* CurrentUser
           // [D34]: the newest active or suspended service not past expires_at
-          return renderDetail(yield* orNotFound(yield* services.current(user.userId)))
+          return okResponse(ServiceDetail, renderDetail(yield* orNotFound(yield* services.current(user.userId))))
         }))
       .handle("getService", ({ path }) =>
         Effect.gen(function*() {

@@ -1,0 +1,79 @@
+import { describe, expect, test } from "bun:test"
+import type * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import * as Schema from "effect/Schema"
+import { InvoiceListItem, type InvoiceRow, toListItem } from "../../src/billing/Invoices.ts"
+import { renderDetail, type ServiceRow } from "../../src/billing/Services.ts"
+import { ServiceDetail } from "../../src/billing/ServicesApi.ts"
+import { makePage, Ok, OkPage, okResponse, pageResponse } from "../../src/http/Envelope.ts"
+
+// issue 8: the hot reads build their wire form directly; it must be what the declared schema
+// encodes ([D10] envelope), for the very renderers those routes use.
+const bodyOf = (response: HttpServerResponse.HttpServerResponse): unknown => {
+  const body = response.body
+  if (body._tag !== "Uint8Array") throw new Error(`unexpected body ${body._tag}`)
+  return JSON.parse(new TextDecoder().decode(body.body))
+}
+
+const invoice = (id: number, paid: boolean): InvoiceRow => ({
+  id,
+  uuid: `00000000-0000-4000-8000-${String(id).padStart(12, "0")}`,
+  user_id: 1,
+  service_id: null,
+  plan_id: 2,
+  cycle_id: 3,
+  amount: "8.99",
+  discount: "0.00",
+  currency: "USD",
+  status: paid ? "paid" : "pending",
+  gateway: "manual",
+  promo_code: null,
+  promo_code_id: null,
+  due_date: new Date("2026-02-01T00:00:00Z"),
+  paid_at: paid ? new Date("2026-01-20T10:00:00.123Z") : null,
+  transaction_id: null,
+  created_at: new Date("2026-01-15T12:00:00Z"),
+  plan_name: "Plus",
+  cycle_name: "Monthly",
+  duration_days: 30
+})
+
+describe("pre-encoded responses", () => {
+  test("a page of invoices: the same JSON as OkPage(InvoiceListItem) encodes, status 200, application/json", () => {
+    const page = makePage({
+      rows: [invoice(1, true), invoice(2, false)].map(toListItem),
+      total: 17,
+      page: 2,
+      perPage: 15,
+      baseUrl: "http://localhost:3000/v1/invoices",
+      query: [["status", undefined]]
+    })
+    const fast = pageResponse(InvoiceListItem, page)
+    expect(fast.status).toBe(200)
+    expect(fast.body.contentType).toBe("application/json")
+    expect(bodyOf(fast)).toEqual(Schema.encodeSync(OkPage(InvoiceListItem, "InvoicePageCheck"))(page) as unknown)
+  })
+
+  test("the current service: the same JSON as Ok(ServiceDetail) encodes", () => {
+    const row: ServiceRow = {
+      id: 7,
+      user_id: 1,
+      status: "active",
+      starts_at: new Date("2026-01-01T00:00:00Z"),
+      expires_at: new Date("2026-01-31T00:00:00Z"),
+      auto_renew: true,
+      plan_id: 2,
+      plan_name: "Plus",
+      bandwidth_limit_gb: 500,
+      speed_limit_mbps: null,
+      cycle_id: 3,
+      cycle_name: "Monthly",
+      duration_days: 30,
+      price: "8.9",
+      currency: "USD"
+    }
+    const detail = renderDetail(row)
+    expect(bodyOf(okResponse(ServiceDetail, detail))).toEqual(
+      Schema.encodeSync(Ok(ServiceDetail, { identifier: "CurrentServiceCheck" }))(detail) as unknown
+    )
+  })
+})
