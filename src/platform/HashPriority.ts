@@ -36,7 +36,7 @@ const loadSetPriority = (): SetPriority | null => {
 
 const PRIO_PROCESS = 0
 const lowered = new Set<number>()
-let seenThreads = -1
+let seenThreads = ""
 
 /** Lowers the priority of pool threads not seen before; cheap when none appeared. */
 export const lowerHashingThreads = (): void => {
@@ -48,8 +48,9 @@ export const lowerHashingThreads = (): void => {
   } catch {
     return
   }
-  if (tasks.length === seenThreads) return
-  seenThreads = tasks.length
+  const seen = tasks.join(",")
+  if (seen === seenThreads) return
+  seenThreads = seen
   for (const task of tasks) {
     const tid = Number(task)
     if (lowered.has(tid)) continue

@@ -26,7 +26,6 @@ export const makeProbe = <E, R>(
         if (settled) return
         settled = true
         clearTimeout(timer)
-        inFlight = undefined
         resolve(up)
       }
       const timer = setTimeout(() => {
@@ -35,5 +34,15 @@ export const makeProbe = <E, R>(
       }, timeoutMs)
       const cancel = run(check, { onExit: (exit) => settle(Exit.isSuccess(exit)) })
     })
-  return () => (inFlight ??= start())
+  return () => {
+    if (inFlight !== undefined) return inFlight
+    // a check may end synchronously (a client that refuses at once): the next request must not
+    // get this answer again, so the slot is freed once it is settled, whenever that is
+    const current = start()
+    inFlight = current
+    void current.then(() => {
+      if (inFlight === current) inFlight = undefined
+    })
+    return current
+  }
 }

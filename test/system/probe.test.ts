@@ -36,4 +36,18 @@ describe("status probe", () => {
     expect(await probe()).toBe(true)
     expect(runs).toBe(2)
   })
+
+  test("a check that ends at once (a client refusing synchronously) does not stick: the next request checks again", async () => {
+    let runs = 0
+    let up = false
+    const check = Effect.suspend(() => {
+      runs++
+      return up ? Effect.void : Effect.fail("refused")
+    })
+    const probe = makeProbe(runtime, check, 1000)
+    expect(await probe()).toBe(false)
+    up = true
+    expect(await probe()).toBe(true)
+    expect(runs).toBe(2)
+  })
 })
