@@ -40,11 +40,28 @@ export class AdminAuthentication extends HttpApiMiddleware.Tag<AdminAuthenticati
   security: { bearer: HttpApiSecurity.bearer }
 }) {}
 
+/** requests whose bearer token was verified already (by the general limit), by the runtime's request */
+const verified = new WeakMap<object, Option.Option<Principal>>()
+
+/**
+ * The caller of this request's bearer token, if it is live; verified once a request: the general
+ * limit ([D30], per user) and `Authentication` share the answer, so it costs one query.
+ */
+export const requestPrincipal = (tokens: Tokens["Type"]) =>
+  Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
+    // the runtime's own request: the same object whichever middleware asks
+    const key: object = typeof request.source === "object" && request.source !== null ? request.source : request
+    const known = verified.get(key)
+    if (known !== undefined) return Effect.succeed(known)
+    return Effect.flatMap(bearerSecret, (secret) =>
+      Option.isNone(secret) ? Effect.succeed(Option.none<Principal>()) : tokens.verify(secret.value)).pipe(
+        Effect.tap((principal) => Effect.sync(() => verified.set(key, principal)))
+      )
+  })
+
 const authenticate = (tokens: Tokens["Type"]) =>
   Effect.gen(function*() {
-    const secret = yield* bearerSecret
-    if (Option.isNone(secret)) return yield* Effect.fail(new Unauthenticated())
-    const principal = yield* tokens.verify(secret.value)
+    const principal = yield* requestPrincipal(tokens)
     if (Option.isNone(principal)) return yield* Effect.fail(new Unauthenticated())
     yield* FiberRef.set(currentPrincipal, principal)
     return principal.value

@@ -15,6 +15,8 @@ import * as Option from "effect/Option"
 import { Api } from "../Api.ts"
 import { AppConfig } from "../platform/Config.ts"
 import { RateLimiter } from "../platform/RateLimiter.ts"
+import { Tokens } from "../accounts/Tokens.ts"
+import { requestPrincipal } from "./Auth.ts"
 import { clientAddressWith } from "./ClientAddress.ts"
 import { label, NOT_FOUND_MARK, requiredMessage } from "./Fields.ts"
 import { ValidationError } from "./Errors.ts"
@@ -213,16 +215,23 @@ const bodyLimit = (app: HttpApp.Default): HttpApp.Default =>
     })
   })
 
-/** The spec's other routes: `GENERAL_RATE_LIMIT` a minute per token or address, in memory ([D30]). */
+/**
+ * The spec's other routes: `GENERAL_RATE_LIMIT` a minute per user (a live bearer token: all of a
+ * user's tokens count together) or else per address, in memory ([D30]). A token that is not live
+ * counts against the address, so rotating made-up tokens buys nothing.
+ */
 const OWN_LIMITS = /^\/v1\/(auth\/(login|forgot-password|resend-verification)|tickets(\/[^/]+\/reply)?|promos\/validate)\/?$/
 
-const generalLimit = (limiter: RateLimiter["Type"], config: AppConfig["Type"]) => (app: HttpApp.Default) =>
+const generalLimit = (limiter: RateLimiter["Type"], config: AppConfig["Type"], tokens: Tokens["Type"]) => (app: HttpApp.Default) =>
   config.generalRateLimit === 0 ? app : Effect.gen(function*() {
     const request = yield* HttpServerRequest.HttpServerRequest
     // the six routes of the spec's table count against their own, shared limits
     if (request.method === "POST" && OWN_LIMITS.test(request.url.split("?")[0]!)) return yield* app
-    const auth = request.headers["authorization"]
-    const key = auth ? `general:token:${auth.slice(-48)}` : `general:ip:${yield* clientAddressWith(config)}`
+    // verified once: `Authentication` reuses the answer
+    const principal = request.headers["authorization"] === undefined ? Option.none() : yield* requestPrincipal(tokens)
+    const key = Option.isSome(principal)
+      ? `general:user:${principal.value.userId}`
+      : `general:ip:${yield* clientAddressWith(config)}`
     const hit = yield* Effect.orDie(limiter.hit(key, config.generalRateLimit))
     if (!hit.allowed) return envelope(429, "Too Many Attempts.", { "retry-after": String(hit.retryAfter) })
     return yield* app
@@ -341,8 +350,9 @@ const track = (inFlight: InFlight) => (app: HttpApp.Default): HttpApp.Default =>
  */
 export const GuardsLive = Layer.unwrapEffect(Effect.gen(function*() {
   const config = yield* AppConfig
+  const tokens = yield* Tokens
   const generalLimiter = yield* RateLimiter.memory
-  return HttpApiBuilder.middleware((app) => bodyLimit(generalLimit(generalLimiter, config)(app)))
+  return HttpApiBuilder.middleware((app) => bodyLimit(generalLimit(generalLimiter, config, tokens)(app)))
 }))
 
 /** Everything the server wraps around the API, outermost first. */

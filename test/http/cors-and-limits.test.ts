@@ -58,4 +58,34 @@ describe("GENERAL_RATE_LIMIT [D30]", () => {
     app.clock.advance(60_000)
     expect((await app.get("/v1/status", from)).status).toBe(200)
   })
+
+  test("per user with a live token: a user's tokens and addresses count together", async () => {
+    app.clock.advance(60_000)
+    const user = await app.createUser()
+    const second = await app.post("/v1/auth/login", {
+      body: { email: user.email, password: user.password },
+      headers: { "x-forwarded-for": "198.51.100.1" }
+    })
+    expect(second.status).toBe(200)
+    const other: string = second.body.data.token
+    // the login above is one of the six routes: it counts against its own limit, not this one
+    expect((await app.get("/v1/user", { token: user.token, headers: { "x-forwarded-for": "198.51.100.2" } })).status).toBe(200)
+    expect((await app.get("/v1/plans", { token: other, headers: { "x-forwarded-for": "198.51.100.3" } })).status).toBe(200)
+    expect((await app.get("/v1/services", { token: user.token, headers: { "x-forwarded-for": "198.51.100.4" } })).status).toBe(200)
+    const blocked = await app.get("/v1/user", { token: other, headers: { "x-forwarded-for": "198.51.100.5" } })
+    expect(blocked.status).toBe(429)
+    expect(blocked.body).toEqual({ success: false, message: "Too Many Attempts." })
+    // another user is counted apart
+    const someone = await app.createUser()
+    expect((await app.get("/v1/user", { token: someone.token, headers: { "x-forwarded-for": "198.51.100.5" } })).status).toBe(200)
+  })
+
+  test("a token that is not live counts against the address: made-up tokens buy nothing", async () => {
+    app.clock.advance(60_000)
+    const from = (n: number) => ({ token: `${n}|${"x".repeat(40)}`, headers: { "x-forwarded-for": "203.0.113.50" } })
+    for (let i = 1; i <= 3; i++) expect((await app.get("/v1/plans", from(i))).status).toBe(200)
+    expect((await app.get("/v1/plans", from(4))).status).toBe(429)
+    expect((await app.get("/v1/user", from(5))).status).toBe(429)
+    expect((await app.get("/v1/plans", { headers: { "x-forwarded-for": "203.0.113.50" } })).status).toBe(429)
+  })
 })
