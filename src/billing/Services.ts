@@ -5,20 +5,10 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import { normalizeAmount } from "../catalog/Money.ts"
 import { AppClock } from "../platform/Clock.ts"
-import { currentServiceOf, type ServiceStatus } from "./Subscriptions.ts"
+import { currentServiceOf, type ServiceStatus, type SubscriptionRow } from "./Subscriptions.ts"
 
 /** A service with its plan and cycle, as the services routes render it ([D34]). */
-export interface ServiceRow {
-  readonly id: number
-  readonly user_id: number
-  readonly status: ServiceStatus
-  readonly starts_at: Date
-  readonly expires_at: Date
-  readonly auto_renew: boolean
-  readonly plan_id: number
-  readonly plan_name: string
-  readonly bandwidth_limit_gb: number
-  readonly speed_limit_mbps: number | null
+export interface ServiceRow extends SubscriptionRow {
   readonly cycle_id: number
   readonly cycle_name: string
   readonly duration_days: number

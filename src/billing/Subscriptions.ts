@@ -23,7 +23,8 @@ export interface Subscription {
   }
 }
 
-interface Row {
+/** A service row with its plan's columns (Services adds the cycle's). */
+export interface SubscriptionRow {
   readonly id: number
   readonly user_id: number
   readonly status: ServiceStatus
@@ -36,7 +37,7 @@ interface Row {
   readonly speed_limit_mbps: number | null
 }
 
-const toSubscription = (r: Row): Subscription => ({
+const toSubscription = (r: SubscriptionRow): Subscription => ({
   id: r.id,
   userId: r.user_id,
   status: r.status,
@@ -75,14 +76,14 @@ export class Subscriptions extends Context.Tag("Subscriptions")<Subscriptions, {
         select s.id, s.user_id, s.status, s.starts_at, s.expires_at, s.auto_renew,
                p.id as plan_id, p.name as plan_name, p.bandwidth_limit_gb, p.speed_limit_mbps
         from services s join plans p on p.id = s.plan_id`
-      const one = (rows: ReadonlyArray<Row>) => Option.map(Option.fromNullable(rows[0]), toSubscription)
+      const one = (rows: ReadonlyArray<SubscriptionRow>) => Option.map(Option.fromNullable(rows[0]), toSubscription)
       return {
         current: (userId) =>
           Effect.flatMap(clock.now, (now) =>
-            sql<Row>`${select} where ${currentServiceOf(sql, userId, now)}`).pipe(Effect.map(one), Effect.orDie),
+            sql<SubscriptionRow>`${select} where ${currentServiceOf(sql, userId, now)}`).pipe(Effect.map(one), Effect.orDie),
         findOwned: (userId, serviceId) =>
-          sql<Row>`${select} where s.id = ${serviceId} and s.user_id = ${userId}`.pipe(Effect.map(one), Effect.orDie),
-        findById: (serviceId) => sql<Row>`${select} where s.id = ${serviceId}`.pipe(Effect.map(one), Effect.orDie)
+          sql<SubscriptionRow>`${select} where s.id = ${serviceId} and s.user_id = ${userId}`.pipe(Effect.map(one), Effect.orDie),
+        findById: (serviceId) => sql<SubscriptionRow>`${select} where s.id = ${serviceId}`.pipe(Effect.map(one), Effect.orDie)
       }
     })
   )

@@ -10,9 +10,8 @@ import { CatalogCache, publicPlan } from "./CatalogCache.ts"
 import { CatalogRepo, type PromoWithPlans } from "./CatalogRepo.ts"
 import { decimalToNumber, normalizeAmount } from "./Money.ts"
 
-const plan = publicPlan
 
-const adminPlan = (r: PlanRow) => ({ ...plan(r), is_active: r.is_active })
+const adminPlan = (r: PlanRow) => ({ ...publicPlan(r), is_active: r.is_active })
 
 const cycle = (r: CycleRow) => ({
   id: r.id,
@@ -44,7 +43,7 @@ const CatalogHandlers = HttpApiBuilder.group(Api, "catalog", (handlers) =>
         Effect.gen(function*() {
           const found = yield* orNotFound(yield* repo.activePlan(path.plan))
           const cycles = yield* repo.cyclesOf(found.id)
-          return { ...plan(found), cycles: cycles.map(cycle) }
+          return { ...publicPlan(found), cycles: cycles.map(cycle) }
         }))
       .handle("listCycles", ({ path }) =>
         Effect.gen(function*() {

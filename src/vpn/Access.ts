@@ -19,7 +19,6 @@ export const LIMIT_EXCEEDED = "Bandwidth limit exceeded."
  * month's limit (else 423 for users, `enabled: false` / refused for nodes).
  */
 export class Access extends Context.Tag("vpn/Access")<Access, {
-  readonly granting: (userId: number, serverId: number) => Effect.Effect<Subscription, Forbidden>
   readonly connectable: (userId: number, serverId: number) => Effect.Effect<Subscription, Forbidden | Locked>
   /**
    * A user's way to a server, in the order of [D11]: an unknown server (or one of another
@@ -66,13 +65,15 @@ export class Access extends Context.Tag("vpn/Access")<Access, {
             return isOverLimit(used, service.plan.bandwidthLimitGb)
           })
 
+      /** 423 for a suspended or over-limit service: what a download or a connection needs */
+      const usable = (service: Subscription) =>
+        service.status !== "active"
+          ? Effect.fail(new Locked({ message: SERVICE_SUSPENDED }))
+          : Effect.flatMap(overLimit(service), (over) =>
+            over ? Effect.fail(new Locked({ message: LIMIT_EXCEEDED })) : Effect.void)
+
       const connectable = (userId: number, serverId: number) =>
-        Effect.gen(function*() {
-          const service = yield* granting(userId, serverId)
-          if (service.status !== "active") return yield* Effect.fail(new Locked({ message: SERVICE_SUSPENDED }))
-          if (yield* overLimit(service)) return yield* Effect.fail(new Locked({ message: LIMIT_EXCEEDED }))
-          return service
-        })
+        Effect.flatMap(granting(userId, serverId), (service) => Effect.as(usable(service), service))
 
       const connectableUsers = (serverId: number, userIds: ReadonlyArray<number>) =>
         Effect.gen(function*() {
@@ -109,14 +110,9 @@ export class Access extends Context.Tag("vpn/Access")<Access, {
         })
 
       const reach = (userId: number, serverId: number, protocol: Protocol) =>
-        Effect.gen(function*() {
-          const found = yield* locate(userId, serverId, protocol)
-          if (found.service.status !== "active") return yield* Effect.fail(new Locked({ message: SERVICE_SUSPENDED }))
-          if (yield* overLimit(found.service)) return yield* Effect.fail(new Locked({ message: LIMIT_EXCEEDED }))
-          return found
-        })
+        Effect.flatMap(locate(userId, serverId, protocol), (found) => Effect.as(usable(found.service), found))
 
-      return { granting, connectable, locate, reach, connectableUsers }
+      return { connectable, locate, reach, connectableUsers }
     })
   )
 }
