@@ -1,9 +1,11 @@
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as Layer from "effect/Layer"
+import { BearerTokensLive } from "./accounts/Auth.ts"
 import { Tokens } from "./accounts/Tokens.ts"
 import { Api } from "./Api.ts"
 import { AdminAuthenticationLive, AuthenticationLive } from "./http/Auth.ts"
-import { ErrorMappingLive, GuardsLive } from "./http/Middleware.ts"
+import { errorMapping } from "./http/ErrorMapping.ts"
+import { GuardsLive } from "./http/Guards.ts"
 import { RateLimitsLive } from "./http/RateLimit.ts"
 import { AppClock } from "./platform/Clock.ts"
 import { AppKey } from "./platform/Crypto.ts"
@@ -22,11 +24,11 @@ import { VpnHttpLive } from "./vpn/Http.ts"
 export const ApiLive = HttpApiBuilder.api(Api).pipe(
   Layer.provide([SystemLive, AccountsHttpLive, CatalogHttpLive, ServicesHttpLive, BillingHttpLive, VpnHttpLive, SupportHttpLive]),
   Layer.provide([AuthenticationLive, AdminAuthenticationLive, RateLimitsLive]),
-  Layer.provide([ErrorMappingLive, GuardsLive])
+  Layer.provide([errorMapping(Api), GuardsLive])
 )
 
 /** The product's services on top of the platform (config, database, clock, mailer, keys). */
-export const DomainLive = Layer.mergeAll(Tokens.Live, RateLimiter.Live)
+export const DomainLive = Layer.mergeAll(BearerTokensLive.pipe(Layer.provideMerge(Tokens.Live)), RateLimiter.Live)
 
 /** The platform edges that tests replace: clock, mailer, key generation. */
 export const EdgesLive = Layer.mergeAll(AppClock.Live, Mailer.Live, KeyGen.Live, AppKey.Live)

@@ -6,7 +6,9 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { ApiLive, DomainLive } from "./App.ts"
-import { InFlight, makeServeMiddleware, MAX_BODY_BYTES } from "./http/Middleware.ts"
+import { MAX_BODY_BYTES } from "./http/BodyLimit.ts"
+import { InFlight } from "./http/Drain.ts"
+import { makeServeMiddleware } from "./http/ServeMiddleware.ts"
 import { AppConfig } from "./platform/Config.ts"
 
 /** The API with its documents (`/v1/openapi.json`, `/docs`) over the product's services. */

@@ -6,7 +6,7 @@ import * as Schema from "effect/Schema"
 import { AdminAuthentication, Authentication } from "../http/Auth.ts"
 import { Confirmation, Ok, OkMessage, OkPage } from "../http/Envelope.ts"
 import { ForbiddenResponse, InvalidCredentialsResponse } from "../http/Errors.ts"
-import { Body, boolean, email, IdParam, oneOf, string } from "../http/Fields.ts"
+import { Body, boolean, email, IdParam, oneOf, string } from "../platform/Fields.ts"
 import { ForgotPasswordRateLimit, LoginRateLimit, ResendVerificationRateLimit } from "../http/RateLimit.ts"
 import { isCommonPassword } from "./CommonPasswords.ts"
 

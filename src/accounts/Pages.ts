@@ -7,7 +7,7 @@ import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import { Api } from "../Api.ts"
 import { ValidationError } from "../http/Errors.ts"
-import { label } from "../http/Fields.ts"
+import { label } from "../platform/Fields.ts"
 import { Accounts } from "./Accounts.ts"
 import { ResetPasswordPayload } from "./Api.ts"
 

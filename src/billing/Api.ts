@@ -11,7 +11,7 @@ import {
   ForbiddenResponse,
   InvalidSignatureResponse
 } from "../http/Errors.ts"
-import { Body, IdParam, integer, oneOf, string, UuidParam } from "../http/Fields.ts"
+import { Body, IdParam, integer, oneOf, string, UuidParam } from "../platform/Fields.ts"
 import { INVOICE_STATUSES, InvoiceDetail, InvoiceListItem } from "./Invoices.ts"
 
 const ANY_INT = { min: Number.MIN_SAFE_INTEGER, max: Number.MAX_SAFE_INTEGER }

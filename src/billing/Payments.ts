@@ -3,7 +3,7 @@ import { SqlError } from "@effect/sql/SqlError"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import { BusinessRuleViolation, ValidationError } from "../http/Errors.ts"
+import { BusinessRuleViolation, ValidationError } from "../platform/Errors.ts"
 import { AppClock } from "../platform/Clock.ts"
 
 export const NOT_PAYABLE = "Invoice is not payable."

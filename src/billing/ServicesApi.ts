@@ -4,7 +4,7 @@ import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import { AdminAuthentication, Authentication } from "../http/Auth.ts"
 import { Ok, OkMessage } from "../http/Envelope.ts"
-import { Body, boolean, IdParam, integer, label, oneOf } from "../http/Fields.ts"
+import { Body, boolean, IdParam, integer, label, oneOf } from "../platform/Fields.ts"
 
 // ---- resources ([D34]) ------------------------------------------------------------------
 

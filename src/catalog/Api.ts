@@ -7,7 +7,7 @@ import * as Schema from "effect/Schema"
 import { AdminAuthentication } from "../http/Auth.ts"
 import { Ok } from "../http/Envelope.ts"
 import { BusinessRuleViolationResponse } from "../http/Errors.ts"
-import { Body, boolean, IdParam, integer, label, oneOf, string } from "../http/Fields.ts"
+import { Body, boolean, IdParam, integer, label, oneOf, string } from "../platform/Fields.ts"
 import { PromoValidateRateLimit } from "../http/RateLimit.ts"
 import { parseCents } from "./Money.ts"
 

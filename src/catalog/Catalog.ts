@@ -3,7 +3,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import { BusinessRuleViolation, ValidationError } from "../http/Errors.ts"
+import { BusinessRuleViolation, ValidationError } from "../platform/Errors.ts"
 import { AppClock } from "../platform/Clock.ts"
 import { applyDiscount, type DiscountType, formatCents, normalizeAmount, toCents } from "./Money.ts"
 

@@ -7,8 +7,22 @@ import * as FiberRef from "effect/FiberRef"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import { type Principal, Tokens } from "../accounts/Tokens.ts"
 import { Forbidden, ForbiddenResponse, Unauthenticated, UnauthenticatedResponse } from "./Errors.ts"
+
+/** Who a live bearer token belongs to. */
+export interface Principal {
+  readonly tokenId: number
+  readonly userId: number
+  readonly role: "user" | "admin"
+}
+
+/**
+ * What authentication needs of the accounts room: the principal of a bearer token, if it is
+ * live. The accounts room provides it (`src/accounts/Auth.ts`); HTTP knows no room.
+ */
+export class BearerTokens extends Context.Tag("BearerTokens")<BearerTokens, {
+  readonly verify: (token: string) => Effect.Effect<Option.Option<Principal>>
+}>() {}
 
 /** The caller of a route behind `Authentication`. */
 export class CurrentUser extends Context.Tag("CurrentUser")<CurrentUser, Principal>() {}
@@ -47,7 +61,7 @@ const verified = new WeakMap<object, Option.Option<Principal>>()
  * The caller of this request's bearer token, if it is live; verified once a request: the general
  * limit ([D30], per user) and `Authentication` share the answer, so it costs one query.
  */
-export const requestPrincipal = (tokens: Tokens["Type"]) =>
+export const requestPrincipal = (tokens: BearerTokens["Type"]) =>
   Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
     // the runtime's own request: the same object whichever middleware asks
     const key: object = typeof request.source === "object" && request.source !== null ? request.source : request
@@ -59,7 +73,7 @@ export const requestPrincipal = (tokens: Tokens["Type"]) =>
       )
   })
 
-const authenticate = (tokens: Tokens["Type"]) =>
+const authenticate = (tokens: BearerTokens["Type"]) =>
   Effect.gen(function*() {
     const principal = yield* requestPrincipal(tokens)
     if (Option.isNone(principal)) return yield* Effect.fail(new Unauthenticated())
@@ -69,12 +83,12 @@ const authenticate = (tokens: Tokens["Type"]) =>
 
 export const AuthenticationLive = Layer.effect(
   Authentication,
-  Effect.map(Tokens, (tokens) => Authentication.of({ bearer: () => authenticate(tokens) }))
+  Effect.map(BearerTokens, (tokens) => Authentication.of({ bearer: () => authenticate(tokens) }))
 )
 
 export const AdminAuthenticationLive = Layer.effect(
   AdminAuthentication,
-  Effect.map(Tokens, (tokens) =>
+  Effect.map(BearerTokens, (tokens) =>
     AdminAuthentication.of({
       bearer: () =>
         Effect.filterOrFail(authenticate(tokens), (user) => user.role === "admin", () => new Forbidden())

@@ -2,14 +2,15 @@ import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as Schema from "effect/Schema"
 import * as SchemaAST from "effect/SchemaAST"
+import { type Page, PageLinks, PageMeta } from "../platform/Page.ts"
+
+export { makePage, type Page, PageLinks, PageMeta } from "../platform/Page.ts"
 
 /**
  * The envelope of [D10], declared in the schemas so that handlers return plain data and the
  * OpenAPI document shows the wrapper. Each wrapper carries its own identifier and status
  * (re-annotating later would drop the identifier).
  */
-
-export const FieldErrors = Schema.Record({ key: Schema.String, value: Schema.Array(Schema.String) })
 
 const innerIdentifier = <A, I, R>(schema: Schema.Schema<A, I, R>): string | undefined => {
   const id = SchemaAST.getJSONIdentifier(Schema.typeSchema(schema).ast)
@@ -70,26 +71,6 @@ export const Confirmation = (identifier: string, status?: number) =>
     }
   ).annotations(annotate(identifier, status))
 
-export const PageMeta = Schema.Struct({
-  current_page: Schema.Int,
-  last_page: Schema.Int,
-  per_page: Schema.Int,
-  total: Schema.Int
-})
-
-export const PageLinks = Schema.Struct({
-  first: Schema.String,
-  last: Schema.String,
-  prev: Schema.NullOr(Schema.String),
-  next: Schema.NullOr(Schema.String)
-})
-
-export interface Page<A> {
-  readonly data: ReadonlyArray<A>
-  readonly meta: typeof PageMeta.Type
-  readonly links: typeof PageLinks.Type
-}
-
 /** A paginated list: `{success: true, data: [...], meta, links}`; the handler returns a `Page`. */
 export const OkPage = <A, I, R>(item: Schema.Schema<A, I, R>, identifier: string) =>
   Schema.transform(
@@ -105,39 +86,6 @@ export const OkPage = <A, I, R>(item: Schema.Schema<A, I, R>, identifier: string
       encode: ({ data, links, meta }) => ({ success: true as const, data, meta, links })
     }
   ).annotations(annotate(identifier, undefined))
-
-/** Builds `meta` and `links` of the spec: `{base}?status=paid&page=2` (filters before `page`). */
-export const makePage = <A>(options: {
-  readonly rows: ReadonlyArray<A>
-  readonly total: number
-  readonly page: number
-  readonly perPage: number
-  readonly baseUrl: string
-  readonly query?: ReadonlyArray<readonly [string, string | undefined]>
-}): Page<A> => {
-  const lastPage = Math.max(1, Math.ceil(options.total / options.perPage))
-  const prefix = (options.query ?? [])
-    .filter((entry): entry is readonly [string, string] => entry[1] !== undefined)
-    .map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v)}&`)
-    .join("")
-  const url = (n: number) => `${options.baseUrl}?${prefix}page=${n}`
-  return {
-    data: options.rows,
-    meta: { current_page: options.page, last_page: lastPage, per_page: options.perPage, total: options.total },
-    links: {
-      first: url(1),
-      last: url(lastPage),
-      prev: options.page > 1 ? url(Math.min(options.page - 1, lastPage)) : null,
-      next: options.page < lastPage ? url(options.page + 1) : null
-    }
-  }
-}
-
-export const ErrorBody = Schema.Struct({
-  success: Schema.Literal(false),
-  message: Schema.String,
-  errors: Schema.optional(FieldErrors)
-})
 
 /**
  * The wire form of `Ok(schema)` and `OkPage(item)` built directly, for the hot reads (issue 8):

@@ -4,7 +4,7 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import { ServiceUnavailable, TooManyAttempts } from "../http/Errors.ts"
+import { ServiceUnavailable, TooManyAttempts } from "./Errors.ts"
 import { AppClock } from "./Clock.ts"
 
 export interface Hit {

@@ -3,7 +3,7 @@ import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as Schema from "effect/Schema"
 import { AdminAuthentication, Authentication } from "../http/Auth.ts"
 import { Confirmation, Ok } from "../http/Envelope.ts"
-import { Body, boolean, IdParam, integer, string } from "../http/Fields.ts"
+import { Body, boolean, IdParam, integer, string } from "../platform/Fields.ts"
 import { CreateTicketRateLimit, TicketReplyRateLimit } from "../http/RateLimit.ts"
 
 // ---- resources (the spec's Support ticket, Reply and FAQ entry) ------------------------

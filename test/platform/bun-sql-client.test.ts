@@ -4,7 +4,7 @@ import { SqlClient } from "@effect/sql"
 import { SqlError } from "@effect/sql/SqlError"
 import { afterAll, beforeAll, describe, expect, test } from "bun:test"
 import { Context, Effect, Either, Exit, Layer, Redacted, Scope, Tracer } from "effect"
-import { isConnectionLoss, isUnstorableInput } from "../../src/http/Middleware.ts"
+import { isConnectionLoss, isUnstorableInput } from "../../src/http/ErrorMapping.ts"
 import * as BunSqlClient from "../../src/platform/BunSqlClient.ts"
 import { sharedDatabase } from "../support/database.ts"
 

@@ -1,0 +1,32 @@
+import * as HttpApp from "@effect/platform/HttpApp"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import type { AppConfig } from "../platform/Config.ts"
+import type { RateLimiter } from "../platform/RateLimiter.ts"
+import { type BearerTokens, requestPrincipal } from "./Auth.ts"
+import { clientAddressWith } from "./ClientAddress.ts"
+import { envelope } from "./Responses.ts"
+
+/**
+ * The spec's other routes: `GENERAL_RATE_LIMIT` a minute per user (a live bearer token: all of a
+ * user's tokens count together) or else per address, in memory ([D30]). A token that is not live
+ * counts against the address, so rotating made-up tokens buys nothing.
+ */
+const OWN_LIMITS = /^\/v1\/(auth\/(login|forgot-password|resend-verification)|tickets(\/[^/]+\/reply)?|promos\/validate)\/?$/
+
+export const generalLimit = (limiter: RateLimiter["Type"], config: AppConfig["Type"], tokens: BearerTokens["Type"]) => (app: HttpApp.Default) =>
+  config.generalRateLimit === 0 ? app : Effect.gen(function*() {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    // the six routes of the spec's table count against their own, shared limits
+    if (request.method === "POST" && OWN_LIMITS.test(request.url.split("?")[0]!)) return yield* app
+    // verified once: `Authentication` reuses the answer
+    const principal = request.headers["authorization"] === undefined ? Option.none() : yield* requestPrincipal(tokens)
+    const key = Option.isSome(principal)
+      ? `general:user:${principal.value.userId}`
+      : `general:ip:${yield* clientAddressWith(config)}`
+    const hit = yield* Effect.orDie(limiter.hit(key, config.generalRateLimit))
+    if (!hit.allowed) return envelope(429, "Too Many Attempts.", { "retry-after": String(hit.retryAfter) })
+    return yield* app
+  })
+

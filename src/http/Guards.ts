@@ -1,0 +1,20 @@
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import { AppConfig } from "../platform/Config.ts"
+import { RateLimiter } from "../platform/RateLimiter.ts"
+import { BearerTokens } from "./Auth.ts"
+import { bodyLimit } from "./BodyLimit.ts"
+import { generalLimit } from "./GeneralLimit.ts"
+
+/**
+ * The 413 and the general limit run inside the API (an API-level middleware), so their
+ * responses pass through the same pre-response handlers (request id, CORS) as any other.
+ */
+export const GuardsLive = Layer.unwrapEffect(Effect.gen(function*() {
+  const config = yield* AppConfig
+  const tokens = yield* BearerTokens
+  const generalLimiter = yield* RateLimiter.memory
+  return HttpApiBuilder.middleware((app) => bodyLimit(generalLimit(generalLimiter, config, tokens)(app)))
+}))
+

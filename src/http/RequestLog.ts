@@ -1,0 +1,38 @@
+import * as HttpApp from "@effect/platform/HttpApp"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import * as Effect from "effect/Effect"
+import * as LogLevel from "effect/LogLevel"
+import type { AppConfig } from "../platform/Config.ts"
+
+/** The request id header, and `Retry-After` on every 503 ([D11]) whichever layer produced it. */
+const tagResponse = (id: string) => (_request: HttpServerRequest.HttpServerRequest, response: HttpServerResponse.HttpServerResponse) =>
+  Effect.succeed(
+    response.status === 503 && response.headers["retry-after"] === undefined
+      ? HttpServerResponse.setHeaders(response, { "x-request-id": id, "retry-after": "5" })
+      : HttpServerResponse.setHeader(response, "x-request-id", id)
+  )
+
+/**
+ * Method, path, status, duration and request id; never a header, query or body. The log line
+ * is only built when `LOG_LEVEL` lets info through (issue 8: it cost a fifth of a request).
+ */
+export const requestLog = (config: AppConfig["Type"]) => (app: HttpApp.Default): HttpApp.Default => {
+  const logs = LogLevel.lessThanEqual(config.logLevel, LogLevel.Info)
+  return Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
+    const id = request.headers["x-request-id"]?.slice(0, 64) || crypto.randomUUID()
+    // the server has sent the response by the time `app` returns: headers go in a pre-response handler
+    const tagged = Effect.zipRight(HttpApp.appendPreResponseHandler(tagResponse(id)), app)
+    if (!logs) return tagged
+    const start = performance.now()
+    return Effect.tap(tagged, (response) =>
+      Effect.logInfo("request").pipe(Effect.annotateLogs({
+        method: request.method,
+        path: request.url.split("?")[0],
+        status: response.status,
+        ms: Math.round((performance.now() - start) * 10) / 10,
+        request_id: id
+      })))
+  })
+}
+

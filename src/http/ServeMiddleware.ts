@@ -1,0 +1,27 @@
+import * as HttpApp from "@effect/platform/HttpApp"
+import * as HttpMiddleware from "@effect/platform/HttpMiddleware"
+import type { AppConfig } from "../platform/Config.ts"
+import { type InFlight, track } from "./Drain.ts"
+import { requestLog } from "./RequestLog.ts"
+
+/** Everything the server wraps around the API, outermost first. */
+export const makeServeMiddleware = (options: {
+  readonly inFlight: InFlight
+  readonly config: AppConfig["Type"]
+}) => {
+  const { config } = options
+  const cors = config.corsOrigins.length === 0
+    ? (app: HttpApp.Default) => app
+    : HttpMiddleware.cors({
+      allowedOrigins: config.corsOrigins.includes("*") ? [] : (origin: string) => config.corsOrigins.includes(origin),
+      allowedHeaders: ["authorization", "content-type", "x-request-id", "x-signature"],
+      exposedHeaders: ["x-ratelimit-limit", "x-ratelimit-remaining", "retry-after", "content-disposition", "x-request-id"],
+      maxAge: 600
+    })
+  return (app: HttpApp.Default) =>
+    track(options.inFlight)(
+      requestLog(config)(
+        cors(app)
+      )
+    )
+}
