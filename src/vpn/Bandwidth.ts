@@ -3,6 +3,9 @@
  * Months are UTC calendar months; sizes use 1024-based units with two decimals.
  */
 
+/** [D54] (rev. 2): every byte count the API shows is a safe integer. */
+export const MAX_BYTES = Number.MAX_SAFE_INTEGER
+
 const UNITS = ["B", "KB", "MB", "GB", "TB"] as const
 export const GIB = 1024 ** 3
 
