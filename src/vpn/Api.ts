@@ -7,68 +7,24 @@ import { AdminAuthentication, Authentication } from "../http/Auth.ts"
 import { Confirmation, Ok, OkMessage } from "../http/Envelope.ts"
 import { errorEnvelope, ForbiddenResponse, NotFoundResponse, ValidationErrorResponse } from "../http/Errors.ts"
 import { Body, IdParam, integer, label, oneOf, string } from "../platform/Fields.ts"
-import { MAX_BYTES, parsePeriod } from "./Bandwidth.ts"
+import { BandwidthSummary, BandwidthUsage, HistoryEntry, MAX_BYTES, parsePeriod } from "./Bandwidth.ts"
 import { parseSubnet } from "./Configs.ts"
 import { BandwidthExceeded, PlanExcludesServer, ServerNotConfigured, ServiceSuspended, SubnetFull } from "./Errors.ts"
 import { NodeAuthentication } from "./NodeAuth.ts"
-import { Server as ServerFields } from "./Servers.ts"
+import { VpnCredentials } from "./Credentials.ts"
+import { CreatedServer, Server as ServerFields } from "./Servers.ts"
+import { UsageRecorded } from "./Usage.ts"
 
 // ---- resources ---------------------------------------------------------------------------
 
 /** The spec's VPN server, exactly its fields ([D50]). */
 export const Server = ServerFields.annotations({ identifier: "VpnServer" })
 
-/** What an admin sees once, at creation: the server and its node token ([D70], [D54]). */
-export const CreatedServer = Schema.Struct({
-  ...Server.fields,
-  node_token: Schema.String,
-  /** only when the admin gave no `public_key` for a WireGuard server: its generated private key, shown once */
-  private_key: Schema.optional(Schema.String)
-}).annotations({ identifier: "VpnServerCreated" })
-
-export const BandwidthUsage = Schema.Struct({
-  used_bytes: Schema.Int,
-  limit_bytes: Schema.NullOr(Schema.Int),
-  used_formatted: Schema.String,
-  limit_formatted: Schema.String,
-  percentage: Schema.NullOr(Schema.Number),
-  unlimited: Schema.Boolean,
-  reset_date: Schema.String
-}).annotations({ identifier: "BandwidthUsage" })
-
-export const HistoryEntry = Schema.Struct({
-  period: Schema.String,
-  used_bytes: Schema.Int,
-  used_formatted: Schema.String
-}).annotations({ identifier: "BandwidthHistoryEntry" })
-
-export const BandwidthSummary = Schema.Struct({
-  total_used_bytes: Schema.Int,
-  total_used_formatted: Schema.String,
-  current_month_bytes: Schema.Int,
-  current_month_formatted: Schema.String
-}).annotations({ identifier: "BandwidthSummary" })
-
-/** [D53]: the OpenVPN `auth-user-pass` pair; `secret` repeats `password` under the decision's word. */
-export const VpnCredentials = Schema.Struct({
-  username: Schema.String,
-  password: Schema.String,
-  secret: Schema.String,
-  rotated_at: Schema.DateFromString
-}).annotations({ identifier: "VpnCredentials" })
-
 export const NodePeer = Schema.Struct({
   public_key: Schema.String,
   allowed_ips: Schema.String,
   enabled: Schema.Boolean
 }).annotations({ identifier: "NodePeer" })
-
-export const UsageRecorded = Schema.Struct({
-  service_id: Schema.Int,
-  period: Schema.String,
-  used_bytes: Schema.Int,
-  used_formatted: Schema.String
-}).annotations({ identifier: "VpnUsageRecorded" })
 
 // ---- payload fields ----------------------------------------------------------------------
 
@@ -177,10 +133,10 @@ export class VpnApi extends HttpApiGroup.make("vpn")
       .addError(errorEnvelope(ServerNotConfigured))
   )
   .add(download("openvpn", "/servers/:server/openvpn"))
-  .add(HttpApiEndpoint.get("vpnCredentials", "/account/vpn-credentials").addSuccess(Ok(VpnCredentials, { identifier: "VpnCredentialsResponse" })))
+  .add(HttpApiEndpoint.get("vpnCredentials", "/account/vpn-credentials").addSuccess(Ok(VpnCredentials.annotations({ identifier: "VpnCredentials" }), { identifier: "VpnCredentialsResponse" })))
   .add(
     HttpApiEndpoint.post("rotateVpnCredentials", "/account/vpn-credentials/rotate")
-      .addSuccess(OkMessage(VpnCredentials, { identifier: "VpnCredentialsRotated" }))
+      .addSuccess(OkMessage(VpnCredentials.annotations({ identifier: "VpnCredentials" }), { identifier: "VpnCredentialsRotated" }))
   )
   .add(HttpApiEndpoint.post("revokeVpnAccess", "/account/vpn/revoke-all").addSuccess(Confirmation("VpnAccessRevoked")))
   .add(
@@ -217,7 +173,7 @@ export class VpnAdminApi extends HttpApiGroup.make("vpnAdmin")
   .add(
     HttpApiEndpoint.post("createServer", "/admin/servers")
       .setPayload(CreateServerPayload)
-      .addSuccess(Ok(CreatedServer, { identifier: "AdminVpnServerCreated", status: 201 }))
+      .addSuccess(Ok(CreatedServer.annotations({ identifier: "VpnServerCreated" }), { identifier: "AdminVpnServerCreated", status: 201 }))
   )
   .add(
     HttpApiEndpoint.put("updateServer", "/admin/servers/:server")
@@ -235,7 +191,7 @@ export class VpnAdminApi extends HttpApiGroup.make("vpnAdmin")
           Schema.filter((s) => parsePeriod(s) !== undefined, { message: () => "The period field must match the format Y-m." })
         ))
       }))
-      .addSuccess(Ok(UsageRecorded, { identifier: "AdminVpnUsageRecorded", status: 201 }))
+      .addSuccess(Ok(UsageRecorded.annotations({ identifier: "VpnUsageRecorded" }), { identifier: "AdminVpnUsageRecorded", status: 201 }))
       .addError(NotFoundResponse)
       .addError(ValidationErrorResponse)
   )

@@ -16,12 +16,14 @@ const CredentialRow = Schema.Struct({
 })
 type CredentialRow = typeof CredentialRow.Type
 
-/** The user's OpenVPN pair as shown to them ([D53]). */
-export interface VpnCredential {
-  readonly username: string
-  readonly secret: string
-  readonly rotatedAt: Date
-}
+/** [D53]: the OpenVPN `auth-user-pass` pair as shown to its user; `secret` repeats `password` under the decision's word. */
+export const VpnCredentials = Schema.Struct({
+  username: Schema.String,
+  password: Schema.String,
+  secret: Schema.String,
+  rotated_at: Schema.DateFromString
+})
+type VpnCredentials = typeof VpnCredentials.Type
 
 const Owner = Schema.Struct({ user_id: Schema.Int, username: Schema.String })
 
@@ -71,11 +73,10 @@ export class Credentials extends Effect.Service<Credentials>()("vpn/Credentials"
         returning ${columns}`
     })
 
-    const open = (row: CredentialRow): VpnCredential => ({
-      username: row.username,
-      secret: appKey.decrypt(row.secret_enc),
-      rotatedAt: row.rotated_at
-    })
+    const open = (row: CredentialRow): VpnCredentials => {
+      const secret = appKey.decrypt(row.secret_enc)
+      return { username: row.username, password: secret, secret, rotated_at: row.rotated_at }
+    }
 
     const get = (userId: number) =>
       Effect.gen(function*() {

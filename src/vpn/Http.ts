@@ -3,12 +3,10 @@ import * as HttpApp from "@effect/platform/HttpApp"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Option from "effect/Option"
 import { Api } from "../Api.ts"
 import { CurrentUser } from "../http/Auth.ts"
 import { Access } from "./Access.ts"
-import { formatBytes } from "./Bandwidth.ts"
-import { Credentials, type VpnCredential } from "./Credentials.ts"
+import { Credentials } from "./Credentials.ts"
 import { type ClientFile, Downloads } from "./Downloads.ts"
 import { CurrentNode, NodeAuthenticationLive } from "./NodeAuth.ts"
 import { Servers } from "./Servers.ts"
@@ -26,13 +24,6 @@ const download = (file: ClientFile) =>
     contentType: "text/plain; charset=utf-8",
     headers: { "content-disposition": `attachment; filename="${file.filename}"`, "cache-control": "no-store" }
   })
-
-const credentialsBody = (c: VpnCredential) => ({
-  username: c.username,
-  password: c.secret,
-  secret: c.secret,
-  rotated_at: c.rotatedAt
-})
 
 const VpnLive = HttpApiBuilder.group(Api, "vpn", (handlers) =>
   Effect.gen(function*() {
@@ -52,10 +43,10 @@ const VpnLive = HttpApiBuilder.group(Api, "vpn", (handlers) =>
       .handle("openvpn", ({ path }) =>
         Effect.flatMap(caller, (userId) => Effect.map(downloads.openvpn(userId, path.server), download)))
       .handle("vpnCredentials", () =>
-        Effect.flatMap(caller, (userId) => Effect.map(credentials.get(userId), credentialsBody)).pipe(Effect.zipLeft(noStore)))
+        Effect.flatMap(caller, credentials.get).pipe(Effect.zipLeft(noStore)))
       .handle("rotateVpnCredentials", () =>
         Effect.flatMap(caller, (userId) =>
-          Effect.map(credentials.rotate(userId), (c) => ({ message: "VPN credentials rotated.", data: credentialsBody(c) }))
+          Effect.map(credentials.rotate(userId), (data) => ({ message: "VPN credentials rotated.", data }))
         ).pipe(Effect.zipLeft(noStore)))
       .handle("revokeVpnAccess", () =>
         Effect.flatMap(caller, accounts.revokeAll).pipe(Effect.as("VPN access revoked."), Effect.zipLeft(noStore)))
@@ -85,25 +76,20 @@ const AdminLive = HttpApiBuilder.group(Api, "vpnAdmin", (handlers) =>
 
     return handlers
       .handle("createServer", ({ payload }) =>
-        Effect.map(servers.create(payload), (created) => ({
-          ...created.server,
-          node_token: created.nodeToken,
-          ...Option.match(created.privateKey, { onNone: () => ({}), onSome: (private_key) => ({ private_key }) })
-        })).pipe(Effect.zipLeft(noStore)))
+        servers.create(payload).pipe(Effect.zipLeft(noStore)))
       .handle("updateServer", ({ path, payload }) => servers.update(path.server, payload))
       .handle("recordUsage", ({ path, payload }) =>
-        Effect.map(usage.addToService(path.service, payload.bytes, payload.period), (r) => ({
-          service_id: r.serviceId,
-          period: r.period,
-          used_bytes: r.usedBytes,
-          used_formatted: formatBytes(r.usedBytes)
-        })))
+        usage.addToService(path.service, payload.bytes, payload.period))
   }))
 
-const Services = Layer.mergeAll(Downloads.Default, VpnAccounts.Default, Access.Default, Credentials.Default, Usage.Default, Servers.Default)
+/** The VPN room's services, for its handlers and for other rooms (accounts calls `VpnAccounts`). */
+export const VpnServicesLive = Layer.mergeAll(
+  Downloads.Default,
+  VpnAccounts.Default,
+  Access.Default,
+  Credentials.Default,
+  Usage.Default,
+  Servers.Default
+)
 
-export const VpnHttpLive = Layer.mergeAll(
-  VpnLive,
-  NodeLive.pipe(Layer.provide(NodeAuthenticationLive)),
-  AdminLive
-).pipe(Layer.provide(Services))
+export const VpnHttpLive = Layer.mergeAll(VpnLive, NodeLive.pipe(Layer.provide(NodeAuthenticationLive)), AdminLive)

@@ -62,12 +62,13 @@ export type NewServer = ServerInput & {
   readonly ip: string
 }
 
-/** A created server with its node token, and the generated private key when one was made. */
-export interface CreatedServer {
-  readonly server: ServerRow
-  readonly nodeToken: string
-  readonly privateKey: Option.Option<string>
-}
+/** What an admin sees once, at creation: the server and its node token ([D70], [D54]). */
+export const CreatedServer = Schema.Struct({
+  ...Server.fields,
+  node_token: Schema.String,
+  /** only when the admin gave no `public_key` for a WireGuard server: its generated private key, shown once */
+  private_key: Schema.optional(Schema.String)
+})
 
 export const INVALID_PLAN_IDS = "The selected plan ids is invalid."
 
@@ -196,7 +197,12 @@ export class Servers extends Effect.Service<Servers>()("vpn/Servers", {
           yield* setPlans(id, input.plan_ids ?? [])
           return { ...fields, id }
         })).pipe(Effect.orDie)
-        return { server, nodeToken, privateKey: Option.map(generated, (k) => k.privateKey) } satisfies CreatedServer
+        const created: typeof CreatedServer.Type = {
+          ...server,
+          node_token: nodeToken,
+          ...Option.match(generated, { onNone: () => ({}), onSome: (k) => ({ private_key: k.privateKey }) })
+        }
+        return created
       })
 
     /** [D70]: changes what is given; a protocol change moves a default port to the new default */

@@ -78,10 +78,19 @@ export const checkUsageReport = (
   return { entries: out, errors }
 }
 
+/** [D70]: what an admin's addition answers. */
+export const UsageRecorded = Schema.Struct({
+  service_id: Schema.Int,
+  period: Schema.String,
+  used_bytes: Schema.Int,
+  used_formatted: Schema.String
+})
+
 /** A month's total; stored totals past 2^53 - 1 (written by hand) read as that bound. */
 const MonthTotal = Schema.Struct({ service_id: Schema.Int, used: Schema.Int })
 const HistoryRow = Schema.Struct({ period: Schema.String, used: Schema.Int })
-const Delta = Schema.Struct({ serviceId: Schema.Int, period: Schema.String, rx: Schema.Int, tx: Schema.Int })
+// the deltas are checked by the callers; the unchecked `add` may carry any int8
+const Delta = Schema.Struct({ serviceId: Schema.Int, period: Schema.String, rx: Schema.NonNegative, tx: Schema.NonNegative })
 
 /**
  * Usage per service per UTC calendar month ([D55]). Additions are single upserts, so
@@ -135,7 +144,7 @@ export class Usage extends Effect.Service<Usage>()("vpn/Usage", {
       Result: HistoryRow,
       execute: (serviceId) => sql`
         select to_char(period, 'YYYY-MM-DD') as period, ${used} as used from usage_records
-        where service_id = ${serviceId} and rx_bytes + tx_bytes > 0
+        where service_id = ${serviceId} and (rx_bytes > 0 or tx_bytes > 0)
         order by period desc`
     })
 
@@ -224,7 +233,13 @@ export class Usage extends Effect.Service<Usage>()("vpn/Usage", {
           const written = yield* guardedUpsert({ serviceId: service.id, period, rx: bytes, tx: 0 }).pipe(Effect.orDie)
           return Option.isSome(written) ? written.value.used : yield* Effect.fail(refused)
         })).pipe(Effect.catchTag("SqlError", Effect.die))
-        return { serviceId: service.id, period: Bandwidth.periodLabel(period), usedBytes: total }
+        const recorded: typeof UsageRecorded.Type = {
+          service_id: service.id,
+          period: Bandwidth.periodLabel(period),
+          used_bytes: total,
+          used_formatted: Bandwidth.formatBytes(total)
+        }
+        return recorded
       })
 
     const bandwidthOf = (service: Subscription) =>
