@@ -6,7 +6,7 @@ import { Forbidden, NotFound } from "../platform/Errors.ts"
 import { isOverLimit, periodStart } from "./Bandwidth.ts"
 import { Credentials } from "./Credentials.ts"
 import { BandwidthExceeded, PlanExcludesServer, ServiceSuspended } from "./Errors.ts"
-import { Peers } from "./Peers.ts"
+import { type NodePeer, Peers } from "./Peers.ts"
 import { type Protocol, type ServerRow, Servers } from "./Servers.ts"
 import { Usage } from "./Usage.ts"
 
@@ -103,7 +103,11 @@ export class Access extends Effect.Service<Access>()("vpn/Access", {
         Effect.gen(function*() {
           const list = yield* peers.ofServer(serverId)
           const allowed = yield* connectableUsers(serverId, list.flatMap((p) => p.held ? [] : [p.userId]))
-          return list.map((p) => ({ public_key: p.publicKey, allowed_ips: `${p.address}/32`, enabled: allowed.has(p.userId) }))
+          return list.map((p): typeof NodePeer.Type => ({
+            public_key: p.publicKey,
+            allowed_ips: `${p.address}/32`,
+            enabled: allowed.has(p.userId)
+          }))
         }),
       locate,
       /** `locate`, then 423 for a suspended or over-limit service: what a config download needs */

@@ -10,8 +10,9 @@ import { Body, IdParam, integer, label, oneOf, string } from "../platform/Fields
 import { BandwidthSummary, BandwidthUsage, HistoryEntry, MAX_BYTES, parsePeriod } from "./Bandwidth.ts"
 import { parseSubnet } from "./Configs.ts"
 import { BandwidthExceeded, PlanExcludesServer, ServerNotConfigured, ServiceSuspended, SubnetFull } from "./Errors.ts"
-import { NodeAuthentication } from "./NodeAuth.ts"
 import { VpnCredentials } from "./Credentials.ts"
+import { NodeAuthentication } from "./NodeAuth.ts"
+import { NodePeer as NodePeerFields } from "./Peers.ts"
 import { CreatedServer, Server as ServerFields } from "./Servers.ts"
 import { UsageRecorded } from "./Usage.ts"
 
@@ -20,11 +21,9 @@ import { UsageRecorded } from "./Usage.ts"
 /** The spec's VPN server, exactly its fields ([D50]). */
 export const Server = ServerFields.annotations({ identifier: "VpnServer" })
 
-export const NodePeer = Schema.Struct({
-  public_key: Schema.String,
-  allowed_ips: Schema.String,
-  enabled: Schema.Boolean
-}).annotations({ identifier: "NodePeer" })
+export const NodePeer = NodePeerFields.annotations({ identifier: "NodePeer" })
+
+const Credentials = VpnCredentials.annotations({ identifier: "VpnCredentials" })
 
 // ---- payload fields ----------------------------------------------------------------------
 
@@ -133,10 +132,13 @@ export class VpnApi extends HttpApiGroup.make("vpn")
       .addError(errorEnvelope(ServerNotConfigured))
   )
   .add(download("openvpn", "/servers/:server/openvpn"))
-  .add(HttpApiEndpoint.get("vpnCredentials", "/account/vpn-credentials").addSuccess(Ok(VpnCredentials.annotations({ identifier: "VpnCredentials" }), { identifier: "VpnCredentialsResponse" })))
+  .add(
+    HttpApiEndpoint.get("vpnCredentials", "/account/vpn-credentials")
+      .addSuccess(Ok(Credentials, { identifier: "VpnCredentialsResponse" }))
+  )
   .add(
     HttpApiEndpoint.post("rotateVpnCredentials", "/account/vpn-credentials/rotate")
-      .addSuccess(OkMessage(VpnCredentials.annotations({ identifier: "VpnCredentials" }), { identifier: "VpnCredentialsRotated" }))
+      .addSuccess(OkMessage(Credentials, { identifier: "VpnCredentialsRotated" }))
   )
   .add(HttpApiEndpoint.post("revokeVpnAccess", "/account/vpn/revoke-all").addSuccess(Confirmation("VpnAccessRevoked")))
   .add(

@@ -30,6 +30,13 @@ export interface Peer {
   readonly address: string
 }
 
+/** [D54]: a peer as its node is told it. */
+export const NodePeer = Schema.Struct({
+  public_key: Schema.String,
+  allowed_ips: Schema.String,
+  enabled: Schema.Boolean
+})
+
 /** A peer as a node sees it: `held` when its user's VPN access is on hold ([D91]). */
 const NodePeerRow = Schema.Struct({
   user_id: Schema.Int,
