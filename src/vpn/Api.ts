@@ -87,7 +87,7 @@ export const UpdateServerPayload = Body({
   ip: Schema.optional(serverFields.ip)
 })
 
-/** The node's counter deltas: an array of entries, each checked by `Usage.report` (`0.rx_bytes`). */
+/** The node's counter deltas: an array of entries, each checked by `Usage.record` (`0.rx_bytes`). */
 export const UsageReport = Schema.Array(
   Schema.Unknown.annotations({
     jsonSchema: {

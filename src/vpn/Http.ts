@@ -66,7 +66,7 @@ const NodeLive = HttpApiBuilder.group(Api, "node", (handlers) =>
       .handle("peers", () => Effect.flatMap(node, access.nodePeers))
       .handle("openvpnAuth", ({ payload }) =>
         Effect.flatMap(node, (serverId) => access.authenticate(serverId, payload.username, payload.password)))
-      .handle("usage", ({ payload }) => Effect.flatMap(node, (serverId) => usage.report(serverId, payload)))
+      .handle("usage", ({ payload }) => Effect.flatMap(node, (serverId) => usage.record(serverId, payload)))
   }))
 
 const AdminLive = HttpApiBuilder.group(Api, "vpnAdmin", (handlers) =>

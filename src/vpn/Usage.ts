@@ -169,7 +169,7 @@ export class Usage extends Effect.Service<Usage>()("vpn/Usage", {
      * month past 2^53 - 1 is refused (422) before anything is written; the sums are then written
      * in service-id order, so concurrent reports take their row locks in one order.
      */
-    const report = (serverId: number, payload: ReadonlyArray<unknown>) =>
+    const record = (serverId: number, payload: ReadonlyArray<unknown>) =>
       Effect.gen(function*() {
         const checked = checkUsageReport(payload)
         if (Object.keys(checked.errors).length > 0) return yield* Effect.fail(new ValidationError({ errors: checked.errors }))
@@ -258,7 +258,7 @@ export class Usage extends Effect.Service<Usage>()("vpn/Usage", {
       month,
       months,
       history,
-      report,
+      record,
       addToService,
       /** [D55]: the caller's service's month (404 for another user's) */
       ofService: (userId: number, serviceId: number) =>
