@@ -87,6 +87,15 @@ describe("POST /v1/node/usage past 2^53 - 1 [D54] (rev. 2)", () => {
     expect(await stored(a.serviceId)).toBeUndefined()
   })
 
+  test("concurrent reports near the bound: exactly those that fit are counted, the total never passes it", async () => {
+    const a = await peerOwner()
+    await addDirectly(a.serviceId, MAX - 10, 0)
+    const results = await Promise.all(Array.from({ length: 5 }, () =>
+      app.post("/v1/node/usage", { token: a.server.nodeToken, body: [{ public_key: a.publicKey, rx_bytes: 4, tx_bytes: 1 }] })))
+    expect(results.map((r) => r.status).sort()).toEqual([200, 200, 422, 422, 422])
+    expect(await stored(a.serviceId)).toEqual({ rx: String(MAX - 2), tx: "2" })
+  })
+
   test("counters above 2^53 - 1 or beyond any number in the JSON are 422, not 500", async () => {
     const a = await peerOwner()
     for (const raw of [
