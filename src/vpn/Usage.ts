@@ -86,6 +86,18 @@ export const UsageRecorded = Schema.Struct({
   used_formatted: Schema.String
 })
 
+/** The counter (`<index>.rx_bytes` / `.tx_bytes`) whose addition first carries `start` past 2^53 - 1, in report order. */
+const firstPastMax = (start: number, entries: ReadonlyArray<readonly [number, UsageEntry]>): string | undefined => {
+  let total = BigInt(start)
+  for (const [i, entry] of entries) {
+    for (const field of ["rx_bytes", "tx_bytes"] as const) {
+      total += BigInt(entry[field])
+      if (total > MAX_BIG) return `${i}.${field}`
+    }
+  }
+  return undefined
+}
+
 /** A month's total; stored totals past 2^53 - 1 (written by hand) read as that bound. */
 const MonthTotal = Schema.Struct({ service_id: Schema.Int, used: Schema.Int })
 const HistoryRow = Schema.Struct({ period: Schema.String, used: Schema.Int })
@@ -198,16 +210,8 @@ export class Usage extends Effect.Service<Usage>()("vpn/Usage", {
           const before = yield* months([...sums.keys()], period)
           const errors: FieldErrors = {}
           for (const [serviceId, sum] of sums) {
-            let total = BigInt(before.get(serviceId) ?? 0)
-            for (const i of sum.entries) {
-              const entry = entries[i]!
-              total += BigInt(entry.rx_bytes)
-              const field = total > MAX_BIG ? `${i}.rx_bytes` : (total += BigInt(entry.tx_bytes)) > MAX_BIG ? `${i}.tx_bytes` : undefined
-              if (field !== undefined) {
-                errors[field] = [pastMax(field)]
-                break
-              }
-            }
+            const field = firstPastMax(before.get(serviceId) ?? 0, sum.entries.map((i) => [i, entries[i]!] as const))
+            if (field !== undefined) errors[field] = [pastMax(field)]
           }
           if (Object.keys(errors).length > 0) return yield* Effect.fail(new ValidationError({ errors }))
           for (const [serviceId, sum] of [...sums.entries()].sort(([a], [b]) => a - b)) {
