@@ -18,7 +18,7 @@ import { ServicesHttpLive } from "./billing/ServicesHttp.ts"
 import { CatalogHttpLive } from "./catalog/Http.ts"
 import { SupportHttpLive } from "./support/Http.ts"
 import { SystemLive } from "./system/Http.ts"
-import { VpnHttpLive } from "./vpn/Http.ts"
+import { VpnHttpLive, VpnServicesLive } from "./vpn/Http.ts"
 
 /** Every group's handlers, the auth middleware and the error mapping, over the services. */
 export const ApiLive = HttpApiBuilder.api(Api).pipe(
@@ -28,7 +28,11 @@ export const ApiLive = HttpApiBuilder.api(Api).pipe(
 )
 
 /** The product's services on top of the platform (config, database, clock, mailer, keys). */
-export const DomainLive = Layer.mergeAll(BearerTokensLive.pipe(Layer.provideMerge(Tokens.Live)), RateLimiter.Live)
+export const DomainLive = Layer.mergeAll(
+  BearerTokensLive.pipe(Layer.provideMerge(Tokens.Live)),
+  RateLimiter.Live,
+  VpnServicesLive
+)
 
 /** The platform edges that tests replace: clock, mailer, key generation. */
 export const EdgesLive = Layer.mergeAll(AppClock.Live, Mailer.Live, KeyGen.Live, AppKey.Live)

@@ -4,77 +4,26 @@ import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import * as Schema from "effect/Schema"
 import { isIP } from "node:net"
 import { AdminAuthentication, Authentication } from "../http/Auth.ts"
-import { Ok, OkMessage } from "../http/Envelope.ts"
-import { ForbiddenResponse, LockedResponse } from "../http/Errors.ts"
+import { Confirmation, Ok, OkMessage } from "../http/Envelope.ts"
+import { errorEnvelope, ForbiddenResponse, NotFoundResponse, ValidationErrorResponse } from "../http/Errors.ts"
 import { Body, IdParam, integer, label, oneOf, string } from "../platform/Fields.ts"
-import { parsePeriod } from "./Bandwidth.ts"
+import { BandwidthSummary, BandwidthUsage, HistoryEntry, MAX_BYTES, parsePeriod } from "./Bandwidth.ts"
 import { parseSubnet } from "./Configs.ts"
+import { BandwidthExceeded, PlanExcludesServer, ServerNotConfigured, ServiceSuspended, SubnetFull } from "./Errors.ts"
+import { VpnCredentials } from "./Credentials.ts"
 import { NodeAuthentication } from "./NodeAuth.ts"
+import { NodePeer as NodePeerFields } from "./Peers.ts"
+import { CreatedServer, Server as ServerFields } from "./Servers.ts"
+import { UsageRecorded } from "./Usage.ts"
 
 // ---- resources ---------------------------------------------------------------------------
 
 /** The spec's VPN server, exactly its fields ([D50]). */
-export const Server = Schema.Struct({
-  id: Schema.Int,
-  name: Schema.String,
-  country: Schema.String,
-  city: Schema.String,
-  protocol: Schema.Literal("wireguard", "openvpn"),
-  ip: Schema.String,
-  status: Schema.String
-}).annotations({ identifier: "VpnServer" })
+export const Server = ServerFields.annotations({ identifier: "VpnServer" })
 
-/** What an admin sees once, at creation: the server and its node token ([D70], [D54]). */
-export const CreatedServer = Schema.Struct({
-  ...Server.fields,
-  node_token: Schema.String,
-  /** only when the admin gave no `public_key` for a WireGuard server: its generated private key, shown once */
-  private_key: Schema.optional(Schema.String)
-}).annotations({ identifier: "VpnServerCreated" })
+export const NodePeer = NodePeerFields.annotations({ identifier: "NodePeer" })
 
-export const BandwidthUsage = Schema.Struct({
-  used_bytes: Schema.Int,
-  limit_bytes: Schema.NullOr(Schema.Int),
-  used_formatted: Schema.String,
-  limit_formatted: Schema.String,
-  percentage: Schema.NullOr(Schema.Number),
-  unlimited: Schema.Boolean,
-  reset_date: Schema.String
-}).annotations({ identifier: "BandwidthUsage" })
-
-export const HistoryEntry = Schema.Struct({
-  period: Schema.String,
-  used_bytes: Schema.Int,
-  used_formatted: Schema.String
-}).annotations({ identifier: "BandwidthHistoryEntry" })
-
-export const BandwidthSummary = Schema.Struct({
-  total_used_bytes: Schema.Int,
-  total_used_formatted: Schema.String,
-  current_month_bytes: Schema.Int,
-  current_month_formatted: Schema.String
-}).annotations({ identifier: "BandwidthSummary" })
-
-/** [D53]: the OpenVPN `auth-user-pass` pair; `secret` repeats `password` under the decision's word. */
-export const VpnCredentials = Schema.Struct({
-  username: Schema.String,
-  password: Schema.String,
-  secret: Schema.String,
-  rotated_at: Schema.DateFromString
-}).annotations({ identifier: "VpnCredentials" })
-
-export const NodePeer = Schema.Struct({
-  public_key: Schema.String,
-  allowed_ips: Schema.String,
-  enabled: Schema.Boolean
-}).annotations({ identifier: "NodePeer" })
-
-export const UsageRecorded = Schema.Struct({
-  service_id: Schema.Int,
-  period: Schema.String,
-  used_bytes: Schema.Int,
-  used_formatted: Schema.String
-}).annotations({ identifier: "VpnUsageRecorded" })
+const Credentials = VpnCredentials.annotations({ identifier: "VpnCredentials" })
 
 // ---- payload fields ----------------------------------------------------------------------
 
@@ -138,9 +87,7 @@ export const UpdateServerPayload = Body({
   ip: Schema.optional(serverFields.ip)
 })
 
-const MAX_BYTES = Number.MAX_SAFE_INTEGER
-
-/** The node's counter deltas: an array of entries, each checked by the handler (`0.rx_bytes`). */
+/** The node's counter deltas: an array of entries, each checked by `Usage.record` (`0.rx_bytes`). */
 export const UsageReport = Schema.Array(
   Schema.Unknown.annotations({
     jsonSchema: {
@@ -148,73 +95,13 @@ export const UsageReport = Schema.Array(
       properties: {
         public_key: { type: "string" },
         username: { type: "string" },
-        rx_bytes: { type: "integer", minimum: 0 },
-        tx_bytes: { type: "integer", minimum: 0 }
+        rx_bytes: { type: "integer", minimum: 0, maximum: MAX_BYTES },
+        tx_bytes: { type: "integer", minimum: 0, maximum: MAX_BYTES }
       },
       required: ["rx_bytes", "tx_bytes"]
     }
   })
 ).annotations({ message: () => "The body must be a JSON array." })
-
-export interface UsageEntry {
-  readonly public_key?: string
-  readonly username?: string
-  readonly rx_bytes: number
-  readonly tx_bytes: number
-}
-
-/** One report at most this long (a node sends one entry per active peer, in batches). */
-export const MAX_USAGE_ENTRIES = 10_000
-
-/** Field errors of a usage report, keyed `<index>.<field>` as Laravel does for arrays. */
-export const checkUsageReport = (
-  entries: ReadonlyArray<unknown>
-): { readonly entries: ReadonlyArray<UsageEntry>; readonly errors: Record<string, Array<string>> } => {
-  const errors: Record<string, Array<string>> = {}
-  const out: Array<UsageEntry> = []
-  const add = (key: string, text: string) => (errors[key] ??= []).push(text)
-  if (entries.length > MAX_USAGE_ENTRIES) {
-    add("body", `The body must not have more than ${MAX_USAGE_ENTRIES} items.`)
-    return { entries: [], errors }
-  }
-  entries.forEach((raw, i) => {
-    if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
-      add(`${i}`, `The ${i} field must be an object.`)
-      return
-    }
-    const e = raw as Record<string, unknown>
-    const counter = (field: "rx_bytes" | "tx_bytes") => {
-      const v = e[field]
-      if (v === undefined || v === null) add(`${i}.${field}`, `The ${i}.${field} field is required.`)
-      else if (typeof v !== "number" || !Number.isInteger(v)) add(`${i}.${field}`, `The ${i}.${field} field must be an integer.`)
-      else if (v < 0) add(`${i}.${field}`, `The ${i}.${field} field must be at least 0.`)
-      else if (v > MAX_BYTES) add(`${i}.${field}`, `The ${i}.${field} field must not be greater than ${MAX_BYTES}.`)
-      else return v
-      return 0
-    }
-    const rx = counter("rx_bytes")
-    const tx = counter("tx_bytes")
-    const key = e["public_key"]
-    const user = e["username"]
-    const present = (v: unknown) => v !== undefined && v !== null
-    if (!present(key) && !present(user)) {
-      add(`${i}.public_key`, `The ${i}.public_key field is required when ${i}.username is not present.`)
-    } else if (present(key) && present(user)) {
-      add(`${i}.public_key`, `The ${i}.public_key field prohibits ${i}.username from being present.`)
-    } else if (present(key) && (typeof key !== "string" || key.length === 0 || key.length > 255)) {
-      add(`${i}.public_key`, `The ${i}.public_key field must be a string.`)
-    } else if (present(user) && (typeof user !== "string" || user.length === 0 || user.length > 255)) {
-      add(`${i}.username`, `The ${i}.username field must be a string.`)
-    }
-    out.push({
-      ...(typeof key === "string" ? { public_key: key } : {}),
-      ...(typeof user === "string" ? { username: user } : {}),
-      rx_bytes: rx,
-      tx_bytes: tx
-    })
-  })
-  return { entries: out, errors }
-}
 
 // ---- groups ------------------------------------------------------------------------------
 
@@ -224,8 +111,10 @@ const download = <const Name extends string>(name: Name, path: `/${string}`) =>
   HttpApiEndpoint.get(name, path)
     .setPath(serverPath)
     .addSuccess(HttpApiSchema.Text({ contentType: "text/plain; charset=utf-8" }))
-    .addError(ForbiddenResponse)
-    .addError(LockedResponse)
+    .addError(NotFoundResponse)
+    .addError(errorEnvelope(PlanExcludesServer))
+    .addError(errorEnvelope(ServiceSuspended))
+    .addError(errorEnvelope(BandwidthExceeded))
 
 /** Servers, config downloads, VPN credentials, bandwidth ([D50]-[D55]). */
 export class VpnApi extends HttpApiGroup.make("vpn")
@@ -234,15 +123,24 @@ export class VpnApi extends HttpApiGroup.make("vpn")
     HttpApiEndpoint.get("getServer", "/servers/:server")
       .setPath(serverPath)
       .addSuccess(Ok(Server, { identifier: "VpnServerResponse" }))
-      .addError(ForbiddenResponse)
+      .addError(NotFoundResponse)
+      .addError(errorEnvelope(PlanExcludesServer))
   )
-  .add(download("wireguard", "/servers/:server/wireguard"))
+  .add(
+    download("wireguard", "/servers/:server/wireguard")
+      .addError(errorEnvelope(SubnetFull))
+      .addError(errorEnvelope(ServerNotConfigured))
+  )
   .add(download("openvpn", "/servers/:server/openvpn"))
-  .add(HttpApiEndpoint.get("vpnCredentials", "/account/vpn-credentials").addSuccess(Ok(VpnCredentials, { identifier: "VpnCredentialsResponse" })))
+  .add(
+    HttpApiEndpoint.get("vpnCredentials", "/account/vpn-credentials")
+      .addSuccess(Ok(Credentials, { identifier: "VpnCredentialsResponse" }))
+  )
   .add(
     HttpApiEndpoint.post("rotateVpnCredentials", "/account/vpn-credentials/rotate")
-      .addSuccess(OkMessage(VpnCredentials, { identifier: "VpnCredentialsRotated" }))
+      .addSuccess(OkMessage(Credentials, { identifier: "VpnCredentialsRotated" }))
   )
+  .add(HttpApiEndpoint.post("revokeVpnAccess", "/account/vpn/revoke-all").addSuccess(Confirmation("VpnAccessRevoked")))
   .add(
     HttpApiEndpoint.get("serviceBandwidth", "/services/:service/bandwidth")
       .setPath(Schema.Struct({ service: IdParam }))
@@ -267,6 +165,7 @@ export class NodeApi extends HttpApiGroup.make("node")
     HttpApiEndpoint.post("usage", "/node/usage")
       .setPayload(UsageReport)
       .addSuccess(Ok(Schema.Struct({ accepted: Schema.Int }), { identifier: "NodeUsageResponse" }))
+      .addError(ValidationErrorResponse)
   )
   .middlewareEndpoints(NodeAuthentication)
 {}
@@ -276,13 +175,14 @@ export class VpnAdminApi extends HttpApiGroup.make("vpnAdmin")
   .add(
     HttpApiEndpoint.post("createServer", "/admin/servers")
       .setPayload(CreateServerPayload)
-      .addSuccess(Ok(CreatedServer, { identifier: "AdminVpnServerCreated", status: 201 }))
+      .addSuccess(Ok(CreatedServer.annotations({ identifier: "VpnServerCreated" }), { identifier: "AdminVpnServerCreated", status: 201 }))
   )
   .add(
     HttpApiEndpoint.put("updateServer", "/admin/servers/:server")
       .setPath(serverPath)
       .setPayload(UpdateServerPayload)
       .addSuccess(Ok(Server, { identifier: "AdminVpnServerUpdated" }))
+      .addError(NotFoundResponse)
   )
   .add(
     HttpApiEndpoint.post("recordUsage", "/admin/services/:service/usage")
@@ -293,7 +193,9 @@ export class VpnAdminApi extends HttpApiGroup.make("vpnAdmin")
           Schema.filter((s) => parsePeriod(s) !== undefined, { message: () => "The period field must match the format Y-m." })
         ))
       }))
-      .addSuccess(Ok(UsageRecorded, { identifier: "AdminVpnUsageRecorded", status: 201 }))
+      .addSuccess(Ok(UsageRecorded.annotations({ identifier: "VpnUsageRecorded" }), { identifier: "AdminVpnUsageRecorded", status: 201 }))
+      .addError(NotFoundResponse)
+      .addError(ValidationErrorResponse)
   )
   .middlewareEndpoints(AdminAuthentication)
 {}

@@ -1,7 +1,12 @@
+import * as Schema from "effect/Schema"
+
 /**
  * The bandwidth arithmetic of [D55], pure: byte counts in, the spec's fields out.
  * Months are UTC calendar months; sizes use 1024-based units with two decimals.
  */
+
+/** [D54] (rev. 2): every byte count the API shows is a safe integer. */
+export const MAX_BYTES = Number.MAX_SAFE_INTEGER
 
 const UNITS = ["B", "KB", "MB", "GB", "TB"] as const
 export const GIB = 1024 ** 3
@@ -53,15 +58,17 @@ export const parsePeriod = (text: string): string | undefined => {
 export const resetDate = (now: Date): string =>
   new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1)).toISOString().slice(0, 10)
 
-export interface BandwidthUsage {
-  readonly used_bytes: number
-  readonly limit_bytes: number | null
-  readonly used_formatted: string
-  readonly limit_formatted: string
-  readonly percentage: number | null
-  readonly unlimited: boolean
-  readonly reset_date: string
-}
+/** A service's month as the spec shows it ([D55]). */
+export const BandwidthUsage = Schema.Struct({
+  used_bytes: Schema.Int,
+  limit_bytes: Schema.NullOr(Schema.Int),
+  used_formatted: Schema.String,
+  limit_formatted: Schema.String,
+  percentage: Schema.NullOr(Schema.Number),
+  unlimited: Schema.Boolean,
+  reset_date: Schema.String
+}).annotations({ identifier: "BandwidthUsage" })
+export type BandwidthUsage = typeof BandwidthUsage.Type
 
 /** Two decimals, as a number. */
 const round2 = (n: number) => Math.round(n * 100) / 100
@@ -79,11 +86,12 @@ export const usage = (options: { readonly usedBytes: number; readonly bandwidthL
   }
 }
 
-export interface HistoryEntry {
-  readonly period: string
-  readonly used_bytes: number
-  readonly used_formatted: string
-}
+export const HistoryEntry = Schema.Struct({
+  period: Schema.String,
+  used_bytes: Schema.Int,
+  used_formatted: Schema.String
+}).annotations({ identifier: "BandwidthHistoryEntry" })
+export type HistoryEntry = typeof HistoryEntry.Type
 
 export const historyEntry = (period: string, usedBytes: number): HistoryEntry => ({
   period,
@@ -91,12 +99,13 @@ export const historyEntry = (period: string, usedBytes: number): HistoryEntry =>
   used_formatted: formatBytes(usedBytes)
 })
 
-export interface BandwidthSummary {
-  readonly total_used_bytes: number
-  readonly total_used_formatted: string
-  readonly current_month_bytes: number
-  readonly current_month_formatted: string
-}
+export const BandwidthSummary = Schema.Struct({
+  total_used_bytes: Schema.Int,
+  total_used_formatted: Schema.String,
+  current_month_bytes: Schema.Int,
+  current_month_formatted: Schema.String
+}).annotations({ identifier: "BandwidthSummary" })
+export type BandwidthSummary = typeof BandwidthSummary.Type
 
 export const summary = (totalBytes: number, currentMonthBytes: number): BandwidthSummary => ({
   total_used_bytes: totalBytes,

@@ -1,89 +1,130 @@
 import * as SqlClient from "@effect/sql/SqlClient"
-import * as Context from "effect/Context"
+import * as SqlSchema from "@effect/sql/SqlSchema"
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
 import { AppClock } from "../platform/Clock.ts"
 import { AppKey, constantTimeEqual, randomToken, sha256Hex } from "../platform/Crypto.ts"
 
-export interface VpnCredential {
-  readonly username: string
-  readonly secret: string
-  readonly rotatedAt: Date
-}
+/** A row of `vpn_credentials`: the secret stored encrypted (to show it) and hashed (to check it). */
+const CredentialRow = Schema.Struct({
+  user_id: Schema.Int,
+  username: Schema.String,
+  secret_enc: Schema.String,
+  secret_hash: Schema.String,
+  rotated_at: Schema.DateFromSelf
+})
+type CredentialRow = typeof CredentialRow.Type
+
+/** [D53]: the OpenVPN `auth-user-pass` pair as shown to its user; `secret` repeats `password` under the decision's word. */
+export const VpnCredentials = Schema.Struct({
+  username: Schema.String,
+  password: Schema.String,
+  secret: Schema.String,
+  rotated_at: Schema.DateFromString
+})
+type VpnCredentials = typeof VpnCredentials.Type
+
+const Owner = Schema.Struct({ user_id: Schema.Int, username: Schema.String })
 
 /**
  * Per-user OpenVPN credentials of [D53]: a stable username and a generated secret, stored
  * encrypted with APP_KEY (to show it again) and as a SHA-256 (to check it). Rotation replaces
  * the secret; the old one stops working at once.
  */
-export class Credentials extends Context.Tag("vpn/Credentials")<Credentials, {
-  /** the user's credentials, made on first use */
-  readonly get: (userId: number) => Effect.Effect<VpnCredential>
-  readonly rotate: (userId: number) => Effect.Effect<VpnCredential>
-  /** the user whose username and secret these are */
-  readonly verify: (username: string, secret: string) => Effect.Effect<Option.Option<number>>
-  readonly userOf: (username: string) => Effect.Effect<Option.Option<number>>
-}>() {
-  static readonly Live = Layer.effect(
-    Credentials,
-    Effect.gen(function*() {
-      const sql = yield* SqlClient.SqlClient
-      const appKey = yield* AppKey
-      const clock = yield* AppClock
-      interface Row {
-        readonly user_id: number
-        readonly username: string
-        readonly secret_enc: string
-        readonly secret_hash: string
-        readonly rotated_at: Date
-      }
-      const select = (userId: number) =>
-        sql<Row>`select user_id, username, secret_enc, secret_hash, rotated_at from vpn_credentials where user_id = ${userId}`
-      const open = (row: Row): VpnCredential => ({
-        username: row.username,
-        secret: appKey.decrypt(row.secret_enc),
-        rotatedAt: row.rotated_at
-      })
-      const get = (userId: number) =>
-        Effect.gen(function*() {
-          const found = yield* select(userId)
-          if (found[0]) return open(found[0])
-          const secret = randomToken(32)
-          const now = yield* clock.now
-          yield* sql`
-            insert into vpn_credentials (user_id, username, secret_enc, secret_hash, rotated_at)
-            values (${userId}, ${`u${userId}-${randomToken(8).toLowerCase()}`}, ${appKey.encrypt(secret)}, ${sha256Hex(secret)}, ${now})
-            on conflict (user_id) do nothing`
-          return open((yield* select(userId))[0]!)
-        })
-      return {
-        get: (userId) => get(userId).pipe(Effect.orDie),
-        rotate: (userId) =>
-          Effect.gen(function*() {
-            yield* get(userId)
-            const secret = randomToken(32)
-            const now = yield* clock.now
-            const [row] = yield* sql<Row>`
-              update vpn_credentials set secret_enc = ${appKey.encrypt(secret)}, secret_hash = ${sha256Hex(secret)}, rotated_at = ${now}
-              where user_id = ${userId}
-              returning user_id, username, secret_enc, secret_hash, rotated_at`
-            return open(row!)
-          }).pipe(Effect.orDie),
-        verify: (username, secret) =>
-          sql<Row>`select user_id, username, secret_enc, secret_hash, rotated_at from vpn_credentials where username = ${username}`.pipe(
-            Effect.map((rows) => {
-              const row = rows[0]
-              return row && constantTimeEqual(row.secret_hash, sha256Hex(secret)) ? Option.some(row.user_id) : Option.none()
-            }),
-            Effect.orDie
-          ),
-        userOf: (username) =>
-          sql<{ user_id: number }>`select user_id from vpn_credentials where username = ${username}`.pipe(
-            Effect.map((rows) => Option.fromNullable(rows[0]?.user_id)),
-            Effect.orDie
-          )
-      }
+export class Credentials extends Effect.Service<Credentials>()("vpn/Credentials", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const appKey = yield* AppKey
+    const clock = yield* AppClock
+    const columns = sql`user_id, username, secret_enc, secret_hash, rotated_at`
+
+    const byUser = SqlSchema.findOne({
+      Request: Schema.Int,
+      Result: CredentialRow,
+      execute: (userId) => sql`select ${columns} from vpn_credentials where user_id = ${userId}`
     })
-  )
-}
+    /** the row of a username, and whether its user's access is on hold ([D91]) */
+    const byUsername = SqlSchema.findOne({
+      Request: Schema.String,
+      Result: Schema.Struct({ ...CredentialRow.fields, held: Schema.Boolean }),
+      execute: (username) => sql`
+        select ${columns}, exists(select 1 from vpn_access_holds h where h.user_id = c.user_id) as held
+        from vpn_credentials c where username = ${username}`
+    })
+    const owners = SqlSchema.findAll({
+      Request: Schema.Array(Schema.String),
+      Result: Owner,
+      execute: (usernames) => sql`select user_id, username from vpn_credentials where username in ${sql.in(usernames)}`
+    })
+    const insert = SqlSchema.void({
+      Request: CredentialRow,
+      execute: (r) => sql`
+        insert into vpn_credentials (user_id, username, secret_enc, secret_hash, rotated_at)
+        values (${r.user_id}, ${r.username}, ${r.secret_enc}, ${r.secret_hash}, ${r.rotated_at})
+        on conflict (user_id) do nothing`
+    })
+    const replaceSecret = SqlSchema.findOne({
+      Request: Schema.Struct({ userId: Schema.Int, secretEnc: Schema.String, secretHash: Schema.String, now: Schema.DateFromSelf }),
+      Result: CredentialRow,
+      execute: (r) => sql`
+        update vpn_credentials set secret_enc = ${r.secretEnc}, secret_hash = ${r.secretHash}, rotated_at = ${r.now}
+        where user_id = ${r.userId}
+        returning ${columns}`
+    })
+
+    const open = (row: CredentialRow): VpnCredentials => {
+      const secret = appKey.decrypt(row.secret_enc)
+      return { username: row.username, password: secret, secret, rotated_at: row.rotated_at }
+    }
+
+    const get = (userId: number) =>
+      Effect.gen(function*() {
+        const found = yield* byUser(userId)
+        if (Option.isSome(found)) return open(found.value)
+        const secret = randomToken(32)
+        yield* insert({
+          user_id: userId,
+          username: `u${userId}-${randomToken(8).toLowerCase()}`,
+          secret_enc: appKey.encrypt(secret),
+          secret_hash: sha256Hex(secret),
+          rotated_at: yield* clock.now
+        })
+        // another request may have made them first: theirs stand
+        return open(Option.getOrThrow(yield* byUser(userId)))
+      }).pipe(Effect.orDie)
+
+    /** a new secret for existing credentials; none when the user has none */
+    const renew = (userId: number) =>
+      Effect.gen(function*() {
+        const secret = randomToken(32)
+        const row = yield* replaceSecret({
+          userId,
+          secretEnc: appKey.encrypt(secret),
+          secretHash: sha256Hex(secret),
+          now: yield* clock.now
+        })
+        return Option.map(row, open)
+      }).pipe(Effect.orDie)
+
+    return {
+      /** the user's credentials, made on first use */
+      get,
+      renew,
+      rotate: (userId: number) => Effect.zipRight(get(userId), renew(userId)).pipe(Effect.map(Option.getOrThrow)),
+      /** the user whose username and secret these are, unless their VPN access is on hold ([D91]) */
+      verify: (username: string, secret: string) =>
+        byUsername(username).pipe(
+          Effect.map(Option.filter((row) => !row.held && constantTimeEqual(row.secret_hash, sha256Hex(secret)))),
+          Effect.map(Option.map((row) => row.user_id)),
+          Effect.orDie
+        ),
+      /** the owners of these usernames, by username (unknown ones are absent) */
+      usersOf: (usernames: ReadonlyArray<string>) =>
+        (usernames.length === 0 ? Effect.succeed([]) : owners([...new Set(usernames)])).pipe(
+          Effect.map((rows) => new Map(rows.map((r) => [r.username, r.user_id])) as ReadonlyMap<string, number>),
+          Effect.orDie
+        )
+    } as const
+  })
+}) {}

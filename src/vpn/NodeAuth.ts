@@ -1,6 +1,5 @@
 import * as HttpApiMiddleware from "@effect/platform/HttpApiMiddleware"
 import * as HttpApiSecurity from "@effect/platform/HttpApiSecurity"
-import * as SqlClient from "@effect/sql/SqlClient"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -8,6 +7,7 @@ import * as Option from "effect/Option"
 import { bearerSecret } from "../http/Auth.ts"
 import { Unauthenticated, UnauthenticatedResponse } from "../http/Errors.ts"
 import { constantTimeEqual, sha256Hex } from "../platform/Crypto.ts"
+import { Servers } from "./Servers.ts"
 
 /** The VPN server whose node token authenticated the request ([D54]). */
 export class CurrentNode extends Context.Tag("CurrentNode")<CurrentNode, { readonly serverId: number }>() {}
@@ -26,18 +26,18 @@ export class NodeAuthentication extends HttpApiMiddleware.Tag<NodeAuthentication
 export const NodeAuthenticationLive = Layer.effect(
   NodeAuthentication,
   Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
+    const servers = yield* Servers
     return NodeAuthentication.of({
       bearer: () =>
         Effect.gen(function*() {
           const secret = yield* bearerSecret
           if (Option.isNone(secret) || secret.value.length > 512) return yield* Effect.fail(new Unauthenticated())
           const hash = sha256Hex(secret.value)
-          const rows = yield* sql<{ id: number; node_token_hash: string }>`
-            select id, node_token_hash from servers where node_token_hash = ${hash}`.pipe(Effect.orDie)
-          const row = rows[0]
-          if (!row || !constantTimeEqual(row.node_token_hash, hash)) return yield* Effect.fail(new Unauthenticated())
-          return { serverId: row.id }
+          const node = yield* servers.byNodeTokenHash(hash)
+          if (Option.isNone(node) || !constantTimeEqual(node.value.node_token_hash, hash)) {
+            return yield* Effect.fail(new Unauthenticated())
+          }
+          return { serverId: node.value.id }
         })
     })
   })

@@ -1,136 +1,257 @@
 import * as SqlClient from "@effect/sql/SqlClient"
-import * as Context from "effect/Context"
+import * as SqlSchema from "@effect/sql/SqlSchema"
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import { CatalogRepo } from "../catalog/CatalogRepo.ts"
 import { AppClock } from "../platform/Clock.ts"
+import { randomToken, sha256Hex } from "../platform/Crypto.ts"
+import { NotFound, ValidationError } from "../platform/Errors.ts"
+import { KeyGen } from "../platform/KeyGen.ts"
+import { formatSubnet, parseSubnet } from "./Configs.ts"
 
-export type Protocol = "wireguard" | "openvpn"
+export const Protocol = Schema.Literal("wireguard", "openvpn")
+export type Protocol = typeof Protocol.Type
 
-/** A server row with everything configs need ([D50]). */
-export interface ServerRow {
-  readonly id: number
+/**
+ * A VPN server with everything configs need ([D50]): the one schema of a server. The spec's
+ * Server (`VpnServer` in the API) is its `pick`.
+ */
+export const ServerRecord = Schema.Struct({
+  id: Schema.Int,
+  name: Schema.String,
+  country: Schema.String,
+  city: Schema.String,
+  protocol: Protocol,
+  ip: Schema.String,
+  port: Schema.Int,
+  transport: Schema.Literal("udp", "tcp"),
+  public_key: Schema.NullOr(Schema.String),
+  subnet: Schema.String,
+  dns: Schema.String,
+  ca_cert: Schema.NullOr(Schema.String),
+  status: Schema.String
+})
+export type ServerRow = typeof ServerRecord.Type
+
+/** The spec's Server fields, exactly ([D50]). */
+export const Server = ServerRecord.pick("id", "name", "country", "city", "protocol", "ip", "status")
+
+/** What an admin sends to create or change a server (the API's payloads are this shape). */
+export interface ServerInput {
+  readonly name?: string | undefined
+  readonly country?: string | undefined
+  readonly city?: string | undefined
+  readonly protocol?: Protocol | undefined
+  readonly ip?: string | undefined
+  readonly port?: number | undefined
+  readonly transport?: "udp" | "tcp" | undefined
+  readonly public_key?: string | undefined
+  readonly subnet?: string | undefined
+  readonly dns?: string | undefined
+  readonly ca_cert?: string | undefined
+  readonly status?: "active" | "maintenance" | "offline" | undefined
+  readonly plan_ids?: ReadonlyArray<number> | undefined
+}
+
+export type NewServer = ServerInput & {
   readonly name: string
   readonly country: string
   readonly city: string
   readonly protocol: Protocol
   readonly ip: string
-  readonly port: number
-  readonly transport: "udp" | "tcp"
-  readonly public_key: string | null
-  readonly subnet: string
-  readonly dns: string
-  readonly ca_cert: string | null
-  readonly status: string
 }
 
-/** The spec's Server fields, exactly. */
-export const toServer = (s: ServerRow) => ({
-  id: s.id,
-  name: s.name,
-  country: s.country,
-  city: s.city,
-  protocol: s.protocol,
-  ip: s.ip,
-  status: s.status
+/** What an admin sees once, at creation: the server and its node token ([D70], [D54]). */
+export const CreatedServer = Schema.Struct({
+  ...Server.fields,
+  node_token: Schema.String,
+  /** only when the admin gave no `public_key` for a WireGuard server: its generated private key, shown once */
+  private_key: Schema.optional(Schema.String)
 })
 
-export interface ServerFields {
-  readonly name: string
-  readonly country: string
-  readonly city: string
-  readonly protocol: Protocol
-  readonly ip: string
-  readonly port: number
-  readonly transport: "udp" | "tcp"
-  readonly public_key: string | null
-  readonly subnet: string
-  readonly dns: string
-  readonly ca_cert: string | null
-  readonly status: string
-}
+export const INVALID_PLAN_IDS = "The selected plan ids is invalid."
+
+const DEFAULT_PORT: Record<Protocol, number> = { wireguard: 51820, openvpn: 1194 }
+const DEFAULT_SUBNET = "10.66.0.0/16"
+const DEFAULT_DNS = "1.1.1.1, 1.0.0.1"
+
+const normalSubnet = (s: string) => formatSubnet(parseSubnet(s)!)
+
+const Id = Schema.Struct({ id: Schema.Int })
 
 /** Servers and the plans that grant them. The VPN room owns `servers` and `server_plans`. */
-export class Servers extends Context.Tag("vpn/Servers")<Servers, {
-  readonly find: (id: number) => Effect.Effect<Option.Option<ServerRow>>
-  readonly grantedToPlan: (planId: number) => Effect.Effect<ReadonlyArray<ServerRow>>
-  readonly grants: (serverId: number, planId: number) => Effect.Effect<boolean>
-  /** the server and whether the plan grants it, in one query (issue 8) */
-  readonly findGranted: (id: number, planId: number) => Effect.Effect<Option.Option<{ readonly server: ServerRow; readonly granted: boolean }>>
-  /** the ids among `planIds` that exist */
-  readonly existingPlans: (planIds: ReadonlyArray<number>) => Effect.Effect<ReadonlyArray<number>>
-  readonly create: (fields: ServerFields, planIds: ReadonlyArray<number>, nodeTokenHash: string) => Effect.Effect<ServerRow>
-  readonly update: (id: number, fields: ServerFields, planIds: ReadonlyArray<number> | undefined) => Effect.Effect<ServerRow>
-}>() {
-  static readonly Live = Layer.effect(
-    Servers,
-    Effect.gen(function*() {
-      const sql = yield* SqlClient.SqlClient
-      const clock = yield* AppClock
-      const columns = sql`
-        s.id, s.name, s.country, s.city, s.protocol, s.ip, s.port, s.transport, s.public_key,
-        s.subnet::text as subnet, s.dns, s.ca_cert, s.status`
-      const one = (rows: ReadonlyArray<ServerRow>) => Option.fromNullable(rows[0])
-      const find = (id: number) => sql<ServerRow>`select ${columns} from servers s where s.id = ${id}`.pipe(Effect.map(one))
-      const setPlans = (id: number, planIds: ReadonlyArray<number>) =>
-        Effect.gen(function*() {
-          yield* sql`delete from server_plans where server_id = ${id}`
-          for (const planId of new Set(planIds)) {
-            yield* sql`insert into server_plans (server_id, plan_id) values (${id}, ${planId}) on conflict do nothing`
-          }
-        })
-      return {
-        find: (id) => find(id).pipe(Effect.orDie),
-        grantedToPlan: (planId) =>
-          sql<ServerRow>`
-            select ${columns} from servers s join server_plans sp on sp.server_id = s.id
-            where sp.plan_id = ${planId} order by s.id`.pipe(Effect.orDie),
-        findGranted: (id, planId) =>
-          sql<ServerRow & { granted: boolean }>`
-            select ${columns},
-                   exists(select 1 from server_plans sp where sp.server_id = s.id and sp.plan_id = ${planId}) as granted
-            from servers s where s.id = ${id}`.pipe(
-            Effect.map((rows) =>
-              Option.map(Option.fromNullable(rows[0]), ({ granted, ...server }) => ({ server: server as ServerRow, granted }))
-            ),
-            Effect.orDie
-          ),
-        grants: (serverId, planId) =>
-          sql`select 1 from server_plans where server_id = ${serverId} and plan_id = ${planId}`.pipe(
-            Effect.map((rows) => rows.length > 0),
-            Effect.orDie
-          ),
-        existingPlans: (planIds) =>
-          planIds.length === 0
-            ? Effect.succeed([])
-            : sql<{ id: number }>`select id from plans where id in ${sql.in([...new Set(planIds)])}`.pipe(
-              Effect.map((rows) => rows.map((r) => r.id)),
-              Effect.orDie
-            ),
-        create: (f, planIds, nodeTokenHash) =>
-          sql.withTransaction(Effect.gen(function*() {
-            const now = yield* clock.now
-            const [row] = yield* sql<{ id: number }>`
-              insert into servers (name, country, city, protocol, ip, port, transport, public_key, subnet, dns, ca_cert,
-                                   status, node_token_hash, created_at, updated_at)
-              values (${f.name}, ${f.country}, ${f.city}, ${f.protocol}, ${f.ip}, ${f.port}, ${f.transport}, ${f.public_key},
-                      ${f.subnet}::cidr, ${f.dns}, ${f.ca_cert}, ${f.status}, ${nodeTokenHash}, ${now}, ${now})
-              returning id`
-            yield* setPlans(row!.id, planIds)
-            return Option.getOrThrow(yield* find(row!.id))
-          })).pipe(Effect.orDie),
-        update: (id, f, planIds) =>
-          sql.withTransaction(Effect.gen(function*() {
-            const now = yield* clock.now
-            yield* sql`
-              update servers set name = ${f.name}, country = ${f.country}, city = ${f.city}, protocol = ${f.protocol},
-                ip = ${f.ip}, port = ${f.port}, transport = ${f.transport}, public_key = ${f.public_key},
-                subnet = ${f.subnet}::cidr, dns = ${f.dns}, ca_cert = ${f.ca_cert}, status = ${f.status}, updated_at = ${now}
-              where id = ${id}`
-            if (planIds !== undefined) yield* setPlans(id, planIds)
-            return Option.getOrThrow(yield* find(id))
-          })).pipe(Effect.orDie)
-      }
+export class Servers extends Effect.Service<Servers>()("vpn/Servers", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const clock = yield* AppClock
+    const keys = yield* KeyGen
+    const catalog = yield* CatalogRepo
+    const columns = sql`
+      s.id, s.name, s.country, s.city, s.protocol, s.ip, s.port, s.transport, s.public_key,
+      s.subnet::text as subnet, s.dns, s.ca_cert, s.status`
+
+    const findRow = SqlSchema.findOne({
+      Request: Schema.Int,
+      Result: ServerRecord,
+      execute: (id) => sql`select ${columns} from servers s where s.id = ${id}`
     })
-  )
-}
+    const grantedRows = SqlSchema.findAll({
+      Request: Schema.Int,
+      Result: ServerRecord,
+      execute: (planId) => sql`
+        select ${columns} from servers s join server_plans sp on sp.server_id = s.id
+        where sp.plan_id = ${planId} order by s.id`
+    })
+    const grantRow = SqlSchema.findOne({
+      Request: Schema.Struct({ id: Schema.Int, planId: Schema.Int }),
+      Result: Schema.Struct({ ...ServerRecord.fields, granted: Schema.Boolean }),
+      execute: ({ id, planId }) => sql`
+        select ${columns},
+               exists(select 1 from server_plans sp where sp.server_id = s.id and sp.plan_id = ${planId}) as granted
+        from servers s where s.id = ${id}`
+    })
+    const grantExists = SqlSchema.findOne({
+      Request: Schema.Struct({ serverId: Schema.Int, planId: Schema.Int }),
+      Result: Schema.Struct({ granted: Schema.Boolean }),
+      execute: ({ serverId, planId }) =>
+        sql`select true as granted from server_plans where server_id = ${serverId} and plan_id = ${planId}`
+    })
+    const byTokenHash = SqlSchema.findOne({
+      Request: Schema.String,
+      Result: Schema.Struct({ id: Schema.Int, node_token_hash: Schema.String }),
+      execute: (hash) => sql`select id, node_token_hash from servers where node_token_hash = ${hash}`
+    })
+    const insertRow = SqlSchema.single({
+      Request: Schema.Struct({ ...ServerRecord.fields, id: Schema.optional(Schema.Int), node_token_hash: Schema.String, now: Schema.DateFromSelf }),
+      Result: Id,
+      execute: (f) => sql`
+        insert into servers (name, country, city, protocol, ip, port, transport, public_key, subnet, dns, ca_cert,
+                             status, node_token_hash, created_at, updated_at)
+        values (${f.name}, ${f.country}, ${f.city}, ${f.protocol}, ${f.ip}, ${f.port}, ${f.transport}, ${f.public_key},
+                ${f.subnet}::cidr, ${f.dns}, ${f.ca_cert}, ${f.status}, ${f.node_token_hash}, ${f.now}, ${f.now})
+        returning id`
+    })
+    const updateRow = SqlSchema.void({
+      Request: Schema.Struct({ ...ServerRecord.fields, now: Schema.DateFromSelf }),
+      execute: (f) => sql`
+        update servers set name = ${f.name}, country = ${f.country}, city = ${f.city}, protocol = ${f.protocol},
+          ip = ${f.ip}, port = ${f.port}, transport = ${f.transport}, public_key = ${f.public_key},
+          subnet = ${f.subnet}::cidr, dns = ${f.dns}, ca_cert = ${f.ca_cert}, status = ${f.status}, updated_at = ${f.now}
+        where id = ${f.id}`
+    })
+    const clearPlans = SqlSchema.void({
+      Request: Schema.Int,
+      execute: (id) => sql`delete from server_plans where server_id = ${id}`
+    })
+    const grant = SqlSchema.void({
+      Request: Schema.Struct({ serverId: Schema.Int, planId: Schema.Int }),
+      execute: ({ planId, serverId }) =>
+        sql`insert into server_plans (server_id, plan_id) values (${serverId}, ${planId}) on conflict do nothing`
+    })
+
+    const setPlans = (id: number, planIds: ReadonlyArray<number>) =>
+      Effect.gen(function*() {
+        yield* clearPlans(id)
+        for (const planId of new Set(planIds)) yield* grant({ serverId: id, planId })
+      })
+
+    /** 422 `errors.plan_ids` unless every id is a plan of the catalogue */
+    const checkPlans = (planIds: ReadonlyArray<number> | undefined) =>
+      Effect.gen(function*() {
+        if (planIds === undefined) return
+        for (const id of new Set(planIds)) {
+          if (Option.isNone(yield* catalog.anyPlan(id))) {
+            return yield* Effect.fail(ValidationError.field("plan_ids", INVALID_PLAN_IDS))
+          }
+        }
+      })
+
+    const find = (id: number) => findRow(id).pipe(Effect.orDie)
+
+    /** [D70]: a server with the defaults of [D50]; a WireGuard server without a key gets one, shown once */
+    const create = (input: NewServer) =>
+      Effect.gen(function*() {
+        yield* checkPlans(input.plan_ids)
+        const generated = input.protocol === "wireguard" && input.public_key === undefined
+          ? Option.some(yield* keys.x25519)
+          : Option.none()
+        const nodeToken = `node_${randomToken(40)}`
+        const now = yield* clock.now
+        const fields = {
+          name: input.name,
+          country: input.country,
+          city: input.city,
+          protocol: input.protocol,
+          ip: input.ip,
+          port: input.port ?? DEFAULT_PORT[input.protocol],
+          transport: input.transport ?? "udp",
+          public_key: input.public_key ?? Option.getOrNull(Option.map(generated, (k) => k.publicKey)),
+          subnet: normalSubnet(input.subnet ?? DEFAULT_SUBNET),
+          dns: input.dns ?? DEFAULT_DNS,
+          ca_cert: input.ca_cert ?? null,
+          status: input.status ?? "active"
+        } as const
+        const server = yield* sql.withTransaction(Effect.gen(function*() {
+          const { id } = yield* insertRow({ ...fields, node_token_hash: sha256Hex(nodeToken), now })
+          yield* setPlans(id, input.plan_ids ?? [])
+          return { ...fields, id }
+        })).pipe(Effect.orDie)
+        const created: typeof CreatedServer.Type = {
+          ...server,
+          node_token: nodeToken,
+          ...Option.match(generated, { onNone: () => ({}), onSome: (k) => ({ private_key: k.privateKey }) })
+        }
+        return created
+      })
+
+    /** [D70]: changes what is given; a protocol change moves a default port to the new default */
+    const update = (id: number, input: ServerInput) =>
+      Effect.gen(function*() {
+        const found = yield* find(id)
+        if (Option.isNone(found)) return yield* Effect.fail(new NotFound())
+        const s = found.value
+        yield* checkPlans(input.plan_ids)
+        const protocol = input.protocol ?? s.protocol
+        const server: ServerRow = {
+          id: s.id,
+          name: input.name ?? s.name,
+          country: input.country ?? s.country,
+          city: input.city ?? s.city,
+          protocol,
+          ip: input.ip ?? s.ip,
+          port: input.port ?? (protocol !== s.protocol && s.port === DEFAULT_PORT[s.protocol] ? DEFAULT_PORT[protocol] : s.port),
+          transport: input.transport ?? s.transport,
+          public_key: input.public_key ?? s.public_key,
+          subnet: input.subnet !== undefined ? normalSubnet(input.subnet) : s.subnet,
+          dns: input.dns ?? s.dns,
+          ca_cert: input.ca_cert ?? s.ca_cert,
+          status: input.status ?? s.status
+        }
+        const now = yield* clock.now
+        yield* sql.withTransaction(Effect.gen(function*() {
+          yield* updateRow({ ...server, now })
+          if (input.plan_ids !== undefined) yield* setPlans(id, input.plan_ids)
+        })).pipe(Effect.orDie)
+        return server
+      })
+
+    return {
+      find,
+      grantedToPlan: (planId: number) => grantedRows(planId).pipe(Effect.orDie),
+      grants: (serverId: number, planId: number) =>
+        grantExists({ serverId, planId }).pipe(Effect.map(Option.isSome), Effect.orDie),
+      /** the server and whether the plan grants it, in one query */
+      findGranted: (id: number, planId: number) =>
+        grantRow({ id, planId }).pipe(
+          Effect.map(Option.map(({ granted, ...server }) => ({ server, granted }))),
+          Effect.orDie
+        ),
+      /** the server whose node token has this SHA-256 ([D54]) */
+      byNodeTokenHash: (hash: string) => byTokenHash(hash).pipe(Effect.orDie),
+      create,
+      update
+    } as const
+  }),
+  dependencies: [CatalogRepo.Live]
+}) {}

@@ -1,0 +1,39 @@
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlSchema from "@effect/sql/SqlSchema"
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
+import { Credentials } from "./Credentials.ts"
+import { Peers } from "./Peers.ts"
+
+/**
+ * VPN access following the account ([D21], [D23], [D91]): a disabled user's access is on hold
+ * (their peers listed `enabled: false`, their OpenVPN credentials refused) until re-enabled, and
+ * a password reset renews every key and secret they hold. Both run on the caller's `SqlClient`,
+ * inside the caller's transaction when there is one.
+ */
+export class VpnAccounts extends Effect.Service<VpnAccounts>()("vpn/VpnAccounts", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const peers = yield* Peers
+    const credentials = yield* Credentials
+
+    const hold = SqlSchema.void({
+      Request: Schema.Int,
+      execute: (userId) => sql`insert into vpn_access_holds (user_id) values (${userId}) on conflict do nothing`
+    })
+    const release = SqlSchema.void({
+      Request: Schema.Int,
+      execute: (userId) => sql`delete from vpn_access_holds where user_id = ${userId}`
+    })
+
+    return {
+      /** [D91]: a disabled user's VPN access stops at once; re-enabling restores it */
+      setUserEnabled: (userId: number, enabled: boolean): Effect.Effect<void> =>
+        (enabled ? release(userId) : hold(userId)).pipe(Effect.orDie),
+      /** [D91]: every WireGuard key pair replaced (addresses kept) and the OpenVPN secret renewed */
+      revokeAll: (userId: number): Effect.Effect<void> =>
+        sql.withTransaction(Effect.zipRight(peers.rekeyAll(userId), credentials.renew(userId))).pipe(Effect.asVoid, Effect.orDie)
+    } as const
+  }),
+  dependencies: [Peers.Default, Credentials.Default]
+}) {}

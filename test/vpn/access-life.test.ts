@@ -1,0 +1,154 @@
+import { SqlClient } from "@effect/sql"
+import { afterAll, beforeAll, describe, expect, test } from "bun:test"
+import { Effect } from "effect"
+import { KeyGen } from "../../src/platform/KeyGen.ts"
+import { VpnAccounts } from "../../src/vpn/VpnAccounts.ts"
+import { makeTestApp, type TestApp } from "../support/app.ts"
+import { makePlan, makeServer, makeService } from "./fixtures.ts"
+
+// [D21], [D23], [D91] (rev. 2): VPN access follows the account: a disabled user's peers are
+// disabled and their OpenVPN credentials refused; a reset (or revoke-all) renews every key.
+let app: TestApp
+beforeAll(async () => {
+  app = await makeTestApp()
+})
+afterAll(() => app.dispose())
+
+/** the service, run the way the accounts room will: inside its own open transaction */
+const inTransaction = <A>(f: (accounts: VpnAccounts) => Effect.Effect<A>) =>
+  app.run(
+    Effect.flatMap(SqlClient.SqlClient, (sql) => sql.withTransaction(Effect.flatMap(VpnAccounts, f))).pipe(
+      Effect.provide(VpnAccounts.Default)
+    )
+  )
+
+/** A user with a service granting a WireGuard and an OpenVPN server, a downloaded peer and credentials. */
+const member = async () => {
+  const user = await app.createUser()
+  const plan = await makePlan(app)
+  await makeService(app, user.id, plan)
+  const wg = await makeServer(app, { planIds: [plan.planId] })
+  const ovpn = await makeServer(app, { protocol: "openvpn", planIds: [plan.planId] })
+  const conf = await app.get(`/v1/servers/${wg.id}/wireguard`, { token: user.token })
+  expect(conf.status).toBe(200)
+  const creds = await app.get("/v1/account/vpn-credentials", { token: user.token })
+  expect(creds.status).toBe(200)
+  return { user, wg, ovpn, conf: conf.text, username: creds.body.data.username as string, secret: creds.body.data.password as string }
+}
+
+const nodePeers = async (nodeToken: string) => {
+  const res = await app.get("/v1/node/peers", { token: nodeToken })
+  expect(res.status).toBe(200)
+  return res.body.data as Array<{ public_key: string; allowed_ips: string; enabled: boolean }>
+}
+
+const openvpnAuth = (nodeToken: string, username: string, password: string) =>
+  app.post("/v1/node/openvpn/auth", { token: nodeToken, body: { username, password } })
+
+const privateKeyOf = (conf: string) => /^PrivateKey = (.+)$/m.exec(conf)![1]!
+const addressOf = (conf: string) => /^Address = (.+)$/m.exec(conf)![1]!
+
+describe("VpnAccounts.setUserEnabled [D21] [D91]", () => {
+  test("a disabled user's peers are disabled and their OpenVPN credentials refused; re-enabling restores both", async () => {
+    const m = await member()
+    const other = await member()
+    const publicKey = KeyGen.publicKeyOf(privateKeyOf(m.conf))
+    expect(await nodePeers(m.wg.nodeToken)).toEqual([{ public_key: publicKey, allowed_ips: `${addressOf(m.conf)}`, enabled: true }])
+    expect((await openvpnAuth(m.ovpn.nodeToken, m.username, m.secret)).status).toBe(200)
+
+    await inTransaction((accounts) => accounts.setUserEnabled(m.user.id, false))
+    expect(await nodePeers(m.wg.nodeToken)).toEqual([{ public_key: publicKey, allowed_ips: `${addressOf(m.conf)}`, enabled: false }])
+    const refused = await openvpnAuth(m.ovpn.nodeToken, m.username, m.secret)
+    expect(refused.status).toBe(403)
+    expect(refused.body).toEqual({ success: false, message: "Forbidden." })
+    // nobody else is touched
+    expect((await nodePeers(other.wg.nodeToken))[0]!.enabled).toBe(true)
+    expect((await openvpnAuth(other.ovpn.nodeToken, other.username, other.secret)).status).toBe(200)
+
+    // disabling twice is still one hold; one enable lifts it
+    await inTransaction((accounts) => accounts.setUserEnabled(m.user.id, false))
+    await inTransaction((accounts) => accounts.setUserEnabled(m.user.id, true))
+    expect((await nodePeers(m.wg.nodeToken))[0]!.enabled).toBe(true)
+    expect((await openvpnAuth(m.ovpn.nodeToken, m.username, m.secret)).status).toBe(200)
+  })
+
+  test("a hold set inside a transaction that rolls back is not kept", async () => {
+    const m = await member()
+    await app.run(
+      Effect.flatMap(SqlClient.SqlClient, (sql) =>
+        sql.withTransaction(
+          Effect.flatMap(VpnAccounts, (accounts) => Effect.zipRight(accounts.setUserEnabled(m.user.id, false), Effect.fail("rollback")))
+        )).pipe(Effect.provide(VpnAccounts.Default), Effect.ignore)
+    )
+    expect((await nodePeers(m.wg.nodeToken))[0]!.enabled).toBe(true)
+  })
+})
+
+/** checks that everything handed out before a revocation stopped working and the new access works */
+const expectRenewed = async (m: Awaited<ReturnType<typeof member>>) => {
+  const oldPublicKey = KeyGen.publicKeyOf(privateKeyOf(m.conf))
+  const peers = await nodePeers(m.wg.nodeToken)
+  expect(peers.map((p) => p.public_key)).not.toContain(oldPublicKey)
+  expect(peers).toHaveLength(1)
+  expect(peers[0]!.allowed_ips).toBe(addressOf(m.conf))
+  expect(peers[0]!.enabled).toBe(true)
+
+  const next = await app.get(`/v1/servers/${m.wg.id}/wireguard`, { token: m.user.token })
+  expect(next.status).toBe(200)
+  expect(next.headers.get("cache-control")).toBe("no-store")
+  expect(addressOf(next.text)).toBe(addressOf(m.conf))
+  expect(privateKeyOf(next.text)).not.toBe(privateKeyOf(m.conf))
+  const [stored] = await app.sql<{ public_key: string }>`select public_key from wireguard_peers where user_id = ${m.user.id}`
+  expect(KeyGen.publicKeyOf(privateKeyOf(next.text))).toBe(stored!.public_key)
+  expect(peers[0]!.public_key).toBe(stored!.public_key)
+
+  expect((await openvpnAuth(m.ovpn.nodeToken, m.username, m.secret)).status).toBe(403)
+  const creds = await app.get("/v1/account/vpn-credentials", { token: m.user.token })
+  expect(creds.body.data.username).toBe(m.username)
+  expect(creds.body.data.password).not.toBe(m.secret)
+  expect((await openvpnAuth(m.ovpn.nodeToken, m.username, creds.body.data.password)).status).toBe(200)
+}
+
+describe("VpnAccounts.revokeAll [D23] [D91]", () => {
+  test("inside the caller's transaction: every key pair replaced (addresses kept) and the OpenVPN secret renewed", async () => {
+    const m = await member()
+    // a second WireGuard server of the same plan: both peers are re-keyed
+    const [plan] = await app.sql<{ plan_id: number }>`select plan_id from server_plans where server_id = ${m.wg.id}`
+    const wg2 = await makeServer(app, { planIds: [plan!.plan_id] })
+    const conf2 = await app.get(`/v1/servers/${wg2.id}/wireguard`, { token: m.user.token })
+    const other = await member()
+
+    await inTransaction((accounts) => accounts.revokeAll(m.user.id))
+
+    await expectRenewed(m)
+    const peers2 = await nodePeers(wg2.nodeToken)
+    expect(peers2.map((p) => p.public_key)).not.toContain(KeyGen.publicKeyOf(privateKeyOf(conf2.text)))
+    expect(peers2.map((p) => p.allowed_ips)).toEqual([addressOf(conf2.text)])
+    // nobody else is touched
+    expect((await nodePeers(other.wg.nodeToken)).map((p) => p.public_key)).toEqual([KeyGen.publicKeyOf(privateKeyOf(other.conf))])
+    expect((await openvpnAuth(other.ovpn.nodeToken, other.username, other.secret)).status).toBe(200)
+  })
+
+  test("a user with no peer and no credentials: nothing to renew, no failure", async () => {
+    const user = await app.createUser()
+    await inTransaction((accounts) => accounts.revokeAll(user.id))
+    const count = await app.sql<{ n: number }>`select count(*)::int as n from vpn_credentials where user_id = ${user.id}`
+    expect(count[0]!.n).toBe(0)
+  })
+})
+
+describe("POST /v1/account/vpn/revoke-all [D91]", () => {
+  test("200 with a message; configs and credentials handed out before stop working", async () => {
+    const m = await member()
+    const res = await app.post("/v1/account/vpn/revoke-all", { token: m.user.token })
+    expect(res.status).toBe(200)
+    expect(res.body).toEqual({ success: true, message: "VPN access revoked.", data: {} })
+    await expectRenewed(m)
+  })
+
+  test("needs a token (401)", async () => {
+    const res = await app.post("/v1/account/vpn/revoke-all")
+    expect(res.status).toBe(401)
+    expect(res.body).toEqual({ success: false, message: "Unauthenticated." })
+  })
+})
