@@ -28,7 +28,7 @@ export const ApiLive = HttpApiBuilder.api(Api).pipe(
 )
 
 /** The product's services on top of the platform (config, database, clock, mailer, keys). */
-export const DomainLive = Layer.mergeAll(BearerTokensLive.pipe(Layer.provideMerge(Tokens.Live)), RateLimiter.Live)
+export const DomainLive = Layer.mergeAll(BearerTokensLive.pipe(Layer.provideMerge(Tokens.Default)), RateLimiter.Live)
 
 /** The platform edges that tests replace: clock, mailer, key generation. */
 export const EdgesLive = Layer.mergeAll(AppClock.Live, Mailer.Live, KeyGen.Live, AppKey.Live)

@@ -110,5 +110,5 @@ const SupportAdminHandlers = HttpApiBuilder.group(Api, "supportAdmin", (handlers
   }))
 
 export const SupportHttpLive = Layer.mergeAll(SupportHandlers, SupportAdminHandlers).pipe(
-  Layer.provide(Layer.mergeAll(Tickets.Live, Faq.Live, Contacts.Live))
+  Layer.provide(Layer.mergeAll(Tickets.Live, Faq.Live, Contacts.Default))
 )
