@@ -328,3 +328,24 @@ describe("every HTML page sends its security headers [D26] (rev. 2)", () => {
     expectHeaders(res)
   })
 })
+
+describe("the user answers are picks of one User schema (issue 13) [D21]", () => {
+  test("register, login, user, profile and its update carry exactly their fields, never the hash", async () => {
+    const email = freshEmail("shape")
+    const registered = await app.post("/v1/auth/register", {
+      headers: anyAddress(),
+      body: { name: "Shape", email, password: PASSWORD, password_confirmation: PASSWORD }
+    })
+    expect(Object.keys(registered.body.data.user).sort()).toEqual(["email", "id", "name"])
+    const loggedIn = await login(email, PASSWORD)
+    expect(Object.keys(loggedIn.body.data.user).sort()).toEqual(["email", "id", "name", "status"])
+    const token = loggedIn.body.data.token as string
+    const me = await app.get("/v1/user", { token })
+    expect(Object.keys(me.body.data).sort()).toEqual(["created_at", "email", "email_verified_at", "id", "name", "role", "status"])
+    const profile = await app.get("/v1/account/profile", { token })
+    expect(Object.keys(profile.body.data).sort()).toEqual(["created_at", "email", "id", "name"])
+    const updated = await app.put("/v1/account/profile", { token, body: { name: "Renamed" } })
+    expect(updated.body).toEqual({ success: true, message: "Profile updated.", data: { id: me.body.data.id, name: "Renamed", email } })
+    for (const res of [registered, loggedIn, me, profile, updated]) expect(res.text).not.toContain("argon2")
+  })
+})
