@@ -116,14 +116,14 @@ export class Accounts extends Effect.Service<Accounts>()("accounts/Accounts", {
     const resendVerification = (caller: Principal) =>
       Effect.gen(function*() {
         const user = yield* existing(caller.userId)
-        if (user.email_verified_at !== null) return "Email already verified."
+        if (user.email_verified_at !== null) return "already-verified" as const
         const now = yield* clock.now
         const token = yield* transaction(Effect.gen(function*() {
           yield* mailTokens.invalidate(user.id, "verify_email")
           return yield* mailTokens.issue(user.id, "verify_email", now)
         }))
         yield* mailLater(verificationMail(config.appUrl, user, token))
-        return "Verification link sent."
+        return "sent" as const
       })
 
     const updateProfile = (caller: Principal, changes: { readonly name?: string | undefined; readonly email?: string | undefined }) =>

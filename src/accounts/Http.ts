@@ -29,7 +29,10 @@ const AccountsGroupLive = HttpApiBuilder.group(Api, "accounts", (handlers) =>
       .handle("resetPassword", ({ payload }) =>
         accounts.resetPassword(payload).pipe(Effect.as("Your password has been reset. Please log in with the new password.")))
       .handle("verifyEmail", ({ payload }) => accounts.verifyEmail(payload.token).pipe(Effect.as("Email verified.")))
-      .handle("resendVerification", () => Effect.flatMap(CurrentUser, accounts.resendVerification))
+      .handle("resendVerification", () =>
+        Effect.flatMap(CurrentUser, accounts.resendVerification).pipe(
+          Effect.map((outcome) => outcome === "sent" ? "Verification link sent." : "Email already verified.")
+        ))
       .handle("user", () => Effect.flatMap(CurrentUser, accounts.user))
       .handle("profile", () => Effect.flatMap(CurrentUser, accounts.user))
       .handle("updateProfile", ({ payload }) =>
