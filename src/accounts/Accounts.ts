@@ -71,11 +71,14 @@ export class Accounts extends Effect.Service<Accounts>()("accounts/Accounts", {
           return yield* Effect.fail(new InvalidCredentials())
         }
         const user = found.value
-        if (!(yield* passwords.verify(password, user.password_hash))) return yield* Effect.fail(new InvalidCredentials())
+        const outdated = yield* passwords.needsRehash(user.password_hash)
+        // a hash of other (older, cheaper) parameters answers no sooner than a current one ([D20])
+        const [valid] = outdated
+          ? yield* Effect.all([passwords.verify(password, user.password_hash), passwords.verifyNobody(password)], { concurrency: 2 })
+          : [yield* passwords.verify(password, user.password_hash)]
+        if (!valid) return yield* Effect.fail(new InvalidCredentials())
         if (user.status !== 1) return yield* Effect.fail(new AccountDisabled())
-        if (yield* passwords.needsRehash(user.password_hash)) {
-          yield* users.setPassword(user.id, yield* passwords.hash(password), yield* clock.now)
-        }
+        if (outdated) yield* users.setPassword(user.id, yield* passwords.hash(password), yield* clock.now)
         return { token: yield* tokens.issue(user.id), user }
       })
 
