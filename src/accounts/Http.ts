@@ -62,7 +62,5 @@ const AccountsAdminGroupLive = HttpApiBuilder.group(Api, "accountsAdmin", (handl
       .handle("updateUser", ({ path, payload }) => accounts.updateUser(path.user, payload))
   }))
 
-/** Every handler of the accounts room, over its own services. */
-export const AccountsHttpLive = Layer.mergeAll(AccountsGroupLive, AccountsAdminGroupLive, PagesLive).pipe(
-  Layer.provide(Accounts.Default)
-)
+/** Every handler of the accounts room; its services come from `DomainLive`. */
+export const AccountsHttpLive = Layer.mergeAll(AccountsGroupLive, AccountsAdminGroupLive, PagesLive)

@@ -31,6 +31,5 @@ const SupportAdminHandlers = HttpApiBuilder.group(Api, "supportAdmin", (handlers
       .handle("createFaq", ({ payload }) => faq.create(payload))
   }))
 
-export const SupportHttpLive = Layer.mergeAll(SupportHandlers, SupportAdminHandlers).pipe(
-  Layer.provide(Layer.mergeAll(Tickets.Default, Faq.Default))
-)
+/** Every handler of the support room; its services come from `DomainLive`. */
+export const SupportHttpLive = Layer.mergeAll(SupportHandlers, SupportAdminHandlers)
