@@ -1,5 +1,6 @@
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as Layer from "effect/Layer"
+import { Accounts } from "./accounts/Accounts.ts"
 import { BearerTokensLive } from "./accounts/Auth.ts"
 import { Tokens } from "./accounts/Tokens.ts"
 import { Api } from "./Api.ts"
@@ -16,7 +17,9 @@ import { AccountsHttpLive } from "./accounts/Http.ts"
 import { BillingHttpLive } from "./billing/Http.ts"
 import { ServicesHttpLive } from "./billing/ServicesHttp.ts"
 import { CatalogHttpLive } from "./catalog/Http.ts"
+import { Faq } from "./support/Faq.ts"
 import { SupportHttpLive } from "./support/Http.ts"
+import { Tickets } from "./support/Tickets.ts"
 import { SystemLive } from "./system/Http.ts"
 import { VpnHttpLive, VpnServicesLive } from "./vpn/Http.ts"
 
@@ -29,7 +32,10 @@ export const ApiLive = HttpApiBuilder.api(Api).pipe(
 
 /** The product's services on top of the platform (config, database, clock, mailer, keys). */
 export const DomainLive = Layer.mergeAll(
-  BearerTokensLive.pipe(Layer.provideMerge(Tokens.Live)),
+  BearerTokensLive.pipe(Layer.provideMerge(Tokens.Default)),
+  Accounts.Default,
+  Tickets.Default,
+  Faq.Default,
   RateLimiter.Live,
   VpnServicesLive
 )

@@ -5,51 +5,19 @@ import * as OpenApi from "@effect/platform/OpenApi"
 import * as Schema from "effect/Schema"
 import { AdminAuthentication, Authentication } from "../http/Auth.ts"
 import { Confirmation, Ok, OkMessage, OkPage } from "../http/Envelope.ts"
-import { ForbiddenResponse, InvalidCredentialsResponse } from "../http/Errors.ts"
+import { errorEnvelope, InvalidCredentialsResponse } from "../http/Errors.ts"
+import {
+  ForgotPasswordRateLimit,
+  LoginRateLimit,
+  RegisterRateLimit,
+  ResendVerificationRateLimit,
+  ResetPasswordRateLimit,
+  VerifyEmailRateLimit
+} from "../http/RateLimit.ts"
 import { Body, boolean, email, IdParam, oneOf, string } from "../platform/Fields.ts"
-import { ForgotPasswordRateLimit, LoginRateLimit, ResendVerificationRateLimit } from "../http/RateLimit.ts"
 import { isCommonPassword } from "./CommonPasswords.ts"
-
-// ---- resources ([D21]) ---------------------------------------------------------------------
-
-export const Role = Schema.Literal("user", "admin")
-
-/** `data.user` of register and the profile update. */
-export const UserSummary = Schema.Struct({
-  id: Schema.Int,
-  name: Schema.String,
-  email: Schema.String
-}).annotations({ identifier: "AccountsUserSummary" })
-
-/** `data.user` of login: the spec adds `status`. */
-export const LoginUser = Schema.Struct({
-  id: Schema.Int,
-  name: Schema.String,
-  email: Schema.String,
-  status: Schema.Int
-}).annotations({ identifier: "AccountsLoginUser" })
-
-/** `GET /v1/user` and the admin user routes ([D21]). */
-export const UserDetail = Schema.Struct({
-  id: Schema.Int,
-  name: Schema.String,
-  email: Schema.String,
-  status: Schema.Int,
-  role: Role,
-  email_verified_at: Schema.NullOr(Schema.Date),
-  created_at: Schema.Date
-}).annotations({ identifier: "AccountsUser" })
-
-export const Profile = Schema.Struct({
-  id: Schema.Int,
-  name: Schema.String,
-  email: Schema.String,
-  created_at: Schema.Date
-}).annotations({ identifier: "AccountsProfile" })
-
-export const Settings = Schema.Struct({
-  email_notifications: Schema.Boolean
-}).annotations({ identifier: "AccountsSettings" })
+import { LoginUser, Profile, Settings, User, UserSummary } from "./Domain.ts"
+import { AccountDisabled } from "./Errors.ts"
 
 // ---- payload fields ([D12], [D13]) --------------------------------------------------------------
 
@@ -112,7 +80,7 @@ export class AccountsApi extends HttpApiGroup.make("accounts")
       .addSuccess(Confirmation("AccountsVerificationSent"))
       .middleware(ResendVerificationRateLimit)
   )
-  .add(HttpApiEndpoint.get("user", "/user").addSuccess(Ok(UserDetail, { identifier: "AccountsUserResponse" })))
+  .add(HttpApiEndpoint.get("user", "/user").addSuccess(Ok(User, { identifier: "AccountsUserResponse" })))
   .add(HttpApiEndpoint.get("profile", "/account/profile").addSuccess(Ok(Profile, { identifier: "AccountsProfileResponse" })))
   .add(
     HttpApiEndpoint.put("updateProfile", "/account/profile")
@@ -141,13 +109,14 @@ export class AccountsApi extends HttpApiGroup.make("accounts")
     HttpApiEndpoint.post("register", "/auth/register")
       .setPayload(RegisterPayload)
       .addSuccess(Ok(Schema.Struct({ token: Schema.String, user: UserSummary }), { identifier: "AccountsRegistered", status: 201 }))
+      .middleware(RegisterRateLimit)
   )
   .add(
     HttpApiEndpoint.post("login", "/auth/login")
       .setPayload(LoginPayload)
       .addSuccess(Ok(Schema.Struct({ token: Schema.String, user: LoginUser }), { identifier: "AccountsLoggedIn" }))
       .addError(InvalidCredentialsResponse)
-      .addError(ForbiddenResponse)
+      .addError(errorEnvelope(AccountDisabled))
       .middleware(LoginRateLimit)
   )
   .add(
@@ -160,11 +129,13 @@ export class AccountsApi extends HttpApiGroup.make("accounts")
     HttpApiEndpoint.post("resetPassword", "/auth/reset-password")
       .setPayload(ResetPasswordPayload)
       .addSuccess(Confirmation("AccountsPasswordReset"))
+      .middleware(ResetPasswordRateLimit)
   )
   .add(
     HttpApiEndpoint.post("verifyEmail", "/auth/verify-email")
       .setPayload(Body({ token: string("token", { max: 255 }) }))
       .addSuccess(Confirmation("AccountsEmailVerified"))
+      .middleware(VerifyEmailRateLimit)
   )
 {}
 
@@ -185,7 +156,7 @@ export class AccountsAdminApi extends HttpApiGroup.make("accountsAdmin")
         email: Schema.optional(Schema.String.annotations({ message: () => "The email field must be a string." })),
         page: Schema.optional(PageParam)
       }))
-      .addSuccess(OkPage(UserDetail, "AccountsAdminUserPage"))
+      .addSuccess(OkPage(User, "AccountsAdminUserPage"))
   )
   .add(
     HttpApiEndpoint.put("updateUser", "/admin/users/:user")
@@ -198,7 +169,7 @@ export class AccountsAdminApi extends HttpApiGroup.make("accountsAdmin")
         ),
         role: Schema.optional(oneOf("role", ["user", "admin"]))
       }))
-      .addSuccess(Ok(UserDetail, { identifier: "AccountsAdminUserResponse" }))
+      .addSuccess(Ok(User, { identifier: "AccountsAdminUserResponse" }))
   )
   .middlewareEndpoints(AdminAuthentication)
 {}

@@ -1,5 +1,5 @@
-import * as Layer from "effect/Layer"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import { BearerTokens } from "../http/Auth.ts"
 import { Tokens } from "./Tokens.ts"
 

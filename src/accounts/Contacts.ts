@@ -1,39 +1,43 @@
 import * as SqlClient from "@effect/sql/SqlClient"
-import * as Context from "effect/Context"
+import * as SqlSchema from "@effect/sql/SqlSchema"
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
 
-export interface Contact {
-  readonly userId: number
-  readonly name: string
-  readonly email: string
-  /** the user's `email_notifications` setting (on when never set) */
-  readonly emailNotifications: boolean
-}
+const ContactRow = Schema.Struct({
+  id: Schema.Int,
+  name: Schema.String,
+  email: Schema.String,
+  email_notifications: Schema.NullOr(Schema.Boolean)
+})
+
+/** How to reach a user: name, address and whether they want notices (on when never set). */
+export const Contact = Schema.Struct({
+  userId: Schema.Int,
+  name: Schema.String,
+  email: Schema.String,
+  emailNotifications: Schema.Boolean
+})
+export type Contact = typeof Contact.Type
 
 /** How to reach a user, for the rooms that notify (support replies). Accounts owns the tables. */
-export class Contacts extends Context.Tag("Contacts")<Contacts, {
-  readonly find: (userId: number) => Effect.Effect<Option.Option<Contact>>
-}>() {
-  static readonly Live = Layer.effect(
-    Contacts,
-    Effect.map(SqlClient.SqlClient, (sql) => ({
-      find: (userId: number) =>
-        sql<{ id: number; name: string; email: string; email_notifications: boolean | null }>`
-          select u.id, u.name, u.email, s.email_notifications
-          from users u left join user_settings s on s.user_id = u.id
-          where u.id = ${userId}`.pipe(
-          Effect.map((rows) =>
-            Option.map(Option.fromNullable(rows[0]), (r) => ({
-              userId: r.id,
-              name: r.name,
-              email: r.email,
-              emailNotifications: r.email_notifications ?? true
-            }))
-          ),
+export class Contacts extends Effect.Service<Contacts>()("accounts/Contacts", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const byId = SqlSchema.findOne({
+      Request: Schema.Int,
+      Result: ContactRow,
+      execute: (id) => sql`
+        select u.id, u.name, u.email, s.email_notifications
+        from users u left join user_settings s on s.user_id = u.id
+        where u.id = ${id}`
+    })
+    return {
+      find: (userId: number): Effect.Effect<Option.Option<Contact>> =>
+        byId(userId).pipe(
+          Effect.map(Option.map((r) => ({ userId: r.id, name: r.name, email: r.email, emailNotifications: r.email_notifications ?? true }))),
           Effect.orDie
         )
-    }))
-  )
-}
+    } as const
+  })
+}) {}

@@ -7,41 +7,18 @@ import { Api } from "../Api.ts"
 import { CurrentUser } from "../http/Auth.ts"
 import { Accounts } from "./Accounts.ts"
 import { PagesLive } from "./Pages.ts"
-import type { UserRow } from "./Users.ts"
 
 /** Responses that carry a token are never cached ([D11]). */
 const noStore = HttpApp.appendPreResponseHandler((_request, response) =>
   Effect.succeed(HttpServerResponse.setHeader(response, "cache-control", "no-store"))
 )
 
-const summary = (user: UserRow) => ({ id: user.id, name: user.name, email: user.email })
-
-const detail = (user: UserRow) => ({
-  id: user.id,
-  name: user.name,
-  email: user.email,
-  status: user.status,
-  role: user.role,
-  email_verified_at: user.email_verified_at,
-  created_at: user.created_at
-})
-
 const AccountsGroupLive = HttpApiBuilder.group(Api, "accounts", (handlers) =>
   Effect.gen(function*() {
     const accounts = yield* Accounts
     return handlers
-      .handle("register", ({ payload }) =>
-        Effect.gen(function*() {
-          const { token, user } = yield* accounts.register(payload)
-          yield* noStore
-          return { token, user: summary(user) }
-        }))
-      .handle("login", ({ payload }) =>
-        Effect.gen(function*() {
-          const { token, user } = yield* accounts.login(payload.email, payload.password)
-          yield* noStore
-          return { token, user: { ...summary(user), status: user.status } }
-        }))
+      .handle("register", ({ payload }) => accounts.register(payload).pipe(Effect.tap(noStore)))
+      .handle("login", ({ payload }) => accounts.login(payload.email, payload.password).pipe(Effect.tap(noStore)))
       .handle("logout", () => Effect.flatMap(CurrentUser, accounts.logout).pipe(Effect.as("Successfully logged out.")))
       .handle("logoutAll", () =>
         Effect.flatMap(CurrentUser, accounts.logoutAll).pipe(Effect.as("Successfully logged out from all devices.")))
@@ -56,14 +33,11 @@ const AccountsGroupLive = HttpApiBuilder.group(Api, "accounts", (handlers) =>
         Effect.flatMap(CurrentUser, accounts.resendVerification).pipe(
           Effect.map((outcome) => outcome === "sent" ? "Verification link sent." : "Email already verified.")
         ))
-      .handle("user", () => Effect.flatMap(CurrentUser, accounts.user).pipe(Effect.map(detail)))
-      .handle("profile", () =>
-        Effect.flatMap(CurrentUser, accounts.user).pipe(
-          Effect.map((user) => ({ id: user.id, name: user.name, email: user.email, created_at: user.created_at }))
-        ))
+      .handle("user", () => Effect.flatMap(CurrentUser, accounts.user))
+      .handle("profile", () => Effect.flatMap(CurrentUser, accounts.user))
       .handle("updateProfile", ({ payload }) =>
-        Effect.flatMap(CurrentUser, (caller) => accounts.updateProfile(caller, { name: payload.name, email: payload.email })).pipe(
-          Effect.map((user) => ({ message: "Profile updated.", data: summary(user) }))
+        Effect.flatMap(CurrentUser, (caller) => accounts.updateProfile(caller, payload)).pipe(
+          Effect.map((user) => ({ message: "Profile updated.", data: user }))
         ))
       .handle("changePassword", ({ payload }) =>
         Effect.flatMap(CurrentUser, (caller) => accounts.changePassword(caller, payload.current_password, payload.password)).pipe(
@@ -84,14 +58,9 @@ const AccountsAdminGroupLive = HttpApiBuilder.group(Api, "accountsAdmin", (handl
   Effect.gen(function*() {
     const accounts = yield* Accounts
     return handlers
-      .handle("listUsers", ({ urlParams }) =>
-        accounts.listUsers({ email: urlParams.email, page: urlParams.page ?? 1 }).pipe(
-          Effect.map((page) => ({ ...page, data: page.data.map(detail) }))
-        ))
-      .handle("updateUser", ({ path, payload }) => accounts.updateUser(path.user, payload).pipe(Effect.map(detail)))
+      .handle("listUsers", ({ urlParams }) => accounts.listUsers({ email: urlParams.email, page: urlParams.page ?? 1 }))
+      .handle("updateUser", ({ path, payload }) => accounts.updateUser(path.user, payload))
   }))
 
-/** Every handler of the accounts room, over its own services. */
-export const AccountsHttpLive = Layer.mergeAll(AccountsGroupLive, AccountsAdminGroupLive, PagesLive).pipe(
-  Layer.provide(Accounts.Live)
-)
+/** Every handler of the accounts room; its services come from `DomainLive`. */
+export const AccountsHttpLive = Layer.mergeAll(AccountsGroupLive, AccountsAdminGroupLive, PagesLive)

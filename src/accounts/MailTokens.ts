@@ -1,73 +1,109 @@
 import * as SqlClient from "@effect/sql/SqlClient"
-import * as Context from "effect/Context"
+import * as SqlSchema from "@effect/sql/SqlSchema"
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
 import { randomToken, sha256Hex } from "../platform/Crypto.ts"
 
-export type MailTokenPurpose = "verify_email" | "reset_password"
+export const MailTokenPurpose = Schema.Literal("verify_email", "reset_password")
+export type MailTokenPurpose = typeof MailTokenPurpose.Type
 
 export const VERIFY_TTL_MS = 24 * 60 * 60 * 1000
 export const RESET_TTL_MS = 60 * 60 * 1000
 
 const TOKEN_LENGTH = 64
 
+const ttl = (purpose: MailTokenPurpose) => purpose === "verify_email" ? VERIFY_TTL_MS : RESET_TTL_MS
+
+/** A token as presented: its hash, what it is for, and (reset links) the e-mail it was sent to. */
+const Presented = Schema.Struct({
+  tokenHash: Schema.String,
+  purpose: MailTokenPurpose,
+  now: Schema.DateFromSelf,
+  email: Schema.NullOr(Schema.String)
+})
+const OfUser = Schema.Struct({ user_id: Schema.Int })
+
 /**
  * Single-use tokens sent by e-mail ([D22], [D23]): random, only a SHA-256 stored, expiring.
  * Using one is one atomic `update ... where used_at is null`, so two concurrent uses give one success.
  */
-export class MailTokens extends Context.Tag("MailTokens")<MailTokens, {
-  readonly issue: (userId: number, purpose: MailTokenPurpose, now: Date) => Effect.Effect<string>
-  /** A reset token for the account of `email`, when there is one; the same single statement either way. */
-  readonly issueResetFor: (email: string, now: Date) => Effect.Effect<Option.Option<{ readonly token: string; readonly userId: number }>>
-  /** Marks the token used and returns its user, if it is live (and belongs to `email`, when given). */
-  readonly consume: (token: string, purpose: MailTokenPurpose, now: Date, email?: string) => Effect.Effect<Option.Option<number>>
-  /** Drops the user's unused tokens of this purpose (a newer one replaces them). */
-  readonly invalidate: (userId: number, purpose: MailTokenPurpose) => Effect.Effect<void>
-}>() {
-  static readonly Live = Layer.effect(
-    MailTokens,
-    Effect.gen(function*() {
-      const sql = yield* SqlClient.SqlClient
-      const ttl = (purpose: MailTokenPurpose) => purpose === "verify_email" ? VERIFY_TTL_MS : RESET_TTL_MS
-      return {
-        issue: (userId, purpose, now) => {
-          const token = randomToken(TOKEN_LENGTH)
-          return sql`
-            insert into mail_tokens (user_id, purpose, token_hash, expires_at, created_at)
-            values (${userId}, ${purpose}, ${sha256Hex(token)}, ${new Date(now.getTime() + ttl(purpose))}, ${now})`.pipe(
-            Effect.as(token),
-            Effect.orDie
-          )
-        },
-        issueResetFor: (email, now) => {
-          const token = randomToken(TOKEN_LENGTH)
-          return sql<{ user_id: number }>`
-            insert into mail_tokens (user_id, purpose, token_hash, expires_at, created_at)
-            select id, 'reset_password', ${sha256Hex(token)}, ${new Date(now.getTime() + RESET_TTL_MS)}, ${now}
-            from users where lower(email) = ${email}
-            returning user_id`.pipe(
-            Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), (row) => ({ token, userId: row.user_id }))),
-            Effect.orDie
-          )
-        },
-        consume: (token, purpose, now, email) =>
-          sql<{ user_id: number }>`
-            update mail_tokens set used_at = ${now}
-            where token_hash = ${sha256Hex(token)} and purpose = ${purpose}
-              and used_at is null and expires_at > ${now}
-              and (${email ?? null}::text is null
-                   or user_id = (select id from users where lower(email) = ${email ?? null}::text))
-            returning user_id`.pipe(
-            Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), (row) => row.user_id)),
-            Effect.orDie
-          ),
-        invalidate: (userId, purpose) =>
-          sql`delete from mail_tokens where user_id = ${userId} and purpose = ${purpose} and used_at is null`.pipe(
-            Effect.asVoid,
-            Effect.orDie
-          )
-      }
+export class MailTokens extends Effect.Service<MailTokens>()("accounts/MailTokens", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+
+    const insert = SqlSchema.void({
+      Request: Schema.Struct({
+        userId: Schema.Int,
+        purpose: MailTokenPurpose,
+        tokenHash: Schema.String,
+        expiresAt: Schema.DateFromSelf,
+        now: Schema.DateFromSelf
+      }),
+      execute: (t) => sql`
+        insert into mail_tokens (user_id, purpose, token_hash, expires_at, created_at)
+        values (${t.userId}, ${t.purpose}, ${t.tokenHash}, ${t.expiresAt}, ${t.now})`
     })
-  )
-}
+    const insertResetFor = SqlSchema.findOne({
+      Request: Schema.Struct({ email: Schema.String, tokenHash: Schema.String, expiresAt: Schema.DateFromSelf, now: Schema.DateFromSelf }),
+      Result: OfUser,
+      execute: (t) => sql`
+        insert into mail_tokens (user_id, purpose, token_hash, expires_at, created_at)
+        select id, 'reset_password', ${t.tokenHash}, ${t.expiresAt}, ${t.now}
+        from users where lower(email) = ${t.email}
+        returning user_id`
+    })
+    const liveOwner = SqlSchema.findOne({
+      Request: Presented,
+      Result: OfUser,
+      execute: (t) => sql`
+        select user_id from mail_tokens
+        where token_hash = ${t.tokenHash} and purpose = ${t.purpose}
+          and used_at is null and expires_at > ${t.now}
+          and (${t.email}::text is null or user_id = (select id from users where lower(email) = ${t.email}::text))`
+    })
+    const use = SqlSchema.findOne({
+      Request: Presented,
+      Result: OfUser,
+      execute: (t) => sql`
+        update mail_tokens set used_at = ${t.now}
+        where token_hash = ${t.tokenHash} and purpose = ${t.purpose}
+          and used_at is null and expires_at > ${t.now}
+          and (${t.email}::text is null or user_id = (select id from users where lower(email) = ${t.email}::text))
+        returning user_id`
+    })
+    const dropUnused = SqlSchema.void({
+      Request: Schema.Struct({ userId: Schema.Int, purpose: MailTokenPurpose }),
+      execute: (r) => sql`delete from mail_tokens where user_id = ${r.userId} and purpose = ${r.purpose} and used_at is null`
+    })
+
+    const presented = (token: string, purpose: MailTokenPurpose, now: Date, email?: string) =>
+      ({ tokenHash: sha256Hex(token), purpose, now, email: email ?? null }) as const
+
+    return {
+      issue: (userId: number, purpose: MailTokenPurpose, now: Date) => {
+        const token = randomToken(TOKEN_LENGTH)
+        return insert({ userId, purpose, tokenHash: sha256Hex(token), expiresAt: new Date(now.getTime() + ttl(purpose)), now }).pipe(
+          Effect.as(token),
+          Effect.orDie
+        )
+      },
+      /** A reset token for the account of `email`, when there is one; the same single statement either way. */
+      issueResetFor: (email: string, now: Date) => {
+        const token = randomToken(TOKEN_LENGTH)
+        return insertResetFor({ email, tokenHash: sha256Hex(token), expiresAt: new Date(now.getTime() + RESET_TTL_MS), now }).pipe(
+          Effect.map(Option.map((row) => ({ token, userId: row.user_id }))),
+          Effect.orDie
+        )
+      },
+      /** The user of a live token (of `email`, when given), without using it. */
+      peek: (token: string, purpose: MailTokenPurpose, now: Date, email?: string) =>
+        liveOwner(presented(token, purpose, now, email)).pipe(Effect.map(Option.map((row) => row.user_id)), Effect.orDie),
+      /** Marks the token used and returns its user, if it is live (and belongs to `email`, when given). */
+      consume: (token: string, purpose: MailTokenPurpose, now: Date, email?: string) =>
+        use(presented(token, purpose, now, email)).pipe(Effect.map(Option.map((row) => row.user_id)), Effect.orDie),
+      /** Drops the user's unused tokens of this purpose (a newer one replaces them). */
+      invalidate: (userId: number, purpose: MailTokenPurpose) => Effect.orDie(dropUnused({ userId, purpose }))
+    } as const
+  })
+}) {}

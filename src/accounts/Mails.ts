@@ -39,3 +39,17 @@ export const resetMail = (appUrl: string, email: string, token: string): Mail =>
     "If you did not ask for it, ignore this e-mail: your password stays as it is."
   ].join("\n")
 })
+
+/** The notice to the old address of an e-mail change ([D24]): a hijacked account is noticed. */
+export const emailChangedMail = (to: { readonly name: string; readonly email: string }, newEmail: string): Mail => ({
+  to: to.email,
+  subject: "Your e-mail address was changed",
+  text: [
+    `Hello ${to.name},`,
+    "",
+    `The e-mail address of your account was changed from ${to.email} to ${newEmail}.`,
+    "Messages about your account now go to the new address.",
+    "",
+    "If you did not make this change, contact support at once: someone else may have access to your account."
+  ].join("\n")
+})

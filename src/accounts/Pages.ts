@@ -1,14 +1,14 @@
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
-import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import { Api } from "../Api.ts"
-import { ValidationError } from "../http/Errors.ts"
+import { htmlResponse } from "../http/Html.ts"
 import { label } from "../platform/Fields.ts"
 import { Accounts } from "./Accounts.ts"
+import { invalidVerifyToken } from "./Errors.ts"
 import { ResetPasswordPayload } from "./Api.ts"
 
 /**
@@ -20,7 +20,8 @@ const escape = (text: string) =>
   text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;").replace(/'/g, "&#39;")
 
 const page = (status: number, title: string, body: string) =>
-  HttpServerResponse.text(
+  htmlResponse(
+    status,
     `<!doctype html>
 <html lang="en">
 <head>
@@ -43,8 +44,7 @@ ${body}
 </main>
 </body>
 </html>
-`,
-    { status, contentType: "text/html; charset=utf-8", headers: { "cache-control": "no-store" } }
+`
   )
 
 const resetForm = (options: { readonly token: string; readonly email: string; readonly errors?: ReadonlyArray<string> }) => {
@@ -96,7 +96,7 @@ export const PagesLive = HttpApiBuilder.group(Api, "accountsPages", (handlers) =
     const accounts = yield* Accounts
     return handlers
       .handle("verifyEmailPage", ({ urlParams }) =>
-        (urlParams.token ? accounts.verifyEmail(urlParams.token) : Effect.fail(new ValidationError({ errors: {} }))).pipe(
+        (urlParams.token ? accounts.verifyEmail(urlParams.token) : Effect.fail(invalidVerifyToken())).pipe(
           Effect.match({
             onSuccess: () =>
               page(200, "Email verified.", `<p role="status">Your e-mail address is confirmed. You can close this page and go back to the app.</p>`),

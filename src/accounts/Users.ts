@@ -1,143 +1,200 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
-import * as Context from "effect/Context"
+import type { NoSuchElementException } from "effect/Cause"
+import * as SqlSchema from "@effect/sql/SqlSchema"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-
-export interface UserRow {
-  readonly id: number
-  readonly name: string
-  readonly email: string
-  readonly password_hash: string
-  readonly role: "user" | "admin"
-  readonly status: number
-  readonly email_verified_at: Date | null
-  readonly created_at: Date
-}
+import type { ParseError } from "effect/ParseResult"
+import * as Schema from "effect/Schema"
+import { Role, Settings, UserRecord } from "./Domain.ts"
 
 /** The e-mail is held by another account (the unique index on `lower(email)`). */
 export class EmailTaken extends Data.TaggedError("EmailTaken")<{}> {}
 
 /** PostgreSQL's unique_violation, whichever driver carried it. */
-export const isUniqueViolation = (error: SqlError): boolean => {
+const isUniqueViolation = (error: SqlError): boolean => {
   const cause: unknown = error.cause
   return typeof cause === "object" && cause !== null && "code" in cause && (cause as { code: unknown }).code === "23505"
 }
 
-const uniqueEmail = <A>(effect: Effect.Effect<A, SqlError>): Effect.Effect<A, EmailTaken> =>
-  effect.pipe(Effect.catchTag("SqlError", (e) => isUniqueViolation(e) ? Effect.fail(new EmailTaken()) : Effect.die(e)))
+/** a taken e-mail is the caller's to handle; any other failure is a defect */
+const uniqueEmail = <A>(effect: Effect.Effect<A, SqlError | ParseError | NoSuchElementException>): Effect.Effect<A, EmailTaken> =>
+  effect.pipe(Effect.catchTags({
+    SqlError: (e) => isUniqueViolation(e) ? Effect.fail(new EmailTaken()) : Effect.die(e),
+    ParseError: Effect.die,
+    NoSuchElementException: Effect.die
+  }))
 
-const pick = <A>(rows: ReadonlyArray<A>) => Option.fromNullable(rows[0])
+/** Rows as the drivers hand them over (dates as `Date`). */
+const Row = Schema.typeSchema(UserRecord)
+const Id = Schema.Int
+const Now = Schema.DateFromSelf
+
+const InsertUser = Schema.Struct({
+  name: Schema.String,
+  email: Schema.String,
+  passwordHash: Schema.String,
+  role: Role,
+  verifiedAt: Schema.NullOr(Now),
+  now: Now
+})
+
+const ProfileChange = Schema.Struct({
+  id: Id,
+  name: Schema.NullOr(Schema.String),
+  email: Schema.NullOr(Schema.String),
+  now: Now
+})
+
+const AdminChange = Schema.Struct({
+  id: Id,
+  status: Schema.NullOr(Schema.Int),
+  role: Schema.NullOr(Role),
+  now: Now
+})
+
+const ListQuery = Schema.Struct({ needle: Schema.NullOr(Schema.String), limit: Schema.Int, offset: Schema.Int })
 
 /**
  * The `users` and `user_settings` tables. Accounts owns them; other rooms read users through
- * `Contacts`. Statements run on the caller's transaction when there is one.
+ * `Contacts`. Statements run on the caller's transaction when there is one. SQL and parse
+ * failures are defects here, at the edge.
  */
-export class Users extends Context.Tag("Users")<Users, {
-  readonly insert: (user: {
-    readonly name: string
-    readonly email: string
-    readonly passwordHash: string
-    readonly role?: "user" | "admin"
-    readonly verifiedAt?: Date | null
-    readonly now: Date
-  }) => Effect.Effect<UserRow, EmailTaken>
-  readonly findById: (id: number) => Effect.Effect<Option.Option<UserRow>>
-  readonly findByEmail: (email: string) => Effect.Effect<Option.Option<UserRow>>
-  /** locks the row until the transaction ends */
-  readonly lock: (id: number) => Effect.Effect<Option.Option<UserRow>>
-  readonly updateProfile: (id: number, changes: {
-    readonly name?: string | undefined
-    readonly email?: string | undefined
-    readonly now: Date
-  }) => Effect.Effect<Option.Option<UserRow>, EmailTaken>
-  readonly setPassword: (id: number, passwordHash: string, now: Date) => Effect.Effect<void>
-  readonly markVerified: (id: number, now: Date) => Effect.Effect<void>
-  readonly setAdminFields: (id: number, changes: {
-    readonly status?: number | undefined
-    readonly role?: "user" | "admin" | undefined
-    readonly now: Date
-  }) => Effect.Effect<Option.Option<UserRow>>
-  /** deletes the user; the schema cascades to what [D25] deletes and detaches invoices */
-  readonly delete: (id: number) => Effect.Effect<void>
-  readonly list: (options: { readonly email?: string | undefined; readonly limit: number; readonly offset: number }) => Effect.Effect<{
-    readonly rows: ReadonlyArray<UserRow>
-    readonly total: number
-  }>
-  readonly emailNotifications: (id: number) => Effect.Effect<boolean>
-  readonly setEmailNotifications: (id: number, on: boolean, now: Date) => Effect.Effect<void>
-}>() {
-  static readonly Live = Layer.effect(
-    Users,
-    Effect.gen(function*() {
-      const sql = yield* SqlClient.SqlClient
-      const columns = sql`id, name, email, password_hash, role, status, email_verified_at, created_at`
-      return {
-        insert: (user) =>
-          uniqueEmail(sql<UserRow>`
-            insert into users (name, email, password_hash, role, status, email_verified_at, created_at, updated_at)
-            values (${user.name}, ${user.email}, ${user.passwordHash}, ${user.role ?? "user"}, 1,
-                    ${user.verifiedAt ?? null}, ${user.now}, ${user.now})
-            returning ${columns}`.pipe(Effect.map((rows) => rows[0]!))),
-        findById: (id) => sql<UserRow>`select ${columns} from users where id = ${id}`.pipe(Effect.map(pick), Effect.orDie),
-        findByEmail: (email) =>
-          sql<UserRow>`select ${columns} from users where lower(email) = ${email.trim().toLowerCase()}`.pipe(
-            Effect.map(pick),
-            Effect.orDie
-          ),
-        lock: (id) => sql<UserRow>`select ${columns} from users where id = ${id} for update`.pipe(Effect.map(pick), Effect.orDie),
-        updateProfile: (id, changes) =>
-          uniqueEmail(sql<UserRow>`
-            update users set
-              name = coalesce(${changes.name ?? null}::text, name),
-              email_verified_at = case when ${changes.email ?? null}::text is not null and ${changes.email ?? null}::text <> email
-                                       then null else email_verified_at end,
-              email = coalesce(${changes.email ?? null}::text, email),
-              updated_at = ${changes.now}
-            where id = ${id}
-            returning ${columns}`.pipe(Effect.map(pick))),
-        setPassword: (id, passwordHash, now) =>
-          sql`update users set password_hash = ${passwordHash}, updated_at = ${now} where id = ${id}`.pipe(Effect.asVoid, Effect.orDie),
-        markVerified: (id, now) =>
-          sql`update users set email_verified_at = coalesce(email_verified_at, ${now}), updated_at = ${now} where id = ${id}`.pipe(
-            Effect.asVoid,
-            Effect.orDie
-          ),
-        setAdminFields: (id, changes) =>
-          sql<UserRow>`
-            update users set
-              status = coalesce(${changes.status ?? null}::smallint, status),
-              role = coalesce(${changes.role ?? null}::text, role),
-              updated_at = ${changes.now}
-            where id = ${id}
-            returning ${columns}`.pipe(Effect.map(pick), Effect.orDie),
-        delete: (id) => sql`delete from users where id = ${id}`.pipe(Effect.asVoid, Effect.orDie),
-        list: ({ email, limit, offset }) =>
-          Effect.gen(function*() {
-            const needle = email === undefined || email.trim() === "" ? null : email.trim().toLowerCase()
-            const [count] = yield* sql<{ total: number }>`
-              select count(*)::int as total from users
-              where (${needle}::text is null or position(${needle}::text in lower(email)) > 0)`
-            const rows = yield* sql<UserRow>`
-              select ${columns} from users
-              where (${needle}::text is null or position(${needle}::text in lower(email)) > 0)
-              order by id
-              limit ${limit} offset ${offset}`
-            return { rows, total: count?.total ?? 0 }
-          }).pipe(Effect.orDie),
-        emailNotifications: (id) =>
-          sql<{ email_notifications: boolean }>`select email_notifications from user_settings where user_id = ${id}`.pipe(
-            Effect.map((rows) => rows[0]?.email_notifications ?? true),
-            Effect.orDie
-          ),
-        setEmailNotifications: (id, on, now) =>
-          sql`
-            insert into user_settings (user_id, email_notifications, updated_at) values (${id}, ${on}, ${now})
-            on conflict (user_id) do update set email_notifications = excluded.email_notifications, updated_at = excluded.updated_at`
-            .pipe(Effect.asVoid, Effect.orDie)
-      }
+export class Users extends Effect.Service<Users>()("accounts/Users", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const columns = sql`id, name, email, password_hash, role, status, email_verified_at, created_at`
+
+    const insertRow = SqlSchema.single({
+      Request: InsertUser,
+      Result: Row,
+      execute: (u) => sql`
+        insert into users (name, email, password_hash, role, status, email_verified_at, created_at, updated_at)
+        values (${u.name}, ${u.email}, ${u.passwordHash}, ${u.role}, 1, ${u.verifiedAt}, ${u.now}, ${u.now})
+        returning ${columns}`
     })
-  )
-}
+    const byId = SqlSchema.findOne({ Request: Id, Result: Row, execute: (id) => sql`select ${columns} from users where id = ${id}` })
+    const byEmail = SqlSchema.findOne({
+      Request: Schema.String,
+      Result: Row,
+      execute: (email) => sql`select ${columns} from users where lower(email) = ${email}`
+    })
+    const lockRow = SqlSchema.findOne({
+      Request: Id,
+      Result: Row,
+      execute: (id) => sql`select ${columns} from users where id = ${id} for update`
+    })
+    const updateProfileRow = SqlSchema.findOne({
+      Request: ProfileChange,
+      Result: Row,
+      execute: (c) => sql`
+        update users set
+          name = coalesce(${c.name}::text, name),
+          email_verified_at = case when ${c.email}::text is not null and ${c.email}::text <> email
+                                   then null else email_verified_at end,
+          email = coalesce(${c.email}::text, email),
+          updated_at = ${c.now}
+        where id = ${c.id}
+        returning ${columns}`
+    })
+    const setPasswordRow = SqlSchema.void({
+      Request: Schema.Struct({ id: Id, passwordHash: Schema.String, now: Now }),
+      execute: (r) => sql`update users set password_hash = ${r.passwordHash}, updated_at = ${r.now} where id = ${r.id}`
+    })
+    const markVerifiedRow = SqlSchema.void({
+      Request: Schema.Struct({ id: Id, now: Now }),
+      execute: (r) =>
+        sql`update users set email_verified_at = coalesce(email_verified_at, ${r.now}), updated_at = ${r.now} where id = ${r.id}`
+    })
+    const setAdminFieldsRow = SqlSchema.findOne({
+      Request: AdminChange,
+      Result: Row,
+      execute: (c) => sql`
+        update users set
+          status = coalesce(${c.status}::smallint, status),
+          role = coalesce(${c.role}::text, role),
+          updated_at = ${c.now}
+        where id = ${c.id}
+        returning ${columns}`
+    })
+    const lockActiveAdminsRows = SqlSchema.findAll({
+      Request: Schema.Void,
+      Result: Schema.Struct({ id: Id }),
+      // in id order, so two transactions locking them never deadlock
+      execute: () => sql`select id from users where role = 'admin' and status = 1 order by id for update`
+    })
+    const deleteRow = SqlSchema.void({ Request: Id, execute: (id) => sql`delete from users where id = ${id}` })
+    const countRows = SqlSchema.single({
+      Request: ListQuery,
+      Result: Schema.Struct({ total: Schema.Int }),
+      execute: (q) => sql`
+        select count(*)::int as total from users
+        where (${q.needle}::text is null or position(${q.needle}::text in lower(email)) > 0)`
+    })
+    const pageRows = SqlSchema.findAll({
+      Request: ListQuery,
+      Result: Row,
+      execute: (q) => sql`
+        select ${columns} from users
+        where (${q.needle}::text is null or position(${q.needle}::text in lower(email)) > 0)
+        order by id
+        limit ${q.limit} offset ${q.offset}`
+    })
+    const settingsRow = SqlSchema.findOne({
+      Request: Id,
+      Result: Settings,
+      execute: (id) => sql`select email_notifications from user_settings where user_id = ${id}`
+    })
+    const upsertSettings = SqlSchema.single({
+      Request: Schema.Struct({ id: Id, on: Schema.Boolean, now: Now }),
+      Result: Settings,
+      execute: (r) => sql`
+        insert into user_settings (user_id, email_notifications, updated_at) values (${r.id}, ${r.on}, ${r.now})
+        on conflict (user_id) do update set email_notifications = excluded.email_notifications, updated_at = excluded.updated_at
+        returning email_notifications`
+    })
+
+    return {
+      insert: (user: {
+        readonly name: string
+        readonly email: string
+        readonly passwordHash: string
+        readonly role?: Role
+        readonly verifiedAt?: Date | null
+        readonly now: Date
+      }): Effect.Effect<UserRecord, EmailTaken> =>
+        uniqueEmail(insertRow({ ...user, role: user.role ?? "user", verifiedAt: user.verifiedAt ?? null })),
+      findById: (id: number) => Effect.orDie(byId(id)),
+      findByEmail: (email: string) => Effect.orDie(byEmail(email.trim().toLowerCase())),
+      /** locks the row until the transaction ends */
+      lock: (id: number) => Effect.orDie(lockRow(id)),
+      updateProfile: (id: number, changes: {
+        readonly name?: string | undefined
+        readonly email?: string | undefined
+        readonly now: Date
+      }): Effect.Effect<Option.Option<UserRecord>, EmailTaken> =>
+        uniqueEmail(updateProfileRow({ id, name: changes.name ?? null, email: changes.email ?? null, now: changes.now })),
+      setPassword: (id: number, passwordHash: string, now: Date) => Effect.orDie(setPasswordRow({ id, passwordHash, now })),
+      markVerified: (id: number, now: Date) => Effect.orDie(markVerifiedRow({ id, now })),
+      setAdminFields: (id: number, changes: { readonly status?: number | undefined; readonly role?: Role | undefined; readonly now: Date }) =>
+        Effect.orDie(setAdminFieldsRow({ id, status: changes.status ?? null, role: changes.role ?? null, now: changes.now })),
+      /** the ids of the active admins, locked until the transaction ends ([D21]) */
+      lockActiveAdmins: Effect.orDie(lockActiveAdminsRows(undefined)).pipe(Effect.map((rows) => rows.map((r) => r.id))),
+      /** deletes the user; the schema cascades to what [D25] deletes and detaches invoices */
+      delete: (id: number) => Effect.orDie(deleteRow(id)),
+      list: (options: { readonly email?: string | undefined; readonly limit: number; readonly offset: number }) => {
+        const query = {
+          needle: options.email === undefined || options.email.trim() === "" ? null : options.email.trim().toLowerCase(),
+          limit: options.limit,
+          offset: options.offset
+        }
+        return Effect.all({ total: Effect.map(countRows(query), (c) => c.total), rows: pageRows(query) }).pipe(Effect.orDie)
+      },
+      /** the settings of [D24]; notifications are on until the user turns them off */
+      settings: (id: number) =>
+        Effect.orDie(settingsRow(id)).pipe(Effect.map(Option.getOrElse((): Settings => ({ email_notifications: true })))),
+      setSettings: (id: number, emailNotifications: boolean, now: Date) => Effect.orDie(upsertSettings({ id, on: emailNotifications, now }))
+    } as const
+  })
+}) {}

@@ -20,6 +20,7 @@ import { constantTimeEqual, hmacSha256Hex } from "../platform/Crypto.ts"
 import { ManualGateway, PaymentGateways } from "./Gateways.ts"
 import { InvoiceListItem, type InvoiceRow, Invoices, toDetail, toListItem } from "./Invoices.ts"
 import { NOT_PAYABLE, Payments } from "./Payments.ts"
+import { htmlResponse } from "../http/Html.ts"
 
 const PER_PAGE = 15
 const DAY_MS = 86_400_000
@@ -32,13 +33,12 @@ const escapeHtml = (s: string) =>
   s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;").replace(/'/g, "&#39;")
 
 const page = (status: number, title: string, body: string) =>
-  HttpServerResponse.text(
+  htmlResponse(
+    status,
     `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">` +
       `<meta name="referrer" content="no-referrer">` +
       `<title>${escapeHtml(title)}</title><style>body{font-family:system-ui,sans-serif;max-width:36rem;margin:2rem auto;padding:0 1rem;line-height:1.5}` +
-      `dt{font-weight:600}</style></head><body><main><h1>${escapeHtml(title)}</h1>${body}</main></body></html>`,
-    // the page is reached through a signed link: neither it nor the link is kept in caches
-    { status, contentType: "text/html; charset=utf-8", headers: { "cache-control": "no-store" } }
+      `dt{font-weight:600}</style></head><body><main><h1>${escapeHtml(title)}</h1>${body}</main></body></html>`
   )
 
 /** `t=<unix>,v1=<hex>` of [D40] */

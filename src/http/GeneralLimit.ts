@@ -13,12 +13,12 @@ import { envelope } from "./Responses.ts"
  * user's tokens count together) or else per address, in memory ([D30]). A token that is not live
  * counts against the address, so rotating made-up tokens buys nothing.
  */
-const OWN_LIMITS = /^\/v1\/(auth\/(login|forgot-password|resend-verification)|tickets(\/[^/]+\/reply)?|promos\/validate)\/?$/
+const OWN_LIMITS = /^\/v1\/(auth\/(login|forgot-password|resend-verification|register|reset-password|verify-email)|tickets(\/[^/]+\/reply)?|promos\/validate)\/?$/
 
 export const generalLimit = (limiter: RateLimiter["Type"], config: AppConfig["Type"], tokens: BearerTokens["Type"]) => (app: HttpApp.Default) =>
   config.generalRateLimit === 0 ? app : Effect.gen(function*() {
     const request = yield* HttpServerRequest.HttpServerRequest
-    // the six routes of the spec's table count against their own, shared limits
+    // the routes with a limit of their own count against it, shared
     if (request.method === "POST" && OWN_LIMITS.test(request.url.split("?")[0]!)) return yield* app
     // verified once: `Authentication` reuses the answer
     const principal = request.headers["authorization"] === undefined ? Option.none() : yield* requestPrincipal(tokens)

@@ -12,7 +12,7 @@ import { clientAddressWith } from "./ClientAddress.ts"
 import * as Schema from "effect/Schema"
 
 /**
- * The spec's six limits ([D30]), shared by every instance through PostgreSQL. Each is an
+ * The spec's six limits ([D30]) and the three of its rev. 2 (register, reset-password, verify-email, per address), shared by every instance through PostgreSQL. Each is an
  * endpoint middleware, so it runs after authentication (401) and before the body is
  * decoded (422): `.middleware(LoginRateLimit)` on the endpoint, before
  * `.middlewareEndpoints(Authentication)` on the group.
@@ -24,6 +24,9 @@ export class ForgotPasswordRateLimit extends HttpApiMiddleware.Tag<ForgotPasswor
 export class ResendVerificationRateLimit extends HttpApiMiddleware.Tag<ResendVerificationRateLimit>()("ResendVerificationRateLimit", { failure }) {}
 export class CreateTicketRateLimit extends HttpApiMiddleware.Tag<CreateTicketRateLimit>()("CreateTicketRateLimit", { failure }) {}
 export class TicketReplyRateLimit extends HttpApiMiddleware.Tag<TicketReplyRateLimit>()("TicketReplyRateLimit", { failure }) {}
+export class RegisterRateLimit extends HttpApiMiddleware.Tag<RegisterRateLimit>()("RegisterRateLimit", { failure }) {}
+export class ResetPasswordRateLimit extends HttpApiMiddleware.Tag<ResetPasswordRateLimit>()("ResetPasswordRateLimit", { failure }) {}
+export class VerifyEmailRateLimit extends HttpApiMiddleware.Tag<VerifyEmailRateLimit>()("VerifyEmailRateLimit", { failure }) {}
 export class PromoValidateRateLimit extends HttpApiMiddleware.Tag<PromoValidateRateLimit>()("PromoValidateRateLimit", { failure }) {}
 
 /** The e-mail of a JSON body, normalised as stored, when there is one. */
@@ -59,6 +62,7 @@ export const RateLimitsLive = Layer.unwrapEffect(Effect.gen(function*() {
     Effect.flatMap(keys, (k) => enforceRateLimit(limit, k)).pipe(Effect.provideService(RateLimiter, limiter))
 
   const one = (name: string) => Effect.map(callerKey(name), (k) => [k])
+  const byAddress = (name: string) => Effect.map(address, (ip) => [`${name}:ip:${ip}`])
 
   return Layer.mergeAll(
     Layer.succeed(LoginRateLimit, limit(5, addressAndEmail("login"))),
@@ -66,6 +70,9 @@ export const RateLimitsLive = Layer.unwrapEffect(Effect.gen(function*() {
     Layer.succeed(ResendVerificationRateLimit, limit(6, one("resend-verification"))),
     Layer.succeed(CreateTicketRateLimit, limit(10, one("create-ticket"))),
     Layer.succeed(TicketReplyRateLimit, limit(10, one("ticket-reply"))),
-    Layer.succeed(PromoValidateRateLimit, limit(10, one("promo-validate")))
+    Layer.succeed(PromoValidateRateLimit, limit(10, one("promo-validate"))),
+    Layer.succeed(RegisterRateLimit, limit(10, byAddress("register"))),
+    Layer.succeed(ResetPasswordRateLimit, limit(6, byAddress("reset-password"))),
+    Layer.succeed(VerifyEmailRateLimit, limit(6, byAddress("verify-email")))
   )
 }))

@@ -47,16 +47,22 @@ const nulMessage = (field: string) => () => `The ${label(field)} field must not 
 
 const EMAIL = /^[^\s@"<>(),;:\\[\]]+@[^\s@"<>(),;:\\[\]]+\.[^\s@"<>(),;:\\[\]]+$/
 
-/** Trimmed and lower-cased before it is checked and stored ([D13]). */
+/**
+ * Trimmed and lower-cased before it is checked and stored ([D13]). ASCII only (rev. 2): a
+ * look-alike (Cyrillic, fullwidth, decomposed accents, invisible characters) is refused, an
+ * internationalised domain comes in its `xn--` form. Checked before lower-casing, which would
+ * turn some non-ASCII letters (the Kelvin sign) into ASCII ones.
+ */
 export const email = (field = "email") =>
   Schema.String.annotations({ message: () => `The ${label(field)} field must be a string.` }).pipe(
+    Schema.filter((s) => !/[^\x00-\x7f]/.test(s), { message: () => `The ${label(field)} field must be a valid email address.` }),
     Schema.transform(Schema.String, { strict: true, decode: (s) => s.trim().toLowerCase(), encode: (s) => s }),
     Schema.filter((s) => !s.includes("\u0000"), { message: nulMessage(field) }),
     Schema.filter((s) => s.length > 0, { message: () => requiredMessage(field) }),
     Schema.filter((s) => s.length <= 255, {
       message: () => `The ${label(field)} field must not be greater than 255 characters.`
     }),
-    Schema.filter((s) => EMAIL.test(s), { message: () => `The ${label(field)} field must be a valid email address.` })
+    Schema.filter((s) => EMAIL.test(s) && /^[\x21-\x7e]+$/.test(s), { message: () => `The ${label(field)} field must be a valid email address.` })
   )
 
 export const integer = (field: string, options: { readonly min?: number; readonly max?: number } = {}) => {

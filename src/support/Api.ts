@@ -5,35 +5,16 @@ import { AdminAuthentication, Authentication } from "../http/Auth.ts"
 import { Confirmation, Ok } from "../http/Envelope.ts"
 import { Body, boolean, IdParam, integer, string } from "../platform/Fields.ts"
 import { CreateTicketRateLimit, TicketReplyRateLimit } from "../http/RateLimit.ts"
+import { FaqEntry, Reply, Ticket } from "./Domain.ts"
 
-// ---- resources (the spec's Support ticket, Reply and FAQ entry) ------------------------
-
-/** ISO 8601 timestamps, as every room renders them. */
-const Timestamp = Schema.String
-
-export const Reply = Schema.Struct({
-  id: Schema.Int,
-  message: Schema.String,
-  is_admin: Schema.Boolean,
-  created_at: Timestamp
-}).annotations({ identifier: "SupportReply" })
+// ---- resources (the spec's Support ticket, Reply and FAQ entry), picked from the room's entities ----
 
 /** An entry of `GET /v1/tickets`: `last_reply_at` is the list's only. */
-export const TicketListItem = Schema.Struct({
-  id: Schema.Int,
-  subject: Schema.String,
-  status: Schema.Literal("open", "closed"),
-  created_at: Timestamp,
-  last_reply_at: Timestamp
-}).annotations({ identifier: "SupportTicketListItem" })
+export const TicketListItem = Ticket.pick("id", "subject", "status", "created_at", "last_reply_at")
+  .annotations({ identifier: "SupportTicketListItem" })
 
 /** `POST /v1/tickets` answers the new ticket without its replies. */
-export const TicketCreated = Schema.Struct({
-  id: Schema.Int,
-  subject: Schema.String,
-  status: Schema.Literal("open", "closed"),
-  created_at: Timestamp
-}).annotations({ identifier: "SupportTicket" })
+export const TicketCreated = Ticket.pick("id", "subject", "status", "created_at").annotations({ identifier: "SupportTicket" })
 
 /** `GET /v1/tickets/{ticket}`: the ticket with every reply, oldest first. */
 export const TicketDetail = Schema.Struct({
@@ -41,18 +22,7 @@ export const TicketDetail = Schema.Struct({
   replies: Schema.Array(Reply)
 }).annotations({ identifier: "SupportTicketDetail" })
 
-export const FaqEntry = Schema.Struct({
-  id: Schema.Int,
-  question: Schema.String,
-  answer: Schema.String
-}).annotations({ identifier: "SupportFaqEntry" })
-
-/** [D70]: the admin answer adds what only staff set. */
-export const AdminFaqEntry = Schema.Struct({
-  ...FaqEntry.fields,
-  position: Schema.Int,
-  is_public: Schema.Boolean
-}).annotations({ identifier: "SupportAdminFaqEntry" })
+export const PublicFaqEntry = FaqEntry.pick("id", "question", "answer").annotations({ identifier: "SupportFaqEntry" })
 
 // ---- payloads: [D13] subject 1-255, message 1-10 000 -----------------------------------
 
@@ -84,7 +54,7 @@ export class SupportApi extends HttpApiGroup.make("support")
   // everything above needs a token; the FAQ below is public (the spec's "none")
   .middlewareEndpoints(Authentication)
   .add(HttpApiEndpoint.get("listFaq", "/faq")
-    .addSuccess(Ok(Schema.Array(FaqEntry), { identifier: "SupportFaqList" })))
+    .addSuccess(Ok(Schema.Array(PublicFaqEntry), { identifier: "SupportFaqList" })))
 {}
 
 /** `/v1/admin/tickets/{ticket}/reply`, `/v1/admin/faq` ([D70]). */
@@ -100,6 +70,6 @@ export class SupportAdminApi extends HttpApiGroup.make("supportAdmin")
       position: Schema.optional(integer("position", { min: 0 })),
       is_public: Schema.optional(boolean("is_public"))
     }))
-    .addSuccess(Ok(AdminFaqEntry, { identifier: "SupportFaqCreated", status: 201 })))
+    .addSuccess(Ok(FaqEntry, { identifier: "SupportFaqCreated", status: 201 })))
   .middlewareEndpoints(AdminAuthentication)
 {}

@@ -1,46 +1,42 @@
 import * as SqlClient from "@effect/sql/SqlClient"
-import * as Context from "effect/Context"
+import * as SqlSchema from "@effect/sql/SqlSchema"
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
 import { AppClock } from "../platform/Clock.ts"
+import { FaqEntry } from "./Domain.ts"
 
-export interface FaqEntryRow {
-  readonly id: number
-  readonly question: string
-  readonly answer: string
-  readonly position: number
-  readonly is_public: boolean
-}
+const Row = Schema.typeSchema(FaqEntry)
 
 /** FAQ entries ([D60]): a position and `is_public`; the public list is ordered by position. */
-export class Faq extends Context.Tag("Faq")<Faq, {
-  readonly publicEntries: Effect.Effect<ReadonlyArray<FaqEntryRow>>
-  readonly create: (input: {
-    readonly question: string
-    readonly answer: string
-    readonly position: number
-    readonly isPublic: boolean
-  }) => Effect.Effect<FaqEntryRow>
-}>() {
-  static readonly Live = Layer.effect(
-    Faq,
-    Effect.gen(function*() {
-      const sql = yield* SqlClient.SqlClient
-      const clock = yield* AppClock
-      return {
-        publicEntries: sql<FaqEntryRow>`
-          select id, question, answer, position, is_public from faq_entries
-          where is_public order by position, id`.pipe(Effect.orDie),
-        create: (input) =>
-          Effect.gen(function*() {
-            const now = yield* clock.now
-            const [row] = yield* sql<FaqEntryRow>`
-              insert into faq_entries (question, answer, position, is_public, created_at)
-              values (${input.question}, ${input.answer}, ${input.position}, ${input.isPublic}, ${now})
-              returning id, question, answer, position, is_public`
-            return row!
-          }).pipe(Effect.orDie)
-      }
+export class Faq extends Effect.Service<Faq>()("support/Faq", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const clock = yield* AppClock
+    const publicRows = SqlSchema.findAll({
+      Request: Schema.Void,
+      Result: Row,
+      execute: () => sql`select id, question, answer, position, is_public from faq_entries where is_public order by position, id`
     })
-  )
-}
+    const insert = SqlSchema.single({
+      Request: Schema.Struct({
+        question: Schema.String,
+        answer: Schema.String,
+        position: Schema.Int,
+        isPublic: Schema.Boolean,
+        now: Schema.DateFromSelf
+      }),
+      Result: Row,
+      execute: (e) => sql`
+        insert into faq_entries (question, answer, position, is_public, created_at)
+        values (${e.question}, ${e.answer}, ${e.position}, ${e.isPublic}, ${e.now})
+        returning id, question, answer, position, is_public`
+    })
+    return {
+      publicEntries: Effect.orDie(publicRows(undefined)),
+      create: (input: { readonly question: string; readonly answer: string; readonly position?: number | undefined; readonly is_public?: boolean | undefined }) =>
+        Effect.flatMap(clock.now, (now) =>
+          insert({ question: input.question, answer: input.answer, position: input.position ?? 0, isPublic: input.is_public ?? true, now })
+        ).pipe(Effect.orDie)
+    } as const
+  })
+}) {}

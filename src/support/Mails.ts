@@ -1,6 +1,6 @@
 import type { Contact } from "../accounts/Contacts.ts"
 import type { Mail } from "../platform/Mailer.ts"
-import type { Ticket } from "./Tickets.ts"
+import type { Ticket } from "./Domain.ts"
 
 /** The notice of a staff reply: names the ticket, carries the reply, points at the ticket id. */
 export const staffReplyMail = (input: {

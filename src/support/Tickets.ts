@@ -1,149 +1,137 @@
 import * as SqlClient from "@effect/sql/SqlClient"
-import * as Context from "effect/Context"
+import * as SqlSchema from "@effect/sql/SqlSchema"
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import { Contacts } from "../accounts/Contacts.ts"
 import { AppClock } from "../platform/Clock.ts"
+import { AppConfig } from "../platform/Config.ts"
+import { orNotFound } from "../platform/Errors.ts"
+import { Mailer, sendLater } from "../platform/Mailer.ts"
+import { Reply, Ticket } from "./Domain.ts"
+import { staffReplyMail } from "./Mails.ts"
 
-export type TicketStatus = "open" | "closed"
-
-export interface Ticket {
-  readonly id: number
-  readonly userId: number
-  readonly subject: string
-  readonly status: TicketStatus
-  readonly createdAt: Date
-  readonly lastReplyAt: Date
-}
-
-export interface TicketReply {
-  readonly id: number
-  readonly message: string
-  readonly isAdmin: boolean
-  readonly createdAt: Date
-}
-
-interface TicketRow {
-  readonly id: number
-  readonly user_id: number
-  readonly subject: string
-  readonly status: TicketStatus
-  readonly created_at: Date
-  readonly last_reply_at: Date
-}
-
-interface ReplyRow {
-  readonly id: number
-  readonly message: string
-  readonly is_admin: boolean
-  readonly created_at: Date
-}
-
-const toTicket = (r: TicketRow): Ticket => ({
-  id: r.id,
-  userId: r.user_id,
-  subject: r.subject,
-  status: r.status,
-  createdAt: r.created_at,
-  lastReplyAt: r.last_reply_at
-})
-
-const toReply = (r: ReplyRow): TicketReply => ({
-  id: r.id,
-  message: r.message,
-  isAdmin: r.is_admin,
-  createdAt: r.created_at
-})
+const TicketRow = Schema.typeSchema(Ticket)
+const ReplyRow = Schema.typeSchema(Reply)
+const Now = Schema.DateFromSelf
 
 /**
  * Support tickets and their replies ([D60]). The opening message is stored as the first
  * reply; every reply moves `last_reply_at` and reopens a closed ticket. Times come from
- * `AppClock`, so the order of activity is the product's clock, not the database's.
+ * `AppClock`, so the order of activity is the product's clock, not the database's. A ticket of
+ * another user is a 404 like an unknown id ([D11]).
  */
-export class Tickets extends Context.Tag("Tickets")<Tickets, {
-  /** the user's tickets, newest activity first */
-  readonly listOf: (userId: number) => Effect.Effect<ReadonlyArray<Ticket>>
-  readonly open: (input: { readonly userId: number; readonly subject: string; readonly message: string }) => Effect.Effect<Ticket>
-  /** any user's ticket (staff); `ownedBy` narrows it to the caller's own */
-  readonly find: (ticketId: number, ownedBy?: number) => Effect.Effect<Option.Option<Ticket>>
-  readonly repliesOf: (ticketId: number) => Effect.Effect<ReadonlyArray<TicketReply>>
-  /** adds a reply, moves `last_reply_at` and reopens the ticket */
-  readonly reply: (input: {
-    readonly ticketId: number
-    readonly authorId: number
-    readonly message: string
-    readonly isAdmin: boolean
-  }) => Effect.Effect<TicketReply>
-  readonly close: (ticketId: number) => Effect.Effect<void>
-}>() {
-  static readonly Live = Layer.effect(
-    Tickets,
-    Effect.gen(function*() {
-      const sql = yield* SqlClient.SqlClient
-      const clock = yield* AppClock
+export class Tickets extends Effect.Service<Tickets>()("support/Tickets", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const clock = yield* AppClock
+    const config = yield* AppConfig
+    const mailer = yield* Mailer
+    const contacts = yield* Contacts
 
-      const listOf = (userId: number) =>
-        sql<TicketRow>`
-          select id, user_id, subject, status, created_at, last_reply_at
-          from tickets where user_id = ${userId}
-          order by last_reply_at desc, id desc`.pipe(Effect.map((rows) => rows.map(toTicket)), Effect.orDie)
-
-      const open = (input: { readonly userId: number; readonly subject: string; readonly message: string }) =>
-        Effect.gen(function*() {
-          const now = yield* clock.now
-          const [ticket] = yield* sql<TicketRow>`
-            insert into tickets (user_id, subject, status, last_reply_at, created_at, updated_at)
-            values (${input.userId}, ${input.subject}, 'open', ${now}, ${now}, ${now})
-            returning id, user_id, subject, status, created_at, last_reply_at`
-          yield* sql`
-            insert into ticket_replies (ticket_id, author_id, message, is_admin, created_at)
-            values (${ticket!.id}, ${input.userId}, ${input.message}, false, ${now})`
-          return toTicket(ticket!)
-        }).pipe(sql.withTransaction, Effect.orDie)
-
-      const find = (ticketId: number, ownedBy?: number) =>
-        (ownedBy === undefined
-          ? sql<TicketRow>`
-              select id, user_id, subject, status, created_at, last_reply_at from tickets where id = ${ticketId}`
-          : sql<TicketRow>`
-              select id, user_id, subject, status, created_at, last_reply_at from tickets
-              where id = ${ticketId} and user_id = ${ownedBy}`).pipe(
-          Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), toTicket)),
-          Effect.orDie
-        )
-
-      const repliesOf = (ticketId: number) =>
-        sql<ReplyRow>`
-          select id, message, is_admin, created_at from ticket_replies
-          where ticket_id = ${ticketId} order by created_at, id`.pipe(Effect.map((rows) => rows.map(toReply)), Effect.orDie)
-
-      const reply = (input: {
-        readonly ticketId: number
-        readonly authorId: number
-        readonly message: string
-        readonly isAdmin: boolean
-      }) =>
-        Effect.gen(function*() {
-          const now = yield* clock.now
-          const [row] = yield* sql<ReplyRow>`
-            insert into ticket_replies (ticket_id, author_id, message, is_admin, created_at)
-            values (${input.ticketId}, ${input.authorId}, ${input.message}, ${input.isAdmin}, ${now})
-            returning id, message, is_admin, created_at`
-          // [D60]: a reply to a closed ticket reopens it; last_reply_at never moves back
-          yield* sql`
-            update tickets
-            set status = 'open', last_reply_at = greatest(last_reply_at, ${now}), updated_at = ${now}
-            where id = ${input.ticketId}`
-          return toReply(row!)
-        }).pipe(sql.withTransaction, Effect.orDie)
-
-      const close = (ticketId: number) =>
-        Effect.gen(function*() {
-          const now = yield* clock.now
-          yield* sql`update tickets set status = 'closed', updated_at = ${now} where id = ${ticketId} and status <> 'closed'`
-        }).pipe(Effect.orDie)
-
-      return { listOf, open, find, repliesOf, reply, close }
+    const columns = sql`id, user_id, subject, status, created_at, last_reply_at`
+    const listRows = SqlSchema.findAll({
+      Request: Schema.Int,
+      Result: TicketRow,
+      execute: (userId) => sql`select ${columns} from tickets where user_id = ${userId} order by last_reply_at desc, id desc`
     })
-  )
-}
+    const insertTicket = SqlSchema.single({
+      Request: Schema.Struct({ userId: Schema.Int, subject: Schema.String, now: Now }),
+      Result: TicketRow,
+      execute: (t) => sql`
+        insert into tickets (user_id, subject, status, last_reply_at, created_at, updated_at)
+        values (${t.userId}, ${t.subject}, 'open', ${t.now}, ${t.now}, ${t.now})
+        returning ${columns}`
+    })
+    const byId = SqlSchema.findOne({
+      Request: Schema.Struct({ id: Schema.Int, ownedBy: Schema.NullOr(Schema.Int) }),
+      Result: TicketRow,
+      execute: (q) => sql`
+        select ${columns} from tickets
+        where id = ${q.id} and (${q.ownedBy}::int is null or user_id = ${q.ownedBy}::int)`
+    })
+    const repliesRows = SqlSchema.findAll({
+      Request: Schema.Int,
+      Result: ReplyRow,
+      execute: (ticketId) => sql`
+        select id, message, is_admin, created_at from ticket_replies where ticket_id = ${ticketId} order by created_at, id`
+    })
+    const insertReply = SqlSchema.single({
+      Request: Schema.Struct({ ticketId: Schema.Int, authorId: Schema.Int, message: Schema.String, isAdmin: Schema.Boolean, now: Now }),
+      Result: ReplyRow,
+      execute: (r) => sql`
+        insert into ticket_replies (ticket_id, author_id, message, is_admin, created_at)
+        values (${r.ticketId}, ${r.authorId}, ${r.message}, ${r.isAdmin}, ${r.now})
+        returning id, message, is_admin, created_at`
+    })
+    const touch = SqlSchema.void({
+      Request: Schema.Struct({ ticketId: Schema.Int, now: Now }),
+      // [D60]: a reply to a closed ticket reopens it; last_reply_at never moves back
+      execute: (t) => sql`
+        update tickets set status = 'open', last_reply_at = greatest(last_reply_at, ${t.now}), updated_at = ${t.now}
+        where id = ${t.ticketId}`
+    })
+    const closeRow = SqlSchema.void({
+      Request: Schema.Struct({ ticketId: Schema.Int, now: Now }),
+      execute: (t) => sql`update tickets set status = 'closed', updated_at = ${t.now} where id = ${t.ticketId} and status <> 'closed'`
+    })
+
+    /** the ticket of `ownedBy`, or any user's for staff; else 404 */
+    const find = (ticketId: number, ownedBy: number | null) =>
+      byId({ id: ticketId, ownedBy }).pipe(Effect.orDie, Effect.flatMap(orNotFound))
+
+    const addReply = (ticketId: number, authorId: number, message: string, isAdmin: boolean) =>
+      Effect.gen(function*() {
+        const now = yield* clock.now
+        const reply = yield* insertReply({ ticketId, authorId, message, isAdmin, now })
+        yield* touch({ ticketId, now })
+        return reply
+      }).pipe(sql.withTransaction, Effect.orDie)
+
+    return {
+      /** the user's tickets, newest activity first */
+      listOf: (userId: number) => Effect.orDie(listRows(userId)),
+
+      open: (userId: number, input: { readonly subject: string; readonly message: string }) =>
+        Effect.gen(function*() {
+          const now = yield* clock.now
+          const ticket = yield* insertTicket({ userId, subject: input.subject, now })
+          yield* insertReply({ ticketId: ticket.id, authorId: userId, message: input.message, isAdmin: false, now })
+          return ticket
+        }).pipe(sql.withTransaction, Effect.orDie),
+
+      /** the caller's ticket with every reply, oldest first */
+      detail: (ticketId: number, userId: number) =>
+        Effect.gen(function*() {
+          const ticket = yield* find(ticketId, userId)
+          return { ...ticket, replies: yield* Effect.orDie(repliesRows(ticket.id)) }
+        }),
+
+      reply: (ticketId: number, userId: number, message: string) =>
+        Effect.flatMap(find(ticketId, userId), (ticket) => addReply(ticket.id, userId, message, false)),
+
+      /** closing a closed ticket is a 200 too ([D60]) */
+      close: (ticketId: number, userId: number) =>
+        Effect.flatMap(find(ticketId, userId), (ticket) =>
+          Effect.flatMap(clock.now, (now) => closeRow({ ticketId: ticket.id, now })).pipe(Effect.orDie)),
+
+      /**
+       * A staff reply to any ticket ([D70]): it reopens a closed ticket as a user's does (there is
+       * news to read) and tells the owner by e-mail unless they turned notices off.
+       */
+      staffReply: (ticketId: number, staffId: number, message: string) =>
+        Effect.gen(function*() {
+          const ticket = yield* find(ticketId, null)
+          const reply = yield* addReply(ticket.id, staffId, message, true)
+          const owner = yield* contacts.find(ticket.user_id)
+          if (Option.isSome(owner) && owner.value.emailNotifications) {
+            yield* sendLater(staffReplyMail({ appUrl: config.appUrl, to: owner.value, ticket, message })).pipe(
+              Effect.provideService(Mailer, mailer)
+            )
+          }
+          return reply
+        })
+    } as const
+  }),
+  dependencies: [Contacts.Default]
+}) {}

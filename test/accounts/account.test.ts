@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test"
 import { makeTestApp, type TestApp } from "../support/app.ts"
-import { freshEmail, PASSWORD, register, settle, verifyTokenOf, waitForMail } from "./helpers.ts"
+import { freshEmail, PASSWORD, register, settle, verifyTokenOf, waitForMail, anyAddress } from "./helpers.ts"
 
 // [D24] profile, password, settings; [D25] account deletion.
 let app: TestApp
@@ -17,7 +17,7 @@ const login = (email: string, password: string, ip: string) =>
 const verified = async () => {
   const user = await register(app)
   const token = verifyTokenOf(await waitForMail(app, (m) => m.to === user.email))
-  expect((await app.post("/v1/auth/verify-email", { body: { token } })).status).toBe(200)
+  expect((await app.post("/v1/auth/verify-email", { headers: anyAddress(), body: { token } })).status).toBe(200)
   return user
 }
 
@@ -50,7 +50,7 @@ describe("profile [D24]", () => {
     const me = await app.get("/v1/user", { token: user.token })
     expect(me.body.data.email_verified_at).toBeNull()
     const token = verifyTokenOf(await waitForMail(app, (m) => m.to === next))
-    expect((await app.post("/v1/auth/verify-email", { body: { token } })).status).toBe(200)
+    expect((await app.post("/v1/auth/verify-email", { headers: anyAddress(), body: { token } })).status).toBe(200)
     expect((await app.get("/v1/user", { token: user.token })).body.data.email_verified_at).not.toBeNull()
   })
 
@@ -225,7 +225,7 @@ describe("delete account [D25]", () => {
     expect((await app.get("/v1/user", { token: user.token })).status).toBe(401)
     expect((await app.get("/v1/user", { token: keep.token })).status).toBe(200)
     await settle()
-    const again = await app.post("/v1/auth/register", {
+    const again = await app.post("/v1/auth/register", { headers: anyAddress(),
       body: { name: "Again", email: user.email, password: PASSWORD, password_confirmation: PASSWORD }
     })
     expect(again.status).toBe(201)

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test"
 import { makeTestApp, type TestApp } from "../support/app.ts"
-import { freshEmail, PASSWORD, register } from "./helpers.ts"
+import { freshEmail, PASSWORD, register, anyAddress } from "./helpers.ts"
 
 // [D20] [D21] [D12] [D13]: registration, login, tokens, the current user.
 let app: TestApp
@@ -12,7 +12,7 @@ afterAll(() => app.dispose())
 describe("register", () => {
   test("201 with a token and {id, name, email}; the token works; Cache-Control: no-store", async () => {
     const email = freshEmail()
-    const res = await app.post("/v1/auth/register", {
+    const res = await app.post("/v1/auth/register", { headers: anyAddress(),
       body: { name: "Ada", email: `  ${email.toUpperCase()} `, password: PASSWORD, password_confirmation: PASSWORD }
     })
     expect(res.status).toBe(201)
@@ -33,7 +33,7 @@ describe("register", () => {
   })
 
   test("missing fields are each reported [D12]", async () => {
-    const res = await app.post("/v1/auth/register", { body: {} })
+    const res = await app.post("/v1/auth/register", { headers: anyAddress(), body: {} })
     expect(res.status).toBe(422)
     expect(res.body.message).toBe("The given data was invalid.")
     expect(res.body.errors.name).toEqual(["The name field is required."])
@@ -42,7 +42,7 @@ describe("register", () => {
   })
 
   test("bad e-mail, short password and long name", async () => {
-    const res = await app.post("/v1/auth/register", {
+    const res = await app.post("/v1/auth/register", { headers: anyAddress(),
       body: { name: "x".repeat(256), email: "not-an-email", password: "short", password_confirmation: "short" }
     })
     expect(res.status).toBe(422)
@@ -53,7 +53,7 @@ describe("register", () => {
 
   test("a password over 128 characters is refused", async () => {
     const long = "a1B2".repeat(33)
-    const res = await app.post("/v1/auth/register", {
+    const res = await app.post("/v1/auth/register", { headers: anyAddress(),
       body: { name: "x", email: freshEmail(), password: long, password_confirmation: long }
     })
     expect(res.status).toBe(422)
@@ -62,7 +62,7 @@ describe("register", () => {
 
   test("a mismatched or missing confirmation is reported under password [D12]", async () => {
     for (const confirmation of [`${PASSWORD}x`, undefined]) {
-      const res = await app.post("/v1/auth/register", {
+      const res = await app.post("/v1/auth/register", { headers: anyAddress(),
         body: { name: "x", email: freshEmail(), password: PASSWORD, password_confirmation: confirmation }
       })
       expect(res.status).toBe(422)
@@ -72,7 +72,7 @@ describe("register", () => {
 
   test("one of the 10 000 most common passwords is too common [D13]", async () => {
     for (const common of ["password", "12345678", "password123", "iloveyou", "qwerty123"]) {
-      const res = await app.post("/v1/auth/register", {
+      const res = await app.post("/v1/auth/register", { headers: anyAddress(),
         body: { name: "x", email: freshEmail(), password: common, password_confirmation: common }
       })
       expect(res.status).toBe(422)
@@ -82,7 +82,7 @@ describe("register", () => {
 
   test("a taken e-mail, in any case, is 422 errors.email", async () => {
     const user = await register(app)
-    const res = await app.post("/v1/auth/register", {
+    const res = await app.post("/v1/auth/register", { headers: anyAddress(),
       body: { name: "x", email: user.email.toUpperCase(), password: PASSWORD, password_confirmation: PASSWORD }
     })
     expect(res.status).toBe(422)
@@ -98,7 +98,7 @@ describe("register", () => {
     const variants = Array.from({ length: 12 }, (_, i) =>
       [...email].map((c, j) => ((i + j) % 2 === 0 ? c.toUpperCase() : c)).join(""))
     const results = await Promise.all(variants.map((variant) =>
-      app.post("/v1/auth/register", {
+      app.post("/v1/auth/register", { headers: anyAddress(),
         body: { name: "Racer", email: variant, password: PASSWORD, password_confirmation: PASSWORD }
       })
     ))
@@ -114,7 +114,7 @@ describe("register", () => {
 
   test("mass assignment: role, status, id and email_verified_at in the body change nothing", async () => {
     const email = freshEmail("mass")
-    const res = await app.post("/v1/auth/register", {
+    const res = await app.post("/v1/auth/register", { headers: anyAddress(),
       body: {
         name: "Mallory",
         email,

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test"
 import { makeTestApp, type TestApp } from "../support/app.ts"
-import { freshEmail, PASSWORD, register, resetTokenOf, settle, verifyTokenOf, waitForMail } from "./helpers.ts"
+import { freshEmail, PASSWORD, register, resetTokenOf, settle, verifyTokenOf, waitForMail, anyAddress } from "./helpers.ts"
 
 // [D22] verification, [D23] password reset: mails through the mailer, random single-use hashed tokens.
 let app: TestApp
@@ -28,29 +28,29 @@ describe("e-mail verification [D22]", () => {
   test("verify-email with the token: 200 Email verified., email_verified_at set; the token is single-use", async () => {
     const user = await register(app)
     const token = verifyTokenOf(await waitForMail(app, (m) => m.to === user.email))
-    const res = await app.post("/v1/auth/verify-email", { body: { token } })
+    const res = await app.post("/v1/auth/verify-email", { headers: anyAddress(), body: { token } })
     expect(res.status).toBe(200)
     expect(res.body).toEqual({ success: true, message: "Email verified.", data: {} })
     const me = await app.get("/v1/user", { token: user.token })
     expect(me.body.data.email_verified_at).toBe(app.clock.get().toISOString())
-    const again = await app.post("/v1/auth/verify-email", { body: { token } })
+    const again = await app.post("/v1/auth/verify-email", { headers: anyAddress(), body: { token } })
     expect(again.status).toBe(422)
     expect(again.body.errors.token).toHaveLength(1)
   })
 
   test("an unknown token, a missing one and one older than 24 h are 422 errors.token", async () => {
-    const bogus = await app.post("/v1/auth/verify-email", { body: { token: "x".repeat(64) } })
+    const bogus = await app.post("/v1/auth/verify-email", { headers: anyAddress(), body: { token: "x".repeat(64) } })
     expect(bogus.status).toBe(422)
     expect(bogus.body.message).toBe("The given data was invalid.")
     expect(Object.keys(bogus.body.errors)).toEqual(["token"])
-    const missing = await app.post("/v1/auth/verify-email", { body: {} })
+    const missing = await app.post("/v1/auth/verify-email", { headers: anyAddress(), body: {} })
     expect(missing.status).toBe(422)
     expect(missing.body.errors.token).toEqual(["The token field is required."])
 
     const user = await register(app)
     const token = verifyTokenOf(await waitForMail(app, (m) => m.to === user.email))
     app.clock.advance(24 * 3_600_000 + 1000)
-    const expired = await app.post("/v1/auth/verify-email", { body: { token } })
+    const expired = await app.post("/v1/auth/verify-email", { headers: anyAddress(), body: { token } })
     expect(expired.status).toBe(422)
     expect(expired.body.errors.token).toHaveLength(1)
     expect((await app.get("/v1/user", { token: user.token })).body.data.email_verified_at).toBeNull()
@@ -59,7 +59,7 @@ describe("e-mail verification [D22]", () => {
   test("two concurrent uses of one token: one success", async () => {
     const user = await register(app)
     const token = verifyTokenOf(await waitForMail(app, (m) => m.to === user.email))
-    const results = await Promise.all(Array.from({ length: 5 }, () => app.post("/v1/auth/verify-email", { body: { token } })))
+    const results = await Promise.all(Array.from({ length: 5 }, () => app.post("/v1/auth/verify-email", { headers: anyAddress(), body: { token } })))
     expect(results.map((r) => r.status).sort()).toEqual([200, 422, 422, 422, 422])
   })
 
@@ -72,14 +72,14 @@ describe("e-mail verification [D22]", () => {
     expect(res.body.data).toEqual({})
     const second = verifyTokenOf(await waitForMail(app, (m) => m.to === user.email && !m.text.includes(first)))
     expect(second).not.toBe(first)
-    expect((await app.post("/v1/auth/verify-email", { body: { token: first } })).status).toBe(422)
-    expect((await app.post("/v1/auth/verify-email", { body: { token: second } })).status).toBe(200)
+    expect((await app.post("/v1/auth/verify-email", { headers: anyAddress(), body: { token: first } })).status).toBe(422)
+    expect((await app.post("/v1/auth/verify-email", { headers: anyAddress(), body: { token: second } })).status).toBe(200)
   })
 
   test("resend-verification for a verified user: 200 Email already verified., no mail", async () => {
     const user = await register(app)
     const token = verifyTokenOf(await waitForMail(app, (m) => m.to === user.email))
-    await app.post("/v1/auth/verify-email", { body: { token } })
+    await app.post("/v1/auth/verify-email", { headers: anyAddress(), body: { token } })
     await settle()
     const before = app.outbox.length
     const res = await app.post("/v1/auth/resend-verification", { token: user.token })
@@ -138,7 +138,7 @@ describe("password reset [D23]", () => {
   test("reset-password sets the password, revokes every token, and is single-use", async () => {
     const user = await register(app)
     const token = await requestReset(user.email, "10.9.1.1")
-    const res = await app.post("/v1/auth/reset-password", {
+    const res = await app.post("/v1/auth/reset-password", { headers: anyAddress(),
       body: { token, email: user.email, password: NEW_PASSWORD, password_confirmation: NEW_PASSWORD }
     })
     expect(res.status).toBe(200)
@@ -155,7 +155,7 @@ describe("password reset [D23]", () => {
       headers: { "x-forwarded-for": "10.9.1.3" }
     })
     expect(newLogin.status).toBe(200)
-    const reuse = await app.post("/v1/auth/reset-password", {
+    const reuse = await app.post("/v1/auth/reset-password", { headers: anyAddress(),
       body: { token, email: user.email, password: "Third-Str0ng-Secret", password_confirmation: "Third-Str0ng-Secret" }
     })
     expect(reuse.status).toBe(422)
@@ -173,14 +173,14 @@ describe("password reset [D23]", () => {
       password_confirmation: NEW_PASSWORD,
       ...fields
     })
-    const bad = await app.post("/v1/auth/reset-password", { body: body({ token: "nope".repeat(16) }) })
+    const bad = await app.post("/v1/auth/reset-password", { headers: anyAddress(), body: body({ token: "nope".repeat(16) }) })
     expect(bad.status).toBe(422)
     expect(Object.keys(bad.body.errors)).toEqual(["token"])
-    const wrongEmail = await app.post("/v1/auth/reset-password", { body: body({ email: other.email }) })
+    const wrongEmail = await app.post("/v1/auth/reset-password", { headers: anyAddress(), body: body({ email: other.email }) })
     expect(wrongEmail.status).toBe(422)
     expect(Object.keys(wrongEmail.body.errors)).toEqual(["token"])
     app.clock.advance(60 * 60_000 + 1000)
-    const late = await app.post("/v1/auth/reset-password", { body: body({}) })
+    const late = await app.post("/v1/auth/reset-password", { headers: anyAddress(), body: body({}) })
     expect(late.status).toBe(422)
     expect(Object.keys(late.body.errors)).toEqual(["token"])
     // nothing changed: the old password still works
@@ -194,18 +194,18 @@ describe("password reset [D23]", () => {
   test("the new password is validated like at registration", async () => {
     const user = await register(app)
     const token = await requestReset(user.email, "10.9.3.1")
-    const common = await app.post("/v1/auth/reset-password", {
+    const common = await app.post("/v1/auth/reset-password", { headers: anyAddress(),
       body: { token, email: user.email, password: "password1", password_confirmation: "password1" }
     })
     expect(common.status).toBe(422)
     expect(common.body.errors.password).toEqual(["The password field is too common."])
-    const mismatch = await app.post("/v1/auth/reset-password", {
+    const mismatch = await app.post("/v1/auth/reset-password", { headers: anyAddress(),
       body: { token, email: user.email, password: NEW_PASSWORD, password_confirmation: "different-1234" }
     })
     expect(mismatch.status).toBe(422)
     expect(mismatch.body.errors.password).toEqual(["The password field confirmation does not match."])
     // a refused attempt does not use the token up
-    const ok = await app.post("/v1/auth/reset-password", {
+    const ok = await app.post("/v1/auth/reset-password", { headers: anyAddress(),
       body: { token, email: user.email, password: NEW_PASSWORD, password_confirmation: NEW_PASSWORD }
     })
     expect(ok.status).toBe(200)
@@ -215,7 +215,7 @@ describe("password reset [D23]", () => {
     const user = await register(app)
     const token = await requestReset(user.email, "10.9.4.1")
     const results = await Promise.all([NEW_PASSWORD, "Third-Str0ng-Secret", "Fourth-Str0ng-Secret"].map((password) =>
-      app.post("/v1/auth/reset-password", { body: { token, email: user.email, password, password_confirmation: password } })
+      app.post("/v1/auth/reset-password", { headers: anyAddress(), body: { token, email: user.email, password, password_confirmation: password } })
     ))
     expect(results.map((r) => r.status).sort()).toEqual([200, 422, 422])
   })

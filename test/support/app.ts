@@ -73,7 +73,7 @@ export const makeTestApp = async (options: {
   )
   // one memo map: the runtime and the handler share one SQL connection and one set of edges
   const memoMap = Effect.runSync(Layer.makeMemoMap)
-  const runtime = ManagedRuntime.make(Layer.mergeAll(Platform, Tokens.Live.pipe(Layer.provide(Platform))), memoMap)
+  const runtime = ManagedRuntime.make(Layer.mergeAll(Platform, Tokens.Default.pipe(Layer.provide(Platform))), memoMap)
   if (options.reset !== false) await runtime.runPromise(resetDatabase)
   const { middleware } = await runtime.runPromise(serveMiddleware)
   const { dispose: disposeHandler, handler } = HttpApiBuilder.toWebHandler(
