@@ -20,6 +20,7 @@ import { emailChangedMail, resetMail, verificationMail } from "./Mails.ts"
 import { Passwords } from "./Passwords.ts"
 import { Tokens } from "./Tokens.ts"
 import { Users } from "./Users.ts"
+import { VpnAccounts } from "../vpn/VpnAccounts.ts"
 
 export const ADMIN_PAGE_SIZE = 15
 
@@ -36,6 +37,7 @@ export class Accounts extends Effect.Service<Accounts>()("accounts/Accounts", {
     const users = yield* Users
     const mailTokens = yield* MailTokens
     const passwords = yield* Passwords
+    const vpnAccess = yield* VpnAccounts
     const tokens = yield* Tokens
 
     /** after the response: the caller never waits for SMTP */
@@ -103,6 +105,8 @@ export class Accounts extends Effect.Service<Accounts>()("accounts/Accounts", {
           yield* users.setPassword(userId.value, passwordHash, now)
           yield* mailTokens.invalidate(userId.value, "reset_password")
           yield* tokens.revokeAll(userId.value)
+          // configs and credentials handed out before the reset stop working ([D23], [D91])
+          yield* vpnAccess.revokeAll(userId.value)
         }))
       })
 
@@ -205,7 +209,10 @@ export class Accounts extends Effect.Service<Accounts>()("accounts/Accounts", {
               return yield* Effect.fail(new ValidationError({ errors }))
             }
           }
-          return yield* Effect.flatMap(users.setAdminFields(id, { ...changes, now }), orNotFound)
+          const user = yield* Effect.flatMap(users.setAdminFields(id, { ...changes, now }), orNotFound)
+          // a disabled user's VPN access stops at once, and comes back when re-enabled ([D21], [D91])
+          if (changes.status !== undefined) yield* vpnAccess.setUserEnabled(id, changes.status === 1)
+          return user
         }))
       })
 
@@ -229,5 +236,5 @@ export class Accounts extends Effect.Service<Accounts>()("accounts/Accounts", {
       updateUser
     } as const
   }),
-  dependencies: [Users.Default, MailTokens.Default, Passwords.Default, Tokens.Default]
+  dependencies: [Users.Default, MailTokens.Default, Passwords.Default, Tokens.Default, VpnAccounts.Default]
 }) {}

@@ -1,0 +1,96 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test"
+import { KeyGen } from "../../src/platform/KeyGen.ts"
+import { anyAddress, resetTokenOf, waitForMail } from "../accounts/helpers.ts"
+import { makeTestApp, type TestApp } from "../support/app.ts"
+import { makePlan, makeServer, makeService } from "./fixtures.ts"
+
+// [D21], [D23], [D91] (rev. 2), through the accounts routes that cause them: an admin disabling a
+// user takes the user's VPN access off every node at once (re-enabling restores it), and a password
+// reset renews every WireGuard key and the OpenVPN secret handed out before.
+let app: TestApp
+let admin: Awaited<ReturnType<TestApp["createUser"]>>
+beforeAll(async () => {
+  app = await makeTestApp()
+  admin = await app.createUser({ role: "admin" })
+})
+afterAll(() => app.dispose())
+
+const member = async () => {
+  const user = await app.createUser()
+  const plan = await makePlan(app)
+  await makeService(app, user.id, plan)
+  const wg = await makeServer(app, { planIds: [plan.planId] })
+  const ovpn = await makeServer(app, { protocol: "openvpn", planIds: [plan.planId] })
+  const conf = await app.get(`/v1/servers/${wg.id}/wireguard`, { token: user.token })
+  expect(conf.status).toBe(200)
+  const creds = await app.get("/v1/account/vpn-credentials", { token: user.token })
+  expect(creds.status).toBe(200)
+  return { user, wg, ovpn, conf: conf.text, username: creds.body.data.username as string, secret: creds.body.data.password as string }
+}
+
+const nodePeers = async (nodeToken: string) => {
+  const res = await app.get("/v1/node/peers", { token: nodeToken })
+  expect(res.status).toBe(200)
+  return res.body.data as Array<{ public_key: string; allowed_ips: string; enabled: boolean }>
+}
+
+const openvpnAuth = async (nodeToken: string, username: string, password: string) =>
+  (await app.post("/v1/node/openvpn/auth", { token: nodeToken, body: { username, password } })).status
+
+const publicKeyOf = (conf: string) => KeyGen.publicKeyOf(/^PrivateKey = (.+)$/m.exec(conf)![1]!)
+
+describe("VPN access follows the account [D91]", () => {
+  test("an admin disabling a user takes its peers off the node and refuses its OpenVPN login; enabling restores both [D21]", async () => {
+    const m = await member()
+    const key = publicKeyOf(m.conf)
+    expect((await nodePeers(m.wg.nodeToken)).find((p) => p.public_key === key)?.enabled).toBe(true)
+
+    const disabled = await app.put(`/v1/admin/users/${m.user.id}`, { token: admin.token, body: { status: 0 } })
+    expect(disabled.status).toBe(200)
+    expect((await nodePeers(m.wg.nodeToken)).find((p) => p.public_key === key)?.enabled).toBe(false)
+    expect(await openvpnAuth(m.ovpn.nodeToken, m.username, m.secret)).toBe(403)
+
+    const enabled = await app.put(`/v1/admin/users/${m.user.id}`, { token: admin.token, body: { status: 1 } })
+    expect(enabled.status).toBe(200)
+    expect((await nodePeers(m.wg.nodeToken)).find((p) => p.public_key === key)?.enabled).toBe(true)
+    expect(await openvpnAuth(m.ovpn.nodeToken, m.username, m.secret)).toBe(200)
+  })
+
+  test("a role change alone leaves VPN access as it is", async () => {
+    const m = await member()
+    const key = publicKeyOf(m.conf)
+    expect((await app.put(`/v1/admin/users/${m.user.id}`, { token: admin.token, body: { role: "admin" } })).status).toBe(200)
+    expect((await nodePeers(m.wg.nodeToken)).find((p) => p.public_key === key)?.enabled).toBe(true)
+  })
+
+  test("a password reset renews every key and secret handed out before [D23]", async () => {
+    const m = await member()
+    const oldKey = publicKeyOf(m.conf)
+    expect((await app.post("/v1/auth/forgot-password", { headers: anyAddress(), body: { email: m.user.email } })).status).toBe(200)
+    const mail = await waitForMail(app, (x) => x.to === m.user.email && /reset-password\?token=/.test(x.text))
+    const reset = await app.post("/v1/auth/reset-password", {
+      headers: anyAddress(),
+      body: { token: resetTokenOf(mail), email: m.user.email, password: "New-Passw0rd-2026", password_confirmation: "New-Passw0rd-2026" }
+    })
+    expect(reset.status).toBe(200)
+
+    // the old key has left the node, the old secret is refused
+    const peers = await nodePeers(m.wg.nodeToken)
+    expect(peers.map((p) => p.public_key)).not.toContain(oldKey)
+    expect(await openvpnAuth(m.ovpn.nodeToken, m.username, m.secret)).toBe(403)
+
+    // a fresh login and download gives a working config with the new key, on the same address
+    const login = await app.post("/v1/auth/login", { headers: anyAddress(), body: { email: m.user.email, password: "New-Passw0rd-2026" } })
+    expect(login.status).toBe(200)
+    const token = login.body.data.token as string
+    const conf = await app.get(`/v1/servers/${m.wg.id}/wireguard`, { token })
+    expect(conf.status).toBe(200)
+    const newKey = publicKeyOf(conf.text)
+    expect(newKey).not.toBe(oldKey)
+    expect(peers.find((p) => p.public_key === newKey)?.enabled).toBe(true)
+    expect(/^Address = (.+)$/m.exec(conf.text)![1]).toBe(/^Address = (.+)$/m.exec(m.conf)![1])
+    const creds = await app.get("/v1/account/vpn-credentials", { token })
+    expect(creds.body.data.password).not.toBe(m.secret)
+    expect(await openvpnAuth(m.ovpn.nodeToken, m.username, creds.body.data.password)).toBe(200)
+  })
+})
