@@ -2,6 +2,7 @@ import type * as SqlClient from "@effect/sql/SqlClient"
 import type * as Effect from "effect/Effect"
 import init from "./0001_init.ts"
 import catalogNotify from "./0002_catalog_notify.ts"
+import moneyRules from "./0003_money_rules.ts"
 
 /**
  * Every migration, imported statically so that a compiled binary carries them.
@@ -9,5 +10,6 @@ import catalogNotify from "./0002_catalog_notify.ts"
  */
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
   "1_init": init,
-  "2_catalog_notify": catalogNotify
+  "2_catalog_notify": catalogNotify,
+  "3_money_rules": moneyRules
 }

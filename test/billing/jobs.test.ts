@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test"
 import pg from "pg"
-import { JOBS_LOCK_KEY, runJobsOnce } from "../../src/billing/Jobs.ts"
+import { JOBS_LOCK_KEY, runJobsOnce } from "../../src/jobs/Jobs.ts"
 import { sharedDatabase } from "../support/database.ts"
 import { makeTestApp, type TestApp } from "../support/app.ts"
 import { DAY, days, servicesFixtures } from "./services-fixtures.ts"
