@@ -56,25 +56,34 @@ const runJobs = Effect.gen(function*() {
     Result: Schema.Struct({ locked: Schema.Boolean }),
     execute: () => sql`select pg_try_advisory_xact_lock(${sql.literal(String(JOBS_LOCK_KEY))}) as locked`
   })
-  /** one batch in its own transaction under the lock; none when another instance holds it */
-  const batch = <A>(work: Effect.Effect<A>) =>
-    sql.withTransaction(Effect.flatMap(tryLock(undefined), ({ locked }) => locked ? Effect.asSome(work) : Effect.succeedNone))
-      .pipe(Effect.orDie)
+  const waitLock = sql`select pg_advisory_xact_lock(${sql.literal(String(JOBS_LOCK_KEY))})`.pipe(Effect.as({ locked: true }))
 
-  /** runs batches while they come back full; false when the lock was held elsewhere */
+  // The first batch only tries the lock: another instance at work means this run is skipped.
+  // Once started, a run waits its turn for each batch (another run's batch is short), so it
+  // never stops half-way; each batch sees what the batches before it committed.
+  let started = false
+  /** one batch in its own transaction under the lock; none when this run is skipped */
+  const batch = <A>(work: Effect.Effect<A>) =>
+    sql.withTransaction(Effect.flatMap(started ? waitLock : tryLock(undefined), ({ locked }) => {
+      if (!locked) return Effect.succeedNone
+      started = true
+      return Effect.asSome(work)
+    })).pipe(Effect.orDie)
+
+  /** runs batches while they come back full; none when the run is skipped */
   const drain = (step: Effect.Effect<number>) =>
     Effect.gen(function*() {
       let total = 0
       for (;;) {
         const done = yield* batch(step)
-        if (done._tag === "None") return { locked: true, total }
+        if (done._tag === "None") return { skipped: true, total }
         total += done.value
-        if (done.value < JOBS_BATCH) return { locked: false, total }
+        if (done.value < JOBS_BATCH) return { skipped: false, total }
       }
     })
 
   const expired = yield* drain(Effect.map(services.expireDue(JOBS_BATCH), (ids) => ids.length))
-  if (expired.locked && expired.total === 0) return skipped
+  if (expired.skipped) return skipped
 
   const now = yield* clock.now
   const horizon = new Date(now.getTime() + RENEWAL_WINDOW_MS)
