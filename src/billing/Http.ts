@@ -7,15 +7,13 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import { Api } from "../Api.ts"
 import { CurrentUser } from "../http/Auth.ts"
-import { makePage, pageResponse } from "../http/Envelope.ts"
-import { AppConfig } from "../platform/Config.ts"
-import { InvoiceListItem, toListItem } from "./Domain.ts"
+import { pageResponse } from "../http/Envelope.ts"
+import { InvoiceListItem } from "./Domain.ts"
 import { GatewaysLive, ManualGateway } from "./Gateways.ts"
 import { Invoices } from "./Invoices.ts"
 import { AdminInvoices, Orders } from "./Orders.ts"
 import { Webhooks } from "./Webhooks.ts"
 
-const PER_PAGE = 15
 
 const noStore = HttpApp.appendPreResponseHandler((_request, response) =>
   Effect.succeed(HttpServerResponse.setHeader(response, "cache-control", "no-store")))
@@ -38,22 +36,12 @@ const BillingHandlers = HttpApiBuilder.group(Api, "billing", (handlers) =>
     const invoices = yield* Invoices
     const orders = yield* Orders
     const webhooks = yield* Webhooks
-    const config = yield* AppConfig
     return handlers
+      // a hot read: its wire form built directly, one query
       .handle("listInvoices", ({ urlParams }) =>
-        Effect.gen(function*() {
-          const user = yield* CurrentUser
-          const pageNo = urlParams.page ?? 1
-          const { rows, total } = yield* invoices.page(user.userId, Option.fromNullable(urlParams.status), pageNo, PER_PAGE)
-          return pageResponse(InvoiceListItem, makePage({
-            rows: rows.map(toListItem),
-            total,
-            page: pageNo,
-            perPage: PER_PAGE,
-            baseUrl: `${config.publicUrl}/v1/invoices`,
-            query: [["status", urlParams.status]]
-          }))
-        }))
+        Effect.flatMap(CurrentUser, (user) =>
+          Effect.map(invoices.listPage(user.userId, urlParams.status, urlParams.page ?? 1), (page) =>
+            pageResponse(InvoiceListItem, page))))
       .handle("getInvoice", ({ path }) =>
         Effect.flatMap(CurrentUser, (user) => Effect.flatMap(orders.owned(user.userId, path.invoice), invoices.detail)))
       .handle("paymentUrl", ({ path }) =>

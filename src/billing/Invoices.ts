@@ -6,7 +6,12 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { Catalog } from "../catalog/Catalog.ts"
 import { AppClock } from "../platform/Clock.ts"
-import { Invoice, type InvoiceDetail } from "./Domain.ts"
+import { AppConfig } from "../platform/Config.ts"
+import { makePage } from "../platform/Page.ts"
+import { Invoice, type InvoiceDetail, toListItem } from "./Domain.ts"
+
+/** [D36]: invoices pages hold 15 */
+const PER_PAGE = 15
 
 export interface NewInvoice {
   readonly userId: number
@@ -47,6 +52,7 @@ export class Invoices extends Effect.Service<Invoices>()("billing/Invoices", {
     const sql = yield* SqlClient.SqlClient
     const clock = yield* AppClock
     const catalog = yield* Catalog
+    const config = yield* AppConfig
 
     const columns = sql`
       id, uuid::text as uuid, user_id, service_id, plan_id, cycle_id, amount::text as amount, discount::text as discount,
@@ -102,6 +108,18 @@ export class Invoices extends Effect.Service<Invoices>()("billing/Invoices", {
         })(undefined)).n)
         return { rows: found as ReadonlyArray<Invoice>, total }
       }).pipe(Effect.orDie)
+
+    /** [D36]: one page of the caller's invoices in their wire form, with its meta and links */
+    const listPage = (userId: number, status: string | undefined, pageNo: number) =>
+      Effect.map(page(userId, Option.fromNullable(status), pageNo, PER_PAGE), ({ rows, total }) =>
+        makePage({
+          rows: rows.map(toListItem),
+          total,
+          page: pageNo,
+          perPage: PER_PAGE,
+          baseUrl: `${config.publicUrl}/v1/invoices`,
+          query: [["status", status]]
+        }))
 
     /** [D33] (rev. 2): the caller's pending or paid invoices with the promo */
     const promoUsesOf = (userId: number, promoId: number) =>
@@ -194,7 +212,7 @@ export class Invoices extends Effect.Service<Invoices>()("billing/Invoices", {
       byId,
       lock,
       detail,
-      page,
+      listPage,
       promoUsesOf,
       insert,
       cancelPending,
