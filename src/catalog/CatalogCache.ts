@@ -15,8 +15,9 @@ import type { Cycle, Plan } from "./Domain.ts"
 
 /**
  * The catalogue in memory: plans and cycles by id (the services and invoices reads take their
- * plan and cycle from here), and the exact bytes of `GET /v1/plans`, encoded once per version. The catalogue changes rarely; every change
- * must still show at once on this instance and within a second on the others:
+ * plan and cycle from here), and the exact bytes of `GET /v1/plans`, encoded once per version.
+ * The catalogue changes rarely; every change must still show at once on this instance and
+ * within a second on the others:
  *
  * 1. a write in this process (admin API, seed-demo) calls `catalogChanged` (CatalogChanges.ts)
  *    after its commit;
@@ -25,7 +26,7 @@ import type { Cycle, Plan } from "./Domain.ts"
  *    dedicated connection of its own (`application_name` `vpn-api-listen`);
  * 3. while that connection is not subscribed (before the first LISTEN, from a lost connection
  *    until Bun has re-subscribed) notifications may be missed, so the cache does not answer:
- *    every request reads the database as before.
+ *    every read loads the catalogue from the database.
  *
  * On the embedded database (one process, one connection) there is no other writer: (1) is
  * complete and the cache always answers.
