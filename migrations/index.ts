@@ -3,6 +3,7 @@ import type * as Effect from "effect/Effect"
 import init from "./0001_init.ts"
 import catalogNotify from "./0002_catalog_notify.ts"
 import vpnAccessHolds from "./0003_vpn_access_holds.ts"
+import moneyRules from "./0004_money_rules.ts"
 
 /**
  * Every migration, imported statically so that a compiled binary carries them.
@@ -11,5 +12,6 @@ import vpnAccessHolds from "./0003_vpn_access_holds.ts"
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
   "1_init": init,
   "2_catalog_notify": catalogNotify,
-  "3_vpn_access_holds": vpnAccessHolds
+  "3_vpn_access_holds": vpnAccessHolds,
+  "4_money_rules": moneyRules
 }

@@ -10,7 +10,7 @@ import {
 import { dropFrameworkDefaults } from "./http/OpenApiDoc.ts"
 import { AccountsAdminApi, AccountsApi, AccountsPagesApi } from "./accounts/Api.ts"
 import { BillingAdminApi, BillingApi, BillingPagesApi } from "./billing/Api.ts"
-import { ServicesAdminApi, ServicesApi } from "./billing/ServicesApi.ts"
+import { ServicesAdminApi, ServicesApi } from "./services/Api.ts"
 import { CatalogAdminApi, CatalogApi } from "./catalog/Api.ts"
 import { SupportAdminApi, SupportApi } from "./support/Api.ts"
 import { SystemApi } from "./system/Api.ts"

@@ -4,7 +4,7 @@ import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import { AccountsStartup } from "./accounts/Startup.ts"
 import { EdgesLive } from "./App.ts"
-import { BillingJobs } from "./billing/Jobs.ts"
+import { ScheduledJobs } from "./jobs/Jobs.ts"
 import { AppConfig, loadConfig } from "./platform/Config.ts"
 import { DatabaseInfo, DatabaseLive } from "./platform/Database.ts"
 import { HttpServerLive } from "./Server.ts"
@@ -28,7 +28,7 @@ const main = Effect.gen(function*() {
   const Platform = Layer.mergeAll(DatabaseLive, EdgesLive).pipe(Layer.provideMerge(AppConfig.layer(config)))
   return yield* Layer.launch(
     // the admin of ADMIN_EMAIL exists before the first request is served
-    Layer.mergeAll(HttpServerLive, StartupLine, BillingJobs).pipe(Layer.provide(AccountsStartup), Layer.provide(Platform))
+    Layer.mergeAll(HttpServerLive, StartupLine, ScheduledJobs).pipe(Layer.provide(AccountsStartup), Layer.provide(Platform))
   ).pipe(Logger.withMinimumLogLevel(config.logLevel))
 })
 

@@ -6,13 +6,13 @@ import * as Schema from "effect/Schema"
 import { PageParam } from "../accounts/Api.ts"
 import { AdminAuthentication, Authentication } from "../http/Auth.ts"
 import { Ok, OkPage } from "../http/Envelope.ts"
-import {
-  BusinessRuleViolationResponse,
-  ForbiddenResponse,
-  InvalidSignatureResponse
-} from "../http/Errors.ts"
+import { errorEnvelope, ForbiddenResponse, InvalidSignatureResponse } from "../http/Errors.ts"
+import { PromoInvalid } from "../catalog/Domain.ts"
 import { Body, IdParam, integer, oneOf, string, UuidParam } from "../platform/Fields.ts"
-import { INVOICE_STATUSES, InvoiceDetail, InvoiceListItem } from "./Invoices.ts"
+import { INVOICE_STATUSES, InvoiceDetail, InvoiceListItem, InvoiceNotPayable } from "./Domain.ts"
+
+const NotPayableResponse = errorEnvelope(InvoiceNotPayable)
+const PromoInvalidResponse = errorEnvelope(PromoInvalid)
 
 const ANY_INT = { min: Number.MIN_SAFE_INTEGER, max: Number.MAX_SAFE_INTEGER }
 
@@ -44,13 +44,20 @@ export class BillingApi extends HttpApiGroup.make("billing")
     HttpApiEndpoint.get("paymentUrl", "/invoices/:invoice/payment-url")
       .setPath(Schema.Struct({ invoice: UuidParam }))
       .addSuccess(Ok(PaymentUrl, { identifier: "PaymentUrlResponse" }))
-      .addError(BusinessRuleViolationResponse)
+      .addError(NotPayableResponse)
+  )
+  .add(
+    // [D33] (rev. 2): the caller's own pending invoice; its promo use is given back
+    HttpApiEndpoint.post("cancelInvoice", "/invoices/:invoice/cancel")
+      .setPath(Schema.Struct({ invoice: UuidParam }))
+      .addSuccess(Ok(InvoiceDetail, { identifier: "InvoiceCancelled" }))
+      .addError(NotPayableResponse)
   )
   .add(
     HttpApiEndpoint.post("placeOrder", "/orders")
       .setPayload(OrderPayload)
       .addSuccess(Ok(InvoiceDetail, { identifier: "OrderPlaced", status: 201 }))
-      .addError(BusinessRuleViolationResponse)
+      .addError(PromoInvalidResponse)
   )
   .middlewareEndpoints(Authentication)
   .add(
@@ -59,7 +66,7 @@ export class BillingApi extends HttpApiGroup.make("billing")
       .setPath(Schema.Struct({ gateway: Schema.String }))
       .addSuccess(Ok(InvoiceDetail, { identifier: "PaymentWebhookAccepted" }))
       .addError(InvalidSignatureResponse)
-      .addError(BusinessRuleViolationResponse)
+      .addError(NotPayableResponse)
   )
 {}
 
@@ -76,13 +83,14 @@ export class BillingAdminApi extends HttpApiGroup.make("billingAdmin")
         promo_code: Schema.optional(Schema.NullOr(string("promo_code", { max: 64 })))
       }))
       .addSuccess(Ok(InvoiceDetail, { identifier: "AdminInvoiceCreated", status: 201 }))
-      .addError(BusinessRuleViolationResponse)
+      .addError(PromoInvalidResponse)
+      .addError(NotPayableResponse)
   )
   .add(
     HttpApiEndpoint.post("markPaid", "/admin/invoices/:invoice/mark-paid")
       .setPath(Schema.Struct({ invoice: UuidParam }))
       .addSuccess(Ok(InvoiceDetail, { identifier: "AdminInvoicePaid" }))
-      .addError(BusinessRuleViolationResponse)
+      .addError(NotPayableResponse)
   )
   .middlewareEndpoints(AdminAuthentication)
 {}

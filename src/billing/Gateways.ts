@@ -80,3 +80,6 @@ export class PaymentGateways extends Context.Tag("billing/PaymentGateways")<Paym
   /** The built-in gateways: `manual`. */
   static readonly Live = Layer.effect(PaymentGateways, Effect.map(ManualGateway, (manual) => PaymentGateways.fromList([manual])))
 }
+
+/** The registry with the built-in gateways under it. */
+export const GatewaysLive = PaymentGateways.Live.pipe(Layer.provideMerge(ManualGateway.Live))

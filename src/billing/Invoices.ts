@@ -1,109 +1,227 @@
 import * as SqlClient from "@effect/sql/SqlClient"
-import * as Context from "effect/Context"
+import * as SqlSchema from "@effect/sql/SqlSchema"
+import type { Fragment } from "@effect/sql/Statement"
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import { Catalog } from "../catalog/Catalog.ts"
+import { AppClock } from "../platform/Clock.ts"
+import { AppConfig } from "../platform/Config.ts"
+import { makePage } from "../platform/Page.ts"
+import { Invoice, type InvoiceDetail, toListItem } from "./Domain.ts"
 
-export const INVOICE_STATUSES = ["pending", "paid", "cancelled"] as const
+/** [D36]: invoices pages hold 15 */
+const PER_PAGE = 15
 
-export const InvoiceListItem = Schema.Struct({
-  id: Schema.Int,
-  uuid: Schema.String,
-  amount: Schema.String,
-  currency: Schema.String,
-  status: Schema.Literal(...INVOICE_STATUSES),
-  gateway: Schema.String,
-  created_at: Schema.String,
-  paid_at: Schema.NullOr(Schema.String)
-}).annotations({ identifier: "InvoiceListItem" })
-
-export const InvoiceDetail = Schema.Struct({
-  ...InvoiceListItem.fields,
-  discount: Schema.String,
-  promo_code: Schema.NullOr(Schema.String),
-  plan: Schema.Struct({ name: Schema.String }),
-  cycle: Schema.Struct({ name: Schema.String, duration_days: Schema.Int }),
-  due_date: Schema.String
-}).annotations({ identifier: "InvoiceDetail" })
-
-export interface InvoiceRow {
-  readonly id: number
-  readonly uuid: string
-  readonly user_id: number | null
-  readonly service_id: number | null
-  readonly plan_id: number
-  readonly cycle_id: number
+export interface NewInvoice {
+  readonly userId: number
+  readonly serviceId: number | null
+  readonly planId: number
+  readonly cycleId: number
   readonly amount: string
   readonly discount: string
   readonly currency: string
-  readonly status: (typeof INVOICE_STATUSES)[number]
-  readonly gateway: string
-  readonly promo_code: string | null
-  readonly promo_code_id: number | null
-  readonly due_date: Date
-  readonly paid_at: Date | null
-  readonly transaction_id: string | null
-  readonly created_at: Date
-  readonly plan_name: string
-  readonly cycle_name: string
-  readonly duration_days: number
+  readonly status: "pending" | "cancelled"
+  readonly promoCode: string | null
+  readonly promoId: number | null
+  readonly dueDate: Date
 }
 
-export const toListItem = (r: InvoiceRow): typeof InvoiceListItem.Type => ({
-  id: r.id,
-  uuid: r.uuid,
-  amount: r.amount,
-  currency: r.currency,
-  status: r.status,
-  gateway: r.gateway,
-  created_at: r.created_at.toISOString(),
-  paid_at: r.paid_at ? r.paid_at.toISOString() : null
-})
-
-export const toDetail = (r: InvoiceRow): typeof InvoiceDetail.Type => ({
-  ...toListItem(r),
-  discount: r.discount,
-  promo_code: r.promo_code,
-  plan: { name: r.plan_name },
-  cycle: { name: r.cycle_name, duration_days: r.duration_days },
-  due_date: r.due_date.toISOString()
-})
-
-/** Invoices of the billing room: reads and rendering. */
-export class Invoices extends Context.Tag("billing/Invoices")<Invoices, {
-  readonly page: (userId: number, status: Option.Option<string>, page: number, perPage: number) => Effect.Effect<{ rows: ReadonlyArray<InvoiceRow>; total: number }>
-  readonly byUuid: (uuid: string) => Effect.Effect<Option.Option<InvoiceRow>>
-  readonly byId: (id: number) => Effect.Effect<Option.Option<InvoiceRow>>
-}>() {
-  static readonly Live = Layer.effect(
-    Invoices,
-    Effect.map(SqlClient.SqlClient, (sql) => {
-      const columns = sql`
-        i.id, i.uuid::text as uuid, i.user_id, i.service_id, i.plan_id, i.cycle_id, i.amount::text as amount,
-        i.discount::text as discount, i.currency, i.status, i.gateway, i.promo_code, i.promo_code_id, i.due_date,
-        i.paid_at, i.transaction_id, i.created_at, p.name as plan_name, c.name as cycle_name, c.duration_days`
-      const from = sql`from invoices i join plans p on p.id = i.plan_id join billing_cycles c on c.id = i.cycle_id`
-      const select = sql`select ${columns} ${from}`
-      const one = (rows: ReadonlyArray<InvoiceRow>) => Option.fromNullable(rows[0])
-      return {
-        page: (userId, status, page, perPage) =>
-          Effect.gen(function*() {
-            const filter = Option.match(status, { onNone: () => sql``, onSome: (s) => sql`and i.status = ${s}` })
-            // the page and the total in one round trip (issue 8); a page past the end has no row
-            // to carry the total, so only then is it counted on its own
-            const found = yield* sql<InvoiceRow & { readonly total_rows: number }>`
-              select ${columns}, count(*) over ()::int as total_rows ${from}
-              where i.user_id = ${userId} ${filter}
-              order by i.created_at desc, i.id desc limit ${perPage} offset ${(page - 1) * perPage}`
-            const total = found[0]?.total_rows ?? (page === 1 ? 0 : (yield* sql<{ n: number }>`
-              select count(*)::int as n from invoices i where i.user_id = ${userId} ${filter}`)[0]!.n)
-            const rows = found.map(({ total_rows: _, ...row }) => row as InvoiceRow)
-            return { rows, total }
-          }).pipe(Effect.orDie),
-        byUuid: (uuid) => sql<InvoiceRow>`${select} where i.uuid = ${uuid}::uuid`.pipe(Effect.map(one), Effect.orDie),
-        byId: (id) => sql<InvoiceRow>`${select} where i.id = ${id}`.pipe(Effect.map(one), Effect.orDie)
-      }
-    })
-  )
+/** A renewal invoice of [D80]: one per service and expiry. */
+export interface NewRenewal {
+  readonly userId: number
+  readonly serviceId: number
+  readonly planId: number
+  readonly cycleId: number
+  readonly amount: string
+  readonly currency: string
+  readonly expiresAt: Date
 }
+
+const Id = Schema.Struct({ id: Schema.Int })
+const Count = Schema.Struct({ n: Schema.Int })
+const PageRow = Schema.Struct({ ...Invoice.fields, total_rows: Schema.Int })
+
+/**
+ * The billing room's `invoices` and `payment_events`. Reads for the routes render the plan's
+ * and cycle's names from the catalogue's snapshot (one query a read); writes run in the
+ * caller's transaction when there is one.
+ */
+export class Invoices extends Effect.Service<Invoices>()("billing/Invoices", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const clock = yield* AppClock
+    const catalog = yield* Catalog
+    const config = yield* AppConfig
+
+    const columns = sql`
+      id, uuid::text as uuid, user_id, service_id, plan_id, cycle_id, amount::text as amount, discount::text as discount,
+      currency, status, gateway, promo_code, promo_code_id, due_date, paid_at, transaction_id, created_at`
+
+    const findBy = (where: Fragment) =>
+      SqlSchema.findOne({ Request: Schema.Void, Result: Invoice, execute: () => sql`select ${columns} from invoices where ${where}` })(undefined)
+        .pipe(Effect.orDie)
+
+    const byUuid = (uuid: string) => findBy(sql`uuid = ${uuid}::uuid`)
+    const byId = (id: number) => findBy(sql`id = ${id}`)
+    /** the invoice row locked until the transaction ends */
+    const lock = (id: number) => findBy(sql`id = ${id} for update`)
+
+    /** the detail fields, with the plan's and cycle's names */
+    const detail = (r: Invoice) =>
+      Effect.map(catalog.rowsOf([r.plan_id], [r.cycle_id]), (c): InvoiceDetail => {
+        const cycle = c.cycle(r.cycle_id)
+        return {
+          id: r.id,
+          uuid: r.uuid,
+          amount: r.amount,
+          currency: r.currency,
+          status: r.status,
+          gateway: r.gateway,
+          created_at: r.created_at,
+          paid_at: r.paid_at,
+          discount: r.discount,
+          promo_code: r.promo_code,
+          plan: { name: c.plan(r.plan_id).name },
+          cycle: { name: cycle.name, duration_days: cycle.duration_days },
+          due_date: r.due_date
+        }
+      })
+
+    /** the caller's invoices, newest first; the page and the total in one round trip */
+    const page = (userId: number, status: Option.Option<string>, page: number, perPage: number) =>
+      Effect.gen(function*() {
+        const filter = Option.match(status, { onNone: () => sql``, onSome: (s) => sql`and status = ${s}` })
+        const found = yield* SqlSchema.findAll({
+          Request: Schema.Void,
+          Result: PageRow,
+          execute: () => sql`
+            select ${columns}, count(*) over ()::int as total_rows from invoices
+            where user_id = ${userId} ${filter}
+            order by created_at desc, id desc limit ${perPage} offset ${(page - 1) * perPage}`
+        })(undefined)
+        // a page past the end has no row to carry the total: only then is it counted on its own
+        const total = found[0]?.total_rows ?? (page === 1 ? 0 : (yield* SqlSchema.single({
+          Request: Schema.Void,
+          Result: Count,
+          execute: () => sql`select count(*)::int as n from invoices where user_id = ${userId} ${filter}`
+        })(undefined)).n)
+        return { rows: found as ReadonlyArray<Invoice>, total }
+      }).pipe(Effect.orDie)
+
+    /** [D36]: one page of the caller's invoices in their wire form, with its meta and links */
+    const listPage = (userId: number, status: string | undefined, pageNo: number) =>
+      Effect.map(page(userId, Option.fromNullable(status), pageNo, PER_PAGE), ({ rows, total }) =>
+        makePage({
+          rows: rows.map(toListItem),
+          total,
+          page: pageNo,
+          perPage: PER_PAGE,
+          baseUrl: `${config.publicUrl}/v1/invoices`,
+          query: [["status", status]]
+        }))
+
+    /** [D33] (rev. 2): the caller's pending or paid invoices with the promo */
+    const promoUsesOf = (userId: number, promoId: number) =>
+      SqlSchema.single({
+        Request: Schema.Void,
+        Result: Count,
+        execute: () => sql`select count(*)::int as n from invoices
+          where user_id = ${userId} and promo_code_id = ${promoId} and status in ('pending', 'paid')`
+      })(undefined).pipe(Effect.map((r) => r.n), Effect.orDie)
+
+    const insert = (invoice: NewInvoice) =>
+      Effect.flatMap(clock.now, (now) =>
+        SqlSchema.single({
+          Request: Schema.Void,
+          Result: Invoice,
+          execute: () => sql`
+            insert into invoices (user_id, service_id, plan_id, cycle_id, amount, discount, currency, status, gateway,
+                                  promo_code, promo_code_id, due_date, created_at)
+            values (${invoice.userId}, ${invoice.serviceId}, ${invoice.planId}, ${invoice.cycleId}, ${invoice.amount},
+                    ${invoice.discount}, ${invoice.currency}, ${invoice.status}, 'manual', ${invoice.promoCode},
+                    ${invoice.promoId}, ${invoice.dueDate}, ${now})
+            returning ${columns}`
+        })(undefined)).pipe(Effect.orDie)
+
+    /** pending -> cancelled, once (a concurrent cancel finds it cancelled already) */
+    const cancelPending = (id: number) =>
+      SqlSchema.findOne({
+        Request: Schema.Void,
+        Result: Invoice,
+        execute: () => sql`update invoices set status = 'cancelled' where id = ${id} and status = 'pending' returning ${columns}`
+      })(undefined).pipe(Effect.orDie)
+
+    const markPaid = (id: number, transactionId: string | null, serviceId: number | null, now: Date) =>
+      sql`update invoices set status = 'paid', paid_at = ${now}, transaction_id = ${transactionId},
+            service_id = coalesce(${serviceId}, service_id) where id = ${id}`.pipe(Effect.asVoid)
+
+    /** which invoice a gateway's transaction paid, if any */
+    const paymentOf = (transactionId: string) =>
+      SqlSchema.findOne({
+        Request: Schema.Void,
+        Result: Schema.Struct({ invoice_id: Schema.NullOr(Schema.Int) }),
+        execute: () => sql`select invoice_id from payment_events where transaction_id = ${transactionId}`
+      })(undefined).pipe(Effect.catchTag("ParseError", Effect.die))
+
+    const recordPayment = (event: { gateway: string; transactionId: string; invoiceId: number; payload: unknown; now: Date }) =>
+      sql`insert into payment_events (gateway, transaction_id, invoice_id, payload, created_at)
+        values (${event.gateway}, ${event.transactionId}, ${event.invoiceId}, ${JSON.stringify(event.payload)}::jsonb, ${event.now})`
+        .pipe(Effect.asVoid)
+
+    /** [D80]: up to `limit` pending invoices past due become cancelled; their promo ids */
+    const cancelOverdue = (limit: number) =>
+      Effect.flatMap(clock.now, (now) =>
+        SqlSchema.findAll({
+          Request: Schema.Void,
+          Result: Schema.Struct({ id: Schema.Int, promo_code_id: Schema.NullOr(Schema.Int) }),
+          execute: () => sql`
+            update invoices set status = 'cancelled'
+            where id in (select id from invoices where status = 'pending' and due_date < ${now}
+                         order by id limit ${limit} for update skip locked)
+            returning id, promo_code_id`
+        })(undefined)).pipe(Effect.orDie)
+
+    /**
+     * [D80]: one pending renewal per service and expiry (the unique (service_id,
+     * renewal_of_expiry) index makes a second run a no-op); an invoice already waiting for the
+     * service (a trial's order) is its renewal. Returns how many were created.
+     */
+    const insertRenewals = (renewals: ReadonlyArray<NewRenewal>) =>
+      renewals.length === 0 ? Effect.succeed(0) : Effect.flatMap(clock.now, (now) =>
+        SqlSchema.findAll({
+          Request: Schema.Void,
+          Result: Id,
+          execute: () => sql`
+            insert into invoices (user_id, service_id, plan_id, cycle_id, amount, discount, currency, status, gateway,
+                                  renewal_of_expiry, due_date, created_at)
+            select r.user_id, r.service_id, r.plan_id, r.cycle_id, r.amount, 0, r.currency, 'pending', 'manual',
+                   r.expires_at, r.expires_at, ${now}
+            from jsonb_to_recordset(${JSON.stringify(renewals.map((r) => ({
+              user_id: r.userId, service_id: r.serviceId, plan_id: r.planId, cycle_id: r.cycleId,
+              amount: r.amount, currency: r.currency, expires_at: r.expiresAt.toISOString()
+            })))}::jsonb) as r(user_id int, service_id int, plan_id int, cycle_id int, amount numeric, currency text, expires_at timestamptz)
+            where not exists (select 1 from invoices w where w.service_id = r.service_id and w.status = 'pending')
+            order by r.service_id
+            on conflict (service_id, renewal_of_expiry) where renewal_of_expiry is not null do nothing
+            returning id`
+        })(undefined)).pipe(Effect.map((rows) => rows.length), Effect.orDie)
+
+    return {
+      byUuid,
+      byId,
+      lock,
+      detail,
+      listPage,
+      promoUsesOf,
+      insert,
+      cancelPending,
+      markPaid,
+      paymentOf,
+      recordPayment,
+      cancelOverdue,
+      insertRenewals
+    } as const
+  }),
+  dependencies: [Catalog.Default]
+}) {}

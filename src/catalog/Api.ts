@@ -6,66 +6,46 @@ import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import { AdminAuthentication } from "../http/Auth.ts"
 import { Ok } from "../http/Envelope.ts"
-import { BusinessRuleViolationResponse } from "../http/Errors.ts"
+import { errorEnvelope } from "../http/Errors.ts"
 import { Body, boolean, IdParam, integer, label, oneOf, string } from "../platform/Fields.ts"
 import { PromoValidateRateLimit } from "../http/RateLimit.ts"
+import { DiscountType, Plan, PromoCode, PromoInvalid, PublicCycle, PublicPlan } from "./Domain.ts"
 import { parseCents } from "./Money.ts"
 
 // ---- resources -----------------------------------------------------------------------
 
-const planFields = {
-  id: Schema.Int,
-  name: Schema.String,
-  description: Schema.String,
-  bandwidth_limit_gb: Schema.Int,
-  speed_limit_mbps: Schema.NullOr(Schema.Int),
-  trial_days: Schema.Int
-}
-
-/** The spec's Plan, field for field. */
-export const Plan = Schema.Struct(planFields).annotations({ identifier: "Plan" })
-
-/** The spec's Billing cycle; `price` a decimal string with two decimals ([D32]). */
-export const BillingCycle = Schema.Struct({
-  id: Schema.Int,
-  name: Schema.String,
-  duration_days: Schema.Int,
-  price: Schema.String,
-  currency: Schema.String
-}).annotations({ identifier: "BillingCycle" })
-
 /** [D31]: `GET /v1/plans/{plan}` is the Plan plus its cycles. */
-export const PlanWithCycles = Schema.Struct({ ...planFields, cycles: Schema.Array(BillingCycle) })
+export const PlanWithCycles = Schema.Struct({ ...PublicPlan.fields, cycles: Schema.Array(PublicCycle) })
   .annotations({ identifier: "PlanWithCycles" })
 
 /** [D31]: `GET /v1/plan/cycles/{cycle}` is the Billing cycle plus `plan {id, name}`. */
 export const CycleWithPlan = Schema.Struct({
-  ...BillingCycle.fields,
-  plan: Schema.Struct({ id: Schema.Int, name: Schema.String })
+  ...PublicCycle.fields,
+  plan: Plan.pick("id", "name")
 }).annotations({ identifier: "CycleWithPlan" })
 
 /** The spec's Promo validation result; `value` a JSON number ([D33]). */
 export const PromoValidation = Schema.Struct({
   code: Schema.String,
-  type: Schema.Literal("percentage", "fixed"),
+  type: DiscountType,
   value: Schema.Number,
   original_price: Schema.String,
   discounted_price: Schema.String,
   currency: Schema.String
 }).annotations({ identifier: "PromoValidation" })
 
-/** [D70]: admin answers show the Plan plus `is_active`. */
-export const AdminPlan = Schema.Struct({ ...planFields, is_active: Schema.Boolean })
-  .annotations({ identifier: "AdminPlan" })
+/** The admin's promo: the stored code with its plans; `value` a JSON number, `expires_at` ISO 8601. */
+/** a stored decimal (`"12.50"`) shown as a JSON number (`12.5`) */
+const DecimalAsNumber = Schema.transform(Schema.Number, Schema.String, {
+  strict: true,
+  decode: (n) => n.toFixed(2),
+  encode: (s) => Number(s)
+})
 
 export const Promo = Schema.Struct({
-  id: Schema.Int,
-  code: Schema.String,
-  type: Schema.Literal("percentage", "fixed"),
-  value: Schema.Number,
-  expires_at: Schema.NullOr(Schema.String),
-  max_uses: Schema.NullOr(Schema.Int),
-  uses: Schema.Int,
+  ...PromoCode.fields,
+  value: DecimalAsNumber,
+  expires_at: Schema.NullOr(Schema.Date),
   plan_ids: Schema.Array(Schema.Int)
 }).annotations({ identifier: "Promo" })
 
@@ -181,6 +161,7 @@ export const CreatePromoPayload = Body({
   value: amount("value"),
   expires_at: optional(nullableTimestamp("expires_at")),
   max_uses: optional(nullableInteger("max_uses", 0)),
+  max_uses_per_user: optional(nullableInteger("max_uses_per_user", 1)),
   plan_ids: optional(idList("plan_ids"))
 })
 
@@ -189,7 +170,7 @@ export const CreatePromoPayload = Body({
 const PlanPath = Schema.Struct({ plan: IdParam })
 
 /** `GET /v1/plans`: the envelope of the active plans (the catalogue cache encodes with it too). */
-export const PlanListResponse = Ok(Schema.Array(Plan), { identifier: "PlanList" })
+export const PlanListResponse = Ok(Schema.Array(PublicPlan), { identifier: "PlanList" })
 
 /** Public catalogue: plans, cycles, promo validation ([D31]-[D33]). */
 export class CatalogApi extends HttpApiGroup.make("catalog")
@@ -200,14 +181,14 @@ export class CatalogApi extends HttpApiGroup.make("catalog")
     .addSuccess(Ok(PlanWithCycles, { identifier: "PlanDetail" })))
   .add(HttpApiEndpoint.get("listCycles", "/plans/:plan/cycles")
     .setPath(PlanPath)
-    .addSuccess(Ok(Schema.Array(BillingCycle), { identifier: "BillingCycleList" })))
+    .addSuccess(Ok(Schema.Array(PublicCycle), { identifier: "BillingCycleList" })))
   .add(HttpApiEndpoint.get("getCycle", "/plan/cycles/:cycle")
     .setPath(Schema.Struct({ cycle: IdParam }))
     .addSuccess(Ok(CycleWithPlan, { identifier: "BillingCycleDetail" })))
   .add(HttpApiEndpoint.post("validatePromo", "/promos/validate")
     .setPayload(ValidatePromoPayload)
     .addSuccess(Ok(PromoValidation, { identifier: "PromoValidationResult" }))
-    .addError(BusinessRuleViolationResponse)
+    .addError(errorEnvelope(PromoInvalid))
     .middleware(PromoValidateRateLimit))
 {}
 
@@ -215,15 +196,15 @@ export class CatalogApi extends HttpApiGroup.make("catalog")
 export class CatalogAdminApi extends HttpApiGroup.make("catalogAdmin")
   .add(HttpApiEndpoint.post("createPlan", "/admin/plans")
     .setPayload(CreatePlanPayload)
-    .addSuccess(Ok(AdminPlan, { identifier: "AdminPlanCreated", status: 201 })))
+    .addSuccess(Ok(Plan, { identifier: "AdminPlanCreated", status: 201 })))
   .add(HttpApiEndpoint.put("updatePlan", "/admin/plans/:plan")
     .setPath(PlanPath)
     .setPayload(UpdatePlanPayload)
-    .addSuccess(Ok(AdminPlan, { identifier: "AdminPlanUpdated" })))
+    .addSuccess(Ok(Plan, { identifier: "AdminPlanUpdated" })))
   .add(HttpApiEndpoint.post("createCycle", "/admin/plans/:plan/cycles")
     .setPath(PlanPath)
     .setPayload(CreateCyclePayload)
-    .addSuccess(Ok(BillingCycle, { identifier: "AdminBillingCycleCreated", status: 201 })))
+    .addSuccess(Ok(PublicCycle, { identifier: "AdminBillingCycleCreated", status: 201 })))
   .add(HttpApiEndpoint.post("createPromo", "/admin/promos")
     .setPayload(CreatePromoPayload)
     .addSuccess(Ok(Promo, { identifier: "AdminPromoCreated", status: 201 })))

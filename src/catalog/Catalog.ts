@@ -1,34 +1,16 @@
-import * as SqlClient from "@effect/sql/SqlClient"
-import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import { BusinessRuleViolation, ValidationError } from "../platform/Errors.ts"
 import { AppClock } from "../platform/Clock.ts"
-import { applyDiscount, type DiscountType, formatCents, normalizeAmount, toCents } from "./Money.ts"
-
-export interface CatalogPlan {
-  readonly id: number
-  readonly name: string
-  readonly bandwidthLimitGb: number
-  readonly speedLimitMbps: number | null
-  readonly trialDays: number
-  readonly isActive: boolean
-}
-
-export interface CatalogCycle {
-  readonly id: number
-  readonly planId: number
-  readonly name: string
-  readonly durationDays: number
-  /** two decimals, e.g. "9.99" */
-  readonly price: string
-  readonly currency: string
-}
+import { ValidationError } from "../platform/Errors.ts"
+import { catalogChanged } from "./CatalogChanges.ts"
+import { CatalogCache, type Snapshot } from "./CatalogCache.ts"
+import { CatalogRepo, type NewPromo, type PlanChanges } from "./CatalogRepo.ts"
+import { type Cycle, INVALID_CYCLE, INVALID_PLAN, type Plan, type PromoCode, PromoInvalid } from "./Domain.ts"
+import { applyDiscount, formatCents, toCents } from "./Money.ts"
 
 export interface PricedOrder {
-  readonly plan: CatalogPlan
-  readonly cycle: CatalogCycle
+  readonly plan: Plan
+  readonly cycle: Cycle
   /** the promo used, with the code as the caller submitted it */
   readonly promo: Option.Option<{ readonly id: number; readonly code: string }>
   readonly originalPrice: string
@@ -37,171 +19,184 @@ export interface PricedOrder {
   readonly currency: string
 }
 
-const isId = (n: number) => Number.isInteger(n) && n >= 1 && n <= 2_147_483_647
-
-export const INVALID_PLAN = "The selected plan id is invalid."
-export const INVALID_CYCLE = "The selected cycle id is invalid."
-export const INVALID_PROMO = "Invalid or expired promo code."
-
-export interface PlanRow {
-  readonly id: number
-  readonly name: string
-  readonly description: string
-  readonly bandwidth_limit_gb: number
-  readonly speed_limit_mbps: number | null
-  readonly trial_days: number
-  readonly is_active: boolean
-}
-
-export interface CycleRow {
-  readonly id: number
-  readonly plan_id: number
-  readonly name: string
-  readonly duration_days: number
-  readonly price: string
+export interface PromoQuote {
+  readonly code: string
+  readonly type: PromoCode["type"]
+  readonly value: string
+  readonly originalPrice: string
+  readonly discountedPrice: string
   readonly currency: string
 }
 
-export interface PromoRow {
-  readonly id: number
+/** How many uses of a promo the caller holds already (billing counts their invoices), for [D33]'s per-user limit. */
+export type UsesOfCaller = (promoId: number) => Effect.Effect<number>
+
+export interface PromoRequest {
   readonly code: string
-  readonly type: DiscountType
-  readonly value: string
-  readonly expires_at: Date | null
-  readonly max_uses: number | null
-  readonly uses: number
+  readonly planId: number
+  readonly cycleId: number
+  /** none: an anonymous caller, only the overall limits apply */
+  readonly usesOfCaller: Option.Option<UsesOfCaller>
 }
 
-export const toPlan = (r: PlanRow): CatalogPlan => ({
-  id: r.id,
-  name: r.name,
-  bandwidthLimitGb: r.bandwidth_limit_gb,
-  speedLimitMbps: r.speed_limit_mbps,
-  trialDays: r.trial_days,
-  isActive: r.is_active
-})
+const isId = (n: number) => Number.isInteger(n) && n >= 1 && n <= 2_147_483_647
 
-export const toCycle = (r: CycleRow): CatalogCycle => ({
-  id: r.id,
-  planId: r.plan_id,
-  name: r.name,
-  durationDays: r.duration_days,
-  price: normalizeAmount(r.price),
-  currency: r.currency
-})
+/** A row the database guarantees (a foreign key), missing from the catalogue: a defect. */
+const present = <A>(value: A | undefined, what: string): A => {
+  if (value === undefined) throw new Error(`catalogue: ${what} is missing`)
+  return value
+}
 
 /**
- * The catalogue as other rooms see it (orders, admin grants, invoices): plans and cycles,
- * and pricing with promo codes whose uses are counted in the caller's transaction ([D33]).
+ * The catalogue room: plans, cycles and promo codes. Reads come from the in-memory snapshot;
+ * writes go to the repository and then empty the caches of this process.
  */
-export class Catalog extends Context.Tag("Catalog")<Catalog, {
-  /** an active plan and a cycle of that plan, else 422 errors.plan_id / errors.cycle_id */
-  readonly planAndCycle: (planId: number, cycleId: number) => Effect.Effect<{ plan: CatalogPlan; cycle: CatalogCycle }, ValidationError>
-  /** any plan (also inactive) and a cycle of it, for admin grants; same 422s */
-  readonly anyPlanAndCycle: (planId: number, cycleId: number) => Effect.Effect<{ plan: CatalogPlan; cycle: CatalogCycle }, ValidationError>
-  /**
-   * Prices an order and, with a code, counts one use with a guarded update (never past
-   * max_uses, even concurrently). Call it inside the caller's `sql.withTransaction` so the use
-   * is counted with the order, or not at all.
-   */
-  readonly priceOrder: (input: {
-    readonly planId: number
-    readonly cycleId: number
-    readonly promoCode: Option.Option<string>
-  }) => Effect.Effect<PricedOrder, ValidationError | BusinessRuleViolation>
-  /** gives one use back (the invoice with that promo was cancelled); never below 0 */
-  readonly releasePromoUse: (promoId: number) => Effect.Effect<void>
-}>() {
-  static readonly Live = Layer.effect(
-    Catalog,
-    Effect.gen(function*() {
-      const sql = yield* SqlClient.SqlClient
-      const clock = yield* AppClock
-      const findPlan = (id: number) =>
-        Effect.map(
-          sql<PlanRow>`select id, name, description, bandwidth_limit_gb, speed_limit_mbps, trial_days, is_active
-            from plans where id = ${id}`,
-          (rows) => rows[0]
-        )
+export class Catalog extends Effect.Service<Catalog>()("catalog/Catalog", {
+  effect: Effect.gen(function*() {
+    const repo = yield* CatalogRepo
+    const cache = yield* CatalogCache
+    const clock = yield* AppClock
 
-      const lookup = (planId: number, cycleId: number, activeOnly: boolean) =>
-        Effect.gen(function*() {
-          // an id that cannot exist (0, negative, past int4) is simply not found
-          if (!isId(planId) || !isId(cycleId)) {
-            const plan = isId(planId) ? yield* findPlan(planId) : undefined
-            return { plan: plan && (!activeOnly || plan.is_active) ? plan : undefined, cycle: undefined }
-          }
-          const plans = yield* sql<PlanRow>`
-            select id, name, description, bandwidth_limit_gb, speed_limit_mbps, trial_days, is_active
-            from plans where id = ${planId}`
-          const cycles = yield* sql<CycleRow>`
-            select id, plan_id, name, duration_days, price::text as price, currency
-            from billing_cycles where id = ${cycleId}`
-          const plan = plans[0] && (!activeOnly || plans[0].is_active) ? plans[0] : undefined
-          const cycle = cycles[0] && cycles[0].plan_id === planId ? cycles[0] : undefined
-          return { plan, cycle }
-        }).pipe(
-          Effect.orDie,
-          Effect.flatMap(({ cycle, plan }) => {
-            if (plan && cycle) return Effect.succeed({ plan: toPlan(plan), cycle: toCycle(cycle) })
-            const errors: Record<string, Array<string>> = {}
-            if (!plan) errors["plan_id"] = [INVALID_PLAN]
-            if (!cycle) errors["cycle_id"] = [INVALID_CYCLE]
-            return Effect.fail(new ValidationError({ errors }))
-          })
-        )
+    const withPlan = (id: number) => cache.snapshotWith((s) => !isId(id) || s.plans.has(id))
+    const withCycle = (id: number) => cache.snapshotWith((s) => !isId(id) || s.cycles.has(id))
 
-      const planAndCycle = (planId: number, cycleId: number) => lookup(planId, cycleId, true)
-      const anyPlanAndCycle = (planId: number, cycleId: number) => lookup(planId, cycleId, false)
+    const activePlan = (id: number) =>
+      Effect.map(withPlan(id), (s) => Option.filter(Option.fromNullable(s.plans.get(id)), (p) => p.is_active))
+    const anyPlan = (id: number) => Effect.map(withPlan(id), (s) => Option.fromNullable(s.plans.get(id)))
+    const cyclesOf = (planId: number) => Effect.map(cache.snapshot, (s) => s.cyclesOf.get(planId) ?? [])
 
-      const priceOrder = (input: {
-        readonly planId: number
-        readonly cycleId: number
-        readonly promoCode: Option.Option<string>
-      }) =>
-        Effect.gen(function*() {
-          const { cycle, plan } = yield* planAndCycle(input.planId, input.cycleId)
-          const price = toCents(cycle.price)
-          if (Option.isNone(input.promoCode)) {
-            return {
-              plan,
-              cycle,
-              promo: Option.none(),
-              originalPrice: cycle.price,
-              discount: "0.00",
-              amount: cycle.price,
-              currency: cycle.currency
-            } satisfies PricedOrder
-          }
-          const code = input.promoCode.value
-          const now = yield* clock.now
-          // one guarded statement: a concurrent order waits on the row lock, then re-checks uses
-          const used = yield* sql<{ id: number; type: DiscountType; value: string }>`
-            update promo_codes p set uses = p.uses + 1
-            where lower(p.code) = lower(${code})
-              and (p.expires_at is null or p.expires_at > ${now})
-              and (p.max_uses is null or p.uses < p.max_uses)
-              and (not exists (select 1 from promo_code_plans r where r.promo_code_id = p.id)
-                   or exists (select 1 from promo_code_plans r where r.promo_code_id = p.id and r.plan_id = ${plan.id}))
-            returning p.id, p.type, p.value::text as value`.pipe(Effect.orDie)
-          const promo = used[0]
-          if (!promo) return yield* Effect.fail(new BusinessRuleViolation({ message: INVALID_PROMO }))
-          const { amount, discount } = applyDiscount(price, promo.type, promo.value)
-          return {
-            plan,
-            cycle,
-            promo: Option.some({ id: promo.id, code }),
-            originalPrice: cycle.price,
-            discount: formatCents(discount),
-            amount: formatCents(amount),
-            currency: cycle.currency
-          } satisfies PricedOrder
+    /** a cycle whose plan is active, with that plan */
+    const activeCycle = (id: number) =>
+      Effect.map(withCycle(id), (s) =>
+        Option.flatMap(Option.fromNullable(s.cycles.get(id)), (cycle) =>
+          Option.map(Option.filter(Option.fromNullable(s.plans.get(cycle.plan_id)), (p) => p.is_active), (plan) => ({ cycle, plan }))))
+
+    const lookup = (planId: number, cycleId: number, activeOnly: boolean) =>
+      Effect.gen(function*() {
+        const s = yield* cache.snapshotWith((s) => (!isId(planId) || s.plans.has(planId)) && (!isId(cycleId) || s.cycles.has(cycleId)))
+        const plan = Option.filter(Option.fromNullable(s.plans.get(planId)), (p) => !activeOnly || p.is_active)
+        const cycle = Option.filter(Option.fromNullable(s.cycles.get(cycleId)), (c) => c.plan_id === planId)
+        if (Option.isSome(plan) && Option.isSome(cycle)) return { plan: plan.value, cycle: cycle.value }
+        const errors: Record<string, Array<string>> = {}
+        if (Option.isNone(plan)) errors["plan_id"] = [INVALID_PLAN]
+        if (Option.isNone(cycle)) errors["cycle_id"] = [INVALID_CYCLE]
+        return yield* Effect.fail(new ValidationError({ errors }))
+      })
+
+    /** an active plan and a cycle of that plan, else 422 errors.plan_id / errors.cycle_id */
+    const planAndCycle = (planId: number, cycleId: number) => lookup(planId, cycleId, true)
+    /** any plan (also inactive) and a cycle of it, for admin grants; same 422s */
+    const anyPlanAndCycle = (planId: number, cycleId: number) => lookup(planId, cycleId, false)
+
+    /** the plans and cycles of many rows (services, invoices) from one snapshot */
+    const rowsOf = (planIds: Iterable<number>, cycleIds: Iterable<number>) =>
+      Effect.map(
+        cache.snapshotWith((s) => [...planIds].every((id) => s.plans.has(id)) && [...cycleIds].every((id) => s.cycles.has(id))),
+        (s: Snapshot) => ({
+          plan: (id: number) => present(s.plans.get(id), `plan ${id}`),
+          cycle: (id: number) => present(s.cycles.get(id), `cycle ${id}`)
         })
+      )
 
-      const releasePromoUse = (promoId: number) =>
-        sql`update promo_codes set uses = greatest(uses - 1, 0) where id = ${promoId}`.pipe(Effect.asVoid, Effect.orDie)
+    /** [D33]: the promo that applies, or 422; counts nothing */
+    const applicable = (request: PromoRequest, now: Date) =>
+      Effect.gen(function*() {
+        const promo = yield* repo.applicablePromo({ code: request.code, planId: request.planId, now })
+        if (Option.isNone(promo)) return yield* Effect.fail(new PromoInvalid())
+        const perUser = promo.value.max_uses_per_user
+        if (perUser !== null && Option.isSome(request.usesOfCaller)) {
+          if ((yield* request.usesOfCaller.value(promo.value.id)) >= perUser) return yield* Effect.fail(new PromoInvalid())
+        }
+        return promo.value
+      })
 
-      return { planAndCycle, anyPlanAndCycle, priceOrder, releasePromoUse }
-    })
-  )
-}
+    const quotePromo = (request: PromoRequest) =>
+      Effect.gen(function*() {
+        const { cycle } = yield* planAndCycle(request.planId, request.cycleId)
+        const promo = yield* applicable(request, yield* clock.now)
+        const price = toCents(cycle.price)
+        return {
+          code: request.code,
+          type: promo.type,
+          value: promo.value,
+          originalPrice: cycle.price,
+          discountedPrice: formatCents(applyDiscount(price, promo.type, promo.value).amount),
+          currency: cycle.currency
+        } satisfies PromoQuote
+      })
+
+    /**
+     * Prices an order for an active plan and, with a code, counts one use (never past max_uses, even concurrently).
+     * Call it inside the order's transaction so the use is counted with the order, or not at all.
+     */
+    const priceOrder = (input: {
+      readonly planId: number
+      readonly cycleId: number
+      readonly promoCode: Option.Option<string>
+      /** none: no caller's limit (an admin's invoice) */
+      readonly usesOfCaller?: Option.Option<UsesOfCaller>
+    }) =>
+      Effect.gen(function*() {
+        const { cycle, plan } = yield* planAndCycle(input.planId, input.cycleId)
+        const unchanged: PricedOrder = {
+          plan,
+          cycle,
+          promo: Option.none(),
+          originalPrice: cycle.price,
+          discount: "0.00",
+          amount: cycle.price,
+          currency: cycle.currency
+        }
+        if (Option.isNone(input.promoCode)) return unchanged
+        const code = input.promoCode.value
+        const now = yield* clock.now
+        const found = yield* applicable({ code, planId: plan.id, cycleId: cycle.id, usesOfCaller: input.usesOfCaller ?? Option.none() }, now)
+        const counted = yield* repo.countPromoUse(found.id, now)
+        if (Option.isNone(counted)) return yield* Effect.fail(new PromoInvalid())
+        const { amount, discount } = applyDiscount(toCents(cycle.price), counted.value.type, counted.value.value)
+        return {
+          ...unchanged,
+          promo: Option.some({ id: counted.value.id, code }),
+          discount: formatCents(discount),
+          amount: formatCents(amount)
+        } satisfies PricedOrder
+      })
+
+    const changed = <A, E>(write: Effect.Effect<A, E>) => Effect.zipLeft(write, catalogChanged)
+
+    return {
+      activePlans: Effect.map(cache.snapshot, (s) => s.activePlans),
+      /** the body of `GET /v1/plans`, encoded once per catalogue version */
+      planListJson: cache.planListJson,
+      activePlan,
+      anyPlan,
+      cyclesOf,
+      activeCycle,
+      planAndCycle,
+      anyPlanAndCycle,
+      rowsOf,
+      quotePromo,
+      priceOrder,
+      /** gives uses back (their invoices were cancelled), in the caller's transaction */
+      releasePromoUses: repo.releasePromoUses,
+      /** the ids among `ids` that are plans (any, also inactive) */
+      existingPlanIds: repo.existingPlanIds,
+      createPlan: (plan: PlanChanges & { readonly name: string }) => changed(repo.createPlan(plan)),
+      updatePlan: (id: number, changes: PlanChanges) => changed(repo.updatePlan(id, changes)),
+      createCycle: (cycle: { planId: number; name: string; durationDays: number; priceCents: number; currency: string }) =>
+        changed(repo.createCycle(cycle)),
+      /** none when the code is taken; 422 errors.plan_ids for a plan that does not exist */
+      createPromo: (promo: NewPromo) =>
+        Effect.gen(function*() {
+          const planIds = [...new Set(promo.planIds)].sort((a, b) => a - b)
+          const known = yield* repo.existingPlanIds(planIds.filter(isId))
+          if (known.length !== planIds.length) {
+            return yield* Effect.fail(ValidationError.field("plan_ids", "The selected plan ids is invalid."))
+          }
+          const created = yield* repo.insertPromo({ ...promo, planIds })
+          return Option.map(created, (row) => ({ ...row, plan_ids: planIds }))
+        })
+    } as const
+  }),
+  dependencies: [CatalogRepo.Default, CatalogCache.Default]
+}) {}

@@ -1,25 +1,23 @@
-import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { SQL } from "bun"
-import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as FiberId from "effect/FiberId"
-import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Runtime from "effect/Runtime"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import { AppConfig } from "../platform/Config.ts"
-import { PlanListResponse } from "./Api.ts"
 import { onCatalogChanged } from "./CatalogChanges.ts"
-import type { PlanRow } from "./Catalog.ts"
 import { CatalogRepo } from "./CatalogRepo.ts"
+import { PlanListResponse } from "./Api.ts"
+import type { Cycle, Plan } from "./Domain.ts"
 
 /**
- * The public catalogue in memory (issue 8): `GET /v1/plans` is answered from the exact bytes of
- * its envelope, encoded once per catalogue version. The catalogue changes rarely; every change
- * must still show at once on this instance and within a second on the others:
+ * The catalogue in memory: plans and cycles by id (the services and invoices reads take their
+ * plan and cycle from here), and the exact bytes of `GET /v1/plans`, encoded once per version.
+ * The catalogue changes rarely; every change must still show at once on this instance and
+ * within a second on the others:
  *
  * 1. a write in this process (admin API, seed-demo) calls `catalogChanged` (CatalogChanges.ts)
  *    after its commit;
@@ -28,7 +26,7 @@ import { CatalogRepo } from "./CatalogRepo.ts"
  *    dedicated connection of its own (`application_name` `vpn-api-listen`);
  * 3. while that connection is not subscribed (before the first LISTEN, from a lost connection
  *    until Bun has re-subscribed) notifications may be missed, so the cache does not answer:
- *    every request reads the database as before.
+ *    every read loads the catalogue from the database.
  *
  * On the embedded database (one process, one connection) there is no other writer: (1) is
  * complete and the cache always answers.
@@ -39,102 +37,116 @@ export const CATALOG_CHANNEL = "catalog_changed"
 /** the `application_name` of the LISTEN connection (operators and tests find it by this) */
 export const LISTEN_APPLICATION_NAME = "vpn-api-listen"
 
-/** The spec's Plan from its row. */
-export const publicPlan = (r: PlanRow) => ({
-  id: r.id,
-  name: r.name,
-  description: r.description,
-  bandwidth_limit_gb: r.bandwidth_limit_gb,
-  speed_limit_mbps: r.speed_limit_mbps,
-  trial_days: r.trial_days
-})
+/** One version of the catalogue. */
+export interface Snapshot {
+  readonly plans: ReadonlyMap<number, Plan>
+  readonly cycles: ReadonlyMap<number, Cycle>
+  /** cycles of each plan, shortest first */
+  readonly cyclesOf: ReadonlyMap<number, ReadonlyArray<Cycle>>
+  readonly activePlans: ReadonlyArray<Plan>
+  /** the body of `GET /v1/plans` (`{success: true, data}`), as the framework would encode it */
+  readonly planListJson: Uint8Array
+}
 
 const encodePlanList = Schema.encode(PlanListResponse)
 const utf8 = new TextEncoder()
 
-export class CatalogCache extends Context.Tag("CatalogCache")<CatalogCache, {
-  /** the response of `GET /v1/plans`: status 200, `application/json`, `{success: true, data}` */
-  readonly planList: Effect.Effect<HttpServerResponse.HttpServerResponse>
-}>() {
-  static readonly Live = Layer.scoped(
-    CatalogCache,
-    Effect.gen(function*() {
-      const repo = yield* CatalogRepo
-      const config = yield* AppConfig
-      const scope = yield* Effect.scope
-      const runtime = yield* Effect.runtime<never>()
+const snapshotOf = (rows: { readonly plans: ReadonlyArray<Plan>; readonly cycles: ReadonlyArray<Cycle> }) =>
+  Effect.map(Effect.orDie(encodePlanList(rows.plans.filter((p) => p.is_active))), (body): Snapshot => {
+    const cyclesOf = new Map<number, Array<Cycle>>()
+    for (const c of rows.cycles) cyclesOf.set(c.plan_id, [...(cyclesOf.get(c.plan_id) ?? []), c])
+    return {
+      plans: new Map(rows.plans.map((p) => [p.id, p])),
+      cycles: new Map(rows.cycles.map((c) => [c.id, c])),
+      cyclesOf,
+      activePlans: rows.plans.filter((p) => p.is_active),
+      planListJson: utf8.encode(JSON.stringify(body))
+    }
+  })
 
-      // the same bytes and headers the framework makes of the handler's data
-      const load = repo.activePlans.pipe(
-        Effect.flatMap((rows) => encodePlanList(rows.map(publicPlan))),
-        Effect.map((body) =>
-          HttpServerResponse.uint8Array(utf8.encode(JSON.stringify(body)), { contentType: "application/json" })
-        ),
-        Effect.orDie
+export class CatalogCache extends Effect.Service<CatalogCache>()("catalog/CatalogCache", {
+  scoped: Effect.gen(function*() {
+    const repo = yield* CatalogRepo
+    const config = yield* AppConfig
+    const scope = yield* Effect.scope
+    const runtime = yield* Effect.runtime<never>()
+
+    const load = Effect.flatMap(repo.everything, snapshotOf)
+
+    // All state changes happen synchronously on the event loop. `generation` grows with every
+    // invalidation and every change of `serving`: a load stores its result only if no change
+    // happened since it started, so a read from before a change is never kept after it.
+    let generation = 0
+    let serving = Option.isNone(config.databaseUrl)
+    let cached: Snapshot | undefined
+    let loading: { readonly generation: number; readonly done: Deferred.Deferred<Snapshot> } | undefined
+
+    const invalidate = () => {
+      generation++
+      cached = undefined
+      loading = undefined
+    }
+    yield* onCatalogChanged(invalidate)
+
+    /** one load for the misses of one generation, in the layer's scope (a client leaving does not stop it) */
+    const fill = Effect.suspend(() => {
+      if (loading !== undefined && loading.generation === generation) return Deferred.await(loading.done)
+      const started = generation
+      const done = Deferred.unsafeMake<Snapshot>(FiberId.none)
+      loading = { generation: started, done }
+      return load.pipe(
+        Effect.tap((snapshot) => Effect.sync(() => {
+          if (started === generation && serving) cached = snapshot
+        })),
+        Effect.onExit((exit) => {
+          if (loading?.done === done) loading = undefined
+          return Deferred.done(done, exit)
+        }),
+        Effect.forkIn(scope),
+        Effect.zipRight(Deferred.await(done))
       )
-
-      // All state changes happen synchronously on the event loop. `generation` grows with every
-      // invalidation and every change of `serving`: a load stores its result only if no change
-      // happened since it started, so a read from before a change is never kept after it.
-      let generation = 0
-      let serving = Option.isNone(config.databaseUrl)
-      let cached: HttpServerResponse.HttpServerResponse | undefined
-      let loading: { readonly generation: number; readonly done: Deferred.Deferred<HttpServerResponse.HttpServerResponse> } | undefined
-
-      const invalidate = () => {
-        generation++
-        cached = undefined
-        loading = undefined
-      }
-      yield* onCatalogChanged(invalidate)
-
-      /** one load for the misses of one generation, in the layer's scope (a client leaving does not stop it) */
-      const fill = Effect.suspend(() => {
-        if (loading !== undefined && loading.generation === generation) return Deferred.await(loading.done)
-        const started = generation
-        const done = Deferred.unsafeMake<HttpServerResponse.HttpServerResponse>(FiberId.none)
-        loading = { generation: started, done }
-        return load.pipe(
-          Effect.tap((response) => Effect.sync(() => {
-            if (started === generation && serving) cached = response
-          })),
-          Effect.onExit((exit) => {
-            if (loading?.done === done) loading = undefined
-            return Deferred.done(done, exit)
-          }),
-          Effect.forkIn(scope),
-          Effect.zipRight(Deferred.await(done))
-        )
-      })
-
-      const planList = Effect.suspend(() => {
-        if (!serving) return load
-        return cached !== undefined ? Effect.succeed(cached) : fill
-      })
-
-      if (Option.isSome(config.databaseUrl)) {
-        yield* listen(Redacted.value(config.databaseUrl.value), {
-          notified: invalidate,
-          subscribed: () => {
-            invalidate()
-            serving = true
-          },
-          lost: (closing) => {
-            invalidate()
-            if (!serving) return
-            serving = false
-            if (closing) return
-            Runtime.runFork(runtime)(
-              Effect.logWarning("catalogue cache: LISTEN connection lost; reading the database until it is back")
-            )
-          }
-        })
-      }
-
-      return { planList }
     })
-  )
-}
+
+    /** the catalogue now: from memory while the cache serves, else read from the database */
+    const snapshot: Effect.Effect<Snapshot> = Effect.suspend(() => {
+      if (!serving) return load
+      return cached !== undefined ? Effect.succeed(cached) : fill
+    })
+
+    /**
+     * The snapshot, read again once when it lacks what `has` asks for: rows written behind the
+     * API's back (a test's or an operator's insert on the embedded database) are found too.
+     */
+    const snapshotWith = (has: (snapshot: Snapshot) => boolean) =>
+      Effect.flatMap(snapshot, (first) => {
+        if (has(first) || !serving || cached !== first) return Effect.succeed(first)
+        invalidate()
+        return snapshot
+      })
+
+    if (Option.isSome(config.databaseUrl)) {
+      yield* listen(Redacted.value(config.databaseUrl.value), {
+        notified: invalidate,
+        subscribed: () => {
+          invalidate()
+          serving = true
+        },
+        lost: (closing) => {
+          invalidate()
+          if (!serving) return
+          serving = false
+          if (closing) return
+          Runtime.runFork(runtime)(
+            Effect.logWarning("catalogue cache: LISTEN connection lost; reading the database until it is back")
+          )
+        }
+      })
+    }
+
+    return { snapshot, snapshotWith, planListJson: Effect.map(snapshot, (s) => s.planListJson) } as const
+  }),
+  dependencies: [CatalogRepo.Default]
+}) {}
 
 /**
  * LISTEN on a dedicated connection (Bun's `SQL.listen`: it reconnects with backoff and calls

@@ -4,7 +4,7 @@ import * as Effect from "effect/Effect"
 const caches = new Set<() => void>()
 
 /**
- * The catalogue changed: every catalogue cache of this process forgets it (issue 8). Call it
+ * The catalogue changed: every catalogue cache of this process forgets it. Call it
  * after the write's transaction committed (earlier, a request in between could cache the old
  * rows again). It needs no service, so any writer can call it: the CLI and the tests run
  * seed-demo without a cache. Other processes learn of the change from the triggers' NOTIFY.

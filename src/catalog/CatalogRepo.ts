@@ -1,24 +1,18 @@
 import * as SqlClient from "@effect/sql/SqlClient"
-import * as Context from "effect/Context"
+import * as SqlSchema from "@effect/sql/SqlSchema"
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
-import * as Option from "effect/Option"
-import { BusinessRuleViolation, ValidationError } from "../platform/Errors.ts"
+import * as Schema from "effect/Schema"
 import { AppClock } from "../platform/Clock.ts"
-import { catalogChanged } from "./CatalogChanges.ts"
-import { type CycleRow, INVALID_CYCLE, INVALID_PLAN, INVALID_PROMO, type PlanRow, type PromoRow } from "./Catalog.ts"
-import { applyDiscount, type DiscountType, formatCents, toCents } from "./Money.ts"
-
-const MAX_INT4 = 2_147_483_647
-const isId = (n: number) => Number.isInteger(n) && n >= 1 && n <= MAX_INT4
+import { Cycle, DiscountType, Plan, PromoCode } from "./Domain.ts"
+import { formatCents } from "./Money.ts"
 
 export interface PlanChanges {
-  readonly name?: string
-  readonly description?: string
-  readonly bandwidthLimitGb?: number
-  readonly speedLimitMbps?: number | null
-  readonly trialDays?: number
-  readonly isActive?: boolean
+  readonly name?: string | undefined
+  readonly description?: string | undefined
+  readonly bandwidth_limit_gb?: number | undefined
+  readonly speed_limit_mbps?: number | null | undefined
+  readonly trial_days?: number | undefined
+  readonly is_active?: boolean | undefined
 }
 
 export interface NewPromo {
@@ -28,175 +22,158 @@ export interface NewPromo {
   readonly value: number
   readonly expiresAt: Date | null
   readonly maxUses: number | null
+  readonly maxUsesPerUser: number | null
   readonly planIds: ReadonlyArray<number>
 }
 
-export interface PromoQuote {
-  readonly code: string
-  readonly type: DiscountType
-  readonly value: string
-  readonly originalPrice: string
-  readonly discountedPrice: string
-  readonly currency: string
-}
+const Id = Schema.Struct({ id: Schema.Int })
+const Ids = Schema.Array(Schema.Int)
 
-export interface PromoWithPlans extends PromoRow {
-  readonly plan_ids: ReadonlyArray<number>
-}
+/**
+ * The catalogue's tables (plans, billing_cycles, promo_codes, promo_code_plans). Each write is
+ * one autocommitted statement or transaction; the caller tells the caches once it committed.
+ */
+export class CatalogRepo extends Effect.Service<CatalogRepo>()("catalog/CatalogRepo", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const clock = yield* AppClock
 
-/** The catalogue's own tables, for its HTTP handlers (public reads and admin writes). */
-export class CatalogRepo extends Context.Tag("CatalogRepo")<CatalogRepo, {
-  readonly activePlans: Effect.Effect<ReadonlyArray<PlanRow>>
-  readonly activePlan: (id: number) => Effect.Effect<Option.Option<PlanRow>>
-  readonly anyPlan: (id: number) => Effect.Effect<Option.Option<PlanRow>>
-  readonly cyclesOf: (planId: number) => Effect.Effect<ReadonlyArray<CycleRow>>
-  /** a cycle whose plan is active, with that plan */
-  readonly activeCycle: (id: number) => Effect.Effect<Option.Option<{ cycle: CycleRow; plan: PlanRow }>>
-  /** [D33]: what a code would give, counting nothing */
-  readonly quotePromo: (input: { code: string; planId: number; cycleId: number }) => Effect.Effect<PromoQuote, ValidationError | BusinessRuleViolation>
-  readonly createPlan: (plan: PlanChanges & { readonly name: string }) => Effect.Effect<PlanRow>
-  readonly updatePlan: (id: number, changes: PlanChanges) => Effect.Effect<Option.Option<PlanRow>>
-  readonly createCycle: (planId: number, cycle: { name: string; durationDays: number; priceCents: number; currency: string }) => Effect.Effect<CycleRow>
-  /** none when the code is taken (case-insensitively) */
-  readonly createPromo: (promo: NewPromo) => Effect.Effect<Option.Option<PromoWithPlans>, ValidationError>
-}>() {
-  static readonly Live = Layer.effect(
-    CatalogRepo,
-    Effect.gen(function*() {
-      const sql = yield* SqlClient.SqlClient
-      const clock = yield* AppClock
+    const planColumns = sql`id, name, description, bandwidth_limit_gb, speed_limit_mbps, trial_days, is_active`
+    const cycleColumns = sql`id, plan_id, name, duration_days, price::text as price, currency`
+    const promoColumns = sql`id, code, type, value::text as value, expires_at, max_uses, max_uses_per_user, uses`
 
-      const planColumns = sql`id, name, description, bandwidth_limit_gb, speed_limit_mbps, trial_days, is_active`
-      const cycleColumns = sql`id, plan_id, name, duration_days, price::text as price, currency`
-      const first = <A>(rows: ReadonlyArray<A>) => Option.fromNullable(rows[0])
+    const allPlans = SqlSchema.findAll({
+      Request: Schema.Void,
+      Result: Plan,
+      execute: () => sql`select ${planColumns} from plans order by id`
+    })
+    const allCycles = SqlSchema.findAll({
+      Request: Schema.Void,
+      Result: Cycle,
+      execute: () => sql`select ${cycleColumns} from billing_cycles order by duration_days, id`
+    })
+    /** the whole catalogue (it is small): what the in-memory snapshot holds */
+    const everything = Effect.all({ plans: allPlans(undefined), cycles: allCycles(undefined) }).pipe(Effect.orDie)
 
-      const activePlans = sql<PlanRow>`select ${planColumns} from plans where is_active order by id`.pipe(Effect.orDie)
-
-      const activePlan = (id: number) =>
-        isId(id)
-          ? sql<PlanRow>`select ${planColumns} from plans where id = ${id} and is_active`.pipe(Effect.map(first), Effect.orDie)
-          : Effect.succeed(Option.none<PlanRow>())
-
-      const anyPlan = (id: number) =>
-        isId(id)
-          ? sql<PlanRow>`select ${planColumns} from plans where id = ${id}`.pipe(Effect.map(first), Effect.orDie)
-          : Effect.succeed(Option.none<PlanRow>())
-
-      const cycleById = (id: number) =>
-        isId(id)
-          ? sql<CycleRow>`select ${cycleColumns} from billing_cycles where id = ${id}`.pipe(Effect.map(first), Effect.orDie)
-          : Effect.succeed(Option.none<CycleRow>())
-
-      const cyclesOf = (planId: number) =>
-        sql<CycleRow>`select ${cycleColumns} from billing_cycles where plan_id = ${planId}
-          order by duration_days, id`.pipe(Effect.orDie)
-
-      const activeCycle = (id: number) =>
-        Effect.gen(function*() {
-          const cycle = yield* cycleById(id)
-          if (Option.isNone(cycle)) return Option.none()
-          const plan = yield* activePlan(cycle.value.plan_id)
-          return Option.map(plan, (p) => ({ cycle: cycle.value, plan: p }))
-        })
-
-      const quotePromo = (input: { code: string; planId: number; cycleId: number }) =>
-        Effect.gen(function*() {
-          const plan = yield* activePlan(input.planId)
-          const cycle = Option.filter(yield* cycleById(input.cycleId), (c) => c.plan_id === input.planId)
-          if (Option.isNone(plan) || Option.isNone(cycle)) {
-            const errors: Record<string, Array<string>> = {}
-            if (Option.isNone(plan)) errors["plan_id"] = [INVALID_PLAN]
-            if (Option.isNone(cycle)) errors["cycle_id"] = [INVALID_CYCLE]
-            return yield* Effect.fail(new ValidationError({ errors }))
-          }
-          const now = yield* clock.now
-          const promos = yield* sql<{ type: DiscountType; value: string }>`
-            select p.type, p.value::text as value from promo_codes p
-            where lower(p.code) = lower(${input.code})
-              and (p.expires_at is null or p.expires_at > ${now})
-              and (p.max_uses is null or p.uses < p.max_uses)
-              and (not exists (select 1 from promo_code_plans r where r.promo_code_id = p.id)
-                   or exists (select 1 from promo_code_plans r where r.promo_code_id = p.id and r.plan_id = ${input.planId}))`
-            .pipe(Effect.orDie)
-          const promo = promos[0]
-          if (!promo) return yield* Effect.fail(new BusinessRuleViolation({ message: INVALID_PROMO }))
-          const price = toCents(cycle.value.price)
-          const { amount } = applyDiscount(price, promo.type, promo.value)
-          return {
-            code: input.code,
-            type: promo.type,
-            value: promo.value,
-            originalPrice: formatCents(price),
-            discountedPrice: formatCents(amount),
-            currency: cycle.value.currency
-          }
-        })
-
-      // each catalogue write is one autocommitted statement: the caches of this process forget the
-      // catalogue once it has committed (issue 8; other instances hear the triggers' NOTIFY)
-      const createPlan = (plan: PlanChanges & { readonly name: string }) =>
-        Effect.flatMap(clock.now, (now) =>
-          sql<PlanRow>`insert into plans (name, description, bandwidth_limit_gb, speed_limit_mbps, trial_days, is_active, created_at, updated_at)
-            values (${plan.name}, ${plan.description ?? ""}, ${plan.bandwidthLimitGb ?? 0}, ${plan.speedLimitMbps ?? null},
-                    ${plan.trialDays ?? 0}, ${plan.isActive ?? true}, ${now}, ${now})
-            returning ${planColumns}`).pipe(Effect.map((rows) => rows[0]!), Effect.orDie, Effect.zipLeft(catalogChanged))
-
-      const updatePlan = (id: number, changes: PlanChanges) =>
-        Effect.gen(function*() {
-          const now = yield* clock.now
-          const set: Record<string, unknown> = { updated_at: now }
-          if (changes.name !== undefined) set["name"] = changes.name
-          if (changes.description !== undefined) set["description"] = changes.description
-          if (changes.bandwidthLimitGb !== undefined) set["bandwidth_limit_gb"] = changes.bandwidthLimitGb
-          if (changes.speedLimitMbps !== undefined) set["speed_limit_mbps"] = changes.speedLimitMbps
-          if (changes.trialDays !== undefined) set["trial_days"] = changes.trialDays
-          if (changes.isActive !== undefined) set["is_active"] = changes.isActive
-          const rows = yield* sql<PlanRow>`update plans set ${sql.update(set)} where id = ${id} returning ${planColumns}`
-          return first(rows)
-        }).pipe(Effect.orDie, Effect.zipLeft(catalogChanged))
-
-      const createCycle = (planId: number, cycle: { name: string; durationDays: number; priceCents: number; currency: string }) =>
-        Effect.flatMap(clock.now, (now) =>
-          sql<CycleRow>`insert into billing_cycles (plan_id, name, duration_days, price, currency, created_at)
-            values (${planId}, ${cycle.name}, ${cycle.durationDays}, ${formatCents(cycle.priceCents)}::numeric, ${cycle.currency}, ${now})
-            returning ${cycleColumns}`).pipe(Effect.map((rows) => rows[0]!), Effect.orDie, Effect.zipLeft(catalogChanged))
-
-      const createPromo = (promo: NewPromo) =>
-        sql.withTransaction(Effect.gen(function*() {
-          const planIds = [...new Set(promo.planIds)]
-          const valid = planIds.filter(isId)
-          const found = valid.length === 0
-            ? []
-            : yield* sql<{ id: number }>`select id from plans where id in ${sql.in(valid)}`
-          if (found.length !== planIds.length) {
-            return yield* Effect.fail(ValidationError.field("plan_ids", "The selected plan ids is invalid."))
-          }
-          const now = yield* clock.now
-          const rows = yield* sql<PromoRow>`
-            insert into promo_codes (code, type, value, expires_at, max_uses, created_at)
-            values (${promo.code}, ${promo.type}, ${formatCents(promo.value)}::numeric, ${promo.expiresAt}, ${promo.maxUses}, ${now})
-            on conflict ((lower(code))) do nothing
-            returning id, code, type, value::text as value, expires_at, max_uses, uses`
-          const row = rows[0]
-          if (!row) return Option.none()
-          for (const planId of planIds) {
-            yield* sql`insert into promo_code_plans (promo_code_id, plan_id) values (${row.id}, ${planId})`
-          }
-          return Option.some({ ...row, plan_ids: planIds.sort((a, b) => a - b) })
-        })).pipe(Effect.catchTag("SqlError", Effect.die))
-
-      return {
-        activePlans,
-        activePlan,
-        anyPlan,
-        cyclesOf,
-        activeCycle,
-        quotePromo,
-        createPlan,
-        updatePlan,
-        createCycle,
-        createPromo
+    const insertPlan = SqlSchema.single({
+      Request: Schema.Struct({ plan: Schema.Unknown, now: Schema.DateFromSelf }),
+      Result: Plan,
+      execute: ({ now, plan }) => {
+        const p = plan as PlanChanges & { readonly name: string }
+        return sql`insert into plans (name, description, bandwidth_limit_gb, speed_limit_mbps, trial_days, is_active, created_at, updated_at)
+          values (${p.name}, ${p.description ?? ""}, ${p.bandwidth_limit_gb ?? 0}, ${p.speed_limit_mbps ?? null},
+                  ${p.trial_days ?? 0}, ${p.is_active ?? true}, ${now}, ${now})
+          returning ${planColumns}`
       }
     })
-  )
+    const createPlan = (plan: PlanChanges & { readonly name: string }) =>
+      Effect.flatMap(clock.now, (now) => insertPlan({ plan, now })).pipe(Effect.orDie)
+
+    const updatePlan = (id: number, changes: PlanChanges) =>
+      Effect.gen(function*() {
+        const set: Record<string, unknown> = { updated_at: yield* clock.now }
+        for (const [key, value] of Object.entries(changes)) if (value !== undefined) set[key] = value
+        return yield* SqlSchema.findOne({
+          Request: Schema.Int,
+          Result: Plan,
+          execute: (planId) => sql`update plans set ${sql.update(set)} where id = ${planId} returning ${planColumns}`
+        })(id)
+      }).pipe(Effect.orDie)
+
+    const createCycle = (cycle: { planId: number; name: string; durationDays: number; priceCents: number; currency: string }) =>
+      Effect.flatMap(clock.now, (now) =>
+        SqlSchema.single({
+          Request: Schema.Void,
+          Result: Cycle,
+          execute: () =>
+            sql`insert into billing_cycles (plan_id, name, duration_days, price, currency, created_at)
+              values (${cycle.planId}, ${cycle.name}, ${cycle.durationDays}, ${formatCents(cycle.priceCents)}::numeric, ${cycle.currency}, ${now})
+              returning ${cycleColumns}`
+        })(undefined)).pipe(Effect.orDie)
+
+    const existingPlanIds = (ids: ReadonlyArray<number>) =>
+      ids.length === 0
+        ? Effect.succeed([] as ReadonlyArray<number>)
+        : SqlSchema.findAll({ Request: Ids, Result: Id, execute: (list) => sql`select id from plans where id in ${sql.in(list)}` })(ids)
+          .pipe(Effect.map((rows) => rows.map((r) => r.id)), Effect.orDie)
+
+    /** the promo in the transaction, none when the code is taken (case-insensitively) */
+    const insertPromo = (promo: NewPromo) =>
+      Effect.gen(function*() {
+        const now = yield* clock.now
+        const row = yield* SqlSchema.findOne({
+          Request: Schema.Void,
+          Result: PromoCode,
+          execute: () => sql`
+            insert into promo_codes (code, type, value, expires_at, max_uses, max_uses_per_user, created_at)
+            values (${promo.code}, ${promo.type}, ${formatCents(promo.value)}::numeric, ${promo.expiresAt}, ${promo.maxUses},
+                    ${promo.maxUsesPerUser}, ${now})
+            on conflict ((lower(code))) do nothing
+            returning ${promoColumns}`
+        })(undefined)
+        if (row._tag === "Some" && promo.planIds.length > 0) {
+          yield* sql`insert into promo_code_plans ${sql.insert(promo.planIds.map((planId) => ({ promo_code_id: row.value.id, plan_id: planId })))}`
+        }
+        return row
+      }).pipe(sql.withTransaction, Effect.orDie)
+
+    const applies = (code: string, planId: number, now: Date) => sql`
+      lower(p.code) = lower(${code})
+      and (p.expires_at is null or p.expires_at > ${now})
+      and (p.max_uses is null or p.uses < p.max_uses)
+      and (not exists (select 1 from promo_code_plans r where r.promo_code_id = p.id)
+           or exists (select 1 from promo_code_plans r where r.promo_code_id = p.id and r.plan_id = ${planId}))`
+
+    const PromoQuery = Schema.Struct({ code: Schema.String, planId: Schema.Int, now: Schema.DateFromSelf })
+
+    /** a code that applies to the plan now and is not used up overall; counts nothing */
+    const applicablePromo = SqlSchema.findOne({
+      Request: PromoQuery,
+      Result: PromoCode,
+      execute: ({ code, now, planId }) => sql`select ${promoColumns} from promo_codes p where ${applies(code, planId, now)}`
+    })
+
+    /**
+     * Counts one use with one guarded statement: a concurrent order waits on the row lock, then
+     * re-checks the uses, so `max_uses` is never passed. Run it in the order's transaction.
+     */
+    const countPromoUse = SqlSchema.findOne({
+      Request: Schema.Struct({ id: Schema.Int, now: Schema.DateFromSelf }),
+      Result: PromoCode,
+      execute: ({ id, now }) => sql`
+        update promo_codes p set uses = p.uses + 1
+        where p.id = ${id} and (p.expires_at is null or p.expires_at > ${now}) and (p.max_uses is null or p.uses < p.max_uses)
+        returning ${promoColumns}`
+    })
+
+    /** gives uses back (invoices with the promo were cancelled); never below 0 */
+    const releasePromoUses = (promoIds: ReadonlyArray<number>) =>
+      Effect.forEach(groupCounts(promoIds), ([id, n]) =>
+        sql`update promo_codes set uses = greatest(uses - ${n}, 0) where id = ${id}`, { discard: true }).pipe(Effect.orDie)
+
+    const promoPlanIds = SqlSchema.findAll({
+      Request: Schema.Int,
+      Result: Schema.Struct({ plan_id: Schema.Int }),
+      execute: (id) => sql`select plan_id from promo_code_plans where promo_code_id = ${id} order by plan_id`
+    })
+
+    return {
+      everything,
+      createPlan,
+      updatePlan,
+      createCycle,
+      existingPlanIds,
+      insertPromo,
+      applicablePromo: (q: typeof PromoQuery.Type) => applicablePromo(q).pipe(Effect.orDie),
+      countPromoUse: (id: number, now: Date) => countPromoUse({ id, now }).pipe(Effect.orDie),
+      releasePromoUses,
+      promoPlanIds: (id: number) => promoPlanIds(id).pipe(Effect.map((rows) => rows.map((r) => r.plan_id)), Effect.orDie)
+    } as const
+  })
+}) {}
+
+const groupCounts = (ids: ReadonlyArray<number>) => {
+  const counts = new Map<number, number>()
+  for (const id of ids) counts.set(id, (counts.get(id) ?? 0) + 1)
+  return [...counts.entries()].sort(([a], [b]) => a - b)
 }

@@ -1,134 +1,90 @@
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import { Api } from "../Api.ts"
-import { orNotFound } from "../http/Errors.ts"
-import { NotFound, ValidationError } from "../http/Errors.ts"
-import { Catalog, type CycleRow, type PlanRow } from "./Catalog.ts"
-import { CatalogCache, publicPlan } from "./CatalogCache.ts"
-import { CatalogRepo, type PromoWithPlans } from "./CatalogRepo.ts"
-import { decimalToNumber, normalizeAmount } from "./Money.ts"
-
-
-const adminPlan = (r: PlanRow) => ({ ...publicPlan(r), is_active: r.is_active })
-
-const cycle = (r: CycleRow) => ({
-  id: r.id,
-  name: r.name,
-  duration_days: r.duration_days,
-  price: normalizeAmount(r.price),
-  currency: r.currency
-})
-
-const promo = (r: PromoWithPlans) => ({
-  id: r.id,
-  code: r.code,
-  type: r.type,
-  value: decimalToNumber(r.value),
-  expires_at: r.expires_at ? r.expires_at.toISOString() : null,
-  max_uses: r.max_uses,
-  uses: r.uses,
-  plan_ids: r.plan_ids
-})
+import { Invoices } from "../billing/Invoices.ts"
+import { BearerTokens, requestPrincipal } from "../http/Auth.ts"
+import { orNotFound, ValidationError } from "../http/Errors.ts"
+import { Catalog } from "./Catalog.ts"
 
 const CatalogHandlers = HttpApiBuilder.group(Api, "catalog", (handlers) =>
   Effect.gen(function*() {
-    const repo = yield* CatalogRepo
-    const cache = yield* CatalogCache
+    const catalog = yield* Catalog
+    const tokens = yield* BearerTokens
+    const invoices = yield* Invoices
     return handlers
-      // the encoded envelope from memory (issue 8); the success schema stays declared for OpenAPI
-      .handle("listPlans", () => cache.planList)
+      // the encoded envelope from memory; the success schema stays declared for OpenAPI
+      .handle("listPlans", () =>
+        Effect.map(catalog.planListJson, (body) => HttpServerResponse.uint8Array(body, { contentType: "application/json" })))
       .handle("getPlan", ({ path }) =>
         Effect.gen(function*() {
-          const found = yield* orNotFound(yield* repo.activePlan(path.plan))
-          const cycles = yield* repo.cyclesOf(found.id)
-          return { ...publicPlan(found), cycles: cycles.map(cycle) }
+          const plan = yield* orNotFound(yield* catalog.activePlan(path.plan))
+          return { ...plan, cycles: yield* catalog.cyclesOf(plan.id) }
         }))
       .handle("listCycles", ({ path }) =>
-        Effect.gen(function*() {
-          const found = yield* orNotFound(yield* repo.activePlan(path.plan))
-          return (yield* repo.cyclesOf(found.id)).map(cycle)
-        }))
+        Effect.flatMap(Effect.flatMap(catalog.activePlan(path.plan), orNotFound), (plan) => catalog.cyclesOf(plan.id)))
       .handle("getCycle", ({ path }) =>
-        Effect.gen(function*() {
-          const found = yield* orNotFound(yield* repo.activeCycle(path.cycle))
-          return { ...cycle(found.cycle), plan: { id: found.plan.id, name: found.plan.name } }
-        }))
+        Effect.map(Effect.flatMap(catalog.activeCycle(path.cycle), orNotFound), ({ cycle, plan }) => ({ ...cycle, plan })))
+      // public; with a live token the caller's own uses count too ([D33] rev. 2)
       .handle("validatePromo", ({ payload }) =>
-        Effect.map(
-          repo.quotePromo({ code: payload.code, planId: payload.plan_id, cycleId: payload.cycle_id }),
-          (quote) => ({
+        Effect.gen(function*() {
+          const caller = yield* requestPrincipal(tokens)
+          const quote = yield* catalog.quotePromo({
+            code: payload.code,
+            planId: payload.plan_id,
+            cycleId: payload.cycle_id,
+            usesOfCaller: Option.map(caller, (user) => (promoId: number) => invoices.promoUsesOf(user.userId, promoId))
+          })
+          return {
             code: quote.code,
             type: quote.type,
-            value: decimalToNumber(quote.value),
+            value: Number(quote.value),
             original_price: quote.originalPrice,
             discounted_price: quote.discountedPrice,
             currency: quote.currency
-          })
-        ))
+          }
+        }))
   }))
 
 const CatalogAdminHandlers = HttpApiBuilder.group(Api, "catalogAdmin", (handlers) =>
   Effect.gen(function*() {
-    const repo = yield* CatalogRepo
+    const catalog = yield* Catalog
     return handlers
-      .handle("createPlan", ({ payload }) =>
-        Effect.map(
-          repo.createPlan({
-            name: payload.name,
-            ...(payload.description !== undefined ? { description: payload.description } : {}),
-            ...(payload.bandwidth_limit_gb !== undefined ? { bandwidthLimitGb: payload.bandwidth_limit_gb } : {}),
-            ...(payload.speed_limit_mbps !== undefined ? { speedLimitMbps: payload.speed_limit_mbps } : {}),
-            ...(payload.trial_days !== undefined ? { trialDays: payload.trial_days } : {}),
-            ...(payload.is_active !== undefined ? { isActive: payload.is_active } : {})
-          }),
-          adminPlan
-        ))
-      .handle("updatePlan", ({ path, payload }) =>
-        Effect.gen(function*() {
-          const updated = yield* repo.updatePlan(path.plan, {
-            ...(payload.name !== undefined ? { name: payload.name } : {}),
-            ...(payload.description !== undefined ? { description: payload.description } : {}),
-            ...(payload.bandwidth_limit_gb !== undefined ? { bandwidthLimitGb: payload.bandwidth_limit_gb } : {}),
-            ...(payload.speed_limit_mbps !== undefined ? { speedLimitMbps: payload.speed_limit_mbps } : {}),
-            ...(payload.trial_days !== undefined ? { trialDays: payload.trial_days } : {}),
-            ...(payload.is_active !== undefined ? { isActive: payload.is_active } : {})
-          })
-          return adminPlan(yield* orNotFound(updated))
-        }))
+      .handle("createPlan", ({ payload }) => catalog.createPlan(payload))
+      .handle("updatePlan", ({ path, payload }) => Effect.flatMap(catalog.updatePlan(path.plan, payload), orNotFound))
+      // admins add cycles to inactive plans too (prepared before the plan goes live)
       .handle("createCycle", ({ path, payload }) =>
-        Effect.gen(function*() {
-          // admins add cycles to inactive plans too (prepared before the plan goes live)
-          const found = yield* orNotFound(yield* repo.anyPlan(path.plan))
-          const created = yield* repo.createCycle(found.id, {
+        Effect.flatMap(Effect.flatMap(catalog.anyPlan(path.plan), orNotFound), (plan) =>
+          catalog.createCycle({
+            planId: plan.id,
             name: payload.name,
             durationDays: payload.duration_days,
             priceCents: payload.price,
             currency: payload.currency
-          })
-          return cycle(created)
-        }))
+          })))
       .handle("createPromo", ({ payload }) =>
         Effect.gen(function*() {
           if (payload.type === "percentage" && payload.value > 100_00) {
             return yield* Effect.fail(ValidationError.field("value", "The value field must not be greater than 100."))
           }
-          const created = yield* repo.createPromo({
+          const created = yield* catalog.createPromo({
             code: payload.code,
             type: payload.type,
             value: payload.value,
             expiresAt: payload.expires_at ?? null,
             maxUses: payload.max_uses ?? null,
+            maxUsesPerUser: payload.max_uses_per_user === undefined ? 1 : payload.max_uses_per_user,
             planIds: payload.plan_ids ?? []
           })
-          return promo(yield* Option.match(created, {
+          return yield* Option.match(created, {
             onNone: () => Effect.fail(ValidationError.field("code", "The code has already been taken.")),
             onSome: Effect.succeed
-          }))
+          })
         }))
   }))
 
 export const CatalogHttpLive = Layer.mergeAll(CatalogHandlers, CatalogAdminHandlers).pipe(
-  Layer.provide(CatalogCache.Live.pipe(Layer.provideMerge(Layer.merge(CatalogRepo.Live, Catalog.Live))))
+  Layer.provide(Layer.mergeAll(Catalog.Default, Invoices.Default))
 )

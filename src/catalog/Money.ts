@@ -60,5 +60,3 @@ export const applyDiscount = (priceCents: number, type: DiscountType, value: str
   return { discount: capped, amount: priceCents - capped }
 }
 
-/** The JSON number of a stored decimal (`"12.50"` -> 12.5) for results that show a number. */
-export const decimalToNumber = (value: string): number => Number(value)

@@ -1,6 +1,6 @@
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import { type Subscription, Subscriptions } from "../billing/Subscriptions.ts"
+import { Services as Subscriptions, type Subscription } from "../services/Services.ts"
 import { AppClock } from "../platform/Clock.ts"
 import { Forbidden, NotFound } from "../platform/Errors.ts"
 import { isOverLimit, periodStart } from "./Bandwidth.ts"
@@ -119,5 +119,5 @@ export class Access extends Effect.Service<Access>()("vpn/Access", {
           Option.isNone(current) ? Effect.succeed([]) : servers.grantedToPlan(current.value.plan.id))
     } as const
   }),
-  dependencies: [Subscriptions.Live, Servers.Default, Usage.Default, Peers.Default, Credentials.Default]
+  dependencies: [Subscriptions.Default, Servers.Default, Usage.Default, Peers.Default, Credentials.Default]
 }) {}

@@ -3,7 +3,7 @@ import * as SqlSchema from "@effect/sql/SqlSchema"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import { CatalogRepo } from "../catalog/CatalogRepo.ts"
+import { Catalog } from "../catalog/Catalog.ts"
 import { AppClock } from "../platform/Clock.ts"
 import { randomToken, sha256Hex } from "../platform/Crypto.ts"
 import { NotFound, ValidationError } from "../platform/Errors.ts"
@@ -86,7 +86,7 @@ export class Servers extends Effect.Service<Servers>()("vpn/Servers", {
     const sql = yield* SqlClient.SqlClient
     const clock = yield* AppClock
     const keys = yield* KeyGen
-    const catalog = yield* CatalogRepo
+    const catalog = yield* Catalog
     const columns = sql`
       s.id, s.name, s.country, s.city, s.protocol, s.ip, s.port, s.transport, s.public_key,
       s.subnet::text as subnet, s.dns, s.ca_cert, s.status`
@@ -160,11 +160,9 @@ export class Servers extends Effect.Service<Servers>()("vpn/Servers", {
     const checkPlans = (planIds: ReadonlyArray<number> | undefined) =>
       Effect.gen(function*() {
         if (planIds === undefined) return
-        for (const id of new Set(planIds)) {
-          if (Option.isNone(yield* catalog.anyPlan(id))) {
-            return yield* Effect.fail(ValidationError.field("plan_ids", INVALID_PLAN_IDS))
-          }
-        }
+        const wanted = [...new Set(planIds)]
+        const known = new Set(yield* catalog.existingPlanIds(wanted))
+        if (wanted.some((id) => !known.has(id))) return yield* Effect.fail(ValidationError.field("plan_ids", INVALID_PLAN_IDS))
       })
 
     const find = (id: number) => findRow(id).pipe(Effect.orDie)
@@ -253,5 +251,5 @@ export class Servers extends Effect.Service<Servers>()("vpn/Servers", {
       update
     } as const
   }),
-  dependencies: [CatalogRepo.Live]
+  dependencies: [Catalog.Default]
 }) {}

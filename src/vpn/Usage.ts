@@ -3,7 +3,7 @@ import * as SqlSchema from "@effect/sql/SqlSchema"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import { type Subscription, Subscriptions } from "../billing/Subscriptions.ts"
+import { Services as Subscriptions, type Subscription } from "../services/Services.ts"
 import { AppClock } from "../platform/Clock.ts"
 import { NotFound, orNotFound, ValidationError } from "../platform/Errors.ts"
 import * as Bandwidth from "./Bandwidth.ts"
@@ -287,5 +287,5 @@ export class Usage extends Effect.Service<Usage>()("vpn/Usage", {
         })
     } as const
   }),
-  dependencies: [Subscriptions.Live, Peers.Default, Credentials.Default]
+  dependencies: [Subscriptions.Default, Peers.Default, Credentials.Default]
 }) {}

@@ -76,6 +76,8 @@ describe("orders [D35]", () => {
 
   test("a first order for a plan with a trial starts the service at once, due at the trial's end; paying extends it", async () => {
     const user = await app.createUser()
+    // [D35] (rev. 2): a trial needs a verified e-mail
+    await app.sql`update users set email_verified_at = now() where id = ${user.id}`
     const inv = await order(user.token, { plan_id: 2, cycle_id: 3 })
     const [service] = await serviceOf(user.id)
     expect(service!.status).toBe("active")

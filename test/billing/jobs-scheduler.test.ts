@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, test } from "bun:test"
 import { Effect, Layer, TestClock, TestContext } from "effect"
-import { BillingJobs } from "../../src/billing/Jobs.ts"
+import { ScheduledJobs } from "../../src/jobs/Jobs.ts"
 import { makeTestApp, type TestApp } from "../support/app.ts"
 import { days, servicesFixtures } from "./services-fixtures.ts"
 
@@ -26,7 +26,7 @@ test("the scheduler runs the jobs shortly after start, then every 60 seconds", a
   const settle = Effect.promise(() => Bun.sleep(300))
 
   const seen = await app.run(Effect.scoped(Effect.gen(function*() {
-    yield* Layer.build(BillingJobs)
+    yield* Layer.build(ScheduledJobs)
     const beforeStart = yield* statusOf(first)
     yield* TestClock.adjust("5 seconds")
     yield* settle

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test"
 import pg from "pg"
-import { JOBS_LOCK_KEY, runJobsOnce } from "../../src/billing/Jobs.ts"
+import { JOBS_BATCH, JOBS_LOCK_KEY, runJobsOnce } from "../../src/jobs/Jobs.ts"
 import { sharedDatabase } from "../support/database.ts"
 import { makeTestApp, type TestApp } from "../support/app.ts"
 import { DAY, days, servicesFixtures } from "./services-fixtures.ts"
@@ -254,5 +254,29 @@ describe("one run at a time", () => {
     } finally {
       await other.end()
     }
+  })
+})
+
+describe("batches [D80] (rev. 2)", () => {
+  test("more due rows than one batch holds: one run does them all, batch by batch; a second run finds nothing", async () => {
+    app.clock.set(start)
+    const user = await app.createUser()
+    const n = JOBS_BATCH * 2 + 7
+    await app.sql`
+      insert into services (user_id, plan_id, cycle_id, status, starts_at, expires_at, auto_renew, created_at)
+      select ${user.id}, ${planId}, ${cycleId}, 'active', ${days(now(), -40)}, ${days(now(), -1)}, false, ${now()}
+      from generate_series(1, ${n})`
+    await app.sql`
+      insert into invoices (user_id, plan_id, cycle_id, amount, currency, status, due_date, created_at)
+      select ${user.id}, ${planId}, ${cycleId}, 12.30, 'EUR', 'pending', ${days(now(), -1)}, ${days(now(), -8)}
+      from generate_series(1, ${n})`
+    const first = await run()
+    expect(first.expired).toBe(n)
+    expect(first.invoicesCancelled).toBe(n)
+    const left = await app.sql<{ n: number }>`
+      select count(*)::int as n from services where user_id = ${user.id} and status = 'active'`
+    expect(left[0]!.n).toBe(0)
+    const second = await run()
+    expect(second).toMatchObject({ skipped: false, expired: 0, invoicesCancelled: 0 })
   })
 })

@@ -1,9 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test"
-import type { HttpServerResponse } from "@effect/platform"
 import { Context, Deferred, Effect, Exit, Fiber, FiberId, Layer, Scope } from "effect"
 import { CatalogCache } from "../../src/catalog/CatalogCache.ts"
 import { catalogChanged } from "../../src/catalog/CatalogChanges.ts"
-import type { PlanRow } from "../../src/catalog/Catalog.ts"
+import type { Plan } from "../../src/catalog/Domain.ts"
 import { CatalogRepo } from "../../src/catalog/CatalogRepo.ts"
 import { seedDemo } from "../../src/demo/SeedDemo.ts"
 import { AppConfig } from "../../src/platform/Config.ts"
@@ -30,7 +29,7 @@ const listed = async () => {
 
 /** what the database holds, as the spec's envelope (field order of the Plan schema) */
 const expectedText = async () => {
-  const rows = await app.sql<PlanRow>`
+  const rows = await app.sql<Plan>`
     select id, name, description, bandwidth_limit_gb, speed_limit_mbps, trial_days
     from plans where is_active order by id`
   return JSON.stringify({
@@ -144,7 +143,7 @@ describe("every catalogue write of this process shows on the very next request",
 })
 
 describe("the cache's bookkeeping (a repository whose reads the test releases)", () => {
-  const row = (name: string): PlanRow => ({
+  const row = (name: string): Plan => ({
     id: 1,
     name,
     description: "",
@@ -155,23 +154,21 @@ describe("the cache's bookkeeping (a repository whose reads the test releases)",
   })
 
   const harness = Effect.gen(function*() {
-    const loads: Array<Deferred.Deferred<ReadonlyArray<PlanRow>>> = []
-    const repo = Layer.succeed(CatalogRepo, {
-      activePlans: Effect.suspend(() => {
-        const gate = Deferred.unsafeMake<ReadonlyArray<PlanRow>>(FiberId.none)
+    const loads: Array<Deferred.Deferred<ReadonlyArray<Plan>>> = []
+    const repo = Layer.succeed(CatalogRepo, CatalogRepo.make({
+      everything: Effect.suspend(() => {
+        const gate = Deferred.unsafeMake<ReadonlyArray<Plan>>(FiberId.none)
         loads.push(gate)
-        return Deferred.await(gate)
+        return Effect.map(Deferred.await(gate), (plans) => ({ plans, cycles: [] }))
       })
-    } as unknown as CatalogRepo["Type"])
+    } as unknown as Parameters<typeof CatalogRepo.make>[0]))
     const scope = yield* Scope.make()
     const context = yield* Layer.buildWithScope(
-      CatalogCache.Live.pipe(Layer.provide(repo), Layer.provide(AppConfig.layer(testConfig()))),
+      CatalogCache.DefaultWithoutDependencies.pipe(Layer.provide(repo), Layer.provide(AppConfig.layer(testConfig()))),
       scope
     )
     const cache = Context.get(context, CatalogCache)
-    const body = (response: HttpServerResponse.HttpServerResponse) =>
-      response.body._tag === "Uint8Array" ? new TextDecoder().decode(response.body.body) : "?"
-    const request = Effect.map(cache.planList, body)
+    const request = Effect.map(cache.planListJson, (body) => new TextDecoder().decode(body))
     return { loads, request, close: Scope.close(scope, Exit.void) }
   })
 

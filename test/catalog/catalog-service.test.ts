@@ -16,12 +16,12 @@ let monthly: { id: number }
 let proMonthly: { id: number }
 let inactiveCycle: { id: number }
 
-const withCatalog = <A, E>(f: (catalog: Catalog["Type"], sql: SqlClient.SqlClient) => Effect.Effect<A, E>) =>
+const withCatalog = <A, E>(f: (catalog: Catalog, sql: SqlClient.SqlClient) => Effect.Effect<A, E>) =>
   app.run(Effect.gen(function*() {
     const catalog = yield* Catalog
     const sql = yield* SqlClient.SqlClient
     return yield* f(catalog, sql)
-  }).pipe(Effect.provide(Catalog.Live)))
+  }).pipe(Effect.provide(Catalog.Default)))
 
 const usesOf = async (id: number) => (await app.sql<{ uses: number }>`select uses from promo_codes where id = ${id}`)[0]!.uses
 
@@ -41,8 +41,8 @@ describe("planAndCycle / anyPlanAndCycle", () => {
   test("an active plan and its cycle", async () => {
     const found = await withCatalog((c) => c.planAndCycle(basic.id, monthly.id))
     expect(found).toEqual({
-      plan: { id: basic.id, name: "Basic", bandwidthLimitGb: 50, speedLimitMbps: 100, trialDays: 7, isActive: true },
-      cycle: { id: monthly.id, planId: basic.id, name: "Monthly", durationDays: 30, price: "9.99", currency: "USD" }
+      plan: { id: basic.id, name: "Basic", description: "A plan", bandwidth_limit_gb: 50, speed_limit_mbps: 100, trial_days: 7, is_active: true },
+      cycle: { id: monthly.id, plan_id: basic.id, name: "Monthly", duration_days: 30, price: "9.99", currency: "USD" }
     })
   })
 
@@ -58,7 +58,7 @@ describe("planAndCycle / anyPlanAndCycle", () => {
 
   test("anyPlanAndCycle accepts an inactive plan (admin grants)", async () => {
     const found = await withCatalog((c) => c.anyPlanAndCycle(inactive.id, inactiveCycle.id))
-    expect(found.plan.isActive).toBe(false)
+    expect(found.plan.is_active).toBe(false)
     expect(found.cycle.price).toBe("4.00")
   })
 })
@@ -88,7 +88,7 @@ describe("priceOrder [D32] [D33]", () => {
     const promo = await admin.createPromo({ code: "PROONLY", type: "fixed", value: 1, plan_ids: [pro.id] })
     const result = await withCatalog((c) =>
       Effect.either(c.priceOrder({ planId: basic.id, cycleId: monthly.id, promoCode: Option.some("PROONLY") })))
-    expect(Either.isLeft(result) && result.left._tag).toBe("BusinessRuleViolation")
+    expect(Either.isLeft(result) && result.left._tag).toBe("PromoInvalid")
     expect(Either.isLeft(result) && result.left.message).toBe("Invalid or expired promo code.")
     expect(await usesOf(promo.id)).toBe(0)
     const unknown = await withCatalog((c) =>
@@ -146,9 +146,9 @@ describe("priceOrder [D32] [D33]", () => {
     const again = await withCatalog((c) =>
       Effect.either(c.priceOrder({ planId: basic.id, cycleId: monthly.id, promoCode: Option.some("ONCE") })))
     expect(Either.isLeft(again)).toBe(true)
-    await withCatalog((c) => c.releasePromoUse(promo.id))
+    await withCatalog((c) => c.releasePromoUses([promo.id]))
     expect(await usesOf(promo.id)).toBe(0)
-    await withCatalog((c) => c.releasePromoUse(promo.id))
+    await withCatalog((c) => c.releasePromoUses([promo.id]))
     expect(await usesOf(promo.id)).toBe(0)
     const priced = await withCatalog((c) => c.priceOrder({ planId: basic.id, cycleId: monthly.id, promoCode: Option.some("once") }))
     expect(priced.amount).toBe("8.99")

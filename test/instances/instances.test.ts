@@ -2,8 +2,10 @@ import { PgClient } from "@effect/sql-pg"
 import { afterAll, beforeAll, describe, expect, test } from "bun:test"
 import { Effect, Layer, Redacted } from "effect"
 import type pg from "pg"
-import { runJobsOnce } from "../../src/billing/Jobs.ts"
+import { runJobsOnce } from "../../src/jobs/Jobs.ts"
 import { AppClock } from "../../src/platform/Clock.ts"
+import { AppConfig } from "../../src/platform/Config.ts"
+import { testConfig } from "../support/app.ts"
 import { pgClientOptions } from "../../src/platform/Database.ts"
 import {
   announceSkip,
@@ -245,7 +247,8 @@ describe.skipIf(skipReason !== undefined)("suite 5: two instances, one database"
 
     // a fresh world, and runJobsOnce 4 times at once on each of two pools (two instances)
     const world = await seedJobsWorld(sql, "direct")
-    const pool = () => Layer.merge(PgClient.layer(pgClientOptions(Redacted.make(databaseUrl), 4)), AppClock.Live).pipe(Layer.orDie)
+    // the jobs' catalogue reads on the pool (no LISTEN: a run is short)
+    const pool = () => Layer.mergeAll(PgClient.layer(pgClientOptions(Redacted.make(databaseUrl), 4)), AppClock.Live, AppConfig.layer(testConfig())).pipe(Layer.orDie)
     const runs = (layer: ReturnType<typeof pool>) =>
       Effect.all(Array.from({ length: 4 }, () => runJobsOnce), { concurrency: "unbounded" }).pipe(Effect.provide(layer))
     const reports = (await Promise.all([Effect.runPromise(runs(pool())), Effect.runPromise(runs(pool()))])).flat()

@@ -273,7 +273,8 @@ describe("promo max_uses [D33]", () => {
 
   billingTest("10 concurrent orders by one user with a max_uses=2 code never pass the limit", async () => {
     const p = await plan()
-    await app.sql`insert into promo_codes (code, type, value, max_uses) values ('RACE2', 'fixed', 1, 2)`
+    // no per-caller limit ([D33] rev. 2 defaults it to 1): the overall max_uses is what is raced here
+    await app.sql`insert into promo_codes (code, type, value, max_uses, max_uses_per_user) values ('RACE2', 'fixed', 1, 2, null)`
     const [user] = await users(1)
     const responses = await Promise.all(Array.from({ length: 10 }, (_, i) => order(user!.token, { plan_id: p.planId, cycle_id: p.cycleId, promo_code: "RACE2" }, i)))
     figure(`orders ×10 one user on max_uses=2 -> ${tally(responses)}`)

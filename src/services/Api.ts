@@ -5,12 +5,11 @@ import * as Schema from "effect/Schema"
 import { AdminAuthentication, Authentication } from "../http/Auth.ts"
 import { Ok, OkMessage } from "../http/Envelope.ts"
 import { Body, boolean, IdParam, integer, label, oneOf } from "../platform/Fields.ts"
+import { SERVICE_STATUSES, ServiceStatus, type Subscription } from "./Services.ts"
 
 // ---- resources ([D34]) ------------------------------------------------------------------
 
-export const SERVICE_STATUSES = ["pending", "active", "suspended", "expired", "cancelled"] as const
-
-const Status = Schema.Literal(...SERVICE_STATUSES)
+const Status = ServiceStatus
 
 /** The spec's Service as listed: plan {id, name}, cycle {name, duration_days, price}. */
 export const ServiceListItem = Schema.Struct({
@@ -46,6 +45,39 @@ export const ServiceDetail = Schema.Struct({
   expires_at: Schema.String,
   auto_renew: Schema.Boolean
 }).annotations({ identifier: "ServiceDetail" })
+
+/** The list shape of the spec: plan {id, name}, cycle {name, duration_days, price}. */
+export const renderListItem = (s: Subscription): typeof ServiceListItem.Encoded => ({
+  id: s.id,
+  plan: { id: s.plan.id, name: s.plan.name },
+  cycle: { name: s.cycle.name, duration_days: s.cycle.durationDays, price: s.cycle.price },
+  status: s.status,
+  starts_at: s.startsAt.toISOString(),
+  expires_at: s.expiresAt.toISOString(),
+  auto_renew: s.autoRenew
+})
+
+/** Every Service field ([D34]): plan with limits, cycle with id and currency. */
+export const renderDetail = (s: Subscription): typeof ServiceDetail.Encoded => ({
+  id: s.id,
+  plan: {
+    id: s.plan.id,
+    name: s.plan.name,
+    bandwidth_limit_gb: s.plan.bandwidthLimitGb,
+    speed_limit_mbps: s.plan.speedLimitMbps
+  },
+  cycle: {
+    id: s.cycle.id,
+    name: s.cycle.name,
+    duration_days: s.cycle.durationDays,
+    price: s.cycle.price,
+    currency: s.cycle.currency
+  },
+  status: s.status,
+  starts_at: s.startsAt.toISOString(),
+  expires_at: s.expiresAt.toISOString(),
+  auto_renew: s.autoRenew
+})
 
 export const AutoRenew = Schema.Struct({ auto_renew: Schema.Boolean }).annotations({ identifier: "ServiceAutoRenew" })
 

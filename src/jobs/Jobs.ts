@@ -1,0 +1,156 @@
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlSchema from "@effect/sql/SqlSchema"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Schedule from "effect/Schedule"
+import * as Schema from "effect/Schema"
+import { Invoices } from "../billing/Invoices.ts"
+import { Catalog } from "../catalog/Catalog.ts"
+import { AppClock } from "../platform/Clock.ts"
+import { Services } from "../services/Services.ts"
+
+/** What one run of the jobs of [D80] did. */
+export interface JobsReport {
+  /** another instance held the jobs lock: this run did nothing */
+  readonly skipped: boolean
+  readonly expired: number
+  readonly renewalsCreated: number
+  readonly invoicesCancelled: number
+  readonly promoUsesReleased: number
+}
+
+/**
+ * The key of the transaction-level advisory lock each batch holds, so that two instances (or
+ * two runs at once) never work side by side. Any constant bigint unique to these jobs.
+ */
+export const JOBS_LOCK_KEY = 4_080_001
+
+/** [D80]: a renewal invoice is created this long before a service's expiry. */
+export const RENEWAL_WINDOW_MS = 3 * 86_400_000
+
+/** rows per batch: each batch is one short transaction, whatever is due ([D80] rev. 2) */
+export const JOBS_BATCH = 500
+
+const skipped: JobsReport = { skipped: true, expired: 0, renewalsCreated: 0, invoicesCancelled: 0, promoUsesReleased: 0 }
+
+/**
+ * One run of the jobs of [D80]; each room does its own part, batch by batch:
+ * (a) services past `expires_at` become `expired` (services room);
+ * (b) each auto-renewing active service expiring within 3 days gets one pending renewal
+ *     invoice at its cycle's price (services room finds them, billing bills them, the catalogue
+ *     prices them);
+ * (c) pending invoices past `due_date` become `cancelled` and give their promo use back in the
+ *     same transaction (billing, catalogue), so a use is never given back twice.
+ * Each batch is a transaction holding the jobs lock; when another instance holds it, the run
+ * stops. Every step finds only what is still due: safe to run twice, and twice at once.
+ */
+const runJobs = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const clock = yield* AppClock
+  const services = yield* Services
+  const invoices = yield* Invoices
+  const catalog = yield* Catalog
+
+  const tryLock = SqlSchema.single({
+    Request: Schema.Void,
+    Result: Schema.Struct({ locked: Schema.Boolean }),
+    execute: () => sql`select pg_try_advisory_xact_lock(${sql.literal(String(JOBS_LOCK_KEY))}) as locked`
+  })
+  const waitLock = sql`select pg_advisory_xact_lock(${sql.literal(String(JOBS_LOCK_KEY))})`.pipe(Effect.as({ locked: true }))
+
+  // The first batch only tries the lock: another instance at work means this run is skipped.
+  // Once started, a run waits its turn for each batch (another run's batch is short), so it
+  // never stops half-way; each batch sees what the batches before it committed.
+  let started = false
+  /** one batch in its own transaction under the lock; none when this run is skipped */
+  const batch = <A>(work: Effect.Effect<A>) =>
+    sql.withTransaction(Effect.flatMap(started ? waitLock : tryLock(undefined), ({ locked }) => {
+      if (!locked) return Effect.succeedNone
+      started = true
+      return Effect.asSome(work)
+    })).pipe(Effect.orDie)
+
+  /** runs batches while they come back full; none when the run is skipped */
+  const drain = (step: Effect.Effect<number>) =>
+    Effect.gen(function*() {
+      let total = 0
+      for (;;) {
+        const done = yield* batch(step)
+        if (done._tag === "None") return { skipped: true, total }
+        total += done.value
+        if (done.value < JOBS_BATCH) return { skipped: false, total }
+      }
+    })
+
+  const expired = yield* drain(Effect.map(services.expireDue(JOBS_BATCH), (ids) => ids.length))
+  if (expired.skipped) return skipped
+
+  const now = yield* clock.now
+  const horizon = new Date(now.getTime() + RENEWAL_WINDOW_MS)
+  let afterId = 0
+  let renewalsCreated = 0
+  for (;;) {
+    const step = yield* batch(Effect.gen(function*() {
+      const due = yield* services.renewalCandidates({ horizon, afterId, limit: JOBS_BATCH })
+      const prices = yield* catalog.rowsOf(due.map((s) => s.plan_id), due.map((s) => s.cycle_id))
+      const created = yield* invoices.insertRenewals(due.map((s) => {
+        const cycle = prices.cycle(s.cycle_id)
+        return {
+          userId: s.user_id,
+          serviceId: s.id,
+          planId: s.plan_id,
+          cycleId: s.cycle_id,
+          amount: cycle.price,
+          currency: cycle.currency,
+          expiresAt: s.expires_at
+        }
+      }))
+      return { created, seen: due.length, lastId: due.at(-1)?.id ?? afterId }
+    }))
+    if (step._tag === "None") break
+    renewalsCreated += step.value.created
+    afterId = step.value.lastId
+    if (step.value.seen < JOBS_BATCH) break
+  }
+
+  let invoicesCancelled = 0
+  let promoUsesReleased = 0
+  yield* drain(Effect.gen(function*() {
+    const cancelled = yield* invoices.cancelOverdue(JOBS_BATCH)
+    const promoIds = cancelled.flatMap((i) => (i.promo_code_id === null ? [] : [i.promo_code_id]))
+    yield* catalog.releasePromoUses(promoIds)
+    invoicesCancelled += cancelled.length
+    promoUsesReleased += promoIds.length
+    return cancelled.length
+  }))
+
+  return { skipped: false, expired: expired.total, renewalsCreated, invoicesCancelled, promoUsesReleased } satisfies JobsReport
+})
+
+/** the rooms the jobs call */
+const JobsRooms = Layer.mergeAll(Services.Default, Invoices.Default, Catalog.Default)
+
+/** One run on layers of its own (the CLI's `jobs run-once`, tests). */
+export const runJobsOnce = runJobs.pipe(Effect.provide(JobsRooms))
+
+/**
+ * The scheduler of [D80]: a run shortly after start, then every 60 seconds. A failed run is
+ * logged and the next one comes as usual; it never brings the server down. Across instances the
+ * advisory lock lets one run at a time do the work.
+ */
+export const ScheduledJobs = Layer.scopedDiscard(
+  Effect.sleep("5 seconds").pipe(
+    Effect.zipRight(
+      runJobs.pipe(
+        Effect.tap((report) =>
+          report.skipped
+            ? Effect.logDebug("jobs: another instance holds the lock")
+            : Effect.logDebug("jobs done", report)
+        ),
+        Effect.catchAllCause((cause) => Effect.logError("jobs failed", cause)),
+        Effect.repeat(Schedule.spaced("60 seconds"))
+      )
+    ),
+    Effect.forkScoped
+  )
+).pipe(Layer.provide(JobsRooms))

@@ -1,0 +1,60 @@
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import { Api } from "../Api.ts"
+import { CurrentUser } from "../http/Auth.ts"
+import { okResponse } from "../http/Envelope.ts"
+import { orNotFound } from "../http/Errors.ts"
+import { renderDetail, renderListItem, ServiceDetail } from "./Api.ts"
+import { ServiceGrants } from "./Grants.ts"
+import { Services } from "./Services.ts"
+
+const ServicesHandlers = HttpApiBuilder.group(Api, "services", (handlers) =>
+  Effect.gen(function*() {
+    const services = yield* Services
+    return handlers
+      .handle("listServices", () =>
+        Effect.flatMap(CurrentUser, (user) => Effect.map(services.listOf(user.userId), (list) => list.map(renderListItem))))
+      // [D34]: the newest active or suspended service not past expires_at
+      .handle("currentService", () =>
+        Effect.flatMap(CurrentUser, (user) =>
+          Effect.map(Effect.flatMap(services.current(user.userId), orNotFound), (s) => okResponse(ServiceDetail, renderDetail(s)))))
+      .handle("getService", ({ path }) =>
+        Effect.flatMap(CurrentUser, (user) =>
+          Effect.map(Effect.flatMap(services.findOwned(user.userId, path.service), orNotFound), renderDetail)))
+      .handle("setAutoRenew", ({ path, payload }) =>
+        Effect.flatMap(CurrentUser, (user) =>
+          Effect.map(Effect.flatMap(services.setAutoRenew(user.userId, path.service, payload.auto_renew), orNotFound), (autoRenew) => ({
+            message: "Auto-renew updated.",
+            data: { auto_renew: autoRenew }
+          }))))
+  }))
+
+const ServicesAdminHandlers = HttpApiBuilder.group(Api, "servicesAdmin", (handlers) =>
+  Effect.gen(function*() {
+    const services = yield* Services
+    const grants = yield* ServiceGrants
+    return handlers
+      .handle("grantService", ({ path, payload }) =>
+        Effect.map(grants.grant(path.user, {
+          planId: payload.plan_id,
+          cycleId: payload.cycle_id,
+          status: Option.fromNullable(payload.status),
+          startsAt: Option.fromNullable(payload.starts_at),
+          expiresAt: Option.fromNullable(payload.expires_at),
+          autoRenew: Option.fromNullable(payload.auto_renew)
+        }), renderDetail))
+      .handle("updateService", ({ path, payload }) =>
+        Effect.map(
+          Effect.flatMap(services.update(path.service, {
+            status: Option.fromNullable(payload.status),
+            expiresAt: Option.fromNullable(payload.expires_at)
+          }), orNotFound),
+          renderDetail
+        ))
+  }))
+
+export const ServicesHttpLive = Layer.mergeAll(ServicesHandlers, ServicesAdminHandlers).pipe(
+  Layer.provide(Layer.mergeAll(Services.Default, ServiceGrants.Default))
+)

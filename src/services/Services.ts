@@ -1,0 +1,292 @@
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlSchema from "@effect/sql/SqlSchema"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import { Catalog } from "../catalog/Catalog.ts"
+import type { Cycle, Plan } from "../catalog/Domain.ts"
+import { AppClock } from "../platform/Clock.ts"
+
+export const SERVICE_STATUSES = ["pending", "active", "suspended", "expired", "cancelled"] as const
+export const ServiceStatus = Schema.Literal(...SERVICE_STATUSES)
+export type ServiceStatus = typeof ServiceStatus.Type
+
+/** A row of `services`, the table this room owns. */
+export const ServiceRecord = Schema.Struct({
+  id: Schema.Int,
+  user_id: Schema.Int,
+  plan_id: Schema.Int,
+  cycle_id: Schema.Int,
+  status: ServiceStatus,
+  starts_at: Schema.DateFromSelf,
+  expires_at: Schema.DateFromSelf,
+  auto_renew: Schema.Boolean
+})
+export type ServiceRecord = typeof ServiceRecord.Type
+
+/** A service with its plan and cycle (from the catalogue): what the routes and VPN access read. */
+export interface Subscription {
+  readonly id: number
+  readonly userId: number
+  readonly status: ServiceStatus
+  readonly startsAt: Date
+  readonly expiresAt: Date
+  readonly autoRenew: boolean
+  readonly plan: {
+    readonly id: number
+    readonly name: string
+    readonly bandwidthLimitGb: number
+    readonly speedLimitMbps: number | null
+  }
+  readonly cycle: {
+    readonly id: number
+    readonly name: string
+    readonly durationDays: number
+    readonly price: string
+    readonly currency: string
+  }
+}
+
+const subscription = (s: ServiceRecord, plan: Plan, cycle: Cycle): Subscription => ({
+  id: s.id,
+  userId: s.user_id,
+  status: s.status,
+  startsAt: s.starts_at,
+  expiresAt: s.expires_at,
+  autoRenew: s.auto_renew,
+  plan: { id: plan.id, name: plan.name, bandwidthLimitGb: plan.bandwidth_limit_gb, speedLimitMbps: plan.speed_limit_mbps },
+  cycle: { id: cycle.id, name: cycle.name, durationDays: cycle.duration_days, price: cycle.price, currency: cycle.currency }
+})
+
+export interface NewService {
+  readonly userId: number
+  readonly planId: number
+  readonly cycleId: number
+  readonly status: ServiceStatus
+  readonly startsAt: Date
+  readonly expiresAt: Date
+  readonly autoRenew: boolean
+}
+
+/** A service that a renewal invoice is due for ([D80]). */
+export const RenewalCandidate = ServiceRecord.pick("id", "user_id", "plan_id", "cycle_id", "expires_at")
+export type RenewalCandidate = typeof RenewalCandidate.Type
+
+const DAY_MS = 86_400_000
+/** the key space of this room's advisory locks (one lock per user) */
+const USER_LOCK_SPACE = 4_080_002
+
+const UserId = Schema.Struct({ userId: Schema.Int })
+const UserAt = Schema.Struct({ userId: Schema.Int, now: Schema.DateFromSelf })
+const Id = Schema.Struct({ id: Schema.Int })
+
+/**
+ * The services room: the `services` table, read with the plan and cycle of the catalogue's
+ * in-memory snapshot (one round trip a read). Statements run in the caller's transaction when
+ * there is one (orders and payments start and extend services in theirs).
+ */
+export class Services extends Effect.Service<Services>()("services/Services", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const clock = yield* AppClock
+    const catalog = yield* Catalog
+
+    const columns = sql`id, user_id, plan_id, cycle_id, status, starts_at, expires_at, auto_renew`
+
+    const withCatalog = (rows: ReadonlyArray<ServiceRecord>) =>
+      Effect.map(catalog.rowsOf(rows.map((r) => r.plan_id), rows.map((r) => r.cycle_id)), (c) =>
+        rows.map((r) => subscription(r, c.plan(r.plan_id), c.cycle(r.cycle_id))))
+    const oneWithCatalog = (row: Option.Option<ServiceRecord>) =>
+      Option.match(row, {
+        onNone: () => Effect.succeed(Option.none<Subscription>()),
+        onSome: (r) => Effect.map(withCatalog([r]), (list) => Option.some(list[0]!))
+      })
+
+    const listRecords = SqlSchema.findAll({
+      Request: UserId,
+      Result: ServiceRecord,
+      execute: ({ userId }) => sql`select ${columns} from services where user_id = ${userId} order by created_at desc, id desc`
+    })
+    const byId = SqlSchema.findOne({
+      Request: Id,
+      Result: ServiceRecord,
+      execute: ({ id }) => sql`select ${columns} from services where id = ${id}`
+    })
+    const ownedRecord = SqlSchema.findOne({
+      Request: Schema.Struct({ userId: Schema.Int, id: Schema.Int }),
+      Result: ServiceRecord,
+      execute: ({ id, userId }) => sql`select ${columns} from services where id = ${id} and user_id = ${userId}`
+    })
+    /** [D34]: the newest service that is active or suspended and not past expires_at */
+    const currentRecord = SqlSchema.findOne({
+      Request: UserAt,
+      Result: ServiceRecord,
+      execute: ({ now, userId }) => sql`
+        select ${columns} from services
+        where user_id = ${userId} and status in ('active', 'suspended') and expires_at > ${now}
+        order by created_at desc, id desc limit 1`
+    })
+    const insert = SqlSchema.single({
+      Request: Schema.Struct({ service: Schema.Unknown, now: Schema.DateFromSelf }),
+      Result: Id,
+      execute: ({ now, service }) => {
+        const s = service as NewService
+        return sql`
+          insert into services (user_id, plan_id, cycle_id, status, starts_at, expires_at, auto_renew, created_at, updated_at)
+          values (${s.userId}, ${s.planId}, ${s.cycleId}, ${s.status}, ${s.startsAt}, ${s.expiresAt}, ${s.autoRenew}, ${now}, ${now})
+          returning id`
+      }
+    })
+    const create = (service: NewService) =>
+      Effect.flatMap(clock.now, (now) => insert({ service, now })).pipe(Effect.map((r) => r.id), Effect.orDie)
+
+    const find = (id: number) => Effect.flatMap(Effect.orDie(byId({ id })), oneWithCatalog)
+
+    /** the user's payments and trials take turns: two at once cannot both start a service */
+    const lockUser = (userId: number) =>
+      sql`select pg_advisory_xact_lock(${USER_LOCK_SPACE}, ${userId})`.pipe(Effect.asVoid, Effect.orDie)
+
+    const extendTo = (id: number, expiresAt: Date, now: Date, reactivate: boolean) =>
+      (reactivate
+        ? sql`update services set expires_at = ${expiresAt},
+            status = case when status = 'suspended' then status else 'active' end, updated_at = ${now} where id = ${id}`
+        : sql`update services set expires_at = ${expiresAt}, updated_at = ${now} where id = ${id}`).pipe(Effect.asVoid)
+
+    const lockedRecord = SqlSchema.findOne({
+      Request: Id,
+      Result: ServiceRecord,
+      execute: ({ id }) => sql`select ${columns} from services where id = ${id} for update`
+    })
+    const lockedCurrentOnPlan = SqlSchema.findOne({
+      Request: Schema.Struct({ userId: Schema.Int, planId: Schema.Int, now: Schema.DateFromSelf }),
+      Result: ServiceRecord,
+      execute: ({ now, planId, userId }) => sql`
+        select ${columns} from services
+        where user_id = ${userId} and plan_id = ${planId} and status in ('active', 'suspended') and expires_at > ${now}
+        order by created_at desc, id desc limit 1 for update`
+    })
+
+    /**
+     * [D35]: a paid invoice extends its own service (a trial's) from its expiry, else the user's
+     * current service on the plan, else starts a new active service now. Returns the service's
+     * id. Run it in the payment's transaction.
+     */
+    const activate = (paid: { readonly serviceId: number | null; readonly userId: number; readonly planId: number; readonly cycleId: number }) =>
+      Effect.gen(function*() {
+        const now = yield* clock.now
+        yield* lockUser(paid.userId)
+        const { cycle } = yield* Effect.orDie(catalog.anyPlanAndCycle(paid.planId, paid.cycleId))
+        const extend = (from: Date) => new Date(from.getTime() + cycle.duration_days * DAY_MS)
+        if (paid.serviceId !== null) {
+          const own = yield* lockedRecord({ id: paid.serviceId })
+          if (Option.isSome(own)) {
+            const base = own.value.expires_at.getTime() > now.getTime() ? own.value.expires_at : now
+            yield* extendTo(own.value.id, extend(base), now, true)
+            return own.value.id
+          }
+        }
+        const current = yield* lockedCurrentOnPlan({ userId: paid.userId, planId: paid.planId, now })
+        if (Option.isSome(current)) {
+          yield* extendTo(current.value.id, extend(current.value.expires_at), now, false)
+          return current.value.id
+        }
+        return yield* create({
+          userId: paid.userId,
+          planId: paid.planId,
+          cycleId: paid.cycleId,
+          status: "active",
+          startsAt: now,
+          expiresAt: extend(now),
+          autoRenew: true
+        })
+      }).pipe(Effect.orDie)
+
+    /** [D80]: up to `limit` services past expires_at become expired; their ids */
+    const expireDue = (limit: number) =>
+      Effect.flatMap(clock.now, (now) =>
+        SqlSchema.findAll({
+          Request: Schema.Void,
+          Result: Id,
+          execute: () => sql`
+            update services set status = 'expired', updated_at = ${now}
+            where id in (select id from services where status in ('active', 'suspended') and expires_at <= ${now}
+                         order by id limit ${limit} for update skip locked)
+            returning id`
+        })(undefined)).pipe(Effect.map((rows) => rows.map((r) => r.id)), Effect.orDie)
+
+    /** [D80]: auto-renewing active services expiring before `horizon`, by id after `afterId` */
+    const renewalCandidates = (options: { readonly horizon: Date; readonly afterId: number; readonly limit: number }) =>
+      Effect.flatMap(clock.now, (now) =>
+        SqlSchema.findAll({
+          Request: Schema.Void,
+          Result: RenewalCandidate,
+          execute: () => sql`
+            select id, user_id, plan_id, cycle_id, expires_at from services
+            where status = 'active' and auto_renew and expires_at > ${now} and expires_at <= ${options.horizon}
+              and id > ${options.afterId}
+            order by id limit ${options.limit}`
+        })(undefined)).pipe(Effect.orDie)
+
+    return {
+      /** the user's services, newest first */
+      listOf: (userId: number) => Effect.flatMap(Effect.orDie(listRecords({ userId })), withCatalog),
+      /** any service by id (node and admin routes) */
+      findById: find,
+      /** the caller's own service; another user's is none (a 404, [D11]) */
+      findOwned: (userId: number, id: number) => Effect.flatMap(Effect.orDie(ownedRecord({ userId, id })), oneWithCatalog),
+      /** [D34]: the current service */
+      current: (userId: number) =>
+        Effect.flatMap(clock.now, (now) => Effect.flatMap(Effect.orDie(currentRecord({ userId, now })), oneWithCatalog)),
+      /** sets only the flag of the user's own service; none when it is not theirs */
+      setAutoRenew: (userId: number, id: number, autoRenew: boolean) =>
+        Effect.flatMap(clock.now, (now) =>
+          SqlSchema.findOne({
+            Request: Schema.Void,
+            Result: ServiceRecord.pick("auto_renew"),
+            execute: () => sql`update services set auto_renew = ${autoRenew}, updated_at = ${now}
+              where id = ${id} and user_id = ${userId} returning auto_renew`
+          })(undefined)).pipe(Effect.map(Option.map((r) => r.auto_renew)), Effect.orDie),
+      create,
+      /** changes the fields given; none when the service does not exist */
+      update: (id: number, changes: { readonly status: Option.Option<ServiceStatus>; readonly expiresAt: Option.Option<Date> }) =>
+        Effect.flatMap(clock.now, (now) =>
+          SqlSchema.findOne({
+            Request: Schema.Void,
+            Result: Id,
+            execute: () => sql`
+              update services set
+                status = coalesce(${Option.getOrNull(changes.status)}::text, status),
+                expires_at = coalesce(${Option.getOrNull(changes.expiresAt)}::timestamptz, expires_at),
+                updated_at = ${now}
+              where id = ${id} returning id`
+          })(undefined)).pipe(Effect.orDie, Effect.flatMap(Option.match({
+            onNone: () => Effect.succeed(Option.none<Subscription>()),
+            onSome: (r) => find(r.id)
+          }))),
+      /** [D35]: a trial's service, active at once until the trial ends; in the order's transaction */
+      startTrial: (trial: { readonly userId: number; readonly plan: Plan; readonly cycle: Cycle }) =>
+        Effect.gen(function*() {
+          const now = yield* clock.now
+          yield* lockUser(trial.userId)
+          const expiresAt = new Date(now.getTime() + trial.plan.trial_days * DAY_MS)
+          const id = yield* create({
+            userId: trial.userId,
+            planId: trial.plan.id,
+            cycleId: trial.cycle.id,
+            status: "active",
+            startsAt: now,
+            expiresAt,
+            autoRenew: true
+          })
+          return { id, expiresAt }
+        }),
+      activate,
+      expireDue,
+      renewalCandidates
+    } as const
+  }),
+  dependencies: [Catalog.Default]
+}) {
+  /** the layer VPN access has used so far */
+  static readonly Live = Services.Default
+}
