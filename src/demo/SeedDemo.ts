@@ -1,13 +1,25 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
-import { catalogChanged } from "../catalog/CatalogChanges.ts"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import { Passwords } from "../accounts/Passwords.ts"
+import { Users } from "../accounts/Users.ts"
+import { Invoices } from "../billing/Invoices.ts"
+import { Catalog } from "../catalog/Catalog.ts"
 import { AppClock } from "../platform/Clock.ts"
-import { AppKey, randomToken, sha256Hex } from "../platform/Crypto.ts"
-import { KeyGen } from "../platform/KeyGen.ts"
+import { randomToken } from "../platform/Crypto.ts"
+import { Mailer } from "../platform/Mailer.ts"
+import { Services } from "../services/Services.ts"
+import { Faq } from "../support/Faq.ts"
+import { Tickets } from "../support/Tickets.ts"
+import { Credentials } from "../vpn/Credentials.ts"
+import { Servers } from "../vpn/Servers.ts"
+import { Usage } from "../vpn/Usage.ts"
 
 /**
- * A believable catalogue and one demo user for people trying the API (issue 7). Every object
- * is found by its natural key first, so running it twice leaves one copy of everything.
+ * A believable catalogue and one demo user for people trying the API, made through the rooms'
+ * services as an admin and a customer would make them. It runs in one transaction and only on a
+ * database without the demo admin, so running it twice leaves one copy of everything.
  * Credentials are fixed and printed: this is demo data, never for production.
  */
 export const DEMO_ADMIN = { email: "admin@demo.example", password: "Demo-Admin-2026!", name: "Demo Admin" } as const
@@ -64,132 +76,160 @@ export interface SeedResult {
   readonly nodeTokens: ReadonlyArray<{ readonly server: string; readonly token: string }>
 }
 
-const hash = (password: string) => Effect.promise(() => Bun.password.hash(password, { algorithm: "argon2id" }))
+const DAY_MS = 86_400_000
+const GIB = 1024 ** 3
 
-export const seedDemo = Effect.gen(function*() {
+/** `effect` as if it ran at `date`: the demo's history (invoices, replies) keeps its own dates */
+const at = (date: Date) => Effect.provideService(AppClock, { now: Effect.succeed(date) })
+
+const seed = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
-  const keys = yield* KeyGen
-  const appKey = yield* AppKey
+  const users = yield* Users
+  const passwords = yield* Passwords
+  const catalog = yield* Catalog
+  const servers = yield* Servers
+  const faq = yield* Faq
+  const services = yield* Services
+  const invoices = yield* Invoices
+  const usage = yield* Usage
+  const tickets = yield* Tickets
+  const credentials = yield* Credentials
   const now = yield* Effect.flatMap(AppClock, (c) => c.now)
   const created: Array<string> = []
   const nodeTokens: Array<{ server: string; token: string }> = []
 
-  const ensureUser = (u: { email: string; password: string; name: string }, role: "user" | "admin") =>
+  // the demo admin is made in the same transaction as everything else: it marks a seeded database
+  if (Option.isSome(yield* users.findByEmail(DEMO_ADMIN.email))) return { admin: DEMO_ADMIN, user: DEMO_USER, created, nodeTokens }
+
+  const makeUser = (u: { email: string; password: string; name: string }, role: "user" | "admin") =>
     Effect.gen(function*() {
-      const found = yield* sql<{ id: number }>`select id from users where lower(email) = ${u.email}`
-      if (found[0]) return { id: found[0].id, isNew: false }
-      const passwordHash = yield* hash(u.password)
-      const [row] = yield* sql<{ id: number }>`
-        insert into users (name, email, password_hash, role, email_verified_at, created_at)
-        values (${u.name}, ${u.email}, ${passwordHash}, ${role}, ${now}, ${now}) returning id`
+      const passwordHash = yield* passwords.hash(u.password)
+      const user = yield* users.insert({ name: u.name, email: u.email, passwordHash, role, verifiedAt: now, now })
       created.push(`${role} ${u.email}`)
-      return { id: row!.id, isNew: true }
+      return user
     })
 
   return yield* sql.withTransaction(Effect.gen(function*() {
-    yield* ensureUser(DEMO_ADMIN, "admin")
+    const admin = yield* makeUser(DEMO_ADMIN, "admin")
 
     const planIds = new Map<string, number>()
-    const cycleIds = new Map<string, number>()
+    const cycles = new Map<string, { id: number; price: string }>()
     for (const p of PLANS) {
-      const found = yield* sql<{ id: number }>`select id from plans where name = ${p.name}`
-      const id = found[0]?.id ?? (yield* sql<{ id: number }>`
-        insert into plans (name, description, bandwidth_limit_gb, speed_limit_mbps, trial_days)
-        values (${p.name}, ${p.description}, ${p.gb}, ${p.mbps}, ${p.trial}) returning id`)[0]!.id
-      if (!found[0]) created.push(`plan ${p.name}`)
-      planIds.set(p.name, id)
+      const plan = yield* catalog.createPlan({
+        name: p.name,
+        description: p.description,
+        bandwidth_limit_gb: p.gb,
+        speed_limit_mbps: p.mbps,
+        trial_days: p.trial,
+        is_active: true
+      })
+      created.push(`plan ${p.name}`)
+      planIds.set(p.name, plan.id)
       for (const [name, days, price] of [["Monthly", 30, p.monthly], ["Yearly", 365, p.yearly]] as const) {
-        const c = yield* sql<{ id: number }>`select id from billing_cycles where plan_id = ${id} and name = ${name}`
-        const cycleId = c[0]?.id ?? (yield* sql<{ id: number }>`
-          insert into billing_cycles (plan_id, name, duration_days, price, currency)
-          values (${id}, ${name}, ${days}, ${price}, 'USD') returning id`)[0]!.id
-        cycleIds.set(`${p.name}/${name}`, cycleId)
+        const cycle = yield* catalog.createCycle({ planId: plan.id, name, durationDays: days, priceCents: Math.round(Number(price) * 100), currency: "USD" })
+        cycles.set(`${p.name}/${name}`, { id: cycle.id, price })
       }
     }
 
-    for (const [code, type, value, maxUses] of [["WELCOME10", "percentage", "10", null], ["SAVE5", "fixed", "5.00", 100]] as const) {
-      const found = yield* sql`select 1 from promo_codes where lower(code) = lower(${code})`
-      if (found.length > 0) continue
-      yield* sql`insert into promo_codes (code, type, value, max_uses) values (${code}, ${type}, ${value}, ${maxUses})`
+    // values in hundredths: 10 % and 5.00
+    for (const [code, type, value, maxUses] of [["WELCOME10", "percentage", 1000, null], ["SAVE5", "fixed", 500, 100]] as const) {
+      yield* catalog.createPromo({ code, type, value, expiresAt: null, maxUses, maxUsesPerUser: 1, planIds: [] })
       created.push(`promo ${code}`)
     }
 
     for (const s of SERVERS) {
-      const found = yield* sql<{ id: number }>`select id from servers where name = ${s.name}`
-      let id = found[0]?.id
-      if (id === undefined) {
-        const token = `node_${randomToken(40)}`
-        const pair = yield* keys.x25519
-        const [row] = yield* sql<{ id: number }>`
-          insert into servers (name, country, city, protocol, ip, port, transport, public_key, ca_cert, node_token_hash)
-          values (${s.name}, ${s.country}, ${s.city}, ${s.protocol}, ${s.ip}, ${s.protocol === "wireguard" ? 51820 : 1194},
-                  ${s.transport}, ${s.protocol === "wireguard" ? pair.publicKey : null}, ${s.protocol === "openvpn" ? DEMO_CA : null},
-                  ${sha256Hex(token)}) returning id`
-        id = row!.id
-        created.push(`server ${s.name}`)
-        nodeTokens.push({ server: s.name, token })
-      }
-      for (const plan of s.plans) {
-        yield* sql`insert into server_plans (server_id, plan_id) values (${id}, ${planIds.get(plan)!}) on conflict do nothing`
-      }
+      const server = yield* servers.create({
+        name: s.name,
+        country: s.country,
+        city: s.city,
+        protocol: s.protocol,
+        ip: s.ip,
+        transport: s.transport,
+        ...(s.protocol === "openvpn" ? { ca_cert: DEMO_CA } : {}),
+        plan_ids: s.plans.map((plan) => planIds.get(plan)!)
+      })
+      created.push(`server ${s.name}`)
+      nodeTokens.push({ server: s.name, token: server.node_token })
     }
 
     for (const [i, [question, answer]] of FAQ.entries()) {
-      const found = yield* sql`select 1 from faq_entries where question = ${question}`
-      if (found.length === 0) {
-        yield* sql`insert into faq_entries (question, answer, position) values (${question}, ${answer}, ${i + 1})`
-        created.push(`faq ${i + 1}`)
-      }
+      yield* faq.create({ question, answer, position: i + 1 })
+      created.push(`faq ${i + 1}`)
     }
 
-    const demo = yield* ensureUser(DEMO_USER, "user")
-    if (demo.isNew) {
-      const day = 86_400_000
-      const planId = planIds.get("Plus")!
-      const cycleId = cycleIds.get("Plus/Yearly")!
-      const monthlyId = cycleIds.get("Plus/Monthly")!
-      const starts = new Date(now.getTime() - 200 * day)
-      const expires = new Date(starts.getTime() + 365 * day)
-      const [service] = yield* sql<{ id: number }>`
-        insert into services (user_id, plan_id, cycle_id, status, starts_at, expires_at, auto_renew, created_at)
-        values (${demo.id}, ${planId}, ${cycleId}, 'active', ${starts}, ${expires}, true, ${starts}) returning id`
-      yield* sql`insert into user_settings (user_id, email_notifications) values (${demo.id}, true) on conflict do nothing`
-      // invoices in every status
-      yield* sql`
-        insert into invoices (user_id, service_id, plan_id, cycle_id, amount, discount, currency, status, gateway, promo_code,
-                              due_date, paid_at, transaction_id, created_at)
-        values (${demo.id}, ${service!.id}, ${planId}, ${monthlyId}, '8.99', '0.00', 'USD', 'cancelled', 'manual', null,
-                ${new Date(starts.getTime() - 3 * day)}, null, null, ${new Date(starts.getTime() - 10 * day)}),
-               (${demo.id}, ${service!.id}, ${planId}, ${cycleId}, '80.10', '8.90', 'USD', 'paid', 'manual', 'WELCOME10',
-                ${new Date(starts.getTime() + 7 * day)}, ${starts}, ${`demo-${randomToken(12)}`}, ${starts}),
-               (${demo.id}, ${service!.id}, ${planId}, ${cycleId}, '89.00', '0.00', 'USD', 'pending', 'manual', null,
-                ${new Date(now.getTime() + 7 * day)}, null, null, ${now})`
-      // six months of usage, this month included
-      for (let back = 0; back < 6; back++) {
-        const period = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - back, 1))
-        const gib = 1024 ** 3
-        const rx = Math.round((12 + back * 7.5) * gib)
-        const tx = Math.round((2 + back * 1.25) * gib)
-        yield* sql`
-          insert into usage_records (service_id, period, rx_bytes, tx_bytes)
-          values (${service!.id}, ${period.toISOString().slice(0, 10)}, ${rx}, ${tx}) on conflict do nothing`
-      }
-      const [ticket] = yield* sql<{ id: number }>`
-        insert into tickets (user_id, subject, status, created_at, last_reply_at)
-        values (${demo.id}, 'Cannot connect from hotel Wi-Fi', 'open', ${new Date(now.getTime() - 2 * day)}, ${new Date(now.getTime() - day)})
-        returning id`
-      const adminId = (yield* sql<{ id: number }>`select id from users where lower(email) = ${DEMO_ADMIN.email}`)[0]!.id
-      yield* sql`
-        insert into ticket_replies (ticket_id, author_id, message, is_admin, created_at)
-        values (${ticket!.id}, ${demo.id}, 'The WireGuard app says the handshake did not complete.', false, ${new Date(now.getTime() - 2 * day)}),
-               (${ticket!.id}, ${adminId}, 'Hotel networks often block UDP. Try London 1, our OpenVPN server over TCP port 1194.', true, ${new Date(now.getTime() - day)})`
-      // a VPN credential so the OpenVPN profile can be used at once
-      const secret = randomToken(24)
-      yield* sql`
-        insert into vpn_credentials (user_id, username, secret_enc, secret_hash)
-        values (${demo.id}, ${`u${demo.id}-demo`}, ${appKey.encrypt(secret)}, ${sha256Hex(secret)}) on conflict do nothing`
-      created.push("demo service, invoices, usage, ticket")
+    const demo = yield* makeUser(DEMO_USER, "user")
+    yield* users.setSettings(demo.id, true, now)
+    const planId = planIds.get("Plus")!
+    const yearly = cycles.get("Plus/Yearly")!
+    const monthly = cycles.get("Plus/Monthly")!
+    const starts = new Date(now.getTime() - 200 * DAY_MS)
+    const serviceId = yield* at(starts)(services.create({
+      userId: demo.id,
+      planId,
+      cycleId: yearly.id,
+      status: "active",
+      startsAt: starts,
+      expiresAt: new Date(starts.getTime() + 365 * DAY_MS),
+      autoRenew: true
+    }))
+
+    // an invoice in every status: a cancelled monthly one, the paid yearly one (with a promo), the next renewal
+    const invoice = (cycle: { id: number; price: string }, amount: string, discount: string, promoCode: string | null, dueDate: Date) => ({
+      userId: demo.id,
+      serviceId,
+      planId,
+      cycleId: cycle.id,
+      amount,
+      discount,
+      currency: "USD",
+      status: "pending" as const,
+      promoCode,
+      promoId: null,
+      dueDate
+    })
+    yield* at(new Date(starts.getTime() - 10 * DAY_MS))(
+      invoices.insert({ ...invoice(monthly, monthly.price, "0.00", null, new Date(starts.getTime() - 3 * DAY_MS)), status: "cancelled" })
+    )
+    const paid = yield* at(starts)(invoices.insert(invoice(yearly, "80.10", "8.90", "WELCOME10", new Date(starts.getTime() + 7 * DAY_MS))))
+    yield* invoices.markPaid(paid.id, `demo-${randomToken(12)}`, serviceId, starts)
+    yield* invoices.insert(invoice(yearly, yearly.price, "0.00", null, new Date(now.getTime() + 7 * DAY_MS)))
+
+    // six months of usage, this month included
+    for (let back = 0; back < 6; back++) {
+      const period = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - back, 1)).toISOString().slice(0, 10)
+      yield* usage.add(serviceId, period, Math.round((12 + back * 7.5) * GIB), Math.round((2 + back * 1.25) * GIB))
     }
+
+    const ticket = yield* at(new Date(now.getTime() - 2 * DAY_MS))(
+      tickets.open(demo.id, { subject: "Cannot connect from hotel Wi-Fi", message: "The WireGuard app says the handshake did not complete." })
+    )
+    yield* at(new Date(now.getTime() - DAY_MS))(
+      tickets.staffReply(ticket.id, admin.id, "Hotel networks often block UDP. Try London 1, our OpenVPN server over TCP port 1194.")
+    )
+    // a VPN credential so the OpenVPN profile can be used at once
+    yield* credentials.get(demo.id)
+    created.push("demo service, invoices, usage, ticket")
     return { admin: DEMO_ADMIN, user: DEMO_USER, created, nodeTokens } satisfies SeedResult
-  }).pipe(Effect.zipLeft(catalogChanged)))
-}).pipe(Effect.orDie)
+  }))
+})
+
+/** The demo's mail (the staff reply's notice) goes nowhere: demo addresses are nobody's inbox. */
+const NoMail = Layer.succeed(Mailer, { send: () => Effect.void })
+
+export const seedDemo = seed.pipe(
+  Effect.provide(
+    Layer.mergeAll(
+      Users.Default,
+      Passwords.Default,
+      Catalog.Default,
+      Servers.Default,
+      Faq.Default,
+      Services.Default,
+      Invoices.Default,
+      Usage.Default,
+      Tickets.Default.pipe(Layer.provide(NoMail)),
+      Credentials.Default
+    )
+  ),
+  Effect.orDie
+)
