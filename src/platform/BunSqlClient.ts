@@ -180,9 +180,10 @@ const toNumberArray = (value: unknown): unknown => {
   return value
 }
 
-type BunResult = Array<any> & Partial<SQL.ResultMetadata>
+type Row = Record<string, unknown>
+type BunResult = Array<Row> & Partial<SQL.ResultMetadata>
 
-const convert = (result: BunResult, values: boolean): Array<any> => {
+const convert = (result: BunResult, values: boolean): Array<Row> => {
   const statement = result.statement
   let plan: Plan | undefined
   if (statement) {
@@ -199,8 +200,7 @@ const convert = (result: BunResult, values: boolean): Array<any> => {
   if (plan === undefined || result.length === 0) return result
   const names = values ? plan.int8Indexes : plan.int8Names
   const arrays = values ? plan.arrayIndexes : plan.arrayNames
-  for (let r = 0; r < result.length; r++) {
-    const row = result[r]
+  for (const row of result) {
     for (let c = 0; c < names.length; c++) {
       const key = names[c]!
       const value = row[key]
@@ -215,9 +215,10 @@ const convert = (result: BunResult, values: boolean): Array<any> => {
 }
 
 /** one result, or the results of several statements (a parameterless multi-statement text) */
-const convertAny = (result: BunResult, values: boolean): Array<any> =>
+const convertAny = (result: BunResult, values: boolean): ReadonlyArray<object> =>
   result.columns === undefined && result.length > 0 && Array.isArray(result[0])
-    ? result.map((inner: BunResult) => convert(inner, values))
+    // Bun answers a multi-statement text with one result per statement, each an array of rows
+    ? (result as unknown as ReadonlyArray<BunResult>).map((inner) => convert(inner, values))
     : convert(result, values)
 
 // ---- client ----------------------------------------------------------------------------------
@@ -259,8 +260,8 @@ export const make = (config: BunSqlClientConfig): Effect.Effect<Client.SqlClient
       /** one query, one promise: a cancelled fiber lets the query finish and drops its result */
       private run(text: string, params: ReadonlyArray<unknown>, values: boolean, raw: boolean) {
         const sql = this.sql
-        return Effect.async<any, SqlError>((resume) => {
-          let query: SQL.Query<any>
+        return Effect.async<ReadonlyArray<object>, SqlError>((resume) => {
+          let query: SQL.Query<BunResult>
           try {
             query = sql.unsafe(text, toParams(db, text, params, prepare))
             if (values) query = query.values()
@@ -290,7 +291,8 @@ export const make = (config: BunSqlClientConfig): Effect.Effect<Client.SqlClient
         return this.run(text, params, false, false)
       }
       executeValues(text: string, params: ReadonlyArray<unknown>) {
-        return this.run(text, params, true, false)
+        // `.values()` makes each row an array of its column values
+        return this.run(text, params, true, false) as Effect.Effect<ReadonlyArray<ReadonlyArray<unknown>>, SqlError>
       }
       executeUnprepared(
         text: string,
