@@ -79,7 +79,7 @@ for (const prepare of [true, false]) {
         yield* sql.unsafe(`drop table if exists ${table}`)
         yield* sql.unsafe(`create table ${table} (id integer primary key, name text unique, big bigint, doc jsonb)`)
       }))
-    })
+    }, 60_000) // a fresh PGlite takes seconds to start on a loaded 2-core machine
 
     afterAll(async () => {
       await client?.run(Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe(`drop table if exists ${table}`))).catch(() => {})
