@@ -9,7 +9,7 @@ import { Ok } from "../http/Envelope.ts"
 import { errorEnvelope } from "../http/Errors.ts"
 import { Body, boolean, IdParam, integer, label, oneOf, string } from "../platform/Fields.ts"
 import { PromoValidateRateLimit } from "../http/RateLimit.ts"
-import { DiscountType, Plan, PromoCode, PromoInvalid, PublicCycle, PublicPlan } from "./Domain.ts"
+import { DiscountType, Plan, PromoCode, PromoInvalid, PromoValidation, PublicCycle, PublicPlan } from "./Domain.ts"
 import { parseCents } from "./Money.ts"
 
 // ---- resources -----------------------------------------------------------------------
@@ -24,15 +24,6 @@ export const CycleWithPlan = Schema.Struct({
   plan: Plan.pick("id", "name")
 }).annotations({ identifier: "CycleWithPlan" })
 
-/** The spec's Promo validation result; `value` a JSON number ([D33]). */
-export const PromoValidation = Schema.Struct({
-  code: Schema.String,
-  type: DiscountType,
-  value: Schema.Number,
-  original_price: Schema.String,
-  discounted_price: Schema.String,
-  currency: Schema.String
-}).annotations({ identifier: "PromoValidation" })
 
 /** The admin's promo: the stored code with its plans; `value` a JSON number, `expires_at` ISO 8601. */
 /** a stored decimal (`"12.50"`) shown as a JSON number (`12.5`) */

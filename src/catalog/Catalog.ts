@@ -5,7 +5,7 @@ import { ValidationError } from "../platform/Errors.ts"
 import { catalogChanged } from "./CatalogChanges.ts"
 import { CatalogCache, type Snapshot } from "./CatalogCache.ts"
 import { CatalogRepo, type NewPromo, type PlanChanges } from "./CatalogRepo.ts"
-import { type Cycle, INVALID_CYCLE, INVALID_PLAN, type Plan, type PromoCode, PromoInvalid } from "./Domain.ts"
+import { type Cycle, INVALID_CYCLE, INVALID_PLAN, type Plan, type PromoCode, PromoInvalid, PromoValidation } from "./Domain.ts"
 import { applyDiscount, formatCents, toCents } from "./Money.ts"
 
 export interface PricedOrder {
@@ -16,15 +16,6 @@ export interface PricedOrder {
   readonly originalPrice: string
   readonly discount: string
   readonly amount: string
-  readonly currency: string
-}
-
-export interface PromoQuote {
-  readonly code: string
-  readonly type: PromoCode["type"]
-  readonly value: string
-  readonly originalPrice: string
-  readonly discountedPrice: string
   readonly currency: string
 }
 
@@ -118,11 +109,11 @@ export class Catalog extends Effect.Service<Catalog>()("catalog/Catalog", {
         return {
           code: request.code,
           type: promo.type,
-          value: promo.value,
-          originalPrice: cycle.price,
-          discountedPrice: formatCents(applyDiscount(price, promo.type, promo.value).amount),
+          value: Number(promo.value),
+          original_price: cycle.price,
+          discounted_price: formatCents(applyDiscount(price, promo.type, promo.value).amount),
           currency: cycle.currency
-        } satisfies PromoQuote
+        } satisfies typeof PromoValidation.Type
       })
 
     /**
@@ -185,16 +176,20 @@ export class Catalog extends Effect.Service<Catalog>()("catalog/Catalog", {
       updatePlan: (id: number, changes: PlanChanges) => changed(repo.updatePlan(id, changes)),
       createCycle: (cycle: { planId: number; name: string; durationDays: number; priceCents: number; currency: string }) =>
         changed(repo.createCycle(cycle)),
-      /** none when the code is taken; 422 errors.plan_ids for a plan that does not exist */
+      /** [D33]: a percentage is at most 100; the code (any case) and the plans are checked (422) */
       createPromo: (promo: NewPromo) =>
         Effect.gen(function*() {
+          if (promo.type === "percentage" && promo.value > 100_00) {
+            return yield* Effect.fail(ValidationError.field("value", "The value field must not be greater than 100."))
+          }
           const planIds = [...new Set(promo.planIds)].sort((a, b) => a - b)
           const known = yield* repo.existingPlanIds(planIds.filter(isId))
           if (known.length !== planIds.length) {
             return yield* Effect.fail(ValidationError.field("plan_ids", "The selected plan ids is invalid."))
           }
           const created = yield* repo.insertPromo({ ...promo, planIds })
-          return Option.map(created, (row) => ({ ...row, plan_ids: planIds }))
+          if (Option.isNone(created)) return yield* Effect.fail(ValidationError.field("code", "The code has already been taken."))
+          return { ...created.value, plan_ids: planIds }
         })
     } as const
   }),

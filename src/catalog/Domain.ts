@@ -58,3 +58,13 @@ export const INVALID_CYCLE = "The selected cycle id is invalid."
 export class PromoInvalid extends Schema.TaggedError<PromoInvalid>()("PromoInvalid", {
   message: Schema.optionalWith(Schema.String, { default: () => "Invalid or expired promo code." })
 }, HttpApiSchema.annotations({ status: 422 })) {}
+
+/** The spec's Promo validation result; `value` a JSON number ([D33]). */
+export const PromoValidation = Schema.Struct({
+  code: Schema.String,
+  type: DiscountType,
+  value: Schema.Number,
+  original_price: Schema.String,
+  discounted_price: Schema.String,
+  currency: Schema.String
+}).annotations({ identifier: "PromoValidation" })

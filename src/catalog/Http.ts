@@ -4,16 +4,16 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import { Api } from "../Api.ts"
-import { Invoices } from "../billing/Invoices.ts"
+import { Orders } from "../billing/Orders.ts"
 import { BearerTokens, requestPrincipal } from "../http/Auth.ts"
-import { orNotFound, ValidationError } from "../http/Errors.ts"
+import { orNotFound } from "../http/Errors.ts"
 import { Catalog } from "./Catalog.ts"
 
 const CatalogHandlers = HttpApiBuilder.group(Api, "catalog", (handlers) =>
   Effect.gen(function*() {
     const catalog = yield* Catalog
     const tokens = yield* BearerTokens
-    const invoices = yield* Invoices
+    const orders = yield* Orders
     return handlers
       // the encoded envelope from memory; the success schema stays declared for OpenAPI
       .handle("listPlans", () =>
@@ -27,25 +27,9 @@ const CatalogHandlers = HttpApiBuilder.group(Api, "catalog", (handlers) =>
         Effect.flatMap(Effect.flatMap(catalog.activePlan(path.plan), orNotFound), (plan) => catalog.cyclesOf(plan.id)))
       .handle("getCycle", ({ path }) =>
         Effect.map(Effect.flatMap(catalog.activeCycle(path.cycle), orNotFound), ({ cycle, plan }) => ({ ...cycle, plan })))
-      // public; with a live token the caller's own uses count too ([D33] rev. 2)
+      // the caller, when a live token comes along: their own uses of the code count ([D33] rev. 2)
       .handle("validatePromo", ({ payload }) =>
-        Effect.gen(function*() {
-          const caller = yield* requestPrincipal(tokens)
-          const quote = yield* catalog.quotePromo({
-            code: payload.code,
-            planId: payload.plan_id,
-            cycleId: payload.cycle_id,
-            usesOfCaller: Option.map(caller, (user) => (promoId: number) => invoices.promoUsesOf(user.userId, promoId))
-          })
-          return {
-            code: quote.code,
-            type: quote.type,
-            value: Number(quote.value),
-            original_price: quote.originalPrice,
-            discounted_price: quote.discountedPrice,
-            currency: quote.currency
-          }
-        }))
+        Effect.flatMap(requestPrincipal(tokens), (caller) => orders.quotePromo(Option.map(caller, (user) => user.userId), payload)))
   }))
 
 const CatalogAdminHandlers = HttpApiBuilder.group(Api, "catalogAdmin", (handlers) =>
@@ -65,26 +49,17 @@ const CatalogAdminHandlers = HttpApiBuilder.group(Api, "catalogAdmin", (handlers
             currency: payload.currency
           })))
       .handle("createPromo", ({ payload }) =>
-        Effect.gen(function*() {
-          if (payload.type === "percentage" && payload.value > 100_00) {
-            return yield* Effect.fail(ValidationError.field("value", "The value field must not be greater than 100."))
-          }
-          const created = yield* catalog.createPromo({
-            code: payload.code,
-            type: payload.type,
-            value: payload.value,
-            expiresAt: payload.expires_at ?? null,
-            maxUses: payload.max_uses ?? null,
-            maxUsesPerUser: payload.max_uses_per_user === undefined ? 1 : payload.max_uses_per_user,
-            planIds: payload.plan_ids ?? []
-          })
-          return yield* Option.match(created, {
-            onNone: () => Effect.fail(ValidationError.field("code", "The code has already been taken.")),
-            onSome: Effect.succeed
-          })
+        catalog.createPromo({
+          code: payload.code,
+          type: payload.type,
+          value: payload.value,
+          expiresAt: payload.expires_at ?? null,
+          maxUses: payload.max_uses ?? null,
+          maxUsesPerUser: payload.max_uses_per_user === undefined ? 1 : payload.max_uses_per_user,
+          planIds: payload.plan_ids ?? []
         }))
   }))
 
 export const CatalogHttpLive = Layer.mergeAll(CatalogHandlers, CatalogAdminHandlers).pipe(
-  Layer.provide(Layer.mergeAll(Catalog.Default, Invoices.Default))
+  Layer.provide(Layer.mergeAll(Catalog.Default, Orders.Default))
 )
