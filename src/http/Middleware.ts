@@ -17,11 +17,10 @@ import { AppConfig } from "../platform/Config.ts"
 import { RateLimiter } from "../platform/RateLimiter.ts"
 import { Tokens } from "../accounts/Tokens.ts"
 import { requestPrincipal } from "./Auth.ts"
+import { bodyLimit } from "./BodyLimit.ts"
 import { clientAddressWith } from "./ClientAddress.ts"
 import { label, NOT_FOUND_MARK, requiredMessage } from "./Fields.ts"
 import { ValidationError } from "./Errors.ts"
-
-export const MAX_BODY_BYTES = 1024 * 1024
 
 const envelope = (status: number, message: string, headers?: Record<string, string>) =>
   HttpServerResponse.unsafeJson({ success: false, message }, { status, ...(headers ? { headers } : {}) })
@@ -196,24 +195,6 @@ export const ErrorMappingLive = HttpApiBuilder.middleware(Api, (app) =>
     })))
 
 // ---- around the whole app ----------------------------------------------------------------
-
-/** 413 in the envelope for bodies over 1 MiB, by `Content-Length` or by counting ([D11]). */
-const bodyLimit = (app: HttpApp.Default): HttpApp.Default =>
-  Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
-    // bodiless methods pass straight through: no generator on the hot read path (issue 8)
-    if (request.method === "GET" || request.method === "HEAD" || request.method === "OPTIONS") return app
-    return Effect.gen(function*() {
-      const declared = request.headers["content-length"]
-      if (declared !== undefined) {
-        if (Number(declared) > MAX_BODY_BYTES) return envelope(413, "Payload too large.")
-      } else {
-        // chunked (or a body of unknown length): count it; Bun caps what it buffers at 4 MiB
-        const text = yield* Effect.option(request.text)
-        if (Option.isSome(text) && Buffer.byteLength(text.value) > MAX_BODY_BYTES) return envelope(413, "Payload too large.")
-      }
-      return yield* app
-    })
-  })
 
 /**
  * The spec's other routes: `GENERAL_RATE_LIMIT` a minute per user (a live bearer token: all of a
