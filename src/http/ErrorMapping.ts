@@ -170,7 +170,8 @@ export const errorMapping = <ApiId extends string, Groups extends HttpApiGroup.H
       if (Option.isSome(defect)) {
         const d = defect.value
         if (HttpServerError.isServerError(d) && d._tag === "RequestError" && d.reason === "Decode") {
-          return yield* Effect.fail(ValidationError.field("body", "The body must be valid JSON."))
+          // `JsonBody` says why it refused a body; any other unreadable body is not JSON
+          return yield* Effect.fail(d.cause instanceof ValidationError ? d.cause : ValidationError.field("body", "The body must be valid JSON."))
         }
         if (isConnectionLoss(d)) return unavailable()
         if (isUnstorableInput(d)) return yield* Effect.fail(unstorable())
