@@ -4,6 +4,7 @@ import * as Layer from "effect/Layer"
 import * as Schedule from "effect/Schedule"
 import { Catalog } from "../catalog/Catalog.ts"
 import { AppClock } from "../platform/Clock.ts"
+import { RateLimiter } from "../platform/RateLimiter.ts"
 
 /** What one run of the jobs of [D80] did. */
 export interface JobsReport {
@@ -86,7 +87,7 @@ export const runJobsOnce: Effect.Effect<JobsReport, never, SqlClient.SqlClient |
     } satisfies JobsReport
   })
 
-  return yield* sql.withTransaction(run)
+  return yield* sql.withTransaction(run).pipe(Effect.tap(() => RateLimiter.purgeExpired))
 }).pipe(Effect.orDie, Effect.provide(Catalog.Live))
 
 /**

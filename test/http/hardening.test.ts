@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test"
 import { randomBytes } from "node:crypto"
+import { runJobsOnce } from "../../src/billing/Jobs.ts"
 import { RateLimiter } from "../../src/platform/RateLimiter.ts"
 import { makeTestApp, type TestApp } from "../support/app.ts"
 
@@ -163,6 +164,18 @@ describe("expired counters are purged [D30] [D80] rev. 2", () => {
     expect(left.some((r) => r.key.includes("10.148.0.2"))).toBe(true)
     expect(left.some((r) => r.key.includes("10.148.0.1"))).toBe(false)
     expect(left).toHaveLength(2)
+  })
+})
+
+describe("the jobs keep rate_limits bounded [D80] rev. 2", () => {
+  test("a run of the jobs deletes the counters of ended windows", async () => {
+    await app.post("/v1/auth/forgot-password", { body: { email: freshEmail() }, headers: from("10.151.0.1") })
+    const before = await app.sql<{ n: number }>`select count(*)::int as n from rate_limits where key like ${"%10.151.0.1"}`
+    expect(before[0]!.n).toBe(1)
+    app.clock.advance(61_000)
+    await app.run(runJobsOnce)
+    const after = await app.sql<{ n: number }>`select count(*)::int as n from rate_limits`
+    expect(after[0]!.n).toBe(0)
   })
 })
 
