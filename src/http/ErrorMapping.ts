@@ -127,8 +127,7 @@ export const diagnoseDecodeError = (shapes: ReadonlyArray<RouteShape>, error: Ht
  */
 export const isUnstorableInput = (error: unknown): boolean => {
   if (!(error instanceof SqlError)) return false
-  const cause = error.cause
-  const code = typeof cause === "object" && cause !== null && "code" in cause ? String((cause as { code: unknown }).code) : ""
+  const code = causeCode(error) ?? ""
   return ["22021", "22P05", "22001", "22003", "22P02", "22007", "22008", "54000"].includes(code)
 }
 
@@ -143,19 +142,25 @@ const bunConnectionCodes = new Set([
   "ERR_POSTGRES_LIFETIME_TIMEOUT"
 ])
 
-/** A lost connection, not a bad query: the database is unreachable (503). */
+const errnoConnectionCodes = new Set(["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EPIPE", "ENOTFOUND", "EAI_AGAIN", "ENOENT"])
+
+const causeCode = (error: SqlError): string | undefined =>
+  typeof error.cause === "object" && error.cause !== null && "code" in error.cause
+    ? String((error.cause as { code: unknown }).code)
+    : undefined
+
+/**
+ * A lost connection, not a bad query: the database is unreachable (503). Read from the error's
+ * code, never its text: a server's SQLSTATE says exactly what happened (only the connection
+ * classes are "lost"); Bun.SQL and the socket layer name their connection failures; a driver
+ * error with no code at all (`pg`'s "Connection terminated") never reached a server.
+ */
 export const isConnectionLoss = (error: unknown): boolean => {
   if (!(error instanceof SqlError)) return false
-  const text = `${error.message} ${String(error.cause)}`
-  const code = typeof error.cause === "object" && error.cause !== null && "code" in error.cause
-    ? String((error.cause as { code: unknown }).code)
-    : ""
-  // a server-side SQLSTATE says exactly what happened: only connection classes are "lost"
+  const code = causeCode(error)
+  if (code === undefined) return true
   if (/^[0-9A-Z]{5}$/.test(code)) return /^(08|57P0|53300)/.test(code)
-  // Bun.SQL's own codes (issue 8): the connections that failed, closed or timed out
-  if (bunConnectionCodes.has(code)) return true
-  return ["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EPIPE", "ENOTFOUND", "EAI_AGAIN"].includes(code) ||
-    /connect|Connection terminated|timeout|ECONNREFUSED|ECONNRESET|socket|closed/i.test(text)
+  return bunConnectionCodes.has(code) || errnoConnectionCodes.has(code)
 }
 
 /**
