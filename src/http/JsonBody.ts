@@ -75,8 +75,11 @@ export const jsonBody = (app: HttpApp.Default): HttpApp.Default =>
     if (!request.url.startsWith("/v1/")) return app
     return Effect.flatMap(decodeJsonBody(request), (json) => {
       const headers = { ...request.headers, "content-type": "application/json" }
+      // `text` is the original's one cached read: a handler that reads the raw body (the
+      // webhook's signature) and the JSON decoder share it, whichever comes first
       const view: HttpServerRequest.HttpServerRequest = Object.create(request, {
         json: { value: json, enumerable: false },
+        text: { value: request.text, enumerable: false },
         headers: { value: headers, enumerable: false }
       })
       return Effect.provideService(app, HttpServerRequest.HttpServerRequest, view)
