@@ -90,7 +90,8 @@ export const diagnoseDecodeError = (shapes: ReadonlyArray<RouteShape>, error: Ht
   Effect.gen(function*() {
     const request = yield* HttpServerRequest.HttpServerRequest
     const path = pathname(request.url)
-    const route = shapes.find((shape) => shape.method === request.method && shape.pattern.test(path))
+    const method = request.method === "HEAD" ? "GET" : request.method
+    const route = shapes.find((shape) => shape.method === method && shape.pattern.test(path))
     if (route !== undefined) {
       const match = route.pattern.exec(path)!
       const params: Record<string, string> = {}

@@ -108,6 +108,21 @@ describe("a body that is not JSON is never parsed [D11] rev. 2", () => {
   })
 })
 
+describe("a path that does not decode is a 404, whatever else is wrong [D11]", () => {
+  test("GET and HEAD of an impossible id; a bad body on an impossible id", async () => {
+    for (const method of ["GET", "HEAD"]) {
+      const res = await app.request(method, "/v1/plans/abc")
+      expect(res.status).toBe(404)
+    }
+    const user = await app.createUser()
+    const reply = await app.post("/v1/tickets/abc/reply", { token: user.token, body: { message: 42 } })
+    expect(reply.status).toBe(404)
+    const real = await app.post("/v1/tickets/1/reply", { token: user.token, body: { message: 42 } })
+    expect(real.status).toBe(422)
+    expect(real.body.errors.message).toHaveLength(1)
+  })
+})
+
 describe("e-mail keys of the limits are valid addresses only [D30] rev. 2", () => {
   const hostile = () => [
     randomBytes(2400).toString("base64") + "@example.com",
