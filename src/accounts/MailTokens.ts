@@ -5,6 +5,8 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { randomToken, sha256Hex } from "../platform/Crypto.ts"
 
+const PURGE_BATCH = 1000
+
 export const MailTokenPurpose = Schema.Literal("verify_email", "reset_password")
 export type MailTokenPurpose = typeof MailTokenPurpose.Type
 
@@ -80,7 +82,28 @@ export class MailTokens extends Effect.Service<MailTokens>()("accounts/MailToken
     const presented = (token: string, purpose: MailTokenPurpose, now: Date, email?: string) =>
       ({ tokenHash: sha256Hex(token), purpose, now, email: email ?? null }) as const
 
+    const purgeBatch = SqlSchema.findAll({
+      Request: Schema.DateFromSelf,
+      Result: Schema.Struct({ id: Schema.Int }),
+      execute: (now) =>
+        sql`delete from mail_tokens where id in (
+              select id from mail_tokens where used_at is not null or expires_at <= ${now} limit ${PURGE_BATCH}
+            ) returning id`
+    })
+
+    /** [D80] rev. 2: spent and expired tokens go, a batch at a time (no long lock) */
+    const purgeSpent = (now: Date) =>
+      Effect.gen(function*() {
+        let total = 0
+        for (;;) {
+          const gone = (yield* purgeBatch(now)).length
+          total += gone
+          if (gone < PURGE_BATCH) return total
+        }
+      }).pipe(Effect.orDie)
+
     return {
+      purgeSpent,
       issue: (userId: number, purpose: MailTokenPurpose, now: Date) => {
         const token = randomToken(TOKEN_LENGTH)
         return insert({ userId, purpose, tokenHash: sha256Hex(token), expiresAt: new Date(now.getTime() + ttl(purpose)), now }).pipe(

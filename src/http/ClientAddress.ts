@@ -1,19 +1,61 @@
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import { isIP } from "node:net"
 import { AppConfig } from "../platform/Config.ts"
 
-/** The client address for limits: the socket's, or the first `X-Forwarded-For` with TRUST_PROXY. */
+/** The eight 16-bit groups of an IPv6 address (`isIP` said it is one). */
+const ipv6Groups = (address: string): ReadonlyArray<number> => {
+  const parse = (part: string): Array<number> => {
+    if (part === "") return []
+    return part.split(":").flatMap((group) => {
+      if (!group.includes(".")) return [parseInt(group, 16)]
+      const [a, b, c, d] = group.split(".").map(Number) as [number, number, number, number]
+      return [(a << 8) | b, (c << 8) | d]
+    })
+  }
+  const [head = "", tail] = address.split("::")
+  const left = parse(head)
+  const right = tail === undefined ? [] : parse(tail)
+  return [...left, ...Array<number>(Math.max(0, 8 - left.length - right.length)).fill(0), ...right]
+}
+
+/**
+ * The address a limit counts ([D30] rev. 2): an IPv4 address as is (also when written
+ * IPv4-mapped), an IPv6 client as its /64 (one host holds a whole /64), anything that is not
+ * an address as `unknown`.
+ */
+export const limitAddress = (address: string): string => {
+  const bare = address.startsWith("[") && address.endsWith("]") ? address.slice(1, -1) : address
+  const version = isIP(bare)
+  if (version === 4) return bare
+  if (version !== 6) return "unknown"
+  const groups = ipv6Groups(bare.split("%")[0]!)
+  const mapped = groups.slice(0, 5).every((g) => g === 0) && groups[5] === 0xffff
+  if (mapped) return `${groups[6]! >> 8}.${groups[6]! & 0xff}.${groups[7]! >> 8}.${groups[7]! & 0xff}`
+  return `${groups.slice(0, 4).map((g) => g.toString(16)).join(":")}::/64`
+}
+
+/**
+ * The client's address as `TRUST_PROXY` says ([D1] rev. 2): without trusted proxies, the
+ * socket's; behind N, the N-th entry of `X-Forwarded-For` counted from the right, the one the
+ * nearest trusted proxy appended. Entries left of it were written by the client and are never
+ * read; a header too short for N proxies did not come through them: the socket's address.
+ */
+export const clientIp = (request: HttpServerRequest.HttpServerRequest, trustProxy: false | number): string => {
+  const socket = Option.getOrElse(request.remoteAddress, () => "unknown")
+  if (trustProxy === false) return socket
+  const header = request.headers["x-forwarded-for"]
+  if (header === undefined) return socket
+  const entries = header.split(",").map((entry) => entry.trim())
+  const entry = entries.length >= trustProxy ? entries[entries.length - trustProxy]! : ""
+  return isIP(entry.startsWith("[") && entry.endsWith("]") ? entry.slice(1, -1) : entry) === 0 ? socket : entry
+}
+
+/** The client address for limits: `clientIp`, an IPv6 client as its /64. */
 export const clientAddress = Effect.gen(function*() {
   return yield* clientAddressWith(yield* AppConfig)
 })
 
-export const clientAddressWith = (config: AppConfig["Type"]) => Effect.gen(function*() {
-  const request = yield* HttpServerRequest.HttpServerRequest
-  if (config.trustProxy) {
-    const forwarded = request.headers["x-forwarded-for"]?.split(",")[0]?.trim()
-    if (forwarded) return forwarded
-  }
-  return Option.getOrElse(request.remoteAddress, () => "unknown")
-})
-
+export const clientAddressWith = (config: AppConfig["Type"]) =>
+  Effect.map(HttpServerRequest.HttpServerRequest, (request) => limitAddress(clientIp(request, config.trustProxy)))

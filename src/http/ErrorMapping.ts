@@ -3,19 +3,32 @@ import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import type * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as HttpApiError from "@effect/platform/HttpApiError"
 import * as HttpServerError from "@effect/platform/HttpServerError"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import { SqlError } from "@effect/sql/SqlError"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import type * as AST from "effect/SchemaAST"
 import { ValidationError } from "../platform/Errors.ts"
-import { label, NOT_FOUND_MARK, requiredMessage } from "../platform/Fields.ts"
+import { label } from "../platform/Fields.ts"
+import { fieldErrors } from "./DecodeIssues.ts"
+import { decodeJsonBody } from "./JsonBody.ts"
 import { envelope, internalError, notFound, unavailable } from "./Responses.ts"
 
 // ---- 405: known path, method not served ------------------------------------------------
 
+/** A schema of the Api, by its AST (ours need no context to decode). */
+type Decoder = AST.AST
+
 interface RouteShape {
   readonly pattern: RegExp
   readonly method: string
+  readonly params: ReadonlyArray<string>
+  readonly path: Option.Option<Decoder>
+  readonly urlParams: Option.Option<Decoder>
+  readonly payload: Option.Option<Decoder>
 }
 
 const routeShapes = <ApiId extends string, Groups extends HttpApiGroup.HttpApiGroup.Any, E, R>(
@@ -25,11 +38,23 @@ const routeShapes = <ApiId extends string, Groups extends HttpApiGroup.HttpApiGr
   HttpApi.reflect(api, {
     onGroup: () => {},
     onEndpoint: ({ endpoint }) => {
+      const params: Array<string> = []
       const source = endpoint.path
         .split("/")
-        .map((segment) => segment.startsWith(":") ? "[^/]+" : segment.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"))
+        .map((segment) => {
+          if (!segment.startsWith(":")) return segment.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
+          params.push(segment.slice(1))
+          return "([^/]+)"
+        })
         .join("/")
-      shapes.push({ pattern: new RegExp(`^${source}/?$`), method: endpoint.method })
+      shapes.push({
+        pattern: new RegExp(`^${source}/?$`),
+        method: endpoint.method,
+        params,
+        path: Option.map(endpoint.pathSchema, (schema) => schema.ast),
+        urlParams: Option.map(endpoint.urlParamsSchema, (schema) => schema.ast),
+        payload: Option.map(endpoint.payloadSchema, (schema) => schema.ast)
+      })
     }
   })
   return shapes
@@ -42,55 +67,60 @@ const allowedMethods = (shapes: ReadonlyArray<RouteShape>, path: string): Readon
   return [...methods]
 }
 
-// ---- decode errors -> 422 [D12] ---------------------------------------------------------
+// ---- decode errors -> 422 [D12], or 404 for a path id ---------------------------------------
 
-const typeMessage = (field: string, message: string): string => {
-  const expected = /^Expected (\w+)/.exec(message)?.[1]
-  switch (expected) {
-    case "string":
-      return `The ${label(field)} field must be a string.`
-    case "number":
-      return `The ${label(field)} field must be a number.`
-    case "boolean":
-      return `The ${label(field)} field must be true or false.`
-    case "an":
-    case "ReadonlyArray":
-      return `The ${label(field)} field must be an array.`
-    default:
-      return `The ${label(field)} field is invalid.`
+const pathname = (url: string) => new URL(url, "http://localhost").pathname
+
+const queryRecord = (url: string): Record<string, string | Array<string>> => {
+  const record: Record<string, string | Array<string>> = {}
+  for (const [key, value] of new URL(url, "http://localhost").searchParams) {
+    const seen = record[key]
+    record[key] = seen === undefined ? value : Array.isArray(seen) ? [...seen, value] : [seen, value]
   }
+  return record
 }
 
-/** The `errors` map of [D12] from a decode error; `undefined` when a path id failed (404). */
-export const toValidationError = (error: HttpApiError.HttpApiDecodeError): ValidationError | undefined => {
-  if (error.issues.some((issue) => issue.message === NOT_FOUND_MARK)) return undefined
-  const errors: Record<string, Array<string>> = {}
-  // an optional or nullable field is a union: its `undefined`/`null` member adds a second,
-  // generic issue on the same path; the member that names the rule is the one to report
-  const pathKey = (issue: (typeof error.issues)[number]) => issue.path.map(String).join(".")
-  const isAlternative = (issue: (typeof error.issues)[number]) =>
-    issue._tag === "Type" && /^Expected (undefined|null),/.test(issue.message)
-  const named = new Set(error.issues.filter((issue) => !isAlternative(issue)).map(pathKey))
-  for (const issue of error.issues) {
-    if (isAlternative(issue) && named.has(pathKey(issue))) continue
-    const field = issue.path.length === 0 ? "body" : String(issue.path[0])
-    const nested = issue.path.length > 1 ? issue.path.map(String).join(".") : field
-    let text: string
-    if (issue.path.length === 0) {
-      // a schema may name its own top-level shape (the node usage report is an array)
-      text = issue.message.startsWith("The body ") ? issue.message : "The body must be a JSON object."
-    } else if (issue._tag === "Missing") {
-      text = requiredMessage(field)
-    } else if (issue.message.startsWith("The ") || issue.message.startsWith("Invalid ")) {
-      text = issue.message
-    } else {
-      text = typeMessage(field, issue.message)
+/**
+ * The framework's decode error keeps only formatted text, so the request is decoded again
+ * against its endpoint's schemas, in the framework's order, to see which schema failed and how:
+ * a path that does not decode is an id that cannot exist (404, [D11]); a query or a body that
+ * does not decode gives its fields' errors. Only requests that failed pay for this.
+ */
+export const diagnoseDecodeError = (shapes: ReadonlyArray<RouteShape>, error: HttpApiError.HttpApiDecodeError) =>
+  Effect.gen(function*() {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const path = pathname(request.url)
+    const method = request.method === "HEAD" ? "GET" : request.method
+    const route = shapes.find((shape) => shape.method === method && shape.pattern.test(path))
+    if (route !== undefined) {
+      const match = route.pattern.exec(path)!
+      const params: Record<string, string> = {}
+      try {
+        route.params.forEach((name, i) => (params[name] = decodeURIComponent(match[i + 1]!)))
+      } catch {
+        return undefined
+      }
+      if (Option.isSome(route.path) && Either.isLeft(Schema.decodeUnknownEither(Schema.make(route.path.value))(params))) return undefined
+      if (Option.isSome(route.urlParams)) {
+        const query = Schema.decodeUnknownEither(Schema.make(route.urlParams.value), { errors: "all" })(queryRecord(request.url))
+        if (Either.isLeft(query)) return new ValidationError({ errors: fieldErrors(query.left.issue) })
+      }
+      if (Option.isSome(route.payload) && request.method !== "GET" && request.method !== "HEAD") {
+        const body = yield* Effect.either(Effect.flatten(decodeJsonBody(request)))
+        if (Either.isRight(body)) {
+          const payload = Schema.decodeUnknownEither(Schema.make(route.payload.value), { errors: "all" })(body.right)
+          if (Either.isLeft(payload)) return new ValidationError({ errors: fieldErrors(payload.left.issue) })
+        }
+      }
     }
-    const list = (errors[nested] ??= [])
-    if (!list.includes(text)) list.push(text)
-  }
-  return new ValidationError({ errors })
-}
+    // not one of the endpoint's inputs (headers, say): each field the framework named is invalid
+    const errors: Record<string, Array<string>> = {}
+    for (const issue of error.issues) {
+      const field = issue.path.length === 0 ? "body" : String(issue.path[0])
+      errors[field] = [field === "body" ? "The body must be a JSON object." : `The ${label(field)} field is invalid.`]
+    }
+    return new ValidationError({ errors })
+  })
 
 /**
  * Input the database refuses to store (a NUL character, a number out of range, ...): a 422
@@ -98,8 +128,7 @@ export const toValidationError = (error: HttpApiError.HttpApiDecodeError): Valid
  */
 export const isUnstorableInput = (error: unknown): boolean => {
   if (!(error instanceof SqlError)) return false
-  const cause = error.cause
-  const code = typeof cause === "object" && cause !== null && "code" in cause ? String((cause as { code: unknown }).code) : ""
+  const code = causeCode(error) ?? ""
   return ["22021", "22P05", "22001", "22003", "22P02", "22007", "22008", "54000"].includes(code)
 }
 
@@ -114,19 +143,25 @@ const bunConnectionCodes = new Set([
   "ERR_POSTGRES_LIFETIME_TIMEOUT"
 ])
 
-/** A lost connection, not a bad query: the database is unreachable (503). */
+const errnoConnectionCodes = new Set(["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EPIPE", "ENOTFOUND", "EAI_AGAIN", "ENOENT"])
+
+const causeCode = (error: SqlError): string | undefined =>
+  typeof error.cause === "object" && error.cause !== null && "code" in error.cause
+    ? String((error.cause as { code: unknown }).code)
+    : undefined
+
+/**
+ * A lost connection, not a bad query: the database is unreachable (503). Read from the error's
+ * code, never its text: a server's SQLSTATE says exactly what happened (only the connection
+ * classes are "lost"); Bun.SQL and the socket layer name their connection failures; a driver
+ * error with no code at all (`pg`'s "Connection terminated") never reached a server.
+ */
 export const isConnectionLoss = (error: unknown): boolean => {
   if (!(error instanceof SqlError)) return false
-  const text = `${error.message} ${String(error.cause)}`
-  const code = typeof error.cause === "object" && error.cause !== null && "code" in error.cause
-    ? String((error.cause as { code: unknown }).code)
-    : ""
-  // a server-side SQLSTATE says exactly what happened: only connection classes are "lost"
+  const code = causeCode(error)
+  if (code === undefined) return true
   if (/^[0-9A-Z]{5}$/.test(code)) return /^(08|57P0|53300)/.test(code)
-  // Bun.SQL's own codes (issue 8): the connections that failed, closed or timed out
-  if (bunConnectionCodes.has(code)) return true
-  return ["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EPIPE", "ENOTFOUND", "EAI_AGAIN"].includes(code) ||
-    /connect|Connection terminated|timeout|ECONNREFUSED|ECONNRESET|socket|closed/i.test(text)
+  return bunConnectionCodes.has(code) || errnoConnectionCodes.has(code)
 }
 
 /**
@@ -146,12 +181,11 @@ export const errorMapping = <ApiId extends string, Groups extends HttpApiGroup.H
       if (Option.isSome(failure)) {
         const e: unknown = failure.value
         if (e instanceof HttpApiError.HttpApiDecodeError) {
-          const validation = toValidationError(e)
+          const validation = yield* diagnoseDecodeError(shapes ??= routeShapes(api), e)
           return validation ? yield* Effect.fail(validation) : notFound()
         }
         if (HttpServerError.isServerError(e) && e._tag === "RouteNotFound") {
-          const request = e.request
-          const path = new URL(request.url, "http://localhost").pathname
+          const path = pathname(e.request.url)
           const allow = allowedMethods(shapes ??= routeShapes(api), path)
           return allow.length > 0
             ? envelope(405, "Method not allowed.", { allow: allow.join(", ") })
@@ -170,7 +204,8 @@ export const errorMapping = <ApiId extends string, Groups extends HttpApiGroup.H
       if (Option.isSome(defect)) {
         const d = defect.value
         if (HttpServerError.isServerError(d) && d._tag === "RequestError" && d.reason === "Decode") {
-          return yield* Effect.fail(ValidationError.field("body", "The body must be valid JSON."))
+          // `JsonBody` says why it refused a body; any other unreadable body is not JSON
+          return yield* Effect.fail(d.cause instanceof ValidationError ? d.cause : ValidationError.field("body", "The body must be valid JSON."))
         }
         if (isConnectionLoss(d)) return unavailable()
         if (isUnstorableInput(d)) return yield* Effect.fail(unstorable())

@@ -6,15 +6,17 @@ import { RateLimiter } from "../platform/RateLimiter.ts"
 import { BearerTokens } from "./Auth.ts"
 import { bodyLimit } from "./BodyLimit.ts"
 import { generalLimit } from "./GeneralLimit.ts"
+import { jsonBody } from "./JsonBody.ts"
 
 /**
  * The 413 and the general limit run inside the API (an API-level middleware), so their
- * responses pass through the same pre-response handlers (request id, CORS) as any other.
+ * responses pass through the same pre-response handlers (request id, CORS) as any other;
+ * innermost, the one JSON body every endpoint, limit and decoder reads ([D11]).
  */
 export const GuardsLive = Layer.unwrapEffect(Effect.gen(function*() {
   const config = yield* AppConfig
   const tokens = yield* BearerTokens
   const generalLimiter = yield* RateLimiter.memory
-  return HttpApiBuilder.middleware((app) => bodyLimit(generalLimit(generalLimiter, config, tokens)(app)))
+  return HttpApiBuilder.middleware((app) => bodyLimit(generalLimit(generalLimiter, config, tokens)(jsonBody(app))))
 }))
 

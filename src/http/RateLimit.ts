@@ -5,6 +5,7 @@ import * as FiberRef from "effect/FiberRef"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import { AppConfig } from "../platform/Config.ts"
+import { email } from "../platform/Fields.ts"
 import { enforceRateLimit, RateLimiter } from "../platform/RateLimiter.ts"
 import { currentPrincipal } from "./Auth.ts"
 import { ServiceUnavailableResponse, TooManyAttemptsResponse } from "./Errors.ts"
@@ -29,13 +30,19 @@ export class ResetPasswordRateLimit extends HttpApiMiddleware.Tag<ResetPasswordR
 export class VerifyEmailRateLimit extends HttpApiMiddleware.Tag<VerifyEmailRateLimit>()("VerifyEmailRateLimit", { failure }) {}
 export class PromoValidateRateLimit extends HttpApiMiddleware.Tag<PromoValidateRateLimit>()("PromoValidateRateLimit", { failure }) {}
 
-/** The e-mail of a JSON body, normalised as stored, when there is one. */
+const validEmail = Schema.decodeUnknownOption(email())
+
+/**
+ * The e-mail of the body as validation reads it ([D30] rev. 2): the same decoded body, and only
+ * a valid address, normalised as stored; anything else counts against the address alone.
+ */
 const bodyEmail = Effect.gen(function*() {
   const request = yield* HttpServerRequest.HttpServerRequest
   const body = yield* Effect.option(request.json)
-  if (Option.isNone(body) || typeof body.value !== "object" || body.value === null) return Option.none<string>()
-  const email = (body.value as Record<string, unknown>)["email"]
-  return typeof email === "string" && email.trim().length > 0 ? Option.some(email.trim().toLowerCase()) : Option.none<string>()
+  if (Option.isNone(body) || typeof body.value !== "object" || body.value === null || Array.isArray(body.value)) {
+    return Option.none<string>()
+  }
+  return validEmail((body.value as Record<string, unknown>)["email"])
 })
 
 export const RateLimitsLive = Layer.unwrapEffect(Effect.gen(function*() {

@@ -5,7 +5,9 @@ import * as Layer from "effect/Layer"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import { Invoices } from "../billing/Invoices.ts"
+import { MailTokens } from "../accounts/MailTokens.ts"
 import { Catalog } from "../catalog/Catalog.ts"
+import { RateLimiter } from "../platform/RateLimiter.ts"
 import { AppClock } from "../platform/Clock.ts"
 import { Services } from "../services/Services.ts"
 
@@ -50,6 +52,7 @@ const runJobs = Effect.gen(function*() {
   const services = yield* Services
   const invoices = yield* Invoices
   const catalog = yield* Catalog
+  const mailTokens = yield* MailTokens
 
   const tryLock = SqlSchema.single({
     Request: Schema.Void,
@@ -124,11 +127,15 @@ const runJobs = Effect.gen(function*() {
     return cancelled.length
   }))
 
+  // the tables that only grow otherwise: counters of ended windows, spent or expired mail tokens
+  yield* RateLimiter.purgeExpired
+  yield* mailTokens.purgeSpent(now)
+
   return { skipped: false, expired: expired.total, renewalsCreated, invoicesCancelled, promoUsesReleased } satisfies JobsReport
 })
 
 /** the rooms the jobs call */
-const JobsRooms = Layer.mergeAll(Services.Default, Invoices.Default, Catalog.Default)
+const JobsRooms = Layer.mergeAll(Services.Default, Invoices.Default, Catalog.Default, MailTokens.Default)
 
 /** One run on layers of its own (the CLI's `jobs run-once`, tests). */
 export const runJobsOnce = runJobs.pipe(Effect.provide(JobsRooms))

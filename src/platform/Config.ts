@@ -26,7 +26,11 @@ export interface AppConfigShape {
   readonly adminEmail: Option.Option<string>
   readonly adminPassword: Option.Option<Redacted.Redacted<string>>
   readonly tokenTtlDays: number
-  readonly trustProxy: boolean
+  /**
+   * proxies in front that append to `X-Forwarded-For` ([D1] rev. 2): `false` for none (the
+   * socket's address), N for N (the N-th entry from the right is the client)
+   */
+  readonly trustProxy: false | number
   readonly generalRateLimit: number
   readonly corsOrigins: ReadonlyArray<string>
   readonly paymentWebhookSecret: Option.Option<Redacted.Redacted<string>>
@@ -99,6 +103,13 @@ const decodeKey = (raw: string): Uint8Array | undefined => {
   return bytes.length === 32 ? new Uint8Array(bytes) : undefined
 }
 
+/** `true`/`1`: one proxy; `N`: N; `false`/`0`/empty: none. */
+const parseTrustProxy = (s: string): false | number | undefined => {
+  if (["", "false", "0", "no", "off"].includes(s)) return false
+  if (["true", "yes", "on"].includes(s)) return 1
+  return /^[1-9][0-9]?$/.test(s) && Number(s) <= 32 ? Number(s) : undefined
+}
+
 const trailingSlashless = (s: string) => s.replace(/\/+$/, "")
 
 export const appConfig = Config.all({
@@ -132,7 +143,15 @@ export const appConfig = Config.all({
   adminEmail: optionalString("ADMIN_EMAIL").pipe(Config.map(Option.map((s) => s.toLowerCase()))),
   adminPassword: optionalString("ADMIN_PASSWORD").pipe(Config.map(Option.map(Redacted.make))),
   tokenTtlDays: positiveInt("TOKEN_TTL_DAYS", 30),
-  trustProxy: Config.boolean("TRUST_PROXY").pipe(Config.withDefault(false)),
+  trustProxy: Config.string("TRUST_PROXY").pipe(
+    Config.withDefault("false"),
+    Config.map((s) => s.trim().toLowerCase()),
+    Config.validate({
+      message: "TRUST_PROXY: must be true, false or the number of proxies in front (1-32)",
+      validation: (s) => parseTrustProxy(s) !== undefined
+    }),
+    Config.map((s) => parseTrustProxy(s)!)
+  ),
   generalRateLimit: positiveInt("GENERAL_RATE_LIMIT", 120, 0),
   corsOrigins: optionalString("CORS_ORIGINS").pipe(
     Config.map(Option.match({

@@ -65,7 +65,7 @@ export class AppKey extends Context.Tag("AppKey")<AppKey, {
         const dir = resolve(config.dataDir)
         const file = join(dir, "app.key")
         if (!existsSync(file)) {
-          mkdirSync(dir, { recursive: true })
+          mkdirSync(dir, { recursive: true, mode: 0o700 })
           writeFileSync(file, randomBytes(32).toString("base64"), { mode: 0o600 })
         }
         const key = Buffer.from(readFileSync(file, "utf8").trim(), "base64")

@@ -10,7 +10,8 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
-import { mkdirSync } from "node:fs"
+import { chmodSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import pg from "pg"
 import { migrations } from "../../migrations/index.ts"
@@ -42,32 +43,70 @@ export const pgClientOptions = (url: Redacted.Redacted<string>, maxConnections: 
 })
 
 /**
- * A PGlite instance served on a loopback port, so the same SQL client reaches it [D2]. PGlite,
- * its socket server and its WebAssembly are loaded only here: a server on PostgreSQL never
+ * `DATA_DIR` private to the process's user ([D2] rev. 2): the directory 0700, every file under it
+ * 0600. Files made from now on by this process are 0600 too (umask 077: the embedded process
+ * writes nothing meant for others); PGlite gives the files it unpacks its own modes, so what
+ * exists is also set by hand.
+ */
+export const privateDataDir = (dir: string) => {
+  process.umask(0o077)
+  mkdirSync(dir, { recursive: true, mode: 0o700 })
+  privatise(dir)
+}
+
+const privatise = (path: string) => {
+  const stat = lstatSync(path)
+  if (stat.isSymbolicLink()) return
+  if (stat.isDirectory()) {
+    chmodSync(path, 0o700)
+    for (const entry of readdirSync(path)) privatise(join(path, entry))
+  } else {
+    chmodSync(path, 0o600)
+  }
+}
+
+/** A Unix socket path must fit in `sockaddr_un` (108 bytes on Linux, 104 on macOS). */
+const MAX_SOCKET_PATH = 100
+const SOCKET_NAME = ".s.PGSQL.5432"
+
+/** How each driver reaches a PostgreSQL socket in `dir` (its file named as PostgreSQL names it). */
+export const socketUrl = (dir: string, driver: DbDriver) =>
+  `postgres://postgres@localhost/postgres?${driver === "pg" ? "host" : "path"}=${encodeURIComponent(dir)}`
+
+/**
+ * PGlite served on a Unix socket in a 0700 directory, so the same SQL client reaches it and no
+ * other local user or process can ([D2] rev. 2: no TCP port). The socket lives in `DATA_DIR`, or,
+ * when that path is too long for a socket, in a fresh 0700 directory of the system's temp dir.
+ * PGlite, its socket server and its WebAssembly are loaded only here: a server on PostgreSQL never
  * loads them (issue 8: idle memory and start-up).
  */
-export const embeddedServer = (dataDir: string | undefined) =>
+export const embeddedServer = (dataDir: string | undefined, driver: DbDriver = "bun") =>
   Effect.acquireRelease(
-    Effect.promise(async (): Promise<{ db: PGlite; server: PGLiteSocketServer; url: string }> => {
+    Effect.promise(async (): Promise<{ db: PGlite; server: PGLiteSocketServer; url: string; scratch: string | undefined }> => {
       const [{ PGlite }, { PGLiteSocketServer }, { loadPgliteAssets }] = await Promise.all([
         import("@electric-sql/pglite"),
         import("@electric-sql/pglite-socket"),
         import("./PgliteAssets.ts")
       ])
-      let dir: string | undefined
-      if (dataDir !== undefined) {
-        dir = resolve(dataDir, "pgdata")
-        mkdirSync(dir, { recursive: true })
-      }
-      const db = await PGlite.create({ ...(dir ? { dataDir: dir } : {}), ...(await loadPgliteAssets()) })
-      const server = new PGLiteSocketServer({ db, port: 0, host: "127.0.0.1", maxConnections: 1 })
+      const root = dataDir === undefined ? undefined : resolve(dataDir)
+      if (root !== undefined) privateDataDir(root)
+      const db = await PGlite.create({ ...(root ? { dataDir: join(root, "pgdata") } : {}), ...(await loadPgliteAssets()) })
+      if (root !== undefined) privatise(root)
+      const fits = root !== undefined && join(root, SOCKET_NAME).length <= MAX_SOCKET_PATH
+      const scratch = fits ? undefined : mkdtempSync(join(tmpdir(), "vpn-api-"))
+      const socketDir = scratch ?? root!
+      const path = join(socketDir, SOCKET_NAME)
+      // a socket file left by a process that did not stop cleanly
+      rmSync(path, { force: true })
+      const server = new PGLiteSocketServer({ db, path, maxConnections: 1 })
       await server.start()
-      const url = `postgres://postgres@${server.getServerConn()}/postgres`
-      return { db, server, url }
+      chmodSync(path, 0o600)
+      return { db, server, url: socketUrl(socketDir, driver), scratch }
     }),
-    ({ db, server }) => Effect.promise(async () => {
+    ({ db, scratch, server }) => Effect.promise(async () => {
       await server.stop()
       await db.close()
+      if (scratch !== undefined) rmSync(scratch, { recursive: true, force: true })
     })
   )
 
@@ -174,10 +213,10 @@ export const DatabaseLive = Layer.scopedContext(
   Effect.gen(function*() {
     const config = yield* AppConfig
     const embedded = Option.isNone(config.databaseUrl)
+    const driver = config.dbDriver ?? "bun"
     const url = Option.isSome(config.databaseUrl)
       ? config.databaseUrl.value
-      : Redacted.make((yield* embeddedServer(join(config.dataDir))).url)
-    const driver = config.dbDriver ?? "bun"
+      : Redacted.make((yield* embeddedServer(config.dataDir, driver)).url)
     // pglite-socket takes one connection
     const ctx = yield* Layer.build(sqlClientLayer(url, embedded ? 1 : 10, { embedded, driver }))
     const applied = embedded ? yield* runMigrations.pipe(Effect.provide(ctx)) : yield* runMigrationsExclusively(url, driver)

@@ -10,22 +10,19 @@ export const label = (field: string) => field.replace(/_/g, " ")
 
 export const requiredMessage = (field: string) => `The ${label(field)} field is required.`
 
-/** Marks a path parameter: a value that fails it is a 404, never a 422 ([D11]). */
-export const NOT_FOUND_MARK = "__resource_not_found__"
-
 const MAX_INT4 = 2_147_483_647
 
-/** A path id: a positive integer in range, else 404. */
+/** A path id: a positive integer in range; a path that does not decode is a 404, never a 422 ([D11]). */
 export const IdParam = Schema.NumberFromString.pipe(
   Schema.int(),
   Schema.between(1, MAX_INT4)
-).annotations({ message: () => ({ message: NOT_FOUND_MARK, override: true }) })
+)
 
-/** A path uuid (invoices), else 404. */
+/** A path uuid (invoices), else 404 like any path that does not decode. */
 export const UuidParam = Schema.String.pipe(
   Schema.pattern(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i),
   Schema.transform(Schema.String, { strict: true, decode: (s) => s.toLowerCase(), encode: (s) => s })
-).annotations({ message: () => ({ message: NOT_FOUND_MARK, override: true }) })
+)
 
 export const string = (field: string, options: { readonly min?: number; readonly max?: number } = {}) => {
   const min = options.min ?? 1

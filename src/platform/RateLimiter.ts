@@ -1,9 +1,11 @@
 import * as HttpApp from "@effect/platform/HttpApp"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlSchema from "@effect/sql/SqlSchema"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
 import { ServiceUnavailable, TooManyAttempts } from "./Errors.ts"
 import { AppClock } from "./Clock.ts"
 
@@ -16,6 +18,9 @@ export interface Hit {
 }
 
 const WINDOW_MS = 60_000
+const PURGE_BATCH = 5_000
+
+const Counter = Schema.Struct({ key: Schema.String, window_started_at: Schema.DateFromSelf, hits: Schema.Number })
 
 const toHit = (limit: number, hits: number, windowStart: Date, now: Date): Hit => ({
   limit,
@@ -43,19 +48,23 @@ export class RateLimiter extends Context.Tag("RateLimiter")<RateLimiter, {
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
       const clock = yield* AppClock
+      const count = SqlSchema.findAll({
+        Request: Schema.Struct({ keys: Schema.Array(Schema.String), now: Schema.DateFromSelf, floor: Schema.DateFromSelf }),
+        Result: Counter,
+        execute: ({ floor, keys, now }) =>
+          sql`
+            insert into rate_limits ${sql.insert(keys.map((key) => ({ key, window_started_at: now, hits: 1 })))}
+            on conflict (key) do update set
+              window_started_at = case when rate_limits.window_started_at <= ${floor}
+                then excluded.window_started_at else rate_limits.window_started_at end,
+              hits = case when rate_limits.window_started_at <= ${floor}
+                then 1 else rate_limits.hits + 1 end
+            returning key, window_started_at, hits`
+      })
       const hitAll = (keys: ReadonlyArray<string>, limit: number) =>
         Effect.gen(function*() {
           const now = yield* clock.now
-          const windowFloor = new Date(now.getTime() - WINDOW_MS)
-          const sorted = [...new Set(keys)].sort()
-          const rows = yield* sql<{ key: string; window_started_at: Date; hits: number }>`
-            insert into rate_limits ${sql.insert(sorted.map((key) => ({ key, window_started_at: now, hits: 1 })))}
-            on conflict (key) do update set
-              window_started_at = case when rate_limits.window_started_at <= ${windowFloor}
-                then excluded.window_started_at else rate_limits.window_started_at end,
-              hits = case when rate_limits.window_started_at <= ${windowFloor}
-                then 1 else rate_limits.hits + 1 end
-            returning key, window_started_at, hits`
+          const rows = yield* count({ keys: [...new Set(keys)].sort(), now, floor: new Date(now.getTime() - WINDOW_MS) })
           const byKey = new Map(rows.map((row) => [row.key, row]))
           return keys.map((key) => {
             const row = byKey.get(key)!
@@ -63,7 +72,10 @@ export class RateLimiter extends Context.Tag("RateLimiter")<RateLimiter, {
           })
         }).pipe(
           // fail closed: without the shared counter nobody passes [D30]
-          Effect.catchTag("SqlError", () => Effect.fail(new ServiceUnavailable()))
+          Effect.catchTags({
+            SqlError: () => Effect.fail(new ServiceUnavailable()),
+            ParseError: (error) => Effect.die(error)
+          })
         )
       return {
         hit: (key, limit) => Effect.map(hitAll([key], limit), (hits) => hits[0]!),
@@ -71,6 +83,33 @@ export class RateLimiter extends Context.Tag("RateLimiter")<RateLimiter, {
       }
     })
   )
+
+  /**
+   * Deletes the counters whose window has ended ([D30], [D80] rev. 2), in batches of short
+   * statements, so the table holds only the last minute's keys. The jobs run it; the count of
+   * rows deleted is returned.
+   */
+  static readonly purgeExpired: Effect.Effect<number, never, SqlClient.SqlClient | AppClock> = Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const now = yield* Effect.flatMap(AppClock, (clock) => clock.now)
+    const floor = new Date(now.getTime() - WINDOW_MS)
+    const batch = SqlSchema.findAll({
+      Request: Schema.DateFromSelf,
+      Result: Schema.Struct({ key: Schema.String }),
+      execute: (floor) =>
+        sql`
+          delete from rate_limits where key in (
+            select key from rate_limits where window_started_at <= ${floor} limit ${PURGE_BATCH}
+          )
+          returning key`
+    })
+    let total = 0
+    for (;;) {
+      const deleted = (yield* batch(floor)).length
+      total += deleted
+      if (deleted < PURGE_BATCH) return total
+    }
+  }).pipe(Effect.orDie)
 
   /** The same windows in this process's memory (tests of callers; the coarse general limit). */
   static readonly memory = Effect.map(AppClock, (clock): RateLimiter["Type"] => {

@@ -56,6 +56,18 @@ describe("configuration [D1]", () => {
     expect(line.includes("\n")).toBe(false)
   })
 
+  test("TRUST_PROXY: true or 1 is one proxy, N is N, false or 0 none [D1] rev. 2", () => {
+    const trust = (value: string) => Either.getOrThrow(load({ TRUST_PROXY: value })).trustProxy
+    expect(trust("true")).toBe(1)
+    expect(trust("1")).toBe(1)
+    expect(trust("2")).toBe(2)
+    expect(trust("false")).toBe(false)
+    expect(trust("0")).toBe(false)
+    for (const bad of ["-1", "1.5", "two", "100"]) {
+      expect(load({ TRUST_PROXY: bad })).toEqual(Either.left("Invalid configuration: TRUST_PROXY: must be true, false or the number of proxies in front (1-32)"))
+    }
+  })
+
   test("CORS_ORIGINS is a comma-separated list", () => {
     expect(Either.getOrThrow(load({ CORS_ORIGINS: "https://a.example, https://b.example/" })).corsOrigins)
       .toEqual(["https://a.example", "https://b.example"])

@@ -23,7 +23,7 @@ export const testConfig = (overrides: Partial<AppConfigShape> = {}): AppConfigSh
   adminEmail: Option.none(),
   adminPassword: Option.none(),
   tokenTtlDays: 30,
-  trustProxy: true,
+  trustProxy: 1,
   generalRateLimit: 0,
   corsOrigins: [],
   paymentWebhookSecret: Option.some(Redacted.make("whsec_test")),
