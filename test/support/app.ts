@@ -1,4 +1,5 @@
-import { HttpApiBuilder, HttpServer } from "@effect/platform"
+import { FetchHttpClient, HttpApiBuilder, HttpApiClient, HttpClient, HttpClientRequest, HttpServer } from "@effect/platform"
+import { Api } from "../../src/Api.ts"
 import { SqlClient } from "@effect/sql"
 import { Effect, Layer, LogLevel, Logger, ManagedRuntime, Option, Redacted } from "effect"
 import { Tokens } from "../../src/accounts/Tokens.ts"
@@ -103,8 +104,22 @@ export const makeTestApp = async (options: {
     return { status: response.status, headers: response.headers, text, body: parsed }
   }
 
+  // the typed client of the contract (`HttpApiClient.make(Api)`), its requests served by the same handler
+  const viaHandler = Object.assign((input: RequestInfo | URL, init?: RequestInit) => handler(new Request(input, init)), {
+    preconnect: fetch.preconnect
+  })
+  const typedClient = (token?: string) =>
+    Effect.runPromise(
+      HttpApiClient.make(Api, {
+        baseUrl: "http://localhost:3000",
+        transformClient: token === undefined ? undefined : HttpClient.mapRequest(HttpClientRequest.bearerToken(token))
+      }).pipe(Effect.provide(FetchHttpClient.layer), Effect.provideService(FetchHttpClient.Fetch, viaHandler))
+    )
+
   return {
     config,
+    /** the API through its typed client: a changed contract breaks the test at compile time */
+    client: typedClient,
     clock: clock.controls,
     outbox: mailer.outbox,
     request,
