@@ -214,6 +214,18 @@ export class Invoices extends Effect.Service<Invoices>()("billing/Invoices", {
       detail,
       listPage,
       promoUsesOf,
+      /** [D37]: the invoice a manual gateway's link names, when the link is genuine and unexpired */
+      linkedByManualGateway: (
+        uuid: string,
+        link: { readonly expires?: string | undefined; readonly signature?: string | undefined },
+        gateway: { readonly checkLink: (uuid: string, expires: string | undefined, signature: string | undefined) => Effect.Effect<string> }
+      ) =>
+        Effect.gen(function*() {
+          const id = uuid.toLowerCase()
+          if ((yield* gateway.checkLink(id, link.expires, link.signature)) !== "valid") return Option.none<InvoiceDetail>()
+          const found = yield* byUuid(id)
+          return Option.isNone(found) ? Option.none<InvoiceDetail>() : Option.some(yield* detail(found.value))
+        }),
       insert,
       cancelPending,
       markPaid,
