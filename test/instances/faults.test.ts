@@ -5,6 +5,7 @@ import {
   asPostgres,
   call,
   connectSql,
+  freshAddress,
   freshDatabase,
   newAppKey,
   NoResponse,
@@ -66,6 +67,7 @@ describe.skipIf(skipReason !== undefined)("suite 4: faults", () => {
       const email = uniqueEmail("fault-base").toLowerCase()
       const password = strongPassword()
       const res = await call(server.base, "POST", "/v1/auth/register", {
+        headers: freshAddress(),
         body: { name: `Base ${i}`, email, password, password_confirmation: password }
       })
       expect(res.status).toBe(201)
@@ -96,6 +98,7 @@ describe.skipIf(skipReason !== undefined)("suite 4: faults", () => {
         const password = strongPassword()
         await record("register", email, () =>
           call(server.base, "POST", "/v1/auth/register", {
+            headers: freshAddress(),
             body: { name: `Load ${w}`, email, password, password_confirmation: password },
             timeoutMs: CLIENT_TIMEOUT_MS
           }))
@@ -256,6 +259,7 @@ describe.skipIf(skipReason !== undefined)("suite 4: faults", () => {
       const password = strongPassword()
       const email = uniqueEmail("term-base").toLowerCase()
       const res = await call(server.base, "POST", "/v1/auth/register", {
+        headers: freshAddress(),
         body: { name: "Base", email, password, password_confirmation: password }
       })
       expect(res.status).toBe(201)
@@ -288,6 +292,7 @@ describe.skipIf(skipReason !== undefined)("suite 4: faults", () => {
         try {
           const reply = kind === "register"
             ? await call(server.base, "POST", "/v1/auth/register", {
+              headers: freshAddress(),
               body: { name: `Term ${w}`, email, password, password_confirmation: password },
               close: true,
               timeoutMs: 15_000
