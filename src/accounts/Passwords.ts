@@ -8,7 +8,7 @@ import { lowerHashingThreads } from "../platform/HashPriority.ts"
  * `verify` reads the parameters from each stored hash; `needsRehash` tells a hash made with
  * other ones, which the next successful login replaces ([D20]).
  */
-const ARGON2ID = { algorithm: "argon2id", memoryCost: 19_456, timeCost: 2 } as const
+export const ARGON2ID = { algorithm: "argon2id", memoryCost: 19_456, timeCost: 2 } as const
 
 /** `$argon2id$v=19$m=19456,t=2,p=1`: algorithm, version and parameters of an encoded hash. */
 const parametersOf = (encoded: string) => encoded.split("$").slice(0, 4).join("$")
