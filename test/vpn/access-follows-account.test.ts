@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test"
 import { KeyGen } from "../../src/platform/KeyGen.ts"
 import { anyAddress, resetTokenOf, waitForMail } from "../accounts/helpers.ts"
 import { makeTestApp, type TestApp } from "../support/app.ts"
-import { makePlan, makeServer, makeService } from "./fixtures.ts"
+import { nodePeersOf, openvpnAuthOf, vpnMember } from "./fixtures.ts"
 
 // [D21], [D23], [D91] (rev. 2), through the accounts routes that cause them: an admin disabling a
 // user takes the user's VPN access off every node at once (re-enabling restores it), and a password
@@ -15,27 +15,10 @@ beforeAll(async () => {
 })
 afterAll(() => app.dispose())
 
-const member = async () => {
-  const user = await app.createUser()
-  const plan = await makePlan(app)
-  await makeService(app, user.id, plan)
-  const wg = await makeServer(app, { planIds: [plan.planId] })
-  const ovpn = await makeServer(app, { protocol: "openvpn", planIds: [plan.planId] })
-  const conf = await app.get(`/v1/servers/${wg.id}/wireguard`, { token: user.token })
-  expect(conf.status).toBe(200)
-  const creds = await app.get("/v1/account/vpn-credentials", { token: user.token })
-  expect(creds.status).toBe(200)
-  return { user, wg, ovpn, conf: conf.text, username: creds.body.data.username as string, secret: creds.body.data.password as string }
-}
-
-const nodePeers = async (nodeToken: string) => {
-  const res = await app.get("/v1/node/peers", { token: nodeToken })
-  expect(res.status).toBe(200)
-  return res.body.data as Array<{ public_key: string; allowed_ips: string; enabled: boolean }>
-}
-
+const member = () => vpnMember(app)
+const nodePeers = (nodeToken: string) => nodePeersOf(app, nodeToken)
 const openvpnAuth = async (nodeToken: string, username: string, password: string) =>
-  (await app.post("/v1/node/openvpn/auth", { token: nodeToken, body: { username, password } })).status
+  (await openvpnAuthOf(app, nodeToken, username, password)).status
 
 const publicKeyOf = (conf: string) => KeyGen.publicKeyOf(/^PrivateKey = (.+)$/m.exec(conf)![1]!)
 

@@ -4,7 +4,7 @@ import { Effect } from "effect"
 import { KeyGen } from "../../src/platform/KeyGen.ts"
 import { VpnAccounts } from "../../src/vpn/VpnAccounts.ts"
 import { makeTestApp, type TestApp } from "../support/app.ts"
-import { makePlan, makeServer, makeService } from "./fixtures.ts"
+import { makeServer, nodePeersOf, openvpnAuthOf, vpnMember } from "./fixtures.ts"
 
 // [D21], [D23], [D91] (rev. 2): VPN access follows the account: a disabled user's peers are
 // disabled and their OpenVPN credentials refused; a reset (or revoke-all) renews every key.
@@ -22,28 +22,9 @@ const inTransaction = <A>(f: (accounts: VpnAccounts) => Effect.Effect<A>) =>
     )
   )
 
-/** A user with a service granting a WireGuard and an OpenVPN server, a downloaded peer and credentials. */
-const member = async () => {
-  const user = await app.createUser()
-  const plan = await makePlan(app)
-  await makeService(app, user.id, plan)
-  const wg = await makeServer(app, { planIds: [plan.planId] })
-  const ovpn = await makeServer(app, { protocol: "openvpn", planIds: [plan.planId] })
-  const conf = await app.get(`/v1/servers/${wg.id}/wireguard`, { token: user.token })
-  expect(conf.status).toBe(200)
-  const creds = await app.get("/v1/account/vpn-credentials", { token: user.token })
-  expect(creds.status).toBe(200)
-  return { user, wg, ovpn, conf: conf.text, username: creds.body.data.username as string, secret: creds.body.data.password as string }
-}
-
-const nodePeers = async (nodeToken: string) => {
-  const res = await app.get("/v1/node/peers", { token: nodeToken })
-  expect(res.status).toBe(200)
-  return res.body.data as Array<{ public_key: string; allowed_ips: string; enabled: boolean }>
-}
-
-const openvpnAuth = (nodeToken: string, username: string, password: string) =>
-  app.post("/v1/node/openvpn/auth", { token: nodeToken, body: { username, password } })
+const member = () => vpnMember(app)
+const nodePeers = (nodeToken: string) => nodePeersOf(app, nodeToken)
+const openvpnAuth = (nodeToken: string, username: string, password: string) => openvpnAuthOf(app, nodeToken, username, password)
 
 const privateKeyOf = (conf: string) => /^PrivateKey = (.+)$/m.exec(conf)![1]!
 const addressOf = (conf: string) => /^Address = (.+)$/m.exec(conf)![1]!

@@ -79,3 +79,28 @@ export const subscriber = async (
   const server = await makeServer(app, { protocol: options.protocol ?? "wireguard", planIds: [plan.planId] })
   return { user, plan, serviceId, server }
 }
+
+/** A user with a service granting a WireGuard and an OpenVPN server, a downloaded peer and credentials. */
+export const vpnMember = async (app: TestApp) => {
+  const user = await app.createUser()
+  const plan = await makePlan(app)
+  await makeService(app, user.id, plan)
+  const wg = await makeServer(app, { planIds: [plan.planId] })
+  const ovpn = await makeServer(app, { protocol: "openvpn", planIds: [plan.planId] })
+  const conf = await app.get(`/v1/servers/${wg.id}/wireguard`, { token: user.token })
+  if (conf.status !== 200) throw new Error(`download failed: ${conf.status} ${conf.text}`)
+  const creds = await app.get("/v1/account/vpn-credentials", { token: user.token })
+  if (creds.status !== 200) throw new Error(`credentials failed: ${creds.status} ${creds.text}`)
+  return { user, wg, ovpn, conf: conf.text, username: creds.body.data.username as string, secret: creds.body.data.password as string }
+}
+
+/** The node's peer list ([D54]). */
+export const nodePeersOf = async (app: TestApp, nodeToken: string) => {
+  const res = await app.get("/v1/node/peers", { token: nodeToken })
+  if (res.status !== 200) throw new Error(`node peers failed: ${res.status} ${res.text}`)
+  return res.body.data as Array<{ public_key: string; allowed_ips: string; enabled: boolean }>
+}
+
+/** The node's auth-user-pass check ([D54]). */
+export const openvpnAuthOf = (app: TestApp, nodeToken: string, username: string, password: string) =>
+  app.post("/v1/node/openvpn/auth", { token: nodeToken, body: { username, password } })
