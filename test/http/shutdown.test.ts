@@ -3,23 +3,11 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { connect } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { waitForStatus } from "../support/process.ts"
 
 // [D5]: SIGTERM stops the server after the requests in flight finish, and the process exits 0.
 const dataDir = mkdtempSync(join(tmpdir(), "vpn-shutdown-"))
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }))
-
-const waitForStatus = async (port: number) => {
-  for (let i = 0; i < 120; i++) {
-    try {
-      const res = await fetch(`http://127.0.0.1:${port}/v1/status`)
-      if (res.status === 200) return
-    } catch {
-      // not listening yet
-    }
-    await Bun.sleep(250)
-  }
-  throw new Error("server did not start")
-}
 
 test("a request in flight at SIGTERM still gets its response, then the process exits 0", async () => {
   const port = 20000 + Math.floor(Math.random() * 20000)

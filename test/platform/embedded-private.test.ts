@@ -2,25 +2,13 @@ import { afterAll, expect, test } from "bun:test"
 import { lstatSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { waitForStatus } from "../support/process.ts"
 
 // [D2] rev. 2: the embedded database is private to the process. DATA_DIR 0700, every file under
 // it 0600, and no TCP port but the API's own: PGlite is reached through a Unix socket in DATA_DIR.
 const parent = mkdtempSync(join(tmpdir(), "vpn-private-"))
 const dataDir = join(parent, "data")
 afterAll(() => rmSync(parent, { recursive: true, force: true }))
-
-const waitForStatus = async (port: number) => {
-  for (let i = 0; i < 160; i++) {
-    try {
-      const res = await fetch(`http://127.0.0.1:${port}/v1/status`)
-      if (res.status === 200) return
-    } catch {
-      // not listening yet
-    }
-    await Bun.sleep(250)
-  }
-  throw new Error("server did not start")
-}
 
 /** Every path under `dir` whose mode lets the group or others in, with its mode. */
 const openToOthers = (dir: string): Array<string> => {
