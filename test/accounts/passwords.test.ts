@@ -58,8 +58,9 @@ describe("login timing [D20]", () => {
       known.push(await timed(user.email, `10.80.0.${i + 1}`))
       unknown.push(await timed(freshEmail("nobody"), `10.80.1.${i + 1}`))
     }
-    // without the dummy verification an unknown e-mail answers in a few milliseconds (one query)
-    expect(median(unknown)).toBeGreaterThan(median(known) * 0.5)
+    // without the dummy verification an unknown e-mail answers in a few milliseconds (one query);
+    // with it, in about the time of a real one (a quarter leaves room for a loaded machine's noise)
+    expect(median(unknown)).toBeGreaterThan(median(known) * 0.25)
   }, 30_000)
 
   test("a stored hash of other, cheaper parameters answers no sooner than a current one (rev. 2)", async () => {
@@ -81,7 +82,8 @@ describe("login timing [D20]", () => {
       known.push(await timed(current.email, `10.81.0.${i + 1}`))
       legacy.push(await timed(email, `10.81.1.${i + 1}`))
     }
-    // verifying a 1 MiB, one-pass hash alone takes about a millisecond
-    expect(median(legacy)).toBeGreaterThan(median(known) * 0.5)
+    // verifying a 1 MiB, one-pass hash alone takes about a millisecond; beside a current-parameter
+    // one, about the time of a real one (a quarter leaves room for a loaded machine's noise)
+    expect(median(legacy)).toBeGreaterThan(median(known) * 0.25)
   }, 30_000)
 })
