@@ -10,6 +10,7 @@ import { Catalog } from "../catalog/Catalog.ts"
 import { RateLimiter } from "../platform/RateLimiter.ts"
 import { AppClock } from "../platform/Clock.ts"
 import { Services } from "../services/Services.ts"
+import { Usage } from "../vpn/Usage.ts"
 
 /** What one run of the jobs of [D80] did. */
 export interface JobsReport {
@@ -127,9 +128,11 @@ const runJobs = Effect.gen(function*() {
     return cancelled.length
   }))
 
-  // the tables that only grow otherwise: counters of ended windows, spent or expired mail tokens
+  // the tables that only grow otherwise: counters of ended windows, spent or expired mail tokens,
+  // node reports' idempotency keys older than 24 h
   yield* RateLimiter.purgeExpired
   yield* mailTokens.purgeSpent(now)
+  yield* Usage.purgeReports
 
   return { skipped: false, expired: expired.total, renewalsCreated, invoicesCancelled, promoUsesReleased } satisfies JobsReport
 })

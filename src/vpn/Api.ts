@@ -15,6 +15,7 @@ import { NodeAuthentication } from "./NodeAuth.ts"
 import { NodePeer as NodePeerFields } from "./Peers.ts"
 import { CreatedServer, Server as ServerFields } from "./Servers.ts"
 import { UsageRecorded } from "./Usage.ts"
+import { Accepted } from "./UsageReports.ts"
 
 // ---- resources ---------------------------------------------------------------------------
 
@@ -87,21 +88,37 @@ export const UpdateServerPayload = Body({
   ip: Schema.optional(serverFields.ip)
 })
 
+const nodeReport = (fields: readonly [string, string], description: string) =>
+  Schema.Array(
+    Schema.Unknown.annotations({
+      jsonSchema: {
+        type: "object",
+        properties: {
+          public_key: { type: "string" },
+          username: { type: "string" },
+          [fields[0]]: { type: "integer", minimum: 0, maximum: MAX_BYTES },
+          [fields[1]]: { type: "integer", minimum: 0, maximum: MAX_BYTES }
+        },
+        required: [...fields]
+      }
+    })
+  ).annotations({ message: () => "The body must be a JSON array.", description })
+
 /** The node's counter deltas: an array of entries, each checked by `Usage.record` (`0.rx_bytes`). */
-export const UsageReport = Schema.Array(
-  Schema.Unknown.annotations({
-    jsonSchema: {
-      type: "object",
-      properties: {
-        public_key: { type: "string" },
-        username: { type: "string" },
-        rx_bytes: { type: "integer", minimum: 0, maximum: MAX_BYTES },
-        tx_bytes: { type: "integer", minimum: 0, maximum: MAX_BYTES }
-      },
-      required: ["rx_bytes", "tx_bytes"]
-    }
-  })
-).annotations({ message: () => "The body must be a JSON array." })
+export const UsageReport = nodeReport(["rx_bytes", "tx_bytes"], "Counter deltas per peer ([D54]).")
+
+/** [D94]: the node's cumulative counters (what `wg show <if> dump` prints), checked by `Usage.recordCounters`. */
+export const CountersReport = nodeReport(
+  ["rx_total", "tx_total"],
+  "Cumulative counters per peer ([D94]): the increase since the last report counts; a total below the last one is a counter reset."
+)
+
+/** [D94]: a retry under the same key (same node, within 24 h) answers the first answer and adds nothing. */
+const IdempotencyKey = Schema.Struct({
+  "idempotency-key": Schema.optional(Schema.String.annotations({
+    description: "1-255 visible ASCII characters naming this report; retry a report with its key until it is answered."
+  }))
+})
 
 // ---- groups ------------------------------------------------------------------------------
 
@@ -163,8 +180,16 @@ export class NodeApi extends HttpApiGroup.make("node")
   )
   .add(
     HttpApiEndpoint.post("usage", "/node/usage")
+      .setHeaders(IdempotencyKey)
       .setPayload(UsageReport)
-      .addSuccess(Ok(Schema.Struct({ accepted: Schema.Int }), { identifier: "NodeUsageResponse" }))
+      .addSuccess(Ok(Accepted, { identifier: "NodeUsageResponse" }))
+      .addError(ValidationErrorResponse)
+  )
+  .add(
+    HttpApiEndpoint.post("counters", "/node/counters")
+      .setHeaders(IdempotencyKey)
+      .setPayload(CountersReport)
+      .addSuccess(Ok(Accepted, { identifier: "NodeCountersResponse" }))
       .addError(ValidationErrorResponse)
   )
   .middlewareEndpoints(NodeAuthentication)

@@ -66,7 +66,10 @@ const NodeLive = HttpApiBuilder.group(Api, "node", (handlers) =>
       .handle("peers", () => Effect.flatMap(node, access.nodePeers))
       .handle("openvpnAuth", ({ payload }) =>
         Effect.flatMap(node, (serverId) => access.authenticate(serverId, payload.username, payload.password)))
-      .handle("usage", ({ payload }) => Effect.flatMap(node, (serverId) => usage.record(serverId, payload)))
+      .handle("usage", ({ headers, payload }) =>
+        Effect.flatMap(node, (serverId) => usage.record(serverId, payload, headers["idempotency-key"])))
+      .handle("counters", ({ headers, payload }) =>
+        Effect.flatMap(node, (serverId) => usage.recordCounters(serverId, payload, headers["idempotency-key"])))
   }))
 
 const AdminLive = HttpApiBuilder.group(Api, "vpnAdmin", (handlers) =>

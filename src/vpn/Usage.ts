@@ -9,16 +9,22 @@ import { NotFound, orNotFound, ValidationError } from "../platform/Errors.ts"
 import * as Bandwidth from "./Bandwidth.ts"
 import { Credentials } from "./Credentials.ts"
 import { Peers } from "./Peers.ts"
+import { idempotencyKeyErrors, UsageReports } from "./UsageReports.ts"
 
 const MAX_BYTES = Bandwidth.MAX_BYTES
 const MAX_BIG = BigInt(MAX_BYTES)
 
-/** One entry of a node's usage report ([D54]): counter deltas of a peer or an OpenVPN user. */
-export interface UsageEntry {
+/** The counters a report carries: deltas ([D54]) or cumulative totals ([D94]). */
+export type CounterFields = readonly ["rx_bytes", "tx_bytes"] | readonly ["rx_total", "tx_total"]
+const DELTAS: CounterFields = ["rx_bytes", "tx_bytes"]
+const TOTALS: CounterFields = ["rx_total", "tx_total"]
+
+/** One entry of a node's report: a WireGuard peer (`public_key`) or an OpenVPN user (`username`). */
+export interface ReportEntry {
   readonly public_key?: string
   readonly username?: string
-  readonly rx_bytes: number
-  readonly tx_bytes: number
+  readonly rx: number
+  readonly tx: number
 }
 
 /** One report at most this long (a node sends one entry per active peer, in batches). */
@@ -28,12 +34,19 @@ type FieldErrors = Record<string, Array<string>>
 
 const pastMax = (field: string) => `The ${field} field would carry the usage total past ${MAX_BYTES} bytes.`
 
-/** Field errors of a usage report, keyed `<index>.<field>` as Laravel does for arrays. */
-export const checkUsageReport = (
-  entries: ReadonlyArray<unknown>
-): { readonly entries: ReadonlyArray<UsageEntry>; readonly errors: FieldErrors } => {
+/**
+ * Field errors of a node's report, keyed `<index>.<field>` as Laravel does for arrays. With
+ * `distinct` (cumulative counters) a peer may appear once per report: two totals of one peer
+ * in one report would leave its increase ambiguous.
+ */
+export const checkReport = (
+  entries: ReadonlyArray<unknown>,
+  fields: CounterFields,
+  distinct: boolean
+): { readonly entries: ReadonlyArray<ReportEntry>; readonly errors: FieldErrors } => {
   const errors: FieldErrors = {}
-  const out: Array<UsageEntry> = []
+  const out: Array<ReportEntry> = []
+  const seen = new Set<string>()
   const add = (key: string, text: string) => (errors[key] ??= []).push(text)
   if (entries.length > MAX_USAGE_ENTRIES) {
     add("body", `The body must not have more than ${MAX_USAGE_ENTRIES} items.`)
@@ -45,7 +58,7 @@ export const checkUsageReport = (
       return
     }
     const e = raw as Record<string, unknown>
-    const counter = (field: "rx_bytes" | "tx_bytes") => {
+    const counter = (field: string) => {
       const v = e[field]
       if (v === undefined || v === null) add(`${i}.${field}`, `The ${i}.${field} field is required.`)
       else if (typeof v !== "number" || !Number.isInteger(v)) add(`${i}.${field}`, `The ${i}.${field} field must be an integer.`)
@@ -54,8 +67,8 @@ export const checkUsageReport = (
       else return v
       return 0
     }
-    const rx = counter("rx_bytes")
-    const tx = counter("tx_bytes")
+    const rx = counter(fields[0])
+    const tx = counter(fields[1])
     const key = e["public_key"]
     const user = e["username"]
     const present = (v: unknown) => v !== undefined && v !== null
@@ -67,12 +80,16 @@ export const checkUsageReport = (
       add(`${i}.public_key`, `The ${i}.public_key field must be a string.`)
     } else if (present(user) && (typeof user !== "string" || user.length === 0 || user.length > 255)) {
       add(`${i}.username`, `The ${i}.username field must be a string.`)
+    } else if (distinct) {
+      const [field, value] = typeof key === "string" ? ["public_key", key] as const : ["username", String(user)] as const
+      if (seen.has(`${field}:${value}`)) add(`${i}.${field}`, `The ${i}.${field} field has a duplicate value.`)
+      seen.add(`${field}:${value}`)
     }
     out.push({
       ...(typeof key === "string" ? { public_key: key } : {}),
       ...(typeof user === "string" ? { username: user } : {}),
-      rx_bytes: rx,
-      tx_bytes: tx
+      rx,
+      tx
     })
   })
   return { entries: out, errors }
@@ -86,14 +103,22 @@ export const UsageRecorded = Schema.Struct({
   used_formatted: Schema.String
 })
 
-/** The counter (`<index>.rx_bytes` / `.tx_bytes`) whose addition first carries `start` past 2^53 - 1, in report order. */
-const firstPastMax = (start: number, entries: ReadonlyArray<readonly [number, UsageEntry]>): string | undefined => {
+/** What one entry of a report adds to its owner's month, `index` its place in the report. */
+interface Addition {
+  readonly index: number
+  readonly owner: number
+  readonly rx: number
+  readonly tx: number
+}
+
+/** The counter (`<index>.rx_bytes`, `.tx_total`, ...) whose addition first carries `start` past 2^53 - 1, in report order. */
+const firstPastMax = (start: number, additions: ReadonlyArray<Addition>, fields: CounterFields): string | undefined => {
   let total = BigInt(start)
-  for (const [i, entry] of entries) {
-    for (const field of ["rx_bytes", "tx_bytes"] as const) {
-      total += BigInt(entry[field])
-      if (total > MAX_BIG) return `${i}.${field}`
-    }
+  for (const a of additions) {
+    total += BigInt(a.rx)
+    if (total > MAX_BIG) return `${a.index}.${fields[0]}`
+    total += BigInt(a.tx)
+    if (total > MAX_BIG) return `${a.index}.${fields[1]}`
   }
   return undefined
 }
@@ -105,8 +130,9 @@ const HistoryRow = Schema.Struct({ period: Schema.String, used: Schema.Int })
 const Delta = Schema.Struct({ serviceId: Schema.Int, period: Schema.String, rx: Schema.NonNegative, tx: Schema.NonNegative })
 
 /**
- * Usage per service per UTC calendar month ([D55]). Additions are single upserts, so
- * concurrent reports add up exactly; no total ever passes 2^53 - 1 through the API ([D54]).
+ * Usage per service per UTC calendar month ([D55]). Additions are upserts, so concurrent
+ * reports add up exactly; no total ever passes 2^53 - 1 through the API ([D54]); a node's
+ * report is counted once ([D94]).
  */
 export class Usage extends Effect.Service<Usage>()("vpn/Usage", {
   effect: Effect.gen(function*() {
@@ -115,6 +141,7 @@ export class Usage extends Effect.Service<Usage>()("vpn/Usage", {
     const subscriptions = yield* Subscriptions
     const peers = yield* Peers
     const credentials = yield* Credentials
+    const reports = yield* UsageReports
     const used = sql`least(rx_bytes::numeric + tx_bytes, 9007199254740991)::int8`
 
     const upsert = SqlSchema.single({
@@ -151,6 +178,48 @@ export class Usage extends Effect.Service<Usage>()("vpn/Usage", {
         select service_id, ${used} as used from usage_records
         where period = ${period}::date and service_id in ${sql.in(serviceIds)}`
     })
+    /** the sums of one report, each unless it would carry its month past 2^53 - 1; in service-id order */
+    const guardedUpsertAll = SqlSchema.findAll({
+      Request: Schema.Struct({ period: Schema.String, sums: Schema.String }),
+      Result: Schema.Struct({ service_id: Schema.Int }),
+      execute: ({ period, sums }) => sql`
+        insert into usage_records (service_id, period, rx_bytes, tx_bytes, updated_at)
+        select r.service_id, ${period}::date, r.rx, r.tx, now()
+        from jsonb_to_recordset(${sums}::jsonb) as r(service_id integer, rx bigint, tx bigint)
+        order by r.service_id
+        on conflict (service_id, period) do update set
+          rx_bytes = usage_records.rx_bytes + excluded.rx_bytes,
+          tx_bytes = usage_records.tx_bytes + excluded.tx_bytes,
+          updated_at = now()
+        where usage_records.rx_bytes::numeric + usage_records.tx_bytes + excluded.rx_bytes + excluded.tx_bytes
+              <= 9007199254740991
+        returning service_id`
+    })
+    /**
+     * [D94]: a node's cumulative totals replace the last ones, and each row keeps what they add:
+     * the increase, or the whole new totals after a reset (either total below the last one) or
+     * for a peer's first report. One statement: a concurrent report on the same peer waits for the
+     * row and then reads the totals the other one left, so no increase is counted twice; peers
+     * are taken in one order, so two reports never wait on each other.
+     */
+    const advanceCounters = SqlSchema.findAll({
+      Request: Schema.Struct({ serverId: Schema.Int, now: Schema.DateFromSelf, totals: Schema.String }),
+      Result: Schema.Struct({ kind: Schema.String, peer_key: Schema.String, rx_added: Schema.Int, tx_added: Schema.Int }),
+      execute: ({ now, serverId, totals }) => sql`
+        insert into peer_counters (server_id, kind, peer_key, rx_total, tx_total, rx_added, tx_added, updated_at)
+        select ${serverId}::integer, t.kind, t.peer_key, t.rx_total, t.tx_total, t.rx_total, t.tx_total, ${now}::timestamptz
+        from jsonb_to_recordset(${totals}::jsonb) as t(kind text, peer_key text, rx_total bigint, tx_total bigint)
+        order by t.kind, t.peer_key
+        on conflict (server_id, kind, peer_key) do update set
+          rx_added = case when excluded.rx_total < peer_counters.rx_total or excluded.tx_total < peer_counters.tx_total
+                          then excluded.rx_total else excluded.rx_total - peer_counters.rx_total end,
+          tx_added = case when excluded.rx_total < peer_counters.rx_total or excluded.tx_total < peer_counters.tx_total
+                          then excluded.tx_total else excluded.tx_total - peer_counters.tx_total end,
+          rx_total = excluded.rx_total,
+          tx_total = excluded.tx_total,
+          updated_at = excluded.updated_at
+        returning kind, peer_key, rx_added, tx_added`
+    })
     const historyRows = SqlSchema.findAll({
       Request: Schema.Int,
       Result: HistoryRow,
@@ -175,56 +244,107 @@ export class Usage extends Effect.Service<Usage>()("vpn/Usage", {
         Effect.orDie
       )
 
-    /**
-     * [D54]: a node's counter deltas, added to each owner's current service for this month, all
-     * or nothing. Entries resolve to services first (reads only); a report that would carry any
-     * month past 2^53 - 1 is refused (422) before anything is written; the sums are then written
-     * in service-id order, so concurrent reports take their row locks in one order.
-     */
-    const record = (serverId: number, payload: ReadonlyArray<unknown>) =>
+    /** the owners of a report's entries on this node's server, by entry (unknown peers are absent) */
+    const ownersOf = (serverId: number, entries: ReadonlyArray<ReportEntry>) =>
       Effect.gen(function*() {
-        const checked = checkUsageReport(payload)
-        if (Object.keys(checked.errors).length > 0) return yield* Effect.fail(new ValidationError({ errors: checked.errors }))
-        const entries = checked.entries
-        const period = Bandwidth.periodStart(yield* clock.now)
-        return yield* sql.withTransaction(Effect.gen(function*() {
-          const byKey = yield* peers.ownersOf(serverId, entries.flatMap((e) => e.public_key ?? []))
-          const byName = yield* credentials.usersOf(entries.flatMap((e) => e.username ?? []))
-          const services = new Map<number, Option.Option<number>>()
-          const sums = new Map<number, { rx: bigint; tx: bigint; entries: Array<number> }>()
-          for (const [i, entry] of entries.entries()) {
-            const owner = entry.public_key !== undefined ? byKey.get(entry.public_key) : byName.get(entry.username ?? "")
-            if (owner === undefined) continue
-            let serviceId = services.get(owner)
-            if (serviceId === undefined) {
-              serviceId = Option.map(yield* subscriptions.current(owner), (s) => s.id)
-              services.set(owner, serviceId)
-            }
-            if (Option.isNone(serviceId)) continue
-            let sum = sums.get(serviceId.value)
-            if (sum === undefined) sums.set(serviceId.value, sum = { rx: 0n, tx: 0n, entries: [] })
-            sum.rx += BigInt(entry.rx_bytes)
-            sum.tx += BigInt(entry.tx_bytes)
-            sum.entries.push(i)
-          }
-          const before = yield* months([...sums.keys()], period)
-          const errors: FieldErrors = {}
-          for (const [serviceId, sum] of sums) {
-            const field = firstPastMax(before.get(serviceId) ?? 0, sum.entries.map((i) => [i, entries[i]!] as const))
-            if (field !== undefined) errors[field] = [pastMax(field)]
-          }
-          if (Object.keys(errors).length > 0) return yield* Effect.fail(new ValidationError({ errors }))
-          for (const [serviceId, sum] of [...sums.entries()].sort(([a], [b]) => a - b)) {
-            const written = yield* guardedUpsert({ serviceId, period, rx: Number(sum.rx), tx: Number(sum.tx) }).pipe(Effect.orDie)
-            if (Option.isNone(written)) {
-              // another report got there between the check and the write: refuse this one whole
-              const field = `${sum.entries[sum.entries.length - 1]}.rx_bytes`
-              return yield* Effect.fail(ValidationError.field(field, pastMax(field)))
-            }
-          }
-          return { accepted: [...sums.values()].reduce((n, s) => n + s.entries.length, 0) }
-        })).pipe(Effect.catchTag("SqlError", Effect.die))
+        const byKey = yield* peers.ownersOf(serverId, entries.flatMap((e) => e.public_key ?? []))
+        const byName = yield* credentials.usersOf(entries.flatMap((e) => e.username ?? []))
+        return entries.map((e) => (e.public_key !== undefined ? byKey.get(e.public_key) : byName.get(e.username ?? "")))
       })
+
+    /**
+     * Adds a report's entries to each owner's current service for this month, all or nothing:
+     * a report that would carry any month past 2^53 - 1 is refused (422) before anything is
+     * written ([D54] rev. 2); the sums are written in one statement in service-id order, so
+     * concurrent reports take their row locks in one order. Entries of owners without a current
+     * service are not counted. Runs in the report's transaction.
+     */
+    const addToMonths = (additions: ReadonlyArray<Addition>, fields: CounterFields) =>
+      Effect.gen(function*() {
+        const period = Bandwidth.periodStart(yield* clock.now)
+        const services = new Map<number, Option.Option<number>>()
+        const sums = new Map<number, { rx: bigint; tx: bigint; additions: Array<Addition> }>()
+        for (const addition of additions) {
+          let serviceId = services.get(addition.owner)
+          if (serviceId === undefined) {
+            serviceId = Option.map(yield* subscriptions.current(addition.owner), (s) => s.id)
+            services.set(addition.owner, serviceId)
+          }
+          if (Option.isNone(serviceId)) continue
+          let sum = sums.get(serviceId.value)
+          if (sum === undefined) sums.set(serviceId.value, sum = { rx: 0n, tx: 0n, additions: [] })
+          sum.rx += BigInt(addition.rx)
+          sum.tx += BigInt(addition.tx)
+          sum.additions.push(addition)
+        }
+        const before = yield* months([...sums.keys()], period)
+        const errors: FieldErrors = {}
+        for (const [serviceId, sum] of sums) {
+          const field = firstPastMax(before.get(serviceId) ?? 0, sum.additions, fields)
+          if (field !== undefined) errors[field] = [pastMax(field)]
+        }
+        if (Object.keys(errors).length > 0) return yield* Effect.fail(new ValidationError({ errors }))
+        if (sums.size > 0) {
+          const rows = [...sums.entries()].map(([service_id, sum]) => ({ service_id, rx: Number(sum.rx), tx: Number(sum.tx) }))
+          const written = new Set((yield* Effect.orDie(guardedUpsertAll({ period, sums: JSON.stringify(rows) }))).map((r) => r.service_id))
+          const raced = [...sums.entries()].find(([serviceId]) => !written.has(serviceId))
+          if (raced !== undefined) {
+            // another report got there between the check and the write: refuse this one whole
+            const field = `${raced[1].additions.at(-1)!.index}.${fields[0]}`
+            return yield* Effect.fail(ValidationError.field(field, pastMax(field)))
+          }
+        }
+        return { accepted: [...sums.values()].reduce((n, s) => n + s.additions.length, 0) }
+      })
+
+    /** a 422 for every bad field of the report and of its `Idempotency-Key` */
+    const checked = (payload: ReadonlyArray<unknown>, key: string | undefined, fields: CounterFields, distinct: boolean) =>
+      Effect.gen(function*() {
+        const report = checkReport(payload, fields, distinct)
+        const errors = { ...idempotencyKeyErrors(key), ...report.errors }
+        if (Object.keys(errors).length > 0) return yield* Effect.fail(new ValidationError({ errors }))
+        return report.entries
+      })
+
+    /**
+     * [D54]: a node's counter deltas, added to each owner's current service for this month.
+     * [D94]: under an `Idempotency-Key`, a retry answers the first answer and adds nothing.
+     */
+    const record = (serverId: number, payload: ReadonlyArray<unknown>, key?: string) =>
+      Effect.flatMap(checked(payload, key, DELTAS, false), (entries) =>
+        reports.once(serverId, "usage", key, Effect.gen(function*() {
+          const owners = yield* ownersOf(serverId, entries)
+          const additions = entries.flatMap((e, index) => {
+            const owner = owners[index]
+            return owner === undefined ? [] : [{ index, owner, rx: e.rx, tx: e.tx }]
+          })
+          return yield* addToMonths(additions, DELTAS)
+        })))
+
+    /**
+     * [D94]: a node's cumulative counters. The server keeps each peer's last totals (those of
+     * every known peer, counted or not, so traffic outside a service is never billed later) and
+     * adds what they grew by; a repeated report adds nothing, a lost one is covered by the next.
+     */
+    const recordCounters = (serverId: number, payload: ReadonlyArray<unknown>, key?: string) =>
+      Effect.flatMap(checked(payload, key, TOTALS, true), (entries) =>
+        reports.once(serverId, "counters", key, Effect.gen(function*() {
+          const owners = yield* ownersOf(serverId, entries)
+          const known = entries.flatMap((e, index) => {
+            const owner = owners[index]
+            if (owner === undefined) return []
+            const [kind, peerKey] = e.public_key !== undefined ? ["public_key", e.public_key] as const : ["username", e.username ?? ""] as const
+            return [{ index, owner, kind, peer_key: peerKey, rx_total: e.rx, tx_total: e.tx }]
+          })
+          if (known.length === 0) return { accepted: 0 }
+          const totals = JSON.stringify(known.map(({ kind, peer_key, rx_total, tx_total }) => ({ kind, peer_key, rx_total, tx_total })))
+          const rows = yield* Effect.orDie(advanceCounters({ serverId, now: yield* clock.now, totals }))
+          const added = new Map(rows.map((r) => [`${r.kind}:${r.peer_key}`, r]))
+          return yield* addToMonths(known.map((k) => {
+            const row = added.get(`${k.kind}:${k.peer_key}`)!
+            return { index: k.index, owner: k.owner, rx: row.rx_added, tx: row.tx_added }
+          }), TOTALS)
+        })))
 
     /** [D70]: an admin adds bytes to a service's month (`YYYY-MM`, default this one); 422 past 2^53 - 1, nothing saved */
     const addToService = (serviceId: number, bytes: number, periodLabel: string | undefined) =>
@@ -263,6 +383,7 @@ export class Usage extends Effect.Service<Usage>()("vpn/Usage", {
       months,
       history,
       record,
+      recordCounters,
       addToService,
       /** [D55]: the caller's service's month (404 for another user's) */
       ofService: (userId: number, serviceId: number) =>
@@ -287,5 +408,8 @@ export class Usage extends Effect.Service<Usage>()("vpn/Usage", {
         })
     } as const
   }),
-  dependencies: [Subscriptions.Default, Peers.Default, Credentials.Default]
-}) {}
+  dependencies: [Subscriptions.Default, Peers.Default, Credentials.Default, UsageReports.Default]
+}) {
+  /** [D94]: the jobs' purge of `Idempotency-Key`s older than 24 h */
+  static readonly purgeReports = UsageReports.purge
+}

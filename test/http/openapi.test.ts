@@ -25,7 +25,7 @@ const specPaths: ReadonlyArray<readonly [string, string]> = [
   ["get", "/v1/faq"],
   // DECISIONS: orders, webhook, node API, VPN credentials, admin
   ["post", "/v1/orders"], ["post", "/v1/invoices/{invoice}/cancel"], ["post", "/v1/webhooks/payments/{gateway}"], ["get", "/v1/node/peers"],
-  ["post", "/v1/node/openvpn/auth"], ["post", "/v1/node/usage"], ["get", "/v1/account/vpn-credentials"],
+  ["post", "/v1/node/openvpn/auth"], ["post", "/v1/node/usage"], ["post", "/v1/node/counters"], ["get", "/v1/account/vpn-credentials"],
   ["post", "/v1/account/vpn-credentials/rotate"], ["post", "/v1/admin/plans"], ["put", "/v1/admin/plans/{plan}"],
   ["post", "/v1/admin/plans/{plan}/cycles"], ["post", "/v1/admin/promos"], ["post", "/v1/admin/servers"],
   ["put", "/v1/admin/servers/{server}"], ["get", "/v1/admin/users"], ["put", "/v1/admin/users/{user}"],
