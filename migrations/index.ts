@@ -4,6 +4,7 @@ import init from "./0001_init.ts"
 import catalogNotify from "./0002_catalog_notify.ts"
 import vpnAccessHolds from "./0003_vpn_access_holds.ts"
 import moneyRules from "./0004_money_rules.ts"
+import twoFactor from "./0005_two_factor.ts"
 
 /**
  * Every migration, imported statically so that a compiled binary carries them.
@@ -13,5 +14,6 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "1_init": init,
   "2_catalog_notify": catalogNotify,
   "3_vpn_access_holds": vpnAccessHolds,
-  "4_money_rules": moneyRules
+  "4_money_rules": moneyRules,
+  "5_two_factor": twoFactor
 }
