@@ -3,6 +3,7 @@ import * as Layer from "effect/Layer"
 import { Accounts } from "./accounts/Accounts.ts"
 import { BearerTokensLive } from "./accounts/Auth.ts"
 import { Tokens } from "./accounts/Tokens.ts"
+import { TwoFactor } from "./accounts/TwoFactor.ts"
 import { Api } from "./Api.ts"
 import { AdminAuthenticationLive, AuthenticationLive } from "./http/Auth.ts"
 import { errorMapping } from "./http/ErrorMapping.ts"
@@ -34,6 +35,7 @@ export const ApiLive = HttpApiBuilder.api(Api).pipe(
 export const DomainLive = Layer.mergeAll(
   BearerTokensLive.pipe(Layer.provideMerge(Tokens.Default)),
   Accounts.Default,
+  TwoFactor.Default,
   Tickets.Default,
   Faq.Default,
   RateLimiter.Live,

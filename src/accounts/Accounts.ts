@@ -19,6 +19,7 @@ import { MailTokens } from "./MailTokens.ts"
 import { emailChangedMail, resetMail, verificationMail } from "./Mails.ts"
 import { Passwords } from "./Passwords.ts"
 import { Tokens } from "./Tokens.ts"
+import { TwoFactor } from "./TwoFactor.ts"
 import { Users } from "./Users.ts"
 import { VpnAccounts } from "../vpn/VpnAccounts.ts"
 
@@ -39,6 +40,7 @@ export class Accounts extends Effect.Service<Accounts>()("accounts/Accounts", {
     const passwords = yield* Passwords
     const vpnAccess = yield* VpnAccounts
     const tokens = yield* Tokens
+    const twoFactor = yield* TwoFactor
 
     /** after the response: the caller never waits for SMTP */
     const mailLater = (mail: Mail) => sendLater(mail).pipe(Effect.provideService(Mailer, mailer))
@@ -64,8 +66,15 @@ export class Accounts extends Effect.Service<Accounts>()("accounts/Accounts", {
         return { token: created.token, user: created.user }
       })
 
-    const login = (email: string, password: string) =>
+    /** the password, then for an account with two-factor sign-in its second factor ([D20], [D97]) */
+    const login = (input: {
+      readonly email: string
+      readonly password: string
+      readonly otp?: string | undefined
+      readonly recovery_code?: string | undefined
+    }) =>
       Effect.gen(function*() {
+        const { email, password } = input
         const found = yield* users.findByEmail(email)
         if (Option.isNone(found)) {
           // the same argon2 work as for a real account: response time tells nothing ([D20])
@@ -80,6 +89,7 @@ export class Accounts extends Effect.Service<Accounts>()("accounts/Accounts", {
           : [yield* passwords.verify(password, user.password_hash)]
         if (!valid) return yield* Effect.fail(new InvalidCredentials())
         if (user.status !== 1) return yield* Effect.fail(new AccountDisabled())
+        yield* twoFactor.signIn(user, input)
         if (outdated) yield* users.setPassword(user.id, yield* passwords.hash(password), yield* clock.now)
         return { token: yield* tokens.issue(user.id), user }
       })
@@ -236,5 +246,5 @@ export class Accounts extends Effect.Service<Accounts>()("accounts/Accounts", {
       updateUser
     } as const
   }),
-  dependencies: [Users.Default, MailTokens.Default, Passwords.Default, Tokens.Default, VpnAccounts.Default]
+  dependencies: [Users.Default, MailTokens.Default, Passwords.Default, Tokens.Default, TwoFactor.Default, VpnAccounts.Default]
 }) {}

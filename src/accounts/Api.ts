@@ -12,11 +12,12 @@ import {
   RegisterRateLimit,
   ResendVerificationRateLimit,
   ResetPasswordRateLimit,
+  TwoFactorRateLimit,
   VerifyEmailRateLimit
 } from "../http/RateLimit.ts"
 import { Body, boolean, email, IdParam, oneOf, string } from "../platform/Fields.ts"
 import { isCommonPassword } from "./CommonPasswords.ts"
-import { LoginUser, Profile, Settings, User, UserSummary } from "./Domain.ts"
+import { LoginUser, Profile, RecoveryCodes, Settings, TwoFactorSetup, User, UserSummary } from "./Domain.ts"
 import { AccountDisabled } from "./Errors.ts"
 
 // ---- payload fields ([D12], [D13]) --------------------------------------------------------------
@@ -49,7 +50,13 @@ export const RegisterPayload = confirmed(Body({
   password_confirmation: confirmation
 }))
 
-export const LoginPayload = Body({ email: email(), password: givenPassword() })
+/** With two-factor sign-in on, `otp` or `recovery_code` too ([D97]); checked after the password. */
+export const LoginPayload = Body({
+  email: email(),
+  password: givenPassword(),
+  otp: Schema.optional(string("otp", { min: 0 })),
+  recovery_code: Schema.optional(string("recovery_code", { min: 0 }))
+})
 
 export const ResetPasswordPayload = confirmed(Body({
   token: string("token", { max: 255 }),
@@ -97,6 +104,19 @@ export class AccountsApi extends HttpApiGroup.make("accounts")
     HttpApiEndpoint.put("updateSettings", "/account/settings")
       .setPayload(Body({ email_notifications: boolean("email_notifications") }))
       .addSuccess(OkMessage(Settings, { identifier: "AccountsSettingsUpdated" }))
+  )
+  .add(HttpApiEndpoint.post("setUpTwoFactor", "/account/2fa").addSuccess(Ok(TwoFactorSetup)))
+  .add(
+    HttpApiEndpoint.post("confirmTwoFactor", "/account/2fa/confirm")
+      .setPayload(Body({ code: string("code", { max: 64 }) }))
+      .addSuccess(OkMessage(RecoveryCodes, { identifier: "AccountsTwoFactorEnabled" }))
+      .middleware(TwoFactorRateLimit)
+  )
+  .add(
+    HttpApiEndpoint.del("disableTwoFactor", "/account/2fa")
+      .setPayload(Body({ password: givenPassword(), code: string("code", { max: 64 }) }))
+      .addSuccess(Confirmation("AccountsTwoFactorDisabled"))
+      .middleware(TwoFactorRateLimit)
   )
   .add(
     HttpApiEndpoint.del("deleteAccount", "/account")

@@ -13,7 +13,9 @@ export const User = Schema.Struct({
   status: Schema.Int,
   role: Role,
   email_verified_at: Schema.NullOr(Schema.Date),
-  created_at: Schema.Date
+  created_at: Schema.Date,
+  /** two-factor sign-in is on ([D97]) */
+  two_factor: Schema.Boolean
 }).annotations({ identifier: "AccountsUser" })
 
 /** The stored user: what is rendered plus the password hash, which never leaves the room. */
@@ -28,11 +30,35 @@ export const LoginUser = User.pick("id", "name", "email", "status").annotations(
 
 export const Profile = User.pick("id", "name", "email", "created_at").annotations({ identifier: "AccountsProfile" })
 
+/**
+ * Two-factor sign-in of one user as stored ([D97]): the secret in use and the one being set up,
+ * both sealed with the application key; the last accepted time step; the recovery codes' hashes
+ * (space-separated).
+ */
+export const TwoFactorState = Schema.Struct({
+  secret: Schema.NullOr(Schema.String),
+  pending: Schema.NullOr(Schema.String),
+  last_step: Schema.NullOr(Schema.Int),
+  recovery: Schema.String
+})
+export type TwoFactorState = typeof TwoFactorState.Type
+
+/** What `POST /v1/account/2fa` answers: the new secret, for an authenticator app. */
+export const TwoFactorSetup = Schema.Struct({
+  secret: Schema.String,
+  otpauth_url: Schema.String
+}).annotations({ identifier: "AccountsTwoFactorSetup" })
+
+/** What turning two-factor sign-in on answers: the recovery codes, shown this once. */
+export const RecoveryCodes = Schema.Struct({
+  recovery_codes: Schema.Array(Schema.String)
+}).annotations({ identifier: "AccountsRecoveryCodes" })
+
 export const Settings = Schema.Struct({
   email_notifications: Schema.Boolean
 }).annotations({ identifier: "AccountsSettings" })
 export type Settings = typeof Settings.Type
 
-/** Who a live bearer token belongs to. */
-export const Principal = Schema.Struct({ tokenId: Schema.Int, userId: Schema.Int, role: Role })
+/** Who a live bearer token belongs to; `twoFactor`: two-factor sign-in is on ([D97]). */
+export const Principal = Schema.Struct({ tokenId: Schema.Int, userId: Schema.Int, role: Role, twoFactor: Schema.Boolean })
 export type Principal = typeof Principal.Type

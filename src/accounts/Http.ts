@@ -6,9 +6,10 @@ import * as Layer from "effect/Layer"
 import { Api } from "../Api.ts"
 import { CurrentUser } from "../http/Auth.ts"
 import { Accounts } from "./Accounts.ts"
+import { TwoFactor } from "./TwoFactor.ts"
 import { PagesLive } from "./Pages.ts"
 
-/** Responses that carry a token are never cached ([D11]). */
+/** Responses that carry a token or a secret are never cached ([D11]). */
 const noStore = HttpApp.appendPreResponseHandler((_request, response) =>
   Effect.succeed(HttpServerResponse.setHeader(response, "cache-control", "no-store"))
 )
@@ -16,9 +17,10 @@ const noStore = HttpApp.appendPreResponseHandler((_request, response) =>
 const AccountsGroupLive = HttpApiBuilder.group(Api, "accounts", (handlers) =>
   Effect.gen(function*() {
     const accounts = yield* Accounts
+    const twoFactor = yield* TwoFactor
     return handlers
       .handle("register", ({ payload }) => accounts.register(payload).pipe(Effect.tap(noStore)))
-      .handle("login", ({ payload }) => accounts.login(payload.email, payload.password).pipe(Effect.tap(noStore)))
+      .handle("login", ({ payload }) => accounts.login(payload).pipe(Effect.tap(noStore)))
       .handle("logout", () => Effect.flatMap(CurrentUser, accounts.logout).pipe(Effect.as("Successfully logged out.")))
       .handle("logoutAll", () =>
         Effect.flatMap(CurrentUser, accounts.logoutAll).pipe(Effect.as("Successfully logged out from all devices.")))
@@ -47,6 +49,16 @@ const AccountsGroupLive = HttpApiBuilder.group(Api, "accounts", (handlers) =>
       .handle("updateSettings", ({ payload }) =>
         Effect.flatMap(CurrentUser, (caller) => accounts.updateSettings(caller, payload.email_notifications)).pipe(
           Effect.map((data) => ({ message: "Settings updated.", data }))
+        ))
+      .handle("setUpTwoFactor", () => Effect.flatMap(CurrentUser, twoFactor.setUp).pipe(Effect.tap(noStore)))
+      .handle("confirmTwoFactor", ({ payload }) =>
+        Effect.flatMap(CurrentUser, (caller) => twoFactor.confirm(caller, payload.code)).pipe(
+          Effect.map((data) => ({ message: "Two-factor authentication enabled.", data })),
+          Effect.tap(noStore)
+        ))
+      .handle("disableTwoFactor", ({ payload }) =>
+        Effect.flatMap(CurrentUser, (caller) => twoFactor.disable(caller, payload.password, payload.code)).pipe(
+          Effect.as("Two-factor authentication disabled.")
         ))
       .handle("deleteAccount", ({ payload }) =>
         Effect.flatMap(CurrentUser, (caller) => accounts.deleteAccount(caller, payload.password)).pipe(

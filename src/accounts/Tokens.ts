@@ -18,7 +18,8 @@ const LiveToken = Schema.Struct({
   user_id: Schema.Int,
   secret_hash: Schema.String,
   last_used_at: Schema.DateFromSelf,
-  role: Role
+  role: Role,
+  two_factor: Schema.Boolean
 })
 
 /**
@@ -43,7 +44,7 @@ export class Tokens extends Effect.Service<Tokens>()("accounts/Tokens", {
       Request: Schema.Int,
       Result: LiveToken,
       execute: (id) => sql`
-        select t.user_id, t.secret_hash, t.last_used_at, u.role
+        select t.user_id, t.secret_hash, t.last_used_at, u.role, u.two_factor_secret is not null as two_factor
         from access_tokens t join users u on u.id = t.user_id
         where t.id = ${id} and u.status = 1`
     })
@@ -78,7 +79,7 @@ export class Tokens extends Effect.Service<Tokens>()("accounts/Tokens", {
         const now = yield* clock.now
         if (row.last_used_at.getTime() + ttlMs <= now.getTime()) return Option.none<Principal>()
         if (now.getTime() - row.last_used_at.getTime() >= TOUCH_EVERY_MS) yield* touch({ id, now })
-        return Option.some<Principal>({ tokenId: id, userId: row.user_id, role: row.role })
+        return Option.some<Principal>({ tokenId: id, userId: row.user_id, role: row.role, twoFactor: row.two_factor })
       }).pipe(Effect.orDie)
 
     return {

@@ -7,7 +7,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type { ParseError } from "effect/ParseResult"
 import * as Schema from "effect/Schema"
-import { Role, Settings, UserRecord } from "./Domain.ts"
+import { Role, Settings, TwoFactorState, UserRecord } from "./Domain.ts"
 
 /** The e-mail is held by another account (the unique index on `lower(email)`). */
 export class EmailTaken extends Data.TaggedError("EmailTaken")<{}> {}
@@ -54,6 +54,9 @@ const AdminChange = Schema.Struct({
   now: Now
 })
 
+const Sealed = Schema.String
+const Updated = Schema.Struct({ id: Id })
+
 const ListQuery = Schema.Struct({ needle: Schema.NullOr(Schema.String), limit: Schema.Int, offset: Schema.Int })
 
 /**
@@ -64,7 +67,8 @@ const ListQuery = Schema.Struct({ needle: Schema.NullOr(Schema.String), limit: S
 export class Users extends Effect.Service<Users>()("accounts/Users", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const columns = sql`id, name, email, password_hash, role, status, email_verified_at, created_at`
+    const columns = sql`id, name, email, password_hash, role, status, email_verified_at, created_at,
+      two_factor_secret is not null as two_factor`
 
     const insertRow = SqlSchema.single({
       Request: InsertUser,
@@ -155,6 +159,61 @@ export class Users extends Effect.Service<Users>()("accounts/Users", {
         returning email_notifications`
     })
 
+    // two-factor sign-in ([D97]): sealed secrets, the last accepted time step, hashed recovery codes
+    const twoFactorRow = SqlSchema.findOne({
+      Request: Id,
+      Result: TwoFactorState,
+      execute: (id) => sql`
+        select two_factor_secret as secret, two_factor_pending as pending, two_factor_last_step as last_step,
+               array_to_string(two_factor_recovery, ' ') as recovery
+        from users where id = ${id}`
+    })
+    const setPendingRow = SqlSchema.findOne({
+      Request: Schema.Struct({ id: Id, pending: Sealed, now: Now }),
+      Result: Updated,
+      execute: (r) => sql`
+        update users set two_factor_pending = ${r.pending}, updated_at = ${r.now}
+        where id = ${r.id} and two_factor_secret is null returning id`
+    })
+    const enableRow = SqlSchema.findOne({
+      Request: Schema.Struct({ id: Id, pending: Sealed, recovery: Schema.String, now: Now }),
+      Result: Updated,
+      // only the pending secret the code was checked against: a newer one waits for its own code
+      execute: (r) => sql`
+        update users set
+          two_factor_secret = two_factor_pending,
+          two_factor_pending = null,
+          two_factor_last_step = null,
+          two_factor_recovery = string_to_array(${r.recovery}::text, ' '),
+          updated_at = ${r.now}
+        where id = ${r.id} and two_factor_secret is null and two_factor_pending = ${r.pending}
+        returning id`
+    })
+    const disableRow = SqlSchema.void({
+      Request: Schema.Struct({ id: Id, now: Now }),
+      execute: (r) => sql`
+        update users set two_factor_secret = null, two_factor_pending = null, two_factor_last_step = null,
+                         two_factor_recovery = '{}', updated_at = ${r.now}
+        where id = ${r.id}`
+    })
+    const acceptStepRow = SqlSchema.findOne({
+      Request: Schema.Struct({ id: Id, step: Schema.Int }),
+      Result: Updated,
+      execute: (r) => sql`
+        update users set two_factor_last_step = ${r.step}
+        where id = ${r.id} and two_factor_secret is not null
+          and (two_factor_last_step is null or two_factor_last_step < ${r.step})
+        returning id`
+    })
+    const useRecoveryRow = SqlSchema.findOne({
+      Request: Schema.Struct({ id: Id, hash: Schema.String }),
+      Result: Updated,
+      execute: (r) => sql`
+        update users set two_factor_recovery = array_remove(two_factor_recovery, ${r.hash}::text)
+        where id = ${r.id} and two_factor_secret is not null and ${r.hash}::text = any(two_factor_recovery)
+        returning id`
+    })
+
     return {
       insert: (user: {
         readonly name: string
@@ -194,7 +253,19 @@ export class Users extends Effect.Service<Users>()("accounts/Users", {
       /** the settings of [D24]; notifications are on until the user turns them off */
       settings: (id: number) =>
         Effect.orDie(settingsRow(id)).pipe(Effect.map(Option.getOrElse((): Settings => ({ email_notifications: true })))),
-      setSettings: (id: number, emailNotifications: boolean, now: Date) => Effect.orDie(upsertSettings({ id, on: emailNotifications, now }))
+      setSettings: (id: number, emailNotifications: boolean, now: Date) => Effect.orDie(upsertSettings({ id, on: emailNotifications, now })),
+      twoFactor: (id: number) => Effect.orDie(twoFactorRow(id)),
+      /** a new secret being set up; none when two-factor sign-in is on already */
+      setTwoFactorPending: (id: number, pending: string, now: Date) =>
+        Effect.orDie(setPendingRow({ id, pending, now })).pipe(Effect.map(Option.isSome)),
+      /** turns on the pending secret `pending` with these recovery code hashes; false when it is no longer pending */
+      enableTwoFactor: (id: number, pending: string, recoveryHashes: ReadonlyArray<string>, now: Date) =>
+        Effect.orDie(enableRow({ id, pending, recovery: recoveryHashes.join(" "), now })).pipe(Effect.map(Option.isSome)),
+      disableTwoFactor: (id: number, now: Date) => Effect.orDie(disableRow({ id, now })),
+      /** records `step` as the last accepted one; false when a step at or after it was accepted already */
+      acceptTwoFactorStep: (id: number, step: number) => Effect.orDie(acceptStepRow({ id, step })).pipe(Effect.map(Option.isSome)),
+      /** removes one recovery code hash; false when it is gone already (used by a concurrent request) */
+      useRecoveryCode: (id: number, hash: string) => Effect.orDie(useRecoveryRow({ id, hash })).pipe(Effect.map(Option.isSome))
     } as const
   })
 }) {}

@@ -7,6 +7,7 @@ import * as FiberRef from "effect/FiberRef"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import { AppConfig } from "../platform/Config.ts"
 import { Forbidden, ForbiddenResponse, Unauthenticated, UnauthenticatedResponse } from "./Errors.ts"
 
 /** Who a live bearer token belongs to. */
@@ -14,6 +15,8 @@ export interface Principal {
   readonly tokenId: number
   readonly userId: number
   readonly role: "user" | "admin"
+  /** two-factor sign-in is on for the user ([D97]) */
+  readonly twoFactor: boolean
 }
 
 /**
@@ -86,11 +89,26 @@ export const AuthenticationLive = Layer.effect(
   Effect.map(BearerTokens, (tokens) => Authentication.of({ bearer: () => authenticate(tokens) }))
 )
 
+export const TWO_FACTOR_REQUIRED = "Two-factor authentication required."
+
+/**
+ * An admin's token (403 `Forbidden.` for anyone else); with `ADMIN_REQUIRE_2FA` also an admin
+ * who has two-factor sign-in on (403 `Two-factor authentication required.`, [D97]).
+ */
 export const AdminAuthenticationLive = Layer.effect(
   AdminAuthentication,
-  Effect.map(BearerTokens, (tokens) =>
-    AdminAuthentication.of({
+  Effect.gen(function*() {
+    const tokens = yield* BearerTokens
+    const config = yield* AppConfig
+    return AdminAuthentication.of({
       bearer: () =>
-        Effect.filterOrFail(authenticate(tokens), (user) => user.role === "admin", () => new Forbidden())
-    }))
+        authenticate(tokens).pipe(
+          Effect.filterOrFail((user) => user.role === "admin", () => new Forbidden()),
+          Effect.filterOrFail(
+            (user) => !config.adminRequire2fa || user.twoFactor,
+            () => new Forbidden({ message: TWO_FACTOR_REQUIRED })
+          )
+        )
+    })
+  })
 )

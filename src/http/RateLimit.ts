@@ -28,6 +28,8 @@ export class TicketReplyRateLimit extends HttpApiMiddleware.Tag<TicketReplyRateL
 export class RegisterRateLimit extends HttpApiMiddleware.Tag<RegisterRateLimit>()("RegisterRateLimit", { failure }) {}
 export class ResetPasswordRateLimit extends HttpApiMiddleware.Tag<ResetPasswordRateLimit>()("ResetPasswordRateLimit", { failure }) {}
 export class VerifyEmailRateLimit extends HttpApiMiddleware.Tag<VerifyEmailRateLimit>()("VerifyEmailRateLimit", { failure }) {}
+/** confirming or turning off two-factor sign-in ([D97]): codes are not guessed at the general rate */
+export class TwoFactorRateLimit extends HttpApiMiddleware.Tag<TwoFactorRateLimit>()("TwoFactorRateLimit", { failure }) {}
 export class PromoValidateRateLimit extends HttpApiMiddleware.Tag<PromoValidateRateLimit>()("PromoValidateRateLimit", { failure }) {}
 
 const validEmail = Schema.decodeUnknownOption(email())
@@ -78,6 +80,7 @@ export const RateLimitsLive = Layer.unwrapEffect(Effect.gen(function*() {
     Layer.succeed(CreateTicketRateLimit, limit(10, one("create-ticket"))),
     Layer.succeed(TicketReplyRateLimit, limit(10, one("ticket-reply"))),
     Layer.succeed(PromoValidateRateLimit, limit(10, one("promo-validate"))),
+    Layer.succeed(TwoFactorRateLimit, limit(5, one("two-factor"))),
     Layer.succeed(RegisterRateLimit, limit(10, byAddress("register"))),
     Layer.succeed(ResetPasswordRateLimit, limit(6, byAddress("reset-password"))),
     Layer.succeed(VerifyEmailRateLimit, limit(6, byAddress("verify-email")))

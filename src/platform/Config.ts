@@ -34,6 +34,8 @@ export interface AppConfigShape {
   readonly generalRateLimit: number
   readonly corsOrigins: ReadonlyArray<string>
   readonly paymentWebhookSecret: Option.Option<Redacted.Redacted<string>>
+  /** `ADMIN_REQUIRE_2FA` ([D97]): admin routes refuse an admin without two-factor sign-in */
+  readonly adminRequire2fa: boolean
   readonly logLevel: LogLevel.LogLevel
   /**
    * threads hashing passwords at once (issue 8); not in [D1]. Defaults to the core count less one
@@ -110,6 +112,13 @@ const parseTrustProxy = (s: string): false | number | undefined => {
   return /^[1-9][0-9]?$/.test(s) && Number(s) <= 32 ? Number(s) : undefined
 }
 
+/** `true`/`1`/`yes`/`on` or `false`/`0`/`no`/`off`/empty. */
+const parseBoolean = (s: string): boolean | undefined => {
+  if (["", "false", "0", "no", "off"].includes(s)) return false
+  if (["true", "1", "yes", "on"].includes(s)) return true
+  return undefined
+}
+
 const trailingSlashless = (s: string) => s.replace(/\/+$/, "")
 
 export const appConfig = Config.all({
@@ -160,6 +169,12 @@ export const appConfig = Config.all({
     }))
   ),
   paymentWebhookSecret: optionalString("PAYMENT_WEBHOOK_SECRET").pipe(Config.map(Option.map(Redacted.make))),
+  adminRequire2fa: Config.string("ADMIN_REQUIRE_2FA").pipe(
+    Config.withDefault("false"),
+    Config.map((s) => s.trim().toLowerCase()),
+    Config.validate({ message: "ADMIN_REQUIRE_2FA: must be true or false", validation: (s) => parseBoolean(s) !== undefined }),
+    Config.map((s) => parseBoolean(s)!)
+  ),
   logLevel: Config.string("LOG_LEVEL").pipe(
     Config.withDefault("info"),
     Config.map((s) => s.trim().toLowerCase()),

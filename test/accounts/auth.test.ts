@@ -268,7 +268,7 @@ describe("tokens [D20]", () => {
 })
 
 describe("GET /v1/user [D21]", () => {
-  test("returns id, name, email, status, role, email_verified_at, created_at", async () => {
+  test("returns id, name, email, status, role, email_verified_at, created_at, two_factor [D97]", async () => {
     const before = app.clock.get().toISOString()
     const user = await register(app, { name: "Linus" })
     const res = await app.get("/v1/user", { token: user.token })
@@ -282,7 +282,8 @@ describe("GET /v1/user [D21]", () => {
         status: 1,
         role: "user",
         email_verified_at: null,
-        created_at: before
+        created_at: before,
+        two_factor: false
       }
     })
   })

@@ -341,7 +341,7 @@ describe("the user answers are picks of one User schema (issue 13) [D21]", () =>
     expect(Object.keys(loggedIn.body.data.user).sort()).toEqual(["email", "id", "name", "status"])
     const token = loggedIn.body.data.token as string
     const me = await app.get("/v1/user", { token })
-    expect(Object.keys(me.body.data).sort()).toEqual(["created_at", "email", "email_verified_at", "id", "name", "role", "status"])
+    expect(Object.keys(me.body.data).sort()).toEqual(["created_at", "email", "email_verified_at", "id", "name", "role", "status", "two_factor"])
     const profile = await app.get("/v1/account/profile", { token })
     expect(Object.keys(profile.body.data).sort()).toEqual(["created_at", "email", "id", "name"])
     const updated = await app.put("/v1/account/profile", { token, body: { name: "Renamed" } })

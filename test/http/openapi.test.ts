@@ -31,7 +31,9 @@ const specPaths: ReadonlyArray<readonly [string, string]> = [
   ["put", "/v1/admin/servers/{server}"], ["get", "/v1/admin/users"], ["put", "/v1/admin/users/{user}"],
   ["post", "/v1/admin/users/{user}/services"], ["put", "/v1/admin/services/{service}"],
   ["post", "/v1/admin/users/{user}/invoices"], ["post", "/v1/admin/invoices/{invoice}/mark-paid"],
-  ["post", "/v1/admin/services/{service}/usage"], ["post", "/v1/admin/tickets/{ticket}/reply"], ["post", "/v1/admin/faq"]
+  ["post", "/v1/admin/services/{service}/usage"], ["post", "/v1/admin/tickets/{ticket}/reply"], ["post", "/v1/admin/faq"],
+  // [D97] two-factor sign-in
+  ["post", "/v1/account/2fa"], ["post", "/v1/account/2fa/confirm"], ["delete", "/v1/account/2fa"]
 ]
 
 test("every path of the spec and DECISIONS is documented with its method", async () => {

@@ -21,6 +21,7 @@ describe("configuration [D1]", () => {
     expect(config.generalRateLimit).toBe(120)
     expect(config.corsOrigins).toEqual([])
     expect(Option.isNone(config.paymentWebhookSecret)).toBe(true)
+    expect(config.adminRequire2fa).toBe(false)
   })
 
   test("PUBLIC_URL follows PORT, APP_URL follows PUBLIC_URL", () => {
@@ -47,7 +48,8 @@ describe("configuration [D1]", () => {
     ["DATABASE_URL", "mysql://x"],
     ["SMTP_URL", "http://mail"],
     ["PUBLIC_URL", "not a url"],
-    ["LOG_LEVEL", "loud"]
+    ["LOG_LEVEL", "loud"],
+    ["ADMIN_REQUIRE_2FA", "maybe"]
   ])("a bad %s is one line naming it", (name, value) => {
     const result = load({ [name]: value, ...(name === "DATABASE_URL" ? { APP_KEY: Buffer.alloc(32).toString("base64") } : {}) })
     expect(Either.isLeft(result)).toBe(true)
@@ -66,6 +68,16 @@ describe("configuration [D1]", () => {
     for (const bad of ["-1", "1.5", "two", "100"]) {
       expect(load({ TRUST_PROXY: bad })).toEqual(Either.left("Invalid configuration: TRUST_PROXY: must be true, false or the number of proxies in front (1-32)"))
     }
+  })
+
+  test("ADMIN_REQUIRE_2FA is a boolean, false by default [D97]", () => {
+    const required = (value: string) => Either.getOrThrow(load({ ADMIN_REQUIRE_2FA: value })).adminRequire2fa
+    expect(required("true")).toBe(true)
+    expect(required("1")).toBe(true)
+    expect(required(" TRUE ")).toBe(true)
+    expect(required("false")).toBe(false)
+    expect(required("0")).toBe(false)
+    expect(load({ ADMIN_REQUIRE_2FA: "2" })).toEqual(Either.left("Invalid configuration: ADMIN_REQUIRE_2FA: must be true or false"))
   })
 
   test("CORS_ORIGINS is a comma-separated list", () => {

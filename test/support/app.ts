@@ -28,6 +28,7 @@ export const testConfig = (overrides: Partial<AppConfigShape> = {}): AppConfigSh
   generalRateLimit: 0,
   corsOrigins: [],
   paymentWebhookSecret: Option.some(Redacted.make("whsec_test")),
+  adminRequire2fa: false,
   logLevel: LogLevel.None,
   hashConcurrency: 2,
   ...overrides
