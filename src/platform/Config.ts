@@ -34,6 +34,8 @@ export interface AppConfigShape {
   readonly generalRateLimit: number
   readonly corsOrigins: ReadonlyArray<string>
   readonly paymentWebhookSecret: Option.Option<Redacted.Redacted<string>>
+  /** the bearer token of `GET /metrics` ([D102]); absent: loopback clients only */
+  readonly metricsToken: Option.Option<Redacted.Redacted<string>>
   readonly logLevel: LogLevel.LogLevel
   /**
    * threads hashing passwords at once (issue 8); not in [D1]. Defaults to the core count less one
@@ -160,6 +162,13 @@ export const appConfig = Config.all({
     }))
   ),
   paymentWebhookSecret: optionalString("PAYMENT_WEBHOOK_SECRET").pipe(Config.map(Option.map(Redacted.make))),
+  metricsToken: optionalString("METRICS_TOKEN").pipe(
+    Config.validate({
+      message: "METRICS_TOKEN: must be 16 to 512 visible ASCII characters (no spaces)",
+      validation: Option.match({ onNone: () => true, onSome: (s) => /^[\x21-\x7e]{16,512}$/.test(s) })
+    }),
+    Config.map(Option.map(Redacted.make))
+  ),
   logLevel: Config.string("LOG_LEVEL").pipe(
     Config.withDefault("info"),
     Config.map((s) => s.trim().toLowerCase()),
