@@ -13,7 +13,7 @@ import { BillingAdminApi, BillingApi, BillingPagesApi } from "./billing/Api.ts"
 import { ServicesAdminApi, ServicesApi } from "./services/Api.ts"
 import { CatalogAdminApi, CatalogApi } from "./catalog/Api.ts"
 import { SupportAdminApi, SupportApi } from "./support/Api.ts"
-import { SystemApi } from "./system/Api.ts"
+import { MetricsApi, SystemApi } from "./system/Api.ts"
 import { NodeApi, VpnAdminApi, VpnApi } from "./vpn/Api.ts"
 
 /** The whole API of the spec and DECISIONS, one group per room of the product. */
@@ -38,9 +38,10 @@ export class Api extends HttpApi.make("vpn")
   .addError(ServiceUnavailableResponse)
   .addError(InternalErrorResponse)
   .prefix("/v1")
-  // the HTML pages of [D26] live outside /v1 (added after the prefix)
+  // the HTML pages of [D26] and the metrics of [D102] live outside /v1 (added after the prefix)
   .add(AccountsPagesApi)
   .add(BillingPagesApi)
+  .add(MetricsApi)
   .annotateContext(OpenApi.annotations({
     title: "VPN subscription API",
     version: "1.0.0",

@@ -8,11 +8,13 @@ import { Api } from "./Api.ts"
 import { AdminAuthenticationLive, AuthenticationLive } from "./http/Auth.ts"
 import { errorMapping } from "./http/ErrorMapping.ts"
 import { GuardsLive } from "./http/Guards.ts"
+import { MetricsAccessLive } from "./http/MetricsAccess.ts"
 import { RateLimitsLive } from "./http/RateLimit.ts"
 import { AppClock } from "./platform/Clock.ts"
 import { AppKey } from "./platform/Crypto.ts"
 import { KeyGen } from "./platform/KeyGen.ts"
 import { Mailer } from "./platform/Mailer.ts"
+import { Metrics } from "./platform/Metrics.ts"
 import { RateLimiter } from "./platform/RateLimiter.ts"
 import { AccountsHttpLive } from "./accounts/Http.ts"
 import { BillingHttpLive } from "./billing/Http.ts"
@@ -21,13 +23,13 @@ import { CatalogHttpLive } from "./catalog/Http.ts"
 import { Faq } from "./support/Faq.ts"
 import { SupportHttpLive } from "./support/Http.ts"
 import { Tickets } from "./support/Tickets.ts"
-import { SystemLive } from "./system/Http.ts"
+import { MetricsLive, SystemLive } from "./system/Http.ts"
 import { VpnHttpLive, VpnServicesLive } from "./vpn/Http.ts"
 
 /** Every group's handlers, the auth middleware and the error mapping, over the services. */
 export const ApiLive = HttpApiBuilder.api(Api).pipe(
-  Layer.provide([SystemLive, AccountsHttpLive, CatalogHttpLive, ServicesHttpLive, BillingHttpLive, VpnHttpLive, SupportHttpLive]),
-  Layer.provide([AuthenticationLive, AdminAuthenticationLive, RateLimitsLive]),
+  Layer.provide([SystemLive, MetricsLive, AccountsHttpLive, CatalogHttpLive, ServicesHttpLive, BillingHttpLive, VpnHttpLive, SupportHttpLive]),
+  Layer.provide([AuthenticationLive, AdminAuthenticationLive, RateLimitsLive, MetricsAccessLive]),
   Layer.provide([errorMapping(Api), GuardsLive])
 )
 
@@ -42,5 +44,11 @@ export const DomainLive = Layer.mergeAll(
   VpnServicesLive
 )
 
-/** The platform edges that tests replace: clock, mailer, key generation. */
-export const EdgesLive = Layer.mergeAll(AppClock.Live, Mailer.Live, KeyGen.Live, AppKey.Live)
+/** The platform edges that tests replace: clock, mailer, key generation; the metrics on the clock. */
+export const EdgesLive = Layer.mergeAll(
+  AppClock.Live,
+  Mailer.Live,
+  KeyGen.Live,
+  AppKey.Live,
+  Metrics.Live.pipe(Layer.provide(AppClock.Live))
+)

@@ -5,11 +5,14 @@ import * as BunHttpServer from "@effect/platform-bun/BunHttpServer"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import { Api } from "./Api.ts"
 import { ApiLive, DomainLive } from "./App.ts"
 import { DRAIN_MAX_BYTES } from "./http/BodyLimit.ts"
 import { InFlight } from "./http/Drain.ts"
+import { routeMatcher } from "./http/RouteTemplates.ts"
 import { makeServeMiddleware } from "./http/ServeMiddleware.ts"
 import { AppConfig } from "./platform/Config.ts"
+import { Metrics, UNMATCHED_ROUTE } from "./platform/Metrics.ts"
 
 /** The API with its documents (`/v1/openapi.json`, `/docs`) over the product's services. */
 export const ApiWithDocs = Layer.mergeAll(
@@ -17,11 +20,19 @@ export const ApiWithDocs = Layer.mergeAll(
   HttpApiBuilder.middlewareOpenApi({ path: "/v1/openapi.json" })
 ).pipe(Layer.provideMerge(ApiLive), Layer.provide(DomainLive))
 
+/** The routes served beside the API's endpoints (the documents). */
+const OTHER_ROUTES = ["/docs", "/v1/openapi.json"]
+
 /** The middleware around the whole app, built once per server. */
 export const serveMiddleware = Effect.gen(function*() {
   const config = yield* AppConfig
+  const metrics = yield* Metrics
   const inFlight = new InFlight()
-  return { inFlight, middleware: makeServeMiddleware({ inFlight, config }) }
+  metrics.countInFlight(() => inFlight.count)
+  const routeFigures = routeMatcher(Api, OTHER_ROUTES, metrics.route)
+  const unmatched = metrics.route(UNMATCHED_ROUTE)
+  const figuresOf = (url: string) => routeFigures(url) ?? unmatched
+  return { inFlight, middleware: makeServeMiddleware({ inFlight, config, figuresOf }) }
 })
 
 /** Waits up to 10 s for requests in flight when the server is shut down ([D5]). */

@@ -1,6 +1,7 @@
 import * as Effect from "effect/Effect"
 import { AppConfig } from "../platform/Config.ts"
 import { lowerHashingThreads } from "../platform/HashPriority.ts"
+import { Metrics } from "../platform/Metrics.ts"
 
 /**
  * OWASP's recommended argon2id setting (19 MiB, 2 passes): Bun's default (64 MiB) costs about
@@ -20,17 +21,28 @@ const parametersOf = (encoded: string) => encoded.split("$").slice(0, 4).join("$
 export class Passwords extends Effect.Service<Passwords>()("accounts/Passwords", {
   effect: Effect.gen(function*() {
     const config = yield* AppConfig
+    const metrics = yield* Metrics
     const pool = yield* Effect.makeSemaphore(Math.max(1, config.hashConcurrency))
     // the pool's threads exist once a hash has run: lower their priority then
     const lower = Effect.sync(lowerHashingThreads)
-    const hash = (password: string) =>
-      pool.withPermits(1)(Effect.promise(() => Bun.password.hash(password, ARGON2ID))).pipe(Effect.tap(lower))
-    const verify = (password: string, encoded: string) =>
-      pool.withPermits(1)(
-        Effect.tryPromise(() => Bun.password.verify(password, encoded, "argon2id")).pipe(
-          Effect.orElseSucceed(() => false)
+    /** `work` on a thread of the pool; the hashes queued and running are gauges of [D102] */
+    const inPool = <A>(work: Effect.Effect<A>) =>
+      Effect.suspend(() => {
+        let waiting = true
+        metrics.hashQueued(1)
+        const started = Effect.sync(() => {
+          waiting = false
+          metrics.hashQueued(-1)
+          metrics.hashRunning(1)
+        })
+        return pool.withPermits(1)(Effect.zipRight(started, work)).pipe(
+          Effect.ensuring(Effect.sync(() => waiting ? metrics.hashQueued(-1) : metrics.hashRunning(-1))),
+          Effect.tap(lower)
         )
-      ).pipe(Effect.tap(lower))
+      })
+    const hash = (password: string) => inPool(Effect.promise(() => Bun.password.hash(password, ARGON2ID)))
+    const verify = (password: string, encoded: string) =>
+      inPool(Effect.tryPromise(() => Bun.password.verify(password, encoded, "argon2id")).pipe(Effect.orElseSucceed(() => false)))
     // one hash with the current parameters, made once on first use
     const dummy = yield* Effect.cached(hash("not a password of anybody"))
     return {

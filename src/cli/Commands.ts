@@ -17,6 +17,7 @@ import { AppKey } from "../platform/Crypto.ts"
 import { KeyGen } from "../platform/KeyGen.ts"
 import { AppConfig, loadConfig } from "../platform/Config.ts"
 import { DatabaseInfo, DatabaseLive } from "../platform/Database.ts"
+import { Metrics } from "../platform/Metrics.ts"
 
 /**
  * The admin CLI (issue 7): the same configuration ([D1]) and the same database layer as the
@@ -27,10 +28,12 @@ import { DatabaseInfo, DatabaseLive } from "../platform/Database.ts"
 export class CliFailure extends Schema.TaggedError<CliFailure>()("CliFailure", { message: Schema.String }) {}
 
 /** The configuration, the migrated database and the clock, for one command. */
-const withDatabase = <A, E>(effect: Effect.Effect<A, E, SqlClient.SqlClient | DatabaseInfo | AppConfig | AppClock>) =>
+const withDatabase = <A, E>(effect: Effect.Effect<A, E, SqlClient.SqlClient | DatabaseInfo | AppConfig | AppClock | Metrics>) =>
   Effect.gen(function*() {
     const config = yield* loadConfig.pipe(Effect.mapError((message) => new CliFailure({ message })))
-    const Platform = Layer.mergeAll(DatabaseLive, AppClock.Live).pipe(Layer.provideMerge(AppConfig.layer(config)))
+    const Platform = Layer.mergeAll(DatabaseLive, AppClock.Live, Metrics.Live.pipe(Layer.provide(AppClock.Live))).pipe(
+      Layer.provideMerge(AppConfig.layer(config))
+    )
     return yield* effect.pipe(Effect.provide(Platform), Logger.withMinimumLogLevel(config.logLevel))
   })
 

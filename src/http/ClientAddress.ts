@@ -52,6 +52,17 @@ export const clientIp = (request: HttpServerRequest.HttpServerRequest, trustProx
   return isIP(entry.startsWith("[") && entry.endsWith("]") ? entry.slice(1, -1) : entry) === 0 ? socket : entry
 }
 
+/** Whether an address is this machine's: 127.0.0.0/8, `::1`, or 127.x written IPv4-mapped. */
+export const isLoopback = (address: string): boolean => {
+  const bare = address.startsWith("[") && address.endsWith("]") ? address.slice(1, -1) : address
+  const version = isIP(bare)
+  if (version === 4) return bare.startsWith("127.")
+  if (version !== 6) return false
+  const groups = ipv6Groups(bare.split("%")[0]!)
+  if (groups.slice(0, 7).every((g) => g === 0)) return groups[7] === 1
+  return groups.slice(0, 5).every((g) => g === 0) && groups[5] === 0xffff && groups[6]! >> 8 === 127
+}
+
 /** The client address for limits: `clientIp`, an IPv6 client as its /64. */
 export const clientAddress = Effect.gen(function*() {
   return yield* clientAddressWith(yield* AppConfig)

@@ -8,11 +8,13 @@ import { SqlError } from "@effect/sql/SqlError"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import type * as AST from "effect/SchemaAST"
 import { ValidationError } from "../platform/Errors.ts"
 import { label } from "../platform/Fields.ts"
+import { Metrics } from "../platform/Metrics.ts"
 import { fieldErrors } from "./DecodeIssues.ts"
 import { decodeJsonBody } from "./JsonBody.ts"
 import { envelope, internalError, notFound, unavailable } from "./Responses.ts"
@@ -172,8 +174,17 @@ export const isConnectionLoss = (error: unknown): boolean => {
  */
 export const errorMapping = <ApiId extends string, Groups extends HttpApiGroup.HttpApiGroup.Any, E, R>(
   api: HttpApi.HttpApi<ApiId, Groups, E | ValidationError, R>
-) => {
+) => Layer.unwrapEffect(Effect.map(Metrics, (metrics) => {
   let shapes: ReadonlyArray<RouteShape> | undefined
+  // the database's failures are counted by kind ([D102])
+  const lostDatabase = () => {
+    metrics.databaseError("connection_lost")
+    return unavailable()
+  }
+  const unstorableInput = () => {
+    metrics.databaseError("unstorable_input")
+    return unstorable()
+  }
   return HttpApiBuilder.middleware(api, (app) =>
   Effect.catchAllCause(app, (cause) =>
     Effect.gen(function*() {
@@ -191,9 +202,10 @@ export const errorMapping = <ApiId extends string, Groups extends HttpApiGroup.H
             ? envelope(405, "Method not allowed.", { allow: allow.join(", ") })
             : notFound()
         }
-        if (isConnectionLoss(e)) return unavailable()
-        if (isUnstorableInput(e)) return yield* Effect.fail(unstorable())
+        if (isConnectionLoss(e)) return lostDatabase()
+        if (isUnstorableInput(e)) return yield* Effect.fail(unstorableInput())
         if (e instanceof SqlError) {
+          metrics.databaseError("query")
           yield* Effect.logError("database error", cause)
           return internalError()
         }
@@ -207,10 +219,11 @@ export const errorMapping = <ApiId extends string, Groups extends HttpApiGroup.H
           // `JsonBody` says why it refused a body; any other unreadable body is not JSON
           return yield* Effect.fail(d.cause instanceof ValidationError ? d.cause : ValidationError.field("body", "The body must be valid JSON."))
         }
-        if (isConnectionLoss(d)) return unavailable()
-        if (isUnstorableInput(d)) return yield* Effect.fail(unstorable())
+        if (isConnectionLoss(d)) return lostDatabase()
+        if (isUnstorableInput(d)) return yield* Effect.fail(unstorableInput())
+        if (d instanceof SqlError) metrics.databaseError("query")
       }
       yield* Effect.logError("unhandled defect", cause)
       return internalError()
     })))
-}
+}))

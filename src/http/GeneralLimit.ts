@@ -3,6 +3,7 @@ import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type { AppConfig } from "../platform/Config.ts"
+import type { Metrics } from "../platform/Metrics.ts"
 import type { RateLimiter } from "../platform/RateLimiter.ts"
 import { type BearerTokens, requestPrincipal } from "./Auth.ts"
 import { clientAddressWith } from "./ClientAddress.ts"
@@ -15,7 +16,12 @@ import { envelope } from "./Responses.ts"
  */
 const OWN_LIMITS = /^\/v1\/(auth\/(login|forgot-password|resend-verification|register|reset-password|verify-email)|tickets(\/[^/]+\/reply)?|promos\/validate)\/?$/
 
-export const generalLimit = (limiter: RateLimiter["Type"], config: AppConfig["Type"], tokens: BearerTokens["Type"]) => (app: HttpApp.Default) =>
+export const generalLimit = (
+  limiter: RateLimiter["Type"],
+  config: AppConfig["Type"],
+  tokens: BearerTokens["Type"],
+  metrics: Metrics["Type"]
+) => (app: HttpApp.Default) =>
   config.generalRateLimit === 0 ? app : Effect.gen(function*() {
     const request = yield* HttpServerRequest.HttpServerRequest
     // the routes with a limit of their own count against it, shared
@@ -26,7 +32,10 @@ export const generalLimit = (limiter: RateLimiter["Type"], config: AppConfig["Ty
       ? `general:user:${principal.value.userId}`
       : `general:ip:${yield* clientAddressWith(config)}`
     const hit = yield* Effect.orDie(limiter.hit(key, config.generalRateLimit))
-    if (!hit.allowed) return envelope(429, "Too Many Attempts.", { "retry-after": String(hit.retryAfter) })
+    if (!hit.allowed) {
+      metrics.rateLimitRefused("general")
+      return envelope(429, "Too Many Attempts.", { "retry-after": String(hit.retryAfter) })
+    }
     return yield* app
   })
 

@@ -2,6 +2,7 @@ import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { AppConfig } from "../platform/Config.ts"
+import { Metrics } from "../platform/Metrics.ts"
 import { RateLimiter } from "../platform/RateLimiter.ts"
 import { BearerTokens } from "./Auth.ts"
 import { bodyLimit } from "./BodyLimit.ts"
@@ -16,7 +17,8 @@ import { jsonBody } from "./JsonBody.ts"
 export const GuardsLive = Layer.unwrapEffect(Effect.gen(function*() {
   const config = yield* AppConfig
   const tokens = yield* BearerTokens
+  const metrics = yield* Metrics
   const generalLimiter = yield* RateLimiter.memory
-  return HttpApiBuilder.middleware((app) => bodyLimit(generalLimit(generalLimiter, config, tokens)(jsonBody(app))))
+  return HttpApiBuilder.middleware((app) => bodyLimit(generalLimit(generalLimiter, config, tokens, metrics)(jsonBody(app))))
 }))
 

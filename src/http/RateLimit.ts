@@ -6,6 +6,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import { AppConfig } from "../platform/Config.ts"
 import { email } from "../platform/Fields.ts"
+import { Metrics } from "../platform/Metrics.ts"
 import { enforceRateLimit, RateLimiter } from "../platform/RateLimiter.ts"
 import { currentPrincipal } from "./Auth.ts"
 import { ServiceUnavailableResponse, TooManyAttemptsResponse } from "./Errors.ts"
@@ -50,6 +51,7 @@ const bodyEmail = Effect.gen(function*() {
 export const RateLimitsLive = Layer.unwrapEffect(Effect.gen(function*() {
   const limiter = yield* RateLimiter
   const config = yield* AppConfig
+  const metrics = yield* Metrics
   const address = clientAddressWith(config)
 
   /** per user where a token authenticated the caller, else per address */
@@ -67,22 +69,26 @@ export const RateLimitsLive = Layer.unwrapEffect(Effect.gen(function*() {
       return Option.isSome(email) ? [ip, `${name}:email:${email.value}`] : [ip]
     })
 
-  const limit = (limit: number, keys: Effect.Effect<ReadonlyArray<string>, never, HttpServerRequest.HttpServerRequest>) =>
-    Effect.flatMap(keys, (k) => enforceRateLimit(limit, k)).pipe(Effect.provideService(RateLimiter, limiter))
+  /** the limit `name` allows `limit` requests a minute per key; a refusal is counted ([D102]) */
+  const limit = (name: string, limit: number, keys: Effect.Effect<ReadonlyArray<string>, never, HttpServerRequest.HttpServerRequest>) =>
+    Effect.flatMap(keys, (k) => enforceRateLimit(limit, k)).pipe(
+      Effect.provideService(RateLimiter, limiter),
+      Effect.tapErrorTag("TooManyAttempts", () => Effect.sync(() => metrics.rateLimitRefused(name)))
+    )
 
   const one = (name: string) => Effect.map(callerKey(name), (k) => [k])
   const byAddress = (name: string) => Effect.map(address, (ip) => [`${name}:ip:${ip}`])
 
   return Layer.mergeAll(
-    Layer.succeed(LoginRateLimit, limit(5, addressAndEmail("login"))),
-    Layer.succeed(ForgotPasswordRateLimit, limit(3, addressAndEmail("forgot-password"))),
-    Layer.succeed(ResendVerificationRateLimit, limit(6, one("resend-verification"))),
-    Layer.succeed(CreateTicketRateLimit, limit(10, one("create-ticket"))),
-    Layer.succeed(TicketReplyRateLimit, limit(10, one("ticket-reply"))),
-    Layer.succeed(PromoValidateRateLimit, limit(10, one("promo-validate"))),
-    Layer.succeed(TwoFactorRateLimit, limit(5, one("two-factor"))),
-    Layer.succeed(RegisterRateLimit, limit(10, byAddress("register"))),
-    Layer.succeed(ResetPasswordRateLimit, limit(6, byAddress("reset-password"))),
-    Layer.succeed(VerifyEmailRateLimit, limit(6, byAddress("verify-email")))
+    Layer.succeed(LoginRateLimit, limit("login", 5, addressAndEmail("login"))),
+    Layer.succeed(ForgotPasswordRateLimit, limit("forgot-password", 3, addressAndEmail("forgot-password"))),
+    Layer.succeed(ResendVerificationRateLimit, limit("resend-verification", 6, one("resend-verification"))),
+    Layer.succeed(CreateTicketRateLimit, limit("create-ticket", 10, one("create-ticket"))),
+    Layer.succeed(TicketReplyRateLimit, limit("ticket-reply", 10, one("ticket-reply"))),
+    Layer.succeed(PromoValidateRateLimit, limit("promo-validate", 10, one("promo-validate"))),
+    Layer.succeed(TwoFactorRateLimit, limit("two-factor", 5, one("two-factor"))),
+    Layer.succeed(RegisterRateLimit, limit("register", 10, byAddress("register"))),
+    Layer.succeed(ResetPasswordRateLimit, limit("reset-password", 6, byAddress("reset-password"))),
+    Layer.succeed(VerifyEmailRateLimit, limit("verify-email", 6, byAddress("verify-email")))
   )
 }))

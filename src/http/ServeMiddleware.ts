@@ -1,13 +1,17 @@
 import * as HttpApp from "@effect/platform/HttpApp"
 import * as HttpMiddleware from "@effect/platform/HttpMiddleware"
 import type { AppConfig } from "../platform/Config.ts"
+import type { RouteFigures } from "../platform/Metrics.ts"
 import { type InFlight, track } from "./Drain.ts"
 import { requestLog } from "./RequestLog.ts"
+import { requestMetrics } from "./RequestMetrics.ts"
 
 /** Everything the server wraps around the API, outermost first. */
 export const makeServeMiddleware = (options: {
   readonly inFlight: InFlight
   readonly config: AppConfig["Type"]
+  /** the metrics of a request's route template ([D102]) */
+  readonly figuresOf: (url: string) => RouteFigures
 }) => {
   const { config } = options
   const cors = config.corsOrigins.length === 0
@@ -20,8 +24,10 @@ export const makeServeMiddleware = (options: {
     })
   return (app: HttpApp.Default) =>
     track(options.inFlight)(
-      requestLog(config)(
-        cors(app)
+      requestMetrics(options.figuresOf)(
+        requestLog(config)(
+          cors(app)
+        )
       )
     )
 }

@@ -1,5 +1,6 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as SqlSchema from "@effect/sql/SqlSchema"
+import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schedule from "effect/Schedule"
@@ -9,6 +10,7 @@ import { MailTokens } from "../accounts/MailTokens.ts"
 import { Catalog } from "../catalog/Catalog.ts"
 import { RateLimiter } from "../platform/RateLimiter.ts"
 import { AppClock } from "../platform/Clock.ts"
+import { Metrics } from "../platform/Metrics.ts"
 import { Services } from "../services/Services.ts"
 import { Usage } from "../vpn/Usage.ts"
 
@@ -137,11 +139,33 @@ const runJobs = Effect.gen(function*() {
   return { skipped: false, expired: expired.total, renewalsCreated, invoicesCancelled, promoUsesReleased } satisfies JobsReport
 })
 
+/** One run with its outcome, duration and rows in the metrics ([D102]). */
+const recordedRun = Effect.gen(function*() {
+  const metrics = yield* Metrics
+  const start = performance.now()
+  const seconds = () => (performance.now() - start) / 1000
+  return yield* runJobs.pipe(
+    Effect.tap((report) =>
+      metrics.jobsRan({
+        skipped: report.skipped,
+        seconds: seconds(),
+        rows: {
+          expired: report.expired,
+          renewals_created: report.renewalsCreated,
+          invoices_cancelled: report.invoicesCancelled,
+          promo_uses_released: report.promoUsesReleased
+        }
+      })
+    ),
+    Effect.tapErrorCause((cause) => Cause.isInterruptedOnly(cause) ? Effect.void : metrics.jobsFailed(seconds()))
+  )
+})
+
 /** the rooms the jobs call */
 const JobsRooms = Layer.mergeAll(Services.Default, Invoices.Default, Catalog.Default, MailTokens.Default)
 
 /** One run on layers of its own (the CLI's `jobs run-once`, tests). */
-export const runJobsOnce = runJobs.pipe(Effect.provide(JobsRooms))
+export const runJobsOnce = recordedRun.pipe(Effect.provide(JobsRooms))
 
 /**
  * The scheduler of [D80]: a run shortly after start, then every 60 seconds. A failed run is
@@ -151,7 +175,7 @@ export const runJobsOnce = runJobs.pipe(Effect.provide(JobsRooms))
 export const ScheduledJobs = Layer.scopedDiscard(
   Effect.sleep("5 seconds").pipe(
     Effect.zipRight(
-      runJobs.pipe(
+      recordedRun.pipe(
         Effect.tap((report) =>
           report.skipped
             ? Effect.logDebug("jobs: another instance holds the lock")

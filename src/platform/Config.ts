@@ -36,6 +36,8 @@ export interface AppConfigShape {
   readonly paymentWebhookSecret: Option.Option<Redacted.Redacted<string>>
   /** `ADMIN_REQUIRE_2FA` ([D97]): admin routes refuse an admin without two-factor sign-in */
   readonly adminRequire2fa: boolean
+  /** the bearer token of `GET /metrics` ([D102]); absent: loopback clients only */
+  readonly metricsToken: Option.Option<Redacted.Redacted<string>>
   readonly logLevel: LogLevel.LogLevel
   /**
    * threads hashing passwords at once (issue 8); not in [D1]. Defaults to the core count less one
@@ -174,6 +176,13 @@ export const appConfig = Config.all({
     Config.map((s) => s.trim().toLowerCase()),
     Config.validate({ message: "ADMIN_REQUIRE_2FA: must be true or false", validation: (s) => parseBoolean(s) !== undefined }),
     Config.map((s) => parseBoolean(s)!)
+  ),
+  metricsToken: optionalString("METRICS_TOKEN").pipe(
+    Config.validate({
+      message: "METRICS_TOKEN: must be 16 to 512 visible ASCII characters (no spaces)",
+      validation: Option.match({ onNone: () => true, onSome: (s) => /^[\x21-\x7e]{16,512}$/.test(s) })
+    }),
+    Config.map(Option.map(Redacted.make))
   ),
   logLevel: Config.string("LOG_LEVEL").pipe(
     Config.withDefault("info"),

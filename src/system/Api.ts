@@ -1,7 +1,11 @@
 import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
+import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
+import * as OpenApi from "@effect/platform/OpenApi"
 import * as Schema from "effect/Schema"
 import { ServiceUnavailableResponse } from "../http/Errors.ts"
+import { MetricsAccess } from "../http/MetricsAccess.ts"
+import { METRICS_CONTENT_TYPE } from "../platform/Metrics.ts"
 
 export const Health = Schema.Struct({ database: Schema.Literal("ok", "unavailable") }).annotations({ identifier: "Health" })
 
@@ -18,4 +22,14 @@ export class SystemApi extends HttpApiGroup.make("system")
       .addSuccess(HealthResponse)
       .addError(ServiceUnavailableResponse)
   )
+{}
+
+/**
+ * `GET /metrics` ([D102]), outside `/v1`: the Prometheus text format for the operator's
+ * scraper, not part of the clients' contract (left out of the OpenAPI document).
+ */
+export class MetricsApi extends HttpApiGroup.make("metrics")
+  .add(HttpApiEndpoint.get("metrics", "/metrics").addSuccess(HttpApiSchema.Text({ contentType: METRICS_CONTENT_TYPE })))
+  .middleware(MetricsAccess)
+  .annotate(OpenApi.Exclude, true)
 {}

@@ -3,6 +3,7 @@ import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 import { Api } from "../Api.ts"
+import { Metrics } from "../platform/Metrics.ts"
 import { makeProbe } from "./Probe.ts"
 
 const up = { success: true, message: "OK", data: { database: "ok" as const } }
@@ -19,3 +20,7 @@ export const SystemLive = HttpApiBuilder.group(Api, "system", (handlers) =>
     const status = Effect.map(Effect.promise(probe), (ok) => ok ? up : down())
     return handlers.handle("status", () => status)
   }))
+
+/** The figures of [D102] as the registry renders them. */
+export const MetricsLive = HttpApiBuilder.group(Api, "metrics", (handlers) =>
+  Effect.map(Metrics, (metrics) => handlers.handle("metrics", () => metrics.exposition)))

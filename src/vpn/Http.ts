@@ -5,6 +5,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { Api } from "../Api.ts"
 import { CurrentUser } from "../http/Auth.ts"
+import { Metrics } from "../platform/Metrics.ts"
 import { Access } from "./Access.ts"
 import { Credentials } from "./Credentials.ts"
 import { type ClientFile, Downloads } from "./Downloads.ts"
@@ -60,10 +61,14 @@ const NodeLive = HttpApiBuilder.group(Api, "node", (handlers) =>
   Effect.gen(function*() {
     const access = yield* Access
     const usage = yield* Usage
+    const metrics = yield* Metrics
     const node = Effect.map(CurrentNode, (n) => n.serverId)
 
     return handlers
-      .handle("peers", () => Effect.flatMap(node, access.nodePeers))
+      // each poll is seen by the metrics: the node's last poll and the peers it was served ([D102])
+      .handle("peers", () =>
+        Effect.flatMap(node, (serverId) =>
+          Effect.tap(access.nodePeers(serverId), (peers) => metrics.nodePolled(serverId, peers.length))))
       .handle("openvpnAuth", ({ payload }) =>
         Effect.flatMap(node, (serverId) => access.authenticate(serverId, payload.username, payload.password)))
       .handle("usage", ({ headers, payload }) =>

@@ -5,6 +5,7 @@ import type pg from "pg"
 import { runJobsOnce } from "../../src/jobs/Jobs.ts"
 import { AppClock } from "../../src/platform/Clock.ts"
 import { AppConfig } from "../../src/platform/Config.ts"
+import { Metrics } from "../../src/platform/Metrics.ts"
 import { testConfig } from "../support/app.ts"
 import { pgClientOptions } from "../../src/platform/Database.ts"
 import {
@@ -248,7 +249,13 @@ describe.skipIf(skipReason !== undefined)("suite 5: two instances, one database"
     // a fresh world, and runJobsOnce 4 times at once on each of two pools (two instances)
     const world = await seedJobsWorld(sql, "direct")
     // the jobs' catalogue reads on the pool (no LISTEN: a run is short)
-    const pool = () => Layer.mergeAll(PgClient.layer(pgClientOptions(Redacted.make(databaseUrl), 4)), AppClock.Live, AppConfig.layer(testConfig())).pipe(Layer.orDie)
+    const pool = () =>
+      Layer.mergeAll(
+        PgClient.layer(pgClientOptions(Redacted.make(databaseUrl), 4)),
+        AppClock.Live,
+        AppConfig.layer(testConfig()),
+        Metrics.Live.pipe(Layer.provide(AppClock.Live))
+      ).pipe(Layer.orDie)
     const runs = (layer: ReturnType<typeof pool>) =>
       Effect.all(Array.from({ length: 4 }, () => runJobsOnce), { concurrency: "unbounded" }).pipe(Effect.provide(layer))
     const reports = (await Promise.all([Effect.runPromise(runs(pool())), Effect.runPromise(runs(pool()))])).flat()

@@ -8,6 +8,7 @@ import { AppConfig, type AppConfigShape } from "../../src/platform/Config.ts"
 import { AppKey } from "../../src/platform/Crypto.ts"
 import { KeyGen } from "../../src/platform/KeyGen.ts"
 import { Mailer } from "../../src/platform/Mailer.ts"
+import { Metrics } from "../../src/platform/Metrics.ts"
 import { ApiWithDocs, serveMiddleware } from "../../src/Server.ts"
 import { resetDatabase, sharedDatabase, sqlLayerFor } from "./database.ts"
 
@@ -29,6 +30,7 @@ export const testConfig = (overrides: Partial<AppConfigShape> = {}): AppConfigSh
   corsOrigins: [],
   paymentWebhookSecret: Option.some(Redacted.make("whsec_test")),
   adminRequire2fa: false,
+  metricsToken: Option.none(),
   logLevel: LogLevel.None,
   hashConcurrency: 2,
   ...overrides
@@ -71,6 +73,7 @@ export const makeTestApp = async (options: {
     KeyGen.Test,
     AppKey.Test,
     AppConfig.layer(config),
+    Metrics.Live.pipe(Layer.provide(clock.layer)),
     Logger.minimumLogLevel(config.logLevel)
   )
   // one memo map: the runtime and the handler share one SQL connection and one set of edges
@@ -130,7 +133,7 @@ export const makeTestApp = async (options: {
     del: (path: string, init?: RequestOptions) => request("DELETE", path, init),
     /** run an effect against the same services (direct SQL for setup and checks) */
     run: <A, E>(
-      effect: Effect.Effect<A, E, SqlClient.SqlClient | Tokens | AppClock | AppConfig | KeyGen | AppKey | Mailer>
+      effect: Effect.Effect<A, E, SqlClient.SqlClient | Tokens | AppClock | AppConfig | KeyGen | AppKey | Mailer | Metrics>
     ) => runtime.runPromise(effect),
     sql: <A extends object = Record<string, unknown>>(strings: TemplateStringsArray, ...values: Array<unknown>) =>
       runtime.runPromise(Effect.flatMap(SqlClient.SqlClient, (sql) => sql<A>(strings, ...(values as Array<never>)))),
