@@ -1,10 +1,13 @@
+import * as Args from "@effect/cli/Args"
 import * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
 import * as SqlClient from "@effect/sql/SqlClient"
+import * as Config from "effect/Config"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
+import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
@@ -12,6 +15,7 @@ import { ensureAdmin } from "../accounts/Startup.ts"
 import { email as emailField, string } from "../platform/Fields.ts"
 import { runJobsOnce } from "../jobs/Jobs.ts"
 import { seedDemo } from "../demo/SeedDemo.ts"
+import { backupEmbedded, restoreEmbedded } from "../platform/Backup.ts"
 import { AppClock } from "../platform/Clock.ts"
 import { AppKey } from "../platform/Crypto.ts"
 import { KeyGen } from "../platform/KeyGen.ts"
@@ -103,9 +107,64 @@ const jobs = Command.make("jobs").pipe(
   Command.withSubcommands([runOnce])
 )
 
+/**
+ * The configuration, for a command on the embedded database only. `DATABASE_URL` is looked at
+ * first, so that a PostgreSQL set-up is pointed to its own tools whatever else is missing.
+ */
+const embeddedConfig = (postgresAdvice: string) =>
+  Effect.gen(function*() {
+    const url = yield* Config.string("DATABASE_URL").pipe(Config.option, Effect.orElseSucceed(() => Option.none<string>()))
+    if (Option.isSome(Option.filter(url, (s) => s.trim().length > 0))) {
+      return yield* new CliFailure({
+        message: `DATABASE_URL is set: this command is for the embedded database only. ${postgresAdvice} (see docs/operations.md)`
+      })
+    }
+    return yield* loadConfig.pipe(Effect.mapError((message) => new CliFailure({ message })))
+  })
+
+const backupFile = Args.text({ name: "file" }).pipe(Args.withDescription("the backup file"))
+
+const backup = Command.make("backup", { file: backupFile }, ({ file }) =>
+  Effect.gen(function*() {
+    const config = yield* embeddedConfig("Back PostgreSQL up with pg_dump, and keep APP_KEY with it")
+    const now = yield* Effect.flatMap(AppClock, (clock) => clock.now).pipe(Effect.provide(AppClock.Live))
+    const done = yield* backupEmbedded({ dataDir: config.dataDir, appKey: config.appKey, file, now }).pipe(
+      Effect.mapError((e) => new CliFailure({ message: e.message }))
+    )
+    yield* Console.log(`backup written: ${done.file} (${done.bytes} bytes, ${done.migrations} migrations applied)`)
+    yield* Console.log(
+      `it holds the database AND the application key (from ${done.keyFrom}): keep it as secret as the key itself`
+    )
+  })).pipe(Command.withDescription(
+    "Back up the embedded database and its application key into FILE (0600; stop the server first). The file is a secret."
+  ))
+
+const restore = Command.make(
+  "restore",
+  {
+    file: backupFile,
+    force: Options.boolean("force").pipe(Options.withDescription("replace the database and key of a non-empty DATA_DIR"))
+  },
+  ({ file, force }) =>
+    Effect.gen(function*() {
+      const config = yield* embeddedConfig("Restore PostgreSQL with pg_restore, with the APP_KEY of the dump")
+      const done = yield* restoreEmbedded({ dataDir: config.dataDir, appKey: config.appKey, file, force }).pipe(
+        Effect.mapError((e) => new CliFailure({ message: e.message }))
+      )
+      yield* Console.log(
+        `restored into ${done.dataDir}: the database of ${done.createdAt} (${done.migrations} migrations applied) and its application key`
+      )
+      if (done.appKeyDiffers) {
+        yield* Console.error(
+          "warning: APP_KEY is set to another key than the backup's; stored WireGuard keys and VPN secrets will not decrypt. Unset APP_KEY (the restored DATA_DIR/app.key is used) or set it to the backup's key."
+        )
+      }
+    })
+).pipe(Command.withDescription("Restore a backup into an empty DATA_DIR (the server stopped); --force replaces a non-empty one."))
+
 export const adminCli = Command.make("vpn-api").pipe(
   Command.withDescription("Admin commands of the VPN API, on the server's configuration."),
-  Command.withSubcommands([migrate, createAdmin, seed, jobs])
+  Command.withSubcommands([migrate, createAdmin, seed, jobs, backup, restore])
 )
 
 export const runCli = Command.run(adminCli, { name: "vpn-api admin CLI", version: "0.1.0" })

@@ -29,6 +29,9 @@ export const constantTimeEqual = (a: string, b: string): boolean => {
 export const hmacSha256Hex = (key: string | Uint8Array, message: string): string =>
   createHmac("sha256", key).update(message).digest("hex")
 
+/** The generated application key's file inside `DATA_DIR` (embedded mode without `APP_KEY`). */
+export const APP_KEY_FILE = "app.key"
+
 /**
  * The application key of [D1]: encrypts stored secrets (AES-256-GCM, a fresh nonce each)
  * and signs URLs. In embedded mode without APP_KEY it is generated once into DATA_DIR.
@@ -63,7 +66,7 @@ export class AppKey extends Context.Tag("AppKey")<AppKey, {
       // embedded mode only (Config requires APP_KEY with DATABASE_URL)
       return yield* Effect.sync(() => {
         const dir = resolve(config.dataDir)
-        const file = join(dir, "app.key")
+        const file = join(dir, APP_KEY_FILE)
         if (!existsSync(file)) {
           mkdirSync(dir, { recursive: true, mode: 0o700 })
           writeFileSync(file, randomBytes(32).toString("base64"), { mode: 0o600 })

@@ -65,9 +65,12 @@ const privatise = (path: string) => {
   }
 }
 
+/** The embedded PostgreSQL cluster's directory inside `DATA_DIR`. */
+export const PGDATA = "pgdata"
+
 /** A Unix socket path must fit in `sockaddr_un` (108 bytes on Linux, 104 on macOS). */
 const MAX_SOCKET_PATH = 100
-const SOCKET_NAME = ".s.PGSQL.5432"
+export const SOCKET_NAME = ".s.PGSQL.5432"
 
 /** How each driver reaches a PostgreSQL socket in `dir` (its file named as PostgreSQL names it). */
 export const socketUrl = (dir: string, driver: DbDriver) =>
@@ -90,7 +93,7 @@ export const embeddedServer = (dataDir: string | undefined, driver: DbDriver = "
       ])
       const root = dataDir === undefined ? undefined : resolve(dataDir)
       if (root !== undefined) privateDataDir(root)
-      const db = await PGlite.create({ ...(root ? { dataDir: join(root, "pgdata") } : {}), ...(await loadPgliteAssets()) })
+      const db = await PGlite.create({ ...(root ? { dataDir: join(root, PGDATA) } : {}), ...(await loadPgliteAssets()) })
       if (root !== undefined) privatise(root)
       const fits = root !== undefined && join(root, SOCKET_NAME).length <= MAX_SOCKET_PATH
       const scratch = fits ? undefined : mkdtempSync(join(tmpdir(), "vpn-api-"))

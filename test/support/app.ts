@@ -61,6 +61,8 @@ export const makeTestApp = async (options: {
   readonly reset?: boolean
   /** another database than the shared one (fault tests) */
   readonly database?: { readonly url: string; readonly embedded: boolean }
+  /** the application key of a real data directory, instead of the fixed test key */
+  readonly appKey?: Uint8Array
 } = {}) => {
   const shared = options.database ?? await sharedDatabase()
   const config = testConfig(options.config)
@@ -71,7 +73,7 @@ export const makeTestApp = async (options: {
     clock.layer,
     mailer.layer,
     KeyGen.Test,
-    AppKey.Test,
+    options.appKey === undefined ? AppKey.Test : Layer.succeed(AppKey, AppKey.make(options.appKey)),
     AppConfig.layer(config),
     Metrics.Live.pipe(Layer.provide(clock.layer)),
     Logger.minimumLogLevel(config.logLevel)
