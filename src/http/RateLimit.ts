@@ -70,8 +70,12 @@ export const RateLimitsLive = Layer.unwrapEffect(Effect.gen(function*() {
     })
 
   /** the limit `name` allows `limit` requests a minute per key; a refusal is counted ([D102]) */
-  const limit = (name: string, limit: number, keys: Effect.Effect<ReadonlyArray<string>, never, HttpServerRequest.HttpServerRequest>) =>
-    Effect.flatMap(keys, (k) => enforceRateLimit(limit, k)).pipe(
+  const limit = (
+    name: string,
+    limit: number,
+    keys: (name: string) => Effect.Effect<ReadonlyArray<string>, never, HttpServerRequest.HttpServerRequest>
+  ) =>
+    Effect.flatMap(keys(name), (k) => enforceRateLimit(limit, k)).pipe(
       Effect.provideService(RateLimiter, limiter),
       Effect.tapErrorTag("TooManyAttempts", () => Effect.sync(() => metrics.rateLimitRefused(name)))
     )
@@ -80,15 +84,15 @@ export const RateLimitsLive = Layer.unwrapEffect(Effect.gen(function*() {
   const byAddress = (name: string) => Effect.map(address, (ip) => [`${name}:ip:${ip}`])
 
   return Layer.mergeAll(
-    Layer.succeed(LoginRateLimit, limit("login", 5, addressAndEmail("login"))),
-    Layer.succeed(ForgotPasswordRateLimit, limit("forgot-password", 3, addressAndEmail("forgot-password"))),
-    Layer.succeed(ResendVerificationRateLimit, limit("resend-verification", 6, one("resend-verification"))),
-    Layer.succeed(CreateTicketRateLimit, limit("create-ticket", 10, one("create-ticket"))),
-    Layer.succeed(TicketReplyRateLimit, limit("ticket-reply", 10, one("ticket-reply"))),
-    Layer.succeed(PromoValidateRateLimit, limit("promo-validate", 10, one("promo-validate"))),
-    Layer.succeed(TwoFactorRateLimit, limit("two-factor", 5, one("two-factor"))),
-    Layer.succeed(RegisterRateLimit, limit("register", 10, byAddress("register"))),
-    Layer.succeed(ResetPasswordRateLimit, limit("reset-password", 6, byAddress("reset-password"))),
-    Layer.succeed(VerifyEmailRateLimit, limit("verify-email", 6, byAddress("verify-email")))
+    Layer.succeed(LoginRateLimit, limit("login", 5, addressAndEmail)),
+    Layer.succeed(ForgotPasswordRateLimit, limit("forgot-password", 3, addressAndEmail)),
+    Layer.succeed(ResendVerificationRateLimit, limit("resend-verification", 6, one)),
+    Layer.succeed(CreateTicketRateLimit, limit("create-ticket", 10, one)),
+    Layer.succeed(TicketReplyRateLimit, limit("ticket-reply", 10, one)),
+    Layer.succeed(PromoValidateRateLimit, limit("promo-validate", 10, one)),
+    Layer.succeed(TwoFactorRateLimit, limit("two-factor", 5, one)),
+    Layer.succeed(RegisterRateLimit, limit("register", 10, byAddress)),
+    Layer.succeed(ResetPasswordRateLimit, limit("reset-password", 6, byAddress)),
+    Layer.succeed(VerifyEmailRateLimit, limit("verify-email", 6, byAddress))
   )
 }))

@@ -204,6 +204,7 @@ describe("who may read /metrics [D102]", () => {
       await scrapeFrom(app, { "x-forwarded-for": "127.0.0.1" })
       await scrapeFrom(app, { "x-forwarded-for": "::1" })
       await scrapeFrom(app, { "x-forwarded-for": "127.8.9.10" })
+      await scrapeFrom(app, { "x-forwarded-for": "::ffff:127.0.0.1" })
     })
 
     test("anyone else gets 404 in the envelope, as for a route that does not exist", async () => {
