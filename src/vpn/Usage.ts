@@ -144,33 +144,18 @@ export class Usage extends Effect.Service<Usage>()("vpn/Usage", {
     const reports = yield* UsageReports
     const used = sql`least(rx_bytes::numeric + tx_bytes, 9007199254740991)::int8`
 
-    const upsert = SqlSchema.single({
-      Request: Delta,
-      Result: MonthTotal,
-      execute: (d) => sql`
-        insert into usage_records (service_id, period, rx_bytes, tx_bytes, updated_at)
-        values (${d.serviceId}, ${d.period}::date, ${d.rx}, ${d.tx}, now())
-        on conflict (service_id, period) do update set
-          rx_bytes = usage_records.rx_bytes + excluded.rx_bytes,
-          tx_bytes = usage_records.tx_bytes + excluded.tx_bytes,
-          updated_at = now()
-        returning service_id, ${used} as used`
-    })
-    /** the addition, unless it would carry the month's total past 2^53 - 1 (then nothing is written) */
-    const guardedUpsert = SqlSchema.findOne({
-      Request: Delta,
-      Result: MonthTotal,
-      execute: (d) => sql`
-        insert into usage_records (service_id, period, rx_bytes, tx_bytes, updated_at)
-        values (${d.serviceId}, ${d.period}::date, ${d.rx}, ${d.tx}, now())
-        on conflict (service_id, period) do update set
-          rx_bytes = usage_records.rx_bytes + excluded.rx_bytes,
-          tx_bytes = usage_records.tx_bytes + excluded.tx_bytes,
-          updated_at = now()
-        where usage_records.rx_bytes::numeric + usage_records.tx_bytes + excluded.rx_bytes + excluded.tx_bytes
-              <= 9007199254740991
-        returning service_id, ${used} as used`
-    })
+    /** adds a delta to its month; `guarded`: unless it would carry the total past 2^53 - 1 (then nothing is written) */
+    const addToMonth = (d: typeof Delta.Type, guarded: boolean) => sql`
+      insert into usage_records (service_id, period, rx_bytes, tx_bytes, updated_at)
+      values (${d.serviceId}, ${d.period}::date, ${d.rx}, ${d.tx}, now())
+      on conflict (service_id, period) do update set
+        rx_bytes = usage_records.rx_bytes + excluded.rx_bytes,
+        tx_bytes = usage_records.tx_bytes + excluded.tx_bytes,
+        updated_at = now()
+      ${guarded ? sql`where usage_records.rx_bytes::numeric + usage_records.tx_bytes + excluded.rx_bytes + excluded.tx_bytes <= 9007199254740991` : sql.literal("")}
+      returning service_id, ${used} as used`
+    const upsert = SqlSchema.single({ Request: Delta, Result: MonthTotal, execute: (d) => addToMonth(d, false) })
+    const guardedUpsert = SqlSchema.findOne({ Request: Delta, Result: MonthTotal, execute: (d) => addToMonth(d, true) })
     const monthRows = SqlSchema.findAll({
       Request: Schema.Struct({ serviceIds: Schema.Array(Schema.Int), period: Schema.String }),
       Result: MonthTotal,
