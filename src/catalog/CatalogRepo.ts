@@ -6,14 +6,17 @@ import { AppClock } from "../platform/Clock.ts"
 import { Cycle, DiscountType, Plan, PromoCode } from "./Domain.ts"
 import { formatCents } from "./Money.ts"
 
-export interface PlanChanges {
-  readonly name?: string | undefined
-  readonly description?: string | undefined
-  readonly bandwidth_limit_gb?: number | undefined
-  readonly speed_limit_mbps?: number | null | undefined
-  readonly trial_days?: number | undefined
-  readonly is_active?: boolean | undefined
-}
+/** What an admin sets on a plan ([D70]); each field optional on update. */
+const PlanChanges = Schema.Struct({
+  name: Schema.optional(Schema.String),
+  description: Schema.optional(Schema.String),
+  bandwidth_limit_gb: Schema.optional(Schema.Int),
+  speed_limit_mbps: Schema.optional(Schema.NullOr(Schema.Int)),
+  trial_days: Schema.optional(Schema.Int),
+  is_active: Schema.optional(Schema.Boolean)
+})
+export type PlanChanges = typeof PlanChanges.Type
+const NewPlan = Schema.Struct({ ...PlanChanges.fields, name: Schema.String })
 
 export interface NewPromo {
   readonly code: string
@@ -56,10 +59,9 @@ export class CatalogRepo extends Effect.Service<CatalogRepo>()("catalog/CatalogR
     const everything = Effect.all({ plans: allPlans(undefined), cycles: allCycles(undefined) }).pipe(Effect.orDie)
 
     const insertPlan = SqlSchema.single({
-      Request: Schema.Struct({ plan: Schema.Unknown, now: Schema.DateFromSelf }),
+      Request: Schema.Struct({ plan: NewPlan, now: Schema.DateFromSelf }),
       Result: Plan,
-      execute: ({ now, plan }) => {
-        const p = plan as PlanChanges & { readonly name: string }
+      execute: ({ now, plan: p }) => {
         return sql`insert into plans (name, description, bandwidth_limit_gb, speed_limit_mbps, trial_days, is_active, created_at, updated_at)
           values (${p.name}, ${p.description ?? ""}, ${p.bandwidth_limit_gb ?? 0}, ${p.speed_limit_mbps ?? null},
                   ${p.trial_days ?? 0}, ${p.is_active ?? true}, ${now}, ${now})

@@ -58,15 +58,16 @@ const subscription = (s: ServiceRecord, plan: Plan, cycle: Cycle): Subscription 
   cycle: { id: cycle.id, name: cycle.name, durationDays: cycle.duration_days, price: cycle.price, currency: cycle.currency }
 })
 
-export interface NewService {
-  readonly userId: number
-  readonly planId: number
-  readonly cycleId: number
-  readonly status: ServiceStatus
-  readonly startsAt: Date
-  readonly expiresAt: Date
-  readonly autoRenew: boolean
-}
+const NewService = Schema.Struct({
+  userId: Schema.Int,
+  planId: Schema.Int,
+  cycleId: Schema.Int,
+  status: ServiceStatus,
+  startsAt: Schema.DateFromSelf,
+  expiresAt: Schema.DateFromSelf,
+  autoRenew: Schema.Boolean
+})
+export type NewService = typeof NewService.Type
 
 /** A service that a renewal invoice is due for ([D80]). */
 export const RenewalCandidate = ServiceRecord.pick("id", "user_id", "plan_id", "cycle_id", "expires_at")
@@ -127,10 +128,9 @@ export class Services extends Effect.Service<Services>()("services/Services", {
         order by created_at desc, id desc limit 1`
     })
     const insert = SqlSchema.single({
-      Request: Schema.Struct({ service: Schema.Unknown, now: Schema.DateFromSelf }),
+      Request: Schema.Struct({ service: NewService, now: Schema.DateFromSelf }),
       Result: Id,
-      execute: ({ now, service }) => {
-        const s = service as NewService
+      execute: ({ now, service: s }) => {
         return sql`
           insert into services (user_id, plan_id, cycle_id, status, starts_at, expires_at, auto_renew, created_at, updated_at)
           values (${s.userId}, ${s.planId}, ${s.cycleId}, ${s.status}, ${s.startsAt}, ${s.expiresAt}, ${s.autoRenew}, ${now}, ${now})
