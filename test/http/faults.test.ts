@@ -1,10 +1,7 @@
-import { PGlite } from "@electric-sql/pglite"
-import { PGLiteSocketServer } from "@electric-sql/pglite-socket"
-import { PgClient } from "@effect/sql-pg"
+import type { PGlite } from "@electric-sql/pglite"
 import { afterAll, describe, expect, test } from "bun:test"
-import { Effect, Redacted } from "effect"
-import { pgClientOptions, runMigrations } from "../../src/platform/Database.ts"
-import { makeTestApp, type TestApp } from "../support/app.ts"
+import type { TestApp } from "../support/app.ts"
+import { appOnPrivateDatabase } from "../support/private-database.ts"
 
 // [D11]: a lost database is 503 `Service temporarily unavailable.` with Retry-After; [D10] status.
 describe("database lost", () => {
@@ -16,12 +13,9 @@ describe("database lost", () => {
   })
 
   test("status and routes answer 503 in the envelope when the database goes away", async () => {
-    db = await PGlite.create()
-    const server = new PGLiteSocketServer({ db, port: 0, host: "127.0.0.1", maxConnections: 4 })
-    await server.start()
-    const url = `postgres://postgres@${server.getServerConn()}/postgres`
-    await Effect.runPromise(runMigrations.pipe(Effect.provide(PgClient.layer(pgClientOptions(Redacted.make(url), 1)))))
-    app = await makeTestApp({ database: { url, embedded: true } })
+    const made = await appOnPrivateDatabase()
+    ;({ app, db } = made)
+    const { server } = made
     const user = await app.createUser()
 
     expect((await app.get("/v1/status")).status).toBe(200)

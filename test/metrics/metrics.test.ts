@@ -1,13 +1,11 @@
-import { PGlite } from "@electric-sql/pglite"
-import { PGLiteSocketServer } from "@electric-sql/pglite-socket"
-import { PgClient } from "@effect/sql-pg"
+import type { PGlite } from "@electric-sql/pglite"
 import { afterAll, beforeAll, describe, expect, test } from "bun:test"
 import { ConfigProvider, Effect, Either, Option, Redacted } from "effect"
 import parsePrometheusTextFormat, { type PrometheusFamily, type PrometheusSample } from "parse-prometheus-text-format"
 import { runJobsOnce } from "../../src/jobs/Jobs.ts"
 import { loadConfig } from "../../src/platform/Config.ts"
-import { pgClientOptions, runMigrations } from "../../src/platform/Database.ts"
 import { days, servicesFixtures } from "../billing/services-fixtures.ts"
+import { appOnPrivateDatabase } from "../support/private-database.ts"
 import { makeTestApp, type TestApp } from "../support/app.ts"
 import { subscriber } from "../vpn/fixtures.ts"
 
@@ -287,12 +285,9 @@ describe("database errors [D102]", () => {
   })
 
   test("a failed query (500) and a lost connection (503) are counted by kind", async () => {
-    db = await PGlite.create()
-    const server = new PGLiteSocketServer({ db, port: 0, host: "127.0.0.1", maxConnections: 4 })
-    await server.start()
-    const url = `postgres://postgres@${server.getServerConn()}/postgres`
-    await Effect.runPromise(runMigrations.pipe(Effect.provide(PgClient.layer(pgClientOptions(Redacted.make(url), 1)))))
-    app = await makeTestApp({ database: { url, embedded: true } })
+    const made = await appOnPrivateDatabase()
+    ;({ app, db } = made)
+    const { server } = made
     const user = await app.createUser()
 
     await app.sql`drop table ticket_replies`
