@@ -19,7 +19,7 @@ describe.skipIf(skipReason !== undefined)("start-up waits for a database that is
     const port = await freePort()
     const lateUrl = new URL(db.url)
     lateUrl.port = String(port)
-    let relay: ReturnType<typeof Bun.listen> | undefined
+    let relay: { stop(closeActiveConnections?: boolean): void } | undefined
     setTimeout(() => {
       relay = Bun.listen<{ upstream?: Bun.Socket<undefined>; pending: Array<Uint8Array> }>({
         hostname: "127.0.0.1",
