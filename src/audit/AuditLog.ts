@@ -85,7 +85,7 @@ export class AuditLog extends Effect.Service<AuditLog>()("audit/AuditLog", {
       execute: (f) => sql`
         select id::text as id, created_at, actor_id, actor_kind, action, resource, subject_id, ip, user_agent
         from audit_log where ${where(f)}
-        order by id desc limit ${f.limit} offset ${f.offset}`
+        order by audit_log.created_at desc, audit_log.id desc limit ${f.limit} offset ${f.offset}`
     })
     const searchTotal = SqlSchema.single({
       Request: Filters,
@@ -98,7 +98,7 @@ export class AuditLog extends Effect.Service<AuditLog>()("audit/AuditLog", {
       execute: (q) => sql`
         select id::text as id, action as event, created_at, actor_kind as via, ip, user_agent
         from audit_log where subject_id = ${q.userId}
-        order by id desc limit ${q.limit} offset ${q.offset}`
+        order by audit_log.created_at desc, audit_log.id desc limit ${q.limit} offset ${q.offset}`
     })
     const activityTotal = SqlSchema.single({
       Request: OfUser,
