@@ -7,7 +7,9 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import { AppConfig } from "../platform/Config.ts"
 import { BearerTokens, requestPrincipal } from "./Auth.ts"
+import { withRequestOrigin } from "./ClientAddress.ts"
 import { routeMatcher } from "./RouteTemplates.ts"
 
 /** One admin write as the audit log keeps it ([D100]): never a body. */
@@ -68,8 +70,10 @@ export const adminWritesAudit = <ApiId extends string, Groups extends HttpApiGro
     const writes = yield* AdminWrites
     const tokens = yield* BearerTokens
     const templateOf = routeMatcher(api, [], (template) => template)
+    // the row carries the request's address and user agent, whichever middleware runs first
+    const origin = withRequestOrigin(yield* AppConfig)
     return HttpApiBuilder.middleware((app) =>
-      Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
+      origin(Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
         const path = request.url.split("?")[0]!
         if (request.method === "GET" || request.method === "HEAD" || !path.startsWith(ADMIN)) return app
         return Effect.tap(app, (response) =>
@@ -85,6 +89,6 @@ export const adminWritesAudit = <ApiId extends string, Groups extends HttpApiGro
               actorKind: principal.value.kind
             })
           }))
-      })
+      }))
     )
   }))
