@@ -73,10 +73,10 @@ export const adminWritesAudit = <ApiId extends string, Groups extends HttpApiGro
     // the row carries the request's address and user agent, whichever middleware runs first
     const origin = withRequestOrigin(yield* AppConfig)
     return HttpApiBuilder.middleware((app) =>
-      origin(Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
+      Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
         const path = request.url.split("?")[0]!
         if (request.method === "GET" || request.method === "HEAD" || !path.startsWith(ADMIN)) return app
-        return Effect.tap(app, (response) =>
+        return origin(Effect.tap(app, (response) =>
           Effect.gen(function*() {
             if (response.status < 200 || response.status >= 300) return
             const template = templateOf(path)
@@ -88,7 +88,7 @@ export const adminWritesAudit = <ApiId extends string, Groups extends HttpApiGro
               actorId: principal.value.userId,
               actorKind: principal.value.kind
             })
-          }))
-      }))
+          })))
+      })
     )
   }))
