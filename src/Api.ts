@@ -9,6 +9,7 @@ import {
 } from "./http/Errors.ts"
 import { dropFrameworkDefaults } from "./http/OpenApiDoc.ts"
 import { AccountsAdminApi, AccountsApi, AccountsPagesApi } from "./accounts/Api.ts"
+import { AuditAdminApi, AuditApi } from "./audit/Api.ts"
 import { BillingAdminApi, BillingApi, BillingPagesApi } from "./billing/Api.ts"
 import { ServicesAdminApi, ServicesApi } from "./services/Api.ts"
 import { CatalogAdminApi, CatalogApi } from "./catalog/Api.ts"
@@ -32,6 +33,8 @@ export class Api extends HttpApi.make("vpn")
   .add(VpnAdminApi)
   .add(SupportApi)
   .add(SupportAdminApi)
+  .add(AuditApi)
+  .add(AuditAdminApi)
   .addError(ValidationErrorResponse)
   .addError(NotFoundResponse)
   .addError(PayloadTooLargeResponse)

@@ -1,11 +1,15 @@
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as Layer from "effect/Layer"
 import { Accounts } from "./accounts/Accounts.ts"
+import { ApiKeys } from "./accounts/ApiKeys.ts"
 import { BearerTokensLive } from "./accounts/Auth.ts"
 import { Tokens } from "./accounts/Tokens.ts"
 import { TwoFactor } from "./accounts/TwoFactor.ts"
 import { Api } from "./Api.ts"
-import { AdminAuthenticationLive, AuthenticationLive } from "./http/Auth.ts"
+import { AuditLog } from "./audit/AuditLog.ts"
+import { AdminWritesLive, AuditHttpLive } from "./audit/Http.ts"
+import { adminWritesAudit } from "./http/AdminWrites.ts"
+import { AdminAuthenticationLive, AuthenticationLive, PeopleOnlyLive } from "./http/Auth.ts"
 import { errorMapping } from "./http/ErrorMapping.ts"
 import { GuardsLive } from "./http/Guards.ts"
 import { MetricsAccessLive } from "./http/MetricsAccess.ts"
@@ -28,14 +32,15 @@ import { VpnHttpLive, VpnServicesLive } from "./vpn/Http.ts"
 
 /** Every group's handlers, the auth middleware and the error mapping, over the services. */
 export const ApiLive = HttpApiBuilder.api(Api).pipe(
-  Layer.provide([SystemLive, MetricsLive, AccountsHttpLive, CatalogHttpLive, ServicesHttpLive, BillingHttpLive, VpnHttpLive, SupportHttpLive]),
-  Layer.provide([AuthenticationLive, AdminAuthenticationLive, RateLimitsLive, MetricsAccessLive]),
-  Layer.provide([errorMapping(Api), GuardsLive])
+  Layer.provide([SystemLive, MetricsLive, AccountsHttpLive, CatalogHttpLive, ServicesHttpLive, BillingHttpLive, VpnHttpLive, SupportHttpLive, AuditHttpLive]),
+  Layer.provide([AuthenticationLive, AdminAuthenticationLive, PeopleOnlyLive, RateLimitsLive, MetricsAccessLive]),
+  Layer.provide([errorMapping(Api), GuardsLive, adminWritesAudit(Api).pipe(Layer.provide(AdminWritesLive))])
 )
 
 /** The product's services on top of the platform (config, database, clock, mailer, keys). */
 export const DomainLive = Layer.mergeAll(
-  BearerTokensLive.pipe(Layer.provideMerge(Tokens.Default)),
+  BearerTokensLive.pipe(Layer.provideMerge(Layer.merge(Tokens.Default, ApiKeys.Default))),
+  AuditLog.Default,
   Accounts.Default,
   TwoFactor.Default,
   Tickets.Default,

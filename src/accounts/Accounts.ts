@@ -1,6 +1,8 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import { AuditLog } from "../audit/AuditLog.ts"
+import type { SecurityEvent } from "../audit/Domain.ts"
 import { AppClock } from "../platform/Clock.ts"
 import { AppConfig } from "../platform/Config.ts"
 import { InvalidCredentials, NotFound, orNotFound, ValidationError } from "../platform/Errors.ts"
@@ -41,6 +43,16 @@ export class Accounts extends Effect.Service<Accounts>()("accounts/Accounts", {
     const vpnAccess = yield* VpnAccounts
     const tokens = yield* Tokens
     const twoFactor = yield* TwoFactor
+    const audit = yield* AuditLog
+
+    /** a security event of the user's own ([D99]), in the audit log ([D100]) */
+    const event = (
+      action: SecurityEvent,
+      userId: number,
+      actor: { readonly id: number | null; readonly kind: "token" | "api_key" | "password" | "none" },
+      resource: string | null = `user:${userId}`
+    ) => audit.record({ action, actorId: actor.id, actorKind: actor.kind, resource, subjectId: userId })
+    const byCaller = (caller: Principal) => ({ id: caller.userId, kind: caller.kind })
 
     /** after the response: the caller never waits for SMTP */
     const mailLater = (mail: Mail) => sendLater(mail).pipe(Effect.provideService(Mailer, mailer))
@@ -87,11 +99,23 @@ export class Accounts extends Effect.Service<Accounts>()("accounts/Accounts", {
         const [valid] = outdated
           ? yield* Effect.all([passwords.verify(password, user.password_hash), passwords.verifyNobody(password)], { concurrency: 2 })
           : [yield* passwords.verify(password, user.password_hash)]
-        if (!valid) return yield* Effect.fail(new InvalidCredentials())
+        const nobody = { id: null, kind: "none" } as const
+        if (!valid) {
+          yield* event("sign_in_failed", user.id, nobody)
+          return yield* Effect.fail(new InvalidCredentials())
+        }
         if (user.status !== 1) return yield* Effect.fail(new AccountDisabled())
-        yield* twoFactor.signIn(user, input)
+        // a wrong code is a failed sign-in; asking for the code is not
+        const triedCode = (input.otp ?? "").trim() !== "" || (input.recovery_code ?? "").trim() !== ""
+        const factor = yield* twoFactor.signIn(user, input).pipe(
+          Effect.tapError(() => triedCode ? event("sign_in_failed", user.id, nobody) : Effect.void)
+        )
+        const self = { id: user.id, kind: "password" } as const
+        if (factor === "recovery_code") yield* event("recovery_code_used", user.id, self)
         if (outdated) yield* users.setPassword(user.id, yield* passwords.hash(password), yield* clock.now)
-        return { token: yield* tokens.issue(user.id), user }
+        const token = yield* tokens.issue(user.id)
+        yield* event("sign_in", user.id, self, `session:${token.split("|")[0]}`)
+        return { token, user }
       })
 
     const forgotPassword = (email: string) =>
@@ -117,7 +141,8 @@ export class Accounts extends Effect.Service<Accounts>()("accounts/Accounts", {
           yield* tokens.revokeAll(userId.value)
           // configs and credentials handed out before the reset stop working ([D23], [D91])
           yield* vpnAccess.revokeAll(userId.value)
-        }))
+          return userId.value
+        })).pipe(Effect.tap((userId) => event("password_reset", userId, { id: null, kind: "none" })))
       })
 
     const verifyEmail = (token: string) =>
@@ -156,6 +181,7 @@ export class Accounts extends Effect.Service<Accounts>()("accounts/Accounts", {
           return { user: updated, verifyToken: Option.some(yield* mailTokens.issue(caller.userId, "verify_email", now)) }
         })).pipe(Effect.catchTag("EmailTaken", () => Effect.fail(emailTaken())))
         if (Option.isSome(result.verifyToken)) {
+          yield* event("email_changed", caller.userId, byCaller(caller))
           yield* mailLater(verificationMail(config.appUrl, result.user, result.verifyToken.value))
           yield* mailLater(emailChangedMail(before, result.user.email))
         }
@@ -173,6 +199,7 @@ export class Accounts extends Effect.Service<Accounts>()("accounts/Accounts", {
           yield* mailTokens.invalidate(user.id, "reset_password")
           yield* tokens.revokeAll(user.id, { except: caller.tokenId })
         }))
+        yield* event("password_changed", user.id, byCaller(caller))
       })
 
     const deleteAccount = (caller: Principal, password: string) =>
@@ -243,8 +270,23 @@ export class Accounts extends Effect.Service<Accounts>()("accounts/Accounts", {
         Effect.flatMap(clock.now, (now) => users.setSettings(caller.userId, emailNotifications, now)),
       deleteAccount,
       listUsers,
-      updateUser
+      updateUser,
+      sessions: tokens.sessions,
+      /** one of the caller's sessions ends (404 for another user's, [D99]) */
+      revokeSession: (caller: Principal, id: number) =>
+        Effect.gen(function*() {
+          if (!(yield* tokens.revokeSession(caller.userId, id))) return yield* Effect.fail(new NotFound())
+          yield* event("session_revoked", caller.userId, byCaller(caller), `session:${id}`)
+        })
     } as const
   }),
-  dependencies: [Users.Default, MailTokens.Default, Passwords.Default, Tokens.Default, TwoFactor.Default, VpnAccounts.Default]
+  dependencies: [
+    Users.Default,
+    MailTokens.Default,
+    Passwords.Default,
+    Tokens.Default,
+    TwoFactor.Default,
+    VpnAccounts.Default,
+    AuditLog.Default
+  ]
 }) {}

@@ -3,7 +3,8 @@ import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import * as OpenApi from "@effect/platform/OpenApi"
 import * as Schema from "effect/Schema"
-import { AdminAuthentication, Authentication } from "../http/Auth.ts"
+import * as ParseResult from "effect/ParseResult"
+import { AdminAuthentication, Authentication, PeopleOnly } from "../http/Auth.ts"
 import { Confirmation, Ok, OkMessage, OkPage } from "../http/Envelope.ts"
 import { errorEnvelope, InvalidCredentialsResponse } from "../http/Errors.ts"
 import {
@@ -15,9 +16,22 @@ import {
   TwoFactorRateLimit,
   VerifyEmailRateLimit
 } from "../http/RateLimit.ts"
-import { Body, boolean, email, IdParam, oneOf, string } from "../platform/Fields.ts"
+import { Body, boolean, email, IdParam, oneOf, string, timestamp } from "../platform/Fields.ts"
 import { isCommonPassword } from "./CommonPasswords.ts"
-import { LoginUser, Profile, RecoveryCodes, Settings, TwoFactorSetup, User, UserSummary } from "./Domain.ts"
+import {
+  ApiKey,
+  KEY_SCOPES,
+  KeyScope,
+  LoginUser,
+  NewApiKey,
+  Profile,
+  RecoveryCodes,
+  Session,
+  Settings,
+  TwoFactorSetup,
+  User,
+  UserSummary
+} from "./Domain.ts"
 import { AccountDisabled } from "./Errors.ts"
 
 // ---- payload fields ([D12], [D13]) --------------------------------------------------------------
@@ -76,12 +90,36 @@ export const ProfilePayload = Body({
   email: Schema.optional(email())
 })
 
+/** `scopes` of a new API key: a non-empty array of the four scopes ([D98]). */
+const scopes = Schema.transformOrFail(Schema.Unknown, Schema.Array(KeyScope), {
+  strict: true,
+  decode: (input, _, ast) => {
+    const fail = (message: string) => ParseResult.fail(new ParseResult.Type(ast, input, message))
+    if (!Array.isArray(input)) return fail("The scopes field must be an array.")
+    if (input.length === 0) return fail("The scopes field is required.")
+    const known: ReadonlyArray<unknown> = KEY_SCOPES
+    const valid = input.filter((scope): scope is KeyScope => known.includes(scope))
+    return valid.length === input.length ? ParseResult.succeed(valid) : fail("The selected scopes is invalid.")
+  },
+  encode: ParseResult.succeed
+}).annotations({ jsonSchema: { type: "array", minItems: 1, items: { type: "string", enum: KEY_SCOPES } } })
+
+export const ApiKeyPayload = Body({
+  name: string("name"),
+  scopes,
+  expires_at: Schema.optional(timestamp("expires_at"))
+})
+
 // ---- the caller's account ([D20]-[D25]) ---------------------------------------------------------
 
 export class AccountsApi extends HttpApiGroup.make("accounts")
   // with a token
-  .add(HttpApiEndpoint.post("logout", "/auth/logout").addSuccess(Confirmation("AccountsLoggedOut")))
-  .add(HttpApiEndpoint.post("logoutAll", "/auth/logout-all").addSuccess(Confirmation("AccountsLoggedOutEverywhere")))
+  .add(HttpApiEndpoint.post("logout", "/auth/logout").addSuccess(Confirmation("AccountsLoggedOut")).middleware(PeopleOnly))
+  .add(
+    HttpApiEndpoint.post("logoutAll", "/auth/logout-all")
+      .addSuccess(Confirmation("AccountsLoggedOutEverywhere"))
+      .middleware(PeopleOnly)
+  )
   .add(
     HttpApiEndpoint.post("resendVerification", "/auth/resend-verification")
       .addSuccess(Confirmation("AccountsVerificationSent"))
@@ -98,6 +136,7 @@ export class AccountsApi extends HttpApiGroup.make("accounts")
     HttpApiEndpoint.put("changePassword", "/account/password")
       .setPayload(ChangePasswordPayload)
       .addSuccess(Confirmation("AccountsPasswordChanged"))
+      .middleware(PeopleOnly)
   )
   .add(HttpApiEndpoint.get("settings", "/account/settings").addSuccess(Ok(Settings, { identifier: "AccountsSettingsResponse" })))
   .add(
@@ -105,23 +144,55 @@ export class AccountsApi extends HttpApiGroup.make("accounts")
       .setPayload(Body({ email_notifications: boolean("email_notifications") }))
       .addSuccess(OkMessage(Settings, { identifier: "AccountsSettingsUpdated" }))
   )
-  .add(HttpApiEndpoint.post("setUpTwoFactor", "/account/2fa").addSuccess(Ok(TwoFactorSetup)))
+  .add(HttpApiEndpoint.post("setUpTwoFactor", "/account/2fa").addSuccess(Ok(TwoFactorSetup)).middleware(PeopleOnly))
   .add(
     HttpApiEndpoint.post("confirmTwoFactor", "/account/2fa/confirm")
       .setPayload(Body({ code: string("code", { max: 64 }) }))
       .addSuccess(OkMessage(RecoveryCodes, { identifier: "AccountsTwoFactorEnabled" }))
+      .middleware(PeopleOnly)
       .middleware(TwoFactorRateLimit)
   )
   .add(
     HttpApiEndpoint.del("disableTwoFactor", "/account/2fa")
       .setPayload(Body({ password: givenPassword(), code: string("code", { max: 64 }) }))
       .addSuccess(Confirmation("AccountsTwoFactorDisabled"))
+      .middleware(PeopleOnly)
       .middleware(TwoFactorRateLimit)
   )
   .add(
     HttpApiEndpoint.del("deleteAccount", "/account")
       .setPayload(Body({ password: givenPassword() }))
       .addSuccess(Confirmation("AccountsDeleted"))
+      .middleware(PeopleOnly)
+  )
+  // API keys ([D98]) and sessions ([D99]): a person's, never a key's
+  .add(
+    HttpApiEndpoint.post("createApiKey", "/account/api-keys")
+      .setPayload(ApiKeyPayload)
+      .addSuccess(Ok(NewApiKey, { identifier: "AccountsApiKeyCreated", status: 201 }))
+      .middleware(PeopleOnly)
+  )
+  .add(
+    HttpApiEndpoint.get("listApiKeys", "/account/api-keys")
+      .addSuccess(Ok(Schema.Array(ApiKey), { identifier: "AccountsApiKeyList" }))
+      .middleware(PeopleOnly)
+  )
+  .add(
+    HttpApiEndpoint.del("revokeApiKey", "/account/api-keys/:key")
+      .setPath(Schema.Struct({ key: IdParam }))
+      .addSuccess(Confirmation("AccountsApiKeyRevoked"))
+      .middleware(PeopleOnly)
+  )
+  .add(
+    HttpApiEndpoint.get("listSessions", "/account/sessions")
+      .addSuccess(Ok(Schema.Array(Session), { identifier: "AccountsSessionList" }))
+      .middleware(PeopleOnly)
+  )
+  .add(
+    HttpApiEndpoint.del("revokeSession", "/account/sessions/:session")
+      .setPath(Schema.Struct({ session: IdParam }))
+      .addSuccess(Confirmation("AccountsSessionRevoked"))
+      .middleware(PeopleOnly)
   )
   .middlewareEndpoints(Authentication)
   // public

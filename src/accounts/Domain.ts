@@ -59,6 +59,53 @@ export const Settings = Schema.Struct({
 }).annotations({ identifier: "AccountsSettings" })
 export type Settings = typeof Settings.Type
 
-/** Who a live bearer token belongs to; `twoFactor`: two-factor sign-in is on ([D97]). */
-export const Principal = Schema.Struct({ tokenId: Schema.Int, userId: Schema.Int, role: Role, twoFactor: Schema.Boolean })
+/** What an API key may do ([D98]): GETs, other routes, admin GETs, other admin routes. */
+export const KeyScope = Schema.Literal("read", "write", "admin:read", "admin:write")
+export type KeyScope = typeof KeyScope.Type
+export const KEY_SCOPES: ReadonlyArray<KeyScope> = ["read", "write", "admin:read", "admin:write"]
+
+/**
+ * Who a live bearer token belongs to: an access token (`kind: "token"`, `tokenId` its id) or an
+ * API key (`kind: "api_key"`, `tokenId` the key's id, within `scopes`); `twoFactor`: two-factor
+ * sign-in is on ([D97]).
+ */
+export const Principal = Schema.Struct({
+  kind: Schema.Literal("token", "api_key"),
+  tokenId: Schema.Int,
+  userId: Schema.Int,
+  role: Role,
+  twoFactor: Schema.Boolean,
+  scopes: Schema.Array(KeyScope)
+})
 export type Principal = typeof Principal.Type
+
+/** An API key as listed ([D98]); its secret is never shown again. */
+export const ApiKey = Schema.Struct({
+  id: Schema.Int,
+  name: Schema.String,
+  scopes: Schema.Array(KeyScope),
+  created_at: Schema.Date,
+  last_used_at: Schema.NullOr(Schema.Date),
+  expires_at: Schema.NullOr(Schema.Date)
+}).annotations({ identifier: "AccountsApiKey" })
+export type ApiKey = typeof ApiKey.Type
+
+/** A new API key: `key` (`vpk_<id>_<secret>`) is shown this once. */
+export const NewApiKey = Schema.Struct({
+  id: Schema.Int,
+  name: Schema.String,
+  scopes: Schema.Array(KeyScope),
+  expires_at: Schema.NullOr(Schema.Date),
+  key: Schema.String
+}).annotations({ identifier: "AccountsNewApiKey" })
+
+/** A live access token of the caller ([D99]); `current`: the one this request came with. */
+export const Session = Schema.Struct({
+  id: Schema.Int,
+  created_at: Schema.Date,
+  last_used_at: Schema.Date,
+  ip: Schema.NullOr(Schema.String),
+  user_agent: Schema.NullOr(Schema.String),
+  current: Schema.Boolean
+}).annotations({ identifier: "AccountsSession" })
+export type Session = typeof Session.Type

@@ -6,6 +6,7 @@ import * as Layer from "effect/Layer"
 import { Api } from "../Api.ts"
 import { CurrentUser } from "../http/Auth.ts"
 import { Accounts } from "./Accounts.ts"
+import { ApiKeys } from "./ApiKeys.ts"
 import { TwoFactor } from "./TwoFactor.ts"
 import { PagesLive } from "./Pages.ts"
 
@@ -18,6 +19,7 @@ const AccountsGroupLive = HttpApiBuilder.group(Api, "accounts", (handlers) =>
   Effect.gen(function*() {
     const accounts = yield* Accounts
     const twoFactor = yield* TwoFactor
+    const apiKeys = yield* ApiKeys
     return handlers
       .handle("register", ({ payload }) => accounts.register(payload).pipe(Effect.tap(noStore)))
       .handle("login", ({ payload }) => accounts.login(payload).pipe(Effect.tap(noStore)))
@@ -64,6 +66,14 @@ const AccountsGroupLive = HttpApiBuilder.group(Api, "accounts", (handlers) =>
         Effect.flatMap(CurrentUser, (caller) => accounts.deleteAccount(caller, payload.password)).pipe(
           Effect.as("Your account has been deleted.")
         ))
+      .handle("createApiKey", ({ payload }) =>
+        Effect.flatMap(CurrentUser, (caller) => apiKeys.create(caller, payload)).pipe(Effect.tap(noStore)))
+      .handle("listApiKeys", () => Effect.flatMap(CurrentUser, apiKeys.list))
+      .handle("revokeApiKey", ({ path }) =>
+        Effect.flatMap(CurrentUser, (caller) => apiKeys.revoke(caller, path.key)).pipe(Effect.as("API key revoked.")))
+      .handle("listSessions", () => Effect.flatMap(CurrentUser, accounts.sessions))
+      .handle("revokeSession", ({ path }) =>
+        Effect.flatMap(CurrentUser, (caller) => accounts.revokeSession(caller, path.session)).pipe(Effect.as("Session revoked.")))
   }))
 
 const AccountsAdminGroupLive = HttpApiBuilder.group(Api, "accountsAdmin", (handlers) =>

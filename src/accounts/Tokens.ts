@@ -1,12 +1,14 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as SqlSchema from "@effect/sql/SqlSchema"
 import * as Effect from "effect/Effect"
+import * as FiberRef from "effect/FiberRef"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { AppClock } from "../platform/Clock.ts"
 import { AppConfig } from "../platform/Config.ts"
 import { constantTimeEqual, randomToken, sha256Hex } from "../platform/Crypto.ts"
-import { type Principal, Role } from "./Domain.ts"
+import { requestOrigin } from "../platform/RequestOrigin.ts"
+import { type Principal, Role, Session } from "./Domain.ts"
 
 export type { Principal } from "./Domain.ts"
 
@@ -34,11 +36,31 @@ export class Tokens extends Effect.Service<Tokens>()("accounts/Tokens", {
     const ttlMs = config.tokenTtlDays * 86_400_000
 
     const insert = SqlSchema.single({
-      Request: Schema.Struct({ userId: Schema.Int, secretHash: Schema.String, now: Schema.DateFromSelf }),
+      Request: Schema.Struct({
+        userId: Schema.Int,
+        secretHash: Schema.String,
+        now: Schema.DateFromSelf,
+        ip: Schema.NullOr(Schema.String),
+        userAgent: Schema.NullOr(Schema.String)
+      }),
       Result: Schema.Struct({ id: Schema.Int }),
       execute: (t) => sql`
-        insert into access_tokens (user_id, secret_hash, created_at, last_used_at)
-        values (${t.userId}, ${t.secretHash}, ${t.now}, ${t.now}) returning id`
+        insert into access_tokens (user_id, secret_hash, created_at, last_used_at, ip, user_agent)
+        values (${t.userId}, ${t.secretHash}, ${t.now}, ${t.now}, ${t.ip}, ${t.userAgent}) returning id`
+    })
+    const liveOf = SqlSchema.findAll({
+      Request: Schema.Struct({ userId: Schema.Int, since: Schema.DateFromSelf }),
+      Result: Schema.typeSchema(Session.omit("current")),
+      execute: (q) => sql`
+        select id, created_at, last_used_at, ip, user_agent from access_tokens
+        where user_id = ${q.userId} and last_used_at > ${q.since}
+        order by last_used_at desc, id desc`
+    })
+    const revokeOwn = SqlSchema.findOne({
+      Request: Schema.Struct({ userId: Schema.Int, id: Schema.Int, since: Schema.DateFromSelf }),
+      Result: Schema.Struct({ id: Schema.Int }),
+      execute: (q) => sql`
+        delete from access_tokens where id = ${q.id} and user_id = ${q.userId} and last_used_at > ${q.since} returning id`
     })
     const live = SqlSchema.findOne({
       Request: Schema.Int,
@@ -60,11 +82,28 @@ export class Tokens extends Effect.Service<Tokens>()("accounts/Tokens", {
         : sql`delete from access_tokens where user_id = ${r.userId} and id <> ${r.except}`
     })
 
+    /** a new session, with the address and user agent of the request that opened it ([D99]) */
     const issue = (userId: number) =>
       Effect.gen(function*() {
         const secret = randomToken(40)
-        const row = yield* insert({ userId, secretHash: sha256Hex(secret), now: yield* clock.now })
+        const origin = yield* FiberRef.get(requestOrigin)
+        const row = yield* insert({ userId, secretHash: sha256Hex(secret), now: yield* clock.now, ip: origin.ip, userAgent: origin.userAgent })
         return `${row.id}|${secret}`
+      }).pipe(Effect.orDie)
+
+    /** the user's live tokens, most recently used first; `current` is the caller's own ([D99]) */
+    const sessions = (caller: Principal) =>
+      Effect.gen(function*() {
+        const now = yield* clock.now
+        const rows = yield* liveOf({ userId: caller.userId, since: new Date(now.getTime() - ttlMs) })
+        return rows.map((row) => ({ ...row, current: caller.kind === "token" && row.id === caller.tokenId }))
+      }).pipe(Effect.orDie)
+
+    /** revokes one live token of the user's: false when it is not theirs (or not live) */
+    const revokeSession = (userId: number, id: number) =>
+      Effect.gen(function*() {
+        const now = yield* clock.now
+        return Option.isSome(yield* revokeOwn({ userId, id, since: new Date(now.getTime() - ttlMs) }))
       }).pipe(Effect.orDie)
 
     const verify = (token: string) =>
@@ -79,12 +118,14 @@ export class Tokens extends Effect.Service<Tokens>()("accounts/Tokens", {
         const now = yield* clock.now
         if (row.last_used_at.getTime() + ttlMs <= now.getTime()) return Option.none<Principal>()
         if (now.getTime() - row.last_used_at.getTime() >= TOUCH_EVERY_MS) yield* touch({ id, now })
-        return Option.some<Principal>({ tokenId: id, userId: row.user_id, role: row.role, twoFactor: row.two_factor })
+        return Option.some<Principal>({ kind: "token", tokenId: id, userId: row.user_id, role: row.role, twoFactor: row.two_factor, scopes: [] })
       }).pipe(Effect.orDie)
 
     return {
       issue,
       verify,
+      sessions,
+      revokeSession,
       revoke: (tokenId: number) => Effect.orDie(revokeOne(tokenId)),
       revokeAll: (userId: number, options?: { readonly except?: number }) =>
         Effect.orDie(revokeAllOf({ userId, except: options?.except ?? null }))

@@ -2,6 +2,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { randomInt } from "node:crypto"
 import { Secret, TOTP } from "otpauth"
+import { AuditLog } from "../audit/AuditLog.ts"
 import { AppClock } from "../platform/Clock.ts"
 import { AppConfig } from "../platform/Config.ts"
 import { AppKey, constantTimeEqual, sha256Hex } from "../platform/Crypto.ts"
@@ -71,6 +72,10 @@ export class TwoFactor extends Effect.Service<TwoFactor>()("accounts/TwoFactor",
     const appKey = yield* AppKey
     const users = yield* Users
     const passwords = yield* Passwords
+    const audit = yield* AuditLog
+    /** two-factor sign-in turned on or off: a security event of the user's ([D99]) */
+    const event = (action: "two_factor_enabled" | "two_factor_disabled", caller: Principal) =>
+      audit.record({ action, actorId: caller.userId, actorKind: caller.kind, resource: `user:${caller.userId}`, subjectId: caller.userId })
     const issuer = new URL(config.publicUrl).hostname
 
     const stateOf = (userId: number) => Effect.flatMap(users.twoFactor(userId), orNotFound)
@@ -104,6 +109,7 @@ export class TwoFactor extends Effect.Service<TwoFactor>()("accounts/TwoFactor",
         const enabled = yield* users.enableTwoFactor(caller.userId, state.pending, codes.map(recoveryHash), now)
         // another set-up replaced the secret meanwhile: this code is not one of the new secret's
         if (!enabled) return yield* Effect.fail(twoFactorCodeInvalid("code"))
+        yield* event("two_factor_enabled", caller)
         return { recovery_codes: codes }
       })
 
@@ -117,16 +123,18 @@ export class TwoFactor extends Effect.Service<TwoFactor>()("accounts/TwoFactor",
         const now = yield* clock.now
         if (!codeMatches(state, state.secret, code, now)) return yield* Effect.fail(twoFactorCodeInvalid("code"))
         yield* users.disableTwoFactor(user.id, now)
+        yield* event("two_factor_disabled", caller)
       })
 
     /**
      * The second factor of a sign-in whose password was right: nothing when it is off; else a
      * current code of a later step than the last accepted one (never the same code twice), or
-     * an unused recovery code, which is spent. Failures are 422 under `otp`.
+     * an unused recovery code, which is spent. Failures are 422 under `otp`. Says which factor
+     * was used.
      */
     const signIn = (user: UserRecord, given: { readonly otp?: string | undefined; readonly recovery_code?: string | undefined }) =>
       Effect.gen(function*() {
-        if (!user.two_factor) return
+        if (!user.two_factor) return "none" as const
         const otp = given.otp?.trim() ?? ""
         const recovery = given.recovery_code?.trim() ?? ""
         if (otp === "" && recovery === "") return yield* Effect.fail(otpRequired())
@@ -137,15 +145,16 @@ export class TwoFactor extends Effect.Service<TwoFactor>()("accounts/TwoFactor",
           if (Option.isNone(step) || !(yield* users.acceptTwoFactorStep(user.id, step.value))) {
             return yield* Effect.fail(twoFactorCodeInvalid("otp"))
           }
-          return
+          return "otp" as const
         }
         const hash = matchingRecovery(state, recovery)
         if (Option.isNone(hash) || !(yield* users.useRecoveryCode(user.id, hash.value))) {
           return yield* Effect.fail(twoFactorCodeInvalid("otp"))
         }
+        return "recovery_code" as const
       })
 
     return { setUp, confirm, disable, signIn } as const
   }),
-  dependencies: [Users.Default, Passwords.Default]
+  dependencies: [Users.Default, Passwords.Default, AuditLog.Default]
 }) {}

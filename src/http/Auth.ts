@@ -10,13 +10,21 @@ import * as Schema from "effect/Schema"
 import { AppConfig } from "../platform/Config.ts"
 import { Forbidden, ForbiddenResponse, Unauthenticated, UnauthenticatedResponse } from "./Errors.ts"
 
-/** Who a live bearer token belongs to. */
+/** The scopes an API key may carry ([D98]); an access token has them all. */
+export type KeyScope = "read" | "write" | "admin:read" | "admin:write"
+
+/** Who a live bearer token belongs to: a session's access token or an API key ([D98]). */
 export interface Principal {
+  /** how the caller authenticated: an access token (a session, [D99]) or an API key */
+  readonly kind: "token" | "api_key"
+  /** the access token's id, or the API key's id (`kind` says which) */
   readonly tokenId: number
   readonly userId: number
   readonly role: "user" | "admin"
   /** two-factor sign-in is on for the user ([D97]) */
   readonly twoFactor: boolean
+  /** an API key's scopes (unused for an access token, which may do all its owner may) */
+  readonly scopes: ReadonlyArray<KeyScope>
 }
 
 /**
@@ -30,9 +38,12 @@ export class BearerTokens extends Context.Tag("BearerTokens")<BearerTokens, {
 /** The caller of a route behind `Authentication`. */
 export class CurrentUser extends Context.Tag("CurrentUser")<CurrentUser, Principal>() {}
 
-/** Bearer-token authentication of [D20]: 401 `Unauthenticated.` for anything but a live token. */
+/**
+ * Bearer-token authentication of [D20]: 401 `Unauthenticated.` for anything but a live token or
+ * API key; an API key outside its scopes is 403 `Forbidden.` ([D98]).
+ */
 export class Authentication extends HttpApiMiddleware.Tag<Authentication>()("Authentication", {
-  failure: UnauthenticatedResponse,
+  failure: Schema.Union(UnauthenticatedResponse, ForbiddenResponse),
   provides: CurrentUser,
   security: { bearer: HttpApiSecurity.bearer }
 }) {}
@@ -76,17 +87,46 @@ export const requestPrincipal = (tokens: BearerTokens["Type"]) =>
       )
   })
 
-const authenticate = (tokens: BearerTokens["Type"]) =>
+/**
+ * What an API key needs for this request ([D98]): `read` for a GET (or HEAD), `write` for any
+ * other method; on admin routes `admin:read` and `admin:write`.
+ */
+const scopeNeeded = (method: string, area: "user" | "admin"): KeyScope => {
+  const reads = method === "GET" || method === "HEAD"
+  return area === "admin" ? (reads ? "admin:read" : "admin:write") : (reads ? "read" : "write")
+}
+
+const authenticate = (tokens: BearerTokens["Type"], area: "user" | "admin") =>
   Effect.gen(function*() {
     const principal = yield* requestPrincipal(tokens)
     if (Option.isNone(principal)) return yield* Effect.fail(new Unauthenticated())
     yield* FiberRef.set(currentPrincipal, principal)
+    if (principal.value.kind === "api_key") {
+      const request = yield* HttpServerRequest.HttpServerRequest
+      if (!principal.value.scopes.includes(scopeNeeded(request.method, area))) return yield* Effect.fail(new Forbidden())
+    }
     return principal.value
   })
 
+/**
+ * Routes only a person may use, never an API key ([D98]): signing out, the password, two-factor
+ * sign-in, API keys and sessions, deleting the account. 403 `Forbidden.` for a key.
+ */
+export class PeopleOnly extends HttpApiMiddleware.Tag<PeopleOnly>()("PeopleOnly", {
+  failure: ForbiddenResponse
+}) {}
+
+export const PeopleOnlyLive = Layer.effect(
+  PeopleOnly,
+  Effect.map(BearerTokens, (tokens) =>
+    // the principal of this request, verified once whichever middleware asks first
+    Effect.flatMap(requestPrincipal(tokens), (principal) =>
+      Option.isSome(principal) && principal.value.kind === "api_key" ? Effect.fail(new Forbidden()) : Effect.void))
+)
+
 export const AuthenticationLive = Layer.effect(
   Authentication,
-  Effect.map(BearerTokens, (tokens) => Authentication.of({ bearer: () => authenticate(tokens) }))
+  Effect.map(BearerTokens, (tokens) => Authentication.of({ bearer: () => authenticate(tokens, "user") }))
 )
 
 export const TWO_FACTOR_REQUIRED = "Two-factor authentication required."
@@ -102,7 +142,7 @@ export const AdminAuthenticationLive = Layer.effect(
     const config = yield* AppConfig
     return AdminAuthentication.of({
       bearer: () =>
-        authenticate(tokens).pipe(
+        authenticate(tokens, "admin").pipe(
           Effect.filterOrFail((user) => user.role === "admin", () => new Forbidden()),
           Effect.filterOrFail(
             (user) => !config.adminRequire2fa || user.twoFactor,

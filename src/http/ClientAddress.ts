@@ -1,8 +1,10 @@
+import type * as HttpApp from "@effect/platform/HttpApp"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { isIP } from "node:net"
 import { AppConfig } from "../platform/Config.ts"
+import { MAX_USER_AGENT, requestOrigin } from "../platform/RequestOrigin.ts"
 
 /** The eight 16-bit groups of an IPv6 address (`isIP` said it is one). */
 const ipv6Groups = (address: string): ReadonlyArray<number> => {
@@ -70,3 +72,17 @@ export const clientAddress = Effect.gen(function*() {
 
 export const clientAddressWith = (config: AppConfig["Type"]) =>
   Effect.map(HttpServerRequest.HttpServerRequest, (request) => limitAddress(clientIp(request, config.trustProxy)))
+
+/**
+ * Every request's origin for the rooms that record it ([D99], [D100]): the client address as
+ * `TRUST_PROXY` reads it (an IPv6 client whole, not its /64) and the user agent, cut to 255.
+ */
+export const withRequestOrigin = (config: AppConfig["Type"]) => (app: HttpApp.Default): HttpApp.Default =>
+  Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
+    const agent = request.headers["user-agent"]
+    const ip = clientIp(request, config.trustProxy)
+    return Effect.locally(app, requestOrigin, {
+      ip: ip === "unknown" ? null : ip,
+      userAgent: agent === undefined || agent === "" ? null : [...agent].slice(0, MAX_USER_AGENT).join("")
+    })
+  })

@@ -4,6 +4,7 @@ import type { Connection } from "@effect/sql/SqlConnection"
 import { SqlError } from "@effect/sql/SqlError"
 import * as PgClient from "@effect/sql-pg/PgClient"
 import { registerFastPath } from "./SqlFastPath.ts"
+import { countQueryError, registerPool } from "./DatabaseFigures.ts"
 import { SQL } from "bun"
 import * as Chunk from "effect/Chunk"
 import * as Context from "effect/Context"
@@ -254,8 +255,24 @@ export const make = (config: BunSqlClientConfig): Effect.Effect<Client.SqlClient
       () => Effect.promise(() => db.close({ timeout: 1 }).catch(() => {})).pipe(Effect.interruptible, Effect.timeoutOption(2000))
     )
 
+    // the pool's use for the metrics ([D102]): queries running outside a transaction, and
+    // connections a transaction holds; beyond `max` they wait for a connection
+    let running = 0
+    let reserved = 0
+    const busy = () => running + reserved
+    yield* Effect.acquireRelease(
+      Effect.sync(() =>
+        registerPool({
+          max: config.maxConnections,
+          inUse: () => Math.min(config.maxConnections, busy()),
+          waiting: () => Math.max(0, busy() - config.maxConnections)
+        })
+      ),
+      (unregister) => Effect.sync(unregister)
+    )
+
     class BunConnection implements Connection {
-      constructor(readonly sql: SQL) {}
+      constructor(readonly sql: SQL, readonly dedicated = false) {}
 
       /** one query, one promise: a cancelled fiber lets the query finish and drops its result */
       private run(text: string, params: ReadonlyArray<unknown>, values: boolean, raw: boolean) {
@@ -266,12 +283,22 @@ export const make = (config: BunSqlClientConfig): Effect.Effect<Client.SqlClient
             query = sql.unsafe(text, toParams(db, text, params, prepare))
             if (values) query = query.values()
           } catch (cause) {
+            countQueryError(normaliseCause(cause))
             resume(Effect.fail(failed(cause)))
             return
           }
+          const counted = !this.dedicated
+          if (counted) running++
           query.then(
-            (result: BunResult) => resume(Effect.succeed(raw ? result : convertAny(result, values))),
-            (cause: unknown) => resume(Effect.fail(failed(cause)))
+            (result: BunResult) => {
+              if (counted) running--
+              resume(Effect.succeed(raw ? result : convertAny(result, values)))
+            },
+            (cause: unknown) => {
+              if (counted) running--
+              countQueryError(normaliseCause(cause))
+              resume(Effect.fail(failed(cause)))
+            }
           )
         })
       }
@@ -318,19 +345,33 @@ export const make = (config: BunSqlClientConfig): Effect.Effect<Client.SqlClient
       Effect.scope,
       (scope) =>
         Effect.async<Connection, SqlError>((resume, signal) => {
+          // waiting for a connection counts as using the pool (the excess shows as waiting)
+          reserved++
+          let held = true
+          const release = () => {
+            if (held) reserved--
+            held = false
+          }
           db.reserve({ signal }).then(
-            (reserved) => {
+            (connection) => {
               if (signal.aborted) {
-                reserved.release().catch(() => {})
+                release()
+                connection.release().catch(() => {})
                 return
               }
               resume(Effect.as(
-                Scope.addFinalizer(scope, Effect.sync(() => void reserved.release().catch(() => {}))),
-                new BunConnection(reserved)
+                Scope.addFinalizer(scope, Effect.sync(() => {
+                  release()
+                  void connection.release().catch(() => {})
+                })),
+                new BunConnection(connection, true)
               ))
             },
-            (cause: unknown) =>
+            (cause: unknown) => {
+              release()
+              countQueryError(normaliseCause(cause))
               resume(Effect.fail(new SqlError({ cause: normaliseCause(cause), message: "Failed to acquire connection for transaction" })))
+            }
           )
         })
     )

@@ -18,6 +18,7 @@ import pg from "pg"
 import { migrations } from "../../migrations/index.ts"
 import { isConnectionLoss } from "./SqlErrors.ts"
 import * as BunSqlClient from "./BunSqlClient.ts"
+import { registerPool } from "./DatabaseFigures.ts"
 import { AppConfig, type DbDriver } from "./Config.ts"
 
 /** What the process runs on, for the start-up line and `/v1/status`. */
@@ -160,11 +161,17 @@ export const preparedPgLayer = (url: Redacted.Redacted<string>, maxConnections: 
           pool.on("error", () => {})
           pool.on("connect", prepareNamed)
           await pool.query("select 1")
-          return pool
+          // the pool's use for the metrics ([D102])
+          const unregister = registerPool({
+            max: maxConnections,
+            inUse: () => pool.totalCount - pool.idleCount,
+            waiting: () => pool.waitingCount
+          })
+          return { pool, unregister }
         },
         catch: (cause) => new SqlError({ cause, message: "PgClient: Failed to connect" })
-      }),
-      (pool) => Effect.promise(() => pool.end())
+      }).pipe(Effect.map(({ pool, unregister }) => Object.assign(pool, { unregister }))),
+      (pool) => Effect.sync(pool.unregister).pipe(Effect.zipRight(Effect.promise(() => pool.end())))
     )
   })
 

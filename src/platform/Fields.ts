@@ -89,3 +89,14 @@ export const oneOf = <const L extends ReadonlyArray<string>>(field: string, valu
 /** A struct that reports every bad field at once ([D12]) and drops unknown ones. */
 export const Body = <Fields extends Schema.Struct.Fields>(fields: Fields) =>
   Schema.Struct(fields).annotations({ parseOptions: { errors: "all", onExcessProperty: "ignore" } })
+
+const TIMESTAMP = /^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$/
+
+/** An ISO 8601 date or timestamp string ("2026-02-01", "2026-02-01T00:00:00Z"), as a Date. */
+export const timestamp = (field: string) => {
+  const message = `The ${label(field)} field must be a valid date.`
+  return Schema.String.annotations({ message: () => message }).pipe(
+    Schema.filter((s) => TIMESTAMP.test(s.trim()) && !Number.isNaN(new Date(s.trim()).getTime()), { message: () => message }),
+    Schema.transform(Schema.DateFromSelf, { strict: true, decode: (s) => new Date(s.trim()), encode: (d) => d.toISOString() })
+  ).annotations({ jsonSchema: { type: "string", format: "date-time" } })
+}

@@ -3,6 +3,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Prometheus from "prom-client"
 import { AppClock } from "./Clock.ts"
+import { databaseFigures } from "./DatabaseFigures.ts"
 
 /** What `GET /metrics` answers with: the Prometheus text format, version 0.0.4. */
 export const METRICS_CONTENT_TYPE = Prometheus.Registry.PROMETHEUS_CONTENT_TYPE
@@ -92,6 +93,41 @@ const makeMetrics = (clock: AppClock["Type"]): MetricsShape => {
     help: "Requests failed by the database: connection lost (503), input it cannot store (422), other query errors (500).",
     labelNames: ["kind"] as const,
     registers
+  })
+  // the pools of this process and every failed query, read from the drivers when scraped
+  new Prometheus.Gauge({
+    name: "vpn_api_database_pool_max_connections",
+    help: "Connections the database pools of this process may open.",
+    registers,
+    collect() {
+      this.set(databaseFigures().max)
+    }
+  })
+  new Prometheus.Gauge({
+    name: "vpn_api_database_pool_connections_in_use",
+    help: "Database connections busy now: a query running or a transaction holding one.",
+    registers,
+    collect() {
+      this.set(databaseFigures().inUse)
+    }
+  })
+  new Prometheus.Gauge({
+    name: "vpn_api_database_pool_waiting",
+    help: "Queries and transactions waiting for a database connection.",
+    registers,
+    collect() {
+      this.set(databaseFigures().waiting)
+    }
+  })
+  new Prometheus.Counter({
+    name: "vpn_api_database_query_errors_total",
+    help: "Database queries that failed, by SQLSTATE class (23 integrity, 22 data, 40 rollback, ...) or connection (no server answer).",
+    labelNames: ["sqlstate_class"] as const,
+    registers,
+    collect() {
+      this.reset()
+      for (const [kind, count] of databaseFigures().queryErrors) this.inc({ sqlstate_class: kind }, count)
+    }
   })
   const refusals = new Prometheus.Counter({
     name: "vpn_api_rate_limit_refusals_total",

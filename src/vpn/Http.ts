@@ -4,6 +4,7 @@ import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { Api } from "../Api.ts"
+import { AuditLog } from "../audit/AuditLog.ts"
 import { CurrentUser } from "../http/Auth.ts"
 import { Metrics } from "../platform/Metrics.ts"
 import { Access } from "./Access.ts"
@@ -33,7 +34,11 @@ const VpnLive = HttpApiBuilder.group(Api, "vpn", (handlers) =>
     const credentials = yield* Credentials
     const usage = yield* Usage
     const accounts = yield* VpnAccounts
+    const audit = yield* AuditLog
     const caller = Effect.map(CurrentUser, (user) => user.userId)
+    /** a security event of the caller's ([D99]) */
+    const vpnAccessRevoked = Effect.flatMap(CurrentUser, (user) =>
+      audit.record({ action: "vpn_access_revoked", actorId: user.userId, actorKind: user.kind, resource: `user:${user.userId}`, subjectId: user.userId }))
 
     return handlers
       .handle("listServers", () => Effect.flatMap(caller, access.serversOf))
@@ -50,7 +55,11 @@ const VpnLive = HttpApiBuilder.group(Api, "vpn", (handlers) =>
           Effect.map(credentials.rotate(userId), (data) => ({ message: "VPN credentials rotated.", data }))
         ).pipe(Effect.zipLeft(noStore)))
       .handle("revokeVpnAccess", () =>
-        Effect.flatMap(caller, accounts.revokeAll).pipe(Effect.as("VPN access revoked."), Effect.zipLeft(noStore)))
+        Effect.flatMap(caller, accounts.revokeAll).pipe(
+          Effect.zipRight(vpnAccessRevoked),
+          Effect.as("VPN access revoked."),
+          Effect.zipLeft(noStore)
+        ))
       .handle("serviceBandwidth", ({ path }) => Effect.flatMap(caller, (userId) => usage.ofService(userId, path.service)))
       .handle("currentBandwidth", () => Effect.flatMap(caller, usage.current))
       .handle("bandwidthHistory", () => Effect.flatMap(caller, usage.historyOf))

@@ -69,7 +69,7 @@ afterAll(async () => {
 })
 
 describe.skipIf(skipReason !== undefined)("suite 6: secrets at rest and in logs", () => {
-  test("after a full tour with SMTP_URL set, neither the database nor the logs hold any secret the tour saw [D1][D20][D22][D23][D52][D53][D54]", async () => {
+  test("after a full tour with SMTP_URL set, neither the database (the audit log included) nor the logs hold any secret the tour saw [D1][D20][D22][D23][D52][D53][D54][D98][D100]", async () => {
     const secrets = new Map<string, string>()
     const keep = (label: string, value: unknown) => {
       expect(typeof value).toBe("string")
@@ -216,6 +216,26 @@ describe.skipIf(skipReason !== undefined)("suite 6: secrets at rest and in logs"
       call(server.base, "POST", "/v1/node/openvpn/auth", { token: ovpn.node_token, body: { username: creds.username, password: creds.password } }))
     await step("ticket", 201, () =>
       call(server.base, "POST", "/v1/tickets", { token, body: { subject: "Tour", message: "All good." }, headers: ip(6) }))
+    // an API key [D98]: made, used, listed, revoked; sessions and activity read [D99]; all in the audit log [D100]
+    const apiKey = (await step("api key", 201, () =>
+      call(server.base, "POST", "/v1/account/api-keys", { token, body: { name: "tour bot", scopes: ["read", "write"] } }))).body.data
+    keep("API key", apiKey.key)
+    keep("API key (secret part)", (apiKey.key as string).split("_")[2])
+    await step("a call with the API key", 200, () => call(server.base, "GET", "/v1/user", { token: apiKey.key }))
+    await step("the API key refused where only a person goes", 403, () =>
+      call(server.base, "PUT", "/v1/account/password", {
+        token: apiKey.key,
+        body: { current_password: lastPassword, password: "Another-Passw0rd-9", password_confirmation: "Another-Passw0rd-9" }
+      }))
+    const adminKey = (await step("admin api key", 201, () =>
+      call(server.base, "POST", "/v1/account/api-keys", { token: admin, body: { name: "ops", scopes: ["admin:read", "admin:write"] } }))).body.data
+    keep("admin API key", adminKey.key)
+    await step("admin write through the key", 200, () =>
+      call(server.base, "PUT", `/v1/admin/users/${userId}`, { token: adminKey.key, body: { status: 1 } }))
+    await step("sessions", 200, () => call(server.base, "GET", "/v1/account/sessions", { token }))
+    await step("activity", 200, () => call(server.base, "GET", "/v1/account/activity", { token }))
+    await step("revoke the api key", 200, () => call(server.base, "DELETE", `/v1/account/api-keys/${apiKey.id}`, { token }))
+    await step("audit log", 200, () => call(server.base, "GET", "/v1/admin/audit", { token: admin }))
     await step("logout", 200, () => call(server.base, "POST", "/v1/auth/logout", { token }))
 
     // the whole database: every row of every table as JSON text
@@ -225,10 +245,12 @@ describe.skipIf(skipReason !== undefined)("suite 6: secrets at rest and in logs"
     )).rows.map((r) => r.tablename)
     let dump = ""
     let rows = 0
+    let audit = ""
     for (const table of tables) {
       const result = await sql.query<{ row: string }>(`select row_to_json(t)::text as row from "${table}" t`)
       rows += result.rowCount ?? 0
       dump += result.rows.map((r) => r.row).join("\n") + "\n"
+      if (table === "audit_log") audit = result.rows.map((r) => r.row).join("\n")
     }
     await sql.end()
     const code = await server.stop()
@@ -237,6 +259,7 @@ describe.skipIf(skipReason !== undefined)("suite 6: secrets at rest and in logs"
 
     const found: Array<string> = []
     for (const [label, value] of secrets) {
+      if (audit.includes(value)) found.push(`audit log holds ${label}`)
       if (dump.includes(value)) found.push(`database holds ${label}`)
       if (logs.includes(value)) found.push(`logs hold ${label}`)
     }
@@ -252,6 +275,11 @@ describe.skipIf(skipReason !== undefined)("suite 6: secrets at rest and in logs"
     expect(logs).toContain("request")
     // what is stored is there, only not in plain: hashes and ciphertexts
     expect(dump).toContain(email)
+    // the audit log [D100] saw the tour: admin writes, security events, the key's kind
+    for (const action of ["POST /v1/admin/plans", "PUT /v1/admin/users/:user", "sign_in", "sign_in_failed", "password_reset", "password_changed", "api_key_created", "api_key_revoked"]) {
+      expect(audit).toContain(`"action":"${action}"`)
+    }
+    expect(audit).toContain(`"actor_kind":"api_key"`)
     expect(code).toBe(0)
   }, 60_000)
   test("the admin of ADMIN_EMAIL/ADMIN_PASSWORD can log in as soon as the server answers [D1]", async () => {

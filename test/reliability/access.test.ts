@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, expect, test } from "bun:test"
+import { Effect } from "effect"
+import { Tokens } from "../../src/accounts/Tokens.ts"
 import { makeTestApp, type TestApp } from "../support/app.ts"
 import { fill, loadOperations, sampleValue, type Json, type Operation } from "./openapi.ts"
 import { seedWorld, type World } from "./world.ts"
@@ -14,6 +16,8 @@ import { seedWorld, type World } from "./world.ts"
  * - no list shows another user's rows;
  * - admin routes: 401 without a token, 403 `Forbidden.` for a user token, 401 for a node token
  *   [D70]; node routes: 401 for user and admin tokens [D54]; user routes: 401 for a node token.
+ * - API keys are callers too [D98]: each scope is refused (403 `Forbidden.`) on every route
+ *   outside itself, every key on the routes only a person may use, and on node routes (401).
  */
 
 const NOT_FOUND = { success: false, message: "Resource not found." }
@@ -73,7 +77,9 @@ const idsOf = (who: "a" | "b"): Record<string, string> => {
     server: String(who === "a" ? world.servers.shared.id : world.servers.bWireguard.id),
     user: String(o.id),
     plan: String(o.planId),
-    cycle: String(o.cycleId)
+    cycle: String(o.cycleId),
+    key: String(who === "a" ? keys.aKeyId : keys.bKeyId),
+    session: String(who === "a" ? keys.aSessionId : keys.bSessionId)
   }
 }
 
@@ -86,6 +92,10 @@ const otherValues = (name: string): ReadonlyArray<string> | undefined => {
       return world.b.invoiceUuids
     case "ticket":
       return [String(world.b.ticketId)]
+    case "key":
+      return [String(keys.bKeyId)]
+    case "session":
+      return [String(keys.bSessionId)]
     default:
       return undefined
   }
@@ -114,6 +124,7 @@ const snapshotB = async () => {
   const rows = {
     user: await app.sql`select name, email, role, status, email_verified_at, password_hash from users where id = ${b}`,
     tokens: await app.sql`select id, secret_hash from access_tokens where user_id = ${b} order by id`,
+    keys: await app.sql`select id, secret_hash, scopes from api_keys where user_id = ${b} order by id`,
     settings: await app.sql`select email_notifications from user_settings where user_id = ${b}`,
     services: await app.sql`select id, plan_id, cycle_id, status, starts_at, expires_at, auto_renew from services where user_id = ${b} order by id`,
     invoices: await app.sql`select uuid::text, status, amount, paid_at, transaction_id, due_date from invoices where user_id = ${b} order by id`,
@@ -128,14 +139,55 @@ const snapshotB = async () => {
 
 let bBefore: Awaited<ReturnType<typeof snapshotB>>
 
+/** API keys [D98] and a second session [D99] of A's, B's key and session: the owned ids of those routes */
+interface Keys {
+  readonly aRead: string
+  readonly aWrite: string
+  readonly aKeyId: number
+  readonly aSessionId: number
+  readonly bKeyId: number
+  readonly bSessionId: number
+  readonly adminRead: string
+  readonly adminWrite: string
+  readonly adminAll: string
+}
+let keys: Keys
+
+const makeKey = async (token: string, scopes: ReadonlyArray<string>) => {
+  const res = await app.post("/v1/account/api-keys", { token, body: { name: `access ${scopes.join(" ")}`, scopes } })
+  if (res.status !== 201) throw new Error(`api key: ${res.status} ${res.text}`)
+  return res.body.data as { id: number; key: string }
+}
+
 beforeAll(async () => {
   app = await makeTestApp()
   world = await seedWorld(app)
+  const aRead = await makeKey(world.a.token, ["read"])
+  const aWrite = await makeKey(world.a.token, ["write"])
+  // revoked by "A on A's own resource"
+  const aSpare = await makeKey(world.a.token, ["read"])
+  const bKey = await makeKey(world.b.token, ["read"])
+  const adminRead = await makeKey(world.admin.token, ["admin:read"])
+  const adminWrite = await makeKey(world.admin.token, ["admin:write"])
+  const adminAll = await makeKey(world.admin.token, ["read", "write", "admin:read", "admin:write"])
+  // a second session of A's: revoking it (A on A's own resource) leaves A's token working
+  const second = await app.run(Effect.flatMap(Tokens, (tokens) => tokens.issue(world.a.id)))
+  keys = {
+    aRead: aRead.key,
+    aWrite: aWrite.key,
+    aKeyId: aSpare.id,
+    aSessionId: Number(second.split("|")[0]),
+    bKeyId: bKey.id,
+    bSessionId: Number(world.b.token.split("|")[0]),
+    adminRead: adminRead.key,
+    adminWrite: adminWrite.key,
+    adminAll: adminAll.key
+  }
   const loaded = await loadOperations(app)
   doc = loaded.doc
   operations = loaded.operations
   bBefore = await snapshotB()
-})
+}, 120_000)
 
 afterAll(async () => {
   console.log(`access: ${checks} checks over ${routesCovered.size} routes, ${failures.length} failures`)
@@ -144,7 +196,7 @@ afterAll(async () => {
 })
 
 test("the matrix knows every path parameter the API documents", () => {
-  const known = new Set(["service", "invoice", "ticket", "server", "plan", "cycle", "user", "gateway"])
+  const known = new Set(["service", "invoice", "ticket", "server", "plan", "cycle", "user", "gateway", "key", "session"])
   for (const op of operations) {
     for (const p of op.params) check(op, known.has(p.name), () => `path parameter {${p.name}} has no fixture in the access matrix: add one`)
   }
@@ -341,3 +393,64 @@ test("B's data reads the same after everything A, the node and the guests tried"
   expect(changedReads).toEqual([])
   expect(failures).toEqual([])
 })
+
+/** Routes only a person may use: a key of any scope is refused there ([D98]). */
+const PEOPLE_ONLY = new Set([
+  "POST /v1/auth/logout",
+  "POST /v1/auth/logout-all",
+  "PUT /v1/account/password",
+  "POST /v1/account/2fa",
+  "POST /v1/account/2fa/confirm",
+  "DELETE /v1/account/2fa",
+  "DELETE /v1/account",
+  "POST /v1/account/api-keys",
+  "GET /v1/account/api-keys",
+  "DELETE /v1/account/api-keys/{key}",
+  "GET /v1/account/sessions",
+  "DELETE /v1/account/sessions/{session}"
+])
+
+test("API keys as callers [D98]: each scope refused outside itself on every route (403 Forbidden.), every key on people-only routes, node routes 401 to keys", async () => {
+  const before = failures.length
+  const refused = (op: Operation, who: string, res: Awaited<ReturnType<typeof call>>) =>
+    check(op, res.status === 403 && same(res.body, FORBIDDEN), () => `${who}: ${res.status} ${res.text.slice(0, 200)}`)
+  const accepted = (op: Operation, who: string, res: Awaited<ReturnType<typeof call>>) =>
+    check(op, res.status !== 401 && !(res.status === 403 && same(res.body, FORBIDDEN)), () => `${who} refused within its scope: ${res.status} ${res.text.slice(0, 200)}`)
+  let people = 0
+  const laterWrites: Array<Operation> = []
+  for (const op of operations) {
+    const name = `${op.method} ${op.path}`
+    const reads = op.method === "GET"
+    if (op.kind === "user") {
+      const outside = reads
+        ? [["write key", keys.aWrite], ["admin:read key", keys.adminRead], ["admin:write key", keys.adminWrite]] as const
+        : [["read key", keys.aRead], ["admin:read key", keys.adminRead], ["admin:write key", keys.adminWrite]] as const
+      for (const [who, key] of outside) refused(op, who, await call(op, idsOf("a"), key))
+      if (PEOPLE_ONLY.has(name)) {
+        people++
+        for (const [who, key] of [["read+write key", reads ? keys.aRead : keys.aWrite], ["all scopes key", keys.adminAll]] as const) {
+          refused(op, who, await call(op, idsOf("a"), key))
+        }
+      } else if (reads) {
+        accepted(op, "read key", await call(op, idsOf("a"), keys.aRead))
+      } else {
+        laterWrites.push(op)
+      }
+    } else if (op.kind === "admin") {
+      const outside = reads
+        ? [["read key", keys.aRead], ["write key", keys.aWrite], ["admin:write key", keys.adminWrite]] as const
+        : [["read key", keys.aRead], ["write key", keys.aWrite], ["admin:read key", keys.adminRead]] as const
+      for (const [who, key] of outside) refused(op, who, await call(op, idsOf("b"), key))
+      if (reads) accepted(op, "admin:read key", await call(op, idsOf("b"), keys.adminRead))
+    } else if (op.kind === "node") {
+      for (const [who, key] of [["read key", keys.aRead], ["all scopes key", keys.adminAll]] as const) {
+        const res = await call(op, idsOf("b"), key)
+        check(op, res.status === 401 && same(res.body, UNAUTHENTICATED), () => `${who}: ${res.status} ${res.text}`)
+      }
+    }
+  }
+  // the write key within its scope, last: these change A's own data
+  for (const op of laterWrites) accepted(op, "write key", await call(op, idsOf("a"), keys.aWrite))
+  expect(people).toBe(PEOPLE_ONLY.size)
+  expect(failures.slice(before)).toEqual([])
+}, 120_000)

@@ -22,10 +22,11 @@ describe("VPN errors in the OpenAPI document", () => {
     const doc = (await app.get("/v1/openapi.json")).body
     for (const path of ["/v1/servers/{server}/wireguard", "/v1/servers/{server}/openvpn"]) {
       const responses = doc.paths[path].get.responses as Responses
-      expect(refs(responses, "403")).toEqual(["PlanExcludesServer"])
+      // and `Forbidden` of authentication: an API key outside its scopes [D98]
+      expect(refs(responses, "403").sort()).toEqual(["Forbidden", "PlanExcludesServer"])
       expect(refs(responses, "423").sort()).toEqual(["BandwidthExceeded", "ServiceSuspended"])
     }
-    expect(refs(doc.paths["/v1/servers/{server}"].get.responses, "403")).toEqual(["PlanExcludesServer"])
+    expect(refs(doc.paths["/v1/servers/{server}"].get.responses, "403").sort()).toEqual(["Forbidden", "PlanExcludesServer"])
     expect(refs(doc.paths["/v1/servers/{server}/wireguard"].get.responses, "503")).toEqual(
       expect.arrayContaining(["SubnetFull", "ServerNotConfigured"])
     )
