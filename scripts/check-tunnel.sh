@@ -35,6 +35,13 @@ if [ ${#missing[@]} -gt 0 ]; then
     || skip "could not install ${missing[*]} with apt-get"
 fi
 
+OPENVPN=1
+if ! command -v openvpn >/dev/null || ! command -v openssl >/dev/null; then
+  if command -v apt-get >/dev/null && DEBIAN_FRONTEND=noninteractive timeout 600 apt-get install -y -qq openvpn openssl >/dev/null 2>&1; then :; else
+    OPENVPN=0; echo "openvpn or openssl missing and not installable: the OpenVPN part is skipped"
+  fi
+fi
+
 P="vt$(( $$ % 10000 ))"
 NS_S="${P}s" NS_A="${P}a" NS_B="${P}b"
 WG_S="${P}s0" WG_A="${P}a0" WG_B="${P}b0"
@@ -249,4 +256,101 @@ on_server_within "$WORK/b2.conf" "$TWO_POLLS" || fail "the fresh config's peer i
 apply_config "$NS_B" "$WG_B" "$WORK/b2.conf"
 passes_within "$NS_B" 10 || fail "a fresh download after the password reset does not pass"
 echo "ok 7 - a fresh download after the reset passes"
-echo "tunnel check passed ($([ $DEVICES = 1 ] && echo "with devices" || echo "devices stood in by a second user")), poll ${POLL}s"
+# ---- OpenVPN: the same API and agent binary, the agent as the server's auth-user-pass-verify script
+if [ "$OPENVPN" = 1 ]; then
+  OV="$WORK/ovpn"; mkdir -m 700 "$OV"
+  (
+    umask 077
+    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout "$OV/ca.key" -out "$OV/ca.crt" -days 2 \
+      -subj "/CN=Tunnel Test CA" -addext "basicConstraints=critical,CA:TRUE" -addext "keyUsage=critical,keyCertSign,cRLSign"
+    openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout "$OV/server.key" -out "$OV/server.csr" -subj "/CN=tunnel-server"
+    printf 'basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature,keyAgreement\nextendedKeyUsage=serverAuth\n' >"$OV/ext.cnf"
+    openssl x509 -req -in "$OV/server.csr" -CA "$OV/ca.crt" -CAkey "$OV/ca.key" -CAcreateserial -out "$OV/server.crt" -days 2 -extfile "$OV/ext.cnf"
+  ) >"$OV/openssl.log" 2>&1 || fail "openssl could not make the test CA: $(cat "$OV/openssl.log")"
+  CA_JSON=$(node -e 'process.stdout.write(JSON.stringify(require("fs").readFileSync(process.argv[1], "utf8")))' "$OV/ca.crt")
+  ok POST /v1/admin/servers "$ADMIN" "{\"name\":\"Tunnel OpenVPN\",\"country\":\"NL\",\"city\":\"Lab\",\"protocol\":\"openvpn\",\"ip\":\"10.240.1.1\",\"port\":1194,\"transport\":\"udp\",\"ca_cert\":$CA_JSON,\"plan_ids\":[$PLAN]}" >"$OV/server.json"
+  OV_SERVER=$(json '.data.id' <"$OV/server.json")
+  OV_TOKEN=$(json '.data.node_token' <"$OV/server.json")
+  # OpenVPN runs its scripts with its own environment only (no PATH, nothing inherited): the
+  # agent's variables come from `setenv` in the server's config (0600: it holds the node token)
+  if [ -n "${VPN_API_BIN:-}" ]; then AUTH_CMD="\"${VPN_API[0]} node-agent openvpn-auth\""; else
+    printf '#!/bin/sh\nexec %s run %s node-agent openvpn-auth "$@"\n' "$(command -v bun)" "$ROOT/src/cli.ts" >"$OV/auth.sh"
+    chmod 700 "$OV/auth.sh"; AUTH_CMD="$OV/auth.sh"
+  fi
+  (umask 077; cat >"$OV/server.conf" <<CONF
+dev tun
+proto udp
+local 10.240.1.1
+port 1194
+server 10.8.0.0 255.255.255.0
+topology subnet
+ca $OV/ca.crt
+cert $OV/server.crt
+key $OV/server.key
+dh none
+verify-client-cert none
+username-as-common-name
+script-security 2
+setenv NODE_API_URL $API
+setenv NODE_TOKEN $OV_TOKEN
+auth-user-pass-verify $AUTH_CMD via-file
+tmp-dir $OV
+keepalive 2 10
+verb 3
+CONF
+  )
+  in_s openvpn --config "$OV/server.conf" >"$OV/server.log" 2>&1 &
+  PIDS+=($!)
+  for _ in $(seq 1 50); do grep -q "Initialization Sequence Completed" "$OV/server.log" && break; sleep 0.2; done
+  grep -q "Initialization Sequence Completed" "$OV/server.log" || fail "the OpenVPN server did not start: $(tail -n 5 "$OV/server.log")"
+
+  OV_EMAIL="tunnel-ovpn@example.com"
+  OV_USER_TOKEN=$(subscriber "$OV_EMAIL" "$PASSWORD")
+  OV_USER_ID=$(ok GET /v1/user "$OV_USER_TOKEN" | json '.data.id')
+  if [ "$DEVICES" = 1 ]; then
+    ok POST /v1/devices "$OV_USER_TOKEN" '{"name":"router","platform":"router"}' >"$OV/device.json"
+    OV_DEVICE=$(json '.data.id' <"$OV/device.json")
+    (umask 077; json '.data.openvpn.username' <"$OV/device.json" >"$OV/creds"; echo >>"$OV/creds"; json '.data.openvpn.password' <"$OV/device.json" >>"$OV/creds"; echo >>"$OV/creds")
+    ok GET "/v1/devices/$OV_DEVICE/openvpn/$OV_SERVER" "$OV_USER_TOKEN" >"$OV/client.ovpn"
+  else
+    ok GET /v1/account/vpn-credentials "$OV_USER_TOKEN" >"$OV/creds.json"
+    (umask 077; json '.data.username' <"$OV/creds.json" >"$OV/creds"; echo >>"$OV/creds"; json '.data.password' <"$OV/creds.json" >>"$OV/creds"; echo >>"$OV/creds")
+    ok GET "/v1/servers/$OV_SERVER/openvpn" "$OV_USER_TOKEN" >"$OV/client.ovpn"
+  fi
+  grep -q "^remote 10.240.1.1 1194" "$OV/client.ovpn" || fail "the OpenVPN profile does not name the server: $(cat "$OV/client.ovpn")"
+
+  # connects the downloaded profile from client namespace A with a credentials file: "connected" or "refused"
+  ovpn_client() { # $1 credentials file, $2 log
+    ip netns exec "$NS_A" openvpn --config "$OV/client.ovpn" --auth-user-pass "$1" --dev "${P}t" --dev-type tun --connect-retry-max 1 >"$2" 2>&1 &
+    local pid=$! outcome=timeout
+    for _ in $(seq 1 100); do
+      if grep -q "Initialization Sequence Completed" "$2"; then outcome=connected; break; fi
+      if grep -q "AUTH_FAILED" "$2"; then outcome=refused; break; fi
+      kill -0 "$pid" 2>/dev/null || { outcome=exited; break; }
+      sleep 0.2
+    done
+    echo "$pid" >"$OV/client.pid"
+    echo "$outcome"
+  }
+  stop_client() { # the client of the last ovpn_client (started in a subshell: not our child to wait for)
+    local pid; pid=$(cat "$OV/client.pid")
+    kill -TERM "$pid" 2>/dev/null || true
+    for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || return 0; sleep 0.1; done
+  }
+
+  outcome=$(ovpn_client "$OV/creds" "$OV/client1.log")
+  [ "$outcome" = connected ] || { stop_client; fail "the OpenVPN client with the device's credentials: $outcome; $(tail -n 5 "$OV/client1.log"); server: $(tail -n 8 "$OV/server.log")"; }
+  ip netns exec "$NS_A" ping -c 1 -W 2 -q 10.8.0.1 >/dev/null || { stop_client; fail "connected over OpenVPN but 10.8.0.1 does not answer"; }
+  stop_client
+  echo "ok 8 - OpenVPN: the downloaded profile and the device's credentials connect (the agent's openvpn-auth said yes) and ping the server"
+
+  (umask 077; head -n 1 "$OV/creds" >"$OV/wrong"; echo "not-the-password" >>"$OV/wrong")
+  outcome=$(ovpn_client "$OV/wrong" "$OV/client2.log"); stop_client
+  [ "$outcome" = refused ] || fail "a wrong OpenVPN password was not refused: $outcome"
+  ok PUT "/v1/admin/users/$OV_USER_ID" "$ADMIN" '{"status":0}' >/dev/null
+  outcome=$(ovpn_client "$OV/creds" "$OV/client3.log"); stop_client
+  [ "$outcome" = refused ] || fail "a disabled user's OpenVPN credentials were not refused: $outcome"
+  echo "ok 9 - OpenVPN: a wrong password and a disabled user's credentials are refused (AUTH_FAILED)"
+fi
+
+echo "tunnel check passed ($([ $DEVICES = 1 ] && echo "with devices" || echo "devices stood in by a second user"); OpenVPN $([ "$OPENVPN" = 1 ] && echo "checked" || echo "skipped")), poll ${POLL}s"
