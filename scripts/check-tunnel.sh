@@ -48,10 +48,23 @@ WG_S="${P}s0" WG_A="${P}a0" WG_B="${P}b0"
 ip netns add "$NS_S" 2>/dev/null || skip "cannot create a network namespace here"
 WORK=$(mktemp -d)
 PIDS=()
+# every background process is started directly (never through a shell function, whose $! would be
+# a subshell) and with setsid, so that its whole process group is stopped here
+stop_all() {
+  local pid alive
+  for pid in "$@"; do kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || true; done
+  for _ in $(seq 1 50); do
+    alive=0
+    for pid in "$@"; do kill -0 "$pid" 2>/dev/null && alive=1; done
+    [ $alive = 0 ] && return 0
+    sleep 0.1
+  done
+  for pid in "$@"; do kill -KILL -- "-$pid" 2>/dev/null || kill -KILL "$pid" 2>/dev/null || true; done
+}
 cleanup() {
-  local pid
-  for pid in "${PIDS[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
-  for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
+  local client
+  client=$(cat "$WORK/ovpn/client.pid" 2>/dev/null || true)
+  stop_all ${client:+"$client"} "${PIDS[@]}"
   for ns in "$NS_S" "$NS_A" "$NS_B"; do ip netns del "$ns" 2>/dev/null || true; done
   rm -f "/var/run/wireguard/$WG_S.sock" "/var/run/wireguard/$WG_A.sock" "/var/run/wireguard/$WG_B.sock"
   rm -rf "$WORK"
@@ -76,7 +89,7 @@ ip -n "$NS_B" link set "${P}vB" up
 ip -n "$NS_B" route add 10.240.1.1/32 via 10.240.2.1
 
 start_wg() { # $1 namespace, $2 interface
-  WG_PROCESS_FOREGROUND=1 ip netns exec "$1" wireguard-go "$2" >"$WORK/wg-$2.log" 2>&1 &
+  WG_PROCESS_FOREGROUND=1 setsid ip netns exec "$1" wireguard-go "$2" >"$WORK/wg-$2.log" 2>&1 &
   PIDS+=($!)
   for _ in $(seq 1 50); do [ -S "/var/run/wireguard/$2.sock" ] && ip -n "$1" link show "$2" >/dev/null 2>&1 && return 0; sleep 0.1; done
   fail "wireguard-go did not create $2: $(cat "$WORK/wg-$2.log")"
@@ -97,7 +110,7 @@ else VPN_API=(bun run "$ROOT/src/cli.ts"); SERVE=(bun run "$ROOT/src/main.ts"); 
 PORT=3900
 API="http://127.0.0.1:$PORT"
 ADMIN_EMAIL="admin@tunnel.test" ADMIN_PASSWORD="tunnel-Admin-2026!"
-in_s env DATA_DIR="$WORK/data" PORT=$PORT HOST=127.0.0.1 ADMIN_EMAIL="$ADMIN_EMAIL" ADMIN_PASSWORD="$ADMIN_PASSWORD" \
+setsid ip netns exec "$NS_S" env DATA_DIR="$WORK/data" PORT=$PORT HOST=127.0.0.1 ADMIN_EMAIL="$ADMIN_EMAIL" ADMIN_PASSWORD="$ADMIN_PASSWORD" \
   GENERAL_RATE_LIMIT=0 LOG_LEVEL=info "${SERVE[@]}" >"$WORK/api.log" 2>&1 &
 PIDS+=($!)
 for _ in $(seq 1 120); do in_s curl -fsS "$API/v1/status" >/dev/null 2>&1 && break; sleep 0.5; done
@@ -127,7 +140,7 @@ SERVER=$(json '.data.id' <"$WORK/server.json")
 NODE_TOKEN=$(json '.data.node_token' <"$WORK/server.json")
 say "admin made plan $PLAN, server $SERVER (endpoint 10.240.1.1:51820, the interface's public key)"
 
-in_s env NODE_API_URL="$API" NODE_TOKEN="$NODE_TOKEN" WG_INTERFACE="$WG_S" NODE_POLL_SECONDS="$POLL" \
+setsid ip netns exec "$NS_S" env NODE_API_URL="$API" NODE_TOKEN="$NODE_TOKEN" WG_INTERFACE="$WG_S" NODE_POLL_SECONDS="$POLL" \
   "${VPN_API[@]}" node-agent >"$WORK/agent.log" 2>&1 &
 PIDS+=($!)
 say "node agent on $WG_S, polling every $POLL s"
@@ -299,7 +312,7 @@ keepalive 2 10
 verb 3
 CONF
   )
-  in_s openvpn --config "$OV/server.conf" >"$OV/server.log" 2>&1 &
+  setsid ip netns exec "$NS_S" openvpn --config "$OV/server.conf" >"$OV/server.log" 2>&1 &
   PIDS+=($!)
   for _ in $(seq 1 50); do grep -q "Initialization Sequence Completed" "$OV/server.log" && break; sleep 0.2; done
   grep -q "Initialization Sequence Completed" "$OV/server.log" || fail "the OpenVPN server did not start: $(tail -n 5 "$OV/server.log")"
@@ -321,7 +334,7 @@ CONF
 
   # connects the downloaded profile from client namespace A with a credentials file: "connected" or "refused"
   ovpn_client() { # $1 credentials file, $2 log
-    ip netns exec "$NS_A" openvpn --config "$OV/client.ovpn" --auth-user-pass "$1" --dev "${P}t" --dev-type tun --connect-retry-max 1 >"$2" 2>&1 &
+    setsid ip netns exec "$NS_A" openvpn --config "$OV/client.ovpn" --auth-user-pass "$1" --dev "${P}t" --dev-type tun --connect-retry-max 1 >"$2" 2>&1 &
     local pid=$! outcome=timeout
     for _ in $(seq 1 100); do
       if grep -q "Initialization Sequence Completed" "$2"; then outcome=connected; break; fi
@@ -332,11 +345,8 @@ CONF
     echo "$pid" >"$OV/client.pid"
     echo "$outcome"
   }
-  stop_client() { # the client of the last ovpn_client (started in a subshell: not our child to wait for)
-    local pid; pid=$(cat "$OV/client.pid")
-    kill -TERM "$pid" 2>/dev/null || true
-    for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || return 0; sleep 0.1; done
-  }
+  # the client of the last ovpn_client (started in a subshell: not our child to wait for)
+  stop_client() { stop_all "$(cat "$OV/client.pid")"; rm -f "$OV/client.pid"; }
 
   outcome=$(ovpn_client "$OV/creds" "$OV/client1.log")
   [ "$outcome" = connected ] || { stop_client; fail "the OpenVPN client with the device's credentials: $outcome; $(tail -n 5 "$OV/client1.log"); server: $(tail -n 8 "$OV/server.log")"; }
