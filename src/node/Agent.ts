@@ -2,6 +2,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
+import * as Schedule from "effect/Schedule"
 import { type CounterEntry, NodeClient, type PeerEntry } from "./NodeClient.ts"
 import { type DumpPeer, normaliseIps, parseDump, Wg } from "./Wg.ts"
 
@@ -87,25 +88,28 @@ export interface CycleOutcome {
   readonly added: number
   readonly removed: number
   readonly reported: number
-  /** why the cycle could not finish, when it could not; the interface is left as it was */
+  /** why the peers could not be synced (the API or `wg` failed): the agent backs off */
   readonly failure: Option.Option<string>
+  /** why the counters were not delivered; they go with the next report (no back-off for this alone) */
+  readonly reportFailure: Option.Option<string>
 }
 
 /**
  * One poll: report the counters of the interface, fetch the peer list (or its changes), and
- * apply the difference with `wg set`. A failed report does not stop the sync and a failed
- * list changes nothing; either makes the cycle a failure (for the back-off).
+ * apply the difference with `wg set`. A failed report does not stop the sync, and a failed list
+ * changes nothing on the interface.
  */
 export const cycle = (options: AgentOptions, state: Ref.Ref<AgentState>, newKey: Effect.Effect<string>) =>
   Effect.gen(function*() {
     const wg = yield* Wg
     const api = yield* NodeClient
     const before = yield* Ref.get(state)
-    const failures: Array<string> = []
+    let reportFailure = Option.none<string>()
 
     const dumped = yield* Effect.either(Effect.map(wg.dump(options.iface), parseDump))
     if (dumped._tag === "Left") {
-      return { added: 0, removed: 0, reported: 0, failure: Option.some(`${dumped.left.command}: ${dumped.left.message}`) }
+      const failure = Option.some(`${dumped.left.command}: ${dumped.left.message}`)
+      return { added: 0, removed: 0, reported: 0, failure, reportFailure }
     }
     const actual = dumped.right
 
@@ -114,12 +118,14 @@ export const cycle = (options: AgentOptions, state: Ref.Ref<AgentState>, newKey:
     let reported = 0
     if (report.length > 0) {
       const key = yield* newKey
-      const sent = yield* Effect.either(api.counters(report, key).pipe(Effect.retry({ times: 2 })))
+      const sent = yield* Effect.either(
+        api.counters(report, key).pipe(Effect.retry({ times: 2, schedule: Schedule.spaced("300 millis") }))
+      )
       if (sent._tag === "Right") {
         reported = report.length
         yield* Ref.update(state, (s) => ({ ...s, undelivered: new Map() }))
       } else {
-        failures.push(`counters: ${sent.left.message}`)
+        reportFailure = Option.some(`counters: ${sent.left.message}`)
         yield* Ref.update(state, (s) => ({ ...s, undelivered: new Map(report.map((e) => [e.public_key, e])) }))
       }
     }
@@ -131,8 +137,7 @@ export const cycle = (options: AgentOptions, state: Ref.Ref<AgentState>, newKey:
       )
     )
     if (listed._tag === "Left") {
-      failures.push(`peers: ${listed.left.message}`)
-      return { added: 0, removed: 0, reported, failure: Option.some(failures.join("; ")) }
+      return { added: 0, removed: 0, reported, failure: Option.some(`peers: ${listed.left.message}`), reportFailure }
     }
     const answer = listed.right
     const desired = answer.full || Option.isNone(before.desired)
@@ -146,18 +151,18 @@ export const cycle = (options: AgentOptions, state: Ref.Ref<AgentState>, newKey:
         yield* wg.set(options.iface, ["peer", peer.publicKey, "allowed-ips", peer.allowedIps.join(",")])
       }
     }))
-    if (applied._tag === "Left") {
-      // the list is kept, the revision is not: the next poll compares the whole list again
-      yield* Ref.update(state, (s) => ({ ...s, desired: Option.some(desired), revision: Option.none() }))
-      failures.push(`${applied.left.command}: ${applied.left.message}`)
-    } else {
-      yield* Ref.update(state, (s) => ({ ...s, desired: Option.some(desired), revision: answer.revision }))
-    }
+    // when `wg set` fails the list is kept and the revision is not: the next poll asks for all of it
+    yield* Ref.update(state, (s) => ({
+      ...s,
+      desired: Option.some(desired),
+      revision: applied._tag === "Left" ? Option.none() : answer.revision
+    }))
     return {
       added: changes.set.length,
       removed: changes.remove.length,
       reported,
-      failure: failures.length > 0 ? Option.some(failures.join("; ")) : Option.none()
+      failure: applied._tag === "Left" ? Option.some(`${applied.left.command}: ${applied.left.message}`) : Option.none(),
+      reportFailure
     }
   })
 
@@ -170,6 +175,9 @@ export const runAgent = (options: AgentOptions) =>
     let failures = 0
     for (;;) {
       const outcome = yield* cycle(options, state, newKey)
+      if (Option.isSome(outcome.reportFailure)) {
+        yield* Effect.logWarning(`node agent: ${outcome.reportFailure.value}; the totals go with the next report`)
+      }
       if (Option.isSome(outcome.failure)) {
         failures++
         const wait = backoffSeconds(failures, options.pollSeconds)
