@@ -210,13 +210,15 @@ describe("node sync by revision [D92], as the agent uses it", () => {
   })
 
   test("an API without meta.revision is asked for the full list every time", async () => {
-    const api = appFetch(app)
-    const plan = await makePlan(app, 0)
-    const server = await makeServer(app, { planIds: [plan.planId] })
-    const node = agent(server.nodeToken, api.fetchImpl)
+    const asked: Array<string> = []
+    const node = agent("token", async (request) => {
+      asked.push(new URL(request.url).search)
+      return json(200, { success: true, data: [peer(2)] })
+    })
     await node.once()
     await node.once()
-    expect(api.seen.map((r) => r.path)).toEqual(["/v1/node/peers", "/v1/node/peers"])
+    expect(asked).toEqual(["", ""])
+    expect([...node.iface.peers.keys()]).toEqual([K(2)])
   })
 })
 
