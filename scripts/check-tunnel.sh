@@ -67,6 +67,8 @@ cleanup() {
   stop_all ${client:+"$client"} "${PIDS[@]}"
   for ns in "$NS_S" "$NS_A" "$NS_B"; do ip netns del "$ns" 2>/dev/null || true; done
   rm -f "/var/run/wireguard/$WG_S.sock" "/var/run/wireguard/$WG_A.sock" "/var/run/wireguard/$WG_B.sock"
+  # KEEP_LOGS=<dir>: the API's, the agent's and OpenVPN's logs are copied there
+  if [ -n "${KEEP_LOGS:-}" ]; then mkdir -p "$KEEP_LOGS"; cp "$WORK"/*.log "$WORK"/ovpn/*.log "$KEEP_LOGS"/ 2>/dev/null || true; fi
   rm -rf "$WORK"
 }
 trap cleanup EXIT
