@@ -10,11 +10,13 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
+import * as Schedule from "effect/Schedule"
 import { chmodSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import pg from "pg"
 import { migrations } from "../../migrations/index.ts"
+import { isConnectionLoss } from "./SqlErrors.ts"
 import * as BunSqlClient from "./BunSqlClient.ts"
 import { AppConfig, type DbDriver } from "./Config.ts"
 
@@ -221,8 +223,25 @@ export const DatabaseLive = Layer.scopedContext(
       ? config.databaseUrl.value
       : Redacted.make((yield* embeddedServer(config.dataDir, driver)).url)
     // pglite-socket takes one connection
-    const ctx = yield* Layer.build(sqlClientLayer(url, embedded ? 1 : 10, { embedded, driver }))
-    const applied = embedded ? yield* runMigrations.pipe(Effect.provide(ctx)) : yield* runMigrationsExclusively(url, driver)
+    const connect = Effect.gen(function*() {
+      const ctx = yield* Layer.build(sqlClientLayer(url, embedded ? 1 : 10, { embedded, driver }))
+      const applied = embedded ? yield* runMigrations.pipe(Effect.provide(ctx)) : yield* runMigrationsExclusively(url, driver)
+      return [ctx, applied] as const
+    })
+    // a PostgreSQL that is still starting (compose starts both at once) is waited for, up to a
+    // minute; any other failure ends the start at once
+    const [ctx, applied] = yield* connect.pipe(
+      Effect.tapError((e) =>
+        isConnectionLoss(e) ? Effect.logWarning("the database is not reachable yet; retrying") : Effect.void
+      ),
+      Effect.retry({
+        while: isConnectionLoss,
+        schedule: Schedule.exponential("250 millis").pipe(
+          Schedule.union(Schedule.spaced("5 seconds")),
+          Schedule.upTo("60 seconds")
+        )
+      })
+    )
     return ctx.pipe(
       Context.add(DatabaseInfo, { mode: embedded ? "embedded" : "postgresql", migrationsApplied: applied })
     )

@@ -1,0 +1,41 @@
+import { SqlError } from "@effect/sql/SqlError"
+
+/**
+ * Input the database refuses to store (a NUL character, a number out of range, ...): a 422
+ * safety net behind the field schemas, never a 500.
+ */
+export const isUnstorableInput = (error: unknown): boolean => {
+  if (!(error instanceof SqlError)) return false
+  const code = causeCode(error) ?? ""
+  return ["22021", "22P05", "22001", "22003", "22P02", "22007", "22008", "54000"].includes(code)
+}
+
+const bunConnectionCodes = new Set([
+  "ERR_POSTGRES_CONNECTION_CLOSED",
+  "ERR_POSTGRES_CONNECTION_FAILED",
+  "ERR_POSTGRES_CONNECTION_REFUSED",
+  "ERR_POSTGRES_CONNECTION_TIMEOUT",
+  "ERR_POSTGRES_IDLE_TIMEOUT",
+  "ERR_POSTGRES_LIFETIME_TIMEOUT"
+])
+
+const errnoConnectionCodes = new Set(["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EPIPE", "ENOTFOUND", "EAI_AGAIN", "ENOENT"])
+
+const causeCode = (error: SqlError): string | undefined =>
+  typeof error.cause === "object" && error.cause !== null && "code" in error.cause
+    ? String((error.cause as { code: unknown }).code)
+    : undefined
+
+/**
+ * A lost connection, not a bad query: the database is unreachable (503). Read from the error's
+ * code, never its text: a server's SQLSTATE says exactly what happened (only the connection
+ * classes are "lost"); Bun.SQL and the socket layer name their connection failures; a driver
+ * error with no code at all (`pg`'s "Connection terminated") never reached a server.
+ */
+export const isConnectionLoss = (error: unknown): boolean => {
+  if (!(error instanceof SqlError)) return false
+  const code = causeCode(error)
+  if (code === undefined) return true
+  if (/^[0-9A-Z]{5}$/.test(code)) return /^(08|57P0|53300)/.test(code)
+  return bunConnectionCodes.has(code) || errnoConnectionCodes.has(code)
+}
