@@ -33,7 +33,7 @@ const main = Effect.gen(function*() {
 })
 
 // `vpn-api <command>` (the compiled binary) runs the admin CLI on the same layers
-const CLI_COMMANDS = new Set(["migrate", "create-admin", "seed-demo", "jobs", "backup", "restore", "--help", "-h", "--version"])
+const CLI_COMMANDS = new Set(["migrate", "create-admin", "seed-demo", "jobs", "backup", "restore", "node-agent", "--help", "-h", "--version"])
 if (CLI_COMMANDS.has(process.argv[2] ?? "")) {
   await import("./cli.ts")
 } else {

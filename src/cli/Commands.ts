@@ -1,5 +1,6 @@
 import * as Args from "@effect/cli/Args"
 import * as Command from "@effect/cli/Command"
+import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
 import * as Options from "@effect/cli/Options"
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Config from "effect/Config"
@@ -22,6 +23,11 @@ import { KeyGen } from "../platform/KeyGen.ts"
 import { AppConfig, loadConfig } from "../platform/Config.ts"
 import { DatabaseInfo, DatabaseLive } from "../platform/Database.ts"
 import { Metrics } from "../platform/Metrics.ts"
+import { runAgent } from "../node/Agent.ts"
+import { agentConfig, load as loadNodeConfig, nodeConnection } from "../node/AgentConfig.ts"
+import { NodeClient } from "../node/NodeClient.ts"
+import { openvpnAuthFromFile } from "../node/OpenVpnAuth.ts"
+import { Wg } from "../node/Wg.ts"
 
 /**
  * The admin CLI (issue 7): the same configuration ([D1]) and the same database layer as the
@@ -162,9 +168,40 @@ const restore = Command.make(
     })
 ).pipe(Command.withDescription("Restore a backup into an empty DATA_DIR (the server stopped); --force replaces a non-empty one."))
 
+/** [D93]: the node's side; no database and no server configuration, only NODE_* variables */
+const openvpnAuth = Command.make(
+  "openvpn-auth",
+  { file: Args.text({ name: "file" }).pipe(Args.withDescription("the file OpenVPN wrote: username and password on two lines")) },
+  ({ file }) =>
+    Effect.gen(function*() {
+      const connection = yield* loadNodeConfig(nodeConnection).pipe(Effect.mapError((message) => new CliFailure({ message })))
+      const allowed = yield* openvpnAuthFromFile(file).pipe(
+        Effect.provide(NodeClient.layer(connection).pipe(Layer.provide(FetchHttpClient.layer))),
+        Effect.mapError((e) => new CliFailure({ message: `openvpn-auth: refused (${e.message})` }))
+      )
+      // OpenVPN lets the client in on exit code 0 only
+      if (!allowed) return yield* new CliFailure({ message: "openvpn-auth: refused" })
+    })
+).pipe(Command.withDescription(
+  "OpenVPN auth-user-pass-verify script (via-file): exit 0 when POST /v1/node/openvpn/auth allows the file's username and password, else 1."
+))
+
+const nodeAgent = Command.make("node-agent", {}, () =>
+  Effect.gen(function*() {
+    const config = yield* loadNodeConfig(agentConfig).pipe(Effect.mapError((message) => new CliFailure({ message })))
+    return yield* runAgent({ iface: config.iface, pollSeconds: config.pollSeconds }).pipe(
+      Effect.provide(Layer.mergeAll(Wg.Live, NodeClient.layer(config).pipe(Layer.provide(FetchHttpClient.layer))))
+    )
+  })).pipe(
+    Command.withDescription(
+      "Run on a VPN server: keep WG_INTERFACE's peers in sync with NODE_API_URL (node token NODE_TOKEN) every NODE_POLL_SECONDS and report its counters."
+    ),
+    Command.withSubcommands([openvpnAuth])
+  )
+
 export const adminCli = Command.make("vpn-api").pipe(
   Command.withDescription("Admin commands of the VPN API, on the server's configuration."),
-  Command.withSubcommands([migrate, createAdmin, seed, jobs, backup, restore])
+  Command.withSubcommands([migrate, createAdmin, seed, jobs, backup, restore, nodeAgent])
 )
 
 export const runCli = Command.run(adminCli, { name: "vpn-api admin CLI", version: "0.1.0" })

@@ -1,0 +1,368 @@
+#!/usr/bin/env bash
+# The real-tunnel proof of [D93] (issue 15, "The proof, in CI"): a WireGuard server and two client
+# devices in network namespaces (wireguard-go: no kernel module needed), our API and
+# `vpn-api node-agent` serving the server side, configs downloaded through the API.
+#
+#   bash scripts/check-tunnel.sh         (npm run test:tunnel; root, /dev/net/tun, apt-get or the tools)
+#
+# Namespaces: <p>s (server: the API on its loopback, the agent, wg interface <p>s0 10.66.0.1/16,
+# veth 10.240.1.1 and 10.240.2.1), <p>a and <p>b (one client device each, veth 10.240.1.2 / 10.240.2.2,
+# wg interfaces <p>a0 / <p>b0). Both clients reach the server's endpoint 10.240.1.1.
+# VPN_API_BIN=dist/vpn-api uses the compiled binary instead of `bun run`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+export PATH="$ROOT/node_modules/.bin:$PATH"
+POLL=${NODE_POLL_SECONDS:-1}
+say() { printf '  %s\n' "$*"; }
+skip() { echo "tunnel check skipped: $*"; exit 0; }
+fail() { exec 1>&2; echo "tunnel check FAILED: $*"; [ -n "${WORK:-}" ] && { echo "--- API log (tail)"; tail -n 30 "$WORK/api.log" 2>/dev/null; echo "--- agent log (tail)"; tail -n 30 "$WORK/agent.log" 2>/dev/null; echo "--- interfaces"; wg show all 2>/dev/null; }; exit 1; }
+
+# ---- what the machine allows ------------------------------------------------------------------
+[ "$(uname -s)" = Linux ] || skip "not Linux"
+[ "$(id -u)" = 0 ] || skip "not root (network namespaces and TUN devices need root)"
+[ -c /dev/net/tun ] || skip "no /dev/net/tun (a container without the TUN device)"
+missing=()
+command -v wireguard-go >/dev/null || missing+=(wireguard-go)
+command -v wg >/dev/null || missing+=(wireguard-tools)
+command -v ip >/dev/null || missing+=(iproute2)
+command -v ping >/dev/null || missing+=(iputils-ping)
+command -v curl >/dev/null || missing+=(curl)
+if [ ${#missing[@]} -gt 0 ]; then
+  command -v apt-get >/dev/null || skip "missing ${missing[*]} and no apt-get to install them"
+  echo "installing ${missing[*]} with apt-get"
+  (timeout 300 apt-get update -qq && DEBIAN_FRONTEND=noninteractive timeout 600 apt-get install -y -qq "${missing[@]}" >/dev/null) \
+    || skip "could not install ${missing[*]} with apt-get"
+fi
+
+OPENVPN=1
+if ! command -v openvpn >/dev/null || ! command -v openssl >/dev/null; then
+  if command -v apt-get >/dev/null && DEBIAN_FRONTEND=noninteractive timeout 600 apt-get install -y -qq openvpn openssl >/dev/null 2>&1; then :; else
+    OPENVPN=0; echo "openvpn or openssl missing and not installable: the OpenVPN part is skipped"
+  fi
+fi
+
+P="vt$(( $$ % 10000 ))"
+NS_S="${P}s" NS_A="${P}a" NS_B="${P}b"
+WG_S="${P}s0" WG_A="${P}a0" WG_B="${P}b0"
+ip netns add "$NS_S" 2>/dev/null || skip "cannot create a network namespace here"
+WORK=$(mktemp -d)
+PIDS=()
+# every background process is started directly (never through a shell function, whose $! would be
+# a subshell) and with setsid, so that its whole process group is stopped here
+stop_all() {
+  local pid alive
+  for pid in "$@"; do kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || true; done
+  for _ in $(seq 1 50); do
+    alive=0
+    for pid in "$@"; do kill -0 "$pid" 2>/dev/null && alive=1; done
+    [ $alive = 0 ] && return 0
+    sleep 0.1
+  done
+  for pid in "$@"; do kill -KILL -- "-$pid" 2>/dev/null || kill -KILL "$pid" 2>/dev/null || true; done
+}
+cleanup() {
+  local client
+  client=$(cat "$WORK/ovpn/client.pid" 2>/dev/null || true)
+  stop_all ${client:+"$client"} "${PIDS[@]}"
+  for ns in "$NS_S" "$NS_A" "$NS_B"; do ip netns del "$ns" 2>/dev/null || true; done
+  rm -f "/var/run/wireguard/$WG_S.sock" "/var/run/wireguard/$WG_A.sock" "/var/run/wireguard/$WG_B.sock"
+  # KEEP_LOGS=<dir>: the API's, the agent's and OpenVPN's logs are copied there
+  if [ -n "${KEEP_LOGS:-}" ]; then mkdir -p "$KEEP_LOGS"; cp "$WORK"/*.log "$WORK"/ovpn/*.log "$KEEP_LOGS"/ 2>/dev/null || true; fi
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+in_s() { ip netns exec "$NS_S" "$@"; }
+
+# ---- the network --------------------------------------------------------------------------------
+ip netns add "$NS_A"
+ip netns add "$NS_B"
+for ns in "$NS_S" "$NS_A" "$NS_B"; do ip -n "$ns" link set lo up; done
+ip link add "${P}va" netns "$NS_S" type veth peer name "${P}vA" netns "$NS_A"
+ip link add "${P}vb" netns "$NS_S" type veth peer name "${P}vB" netns "$NS_B"
+ip -n "$NS_S" addr add 10.240.1.1/24 dev "${P}va"
+ip -n "$NS_S" addr add 10.240.2.1/24 dev "${P}vb"
+ip -n "$NS_A" addr add 10.240.1.2/24 dev "${P}vA"
+ip -n "$NS_B" addr add 10.240.2.2/24 dev "${P}vB"
+for l in "${P}va" "${P}vb"; do ip -n "$NS_S" link set "$l" up; done
+ip -n "$NS_A" link set "${P}vA" up
+ip -n "$NS_B" link set "${P}vB" up
+# the server's endpoint is 10.240.1.1: client B reaches it through its own link
+ip -n "$NS_B" route add 10.240.1.1/32 via 10.240.2.1
+
+start_wg() { # $1 namespace, $2 interface
+  WG_PROCESS_FOREGROUND=1 setsid ip netns exec "$1" wireguard-go "$2" >"$WORK/wg-$2.log" 2>&1 &
+  PIDS+=($!)
+  for _ in $(seq 1 50); do [ -S "/var/run/wireguard/$2.sock" ] && ip -n "$1" link show "$2" >/dev/null 2>&1 && return 0; sleep 0.1; done
+  fail "wireguard-go did not create $2: $(cat "$WORK/wg-$2.log")"
+}
+start_wg "$NS_S" "$WG_S"
+start_wg "$NS_A" "$WG_A"
+start_wg "$NS_B" "$WG_B"
+(umask 077 && wg genkey >"$WORK/server.key")
+SERVER_PUB=$(wg pubkey <"$WORK/server.key")
+in_s wg set "$WG_S" private-key "$WORK/server.key" listen-port 51820
+ip -n "$NS_S" addr add 10.66.0.1/16 dev "$WG_S"
+ip -n "$NS_S" link set "$WG_S" up
+say "namespaces $NS_S (server), $NS_A and $NS_B (clients); wireguard-go interfaces up"
+
+# ---- the API, in the server's namespace ---------------------------------------------------------
+if [ -n "${VPN_API_BIN:-}" ]; then VPN_API=("$(realpath "$VPN_API_BIN")"); SERVE=("${VPN_API[@]}");
+else VPN_API=(bun run "$ROOT/src/cli.ts"); SERVE=(bun run "$ROOT/src/main.ts"); fi
+PORT=3900
+API="http://127.0.0.1:$PORT"
+ADMIN_EMAIL="admin@tunnel.test" ADMIN_PASSWORD="tunnel-Admin-2026!"
+setsid ip netns exec "$NS_S" env DATA_DIR="$WORK/data" PORT=$PORT HOST=127.0.0.1 ADMIN_EMAIL="$ADMIN_EMAIL" ADMIN_PASSWORD="$ADMIN_PASSWORD" \
+  GENERAL_RATE_LIMIT=0 LOG_LEVEL=info "${SERVE[@]}" >"$WORK/api.log" 2>&1 &
+PIDS+=($!)
+for _ in $(seq 1 120); do in_s curl -fsS "$API/v1/status" >/dev/null 2>&1 && break; sleep 0.5; done
+in_s curl -fsS "$API/v1/status" >/dev/null || fail "the API did not start"
+say "API up in $NS_S"
+
+# call METHOD PATH [TOKEN] [BODY] -> body on stdout, HTTP status in $WORK/status
+call() {
+  local args=(-sS -o "$WORK/body" -w '%{http_code}' -X "$1" "$API$2" -H 'accept: application/json')
+  [ -n "${3:-}" ] && args+=(-H "authorization: Bearer $3")
+  [ -n "${4:-}" ] && args+=(-H 'content-type: application/json' -d "$4")
+  in_s curl "${args[@]}" >"$WORK/status"
+  cat "$WORK/body"
+}
+status() { cat "$WORK/status"; }
+ok() { # METHOD PATH TOKEN BODY: fails the check unless 2xx
+  local out; out=$(call "$@")
+  case "$(status)" in 2*) printf '%s' "$out" ;; *) fail "$1 $2 answered $(status): $out" ;; esac
+}
+json() { node -e 'let s="";process.stdin.on("data",(d)=>s+=d).on("end",()=>{const v=eval("(JSON.parse(s))"+process.argv[1]);process.stdout.write(typeof v==="string"?v:JSON.stringify(v))})' "$1"; }
+
+ADMIN=$(ok POST /v1/auth/login "" "{\"email\":\"$ADMIN_EMAIL\",\"password\":\"$ADMIN_PASSWORD\"}" | json '.data.token')
+PLAN=$(ok POST /v1/admin/plans "$ADMIN" '{"name":"Tunnel","bandwidth_limit_gb":10}' | json '.data.id')
+CYCLE=$(ok POST "/v1/admin/plans/$PLAN/cycles" "$ADMIN" '{"name":"Monthly","duration_days":30,"price":"5.00","currency":"USD"}' | json '.data.id')
+ok POST /v1/admin/servers "$ADMIN" "{\"name\":\"Tunnel 1\",\"country\":\"NL\",\"city\":\"Lab\",\"protocol\":\"wireguard\",\"ip\":\"10.240.1.1\",\"port\":51820,\"public_key\":\"$SERVER_PUB\",\"subnet\":\"10.66.0.0/16\",\"plan_ids\":[$PLAN]}" >"$WORK/server.json"
+SERVER=$(json '.data.id' <"$WORK/server.json")
+NODE_TOKEN=$(json '.data.node_token' <"$WORK/server.json")
+say "admin made plan $PLAN, server $SERVER (endpoint 10.240.1.1:51820, the interface's public key)"
+
+setsid ip netns exec "$NS_S" env NODE_API_URL="$API" NODE_TOKEN="$NODE_TOKEN" WG_INTERFACE="$WG_S" NODE_POLL_SECONDS="$POLL" \
+  "${VPN_API[@]}" node-agent >"$WORK/agent.log" 2>&1 &
+PIDS+=($!)
+say "node agent on $WG_S, polling every $POLL s"
+
+# a user who bought the plan: register, order, the admin marks the invoice paid -> token on stdout
+subscriber() { # $1 email $2 password
+  local token invoice
+  token=$(ok POST /v1/auth/register "" "{\"name\":\"Tunnel User\",\"email\":\"$1\",\"password\":\"$2\",\"password_confirmation\":\"$2\"}" | json '.data.token')
+  invoice=$(ok POST /v1/orders "$token" "{\"plan_id\":$PLAN,\"cycle_id\":$CYCLE}" | json '.data.uuid')
+  ok POST "/v1/admin/invoices/$invoice/mark-paid" "$ADMIN" >/dev/null
+  printf '%s' "$token"
+}
+EMAIL="tunnel@example.com" PASSWORD="tunnel-Passw0rd-2026"
+TOKEN=$(subscriber "$EMAIL" "$PASSWORD")
+USER_ID=$(ok GET /v1/user "$TOKEN" | json '.data.id')
+say "user $USER_ID registered, ordered, paid"
+
+# ---- two devices ([D90]); without the devices routes: a second user's config stands in for device A
+call POST /v1/devices "$TOKEN" '{"name":"laptop","platform":"linux"}' >"$WORK/dev-a.json"
+if [ "$(status)" = 404 ]; then
+  DEVICES=0
+  say "no POST /v1/devices in this build ([D90] not merged): device A is a second user's config, and its 'delete' is that user's POST /v1/account/vpn/revoke-all"
+  OTHER=$(subscriber "tunnel-other@example.com" "$PASSWORD")
+  download_a() { ok GET "/v1/servers/$SERVER/wireguard" "$OTHER"; }
+  download_b() { ok GET "/v1/servers/$SERVER/wireguard" "$TOKEN"; }
+  delete_a() { ok POST /v1/account/vpn/revoke-all "$OTHER" >/dev/null; }
+else
+  [ "$(status)" = 201 ] || fail "POST /v1/devices answered $(status): $(cat "$WORK/dev-a.json")"
+  DEVICES=1
+  DEV_A=$(json '.data.id' <"$WORK/dev-a.json")
+  DEV_B=$(ok POST /v1/devices "$TOKEN" '{"name":"phone","platform":"android"}' | json '.data.id')
+  say "devices $DEV_A and $DEV_B created"
+  download_a() { ok GET "/v1/devices/$DEV_A/wireguard/$SERVER" "$TOKEN"; }
+  download_b() { ok GET "/v1/devices/$DEV_B/wireguard/$SERVER" "$TOKEN"; }
+  delete_a() { ok DELETE "/v1/devices/$DEV_A" "$TOKEN" >/dev/null; }
+fi
+
+# the downloaded config on a client interface: `wg setconf` of it without wg-quick's own keys
+# (what `wg-quick strip` does), plus its addresses and a route to the server's tunnel address
+apply_config() { # $1 namespace $2 interface $3 config file
+  grep -Eiv '^[[:space:]]*(Address|DNS|MTU|Table|PreUp|PostUp|PreDown|PostDown|SaveConfig)[[:space:]]*=' "$3" >"$3.stripped"
+  ip netns exec "$1" wg setconf "$2" "$3.stripped"
+  ip -n "$1" addr flush dev "$2"
+  local addr
+  for addr in $(sed -n 's/^[[:space:]]*Address[[:space:]]*=[[:space:]]*//Ip' "$3" | tr ',' ' '); do
+    case "$addr" in *:*) ip -n "$1" -6 addr add "$addr" dev "$2" 2>/dev/null || true ;; *) ip -n "$1" addr add "$addr" dev "$2" ;; esac
+  done
+  ip -n "$1" link set "$2" up
+  ip -n "$1" route replace 10.66.0.1/32 dev "$2"
+}
+passes() { ip netns exec "$1" ping -c 1 -W 1 -q 10.66.0.1 >/dev/null 2>&1; }
+# until it passes, at most $2 seconds
+passes_within() { local end=$((SECONDS + $2)); until passes "$1"; do [ $SECONDS -ge $end ] && return 1; done; }
+# until it stops passing, at most $2 seconds; how long it took in $WAITED
+stops_within() { local start=$SECONDS end=$((SECONDS + $2)); while passes "$1"; do [ $SECONDS -ge $end ] && return 1; sleep 0.2; done; WAITED=$((SECONDS - start)); }
+TWO_POLLS=$((2 * POLL + 2))
+
+download_a >"$WORK/a.conf"
+download_b >"$WORK/b.conf"
+grep -q "^PublicKey = $SERVER_PUB" "$WORK/a.conf" || fail "the config does not name the server's key"
+say "device A: $(sed -n 's/^Address = //p' "$WORK/a.conf"), device B: $(sed -n 's/^Address = //p' "$WORK/b.conf")"
+
+# 1. the agent puts each downloaded device on the server's interface within two polls, with its
+#    address; then both devices ping the server's tunnel address
+key_of() { sed -n 's/^PrivateKey = //p' "$1" | wg pubkey; }
+on_server() { # $1 config: its key is on the server's interface with the config's address
+  in_s wg show "$WG_S" allowed-ips | grep -q "^$(key_of "$1")[[:space:]]$(sed -n 's/^Address = \([^,]*\).*/\1/p' "$1")"
+}
+on_server_within() { local end=$((SECONDS + $2)); until on_server "$1"; do [ $SECONDS -ge $end ] && return 1; sleep 0.2; done; }
+on_server_within "$WORK/a.conf" "$TWO_POLLS" || fail "device A's peer is not on $WG_S two polls after its download"
+on_server_within "$WORK/b.conf" "$TWO_POLLS" || fail "device B's peer is not on $WG_S two polls after its download"
+apply_config "$NS_A" "$WG_A" "$WORK/a.conf"
+apply_config "$NS_B" "$WG_B" "$WORK/b.conf"
+passes_within "$NS_A" 10 || fail "device A does not reach 10.66.0.1 through the tunnel"
+passes_within "$NS_B" 10 || fail "device B does not reach 10.66.0.1 through the tunnel"
+echo "ok 1 - the agent adds both devices' peers within two polls; both ping the server through the tunnel"
+
+# 2. their bytes appear in /v1/bandwidth/current (the agent reports wg's counters, [D94])
+ip netns exec "$NS_A" ping -c 5 -i 0.2 -s 1000 -q 10.66.0.1 >/dev/null
+used=0
+for _ in $(seq 1 40); do
+  used=$(ok GET /v1/bandwidth/current "$([ $DEVICES = 1 ] && echo "$TOKEN" || echo "$OTHER")" | json '.data.used_bytes')
+  [ "$used" -ge 10000 ] && break
+  sleep 0.5
+done
+[ "$used" -ge 10000 ] || fail "GET /v1/bandwidth/current shows $used bytes after 5 pings of 1000 bytes each way"
+echo "ok 2 - the tunnel's bytes show in /v1/bandwidth/current ($used bytes)"
+
+# 3. device A deleted: its tunnel stops within two polls, device B keeps working
+delete_a
+stops_within "$NS_A" "$TWO_POLLS" || fail "device A still passes ${TWO_POLLS}s after its deletion"
+passes "$NS_B" || fail "device B stopped when device A was deleted"
+echo "ok 3 - a deleted device stops passing within two polls (${WAITED}s), the other keeps working"
+
+# 4. the user disabled by an admin: nothing passes; enabled again: back ([D91])
+ok PUT "/v1/admin/users/$USER_ID" "$ADMIN" '{"status":0}' >/dev/null
+stops_within "$NS_B" "$TWO_POLLS" || fail "device B still passes ${TWO_POLLS}s after its user was disabled"
+passes "$NS_A" && fail "device A passes again"
+echo "ok 4 - a disabled user's devices stop passing (${WAITED}s)"
+ok PUT "/v1/admin/users/$USER_ID" "$ADMIN" '{"status":1}' >/dev/null
+# the same config connects again. The server forgot the device's session when its peer left; a
+# client still on that session starts a new handshake only on WireGuard's own timers (15 to 50 s
+# seen here), so the client reconnects, as an app does when switched off and on
+on_server_within "$WORK/b.conf" "$TWO_POLLS" || fail "device B's peer is not back on $WG_S two polls after its user was enabled"
+apply_config "$NS_B" "$WG_B" "$WORK/b.conf"
+passes_within "$NS_B" 10 || fail "device B does not pass again after its user was enabled"
+echo "ok 5 - enabled again: the peer is back within two polls and the same config passes"
+
+# 5. a password reset: the old config stops, a fresh download works ([D91])
+ok POST /v1/auth/forgot-password "" "{\"email\":\"$EMAIL\"}" >/dev/null
+RESET=""
+for _ in $(seq 1 20); do
+  RESET=$(grep -o 'reset-password?token=[A-Za-z0-9_-]*' "$WORK/api.log" | tail -n 1 | sed 's/.*token=//') || true
+  [ -n "$RESET" ] && break
+  sleep 0.5
+done
+[ -n "$RESET" ] || fail "no reset mail in the API's log"
+NEW_PASSWORD="tunnel-Reset-2026!"
+ok POST /v1/auth/reset-password "" "{\"token\":\"$RESET\",\"email\":\"$EMAIL\",\"password\":\"$NEW_PASSWORD\",\"password_confirmation\":\"$NEW_PASSWORD\"}" >/dev/null
+stops_within "$NS_B" "$TWO_POLLS" || fail "the config from before the password reset still passes ${TWO_POLLS}s after it"
+echo "ok 6 - after a password reset the old config stops passing (${WAITED}s)"
+TOKEN=$(ok POST /v1/auth/login "" "{\"email\":\"$EMAIL\",\"password\":\"$NEW_PASSWORD\"}" | json '.data.token')
+download_b >"$WORK/b2.conf"
+cmp -s "$WORK/b.conf" "$WORK/b2.conf" && fail "the fresh download is the old config"
+on_server_within "$WORK/b2.conf" "$TWO_POLLS" || fail "the fresh config's peer is not on $WG_S two polls after its download"
+apply_config "$NS_B" "$WG_B" "$WORK/b2.conf"
+passes_within "$NS_B" 10 || fail "a fresh download after the password reset does not pass"
+echo "ok 7 - a fresh download after the reset passes"
+# ---- OpenVPN: the same API and agent binary, the agent as the server's auth-user-pass-verify script
+if [ "$OPENVPN" = 1 ]; then
+  OV="$WORK/ovpn"; mkdir -m 700 "$OV"
+  (
+    umask 077
+    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout "$OV/ca.key" -out "$OV/ca.crt" -days 2 \
+      -subj "/CN=Tunnel Test CA" -addext "basicConstraints=critical,CA:TRUE" -addext "keyUsage=critical,keyCertSign,cRLSign"
+    openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout "$OV/server.key" -out "$OV/server.csr" -subj "/CN=tunnel-server"
+    printf 'basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature,keyAgreement\nextendedKeyUsage=serverAuth\n' >"$OV/ext.cnf"
+    openssl x509 -req -in "$OV/server.csr" -CA "$OV/ca.crt" -CAkey "$OV/ca.key" -CAcreateserial -out "$OV/server.crt" -days 2 -extfile "$OV/ext.cnf"
+  ) >"$OV/openssl.log" 2>&1 || fail "openssl could not make the test CA: $(cat "$OV/openssl.log")"
+  CA_JSON=$(node -e 'process.stdout.write(JSON.stringify(require("fs").readFileSync(process.argv[1], "utf8")))' "$OV/ca.crt")
+  ok POST /v1/admin/servers "$ADMIN" "{\"name\":\"Tunnel OpenVPN\",\"country\":\"NL\",\"city\":\"Lab\",\"protocol\":\"openvpn\",\"ip\":\"10.240.1.1\",\"port\":1194,\"transport\":\"udp\",\"ca_cert\":$CA_JSON,\"plan_ids\":[$PLAN]}" >"$OV/server.json"
+  OV_SERVER=$(json '.data.id' <"$OV/server.json")
+  OV_TOKEN=$(json '.data.node_token' <"$OV/server.json")
+  # OpenVPN runs its scripts with its own environment only (no PATH, nothing inherited): the
+  # agent's variables come from `setenv` in the server's config (0600: it holds the node token)
+  if [ -n "${VPN_API_BIN:-}" ]; then AUTH_CMD="\"${VPN_API[0]} node-agent openvpn-auth\""; else
+    printf '#!/bin/sh\nexec %s run %s node-agent openvpn-auth "$@"\n' "$(command -v bun)" "$ROOT/src/cli.ts" >"$OV/auth.sh"
+    chmod 700 "$OV/auth.sh"; AUTH_CMD="$OV/auth.sh"
+  fi
+  (umask 077; cat >"$OV/server.conf" <<CONF
+dev tun
+proto udp
+local 10.240.1.1
+port 1194
+server 10.8.0.0 255.255.255.0
+topology subnet
+ca $OV/ca.crt
+cert $OV/server.crt
+key $OV/server.key
+dh none
+verify-client-cert none
+username-as-common-name
+script-security 2
+setenv NODE_API_URL $API
+setenv NODE_TOKEN $OV_TOKEN
+auth-user-pass-verify $AUTH_CMD via-file
+tmp-dir $OV
+keepalive 2 10
+verb 3
+CONF
+  )
+  setsid ip netns exec "$NS_S" openvpn --config "$OV/server.conf" >"$OV/server.log" 2>&1 &
+  PIDS+=($!)
+  for _ in $(seq 1 50); do grep -q "Initialization Sequence Completed" "$OV/server.log" && break; sleep 0.2; done
+  grep -q "Initialization Sequence Completed" "$OV/server.log" || fail "the OpenVPN server did not start: $(tail -n 5 "$OV/server.log")"
+
+  OV_EMAIL="tunnel-ovpn@example.com"
+  OV_USER_TOKEN=$(subscriber "$OV_EMAIL" "$PASSWORD")
+  OV_USER_ID=$(ok GET /v1/user "$OV_USER_TOKEN" | json '.data.id')
+  if [ "$DEVICES" = 1 ]; then
+    ok POST /v1/devices "$OV_USER_TOKEN" '{"name":"router","platform":"router"}' >"$OV/device.json"
+    OV_DEVICE=$(json '.data.id' <"$OV/device.json")
+    (umask 077; json '.data.openvpn.username' <"$OV/device.json" >"$OV/creds"; echo >>"$OV/creds"; json '.data.openvpn.password' <"$OV/device.json" >>"$OV/creds"; echo >>"$OV/creds")
+    ok GET "/v1/devices/$OV_DEVICE/openvpn/$OV_SERVER" "$OV_USER_TOKEN" >"$OV/client.ovpn"
+  else
+    ok GET /v1/account/vpn-credentials "$OV_USER_TOKEN" >"$OV/creds.json"
+    (umask 077; json '.data.username' <"$OV/creds.json" >"$OV/creds"; echo >>"$OV/creds"; json '.data.password' <"$OV/creds.json" >>"$OV/creds"; echo >>"$OV/creds")
+    ok GET "/v1/servers/$OV_SERVER/openvpn" "$OV_USER_TOKEN" >"$OV/client.ovpn"
+  fi
+  grep -q "^remote 10.240.1.1 1194" "$OV/client.ovpn" || fail "the OpenVPN profile does not name the server: $(cat "$OV/client.ovpn")"
+
+  # connects the downloaded profile from client namespace A with a credentials file: "connected" or "refused"
+  ovpn_client() { # $1 credentials file, $2 log
+    setsid ip netns exec "$NS_A" openvpn --config "$OV/client.ovpn" --auth-user-pass "$1" --dev "${P}t" --dev-type tun --connect-retry-max 1 >"$2" 2>&1 &
+    local pid=$! outcome=timeout
+    for _ in $(seq 1 100); do
+      if grep -q "Initialization Sequence Completed" "$2"; then outcome=connected; break; fi
+      if grep -q "AUTH_FAILED" "$2"; then outcome=refused; break; fi
+      kill -0 "$pid" 2>/dev/null || { outcome=exited; break; }
+      sleep 0.2
+    done
+    echo "$pid" >"$OV/client.pid"
+    echo "$outcome"
+  }
+  # the client of the last ovpn_client (started in a subshell: not our child to wait for)
+  stop_client() { stop_all "$(cat "$OV/client.pid")"; rm -f "$OV/client.pid"; }
+
+  outcome=$(ovpn_client "$OV/creds" "$OV/client1.log")
+  [ "$outcome" = connected ] || { stop_client; fail "the OpenVPN client with the device's credentials: $outcome; $(tail -n 5 "$OV/client1.log"); server: $(tail -n 8 "$OV/server.log")"; }
+  ip netns exec "$NS_A" ping -c 1 -W 2 -q 10.8.0.1 >/dev/null || { stop_client; fail "connected over OpenVPN but 10.8.0.1 does not answer"; }
+  stop_client
+  echo "ok 8 - OpenVPN: the downloaded profile and the device's credentials connect (the agent's openvpn-auth said yes) and ping the server"
+
+  (umask 077; head -n 1 "$OV/creds" >"$OV/wrong"; echo "not-the-password" >>"$OV/wrong")
+  outcome=$(ovpn_client "$OV/wrong" "$OV/client2.log"); stop_client
+  [ "$outcome" = refused ] || fail "a wrong OpenVPN password was not refused: $outcome"
+  ok PUT "/v1/admin/users/$OV_USER_ID" "$ADMIN" '{"status":0}' >/dev/null
+  outcome=$(ovpn_client "$OV/creds" "$OV/client3.log"); stop_client
+  [ "$outcome" = refused ] || fail "a disabled user's OpenVPN credentials were not refused: $outcome"
+  echo "ok 9 - OpenVPN: a wrong password and a disabled user's credentials are refused (AUTH_FAILED)"
+fi
+
+echo "tunnel check passed ($([ $DEVICES = 1 ] && echo "with devices" || echo "devices stood in by a second user"); OpenVPN $([ "$OPENVPN" = 1 ] && echo "checked" || echo "skipped")), poll ${POLL}s"

@@ -1,0 +1,156 @@
+import * as HttpClient from "@effect/platform/HttpClient"
+import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
+import * as Context from "effect/Context"
+import * as Data from "effect/Data"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import * as Schema from "effect/Schema"
+
+/**
+ * The node routes of the API as the node agent calls them ([D54], [D92], [D94]), over plain
+ * HTTP with the node token. The answers are decoded loosely on purpose: an API without [D92]
+ * answers no `meta.revision`, and the agent then fetches the full list every time.
+ */
+
+export interface NodeClientConfig {
+  /** base URL of the API, without `/v1` (`https://api.example.com`) */
+  readonly apiUrl: string
+  readonly token: Redacted.Redacted<string>
+}
+
+/** The API could not be reached or did not answer as expected: the agent backs off and retries. */
+export class ApiUnavailable extends Data.TaggedError("ApiUnavailable")<{ readonly message: string }> {}
+
+/** [D92]: the API does not know the revision any more (422 `errors.since`): fetch the full list. */
+export class SinceRefused extends Data.TaggedError("SinceRefused")<{ readonly since: string }> {}
+
+/** A peer of the node's list: `removed` only in an answer to `?since=` ([D92]). */
+const PeerEntry = Schema.Struct({
+  public_key: Schema.String,
+  allowed_ips: Schema.optional(Schema.String),
+  enabled: Schema.optional(Schema.Boolean),
+  removed: Schema.optional(Schema.Boolean)
+})
+export type PeerEntry = typeof PeerEntry.Type
+
+const PeerList = Schema.Struct({
+  data: Schema.Array(PeerEntry),
+  meta: Schema.optional(Schema.Struct({
+    revision: Schema.optional(Schema.Union(Schema.String, Schema.Number.pipe(Schema.transform(Schema.String, {
+      decode: (n) => String(n),
+      encode: (s) => Number(s)
+    }))))
+  }))
+})
+
+export interface PeerListAnswer {
+  readonly peers: ReadonlyArray<PeerEntry>
+  /** none: the API keeps no revisions ([D92] absent): fetch the full list again next time */
+  readonly revision: Option.Option<string>
+  /** true when the answer is the whole list, false for the changes after `since` */
+  readonly full: boolean
+}
+
+export interface CounterEntry {
+  readonly public_key: string
+  readonly rx_total: number
+  readonly tx_total: number
+}
+
+const REQUEST_TIMEOUT = Duration.seconds(30)
+
+export interface NodeClientShape {
+  readonly peers: (since: Option.Option<string>) => Effect.Effect<PeerListAnswer, ApiUnavailable | SinceRefused>
+  /** [D94]: cumulative totals; the same key on a retry counts once */
+  readonly counters: (entries: ReadonlyArray<CounterEntry>, idempotencyKey: string) => Effect.Effect<void, ApiUnavailable>
+  /** [D54]: whether the API allows these OpenVPN credentials on this node */
+  readonly openvpnAuth: (username: string, password: string) => Effect.Effect<boolean, ApiUnavailable>
+}
+
+export class NodeClient extends Context.Tag("node/NodeClient")<NodeClient, NodeClientShape>() {
+  static readonly layer = (config: NodeClientConfig) => Layer.effect(NodeClient, make(config))
+}
+
+const describe = (e: unknown): string =>
+  typeof e === "object" && e !== null && "message" in e && typeof e.message === "string" ? e.message : String(e)
+
+/** the body's `message` (our envelope) when there is one, for the log line */
+const messageOf = (response: HttpClientResponse.HttpClientResponse) =>
+  response.json.pipe(
+    Effect.map((body) =>
+      typeof body === "object" && body !== null && "message" in body && typeof body.message === "string" ? `: ${body.message}` : ""
+    ),
+    Effect.orElseSucceed(() => "")
+  )
+
+export const make = (config: NodeClientConfig) =>
+  Effect.gen(function*() {
+    const http = yield* HttpClient.HttpClient
+    const base = config.apiUrl.replace(/\/+$/, "")
+    const authorised = (request: HttpClientRequest.HttpClientRequest) =>
+      request.pipe(
+        HttpClientRequest.bearerToken(Redacted.value(config.token)),
+        HttpClientRequest.acceptJson
+      )
+
+    const send = (request: HttpClientRequest.HttpClientRequest) =>
+      http.execute(authorised(request)).pipe(
+        Effect.timeoutFail({
+          duration: REQUEST_TIMEOUT,
+          onTimeout: () => new ApiUnavailable({ message: `${request.method} ${request.url}: no answer in 30 s` })
+        }),
+        Effect.catchTag("RequestError", "ResponseError", (e) =>
+          Effect.fail(new ApiUnavailable({ message: `${request.method} ${request.url}: ${describe(e)}` })))
+      )
+
+    const unexpected = (request: HttpClientRequest.HttpClientRequest, response: HttpClientResponse.HttpClientResponse) =>
+      Effect.flatMap(messageOf(response), (message) =>
+        Effect.fail(new ApiUnavailable({ message: `${request.method} ${request.url}: HTTP ${response.status}${message}` })))
+
+    const peers = (since: Option.Option<string>) =>
+      Effect.gen(function*() {
+        const request = HttpClientRequest.get(`${base}/v1/node/peers`).pipe(
+          Option.isSome(since) ? HttpClientRequest.setUrlParam("since", since.value) : (r) => r
+        )
+        const response = yield* send(request)
+        if (response.status === 422 && Option.isSome(since)) return yield* Effect.fail(new SinceRefused({ since: since.value }))
+        if (response.status !== 200) return yield* unexpected(request, response)
+        const body = yield* response.json.pipe(
+          Effect.flatMap(Schema.decodeUnknown(PeerList)),
+          Effect.mapError((e) => new ApiUnavailable({ message: `GET /v1/node/peers: unexpected answer: ${describe(e)}` }))
+        )
+        return {
+          peers: body.data,
+          revision: Option.fromNullable(body.meta?.revision),
+          full: Option.isNone(since)
+        }
+      })
+
+    const counters = (entries: ReadonlyArray<CounterEntry>, idempotencyKey: string) =>
+      Effect.gen(function*() {
+        const request = HttpClientRequest.post(`${base}/v1/node/counters`).pipe(
+          HttpClientRequest.setHeader("idempotency-key", idempotencyKey),
+          HttpClientRequest.bodyUnsafeJson(entries)
+        )
+        const response = yield* send(request)
+        if (response.status !== 200) return yield* unexpected(request, response)
+      })
+
+    const openvpnAuth = (username: string, password: string) =>
+      Effect.gen(function*() {
+        const request = HttpClientRequest.post(`${base}/v1/node/openvpn/auth`).pipe(
+          HttpClientRequest.bodyUnsafeJson({ username, password })
+        )
+        const response = yield* send(request)
+        if (response.status === 200) return true
+        // refused (403) or not a valid pair at all (422): not allowed
+        if (response.status === 403 || response.status === 422) return false
+        return yield* unexpected(request, response)
+      })
+
+    return { peers, counters, openvpnAuth } satisfies NodeClientShape
+  })
