@@ -37,6 +37,8 @@ export interface Subscription {
     readonly name: string
     readonly bandwidthLimitGb: number
     readonly speedLimitMbps: number | null
+    /** [D90]: 0 = unlimited */
+    readonly deviceLimit: number
   }
   readonly cycle: {
     readonly id: number
@@ -54,7 +56,7 @@ const subscription = (s: ServiceRecord, plan: Plan, cycle: Cycle): Subscription 
   startsAt: s.starts_at,
   expiresAt: s.expires_at,
   autoRenew: s.auto_renew,
-  plan: { id: plan.id, name: plan.name, bandwidthLimitGb: plan.bandwidth_limit_gb, speedLimitMbps: plan.speed_limit_mbps },
+  plan: { id: plan.id, name: plan.name, bandwidthLimitGb: plan.bandwidth_limit_gb, speedLimitMbps: plan.speed_limit_mbps, deviceLimit: plan.device_limit },
   cycle: { id: cycle.id, name: cycle.name, durationDays: cycle.duration_days, price: cycle.price, currency: cycle.currency }
 })
 

@@ -5,12 +5,19 @@ import * as Schema from "effect/Schema"
 import { isIP } from "node:net"
 import { AdminAuthentication, Authentication } from "../http/Auth.ts"
 import { Confirmation, Ok, OkMessage } from "../http/Envelope.ts"
-import { errorEnvelope, ForbiddenResponse, NotFoundResponse, ValidationErrorResponse } from "../http/Errors.ts"
+import {
+  BusinessRuleViolationResponse,
+  errorEnvelope,
+  ForbiddenResponse,
+  NotFoundResponse,
+  ValidationErrorResponse
+} from "../http/Errors.ts"
 import { Body, IdParam, integer, label, oneOf, string } from "../platform/Fields.ts"
 import { BandwidthSummary, BandwidthUsage, HistoryEntry, MAX_BYTES, parsePeriod } from "./Bandwidth.ts"
 import { parseSubnet } from "./Configs.ts"
 import { BandwidthExceeded, PlanExcludesServer, ServerNotConfigured, ServiceSuspended, SubnetFull } from "./Errors.ts"
 import { VpnCredentials } from "./Credentials.ts"
+import { Device as DeviceFields, DeviceWithCredentials, PLATFORMS } from "./Devices.ts"
 import { NodeAuthentication } from "./NodeAuth.ts"
 import { NodePeer as NodePeerFields } from "./Peers.ts"
 import { CreatedServer, Server as ServerFields } from "./Servers.ts"
@@ -25,6 +32,9 @@ export const Server = ServerFields.annotations({ identifier: "VpnServer" })
 export const NodePeer = NodePeerFields.annotations({ identifier: "NodePeer" })
 
 const Credentials = VpnCredentials.annotations({ identifier: "VpnCredentials" })
+
+export const Device = DeviceFields.annotations({ identifier: "Device" })
+const NewDevice = DeviceWithCredentials.annotations({ identifier: "DeviceWithCredentials" })
 
 // ---- payload fields ----------------------------------------------------------------------
 
@@ -120,6 +130,11 @@ const IdempotencyKey = Schema.Struct({
   }))
 })
 
+/** [D90]: a device's name (1-64) and platform. */
+const deviceName = string("name", { max: 64 })
+export const CreateDevicePayload = Body({ name: deviceName, platform: oneOf("platform", PLATFORMS) })
+export const RenameDevicePayload = Body({ name: deviceName })
+
 // ---- groups ------------------------------------------------------------------------------
 
 const serverPath = Schema.Struct({ server: IdParam })
@@ -127,6 +142,18 @@ const serverPath = Schema.Struct({ server: IdParam })
 const download = <const Name extends string>(name: Name, path: `/${string}`) =>
   HttpApiEndpoint.get(name, path)
     .setPath(serverPath)
+    .addSuccess(HttpApiSchema.Text({ contentType: "text/plain; charset=utf-8" }))
+    .addError(NotFoundResponse)
+    .addError(errorEnvelope(PlanExcludesServer))
+    .addError(errorEnvelope(ServiceSuspended))
+    .addError(errorEnvelope(BandwidthExceeded))
+
+const devicePath = Schema.Struct({ device: IdParam })
+const deviceServerPath = Schema.Struct({ device: IdParam, server: IdParam })
+
+const deviceDownload = <const Name extends string>(name: Name, path: `/${string}`) =>
+  HttpApiEndpoint.get(name, path)
+    .setPath(deviceServerPath)
     .addSuccess(HttpApiSchema.Text({ contentType: "text/plain; charset=utf-8" }))
     .addError(NotFoundResponse)
     .addError(errorEnvelope(PlanExcludesServer))
@@ -158,6 +185,49 @@ export class VpnApi extends HttpApiGroup.make("vpn")
       .addSuccess(OkMessage(Credentials, { identifier: "VpnCredentialsRotated" }))
   )
   .add(HttpApiEndpoint.post("revokeVpnAccess", "/account/vpn/revoke-all").addSuccess(Confirmation("VpnAccessRevoked")))
+  .add(HttpApiEndpoint.get("listDevices", "/devices").addSuccess(Ok(Schema.Array(Device), { identifier: "DeviceList" })))
+  .add(
+    HttpApiEndpoint.post("createDevice", "/devices")
+      .setPayload(CreateDevicePayload)
+      .addSuccess(Ok(NewDevice, { identifier: "DeviceCreated", status: 201 }))
+      .addError(BusinessRuleViolationResponse)
+  )
+  .add(
+    HttpApiEndpoint.put("renameDevice", "/devices/:device")
+      .setPath(devicePath)
+      .setPayload(RenameDevicePayload)
+      .addSuccess(Ok(Device, { identifier: "DeviceRenamed" }))
+      .addError(NotFoundResponse)
+  )
+  .add(
+    HttpApiEndpoint.del("deleteDevice", "/devices/:device")
+      .setPath(devicePath)
+      .addSuccess(Confirmation("DeviceDeleted"))
+      .addError(NotFoundResponse)
+  )
+  .add(
+    HttpApiEndpoint.post("rotateDevice", "/devices/:device/rotate")
+      .setPath(devicePath)
+      .addSuccess(OkMessage(NewDevice, { identifier: "DeviceRotated" }))
+      .addError(NotFoundResponse)
+  )
+  .add(
+    deviceDownload("deviceWireguard", "/devices/:device/wireguard/:server")
+      .addError(errorEnvelope(SubnetFull))
+      .addError(errorEnvelope(ServerNotConfigured))
+  )
+  .add(
+    HttpApiEndpoint.get("deviceWireguardQr", "/devices/:device/wireguard/:server/qr")
+      .setPath(deviceServerPath)
+      .addSuccess(HttpApiSchema.Uint8Array({ contentType: "image/png" }))
+      .addError(NotFoundResponse)
+      .addError(errorEnvelope(PlanExcludesServer))
+      .addError(errorEnvelope(ServiceSuspended))
+      .addError(errorEnvelope(BandwidthExceeded))
+      .addError(errorEnvelope(SubnetFull))
+      .addError(errorEnvelope(ServerNotConfigured))
+  )
+  .add(deviceDownload("deviceOpenvpn", "/devices/:device/openvpn/:server"))
   .add(
     HttpApiEndpoint.get("serviceBandwidth", "/services/:service/bandwidth")
       .setPath(Schema.Struct({ service: IdParam }))

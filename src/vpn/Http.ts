@@ -7,8 +7,8 @@ import { Api } from "../Api.ts"
 import { CurrentUser } from "../http/Auth.ts"
 import { Metrics } from "../platform/Metrics.ts"
 import { Access } from "./Access.ts"
-import { Credentials } from "./Credentials.ts"
-import { type ClientFile, Downloads } from "./Downloads.ts"
+import { Devices } from "./Devices.ts"
+import { type ClientFile, Downloads, qrPng } from "./Downloads.ts"
 import { CurrentNode, NodeAuthenticationLive } from "./NodeAuth.ts"
 import { Servers } from "./Servers.ts"
 import { Usage } from "./Usage.ts"
@@ -30,7 +30,7 @@ const VpnLive = HttpApiBuilder.group(Api, "vpn", (handlers) =>
   Effect.gen(function*() {
     const access = yield* Access
     const downloads = yield* Downloads
-    const credentials = yield* Credentials
+    const devices = yield* Devices
     const usage = yield* Usage
     const accounts = yield* VpnAccounts
     const caller = Effect.map(CurrentUser, (user) => user.userId)
@@ -44,11 +44,34 @@ const VpnLive = HttpApiBuilder.group(Api, "vpn", (handlers) =>
       .handle("openvpn", ({ path }) =>
         Effect.flatMap(caller, (userId) => Effect.map(downloads.openvpn(userId, path.server), download)))
       .handle("vpnCredentials", () =>
-        Effect.flatMap(caller, credentials.get).pipe(Effect.zipLeft(noStore)))
+        Effect.flatMap(caller, devices.defaultCredentials).pipe(Effect.zipLeft(noStore)))
       .handle("rotateVpnCredentials", () =>
         Effect.flatMap(caller, (userId) =>
-          Effect.map(credentials.rotate(userId), (data) => ({ message: "VPN credentials rotated.", data }))
+          Effect.map(devices.rotateDefaultCredentials(userId), (data) => ({ message: "VPN credentials rotated.", data }))
         ).pipe(Effect.zipLeft(noStore)))
+      .handle("listDevices", () => Effect.flatMap(caller, devices.list))
+      .handle("createDevice", ({ payload }) =>
+        Effect.flatMap(caller, (userId) => devices.create(userId, payload)).pipe(Effect.zipLeft(noStore)))
+      .handle("renameDevice", ({ path, payload }) =>
+        Effect.flatMap(caller, (userId) => devices.rename(userId, path.device, payload.name)))
+      .handle("deleteDevice", ({ path }) =>
+        Effect.flatMap(caller, (userId) => devices.remove(userId, path.device)).pipe(Effect.as("Device deleted.")))
+      .handle("rotateDevice", ({ path }) =>
+        Effect.flatMap(caller, (userId) =>
+          Effect.map(devices.rotate(userId, path.device), (data) => ({ message: "Device credentials rotated.", data }))
+        ).pipe(Effect.zipLeft(noStore)))
+      .handle("deviceWireguard", ({ path }) =>
+        Effect.flatMap(caller, (userId) => Effect.map(downloads.wireguard(userId, path.server, path.device), download)))
+      .handle("deviceWireguardQr", ({ path }) =>
+        Effect.flatMap(caller, (userId) =>
+          downloads.wireguard(userId, path.server, path.device).pipe(
+            Effect.flatMap((file) => qrPng(file.text)),
+            Effect.map((png) =>
+              HttpServerResponse.uint8Array(png, { contentType: "image/png", headers: { "cache-control": "no-store" } })
+            )
+          )))
+      .handle("deviceOpenvpn", ({ path }) =>
+        Effect.flatMap(caller, (userId) => Effect.map(downloads.openvpn(userId, path.server, path.device), download)))
       .handle("revokeVpnAccess", () =>
         Effect.flatMap(caller, accounts.revokeAll).pipe(Effect.as("VPN access revoked."), Effect.zipLeft(noStore)))
       .handle("serviceBandwidth", ({ path }) => Effect.flatMap(caller, (userId) => usage.ofService(userId, path.service)))
@@ -93,9 +116,9 @@ const AdminLive = HttpApiBuilder.group(Api, "vpnAdmin", (handlers) =>
 /** The VPN room's services, for its handlers and for other rooms (accounts calls `VpnAccounts`). */
 export const VpnServicesLive = Layer.mergeAll(
   Downloads.Default,
+  Devices.Default,
   VpnAccounts.Default,
   Access.Default,
-  Credentials.Default,
   Usage.Default,
   Servers.Default
 )

@@ -22,6 +22,12 @@ const PeerRow = Schema.Struct({
 })
 type PeerRow = typeof PeerRow.Type
 
+/** The device a peer belongs to ([D90]). */
+export interface Device {
+  readonly id: number
+  readonly userId: number
+}
+
 export interface Peer {
   readonly userId: number
   readonly publicKey: string
@@ -65,11 +71,11 @@ export class Peers extends Effect.Service<Peers>()("vpn/Peers", {
     const clock = yield* AppClock
 
     const existing = SqlSchema.findOne({
-      Request: Schema.Struct({ userId: Schema.Int, serverId: Schema.Int }),
+      Request: Schema.Struct({ deviceId: Schema.Int, serverId: Schema.Int }),
       Result: PeerRow,
-      execute: ({ serverId, userId }) => sql`
+      execute: ({ deviceId, serverId }) => sql`
         select user_id, public_key, private_key_enc, host(address) as address from wireguard_peers
-        where user_id = ${userId} and server_id = ${serverId}`
+        where device_id = ${deviceId} and server_id = ${serverId}`
     })
     const lockServer = SqlSchema.findOne({
       Request: Schema.Int,
@@ -83,10 +89,10 @@ export class Peers extends Effect.Service<Peers>()("vpn/Peers", {
         select host(address) as address from wireguard_peers where server_id = ${serverId} and family(address) = 4`
     })
     const insert = SqlSchema.void({
-      Request: Schema.Struct({ ...PeerRow.fields, server_id: Schema.Int, created_at: Schema.DateFromSelf }),
+      Request: Schema.Struct({ ...PeerRow.fields, device_id: Schema.Int, server_id: Schema.Int, created_at: Schema.DateFromSelf }),
       execute: (r) => sql`
-        insert into wireguard_peers (user_id, server_id, public_key, private_key_enc, address, created_at)
-        values (${r.user_id}, ${r.server_id}, ${r.public_key}, ${r.private_key_enc}, ${r.address}::inet, ${r.created_at})`
+        insert into wireguard_peers (user_id, device_id, server_id, public_key, private_key_enc, address, created_at)
+        values (${r.user_id}, ${r.device_id}, ${r.server_id}, ${r.public_key}, ${r.private_key_enc}, ${r.address}::inet, ${r.created_at})`
     })
     const ofServerRows = SqlSchema.findAll({
       Request: Schema.Int,
@@ -108,6 +114,11 @@ export class Peers extends Effect.Service<Peers>()("vpn/Peers", {
       Result: Schema.Struct({ id: Schema.Int }),
       execute: (userId) => sql`select id from wireguard_peers where user_id = ${userId} order by id for update`
     })
+    const peerIdsOfDevice = SqlSchema.findAll({
+      Request: Schema.Int,
+      Result: Schema.Struct({ id: Schema.Int }),
+      execute: (deviceId) => sql`select id from wireguard_peers where device_id = ${deviceId} order by id for update`
+    })
     const replaceKeys = SqlSchema.void({
       Request: Schema.Struct({ id: Schema.Int, publicKey: Schema.String, privateKeyEnc: Schema.String }),
       execute: (r) => sql`
@@ -121,11 +132,16 @@ export class Peers extends Effect.Service<Peers>()("vpn/Peers", {
       address: row.address
     })
 
-    const attempt = (userId: number, server: ServerRow) =>
+    const rekey = (ids: ReadonlyArray<{ readonly id: number }>) =>
+      Effect.forEach(ids, ({ id }) =>
+        Effect.flatMap(keys.x25519, (pair) =>
+          replaceKeys({ id, publicKey: pair.publicKey, privateKeyEnc: appKey.encrypt(pair.privateKey) })), { discard: true })
+
+    const attempt = (device: Device, server: ServerRow) =>
       sql.withTransaction(Effect.gen(function*() {
         // one allocation per server at a time (across instances too)
         const locked = yield* lockServer(server.id)
-        const again = yield* existing({ userId, serverId: server.id })
+        const again = yield* existing({ deviceId: device.id, serverId: server.id })
         if (Option.isSome(again)) return open(again.value)
         const subnet = parseSubnet(Option.match(locked, { onNone: () => server.subnet, onSome: (s) => s.subnet }))
         const taken = yield* takenAddresses(server.id)
@@ -133,14 +149,15 @@ export class Peers extends Effect.Service<Peers>()("vpn/Peers", {
         if (address === undefined) return yield* Effect.fail(new SubnetFull())
         const pair = yield* keys.x25519
         yield* insert({
-          user_id: userId,
+          user_id: device.userId,
+          device_id: device.id,
           server_id: server.id,
           public_key: pair.publicKey,
           private_key_enc: appKey.encrypt(pair.privateKey),
           address,
           created_at: yield* clock.now
         })
-        return { userId, publicKey: pair.publicKey, privateKey: pair.privateKey, address }
+        return { userId: device.userId, publicKey: pair.publicKey, privateKey: pair.privateKey, address }
       })).pipe(
         Effect.catchTags({
           SqlError: (e) => isUniqueViolation(e) ? Effect.fail(new Retry({ cause: e })) : Effect.die(e),
@@ -149,12 +166,12 @@ export class Peers extends Effect.Service<Peers>()("vpn/Peers", {
       )
 
     return {
-      /** the user's peer on the server, made on first download; read without a transaction once made */
-      ensure: (userId: number, server: ServerRow) =>
-        existing({ userId, serverId: server.id }).pipe(
+      /** the device's peer on the server, made on first download; read without a transaction once made */
+      ensure: (device: Device, server: ServerRow) =>
+        existing({ deviceId: device.id, serverId: server.id }).pipe(
           Effect.orDie,
           Effect.flatMap((found) =>
-            Option.isSome(found) ? Effect.succeed(open(found.value)) : attempt(userId, server).pipe(
+            Option.isSome(found) ? Effect.succeed(open(found.value)) : attempt(device, server).pipe(
               Effect.retry({ while: (e) => e._tag === "Retry", schedule: Schedule.recurs(10) }),
               Effect.catchTag("Retry", (e) => Effect.die(e.cause))
             )
@@ -176,12 +193,10 @@ export class Peers extends Effect.Service<Peers>()("vpn/Peers", {
         ),
       /** [D91]: a new key pair for every peer of the user, addresses kept; the old keys stop working */
       rekeyAll: (userId: number) =>
-        sql.withTransaction(Effect.gen(function*() {
-          for (const { id } of yield* peerIdsOf(userId)) {
-            const pair = yield* keys.x25519
-            yield* replaceKeys({ id, publicKey: pair.publicKey, privateKeyEnc: appKey.encrypt(pair.privateKey) })
-          }
-        })).pipe(Effect.orDie)
+        sql.withTransaction(Effect.flatMap(peerIdsOf(userId), rekey)).pipe(Effect.orDie),
+      /** [D90]: a new key pair for every peer of the device, addresses kept */
+      rekeyDevice: (deviceId: number) =>
+        sql.withTransaction(Effect.flatMap(peerIdsOfDevice(deviceId), rekey)).pipe(Effect.orDie)
     } as const
   })
 }) {}
