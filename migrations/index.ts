@@ -7,6 +7,7 @@ import moneyRules from "./0004_money_rules.ts"
 import usageExactlyOnce from "./0005_usage_exactly_once.ts"
 import twoFactor from "./0006_two_factor.ts"
 import devices from "./0007_devices.ts"
+import nodeSync from "./0008_node_sync.ts"
 
 /**
  * Every migration, imported statically so that a compiled binary carries them.
@@ -19,5 +20,6 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "4_money_rules": moneyRules,
   "5_usage_exactly_once": usageExactlyOnce,
   "6_two_factor": twoFactor,
-  "7_devices": devices
+  "7_devices": devices,
+  "8_node_sync": nodeSync
 }

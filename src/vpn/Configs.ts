@@ -97,6 +97,9 @@ export const parseSubnet = (text: string): Ipv4Subnet | undefined => {
 
 export const formatSubnet = (s: Ipv4Subnet): string => `${intToIpv4(s.network)}/${s.prefix}`
 
+/** The number of addresses of the subnet (network and broadcast included). */
+export const hostCount = (subnet: Ipv4Subnet): number => 2 ** (32 - subnet.prefix)
+
 /**
  * The lowest address of the subnet that is none of network, server (.1 = network + 1),
  * broadcast, or `taken`; undefined when the subnet is full.

@@ -9,7 +9,7 @@ import * as Schema from "effect/Schema"
 import { AppClock } from "../platform/Clock.ts"
 import { AppKey } from "../platform/Crypto.ts"
 import { KeyGen } from "../platform/KeyGen.ts"
-import { nextFreeAddress, parseSubnet } from "./Configs.ts"
+import { hostCount, intToIpv4, parseSubnet } from "./Configs.ts"
 import { SubnetFull } from "./Errors.ts"
 import type { ServerRow } from "./Servers.ts"
 
@@ -58,9 +58,11 @@ const isUniqueViolation = (e: unknown): boolean =>
 class Retry extends Data.TaggedError("Retry")<{ readonly cause: SqlError }> {}
 
 /**
- * WireGuard peers of [D52]: made on first download with an X25519 pair and the next free /32
- * of the server's subnet. The server row is locked for the allocation, and the unique indexes
- * on (server_id, address) and (user_id, server_id) back it up (a violation is retried).
+ * WireGuard peers of [D52] and [D90]: made on a device's first download with an X25519 pair and
+ * the lowest free /32 of the server's subnet (the lowest released host, else the server's
+ * high-water mark: no read of the taken addresses). The server row is locked for the
+ * allocation, and the unique indexes on (server_id, address) and (device_id, server_id) back it
+ * up (a violation is retried).
  * Private keys are stored only encrypted with APP_KEY.
  */
 export class Peers extends Effect.Service<Peers>()("vpn/Peers", {
@@ -79,20 +81,28 @@ export class Peers extends Effect.Service<Peers>()("vpn/Peers", {
     })
     const lockServer = SqlSchema.findOne({
       Request: Schema.Int,
-      Result: Schema.Struct({ subnet: Schema.String }),
-      execute: (id) => sql`select subnet::text as subnet from servers where id = ${id} for update`
+      Result: Schema.Struct({ subnet: Schema.String, next_host: Schema.NumberFromString }),
+      execute: (id) => sql`select subnet::text as subnet, next_host::text as next_host from servers where id = ${id} for update`
     })
-    const takenAddresses = SqlSchema.findAll({
+    /** the lowest host released below the mark, taken */
+    const takeReleased = SqlSchema.findOne({
       Request: Schema.Int,
-      Result: Schema.Struct({ address: Schema.String }),
+      Result: Schema.Struct({ host: Schema.NumberFromString }),
       execute: (serverId) => sql`
-        select host(address) as address from wireguard_peers where server_id = ${serverId} and family(address) = 4`
+        delete from vpn_free_hosts
+        where server_id = ${serverId} and host = (select min(host) from vpn_free_hosts where server_id = ${serverId})
+        returning host::text as host`
+    })
+    const raiseMark = SqlSchema.void({
+      Request: Schema.Struct({ serverId: Schema.Int, next: Schema.Number }),
+      execute: ({ next, serverId }) => sql`update servers set next_host = ${next} where id = ${serverId}`
     })
     const insert = SqlSchema.void({
-      Request: Schema.Struct({ ...PeerRow.fields, device_id: Schema.Int, server_id: Schema.Int, created_at: Schema.DateFromSelf }),
+      Request: Schema.Struct({ ...PeerRow.fields, device_id: Schema.Int, server_id: Schema.Int, host: Schema.Number, created_at: Schema.DateFromSelf }),
       execute: (r) => sql`
-        insert into wireguard_peers (user_id, device_id, server_id, public_key, private_key_enc, address, created_at)
-        values (${r.user_id}, ${r.device_id}, ${r.server_id}, ${r.public_key}, ${r.private_key_enc}, ${r.address}::inet, ${r.created_at})`
+        insert into wireguard_peers (user_id, device_id, server_id, public_key, private_key_enc, address, host, created_at)
+        values (${r.user_id}, ${r.device_id}, ${r.server_id}, ${r.public_key}, ${r.private_key_enc}, ${r.address}::inet,
+                ${r.host}, ${r.created_at})`
     })
     const ofServerRows = SqlSchema.findAll({
       Request: Schema.Int,
@@ -143,10 +153,15 @@ export class Peers extends Effect.Service<Peers>()("vpn/Peers", {
         const locked = yield* lockServer(server.id)
         const again = yield* existing({ deviceId: device.id, serverId: server.id })
         if (Option.isSome(again)) return open(again.value)
-        const subnet = parseSubnet(Option.match(locked, { onNone: () => server.subnet, onSome: (s) => s.subnet }))
-        const taken = yield* takenAddresses(server.id)
-        const address = subnet ? nextFreeAddress(subnet, taken.map((t) => t.address)) : undefined
-        if (address === undefined) return yield* Effect.fail(new SubnetFull())
+        if (Option.isNone(locked)) return yield* Effect.fail(new SubnetFull())
+        const subnet = parseSubnet(locked.value.subnet)
+        if (subnet === undefined) return yield* Effect.fail(new SubnetFull())
+        // [D90]: the lowest released host, else the high-water mark: the same cost at any number of peers
+        const released = yield* takeReleased(server.id)
+        const host = Option.match(released, { onNone: () => locked.value.next_host, onSome: (r) => r.host })
+        if (host < 2 || host >= hostCount(subnet) - 1) return yield* Effect.fail(new SubnetFull())
+        if (Option.isNone(released)) yield* raiseMark({ serverId: server.id, next: host + 1 })
+        const address = intToIpv4(subnet.network + host)
         const pair = yield* keys.x25519
         yield* insert({
           user_id: device.userId,
@@ -155,6 +170,7 @@ export class Peers extends Effect.Service<Peers>()("vpn/Peers", {
           public_key: pair.publicKey,
           private_key_enc: appKey.encrypt(pair.privateKey),
           address,
+          host,
           created_at: yield* clock.now
         })
         return { userId: device.userId, publicKey: pair.publicKey, privateKey: pair.privateKey, address }

@@ -140,6 +140,11 @@ export class Servers extends Effect.Service<Servers>()("vpn/Servers", {
           subnet = ${f.subnet}::cidr, dns = ${f.dns}, ca_cert = ${f.ca_cert}, status = ${f.status}, updated_at = ${f.now}
         where id = ${f.id}`
     })
+    /** [D90]: the allocation's mark and released hosts rebuilt from the peers (a subnet changed) */
+    const reindexHosts = SqlSchema.void({
+      Request: Schema.Int,
+      execute: (id) => sql`select vpn_reindex_hosts(${id})`
+    })
     const clearPlans = SqlSchema.void({
       Request: Schema.Int,
       execute: (id) => sql`delete from server_plans where server_id = ${id}`
@@ -229,6 +234,7 @@ export class Servers extends Effect.Service<Servers>()("vpn/Servers", {
         const now = yield* clock.now
         yield* sql.withTransaction(Effect.gen(function*() {
           yield* updateRow({ ...server, now })
+          if (server.subnet !== s.subnet) yield* reindexHosts(id)
           if (input.plan_ids !== undefined) yield* setPlans(id, input.plan_ids)
         })).pipe(Effect.orDie)
         return server
