@@ -31,6 +31,27 @@ export const Server = ServerFields.annotations({ identifier: "VpnServer" })
 
 export const NodePeer = NodePeerFields.annotations({ identifier: "NodePeer" })
 
+/** [D92]: a peer that left the server since the cursor. */
+export const RemovedPeer = Schema.Struct({ public_key: Schema.String, removed: Schema.Literal(true) })
+  .annotations({ identifier: "RemovedNodePeer" })
+
+/** [D92]: `{success: true, data: [...], meta: {revision}}`; the handler returns `{data, meta}`. */
+const NodeSyncBody = Schema.Struct({
+  data: Schema.Array(Schema.Union(NodePeer, RemovedPeer)),
+  meta: Schema.Struct({
+    revision: Schema.Number.annotations({ description: "An opaque cursor that only grows: send it back as `since`." })
+  })
+})
+const NodeSyncResponse = Schema.transform(
+  Schema.Struct({ success: Schema.Literal(true), ...NodeSyncBody.fields }),
+  Schema.typeSchema(NodeSyncBody),
+  {
+    strict: true,
+    decode: ({ data, meta }) => ({ data, meta }),
+    encode: ({ data, meta }) => ({ success: true as const, data, meta })
+  }
+).annotations({ identifier: "NodePeerList" })
+
 const Credentials = VpnCredentials.annotations({ identifier: "VpnCredentials" })
 
 export const Device = DeviceFields.annotations({ identifier: "Device" })
@@ -241,7 +262,14 @@ export class VpnApi extends HttpApiGroup.make("vpn")
 
 /** The node API of [D54], behind node tokens. */
 export class NodeApi extends HttpApiGroup.make("node")
-  .add(HttpApiEndpoint.get("peers", "/node/peers").addSuccess(Ok(Schema.Array(NodePeer), { identifier: "NodePeerList" })))
+  .add(
+    HttpApiEndpoint.get("peers", "/node/peers")
+      .setUrlParams(Schema.Struct({
+        since: Schema.optional(Schema.String.annotations({ description: "A `meta.revision` of an earlier answer: only what changed after it." }))
+      }))
+      .addSuccess(NodeSyncResponse)
+      .addError(ValidationErrorResponse)
+  )
   .add(
     HttpApiEndpoint.post("openvpnAuth", "/node/openvpn/auth")
       .setPayload(Body({ username: string("username"), password: string("password", { max: 255 }) }))

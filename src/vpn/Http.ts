@@ -89,9 +89,12 @@ const NodeLive = HttpApiBuilder.group(Api, "node", (handlers) =>
 
     return handlers
       // each poll is seen by the metrics: the node's last poll and the peers it was served ([D102])
-      .handle("peers", () =>
+      .handle("peers", ({ urlParams }) =>
         Effect.flatMap(node, (serverId) =>
-          Effect.tap(access.nodePeers(serverId), (peers) => metrics.nodePolled(serverId, peers.length))))
+          access.nodeSync(serverId, urlParams.since).pipe(
+            Effect.tap((sync) => metrics.nodePolled(serverId, sync.peers.length)),
+            Effect.map((sync) => ({ data: sync.peers, meta: { revision: sync.revision } }))
+          )))
       .handle("openvpnAuth", ({ payload }) =>
         Effect.flatMap(node, (serverId) => access.authenticate(serverId, payload.username, payload.password)))
       .handle("usage", ({ headers, payload }) =>

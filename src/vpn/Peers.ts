@@ -48,8 +48,19 @@ const NodePeerRow = Schema.Struct({
   user_id: Schema.Int,
   public_key: Schema.String,
   address: Schema.String,
+  address6: Schema.NullOr(Schema.String),
   held: Schema.Boolean
 })
+
+/** A peer as a node sees it, before its service is looked at. */
+export interface ServerPeer {
+  readonly userId: number
+  readonly publicKey: string
+  readonly address: string
+  /** [D90]: the same host number in the server's `subnet6`, when it has one */
+  readonly address6: string | null
+  readonly held: boolean
+}
 
 const isUniqueViolation = (e: unknown): boolean =>
   e instanceof SqlError && typeof e.cause === "object" && e.cause !== null && "code" in e.cause &&
@@ -65,6 +76,14 @@ class Retry extends Data.TaggedError("Retry")<{ readonly cause: SqlError }> {}
  * up (a violation is retried).
  * Private keys are stored only encrypted with APP_KEY.
  */
+const serverPeer = (r: typeof NodePeerRow.Type): ServerPeer => ({
+  userId: r.user_id,
+  publicKey: r.public_key,
+  address: r.address,
+  address6: r.address6,
+  held: r.held
+})
+
 export class Peers extends Effect.Service<Peers>()("vpn/Peers", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -104,13 +123,30 @@ export class Peers extends Effect.Service<Peers>()("vpn/Peers", {
         values (${r.user_id}, ${r.device_id}, ${r.server_id}, ${r.public_key}, ${r.private_key_enc}, ${r.address}::inet,
                 ${r.host}, ${r.created_at})`
     })
+    const nodeColumns = sql`
+      p.user_id, p.public_key, host(p.address) as address,
+      case when s.subnet6 is not null and p.host is not null and masklen(s.subnet6) <= 126
+             and p.host < 2 ^ (128 - masklen(s.subnet6)) - 1
+           then host(network(s.subnet6) + p.host) end as address6,
+      exists(select 1 from vpn_access_holds h where h.user_id = p.user_id) as held`
     const ofServerRows = SqlSchema.findAll({
       Request: Schema.Int,
       Result: NodePeerRow,
       execute: (serverId) => sql`
-        select p.user_id, p.public_key, host(p.address) as address,
-               exists(select 1 from vpn_access_holds h where h.user_id = p.user_id) as held
-        from wireguard_peers p where p.server_id = ${serverId} order by p.id`
+        select ${nodeColumns}
+        from wireguard_peers p join servers s on s.id = p.server_id where p.server_id = ${serverId} order by p.id`
+    })
+    /** [D92]: the server's peers among these keys or of these users (both as JSON arrays) */
+    const someOfServerRows = SqlSchema.findAll({
+      Request: Schema.Struct({ serverId: Schema.Int, keys: Schema.String, users: Schema.String }),
+      Result: NodePeerRow,
+      execute: ({ keys, serverId, users }) => sql`
+        select ${nodeColumns}
+        from wireguard_peers p join servers s on s.id = p.server_id
+        where p.server_id = ${serverId}
+          and (p.public_key in (select jsonb_array_elements_text(${keys}::jsonb))
+               or p.user_id in (select (jsonb_array_elements_text(${users}::jsonb))::int))
+        order by p.id`
     })
     const owners = SqlSchema.findAll({
       Request: Schema.Struct({ serverId: Schema.Int, publicKeys: Schema.Array(Schema.String) }),
@@ -193,14 +229,16 @@ export class Peers extends Effect.Service<Peers>()("vpn/Peers", {
             )
           )
         ),
-      /** the server's peers for its node, each with whether its user's access is on hold */
-      ofServer: (serverId: number) =>
-        ofServerRows(serverId).pipe(
-          Effect.map((rows) =>
-            rows.map((r) => ({ userId: r.user_id, publicKey: r.public_key, address: r.address, held: r.held }))
+      /** the server's peers for its node, each with whether its user's access is on hold (one query) */
+      ofServer: (serverId: number) => ofServerRows(serverId).pipe(Effect.map((rows) => rows.map(serverPeer)), Effect.orDie),
+      /** [D92]: the server's peers with one of these keys or of one of these users (one query) */
+      someOfServer: (serverId: number, keys: ReadonlyArray<string>, userIds: ReadonlyArray<number>) =>
+        (keys.length === 0 && userIds.length === 0
+          ? Effect.succeed([])
+          : someOfServerRows({ serverId, keys: JSON.stringify(keys), users: JSON.stringify(userIds) })).pipe(
+            Effect.map((rows) => rows.map(serverPeer)),
+            Effect.orDie
           ),
-          Effect.orDie
-        ),
       /** the owners of these public keys on this server, by key (unknown ones are absent) */
       ownersOf: (serverId: number, publicKeys: ReadonlyArray<string>) =>
         (publicKeys.length === 0 ? Effect.succeed([]) : owners({ serverId, publicKeys: [...new Set(publicKeys)] })).pipe(

@@ -79,6 +79,7 @@ const DEFAULT_DNS = "1.1.1.1, 1.0.0.1"
 const normalSubnet = (s: string) => formatSubnet(parseSubnet(s)!)
 
 const Id = Schema.Struct({ id: Schema.Int })
+const SEEN_EVERY_MS = 60_000
 
 /** Servers and the plans that grant them. The VPN room owns `servers` and `server_plans`. */
 export class Servers extends Effect.Service<Servers>()("vpn/Servers", {
@@ -117,6 +118,18 @@ export class Servers extends Effect.Service<Servers>()("vpn/Servers", {
       execute: ({ serverId, planId }) =>
         sql`select true as granted from server_plans where server_id = ${serverId} and plan_id = ${planId}`
     })
+    const planIdsOfRows = SqlSchema.findAll({
+      Request: Schema.Int,
+      Result: Schema.Struct({ plan_id: Schema.Int }),
+      execute: (id) => sql`select plan_id from server_plans where server_id = ${id} order by plan_id`
+    })
+    /** [D92]: the node's poll, written at most once a minute per server */
+    const markSeen = SqlSchema.void({
+      Request: Schema.Struct({ id: Schema.Int, now: Schema.DateFromSelf, before: Schema.DateFromSelf }),
+      execute: ({ before, id, now }) => sql`
+        update servers set last_seen_at = ${now} where id = ${id} and (last_seen_at is null or last_seen_at < ${before})`
+    })
+    const lastWrites = new Map<number, number>()
     const byTokenHash = SqlSchema.findOne({
       Request: Schema.String,
       Result: Schema.Struct({ id: Schema.Int, node_token_hash: Schema.String }),
@@ -251,6 +264,16 @@ export class Servers extends Effect.Service<Servers>()("vpn/Servers", {
           Effect.map(Option.map(({ granted, ...server }) => ({ server, granted }))),
           Effect.orDie
         ),
+      /** the plans that grant the server */
+      planIdsOf: (serverId: number) => planIdsOfRows(serverId).pipe(Effect.map((rows) => rows.map((r) => r.plan_id)), Effect.orDie),
+      /** [D92]: the node polled now; a write at most once a minute per server (and per instance) */
+      seen: (serverId: number) =>
+        Effect.flatMap(clock.now, (now) => {
+          const last = lastWrites.get(serverId)
+          if (last !== undefined && Math.abs(now.getTime() - last) < SEEN_EVERY_MS) return Effect.void
+          lastWrites.set(serverId, now.getTime())
+          return markSeen({ id: serverId, now, before: new Date(now.getTime() - SEEN_EVERY_MS) }).pipe(Effect.orDie)
+        }),
       /** the server whose node token has this SHA-256 ([D54]) */
       byNodeTokenHash: (hash: string) => byTokenHash(hash).pipe(Effect.orDie),
       create,
