@@ -4,7 +4,7 @@ import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import * as Schema from "effect/Schema"
 import { isIP } from "node:net"
 import { AdminAuthentication, Authentication } from "../http/Auth.ts"
-import { Confirmation, Ok, OkMessage } from "../http/Envelope.ts"
+import { Confirmation, Ok, OkMessage, OkPage } from "../http/Envelope.ts"
 import {
   BusinessRuleViolationResponse,
   errorEnvelope,
@@ -20,7 +20,8 @@ import { VpnCredentials } from "./Credentials.ts"
 import { Device as DeviceFields, DeviceWithCredentials, PLATFORMS } from "./Devices.ts"
 import { NodeAuthentication } from "./NodeAuth.ts"
 import { NodePeer as NodePeerFields } from "./Peers.ts"
-import { CreatedServer, Server as ServerFields } from "./Servers.ts"
+import { PageParam } from "../accounts/Api.ts"
+import { CreatedServer, Server as ServerFields, ServerRecord } from "./Servers.ts"
 import { UsageRecorded } from "./Usage.ts"
 import { Accepted } from "./UsageReports.ts"
 
@@ -70,6 +71,22 @@ const subnet = string("subnet", { max: 18 }).pipe(
   })
 )
 
+/** [D90]: an IPv6 network in CIDR notation, /48 to /112 (peers take the same host number in it). */
+const subnet6 = string("subnet6", { max: 43 }).pipe(
+  Schema.filter((s) => {
+    const match = /^([0-9a-fA-F:]+)\/(\d{1,3})$/.exec(s.trim())
+    return match !== null && isIP(match[1]!) === 6 && Number(match[2]) >= 48 && Number(match[2]) <= 112
+  }, { message: () => "The subnet6 field must be an IPv6 network in CIDR notation between /48 and /112." })
+)
+
+/** [D92]: a server as admins see it. */
+export const AdminServer = Schema.Struct({
+  ...ServerRecord.fields,
+  last_seen_at: Schema.NullOr(Schema.DateFromString),
+  peers: Schema.Int,
+  plan_ids: Schema.Array(Schema.Int)
+}).annotations({ identifier: "AdminVpnServer" })
+
 const dns = string("dns", { max: 255 }).pipe(
   Schema.filter((s) => s.split(",").every((part) => isIP(part.trim()) !== 0), {
     message: () => "The dns field must be a comma-separated list of IP addresses."
@@ -103,6 +120,7 @@ const serverFields = {
   transport: Schema.optional(oneOf("transport", ["udp", "tcp"])),
   public_key: Schema.optional(publicKey),
   subnet: Schema.optional(subnet),
+  subnet6: Schema.optional(Schema.NullOr(subnet6)),
   dns: Schema.optional(dns),
   ca_cert: Schema.optional(caCert),
   status: Schema.optional(oneOf("status", ["active", "maintenance", "offline"])),
@@ -295,6 +313,17 @@ export class NodeApi extends HttpApiGroup.make("node")
 
 /** `/v1/admin/servers...` and usage recording ([D70]). */
 export class VpnAdminApi extends HttpApiGroup.make("vpnAdmin")
+  .add(
+    HttpApiEndpoint.get("listServers", "/admin/servers")
+      .setUrlParams(Schema.Struct({ page: Schema.optional(PageParam) }))
+      .addSuccess(OkPage(AdminServer, "AdminVpnServerPage"))
+  )
+  .add(
+    HttpApiEndpoint.get("getServer", "/admin/servers/:server")
+      .setPath(serverPath)
+      .addSuccess(Ok(AdminServer, { identifier: "AdminVpnServerResponse" }))
+      .addError(NotFoundResponse)
+  )
   .add(
     HttpApiEndpoint.post("createServer", "/admin/servers")
       .setPayload(CreateServerPayload)

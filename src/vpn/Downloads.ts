@@ -43,6 +43,7 @@ export class Downloads extends Effect.Service<Downloads>()("vpn/Downloads", {
           const text = wireguardConfig({
             privateKey: peer.privateKey,
             address: peer.address,
+            address6: peer.address6,
             dns: server.dns,
             serverPublicKey: server.public_key,
             serverIp: server.ip,

@@ -5,6 +5,9 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { Api } from "../Api.ts"
 import { CurrentUser } from "../http/Auth.ts"
+import { makePage } from "../http/Envelope.ts"
+import { AppConfig } from "../platform/Config.ts"
+import { orNotFound } from "../platform/Errors.ts"
 import { Metrics } from "../platform/Metrics.ts"
 import { Access } from "./Access.ts"
 import { Devices } from "./Devices.ts"
@@ -103,12 +106,21 @@ const NodeLive = HttpApiBuilder.group(Api, "node", (handlers) =>
         Effect.flatMap(node, (serverId) => usage.recordCounters(serverId, payload, headers["idempotency-key"])))
   }))
 
+const ADMIN_SERVERS_PER_PAGE = 15
+
 const AdminLive = HttpApiBuilder.group(Api, "vpnAdmin", (handlers) =>
   Effect.gen(function*() {
+    const config = yield* AppConfig
     const servers = yield* Servers
     const usage = yield* Usage
 
     return handlers
+      .handle("listServers", ({ urlParams }) => {
+        const page = urlParams.page ?? 1
+        return Effect.map(servers.adminPage(page, ADMIN_SERVERS_PER_PAGE), ({ rows, total }) =>
+          makePage({ rows, total, page, perPage: ADMIN_SERVERS_PER_PAGE, baseUrl: `${config.publicUrl}/v1/admin/servers` }))
+      })
+      .handle("getServer", ({ path }) => Effect.flatMap(servers.adminOne(path.server), orNotFound))
       .handle("createServer", ({ payload }) =>
         servers.create(payload).pipe(Effect.zipLeft(noStore)))
       .handle("updateServer", ({ path, payload }) => servers.update(path.server, payload))

@@ -20,6 +20,7 @@ const PeerRow = Schema.Struct({
   private_key_enc: Schema.String,
   address: Schema.String
 })
+const StoredPeer = Schema.Struct({ ...PeerRow.fields, address6: Schema.NullOr(Schema.String) })
 type PeerRow = typeof PeerRow.Type
 
 /** The device a peer belongs to ([D90]). */
@@ -34,6 +35,8 @@ export interface Peer {
   /** decrypted only for the owner's download */
   readonly privateKey: string
   readonly address: string
+  /** [D90]: the same host number in the server's `subnet6`, when it has one */
+  readonly address6: string | null
 }
 
 /** [D54]: a peer as its node is told it. */
@@ -87,16 +90,21 @@ const serverPeer = (r: typeof NodePeerRow.Type): ServerPeer => ({
 export class Peers extends Effect.Service<Peers>()("vpn/Peers", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    /** [D90]: the peer's host number in the server's IPv6 subnet, when it has one and the number fits */
+    const address6 = sql`
+      case when s.subnet6 is not null and p.host is not null and p.host < 2 ^ (128 - masklen(s.subnet6)) - 1
+           then host(network(s.subnet6) + p.host) end`
     const appKey = yield* AppKey
     const keys = yield* KeyGen
     const clock = yield* AppClock
 
     const existing = SqlSchema.findOne({
       Request: Schema.Struct({ deviceId: Schema.Int, serverId: Schema.Int }),
-      Result: PeerRow,
+      Result: StoredPeer,
       execute: ({ deviceId, serverId }) => sql`
-        select user_id, public_key, private_key_enc, host(address) as address from wireguard_peers
-        where device_id = ${deviceId} and server_id = ${serverId}`
+        select p.user_id, p.public_key, p.private_key_enc, host(p.address) as address, ${address6} as address6
+        from wireguard_peers p join servers s on s.id = p.server_id
+        where p.device_id = ${deviceId} and p.server_id = ${serverId}`
     })
     const lockServer = SqlSchema.findOne({
       Request: Schema.Int,
@@ -124,10 +132,7 @@ export class Peers extends Effect.Service<Peers>()("vpn/Peers", {
                 ${r.host}, ${r.created_at})`
     })
     const nodeColumns = sql`
-      p.user_id, p.public_key, host(p.address) as address,
-      case when s.subnet6 is not null and p.host is not null and masklen(s.subnet6) <= 126
-             and p.host < 2 ^ (128 - masklen(s.subnet6)) - 1
-           then host(network(s.subnet6) + p.host) end as address6,
+      p.user_id, p.public_key, host(p.address) as address, ${address6} as address6,
       exists(select 1 from vpn_access_holds h where h.user_id = p.user_id) as held`
     const ofServerRows = SqlSchema.findAll({
       Request: Schema.Int,
@@ -171,11 +176,12 @@ export class Peers extends Effect.Service<Peers>()("vpn/Peers", {
         update wireguard_peers set public_key = ${r.publicKey}, private_key_enc = ${r.privateKeyEnc} where id = ${r.id}`
     })
 
-    const open = (row: PeerRow): Peer => ({
+    const open = (row: typeof StoredPeer.Type): Peer => ({
       userId: row.user_id,
       publicKey: row.public_key,
       privateKey: appKey.decrypt(row.private_key_enc),
-      address: row.address
+      address: row.address,
+      address6: row.address6
     })
 
     const rekey = (ids: ReadonlyArray<{ readonly id: number }>) =>
@@ -209,7 +215,7 @@ export class Peers extends Effect.Service<Peers>()("vpn/Peers", {
           host,
           created_at: yield* clock.now
         })
-        return { userId: device.userId, publicKey: pair.publicKey, privateKey: pair.privateKey, address }
+        return open(Option.getOrThrow(yield* existing({ deviceId: device.id, serverId: server.id })))
       })).pipe(
         Effect.catchTags({
           SqlError: (e) => isUniqueViolation(e) ? Effect.fail(new Retry({ cause: e })) : Effect.die(e),
