@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test"
 import jsQR from "jsqr"
 import { PNG } from "pngjs"
 import QRCode from "qrcode"
+import { AppKey } from "../../src/platform/Crypto.ts"
 import { KeyGen } from "../../src/platform/KeyGen.ts"
 import { makeTestApp, type TestApp } from "../support/app.ts"
 import { makeServer, makeService, nodePeersOf, openvpnAuthOf } from "./fixtures.ts"
@@ -267,5 +268,26 @@ describe("rotate and delete [D90]", () => {
     const next = (await create(user.token)).body.data
     const again = await app.get(`/v1/devices/${next.id}/wireguard/${wg.id}`, { token: user.token })
     expect(addressOf(again.text)).toBe(addressOf(conf.text))
+  })
+})
+
+describe("peers and credentials from before devices [D90]", () => {
+  test("a peer and credentials inserted without a device land on the user's Default device (as migration 0007 moves them)", async () => {
+    const { user, wg, ovpn } = await member()
+    await app.sql`
+      insert into wireguard_peers (user_id, server_id, public_key, private_key_enc, address)
+      values (${user.id}, ${wg.id}, ${`legacy-${user.id}`}, 'v1:legacy', '10.66.200.2')`
+    await app.sql`
+      insert into vpn_credentials (user_id, username, secret_enc, secret_hash)
+      values (${user.id}, ${`u${user.id}-legacy00`}, ${AppKey.make(new Uint8Array(32).fill(7)).encrypt("legacy-secret")}, 'legacy')`
+    const list = (await app.get("/v1/devices", { token: user.token })).body.data
+    expect(list).toEqual([{ id: expect.any(Number), name: "Default", platform: "other", created_at: expect.any(String) }])
+    const rows = await app.sql<{ peer: number; credentials: number }>`
+      select (select device_id from wireguard_peers where user_id = ${user.id}) as peer,
+             (select device_id from vpn_credentials where user_id = ${user.id}) as credentials`
+    expect(rows[0]).toEqual({ peer: list[0].id, credentials: list[0].id })
+    const creds = (await app.get("/v1/account/vpn-credentials", { token: user.token })).body.data
+    expect([creds.username, creds.password]).toEqual([`u${user.id}-legacy00`, "legacy-secret"])
+    void ovpn
   })
 })
