@@ -70,3 +70,24 @@ describe("subnet6 [D90]", () => {
     expect(/^Address = (.+)$/m.exec(again.text)![1]).toBe("10.71.0.2/32")
   })
 })
+
+describe("allocation after a subnet change [D90]", () => {
+  test("the lowest free host of the new subnet; peers of the old one keep their addresses", async () => {
+    const plan = await makePlan(app)
+    const made = await createServer({ plan_ids: [plan.planId], subnet: "10.72.0.0/24" })
+    const download = async () => {
+      const user = await app.createUser()
+      await makeService(app, user.id, plan)
+      const conf = await app.get(`/v1/servers/${made.body.data.id}/wireguard`, { token: user.token })
+      expect(conf.status).toBe(200)
+      return /^Address = (.+)$/m.exec(conf.text)![1]
+    }
+    expect(await download()).toBe("10.72.0.2/32")
+    expect((await app.put(`/v1/admin/servers/${made.body.data.id}`, { token: admin.token, body: { subnet: "10.73.0.0/24" } })).status).toBe(200)
+    expect(await download()).toBe("10.73.0.2/32")
+    expect(await download()).toBe("10.73.0.3/32")
+    // back to the first subnet: .2 is still taken there
+    expect((await app.put(`/v1/admin/servers/${made.body.data.id}`, { token: admin.token, body: { subnet: "10.72.0.0/24" } })).status).toBe(200)
+    expect(await download()).toBe("10.72.0.3/32")
+  })
+})
