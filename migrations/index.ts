@@ -6,6 +6,8 @@ import vpnAccessHolds from "./0003_vpn_access_holds.ts"
 import moneyRules from "./0004_money_rules.ts"
 import usageExactlyOnce from "./0005_usage_exactly_once.ts"
 import twoFactor from "./0006_two_factor.ts"
+import devices from "./0007_devices.ts"
+import nodeSync from "./0008_node_sync.ts"
 import apiKeysSessions from "./0011_api_keys_sessions.ts"
 import auditLog from "./0012_audit_log.ts"
 
@@ -20,6 +22,8 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "4_money_rules": moneyRules,
   "5_usage_exactly_once": usageExactlyOnce,
   "6_two_factor": twoFactor,
+  "7_devices": devices,
+  "8_node_sync": nodeSync,
   "11_api_keys_sessions": apiKeysSessions,
   "12_audit_log": auditLog
 }

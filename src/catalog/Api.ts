@@ -133,6 +133,7 @@ const planPayloadFields = {
   bandwidth_limit_gb: optional(integer("bandwidth_limit_gb", { min: 0 })),
   speed_limit_mbps: optional(nullableInteger("speed_limit_mbps", 1)),
   trial_days: optional(integer("trial_days", { min: 0, max: 3650 })),
+  device_limit: optional(integer("device_limit", { min: 0, max: 10_000 })),
   is_active: optional(boolean("is_active"))
 }
 

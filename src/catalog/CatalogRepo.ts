@@ -13,6 +13,7 @@ const PlanChanges = Schema.Struct({
   bandwidth_limit_gb: Schema.optional(Schema.Int),
   speed_limit_mbps: Schema.optional(Schema.NullOr(Schema.Int)),
   trial_days: Schema.optional(Schema.Int),
+  device_limit: Schema.optional(Schema.Int),
   is_active: Schema.optional(Schema.Boolean)
 })
 export type PlanChanges = typeof PlanChanges.Type
@@ -41,7 +42,7 @@ export class CatalogRepo extends Effect.Service<CatalogRepo>()("catalog/CatalogR
     const sql = yield* SqlClient.SqlClient
     const clock = yield* AppClock
 
-    const planColumns = sql`id, name, description, bandwidth_limit_gb, speed_limit_mbps, trial_days, is_active`
+    const planColumns = sql`id, name, description, bandwidth_limit_gb, speed_limit_mbps, trial_days, device_limit, is_active`
     const cycleColumns = sql`id, plan_id, name, duration_days, price::text as price, currency`
     const promoColumns = sql`id, code, type, value::text as value, expires_at, max_uses, max_uses_per_user, uses`
 
@@ -62,9 +63,9 @@ export class CatalogRepo extends Effect.Service<CatalogRepo>()("catalog/CatalogR
       Request: Schema.Struct({ plan: NewPlan, now: Schema.DateFromSelf }),
       Result: Plan,
       execute: ({ now, plan: p }) => {
-        return sql`insert into plans (name, description, bandwidth_limit_gb, speed_limit_mbps, trial_days, is_active, created_at, updated_at)
+        return sql`insert into plans (name, description, bandwidth_limit_gb, speed_limit_mbps, trial_days, device_limit, is_active, created_at, updated_at)
           values (${p.name}, ${p.description ?? ""}, ${p.bandwidth_limit_gb ?? 0}, ${p.speed_limit_mbps ?? null},
-                  ${p.trial_days ?? 0}, ${p.is_active ?? true}, ${now}, ${now})
+                  ${p.trial_days ?? 0}, ${p.device_limit ?? 5}, ${p.is_active ?? true}, ${now}, ${now})
           returning ${planColumns}`
       }
     })

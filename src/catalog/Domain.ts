@@ -13,6 +13,8 @@ export const Plan = Schema.Struct({
   bandwidth_limit_gb: Schema.Int,
   speed_limit_mbps: Schema.NullOr(Schema.Int),
   trial_days: Schema.Int,
+  /** [D90]: devices a service of the plan may have; 0 = unlimited */
+  device_limit: Schema.Int,
   is_active: Schema.Boolean
 }).annotations({ identifier: "AdminPlan" })
 export type Plan = typeof Plan.Type

@@ -12,7 +12,7 @@ import { Mailer } from "../platform/Mailer.ts"
 import { Services } from "../services/Services.ts"
 import { Faq } from "../support/Faq.ts"
 import { Tickets } from "../support/Tickets.ts"
-import { Credentials } from "../vpn/Credentials.ts"
+import { Devices } from "../vpn/Devices.ts"
 import { Servers } from "../vpn/Servers.ts"
 import { Usage } from "../vpn/Usage.ts"
 
@@ -93,7 +93,7 @@ const seed = Effect.gen(function*() {
   const invoices = yield* Invoices
   const usage = yield* Usage
   const tickets = yield* Tickets
-  const credentials = yield* Credentials
+  const devices = yield* Devices
   const now = yield* Effect.flatMap(AppClock, (c) => c.now)
   const created: Array<string> = []
   const nodeTokens: Array<{ server: string; token: string }> = []
@@ -207,7 +207,7 @@ const seed = Effect.gen(function*() {
       tickets.staffReply(ticket.id, admin.id, "Hotel networks often block UDP. Try London 1, our OpenVPN server over TCP port 1194.")
     )
     // a VPN credential so the OpenVPN profile can be used at once
-    yield* credentials.get(demo.id)
+    yield* devices.defaultCredentials(demo.id)
     created.push("demo service, invoices, usage, ticket")
     return { admin: DEMO_ADMIN, user: DEMO_USER, created, nodeTokens } satisfies SeedResult
   }))
@@ -228,7 +228,7 @@ export const seedDemo = seed.pipe(
       Invoices.Default,
       Usage.Default,
       Tickets.Default.pipe(Layer.provide(NoMail)),
-      Credentials.Default
+      Devices.Default
     )
   ),
   Effect.orDie

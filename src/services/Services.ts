@@ -37,6 +37,8 @@ export interface Subscription {
     readonly name: string
     readonly bandwidthLimitGb: number
     readonly speedLimitMbps: number | null
+    /** [D90]: 0 = unlimited */
+    readonly deviceLimit: number
   }
   readonly cycle: {
     readonly id: number
@@ -54,7 +56,7 @@ const subscription = (s: ServiceRecord, plan: Plan, cycle: Cycle): Subscription 
   startsAt: s.starts_at,
   expiresAt: s.expires_at,
   autoRenew: s.auto_renew,
-  plan: { id: plan.id, name: plan.name, bandwidthLimitGb: plan.bandwidth_limit_gb, speedLimitMbps: plan.speed_limit_mbps },
+  plan: { id: plan.id, name: plan.name, bandwidthLimitGb: plan.bandwidth_limit_gb, speedLimitMbps: plan.speed_limit_mbps, deviceLimit: plan.device_limit },
   cycle: { id: cycle.id, name: cycle.name, durationDays: cycle.duration_days, price: cycle.price, currency: cycle.currency }
 })
 
@@ -126,6 +128,16 @@ export class Services extends Effect.Service<Services>()("services/Services", {
         select ${columns} from services
         where user_id = ${userId} and status in ('active', 'suspended') and expires_at > ${now}
         order by created_at desc, id desc limit 1`
+    })
+    /** [D34] for many users in one statement (the ids travel as one JSON array, whatever their number) */
+    const currentRecords = SqlSchema.findAll({
+      Request: Schema.Struct({ userIds: Schema.String, now: Schema.DateFromSelf }),
+      Result: ServiceRecord,
+      execute: ({ now, userIds }) => sql`
+        select distinct on (user_id) ${columns} from services
+        where user_id in (select (jsonb_array_elements_text(${userIds}::jsonb))::int)
+          and status in ('active', 'suspended') and expires_at > ${now}
+        order by user_id, created_at desc, id desc`
     })
     const insert = SqlSchema.single({
       Request: Schema.Struct({ service: NewService, now: Schema.DateFromSelf }),
@@ -237,6 +249,13 @@ export class Services extends Effect.Service<Services>()("services/Services", {
       /** [D34]: the current service */
       current: (userId: number) =>
         Effect.flatMap(clock.now, (now) => Effect.flatMap(Effect.orDie(currentRecord({ userId, now })), oneWithCatalog)),
+      /** [D34]: the current service of each of these users (one query), by user id; users without one are absent */
+      currentOf: (userIds: ReadonlyArray<number>) =>
+        (userIds.length === 0
+          ? Effect.succeed([] as ReadonlyArray<Subscription>)
+          : Effect.flatMap(clock.now, (now) =>
+            Effect.flatMap(Effect.orDie(currentRecords({ userIds: JSON.stringify([...new Set(userIds)]), now })), withCatalog))
+        ).pipe(Effect.map((list) => new Map(list.map((s) => [s.userId, s])) as ReadonlyMap<number, Subscription>)),
       /** sets only the flag of the user's own service; none when it is not theirs */
       setAutoRenew: (userId: number, id: number, autoRenew: boolean) =>
         Effect.flatMap(clock.now, (now) =>

@@ -2,11 +2,12 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { Services as Subscriptions, type Subscription } from "../services/Services.ts"
 import { AppClock } from "../platform/Clock.ts"
-import { Forbidden, NotFound } from "../platform/Errors.ts"
+import { Forbidden, NotFound, ValidationError } from "../platform/Errors.ts"
 import { isOverLimit, periodStart } from "./Bandwidth.ts"
 import { Credentials } from "./Credentials.ts"
 import { BandwidthExceeded, PlanExcludesServer, ServiceSuspended } from "./Errors.ts"
-import { type NodePeer, Peers } from "./Peers.ts"
+import { PeerChanges } from "./PeerChanges.ts"
+import { type NodePeer, Peers, type ServerPeer } from "./Peers.ts"
 import { type Protocol, type ServerRow, Servers } from "./Servers.ts"
 import { Usage } from "./Usage.ts"
 
@@ -23,6 +24,7 @@ export class Access extends Effect.Service<Access>()("vpn/Access", {
     const peers = yield* Peers
     const credentials = yield* Credentials
     const clock = yield* AppClock
+    const changes = yield* PeerChanges
 
     const granting = (userId: number, serverId: number) =>
       Effect.gen(function*() {
@@ -66,24 +68,55 @@ export class Access extends Effect.Service<Access>()("vpn/Access", {
         return { server: found.value.server, service: current.value }
       })
 
-    /** the users among `userIds` whose service may connect to the server now */
+    /** the users among `userIds` whose service may connect to the server now: three set-based queries */
     const connectableUsers = (serverId: number, userIds: ReadonlyArray<number>) =>
       Effect.gen(function*() {
         const allowed = new Set<number>()
-        const services: Array<Subscription> = []
-        const grantsByPlan = new Map<number, boolean>()
-        for (const userId of new Set(userIds)) {
-          const current = yield* subscriptions.current(userId)
-          if (Option.isNone(current) || current.value.status !== "active") continue
-          const planId = current.value.plan.id
-          if (!grantsByPlan.has(planId)) grantsByPlan.set(planId, yield* servers.grants(serverId, planId))
-          if (grantsByPlan.get(planId)) services.push(current.value)
-        }
+        if (userIds.length === 0) return allowed as ReadonlySet<number>
+        const granted = new Set(yield* servers.planIdsOf(serverId))
+        const current = yield* subscriptions.currentOf(userIds)
+        const services = [...current.values()].filter((s) => s.status === "active" && granted.has(s.plan.id))
         const used = yield* usage.months(services.map((s) => s.id), periodStart(yield* clock.now))
         for (const s of services) {
           if (!isOverLimit(used.get(s.id) ?? 0, s.plan.bandwidthLimitGb)) allowed.add(s.userId)
         }
         return allowed as ReadonlySet<number>
+      })
+
+    /** [D54]: peers as the node is told them, `enabled` when their user is not on hold ([D91]) and may connect */
+    const asNodePeers = (serverId: number, list: ReadonlyArray<ServerPeer>) =>
+      Effect.map(connectableUsers(serverId, [...new Set(list.flatMap((p) => p.held ? [] : [p.userId]))]), (allowed) =>
+        list.map((p): typeof NodePeer.Type => ({
+          public_key: p.publicKey,
+          allowed_ips: p.address6 === null ? `${p.address}/32` : `${p.address}/32, ${p.address6}/128`,
+          enabled: allowed.has(p.userId)
+        })))
+
+    /**
+     * [D92]: the node's list with its revision: everything, or what changed after `since` (removed
+     * keys as `{public_key, removed: true}`); 422 `errors.since` for a cursor this log cannot answer.
+     */
+    const nodeSync = (serverId: number, since: string | undefined) =>
+      Effect.gen(function*() {
+        const state = yield* changes.state(periodStart(yield* clock.now).slice(0, 10))
+        yield* servers.seen(serverId)
+        if (since === undefined) {
+          return { peers: yield* asNodePeers(serverId, yield* peers.ofServer(serverId)), revision: state.head }
+        }
+        const after = /^\d{1,15}$/.test(since) ? Number(since) : Number.NaN
+        if (!(after <= state.head && after >= state.oldest)) {
+          return yield* Effect.fail(ValidationError.field("since", "The since field is unknown or too old: fetch the full list."))
+        }
+        if (after === state.head) return { peers: [], revision: state.head }
+        const changed = yield* changes.forServer(serverId, after, state.head)
+        // a month started since the cursor (usage limits start again), or the server's grants changed: every peer
+        const everything = changed.everything || after < state.tick
+        const list = everything
+          ? yield* peers.ofServer(serverId)
+          : yield* peers.someOfServer(serverId, changed.keys, changed.userIds)
+        const present = new Set(list.map((p) => p.publicKey))
+        const removed = changed.keys.filter((k) => !present.has(k)).map((k) => ({ public_key: k, removed: true as const }))
+        return { peers: [...(yield* asNodePeers(serverId, list)), ...removed], revision: state.head }
       })
 
     return {
@@ -98,17 +131,7 @@ export class Access extends Effect.Service<Access>()("vpn/Access", {
           yield* granting(userId.value, serverId).pipe(Effect.flatMap(usable), Effect.mapError(() => new Forbidden()))
           return { username, allowed: true as const }
         }),
-      /** [D54]: the server's peers, `enabled` when their user is not on hold ([D91]) and may connect */
-      nodePeers: (serverId: number) =>
-        Effect.gen(function*() {
-          const list = yield* peers.ofServer(serverId)
-          const allowed = yield* connectableUsers(serverId, list.flatMap((p) => p.held ? [] : [p.userId]))
-          return list.map((p): typeof NodePeer.Type => ({
-            public_key: p.publicKey,
-            allowed_ips: `${p.address}/32`,
-            enabled: allowed.has(p.userId)
-          }))
-        }),
+      nodeSync,
       locate,
       /** `locate`, then 423 for a suspended or over-limit service: what a config download needs */
       reach: (userId: number, serverId: number, protocol: Protocol) =>
@@ -119,5 +142,5 @@ export class Access extends Effect.Service<Access>()("vpn/Access", {
           Option.isNone(current) ? Effect.succeed([]) : servers.grantedToPlan(current.value.plan.id))
     } as const
   }),
-  dependencies: [Subscriptions.Default, Servers.Default, Usage.Default, Peers.Default, Credentials.Default]
+  dependencies: [Subscriptions.Default, Servers.Default, Usage.Default, Peers.Default, Credentials.Default, PeerChanges.Default]
 }) {}

@@ -4,16 +4,24 @@ import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import * as Schema from "effect/Schema"
 import { isIP } from "node:net"
 import { AdminAuthentication, Authentication } from "../http/Auth.ts"
-import { Confirmation, Ok, OkMessage } from "../http/Envelope.ts"
-import { errorEnvelope, ForbiddenResponse, NotFoundResponse, ValidationErrorResponse } from "../http/Errors.ts"
+import { Confirmation, Ok, OkMessage, OkPage } from "../http/Envelope.ts"
+import {
+  BusinessRuleViolationResponse,
+  errorEnvelope,
+  ForbiddenResponse,
+  NotFoundResponse,
+  ValidationErrorResponse
+} from "../http/Errors.ts"
 import { Body, IdParam, integer, label, oneOf, string } from "../platform/Fields.ts"
 import { BandwidthSummary, BandwidthUsage, HistoryEntry, MAX_BYTES, parsePeriod } from "./Bandwidth.ts"
 import { parseSubnet } from "./Configs.ts"
 import { BandwidthExceeded, PlanExcludesServer, ServerNotConfigured, ServiceSuspended, SubnetFull } from "./Errors.ts"
 import { VpnCredentials } from "./Credentials.ts"
+import { Device as DeviceFields, DeviceWithCredentials, PLATFORMS } from "./Devices.ts"
 import { NodeAuthentication } from "./NodeAuth.ts"
 import { NodePeer as NodePeerFields } from "./Peers.ts"
-import { CreatedServer, Server as ServerFields } from "./Servers.ts"
+import { PageParam } from "../accounts/Api.ts"
+import { CreatedServer, Server as ServerFields, ServerRecord } from "./Servers.ts"
 import { UsageRecorded } from "./Usage.ts"
 import { Accepted } from "./UsageReports.ts"
 
@@ -24,7 +32,31 @@ export const Server = ServerFields.annotations({ identifier: "VpnServer" })
 
 export const NodePeer = NodePeerFields.annotations({ identifier: "NodePeer" })
 
+/** [D92]: a peer that left the server since the cursor. */
+export const RemovedPeer = Schema.Struct({ public_key: Schema.String, removed: Schema.Literal(true) })
+  .annotations({ identifier: "RemovedNodePeer" })
+
+/** [D92]: `{success: true, data: [...], meta: {revision}}`; the handler returns `{data, meta}`. */
+const NodeSyncBody = Schema.Struct({
+  data: Schema.Array(Schema.Union(NodePeer, RemovedPeer)),
+  meta: Schema.Struct({
+    revision: Schema.Number.annotations({ description: "An opaque cursor that only grows: send it back as `since`." })
+  })
+})
+const NodeSyncResponse = Schema.transform(
+  Schema.Struct({ success: Schema.Literal(true), ...NodeSyncBody.fields }),
+  Schema.typeSchema(NodeSyncBody),
+  {
+    strict: true,
+    decode: ({ data, meta }) => ({ data, meta }),
+    encode: ({ data, meta }) => ({ success: true as const, data, meta })
+  }
+).annotations({ identifier: "NodePeerList" })
+
 const Credentials = VpnCredentials.annotations({ identifier: "VpnCredentials" })
+
+export const Device = DeviceFields.annotations({ identifier: "Device" })
+const NewDevice = DeviceWithCredentials.annotations({ identifier: "DeviceWithCredentials" })
 
 // ---- payload fields ----------------------------------------------------------------------
 
@@ -38,6 +70,22 @@ const subnet = string("subnet", { max: 18 }).pipe(
     message: () => "The subnet field must be an IPv4 network in CIDR notation between /8 and /30."
   })
 )
+
+/** [D90]: an IPv6 network in CIDR notation, /48 to /112 (peers take the same host number in it). */
+const subnet6 = string("subnet6", { max: 43 }).pipe(
+  Schema.filter((s) => {
+    const match = /^([0-9a-fA-F:]+)\/(\d{1,3})$/.exec(s.trim())
+    return match !== null && isIP(match[1]!) === 6 && Number(match[2]) >= 48 && Number(match[2]) <= 112
+  }, { message: () => "The subnet6 field must be an IPv6 network in CIDR notation between /48 and /112." })
+)
+
+/** [D92]: a server as admins see it. */
+export const AdminServer = Schema.Struct({
+  ...ServerRecord.fields,
+  last_seen_at: Schema.NullOr(Schema.DateFromString),
+  peers: Schema.Int,
+  plan_ids: Schema.Array(Schema.Int)
+}).annotations({ identifier: "AdminVpnServer" })
 
 const dns = string("dns", { max: 255 }).pipe(
   Schema.filter((s) => s.split(",").every((part) => isIP(part.trim()) !== 0), {
@@ -72,6 +120,7 @@ const serverFields = {
   transport: Schema.optional(oneOf("transport", ["udp", "tcp"])),
   public_key: Schema.optional(publicKey),
   subnet: Schema.optional(subnet),
+  subnet6: Schema.optional(Schema.NullOr(subnet6)),
   dns: Schema.optional(dns),
   ca_cert: Schema.optional(caCert),
   status: Schema.optional(oneOf("status", ["active", "maintenance", "offline"])),
@@ -120,6 +169,11 @@ const IdempotencyKey = Schema.Struct({
   }))
 })
 
+/** [D90]: a device's name (1-64) and platform. */
+const deviceName = string("name", { max: 64 })
+export const CreateDevicePayload = Body({ name: deviceName, platform: oneOf("platform", PLATFORMS) })
+export const RenameDevicePayload = Body({ name: deviceName })
+
 // ---- groups ------------------------------------------------------------------------------
 
 const serverPath = Schema.Struct({ server: IdParam })
@@ -127,6 +181,18 @@ const serverPath = Schema.Struct({ server: IdParam })
 const download = <const Name extends string>(name: Name, path: `/${string}`) =>
   HttpApiEndpoint.get(name, path)
     .setPath(serverPath)
+    .addSuccess(HttpApiSchema.Text({ contentType: "text/plain; charset=utf-8" }))
+    .addError(NotFoundResponse)
+    .addError(errorEnvelope(PlanExcludesServer))
+    .addError(errorEnvelope(ServiceSuspended))
+    .addError(errorEnvelope(BandwidthExceeded))
+
+const devicePath = Schema.Struct({ device: IdParam })
+const deviceServerPath = Schema.Struct({ device: IdParam, server: IdParam })
+
+const deviceDownload = <const Name extends string>(name: Name, path: `/${string}`) =>
+  HttpApiEndpoint.get(name, path)
+    .setPath(deviceServerPath)
     .addSuccess(HttpApiSchema.Text({ contentType: "text/plain; charset=utf-8" }))
     .addError(NotFoundResponse)
     .addError(errorEnvelope(PlanExcludesServer))
@@ -158,6 +224,49 @@ export class VpnApi extends HttpApiGroup.make("vpn")
       .addSuccess(OkMessage(Credentials, { identifier: "VpnCredentialsRotated" }))
   )
   .add(HttpApiEndpoint.post("revokeVpnAccess", "/account/vpn/revoke-all").addSuccess(Confirmation("VpnAccessRevoked")))
+  .add(HttpApiEndpoint.get("listDevices", "/devices").addSuccess(Ok(Schema.Array(Device), { identifier: "DeviceList" })))
+  .add(
+    HttpApiEndpoint.post("createDevice", "/devices")
+      .setPayload(CreateDevicePayload)
+      .addSuccess(Ok(NewDevice, { identifier: "DeviceCreated", status: 201 }))
+      .addError(BusinessRuleViolationResponse)
+  )
+  .add(
+    HttpApiEndpoint.put("renameDevice", "/devices/:device")
+      .setPath(devicePath)
+      .setPayload(RenameDevicePayload)
+      .addSuccess(Ok(Device, { identifier: "DeviceRenamed" }))
+      .addError(NotFoundResponse)
+  )
+  .add(
+    HttpApiEndpoint.del("deleteDevice", "/devices/:device")
+      .setPath(devicePath)
+      .addSuccess(Confirmation("DeviceDeleted"))
+      .addError(NotFoundResponse)
+  )
+  .add(
+    HttpApiEndpoint.post("rotateDevice", "/devices/:device/rotate")
+      .setPath(devicePath)
+      .addSuccess(OkMessage(NewDevice, { identifier: "DeviceRotated" }))
+      .addError(NotFoundResponse)
+  )
+  .add(
+    deviceDownload("deviceWireguard", "/devices/:device/wireguard/:server")
+      .addError(errorEnvelope(SubnetFull))
+      .addError(errorEnvelope(ServerNotConfigured))
+  )
+  .add(
+    HttpApiEndpoint.get("deviceWireguardQr", "/devices/:device/wireguard/:server/qr")
+      .setPath(deviceServerPath)
+      .addSuccess(HttpApiSchema.Uint8Array({ contentType: "image/png" }))
+      .addError(NotFoundResponse)
+      .addError(errorEnvelope(PlanExcludesServer))
+      .addError(errorEnvelope(ServiceSuspended))
+      .addError(errorEnvelope(BandwidthExceeded))
+      .addError(errorEnvelope(SubnetFull))
+      .addError(errorEnvelope(ServerNotConfigured))
+  )
+  .add(deviceDownload("deviceOpenvpn", "/devices/:device/openvpn/:server"))
   .add(
     HttpApiEndpoint.get("serviceBandwidth", "/services/:service/bandwidth")
       .setPath(Schema.Struct({ service: IdParam }))
@@ -171,7 +280,14 @@ export class VpnApi extends HttpApiGroup.make("vpn")
 
 /** The node API of [D54], behind node tokens. */
 export class NodeApi extends HttpApiGroup.make("node")
-  .add(HttpApiEndpoint.get("peers", "/node/peers").addSuccess(Ok(Schema.Array(NodePeer), { identifier: "NodePeerList" })))
+  .add(
+    HttpApiEndpoint.get("peers", "/node/peers")
+      .setUrlParams(Schema.Struct({
+        since: Schema.optional(Schema.String.annotations({ description: "A `meta.revision` of an earlier answer: only what changed after it." }))
+      }))
+      .addSuccess(NodeSyncResponse)
+      .addError(ValidationErrorResponse)
+  )
   .add(
     HttpApiEndpoint.post("openvpnAuth", "/node/openvpn/auth")
       .setPayload(Body({ username: string("username"), password: string("password", { max: 255 }) }))
@@ -197,6 +313,17 @@ export class NodeApi extends HttpApiGroup.make("node")
 
 /** `/v1/admin/servers...` and usage recording ([D70]). */
 export class VpnAdminApi extends HttpApiGroup.make("vpnAdmin")
+  .add(
+    HttpApiEndpoint.get("listServers", "/admin/servers")
+      .setUrlParams(Schema.Struct({ page: Schema.optional(PageParam) }))
+      .addSuccess(OkPage(AdminServer, "AdminVpnServerPage"))
+  )
+  .add(
+    HttpApiEndpoint.get("getServer", "/admin/servers/:server")
+      .setPath(serverPath)
+      .addSuccess(Ok(AdminServer, { identifier: "AdminVpnServerResponse" }))
+      .addError(NotFoundResponse)
+  )
   .add(
     HttpApiEndpoint.post("createServer", "/admin/servers")
       .setPayload(CreateServerPayload)

@@ -21,6 +21,8 @@ export const endpoint = (ip: string, port: number): string => isIP(ip) === 6 ? `
 export const wireguardConfig = (c: {
   readonly privateKey: string
   readonly address: string
+  /** [D90]: the peer's IPv6 address on a dual-stack server */
+  readonly address6?: string | null
   readonly dns: string
   readonly serverPublicKey: string
   readonly serverIp: string
@@ -29,7 +31,7 @@ export const wireguardConfig = (c: {
   [
     "[Interface]",
     `PrivateKey = ${c.privateKey}`,
-    `Address = ${c.address}/32`,
+    `Address = ${c.address}/32${c.address6 ? `, ${c.address6}/128` : ""}`,
     `DNS = ${c.dns}`,
     "",
     "[Peer]",
@@ -96,6 +98,9 @@ export const parseSubnet = (text: string): Ipv4Subnet | undefined => {
 }
 
 export const formatSubnet = (s: Ipv4Subnet): string => `${intToIpv4(s.network)}/${s.prefix}`
+
+/** The number of addresses of the subnet (network and broadcast included). */
+export const hostCount = (subnet: Ipv4Subnet): number => 2 ** (32 - subnet.prefix)
 
 /**
  * The lowest address of the subnet that is none of network, server (.1 = network + 1),

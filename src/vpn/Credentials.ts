@@ -6,9 +6,10 @@ import * as Schema from "effect/Schema"
 import { AppClock } from "../platform/Clock.ts"
 import { AppKey, constantTimeEqual, randomToken, sha256Hex } from "../platform/Crypto.ts"
 
-/** A row of `vpn_credentials`: the secret stored encrypted (to show it) and hashed (to check it). */
+/** A row of `vpn_credentials` (one per device, [D90]): the secret stored encrypted (to show it) and hashed (to check it). */
 const CredentialRow = Schema.Struct({
   user_id: Schema.Int,
+  device_id: Schema.Int,
   username: Schema.String,
   secret_enc: Schema.String,
   secret_hash: Schema.String,
@@ -23,26 +24,27 @@ export const VpnCredentials = Schema.Struct({
   secret: Schema.String,
   rotated_at: Schema.DateFromString
 })
-type VpnCredentials = typeof VpnCredentials.Type
+export type VpnCredentials = typeof VpnCredentials.Type
 
 const Owner = Schema.Struct({ user_id: Schema.Int, username: Schema.String })
+const DeviceOf = Schema.Struct({ userId: Schema.Int, deviceId: Schema.Int })
 
 /**
- * Per-user OpenVPN credentials of [D53]: a stable username and a generated secret, stored
- * encrypted with APP_KEY (to show it again) and as a SHA-256 (to check it). Rotation replaces
- * the secret; the old one stops working at once.
+ * OpenVPN credentials of [D53], one pair per device ([D90]): a stable username and a generated
+ * secret, stored encrypted with APP_KEY (to show it again) and as a SHA-256 (to check it).
+ * Renewal replaces the secret; the old one stops working at once.
  */
 export class Credentials extends Effect.Service<Credentials>()("vpn/Credentials", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const appKey = yield* AppKey
     const clock = yield* AppClock
-    const columns = sql`user_id, username, secret_enc, secret_hash, rotated_at`
+    const columns = sql`user_id, device_id, username, secret_enc, secret_hash, rotated_at`
 
-    const byUser = SqlSchema.findOne({
+    const byDevice = SqlSchema.findOne({
       Request: Schema.Int,
       Result: CredentialRow,
-      execute: (userId) => sql`select ${columns} from vpn_credentials where user_id = ${userId}`
+      execute: (deviceId) => sql`select ${columns} from vpn_credentials where device_id = ${deviceId}`
     })
     /** the row of a username, and whether its user's access is on hold ([D91]) */
     const byUsername = SqlSchema.findOne({
@@ -57,19 +59,24 @@ export class Credentials extends Effect.Service<Credentials>()("vpn/Credentials"
       Result: Owner,
       execute: (usernames) => sql`select user_id, username from vpn_credentials where username in ${sql.in(usernames)}`
     })
+    const devicesOf = SqlSchema.findAll({
+      Request: Schema.Int,
+      Result: Schema.Struct({ device_id: Schema.Int }),
+      execute: (userId) => sql`select device_id from vpn_credentials where user_id = ${userId} order by device_id for update`
+    })
     const insert = SqlSchema.void({
       Request: CredentialRow,
       execute: (r) => sql`
-        insert into vpn_credentials (user_id, username, secret_enc, secret_hash, rotated_at)
-        values (${r.user_id}, ${r.username}, ${r.secret_enc}, ${r.secret_hash}, ${r.rotated_at})
-        on conflict (user_id) do nothing`
+        insert into vpn_credentials (user_id, device_id, username, secret_enc, secret_hash, rotated_at)
+        values (${r.user_id}, ${r.device_id}, ${r.username}, ${r.secret_enc}, ${r.secret_hash}, ${r.rotated_at})
+        on conflict (device_id) do nothing`
     })
     const replaceSecret = SqlSchema.findOne({
-      Request: Schema.Struct({ userId: Schema.Int, secretEnc: Schema.String, secretHash: Schema.String, now: Schema.DateFromSelf }),
+      Request: Schema.Struct({ deviceId: Schema.Int, secretEnc: Schema.String, secretHash: Schema.String, now: Schema.DateFromSelf }),
       Result: CredentialRow,
       execute: (r) => sql`
         update vpn_credentials set secret_enc = ${r.secretEnc}, secret_hash = ${r.secretHash}, rotated_at = ${r.now}
-        where user_id = ${r.userId}
+        where device_id = ${r.deviceId}
         returning ${columns}`
     })
 
@@ -78,40 +85,46 @@ export class Credentials extends Effect.Service<Credentials>()("vpn/Credentials"
       return { username: row.username, password: secret, secret, rotated_at: row.rotated_at }
     }
 
-    const get = (userId: number) =>
+    /** the device's credentials, made on first use */
+    const ofDevice = (device: typeof DeviceOf.Type) =>
       Effect.gen(function*() {
-        const found = yield* byUser(userId)
+        const found = yield* byDevice(device.deviceId)
         if (Option.isSome(found)) return open(found.value)
         const secret = randomToken(32)
         yield* insert({
-          user_id: userId,
-          username: `u${userId}-${randomToken(8).toLowerCase()}`,
+          user_id: device.userId,
+          device_id: device.deviceId,
+          username: `u${device.userId}-${randomToken(8).toLowerCase()}`,
           secret_enc: appKey.encrypt(secret),
           secret_hash: sha256Hex(secret),
           rotated_at: yield* clock.now
         })
         // another request may have made them first: theirs stand
-        return open(Option.getOrThrow(yield* byUser(userId)))
+        return open(Option.getOrThrow(yield* byDevice(device.deviceId)))
       }).pipe(Effect.orDie)
 
-    /** a new secret for existing credentials; none when the user has none */
-    const renew = (userId: number) =>
+    /** a new secret for the device's credentials (made first when it has none); the old one stops working */
+    const renew = (device: typeof DeviceOf.Type) =>
       Effect.gen(function*() {
+        yield* ofDevice(device)
         const secret = randomToken(32)
         const row = yield* replaceSecret({
-          userId,
+          deviceId: device.deviceId,
           secretEnc: appKey.encrypt(secret),
           secretHash: sha256Hex(secret),
           now: yield* clock.now
         })
-        return Option.map(row, open)
+        return open(Option.getOrThrow(row))
       }).pipe(Effect.orDie)
 
     return {
-      /** the user's credentials, made on first use */
-      get,
+      ofDevice,
       renew,
-      rotate: (userId: number) => Effect.zipRight(get(userId), renew(userId)).pipe(Effect.map(Option.getOrThrow)),
+      /** [D91]: a new secret for every device of the user that has credentials */
+      renewAllOf: (userId: number) =>
+        Effect.gen(function*() {
+          for (const { device_id } of yield* devicesOf(userId)) yield* renew({ userId, deviceId: device_id })
+        }).pipe(Effect.orDie),
       /** the user whose username and secret these are, unless their VPN access is on hold ([D91]) */
       verify: (username: string, secret: string) =>
         byUsername(username).pipe(

@@ -6,10 +6,13 @@ import * as Layer from "effect/Layer"
 import { Api } from "../Api.ts"
 import { AuditLog } from "../audit/AuditLog.ts"
 import { CurrentUser } from "../http/Auth.ts"
+import { makePage } from "../http/Envelope.ts"
+import { AppConfig } from "../platform/Config.ts"
+import { orNotFound } from "../platform/Errors.ts"
 import { Metrics } from "../platform/Metrics.ts"
 import { Access } from "./Access.ts"
-import { Credentials } from "./Credentials.ts"
-import { type ClientFile, Downloads } from "./Downloads.ts"
+import { Devices } from "./Devices.ts"
+import { type ClientFile, Downloads, qrPng } from "./Downloads.ts"
 import { CurrentNode, NodeAuthenticationLive } from "./NodeAuth.ts"
 import { Servers } from "./Servers.ts"
 import { Usage } from "./Usage.ts"
@@ -31,7 +34,7 @@ const VpnLive = HttpApiBuilder.group(Api, "vpn", (handlers) =>
   Effect.gen(function*() {
     const access = yield* Access
     const downloads = yield* Downloads
-    const credentials = yield* Credentials
+    const devices = yield* Devices
     const usage = yield* Usage
     const accounts = yield* VpnAccounts
     const audit = yield* AuditLog
@@ -49,11 +52,34 @@ const VpnLive = HttpApiBuilder.group(Api, "vpn", (handlers) =>
       .handle("openvpn", ({ path }) =>
         Effect.flatMap(caller, (userId) => Effect.map(downloads.openvpn(userId, path.server), download)))
       .handle("vpnCredentials", () =>
-        Effect.flatMap(caller, credentials.get).pipe(Effect.zipLeft(noStore)))
+        Effect.flatMap(caller, devices.defaultCredentials).pipe(Effect.zipLeft(noStore)))
       .handle("rotateVpnCredentials", () =>
         Effect.flatMap(caller, (userId) =>
-          Effect.map(credentials.rotate(userId), (data) => ({ message: "VPN credentials rotated.", data }))
+          Effect.map(devices.rotateDefaultCredentials(userId), (data) => ({ message: "VPN credentials rotated.", data }))
         ).pipe(Effect.zipLeft(noStore)))
+      .handle("listDevices", () => Effect.flatMap(caller, devices.list))
+      .handle("createDevice", ({ payload }) =>
+        Effect.flatMap(caller, (userId) => devices.create(userId, payload)).pipe(Effect.zipLeft(noStore)))
+      .handle("renameDevice", ({ path, payload }) =>
+        Effect.flatMap(caller, (userId) => devices.rename(userId, path.device, payload.name)))
+      .handle("deleteDevice", ({ path }) =>
+        Effect.flatMap(caller, (userId) => devices.remove(userId, path.device)).pipe(Effect.as("Device deleted.")))
+      .handle("rotateDevice", ({ path }) =>
+        Effect.flatMap(caller, (userId) =>
+          Effect.map(devices.rotate(userId, path.device), (data) => ({ message: "Device credentials rotated.", data }))
+        ).pipe(Effect.zipLeft(noStore)))
+      .handle("deviceWireguard", ({ path }) =>
+        Effect.flatMap(caller, (userId) => Effect.map(downloads.wireguard(userId, path.server, path.device), download)))
+      .handle("deviceWireguardQr", ({ path }) =>
+        Effect.flatMap(caller, (userId) =>
+          downloads.wireguard(userId, path.server, path.device).pipe(
+            Effect.flatMap((file) => qrPng(file.text)),
+            Effect.map((png) =>
+              HttpServerResponse.uint8Array(png, { contentType: "image/png", headers: { "cache-control": "no-store" } })
+            )
+          )))
+      .handle("deviceOpenvpn", ({ path }) =>
+        Effect.flatMap(caller, (userId) => Effect.map(downloads.openvpn(userId, path.server, path.device), download)))
       .handle("revokeVpnAccess", () =>
         Effect.flatMap(caller, accounts.revokeAll).pipe(
           Effect.zipRight(vpnAccessRevoked),
@@ -75,9 +101,12 @@ const NodeLive = HttpApiBuilder.group(Api, "node", (handlers) =>
 
     return handlers
       // each poll is seen by the metrics: the node's last poll and the peers it was served ([D102])
-      .handle("peers", () =>
+      .handle("peers", ({ urlParams }) =>
         Effect.flatMap(node, (serverId) =>
-          Effect.tap(access.nodePeers(serverId), (peers) => metrics.nodePolled(serverId, peers.length))))
+          access.nodeSync(serverId, urlParams.since).pipe(
+            Effect.tap((sync) => metrics.nodePolled(serverId, sync.peers.length)),
+            Effect.map((sync) => ({ data: sync.peers, meta: { revision: sync.revision } }))
+          )))
       .handle("openvpnAuth", ({ payload }) =>
         Effect.flatMap(node, (serverId) => access.authenticate(serverId, payload.username, payload.password)))
       .handle("usage", ({ headers, payload }) =>
@@ -86,12 +115,21 @@ const NodeLive = HttpApiBuilder.group(Api, "node", (handlers) =>
         Effect.flatMap(node, (serverId) => usage.recordCounters(serverId, payload, headers["idempotency-key"])))
   }))
 
+const ADMIN_SERVERS_PER_PAGE = 15
+
 const AdminLive = HttpApiBuilder.group(Api, "vpnAdmin", (handlers) =>
   Effect.gen(function*() {
+    const config = yield* AppConfig
     const servers = yield* Servers
     const usage = yield* Usage
 
     return handlers
+      .handle("listServers", ({ urlParams }) => {
+        const page = urlParams.page ?? 1
+        return Effect.map(servers.adminPage(page, ADMIN_SERVERS_PER_PAGE), ({ rows, total }) =>
+          makePage({ rows, total, page, perPage: ADMIN_SERVERS_PER_PAGE, baseUrl: `${config.publicUrl}/v1/admin/servers` }))
+      })
+      .handle("getServer", ({ path }) => Effect.flatMap(servers.adminOne(path.server), orNotFound))
       .handle("createServer", ({ payload }) =>
         servers.create(payload).pipe(Effect.zipLeft(noStore)))
       .handle("updateServer", ({ path, payload }) => servers.update(path.server, payload))
@@ -102,9 +140,9 @@ const AdminLive = HttpApiBuilder.group(Api, "vpnAdmin", (handlers) =>
 /** The VPN room's services, for its handlers and for other rooms (accounts calls `VpnAccounts`). */
 export const VpnServicesLive = Layer.mergeAll(
   Downloads.Default,
+  Devices.Default,
   VpnAccounts.Default,
   Access.Default,
-  Credentials.Default,
   Usage.Default,
   Servers.Default
 )

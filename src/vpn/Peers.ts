@@ -9,7 +9,7 @@ import * as Schema from "effect/Schema"
 import { AppClock } from "../platform/Clock.ts"
 import { AppKey } from "../platform/Crypto.ts"
 import { KeyGen } from "../platform/KeyGen.ts"
-import { nextFreeAddress, parseSubnet } from "./Configs.ts"
+import { hostCount, intToIpv4, parseSubnet } from "./Configs.ts"
 import { SubnetFull } from "./Errors.ts"
 import type { ServerRow } from "./Servers.ts"
 
@@ -20,7 +20,14 @@ const PeerRow = Schema.Struct({
   private_key_enc: Schema.String,
   address: Schema.String
 })
+const StoredPeer = Schema.Struct({ ...PeerRow.fields, address6: Schema.NullOr(Schema.String) })
 type PeerRow = typeof PeerRow.Type
+
+/** The device a peer belongs to ([D90]). */
+export interface Device {
+  readonly id: number
+  readonly userId: number
+}
 
 export interface Peer {
   readonly userId: number
@@ -28,6 +35,8 @@ export interface Peer {
   /** decrypted only for the owner's download */
   readonly privateKey: string
   readonly address: string
+  /** [D90]: the same host number in the server's `subnet6`, when it has one */
+  readonly address6: string | null
 }
 
 /** [D54]: a peer as its node is told it. */
@@ -42,8 +51,19 @@ const NodePeerRow = Schema.Struct({
   user_id: Schema.Int,
   public_key: Schema.String,
   address: Schema.String,
+  address6: Schema.NullOr(Schema.String),
   held: Schema.Boolean
 })
+
+/** A peer as a node sees it, before its service is looked at. */
+export interface ServerPeer {
+  readonly userId: number
+  readonly publicKey: string
+  readonly address: string
+  /** [D90]: the same host number in the server's `subnet6`, when it has one */
+  readonly address6: string | null
+  readonly held: boolean
+}
 
 const isUniqueViolation = (e: unknown): boolean =>
   e instanceof SqlError && typeof e.cause === "object" && e.cause !== null && "code" in e.cause &&
@@ -52,49 +72,86 @@ const isUniqueViolation = (e: unknown): boolean =>
 class Retry extends Data.TaggedError("Retry")<{ readonly cause: SqlError }> {}
 
 /**
- * WireGuard peers of [D52]: made on first download with an X25519 pair and the next free /32
- * of the server's subnet. The server row is locked for the allocation, and the unique indexes
- * on (server_id, address) and (user_id, server_id) back it up (a violation is retried).
+ * WireGuard peers of [D52] and [D90]: made on a device's first download with an X25519 pair and
+ * the lowest free /32 of the server's subnet (the lowest released host, else the server's
+ * high-water mark: no read of the taken addresses). The server row is locked for the
+ * allocation, and the unique indexes on (server_id, address) and (device_id, server_id) back it
+ * up (a violation is retried).
  * Private keys are stored only encrypted with APP_KEY.
  */
+const serverPeer = (r: typeof NodePeerRow.Type): ServerPeer => ({
+  userId: r.user_id,
+  publicKey: r.public_key,
+  address: r.address,
+  address6: r.address6,
+  held: r.held
+})
+
 export class Peers extends Effect.Service<Peers>()("vpn/Peers", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    /** [D90]: the peer's host number in the server's IPv6 subnet, when it has one and the number fits */
+    const address6 = sql`
+      case when s.subnet6 is not null and p.host is not null and p.host < 2 ^ (128 - masklen(s.subnet6)) - 1
+           then host(network(s.subnet6) + p.host) end`
     const appKey = yield* AppKey
     const keys = yield* KeyGen
     const clock = yield* AppClock
 
     const existing = SqlSchema.findOne({
-      Request: Schema.Struct({ userId: Schema.Int, serverId: Schema.Int }),
-      Result: PeerRow,
-      execute: ({ serverId, userId }) => sql`
-        select user_id, public_key, private_key_enc, host(address) as address from wireguard_peers
-        where user_id = ${userId} and server_id = ${serverId}`
+      Request: Schema.Struct({ deviceId: Schema.Int, serverId: Schema.Int }),
+      Result: StoredPeer,
+      execute: ({ deviceId, serverId }) => sql`
+        select p.user_id, p.public_key, p.private_key_enc, host(p.address) as address, ${address6} as address6
+        from wireguard_peers p join servers s on s.id = p.server_id
+        where p.device_id = ${deviceId} and p.server_id = ${serverId}`
     })
     const lockServer = SqlSchema.findOne({
       Request: Schema.Int,
-      Result: Schema.Struct({ subnet: Schema.String }),
-      execute: (id) => sql`select subnet::text as subnet from servers where id = ${id} for update`
+      Result: Schema.Struct({ subnet: Schema.String, next_host: Schema.NumberFromString }),
+      execute: (id) => sql`select subnet::text as subnet, next_host::text as next_host from servers where id = ${id} for update`
     })
-    const takenAddresses = SqlSchema.findAll({
+    /** the lowest host released below the mark, taken */
+    const takeReleased = SqlSchema.findOne({
       Request: Schema.Int,
-      Result: Schema.Struct({ address: Schema.String }),
+      Result: Schema.Struct({ host: Schema.NumberFromString }),
       execute: (serverId) => sql`
-        select host(address) as address from wireguard_peers where server_id = ${serverId} and family(address) = 4`
+        delete from vpn_free_hosts
+        where server_id = ${serverId} and host = (select min(host) from vpn_free_hosts where server_id = ${serverId})
+        returning host::text as host`
+    })
+    const raiseMark = SqlSchema.void({
+      Request: Schema.Struct({ serverId: Schema.Int, next: Schema.Number }),
+      execute: ({ next, serverId }) => sql`update servers set next_host = ${next} where id = ${serverId}`
     })
     const insert = SqlSchema.void({
-      Request: Schema.Struct({ ...PeerRow.fields, server_id: Schema.Int, created_at: Schema.DateFromSelf }),
+      Request: Schema.Struct({ ...PeerRow.fields, device_id: Schema.Int, server_id: Schema.Int, host: Schema.Number, created_at: Schema.DateFromSelf }),
       execute: (r) => sql`
-        insert into wireguard_peers (user_id, server_id, public_key, private_key_enc, address, created_at)
-        values (${r.user_id}, ${r.server_id}, ${r.public_key}, ${r.private_key_enc}, ${r.address}::inet, ${r.created_at})`
+        insert into wireguard_peers (user_id, device_id, server_id, public_key, private_key_enc, address, host, created_at)
+        values (${r.user_id}, ${r.device_id}, ${r.server_id}, ${r.public_key}, ${r.private_key_enc}, ${r.address}::inet,
+                ${r.host}, ${r.created_at})`
     })
+    const nodeColumns = sql`
+      p.user_id, p.public_key, host(p.address) as address, ${address6} as address6,
+      exists(select 1 from vpn_access_holds h where h.user_id = p.user_id) as held`
     const ofServerRows = SqlSchema.findAll({
       Request: Schema.Int,
       Result: NodePeerRow,
       execute: (serverId) => sql`
-        select p.user_id, p.public_key, host(p.address) as address,
-               exists(select 1 from vpn_access_holds h where h.user_id = p.user_id) as held
-        from wireguard_peers p where p.server_id = ${serverId} order by p.id`
+        select ${nodeColumns}
+        from wireguard_peers p join servers s on s.id = p.server_id where p.server_id = ${serverId} order by p.id`
+    })
+    /** [D92]: the server's peers among these keys or of these users (both as JSON arrays) */
+    const someOfServerRows = SqlSchema.findAll({
+      Request: Schema.Struct({ serverId: Schema.Int, keys: Schema.String, users: Schema.String }),
+      Result: NodePeerRow,
+      execute: ({ keys, serverId, users }) => sql`
+        select ${nodeColumns}
+        from wireguard_peers p join servers s on s.id = p.server_id
+        where p.server_id = ${serverId}
+          and (p.public_key in (select jsonb_array_elements_text(${keys}::jsonb))
+               or p.user_id in (select (jsonb_array_elements_text(${users}::jsonb))::int))
+        order by p.id`
     })
     const owners = SqlSchema.findAll({
       Request: Schema.Struct({ serverId: Schema.Int, publicKeys: Schema.Array(Schema.String) }),
@@ -108,39 +165,57 @@ export class Peers extends Effect.Service<Peers>()("vpn/Peers", {
       Result: Schema.Struct({ id: Schema.Int }),
       execute: (userId) => sql`select id from wireguard_peers where user_id = ${userId} order by id for update`
     })
+    const peerIdsOfDevice = SqlSchema.findAll({
+      Request: Schema.Int,
+      Result: Schema.Struct({ id: Schema.Int }),
+      execute: (deviceId) => sql`select id from wireguard_peers where device_id = ${deviceId} order by id for update`
+    })
     const replaceKeys = SqlSchema.void({
       Request: Schema.Struct({ id: Schema.Int, publicKey: Schema.String, privateKeyEnc: Schema.String }),
       execute: (r) => sql`
         update wireguard_peers set public_key = ${r.publicKey}, private_key_enc = ${r.privateKeyEnc} where id = ${r.id}`
     })
 
-    const open = (row: PeerRow): Peer => ({
+    const open = (row: typeof StoredPeer.Type): Peer => ({
       userId: row.user_id,
       publicKey: row.public_key,
       privateKey: appKey.decrypt(row.private_key_enc),
-      address: row.address
+      address: row.address,
+      address6: row.address6
     })
 
-    const attempt = (userId: number, server: ServerRow) =>
+    const rekey = (ids: ReadonlyArray<{ readonly id: number }>) =>
+      Effect.forEach(ids, ({ id }) =>
+        Effect.flatMap(keys.x25519, (pair) =>
+          replaceKeys({ id, publicKey: pair.publicKey, privateKeyEnc: appKey.encrypt(pair.privateKey) })), { discard: true })
+
+    const attempt = (device: Device, server: ServerRow) =>
       sql.withTransaction(Effect.gen(function*() {
         // one allocation per server at a time (across instances too)
         const locked = yield* lockServer(server.id)
-        const again = yield* existing({ userId, serverId: server.id })
+        const again = yield* existing({ deviceId: device.id, serverId: server.id })
         if (Option.isSome(again)) return open(again.value)
-        const subnet = parseSubnet(Option.match(locked, { onNone: () => server.subnet, onSome: (s) => s.subnet }))
-        const taken = yield* takenAddresses(server.id)
-        const address = subnet ? nextFreeAddress(subnet, taken.map((t) => t.address)) : undefined
-        if (address === undefined) return yield* Effect.fail(new SubnetFull())
+        if (Option.isNone(locked)) return yield* Effect.fail(new SubnetFull())
+        const subnet = parseSubnet(locked.value.subnet)
+        if (subnet === undefined) return yield* Effect.fail(new SubnetFull())
+        // [D90]: the lowest released host, else the high-water mark: the same cost at any number of peers
+        const released = yield* takeReleased(server.id)
+        const host = Option.match(released, { onNone: () => locked.value.next_host, onSome: (r) => r.host })
+        if (host < 2 || host >= hostCount(subnet) - 1) return yield* Effect.fail(new SubnetFull())
+        if (Option.isNone(released)) yield* raiseMark({ serverId: server.id, next: host + 1 })
+        const address = intToIpv4(subnet.network + host)
         const pair = yield* keys.x25519
         yield* insert({
-          user_id: userId,
+          user_id: device.userId,
+          device_id: device.id,
           server_id: server.id,
           public_key: pair.publicKey,
           private_key_enc: appKey.encrypt(pair.privateKey),
           address,
+          host,
           created_at: yield* clock.now
         })
-        return { userId, publicKey: pair.publicKey, privateKey: pair.privateKey, address }
+        return open(Option.getOrThrow(yield* existing({ deviceId: device.id, serverId: server.id })))
       })).pipe(
         Effect.catchTags({
           SqlError: (e) => isUniqueViolation(e) ? Effect.fail(new Retry({ cause: e })) : Effect.die(e),
@@ -149,25 +224,27 @@ export class Peers extends Effect.Service<Peers>()("vpn/Peers", {
       )
 
     return {
-      /** the user's peer on the server, made on first download; read without a transaction once made */
-      ensure: (userId: number, server: ServerRow) =>
-        existing({ userId, serverId: server.id }).pipe(
+      /** the device's peer on the server, made on first download; read without a transaction once made */
+      ensure: (device: Device, server: ServerRow) =>
+        existing({ deviceId: device.id, serverId: server.id }).pipe(
           Effect.orDie,
           Effect.flatMap((found) =>
-            Option.isSome(found) ? Effect.succeed(open(found.value)) : attempt(userId, server).pipe(
+            Option.isSome(found) ? Effect.succeed(open(found.value)) : attempt(device, server).pipe(
               Effect.retry({ while: (e) => e._tag === "Retry", schedule: Schedule.recurs(10) }),
               Effect.catchTag("Retry", (e) => Effect.die(e.cause))
             )
           )
         ),
-      /** the server's peers for its node, each with whether its user's access is on hold */
-      ofServer: (serverId: number) =>
-        ofServerRows(serverId).pipe(
-          Effect.map((rows) =>
-            rows.map((r) => ({ userId: r.user_id, publicKey: r.public_key, address: r.address, held: r.held }))
+      /** the server's peers for its node, each with whether its user's access is on hold (one query) */
+      ofServer: (serverId: number) => ofServerRows(serverId).pipe(Effect.map((rows) => rows.map(serverPeer)), Effect.orDie),
+      /** [D92]: the server's peers with one of these keys or of one of these users (one query) */
+      someOfServer: (serverId: number, keys: ReadonlyArray<string>, userIds: ReadonlyArray<number>) =>
+        (keys.length === 0 && userIds.length === 0
+          ? Effect.succeed([])
+          : someOfServerRows({ serverId, keys: JSON.stringify(keys), users: JSON.stringify(userIds) })).pipe(
+            Effect.map((rows) => rows.map(serverPeer)),
+            Effect.orDie
           ),
-          Effect.orDie
-        ),
       /** the owners of these public keys on this server, by key (unknown ones are absent) */
       ownersOf: (serverId: number, publicKeys: ReadonlyArray<string>) =>
         (publicKeys.length === 0 ? Effect.succeed([]) : owners({ serverId, publicKeys: [...new Set(publicKeys)] })).pipe(
@@ -176,12 +253,10 @@ export class Peers extends Effect.Service<Peers>()("vpn/Peers", {
         ),
       /** [D91]: a new key pair for every peer of the user, addresses kept; the old keys stop working */
       rekeyAll: (userId: number) =>
-        sql.withTransaction(Effect.gen(function*() {
-          for (const { id } of yield* peerIdsOf(userId)) {
-            const pair = yield* keys.x25519
-            yield* replaceKeys({ id, publicKey: pair.publicKey, privateKeyEnc: appKey.encrypt(pair.privateKey) })
-          }
-        })).pipe(Effect.orDie)
+        sql.withTransaction(Effect.flatMap(peerIdsOf(userId), rekey)).pipe(Effect.orDie),
+      /** [D90]: a new key pair for every peer of the device, addresses kept */
+      rekeyDevice: (deviceId: number) =>
+        sql.withTransaction(Effect.flatMap(peerIdsOfDevice(deviceId), rekey)).pipe(Effect.orDie)
     } as const
   })
 }) {}

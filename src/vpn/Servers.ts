@@ -28,11 +28,27 @@ export const ServerRecord = Schema.Struct({
   transport: Schema.Literal("udp", "tcp"),
   public_key: Schema.NullOr(Schema.String),
   subnet: Schema.String,
+  /** [D90]: the IPv6 subnet of dual-stack peers; null: IPv4 only */
+  subnet6: Schema.NullOr(Schema.String),
   dns: Schema.String,
   ca_cert: Schema.NullOr(Schema.String),
   status: Schema.String
 })
 export type ServerRow = typeof ServerRecord.Type
+
+/** [D92]: a server as an admin sees it: every field, the node's last poll, its peers and plans. */
+export const AdminServer = Schema.Struct({
+  ...ServerRecord.fields,
+  last_seen_at: Schema.NullOr(Schema.DateFromSelf),
+  peers: Schema.Int,
+  plan_ids: Schema.Array(Schema.Int)
+})
+const AdminServerRow = Schema.Struct({
+  ...ServerRecord.fields,
+  last_seen_at: Schema.NullOr(Schema.DateFromSelf),
+  peers: Schema.Int,
+  plan_ids: Schema.parseJson(Schema.Array(Schema.Int))
+})
 
 /** The spec's Server fields, exactly ([D50]). */
 export const Server = ServerRecord.pick("id", "name", "country", "city", "protocol", "ip", "status")
@@ -48,6 +64,7 @@ export interface ServerInput {
   readonly transport?: "udp" | "tcp" | undefined
   readonly public_key?: string | undefined
   readonly subnet?: string | undefined
+  readonly subnet6?: string | null | undefined
   readonly dns?: string | undefined
   readonly ca_cert?: string | undefined
   readonly status?: "active" | "maintenance" | "offline" | undefined
@@ -79,6 +96,7 @@ const DEFAULT_DNS = "1.1.1.1, 1.0.0.1"
 const normalSubnet = (s: string) => formatSubnet(parseSubnet(s)!)
 
 const Id = Schema.Struct({ id: Schema.Int })
+const SEEN_EVERY_MS = 60_000
 
 /** Servers and the plans that grant them. The VPN room owns `servers` and `server_plans`. */
 export class Servers extends Effect.Service<Servers>()("vpn/Servers", {
@@ -89,7 +107,7 @@ export class Servers extends Effect.Service<Servers>()("vpn/Servers", {
     const catalog = yield* Catalog
     const columns = sql`
       s.id, s.name, s.country, s.city, s.protocol, s.ip, s.port, s.transport, s.public_key,
-      s.subnet::text as subnet, s.dns, s.ca_cert, s.status`
+      s.subnet::text as subnet, s.subnet6::text as subnet6, s.dns, s.ca_cert, s.status`
 
     const findRow = SqlSchema.findOne({
       Request: Schema.Int,
@@ -117,6 +135,37 @@ export class Servers extends Effect.Service<Servers>()("vpn/Servers", {
       execute: ({ serverId, planId }) =>
         sql`select true as granted from server_plans where server_id = ${serverId} and plan_id = ${planId}`
     })
+    const planIdsOfRows = SqlSchema.findAll({
+      Request: Schema.Int,
+      Result: Schema.Struct({ plan_id: Schema.Int }),
+      execute: (id) => sql`select plan_id from server_plans where server_id = ${id} order by plan_id`
+    })
+    /** [D92]: the node's poll, written at most once a minute per server */
+    const markSeen = SqlSchema.void({
+      Request: Schema.Struct({ id: Schema.Int, now: Schema.DateFromSelf, before: Schema.DateFromSelf }),
+      execute: ({ before, id, now }) => sql`
+        update servers set last_seen_at = ${now} where id = ${id} and (last_seen_at is null or last_seen_at < ${before})`
+    })
+    const lastWrites = new Map<number, number>()
+    const adminColumns = sql`
+      ${columns}, s.last_seen_at,
+      (select count(*)::int from wireguard_peers p where p.server_id = s.id) as peers,
+      coalesce((select json_agg(sp.plan_id order by sp.plan_id) from server_plans sp where sp.server_id = s.id), '[]')::text as plan_ids`
+    const adminPage = SqlSchema.findAll({
+      Request: Schema.Struct({ limit: Schema.Int, offset: Schema.Int }),
+      Result: AdminServerRow,
+      execute: ({ limit, offset }) => sql`select ${adminColumns} from servers s order by s.id limit ${limit} offset ${offset}`
+    })
+    const adminOne = SqlSchema.findOne({
+      Request: Schema.Int,
+      Result: AdminServerRow,
+      execute: (id) => sql`select ${adminColumns} from servers s where s.id = ${id}`
+    })
+    const total = SqlSchema.single({
+      Request: Schema.Void,
+      Result: Schema.Struct({ n: Schema.Int }),
+      execute: () => sql`select count(*)::int as n from servers`
+    })
     const byTokenHash = SqlSchema.findOne({
       Request: Schema.String,
       Result: Schema.Struct({ id: Schema.Int, node_token_hash: Schema.String }),
@@ -126,10 +175,10 @@ export class Servers extends Effect.Service<Servers>()("vpn/Servers", {
       Request: Schema.Struct({ ...ServerRecord.fields, id: Schema.optional(Schema.Int), node_token_hash: Schema.String, now: Schema.DateFromSelf }),
       Result: Id,
       execute: (f) => sql`
-        insert into servers (name, country, city, protocol, ip, port, transport, public_key, subnet, dns, ca_cert,
+        insert into servers (name, country, city, protocol, ip, port, transport, public_key, subnet, subnet6, dns, ca_cert,
                              status, node_token_hash, created_at, updated_at)
         values (${f.name}, ${f.country}, ${f.city}, ${f.protocol}, ${f.ip}, ${f.port}, ${f.transport}, ${f.public_key},
-                ${f.subnet}::cidr, ${f.dns}, ${f.ca_cert}, ${f.status}, ${f.node_token_hash}, ${f.now}, ${f.now})
+                ${f.subnet}::cidr, network(${f.subnet6}::inet), ${f.dns}, ${f.ca_cert}, ${f.status}, ${f.node_token_hash}, ${f.now}, ${f.now})
         returning id`
     })
     const updateRow = SqlSchema.void({
@@ -137,8 +186,13 @@ export class Servers extends Effect.Service<Servers>()("vpn/Servers", {
       execute: (f) => sql`
         update servers set name = ${f.name}, country = ${f.country}, city = ${f.city}, protocol = ${f.protocol},
           ip = ${f.ip}, port = ${f.port}, transport = ${f.transport}, public_key = ${f.public_key},
-          subnet = ${f.subnet}::cidr, dns = ${f.dns}, ca_cert = ${f.ca_cert}, status = ${f.status}, updated_at = ${f.now}
+          subnet = ${f.subnet}::cidr, subnet6 = network(${f.subnet6}::inet), dns = ${f.dns}, ca_cert = ${f.ca_cert}, status = ${f.status}, updated_at = ${f.now}
         where id = ${f.id}`
+    })
+    /** [D90]: the allocation's mark and released hosts rebuilt from the peers (a subnet changed) */
+    const reindexHosts = SqlSchema.void({
+      Request: Schema.Int,
+      execute: (id) => sql`select vpn_reindex_hosts(${id})`
     })
     const clearPlans = SqlSchema.void({
       Request: Schema.Int,
@@ -186,6 +240,7 @@ export class Servers extends Effect.Service<Servers>()("vpn/Servers", {
           transport: input.transport ?? "udp",
           public_key: input.public_key ?? Option.getOrNull(Option.map(generated, (k) => k.publicKey)),
           subnet: normalSubnet(input.subnet ?? DEFAULT_SUBNET),
+          subnet6: input.subnet6 ?? null,
           dns: input.dns ?? DEFAULT_DNS,
           ca_cert: input.ca_cert ?? null,
           status: input.status ?? "active"
@@ -222,6 +277,7 @@ export class Servers extends Effect.Service<Servers>()("vpn/Servers", {
           transport: input.transport ?? s.transport,
           public_key: input.public_key ?? s.public_key,
           subnet: input.subnet !== undefined ? normalSubnet(input.subnet) : s.subnet,
+          subnet6: input.subnet6 !== undefined ? input.subnet6 : s.subnet6,
           dns: input.dns ?? s.dns,
           ca_cert: input.ca_cert ?? s.ca_cert,
           status: input.status ?? s.status
@@ -229,6 +285,7 @@ export class Servers extends Effect.Service<Servers>()("vpn/Servers", {
         const now = yield* clock.now
         yield* sql.withTransaction(Effect.gen(function*() {
           yield* updateRow({ ...server, now })
+          if (server.subnet !== s.subnet) yield* reindexHosts(id)
           if (input.plan_ids !== undefined) yield* setPlans(id, input.plan_ids)
         })).pipe(Effect.orDie)
         return server
@@ -245,6 +302,23 @@ export class Servers extends Effect.Service<Servers>()("vpn/Servers", {
           Effect.map(Option.map(({ granted, ...server }) => ({ server, granted }))),
           Effect.orDie
         ),
+      /** [D92]: a page of servers for admins, oldest first */
+      adminPage: (page: number, perPage: number) =>
+        Effect.all({ rows: adminPage({ limit: perPage, offset: (page - 1) * perPage }), total: total(undefined) }).pipe(
+          Effect.map(({ rows, total }) => ({ rows, total: total.n })),
+          Effect.orDie
+        ),
+      adminOne: (id: number) => adminOne(id).pipe(Effect.orDie),
+      /** the plans that grant the server */
+      planIdsOf: (serverId: number) => planIdsOfRows(serverId).pipe(Effect.map((rows) => rows.map((r) => r.plan_id)), Effect.orDie),
+      /** [D92]: the node polled now; a write at most once a minute per server (and per instance) */
+      seen: (serverId: number) =>
+        Effect.flatMap(clock.now, (now) => {
+          const last = lastWrites.get(serverId)
+          if (last !== undefined && Math.abs(now.getTime() - last) < SEEN_EVERY_MS) return Effect.void
+          lastWrites.set(serverId, now.getTime())
+          return markSeen({ id: serverId, now, before: new Date(now.getTime() - SEEN_EVERY_MS) }).pipe(Effect.orDie)
+        }),
       /** the server whose node token has this SHA-256 ([D54]) */
       byNodeTokenHash: (hash: string) => byTokenHash(hash).pipe(Effect.orDie),
       create,

@@ -161,7 +161,8 @@ export class Usage extends Effect.Service<Usage>()("vpn/Usage", {
       Result: MonthTotal,
       execute: ({ period, serviceIds }) => sql`
         select service_id, ${used} as used from usage_records
-        where period = ${period}::date and service_id in ${sql.in(serviceIds)}`
+        where period = ${period}::date
+          and service_id in (select (jsonb_array_elements_text(${JSON.stringify(serviceIds)}::jsonb))::int)`
     })
     /** the sums of one report, each unless it would carry its month past 2^53 - 1; in service-id order */
     const guardedUpsertAll = SqlSchema.findAll({

@@ -30,9 +30,9 @@ export class VpnAccounts extends Effect.Service<VpnAccounts>()("vpn/VpnAccounts"
       /** [D91]: a disabled user's VPN access stops at once; re-enabling restores it */
       setUserEnabled: (userId: number, enabled: boolean): Effect.Effect<void> =>
         (enabled ? release(userId) : hold(userId)).pipe(Effect.orDie),
-      /** [D91]: every WireGuard key pair replaced (addresses kept) and the OpenVPN secret renewed */
+      /** [D91]: every device rotated: every WireGuard key pair replaced (addresses kept), every OpenVPN secret renewed */
       revokeAll: (userId: number): Effect.Effect<void> =>
-        sql.withTransaction(Effect.zipRight(peers.rekeyAll(userId), credentials.renew(userId))).pipe(Effect.asVoid, Effect.orDie)
+        sql.withTransaction(Effect.zipRight(peers.rekeyAll(userId), credentials.renewAllOf(userId))).pipe(Effect.asVoid, Effect.orDie)
     } as const
   }),
   dependencies: [Peers.Default, Credentials.Default]

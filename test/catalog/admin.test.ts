@@ -58,6 +58,7 @@ describe("POST /v1/admin/plans", () => {
         bandwidth_limit_gb: 500,
         speed_limit_mbps: 200,
         trial_days: 3,
+        device_limit: 5,
         is_active: false
       }
     })
@@ -72,6 +73,7 @@ describe("POST /v1/admin/plans", () => {
       bandwidth_limit_gb: 0,
       speed_limit_mbps: null,
       trial_days: 0,
+      device_limit: 5,
       is_active: true
     })
   })
@@ -96,6 +98,24 @@ describe("POST /v1/admin/plans", () => {
   })
 })
 
+describe("plans carry device_limit [D90]", () => {
+  test("default 5; set on create and update; 0 is unlimited; shown publicly; a negative or fractional one is 422", async () => {
+    const made = await app.post("/v1/admin/plans", { token: admin.token, body: { name: "Devices", device_limit: 0 } })
+    expect(made.status).toBe(201)
+    expect(made.body.data.device_limit).toBe(0)
+    const changed = await app.put(`/v1/admin/plans/${made.body.data.id}`, { token: admin.token, body: { device_limit: 3 } })
+    expect(changed.status).toBe(200)
+    expect(changed.body.data.device_limit).toBe(3)
+    expect((await app.get(`/v1/plans/${made.body.data.id}`)).body.data.device_limit).toBe(3)
+    const bad = await app.post("/v1/admin/plans", { token: admin.token, body: { name: "Bad", device_limit: -1 } })
+    expect(bad.status).toBe(422)
+    expect(bad.body.errors).toEqual({ device_limit: ["The device limit field must be at least 0."] })
+    const frac = await app.put(`/v1/admin/plans/${made.body.data.id}`, { token: admin.token, body: { device_limit: 1.5 } })
+    expect(frac.status).toBe(422)
+    expect(frac.body.errors).toEqual({ device_limit: ["The device limit field must be an integer."] })
+  })
+})
+
 describe("PUT /v1/admin/plans/{plan}", () => {
   test("changes only the fields sent; null clears the speed limit", async () => {
     const plan = await admin.createPlan({ name: "Before", description: "Kept", speed_limit_mbps: 10, trial_days: 2 })
@@ -110,6 +130,7 @@ describe("PUT /v1/admin/plans/{plan}", () => {
         bandwidth_limit_gb: 100,
         speed_limit_mbps: null,
         trial_days: 2,
+        device_limit: 5,
         is_active: true
       }
     })

@@ -30,7 +30,7 @@ const listed = async () => {
 /** what the database holds, as the spec's envelope (field order of the Plan schema) */
 const expectedText = async () => {
   const rows = await app.sql<Plan>`
-    select id, name, description, bandwidth_limit_gb, speed_limit_mbps, trial_days
+    select id, name, description, bandwidth_limit_gb, speed_limit_mbps, trial_days, device_limit
     from plans where is_active order by id`
   return JSON.stringify({
     success: true,
@@ -40,7 +40,8 @@ const expectedText = async () => {
       description: r.description,
       bandwidth_limit_gb: r.bandwidth_limit_gb,
       speed_limit_mbps: r.speed_limit_mbps,
-      trial_days: r.trial_days
+      trial_days: r.trial_days,
+      device_limit: r.device_limit
     }))
   })
 }
@@ -150,6 +151,7 @@ describe("the cache's bookkeeping (a repository whose reads the test releases)",
     bandwidth_limit_gb: 0,
     speed_limit_mbps: null,
     trial_days: 0,
+    device_limit: 5,
     is_active: true
   })
 

@@ -75,6 +75,7 @@ const idsOf = (who: "a" | "b"): Record<string, string> => {
     invoice: o.invoiceUuids[0]!,
     ticket: String(o.ticketId),
     server: String(who === "a" ? world.servers.shared.id : world.servers.bWireguard.id),
+    device: String(world.devices[who]),
     user: String(o.id),
     plan: String(o.planId),
     cycle: String(o.cycleId),
@@ -96,6 +97,8 @@ const otherValues = (name: string): ReadonlyArray<string> | undefined => {
       return [String(keys.bKeyId)]
     case "session":
       return [String(keys.bSessionId)]
+    case "device":
+      return [String(world.devices.b)]
     default:
       return undefined
   }
@@ -196,7 +199,7 @@ afterAll(async () => {
 })
 
 test("the matrix knows every path parameter the API documents", () => {
-  const known = new Set(["service", "invoice", "ticket", "server", "plan", "cycle", "user", "gateway", "key", "session"])
+  const known = new Set(["service", "invoice", "ticket", "server", "plan", "cycle", "user", "gateway", "key", "session", "device"])
   for (const op of operations) {
     for (const p of op.params) check(op, known.has(p.name), () => `path parameter {${p.name}} has no fixture in the access matrix: add one`)
   }
@@ -212,9 +215,9 @@ test("A on B's resource: the same 404 as an id that does not exist [D11]; server
     const names = op.params.map((p) => p.name)
     if (names.includes("server")) {
       // servers belong to no one: a server B's plan grants and A's does not is 403 [D51]
-      const others = op.path.endsWith("/openvpn")
+      const others = /\/openvpn(\/|$)/.test(op.path)
         ? [world.servers.bOpenvpn.id]
-        : op.path.endsWith("/wireguard")
+        : /\/wireguard(\/|$)/.test(op.path)
         ? [world.servers.bWireguard.id]
         : [world.servers.bWireguard.id, world.servers.bOpenvpn.id]
       for (const server of others) {
@@ -225,7 +228,7 @@ test("A on B's resource: the same 404 as an id that does not exist [D11]; server
         const res = await call(op, { ...a, server: missing }, world.a.token)
         check(op, res.status === 404 && same(res.body, NOT_FOUND), () => `server ${missing}: ${res.status} ${res.text}`)
       }
-      const own = op.path.endsWith("/openvpn") ? world.servers.aOpenvpn.id : world.servers.shared.id
+      const own = /\/openvpn(\/|$)/.test(op.path) ? world.servers.aOpenvpn.id : world.servers.shared.id
       const res = await call(op, { ...a, server: String(own) }, world.a.token)
       check(op, res.status === 200, () => `A on a server of A's plan: ${res.status} ${res.text.slice(0, 200)}`)
       continue
@@ -253,7 +256,8 @@ test("A on B's resource: the same 404 as an id that does not exist [D11]; server
     owned.push(op)
   }
   // A's own resources answer 2xx with the same bodies: the 404s above are the ownership check
-  for (const op of owned) {
+  // (deletions last: a deleted device answers nothing more)
+  for (const op of [...owned].sort((x, y) => Number(x.method === "DELETE") - Number(y.method === "DELETE"))) {
     const res = await call(op, idsOf("a"), world.a.token)
     check(op, res.status >= 200 && res.status < 300, () => `A on A's own resource: ${res.status} ${res.text.slice(0, 200)}`)
   }

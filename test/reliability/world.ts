@@ -106,9 +106,13 @@ export const seedWorld = async (app: TestApp) => {
     ...bPeers.map((p) => p.public_key),
     bCredentials!.username
   ]
+  // the Default devices the downloads made ([D90])
+  const deviceOf = async (userId: number) =>
+    (await app.sql<{ id: number }>`select id from vpn_devices where user_id = ${userId} order by created_at, id limit 1`)[0]!.id
   return {
     a,
     b,
+    devices: { a: await deviceOf(a.id), b: await deviceOf(b.id) },
     admin,
     servers: { shared, bWireguard, bOpenvpn, aOpenvpn },
     bMarkers

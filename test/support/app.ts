@@ -129,6 +129,8 @@ export const makeTestApp = async (options: {
     clock: clock.controls,
     outbox: mailer.outbox,
     request,
+    /** the raw handler, for binary answers (a Request with a full URL, e.g. `http://localhost:3000/v1/...`) */
+    fetch: (request: Request) => handler(request),
     get: (path: string, init?: RequestOptions) => request("GET", path, init),
     post: (path: string, init?: RequestOptions) => request("POST", path, init),
     put: (path: string, init?: RequestOptions) => request("PUT", path, init),

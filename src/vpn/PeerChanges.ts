@@ -1,0 +1,85 @@
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlSchema from "@effect/sql/SqlSchema"
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
+
+/** A row of the change log: a key on a server, a user (every server), a server, or everything. */
+const ChangeRow = Schema.Struct({
+  server_id: Schema.NullOr(Schema.Int),
+  user_id: Schema.NullOr(Schema.Int),
+  public_key: Schema.NullOr(Schema.String)
+})
+
+/** What changed for one server after a revision. */
+export interface ServerChanges {
+  /** a change that concerns every peer of the server (its grants, a plan's limit) */
+  readonly everything: boolean
+  readonly keys: ReadonlyArray<string>
+  readonly userIds: ReadonlyArray<number>
+}
+
+const Revision = Schema.NumberFromString
+
+/**
+ * [D92]: the node change log (`vpn_peer_changes`), written by the triggers of migration 0008 at
+ * commit, in revision order. Reading "nothing changed" is two index reads.
+ */
+export class PeerChanges extends Effect.Service<PeerChanges>()("vpn/PeerChanges", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+
+    const state = SqlSchema.single({
+      Request: Schema.String,
+      Result: Schema.Struct({ head: Revision, oldest: Revision, tick: Schema.NullOr(Revision) }),
+      execute: (period) => sql`
+        select (select max(revision) from vpn_peer_changes)::text as head,
+               (select min(revision) from vpn_peer_changes)::text as oldest,
+               (select revision from vpn_peer_changes where period = ${period}::date)::text as tick`
+    })
+    const lock = SqlSchema.void({ Request: Schema.Void, execute: () => sql`select pg_advisory_xact_lock(4080091)` })
+    const tickInsert = SqlSchema.void({
+      Request: Schema.String,
+      execute: (period) => sql`insert into vpn_peer_changes (period) values (${period}::date) on conflict (period) do nothing`
+    })
+    const since = SqlSchema.findAll({
+      Request: Schema.Struct({ serverId: Schema.Int, after: Schema.Number, upTo: Schema.Number }),
+      Result: ChangeRow,
+      execute: ({ after, serverId, upTo }) => sql`
+        select server_id, user_id, public_key from vpn_peer_changes
+        where revision > ${after} and revision <= ${upTo} and (server_id = ${serverId} or server_id is null)
+          and period is null
+        order by revision`
+    })
+
+    return {
+      /**
+       * The newest revision, the oldest one kept, and the revision of the month's first poll
+       * (made now when this is it: usage limits start again each month).
+       */
+      state: (period: string) =>
+        Effect.gen(function*() {
+          const first = yield* state(period)
+          if (first.tick !== null) return { ...first, tick: first.tick }
+          yield* sql.withTransaction(Effect.zipRight(lock(undefined), tickInsert(period)))
+          const again = yield* state(period)
+          return { ...again, tick: again.tick ?? again.head }
+        }).pipe(Effect.orDie),
+      /** what changed for the server in (after, upTo] */
+      forServer: (serverId: number, after: number, upTo: number) =>
+        since({ serverId, after, upTo }).pipe(
+          Effect.map((rows): ServerChanges => {
+            const keys = new Set<string>()
+            const userIds = new Set<number>()
+            let everything = false
+            for (const r of rows) {
+              if (r.public_key !== null) keys.add(r.public_key)
+              else if (r.user_id !== null) userIds.add(r.user_id)
+              else everything = true
+            }
+            return { everything, keys: [...keys], userIds: [...userIds] }
+          }),
+          Effect.orDie
+        ),
+    } as const
+  })
+}) {}
