@@ -15,6 +15,7 @@ import { CatalogAdminApi, CatalogApi } from "./catalog/Api.ts"
 import { SupportAdminApi, SupportApi } from "./support/Api.ts"
 import { MetricsApi, SystemApi } from "./system/Api.ts"
 import { NodeApi, VpnAdminApi, VpnApi } from "./vpn/Api.ts"
+import { OutboxAdminApi } from "./outbox/Api.ts"
 
 /** The whole API of the spec and DECISIONS, one group per room of the product. */
 export class Api extends HttpApi.make("vpn")
@@ -32,6 +33,7 @@ export class Api extends HttpApi.make("vpn")
   .add(VpnAdminApi)
   .add(SupportApi)
   .add(SupportAdminApi)
+  .add(OutboxAdminApi)
   .addError(ValidationErrorResponse)
   .addError(NotFoundResponse)
   .addError(PayloadTooLargeResponse)

@@ -24,11 +24,13 @@ import { Faq } from "./support/Faq.ts"
 import { SupportHttpLive } from "./support/Http.ts"
 import { Tickets } from "./support/Tickets.ts"
 import { MetricsLive, SystemLive } from "./system/Http.ts"
+import { OutboxHttpLive } from "./outbox/Http.ts"
+import { Outbox } from "./outbox/Outbox.ts"
 import { VpnHttpLive, VpnServicesLive } from "./vpn/Http.ts"
 
 /** Every group's handlers, the auth middleware and the error mapping, over the services. */
 export const ApiLive = HttpApiBuilder.api(Api).pipe(
-  Layer.provide([SystemLive, MetricsLive, AccountsHttpLive, CatalogHttpLive, ServicesHttpLive, BillingHttpLive, VpnHttpLive, SupportHttpLive]),
+  Layer.provide([SystemLive, MetricsLive, AccountsHttpLive, CatalogHttpLive, ServicesHttpLive, BillingHttpLive, VpnHttpLive, SupportHttpLive, OutboxHttpLive]),
   Layer.provide([AuthenticationLive, AdminAuthenticationLive, RateLimitsLive, MetricsAccessLive]),
   Layer.provide([errorMapping(Api), GuardsLive])
 )
@@ -39,6 +41,7 @@ export const DomainLive = Layer.mergeAll(
   Accounts.Default,
   TwoFactor.Default,
   Tickets.Default,
+  Outbox.Default,
   Faq.Default,
   RateLimiter.Live,
   VpnServicesLive

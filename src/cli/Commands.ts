@@ -17,6 +17,7 @@ import { runJobsOnce } from "../jobs/Jobs.ts"
 import { seedDemo } from "../demo/SeedDemo.ts"
 import { backupEmbedded, restoreEmbedded } from "../platform/Backup.ts"
 import { AppClock } from "../platform/Clock.ts"
+import { Mailer } from "../platform/Mailer.ts"
 import { AppKey } from "../platform/Crypto.ts"
 import { KeyGen } from "../platform/KeyGen.ts"
 import { AppConfig, loadConfig } from "../platform/Config.ts"
@@ -99,7 +100,7 @@ const runOnce = Command.make("run-once", {}, () =>
   withDatabase(Effect.gen(function*() {
     const report = yield* runJobsOnce
     yield* Console.log(`jobs: ${JSON.stringify(report)}`)
-  }))
+  }).pipe(Effect.provide(Layer.mergeAll(Mailer.Live, AppKey.Live))))
 ).pipe(Command.withDescription("Run every scheduled job once ([D80]) and exit."))
 
 const jobs = Command.make("jobs").pipe(
