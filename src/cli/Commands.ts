@@ -93,7 +93,7 @@ const seed = Command.make("seed-demo", {}, () =>
     yield* Console.log(`admin: ${result.admin.email} / ${result.admin.password}`)
     yield* Console.log(`demo user: ${result.user.email} / ${result.user.password}`)
     for (const { server, token } of result.nodeTokens) yield* Console.log(`node token of ${server} (shown once): ${token}`)
-  }).pipe(Effect.provide(Layer.mergeAll(KeyGen.Live, AppKey.Live))))
+  }).pipe(Effect.provide(Layer.mergeAll(KeyGen.Live, AppKey.Live, Mailer.Live))))
 ).pipe(Command.withDescription("Fill the database with a demo catalogue, servers and a demo user (idempotent)."))
 
 const runOnce = Command.make("run-once", {}, () =>

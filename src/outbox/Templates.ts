@@ -29,12 +29,12 @@ export const TEMPLATES = {
     subject: "Your VPN service expires in 3 days",
     text: `Hello {{name}},
 
-Your {{plan_name}} service #{{service_id}} expires on {{expires_at}} (in 3 days).
+Your {{plan_name}} service #{{service_id}} expires on {{expires_at}}, within 3 days.
 Auto-renew is off: renew it before then to keep your VPN access.
 
 Manage it in the app: {{app_url}} (GET /v1/services/{{service_id}}).${FOOTER_TEXT}`,
     html: `<p>Hello {{name}},</p>
-<p>Your <strong>{{plan_name}}</strong> service #{{service_id}} expires on <strong>{{expires_at}}</strong> (in 3 days).
+<p>Your <strong>{{plan_name}}</strong> service #{{service_id}} expires on <strong>{{expires_at}}</strong>, within 3 days.
 Auto-renew is off: renew it before then to keep your VPN access.</p>
 <p><a href="{{app_url}}">Manage your service</a></p>`
   },
@@ -42,12 +42,12 @@ Auto-renew is off: renew it before then to keep your VPN access.</p>
     subject: "Your VPN service expires tomorrow",
     text: `Hello {{name}},
 
-Your {{plan_name}} service #{{service_id}} expires on {{expires_at}} (in 1 day).
+Your {{plan_name}} service #{{service_id}} expires on {{expires_at}}, within a day.
 Auto-renew is off: renew it now to keep your VPN access.
 
 Manage it in the app: {{app_url}} (GET /v1/services/{{service_id}}).${FOOTER_TEXT}`,
     html: `<p>Hello {{name}},</p>
-<p>Your <strong>{{plan_name}}</strong> service #{{service_id}} expires on <strong>{{expires_at}}</strong> (in 1 day).
+<p>Your <strong>{{plan_name}}</strong> service #{{service_id}} expires on <strong>{{expires_at}}</strong>, within a day.
 Auto-renew is off: renew it now to keep your VPN access.</p>
 <p><a href="{{app_url}}">Manage your service</a></p>`
   },

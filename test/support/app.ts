@@ -128,6 +128,8 @@ export const makeTestApp = async (options: {
     client: typedClient,
     clock: clock.controls,
     outbox: mailer.outbox,
+    /** `mailer.down = true`: every send fails as an unreachable SMTP server would ([D96] retries) */
+    mailer: mailer.controls,
     request,
     get: (path: string, init?: RequestOptions) => request("GET", path, init),
     post: (path: string, init?: RequestOptions) => request("POST", path, init),
