@@ -96,14 +96,12 @@ const runJobs = Effect.gen(function*() {
   const expired = yield* drain(Effect.gen(function*() {
     const gone = yield* services.expireDue(JOBS_BATCH)
     const plans = yield* catalog.rowsOf(gone.map((s) => s.plan_id), gone.map((s) => s.cycle_id))
-    for (const s of gone) {
-      yield* notifications.notify({
-        userId: s.user_id,
-        kind: "expired",
-        dedupeKey: `expired:${s.id}:${s.expires_at.toISOString()}`,
-        view: { service_id: s.id, plan_name: plans.plan(s.plan_id).name, expires_at: s.expires_at.toISOString() }
-      })
-    }
+    yield* notifications.notifyMany(gone.map((s) => ({
+      userId: s.user_id,
+      kind: "expired" as const,
+      dedupeKey: `expired:${s.id}:${s.expires_at.toISOString()}`,
+      view: { service_id: s.id, plan_name: plans.plan(s.plan_id).name, expires_at: s.expires_at.toISOString() }
+    })))
     return gone.length
   }))
   if (expired.skipped) return skipped
@@ -129,21 +127,19 @@ const runJobs = Effect.gen(function*() {
         }
       }))
       // [D96]: the renewal invoice's notice, written with it
-      for (const invoice of created) {
-        yield* notifications.notify({
-          userId: invoice.user_id,
-          kind: "renewal-invoice",
-          dedupeKey: `renewal-invoice:${invoice.uuid}`,
-          view: {
-            invoice_uuid: invoice.uuid,
-            amount: invoice.amount,
-            currency: invoice.currency,
-            due_date: invoice.due_date.toISOString(),
-            service_id: invoice.service_id,
-            expires_at: invoice.due_date.toISOString()
-          }
-        })
-      }
+      yield* notifications.notifyMany(created.map((invoice) => ({
+        userId: invoice.user_id,
+        kind: "renewal-invoice" as const,
+        dedupeKey: `renewal-invoice:${invoice.uuid}`,
+        view: {
+          invoice_uuid: invoice.uuid,
+          amount: invoice.amount,
+          currency: invoice.currency,
+          due_date: invoice.due_date.toISOString(),
+          service_id: invoice.service_id,
+          expires_at: invoice.due_date.toISOString()
+        }
+      })))
       return { created: created.length, seen: due.length, lastId: due.at(-1)?.id ?? afterId }
     }))
     if (step._tag === "None") break
@@ -164,14 +160,12 @@ const runJobs = Effect.gen(function*() {
       const step = yield* batch(Effect.gen(function*() {
         const due = yield* services.expiringWithoutRenewal({ from: notice.from, to: notice.to, afterId: after, limit: JOBS_BATCH })
         const plans = yield* catalog.rowsOf(due.map((s) => s.plan_id), due.map((s) => s.cycle_id))
-        for (const s of due) {
-          yield* notifications.notify({
-            userId: s.user_id,
-            kind: notice.kind,
-            dedupeKey: `${notice.kind}:${s.id}:${s.expires_at.toISOString()}`,
-            view: { service_id: s.id, plan_name: plans.plan(s.plan_id).name, expires_at: s.expires_at.toISOString() }
-          })
-        }
+        yield* notifications.notifyMany(due.map((s) => ({
+          userId: s.user_id,
+          kind: notice.kind,
+          dedupeKey: `${notice.kind}:${s.id}:${s.expires_at.toISOString()}`,
+          view: { service_id: s.id, plan_name: plans.plan(s.plan_id).name, expires_at: s.expires_at.toISOString() }
+        })))
         return { seen: due.length, lastId: due.at(-1)?.id ?? after }
       }))
       if (step._tag === "None") break

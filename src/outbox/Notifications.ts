@@ -37,7 +37,26 @@ export class Notifications extends Effect.Service<Notifications>()("outbox/Notif
         })
       })
 
-    return { notify, wake: outbox.wake } as const
+    /** many notifications in one go (the jobs' batches): one read of the contacts, one insert */
+    const notifyMany = (inputs: ReadonlyArray<{
+      readonly userId: number
+      readonly kind: NotificationKind
+      readonly dedupeKey: string
+      readonly view: View
+    }>): Effect.Effect<number> =>
+      Effect.gen(function*() {
+        if (inputs.length === 0) return 0
+        const people = yield* contacts.findMany(inputs.map((i) => i.userId))
+        const mails = inputs.flatMap((input) => {
+          const contact = people.get(input.userId)
+          if (contact === undefined || !contact.emailNotifications) return []
+          const { html, subject, text } = render(input.kind, { ...input.view, name: contact.name, app_url: config.appUrl })
+          return [{ kind: input.kind, dedupeKey: input.dedupeKey, mail: { to: contact.email, subject, text, html } }]
+        })
+        return yield* outbox.enqueueMails(mails)
+      })
+
+    return { notify, notifyMany, wake: outbox.wake } as const
   }),
   dependencies: [Contacts.Default, Outbox.Default]
 }) {}

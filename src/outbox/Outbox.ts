@@ -53,6 +53,7 @@ export interface ClaimedMessage {
   readonly body: string
   readonly attempts: number
   readonly createdAt: Date
+  readonly orderingKey: string | null
 }
 
 /** a channel's delivery: fails with a reason to be retried */
@@ -65,7 +66,8 @@ const ClaimedRow = Schema.Struct({
   recipient: Schema.String,
   payload: Schema.String,
   attempts: Schema.Int,
-  created_at: Schema.DateFromSelf
+  created_at: Schema.DateFromSelf,
+  ordering_key: Schema.NullOr(Schema.String)
 })
 
 const ListRow = Schema.Struct({
@@ -163,6 +165,34 @@ export class Outbox extends Effect.Service<Outbox>()("outbox/Outbox", {
         body: JSON.stringify(input.mail)
       })
 
+    const insertMany = SqlSchema.findAll({
+      Request: Schema.Struct({ rows: Schema.String, now: Schema.DateFromSelf }),
+      Result: Inserted,
+      execute: (r) => sql`
+        insert into outbox (channel, kind, dedupe_key, ordering_key, recipient, subject, payload, created_at, next_attempt_at, updated_at)
+        select m.channel, m.kind, m.dedupe_key, m.ordering_key, m.recipient, m.subject, m.payload, ${r.now}, ${r.now}, ${r.now}
+        from jsonb_to_recordset(${r.rows}::jsonb)
+          as m(channel text, kind text, dedupe_key text, ordering_key text, recipient text, subject text, payload text)
+        on conflict (dedupe_key) do nothing
+        returning id`
+    })
+
+    /** many e-mails in one statement, in the caller's transaction; how many were new */
+    const enqueueMails = (inputs: ReadonlyArray<{ readonly kind: string; readonly dedupeKey: string; readonly mail: Mail }>) =>
+      inputs.length === 0 ? Effect.succeed(0) : Effect.flatMap(clock.now, (now) =>
+        insertMany({
+          now,
+          rows: JSON.stringify(inputs.map((i) => ({
+            channel: "mail",
+            kind: i.kind,
+            dedupe_key: i.dedupeKey,
+            ordering_key: null,
+            recipient: i.mail.to,
+            subject: i.mail.subject,
+            payload: appKey.encrypt(JSON.stringify(i.mail))
+          })))
+        })).pipe(Effect.map((rows) => rows.length), Effect.orDie)
+
     const claimRows = SqlSchema.findAll({
       Request: Schema.Struct({ now: Schema.DateFromSelf, leaseUntil: Schema.DateFromSelf, limit: Schema.Int }),
       Result: ClaimedRow,
@@ -178,14 +208,14 @@ export class Outbox extends Effect.Service<Outbox>()("outbox/Outbox", {
           order by o.id
           limit ${r.limit}
           for update of o skip locked)
-        returning id, channel, kind, recipient, payload, attempts, created_at`
+        returning id, channel, kind, recipient, payload, attempts, created_at, ordering_key`
     })
 
     const markSent = SqlSchema.void({
-      Request: Schema.Struct({ id: Schema.Int, now: Schema.DateFromSelf }),
+      Request: Schema.Struct({ ids: Schema.Array(Schema.Int), now: Schema.DateFromSelf }),
       execute: (r) => sql`
         update outbox set status = 'sent', attempts = attempts + 1, sent_at = ${r.now}, updated_at = ${r.now}, last_error = null
-        where id = ${r.id} and status = 'pending'`
+        where id in ${sql.in(r.ids)} and status = 'pending'`
     })
 
     const markFailure = SqlSchema.void({
@@ -218,7 +248,8 @@ export class Outbox extends Effect.Service<Outbox>()("outbox/Outbox", {
         const outcome = yield* Effect.either(deliver(message))
         const now = yield* clock.now
         if (outcome._tag === "Right") {
-          yield* markSent({ id: message.id, now })
+          // in order per ordering key: its next row may only be claimed once this one is marked
+          if (message.orderingKey !== null) yield* markSent({ ids: [message.id], now })
           return "sent" as const
         }
         const attempts = message.attempts + 1
@@ -247,10 +278,14 @@ export class Outbox extends Effect.Service<Outbox>()("outbox/Outbox", {
           recipient: row.recipient,
           body: appKey.decrypt(row.payload),
           attempts: row.attempts,
-          createdAt: row.created_at
+          createdAt: row.created_at,
+          orderingKey: row.ordering_key
         }))
         // different ordering keys go side by side; one key's messages (at most one is claimed) in order
         const outcomes = yield* Effect.forEach(messages, sendOne, { concurrency: 8 })
+        // the sent ones of the batch in one statement (a crash before it sends them again: at least once)
+        const sentIds = messages.filter((m, i) => outcomes[i] === "sent" && m.orderingKey === null).map((m) => m.id)
+        if (sentIds.length > 0) yield* markSent({ ids: sentIds, now: yield* clock.now }).pipe(Effect.orDie)
         for (const o of outcomes) report[o] += 1
         // a row that only waited for its predecessor is due now: claim again while any were sent
         if (outcomes.every((o) => o === "retried")) return report
@@ -359,6 +394,7 @@ export class Outbox extends Effect.Service<Outbox>()("outbox/Outbox", {
     return {
       enqueue,
       enqueueMail,
+      enqueueMails,
       wake,
       sendDue,
       purgeSent,
