@@ -86,6 +86,14 @@ const ListRow = Schema.Struct({
   total_rows: Schema.Int
 })
 
+/** a mail as stored (sealed) in the outbox */
+const MailBody = Schema.Struct({
+  to: Schema.String,
+  subject: Schema.String,
+  text: Schema.String,
+  html: Schema.optional(Schema.String)
+})
+
 const Inserted = Schema.Struct({ id: Schema.Int })
 const Count = Schema.Struct({ n: Schema.Int })
 
@@ -113,10 +121,12 @@ export class Outbox extends Effect.Service<Outbox>()("outbox/Outbox", {
     const runtime = yield* Effect.runtime<never>()
 
     const deliveries = new Map<string, Delivery>()
-    deliveries.set("mail", (message) => {
-      const mail = JSON.parse(message.body) as Mail
-      return mailer.send(mail)
-    })
+    const decodeMail = Schema.decodeUnknownSync(Schema.parseJson(MailBody))
+    deliveries.set("mail", (message) =>
+      Effect.suspend(() => mailer.send(decodeMail(message.body))).pipe(
+        // a server that accepts the connection and then hangs must not hold the sender
+        Effect.timeoutFail({ duration: "30 seconds", onTimeout: () => ({ reason: "SMTP timed out after 30 s" }) })
+      ))
 
     const insertRow = SqlSchema.findOne({
       Request: Schema.Struct({
