@@ -8,6 +8,7 @@ import usageExactlyOnce from "./0005_usage_exactly_once.ts"
 import twoFactor from "./0006_two_factor.ts"
 import devices from "./0007_devices.ts"
 import nodeSync from "./0008_node_sync.ts"
+import outbox from "./0009_outbox.ts"
 import apiKeysSessions from "./0011_api_keys_sessions.ts"
 import auditLog from "./0012_audit_log.ts"
 
@@ -24,6 +25,7 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "6_two_factor": twoFactor,
   "7_devices": devices,
   "8_node_sync": nodeSync,
+  "9_outbox": outbox,
   "11_api_keys_sessions": apiKeysSessions,
   "12_audit_log": auditLog
 }

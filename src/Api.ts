@@ -16,6 +16,7 @@ import { CatalogAdminApi, CatalogApi } from "./catalog/Api.ts"
 import { SupportAdminApi, SupportApi } from "./support/Api.ts"
 import { MetricsApi, SystemApi } from "./system/Api.ts"
 import { NodeApi, VpnAdminApi, VpnApi } from "./vpn/Api.ts"
+import { OutboxAdminApi } from "./outbox/Api.ts"
 
 /** The whole API of the spec and DECISIONS, one group per room of the product. */
 export class Api extends HttpApi.make("vpn")
@@ -35,6 +36,7 @@ export class Api extends HttpApi.make("vpn")
   .add(SupportAdminApi)
   .add(AuditApi)
   .add(AuditAdminApi)
+  .add(OutboxAdminApi)
   .addError(ValidationErrorResponse)
   .addError(NotFoundResponse)
   .addError(PayloadTooLargeResponse)

@@ -28,11 +28,13 @@ import { Faq } from "./support/Faq.ts"
 import { SupportHttpLive } from "./support/Http.ts"
 import { Tickets } from "./support/Tickets.ts"
 import { MetricsLive, SystemLive } from "./system/Http.ts"
+import { OutboxHttpLive } from "./outbox/Http.ts"
+import { Outbox } from "./outbox/Outbox.ts"
 import { VpnHttpLive, VpnServicesLive } from "./vpn/Http.ts"
 
 /** Every group's handlers, the auth middleware and the error mapping, over the services. */
 export const ApiLive = HttpApiBuilder.api(Api).pipe(
-  Layer.provide([SystemLive, MetricsLive, AccountsHttpLive, CatalogHttpLive, ServicesHttpLive, BillingHttpLive, VpnHttpLive, SupportHttpLive, AuditHttpLive]),
+  Layer.provide([SystemLive, MetricsLive, AccountsHttpLive, CatalogHttpLive, ServicesHttpLive, BillingHttpLive, VpnHttpLive, SupportHttpLive, AuditHttpLive, OutboxHttpLive]),
   Layer.provide([AuthenticationLive, AdminAuthenticationLive, PeopleOnlyLive, RateLimitsLive, MetricsAccessLive]),
   Layer.provide([errorMapping(Api), GuardsLive, adminWritesAudit(Api).pipe(Layer.provide(AdminWritesLive))])
 )
@@ -44,6 +46,7 @@ export const DomainLive = Layer.mergeAll(
   Accounts.Default,
   TwoFactor.Default,
   Tickets.Default,
+  Outbox.Default,
   Faq.Default,
   RateLimiter.Live,
   VpnServicesLive

@@ -6,7 +6,8 @@ import type { SecurityEvent } from "../audit/Domain.ts"
 import { AppClock } from "../platform/Clock.ts"
 import { AppConfig } from "../platform/Config.ts"
 import { InvalidCredentials, NotFound, orNotFound, ValidationError } from "../platform/Errors.ts"
-import { type Mail, Mailer, sendLater } from "../platform/Mailer.ts"
+import type { Mail } from "../platform/Mailer.ts"
+import { Outbox } from "../outbox/Outbox.ts"
 import { makePage } from "../platform/Page.ts"
 import type { Principal, Role, UserRecord } from "./Domain.ts"
 import {
@@ -36,7 +37,7 @@ export class Accounts extends Effect.Service<Accounts>()("accounts/Accounts", {
     const sql = yield* SqlClient.SqlClient
     const clock = yield* AppClock
     const config = yield* AppConfig
-    const mailer = yield* Mailer
+    const outbox = yield* Outbox
     const users = yield* Users
     const mailTokens = yield* MailTokens
     const passwords = yield* Passwords
@@ -54,8 +55,13 @@ export class Accounts extends Effect.Service<Accounts>()("accounts/Accounts", {
     ) => audit.record({ action, actorId: actor.id, actorKind: actor.kind, resource, subjectId: userId })
     const byCaller = (caller: Principal) => ({ id: caller.userId, kind: caller.kind })
 
-    /** after the response: the caller never waits for SMTP */
-    const mailLater = (mail: Mail) => sendLater(mail).pipe(Effect.provideService(Mailer, mailer))
+    /**
+     * Security mail ([D96]: always sent), written to the outbox in the caller's transaction; each
+     * issued token is its own occasion. `outbox.wake` after the commit sends it at once, and the
+     * caller never waits for SMTP ([D23]).
+     */
+    const securityMail = (kind: string, userId: number | string, mail: Mail) =>
+      outbox.enqueueMail({ kind, dedupeKey: `${kind}:${userId}:${crypto.randomUUID()}`, mail })
     const transaction = <A, E>(effect: Effect.Effect<A, E>) => sql.withTransaction(effect).pipe(Effect.catchTag("SqlError", Effect.die))
     const existing = (id: number) => Effect.flatMap(users.findById(id), orNotFound)
     /** the stored hash must match, else 422 under `field` ([D24], [D25]) */
@@ -72,9 +78,10 @@ export class Accounts extends Effect.Service<Accounts>()("accounts/Accounts", {
           const user = yield* users.insert({ name: input.name, email: input.email, passwordHash, now })
           const token = yield* tokens.issue(user.id)
           const verifyToken = yield* mailTokens.issue(user.id, "verify_email", now)
-          return { user, token, verifyToken }
+          yield* securityMail("verify_email", user.id, verificationMail(config.appUrl, user, verifyToken))
+          return { user, token }
         })).pipe(Effect.catchTag("EmailTaken", () => Effect.fail(emailTaken())))
-        yield* mailLater(verificationMail(config.appUrl, created.user, created.verifyToken))
+        yield* outbox.wake
         return { token: created.token, user: created.user }
       })
 
@@ -121,8 +128,13 @@ export class Accounts extends Effect.Service<Accounts>()("accounts/Accounts", {
     const forgotPassword = (email: string) =>
       Effect.gen(function*() {
         // one statement for known and unknown addresses alike; only a known one gets a mail
-        const issued = yield* mailTokens.issueResetFor(email, yield* clock.now)
-        if (Option.isSome(issued)) yield* mailLater(resetMail(config.appUrl, email, issued.value.token))
+        const now = yield* clock.now
+        const issued = yield* transaction(Effect.gen(function*() {
+          const issued = yield* mailTokens.issueResetFor(email, now)
+          if (Option.isSome(issued)) yield* securityMail("reset_password", issued.value.userId, resetMail(config.appUrl, email, issued.value.token))
+          return issued
+        }))
+        if (Option.isSome(issued)) yield* outbox.wake
       })
 
     const resetPassword = (input: { readonly token: string; readonly email: string; readonly password: string }) =>
@@ -162,9 +174,10 @@ export class Accounts extends Effect.Service<Accounts>()("accounts/Accounts", {
         const now = yield* clock.now
         const token = yield* transaction(Effect.gen(function*() {
           yield* mailTokens.invalidate(user.id, "verify_email")
-          return yield* mailTokens.issue(user.id, "verify_email", now)
+          const token = yield* mailTokens.issue(user.id, "verify_email", now)
+          yield* securityMail("verify_email", user.id, verificationMail(config.appUrl, user, token))
         }))
-        yield* mailLater(verificationMail(config.appUrl, user, token))
+        yield* outbox.wake
         return "sent" as const
       })
 
@@ -175,17 +188,19 @@ export class Accounts extends Effect.Service<Accounts>()("accounts/Accounts", {
         const emailChanged = changes.email !== undefined && changes.email !== before.email
         const result = yield* transaction(Effect.gen(function*() {
           const updated = yield* Effect.flatMap(users.updateProfile(caller.userId, { ...changes, now }), orNotFound)
-          if (!emailChanged) return { user: updated, verifyToken: Option.none<string>() }
+          if (!emailChanged) return updated
           // the old address's links must not verify the new one
           yield* mailTokens.invalidate(caller.userId, "verify_email")
-          return { user: updated, verifyToken: Option.some(yield* mailTokens.issue(caller.userId, "verify_email", now)) }
+          const verifyToken = yield* mailTokens.issue(caller.userId, "verify_email", now)
+          yield* securityMail("verify_email", caller.userId, verificationMail(config.appUrl, updated, verifyToken))
+          yield* securityMail("email_changed", caller.userId, emailChangedMail(before, updated.email))
+          return updated
         })).pipe(Effect.catchTag("EmailTaken", () => Effect.fail(emailTaken())))
-        if (Option.isSome(result.verifyToken)) {
+        if (emailChanged) {
           yield* event("email_changed", caller.userId, byCaller(caller))
-          yield* mailLater(verificationMail(config.appUrl, result.user, result.verifyToken.value))
-          yield* mailLater(emailChangedMail(before, result.user.email))
+          yield* outbox.wake
         }
-        return result.user
+        return result
       })
 
     const changePassword = (caller: Principal, current: string, password: string) =>
@@ -287,6 +302,7 @@ export class Accounts extends Effect.Service<Accounts>()("accounts/Accounts", {
     Tokens.Default,
     TwoFactor.Default,
     VpnAccounts.Default,
-    AuditLog.Default
+    AuditLog.Default,
+    Outbox.Default
   ]
 }) {}

@@ -32,7 +32,25 @@ export class Contacts extends Effect.Service<Contacts>()("accounts/Contacts", {
         from users u left join user_settings s on s.user_id = u.id
         where u.id = ${id}`
     })
+    const byIds = SqlSchema.findAll({
+      Request: Schema.Array(Schema.Int),
+      Result: ContactRow,
+      execute: (ids) => sql`
+        select u.id, u.name, u.email, s.email_notifications
+        from users u left join user_settings s on s.user_id = u.id
+        where u.id in ${sql.in(ids)}`
+    })
     return {
+      /** the contacts of many users at once (the jobs' notices), by user id */
+      findMany: (userIds: ReadonlyArray<number>): Effect.Effect<ReadonlyMap<number, Contact>> =>
+        userIds.length === 0
+          ? Effect.succeed(new Map())
+          : byIds([...new Set(userIds)]).pipe(
+            Effect.map((rows) =>
+              new Map(rows.map((r) => [r.id, { userId: r.id, name: r.name, email: r.email, emailNotifications: r.email_notifications ?? true }]))
+            ),
+            Effect.orDie
+          ),
       find: (userId: number): Effect.Effect<Option.Option<Contact>> =>
         byId(userId).pipe(
           Effect.map(Option.map((r) => ({ userId: r.id, name: r.name, email: r.email, emailNotifications: r.email_notifications ?? true }))),

@@ -40,6 +40,16 @@ export interface NewRenewal {
 
 const Id = Schema.Struct({ id: Schema.Int })
 const Count = Schema.Struct({ n: Schema.Int })
+/** a renewal invoice just created: what its notice says ([D96]) */
+const CreatedRenewal = Schema.Struct({
+  uuid: Schema.String,
+  user_id: Schema.Int,
+  service_id: Schema.Int,
+  amount: Schema.String,
+  currency: Schema.String,
+  due_date: Schema.DateFromSelf
+})
+type CreatedRenewal = typeof CreatedRenewal.Type
 const PageRow = Schema.Struct({ ...Invoice.fields, total_rows: Schema.Int })
 
 /**
@@ -185,13 +195,13 @@ export class Invoices extends Effect.Service<Invoices>()("billing/Invoices", {
     /**
      * [D80]: one pending renewal per service and expiry (the unique (service_id,
      * renewal_of_expiry) index makes a second run a no-op); an invoice already waiting for the
-     * service (a trial's order) is its renewal. Returns how many were created.
+     * service (a trial's order) is its renewal. Returns the invoices created (their notices, [D96]).
      */
     const insertRenewals = (renewals: ReadonlyArray<NewRenewal>) =>
-      renewals.length === 0 ? Effect.succeed(0) : Effect.flatMap(clock.now, (now) =>
+      renewals.length === 0 ? Effect.succeed<ReadonlyArray<CreatedRenewal>>([]) : Effect.flatMap(clock.now, (now) =>
         SqlSchema.findAll({
           Request: Schema.Void,
-          Result: Id,
+          Result: CreatedRenewal,
           execute: () => sql`
             insert into invoices (user_id, service_id, plan_id, cycle_id, amount, discount, currency, status, gateway,
                                   renewal_of_expiry, due_date, created_at)
@@ -204,8 +214,8 @@ export class Invoices extends Effect.Service<Invoices>()("billing/Invoices", {
             where not exists (select 1 from invoices w where w.service_id = r.service_id and w.status = 'pending')
             order by r.service_id
             on conflict (service_id, renewal_of_expiry) where renewal_of_expiry is not null do nothing
-            returning id`
-        })(undefined)).pipe(Effect.map((rows) => rows.length), Effect.orDie)
+            returning uuid::text as uuid, user_id, service_id, amount::text as amount, currency, due_date`
+        })(undefined)).pipe(Effect.orDie)
 
     return {
       byUuid,

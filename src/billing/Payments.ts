@@ -4,6 +4,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { AppClock } from "../platform/Clock.ts"
 import { ValidationError } from "../platform/Errors.ts"
+import { Notifications } from "../outbox/Notifications.ts"
 import { Services } from "../services/Services.ts"
 import { InvoiceNotPayable } from "./Domain.ts"
 import { Invoices } from "./Invoices.ts"
@@ -32,6 +33,7 @@ export class Payments extends Effect.Service<Payments>()("billing/Payments", {
     const clock = yield* AppClock
     const invoices = yield* Invoices
     const services = yield* Services
+    const notifications = yield* Notifications
 
     const markPaid = (invoiceId: number, options: { readonly transactionId: string | null; readonly gateway: string; readonly payload?: unknown }) =>
       sql.withTransaction(Effect.gen(function*() {
@@ -51,12 +53,30 @@ export class Payments extends Effect.Service<Payments>()("billing/Payments", {
         if (options.transactionId !== null) {
           yield* invoices.recordPayment({ gateway: options.gateway, transactionId: options.transactionId, invoiceId: id, payload: options.payload ?? {}, now })
         }
-        const serviceId = user_id === null
+        const period = user_id === null
           ? null
-          : yield* services.activate({ serviceId: service_id, userId: user_id, planId: plan_id, cycleId: cycle_id })
-        yield* invoices.markPaid(id, options.transactionId, serviceId, now)
+          : yield* services.activatePeriod({ serviceId: service_id, userId: user_id, planId: plan_id, cycleId: cycle_id })
+        yield* invoices.markPaid(id, options.transactionId, period?.serviceId ?? null, now)
+        if (user_id !== null) {
+          // [D96]: the receipt, written with the payment, once per invoice
+          yield* notifications.notify({
+            userId: user_id,
+            kind: "payment-received",
+            dedupeKey: `payment-received:${invoice.value.uuid}`,
+            view: {
+              invoice_uuid: invoice.value.uuid,
+              amount: invoice.value.amount,
+              currency: invoice.value.currency,
+              paid_at: now.toISOString(),
+              service_id: period?.serviceId ?? null,
+              period_start: period === null ? null : period.from.toISOString(),
+              period_end: period === null ? null : period.to.toISOString()
+            }
+          })
+        }
         return "paid" as const
       })).pipe(
+        Effect.tap((outcome) => outcome === "paid" ? notifications.wake : Effect.void),
         // a jobs run may lock the same service and invoice in the other order: PostgreSQL aborts
         // one side with a deadlock; the payment is simply tried again
         Effect.retry({ times: 3, while: isTransient }),
@@ -66,5 +86,5 @@ export class Payments extends Effect.Service<Payments>()("billing/Payments", {
 
     return { markPaid } as const
   }),
-  dependencies: [Invoices.Default, Services.Default]
+  dependencies: [Invoices.Default, Services.Default, Notifications.Default]
 }) {}

@@ -18,6 +18,7 @@ import { runJobsOnce } from "../jobs/Jobs.ts"
 import { seedDemo } from "../demo/SeedDemo.ts"
 import { backupEmbedded, restoreEmbedded } from "../platform/Backup.ts"
 import { AppClock } from "../platform/Clock.ts"
+import { Mailer } from "../platform/Mailer.ts"
 import { AppKey } from "../platform/Crypto.ts"
 import { KeyGen } from "../platform/KeyGen.ts"
 import { AppConfig, loadConfig } from "../platform/Config.ts"
@@ -98,14 +99,14 @@ const seed = Command.make("seed-demo", {}, () =>
     yield* Console.log(`admin: ${result.admin.email} / ${result.admin.password}`)
     yield* Console.log(`demo user: ${result.user.email} / ${result.user.password}`)
     for (const { server, token } of result.nodeTokens) yield* Console.log(`node token of ${server} (shown once): ${token}`)
-  }).pipe(Effect.provide(Layer.mergeAll(KeyGen.Live, AppKey.Live))))
+  }).pipe(Effect.provide(Layer.mergeAll(KeyGen.Live, AppKey.Live, Mailer.Live))))
 ).pipe(Command.withDescription("Fill the database with a demo catalogue, servers and a demo user (idempotent)."))
 
 const runOnce = Command.make("run-once", {}, () =>
   withDatabase(Effect.gen(function*() {
     const report = yield* runJobsOnce
     yield* Console.log(`jobs: ${JSON.stringify(report)}`)
-  }))
+  }).pipe(Effect.provide(Layer.mergeAll(Mailer.Live, AppKey.Live))))
 ).pipe(Command.withDescription("Run every scheduled job once ([D80]) and exit."))
 
 const jobs = Command.make("jobs").pipe(

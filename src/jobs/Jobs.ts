@@ -13,6 +13,8 @@ import { AppClock } from "../platform/Clock.ts"
 import { Metrics } from "../platform/Metrics.ts"
 import { Services } from "../services/Services.ts"
 import { Usage } from "../vpn/Usage.ts"
+import { Notifications } from "../outbox/Notifications.ts"
+import { Outbox } from "../outbox/Outbox.ts"
 
 /** What one run of the jobs of [D80] did. */
 export interface JobsReport {
@@ -56,6 +58,8 @@ const runJobs = Effect.gen(function*() {
   const invoices = yield* Invoices
   const catalog = yield* Catalog
   const mailTokens = yield* MailTokens
+  const outbox = yield* Outbox
+  const notifications = yield* Notifications
 
   const tryLock = SqlSchema.single({
     Request: Schema.Void,
@@ -88,7 +92,18 @@ const runJobs = Effect.gen(function*() {
       }
     })
 
-  const expired = yield* drain(Effect.map(services.expireDue(JOBS_BATCH), (ids) => ids.length))
+  // (a) with each batch, its "service expired" notices ([D96]), one per service and expiry
+  const expired = yield* drain(Effect.gen(function*() {
+    const gone = yield* services.expireDue(JOBS_BATCH)
+    const plans = yield* catalog.rowsOf(gone.map((s) => s.plan_id), gone.map((s) => s.cycle_id))
+    yield* notifications.notifyMany(gone.map((s) => ({
+      userId: s.user_id,
+      kind: "expired" as const,
+      dedupeKey: `expired:${s.id}:${s.expires_at.toISOString()}`,
+      view: { service_id: s.id, plan_name: plans.plan(s.plan_id).name, expires_at: s.expires_at.toISOString() }
+    })))
+    return gone.length
+  }))
   if (expired.skipped) return skipped
 
   const now = yield* clock.now
@@ -111,12 +126,52 @@ const runJobs = Effect.gen(function*() {
           expiresAt: s.expires_at
         }
       }))
-      return { created, seen: due.length, lastId: due.at(-1)?.id ?? afterId }
+      // [D96]: the renewal invoice's notice, written with it
+      yield* notifications.notifyMany(created.map((invoice) => ({
+        userId: invoice.user_id,
+        kind: "renewal-invoice" as const,
+        dedupeKey: `renewal-invoice:${invoice.uuid}`,
+        view: {
+          invoice_uuid: invoice.uuid,
+          amount: invoice.amount,
+          currency: invoice.currency,
+          due_date: invoice.due_date.toISOString(),
+          service_id: invoice.service_id,
+          expires_at: invoice.due_date.toISOString()
+        }
+      })))
+      return { created: created.length, seen: due.length, lastId: due.at(-1)?.id ?? afterId }
     }))
     if (step._tag === "None") break
     renewalsCreated += step.value.created
     afterId = step.value.lastId
     if (step.value.seen < JOBS_BATCH) break
+  }
+
+  // [D96]: services without auto-renew expiring within 1 day, and within 3 days (but not 1), are
+  // told once per window and expiry (the dedupe key holds the expiry: a renewed service is told again)
+  const notices = [
+    { kind: "expiry-1d" as const, from: now, to: new Date(now.getTime() + 86_400_000) },
+    { kind: "expiry-3d" as const, from: new Date(now.getTime() + 86_400_000), to: new Date(now.getTime() + 3 * 86_400_000) }
+  ]
+  for (const notice of notices) {
+    let after = 0
+    for (;;) {
+      const step = yield* batch(Effect.gen(function*() {
+        const due = yield* services.expiringWithoutRenewal({ from: notice.from, to: notice.to, afterId: after, limit: JOBS_BATCH })
+        const plans = yield* catalog.rowsOf(due.map((s) => s.plan_id), due.map((s) => s.cycle_id))
+        yield* notifications.notifyMany(due.map((s) => ({
+          userId: s.user_id,
+          kind: notice.kind,
+          dedupeKey: `${notice.kind}:${s.id}:${s.expires_at.toISOString()}`,
+          view: { service_id: s.id, plan_name: plans.plan(s.plan_id).name, expires_at: s.expires_at.toISOString() }
+        })))
+        return { seen: due.length, lastId: due.at(-1)?.id ?? after }
+      }))
+      if (step._tag === "None") break
+      after = step.value.lastId
+      if (step.value.seen < JOBS_BATCH) break
+    }
   }
 
   let invoicesCancelled = 0
@@ -135,6 +190,10 @@ const runJobs = Effect.gen(function*() {
   yield* RateLimiter.purgeExpired
   yield* mailTokens.purgeSpent(now)
   yield* Usage.purgeReports
+  // [D96]: delivered messages past retention go; then what is due (new, or a retry) is sent.
+  // Rows are claimed with SKIP LOCKED, so a sender woken on another instance never sends one twice.
+  yield* outbox.purgeSent(now)
+  yield* outbox.sendDue
 
   return { skipped: false, expired: expired.total, renewalsCreated, invoicesCancelled, promoUsesReleased } satisfies JobsReport
 })
@@ -162,7 +221,7 @@ const recordedRun = Effect.gen(function*() {
 })
 
 /** the rooms the jobs call */
-const JobsRooms = Layer.mergeAll(Services.Default, Invoices.Default, Catalog.Default, MailTokens.Default)
+const JobsRooms = Layer.mergeAll(Services.Default, Invoices.Default, Catalog.Default, MailTokens.Default, Outbox.Default, Notifications.Default)
 
 /** One run on layers of its own (the CLI's `jobs run-once`, tests). */
 export const runJobsOnce = recordedRun.pipe(Effect.provide(JobsRooms))

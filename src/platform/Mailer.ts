@@ -1,4 +1,5 @@
 import * as Context from "effect/Context"
+import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -10,14 +11,20 @@ export interface Mail {
   readonly to: string
   readonly subject: string
   readonly text: string
+  /** an HTML alternative of `text` (notifications of [D96]) */
+  readonly html?: string | undefined
 }
+
+/** SMTP refused or could not be reached: the outbox retries ([D96]). */
+export class MailNotSent extends Data.TaggedError("MailNotSent")<{ readonly reason: string }> {}
 
 /**
  * Outgoing e-mail through nodemailer: SMTP when `SMTP_URL` is set, else a transport that
  * writes the whole mail to the log (a development aid [D1]).
  */
 export class Mailer extends Context.Tag("Mailer")<Mailer, {
-  readonly send: (mail: Mail) => Effect.Effect<void>
+  /** fails when the mail did not leave (the outbox keeps it and retries) */
+  readonly send: (mail: Mail) => Effect.Effect<void, MailNotSent>
 }>() {
   static readonly Live = Layer.effect(
     Mailer,
@@ -28,13 +35,12 @@ export class Mailer extends Context.Tag("Mailer")<Mailer, {
       const send = (mail: Mail) =>
         Option.match(smtp, {
           onSome: (transport) =>
-            Effect.tryPromise(() => transport.sendMail({ from: config.mailFrom, ...mail })).pipe(
-              Effect.tapError((e) => Effect.logError("mail not sent", { to: mail.to, subject: mail.subject, error: String(e) })),
-              Effect.asVoid,
-              Effect.ignore
-            ),
+            Effect.tryPromise({
+              try: () => transport.sendMail({ from: config.mailFrom, ...mail }),
+              catch: (e) => new MailNotSent({ reason: e instanceof Error ? e.message : String(e) })
+            }).pipe(Effect.asVoid),
           onNone: () =>
-            Effect.tryPromise(() => logTransport.sendMail({ from: config.mailFrom, ...mail })).pipe(
+            Effect.tryPromise(() => logTransport.sendMail({ from: config.mailFrom, to: mail.to, subject: mail.subject, text: mail.text })).pipe(
               // the headers nodemailer built, then the text as written: the wire form's
               // quoted-printable (`token=3D...`, soft line breaks) would garble links for a person
               Effect.flatMap((info) =>
@@ -49,16 +55,22 @@ export class Mailer extends Context.Tag("Mailer")<Mailer, {
     })
   )
 
-  /** Captures every mail in `outbox`, newest last. */
+  /**
+   * Captures every mail in `outbox`, newest last. `controls.down = true` makes every send fail
+   * as an unreachable SMTP server would (the outbox's retries, [D96]).
+   */
   static readonly Test = () => {
     const outbox: Array<Mail> = []
+    const controls = { down: false }
     return {
       outbox,
-      layer: Layer.succeed(Mailer, { send: (mail: Mail) => Effect.sync(() => void outbox.push(mail)) })
+      controls,
+      layer: Layer.succeed(Mailer, {
+        send: (mail: Mail) =>
+          controls.down
+            ? Effect.fail(new MailNotSent({ reason: "connect ECONNREFUSED (test mailer down)" }))
+            : Effect.sync(() => void outbox.push(mail))
+      })
     }
   }
 }
-
-/** Sends after the response: the caller does not wait, so timing tells nothing ([D23]). */
-export const sendLater = (mail: Mail) =>
-  Effect.flatMap(Mailer, (mailer) => Effect.forkDaemon(mailer.send(mail))).pipe(Effect.asVoid)

@@ -184,6 +184,10 @@ export class Services extends Effect.Service<Services>()("services/Services", {
      * id. Run it in the payment's transaction.
      */
     const activate = (paid: { readonly serviceId: number | null; readonly userId: number; readonly planId: number; readonly cycleId: number }) =>
+      Effect.map(activatePeriod(paid), (period) => period.serviceId)
+
+    /** as `activate`, with the period the payment bought (a receipt's, [D96]) */
+    const activatePeriod = (paid: { readonly serviceId: number | null; readonly userId: number; readonly planId: number; readonly cycleId: number }) =>
       Effect.gen(function*() {
         const now = yield* clock.now
         yield* lockUser(paid.userId)
@@ -194,15 +198,15 @@ export class Services extends Effect.Service<Services>()("services/Services", {
           if (Option.isSome(own)) {
             const base = own.value.expires_at.getTime() > now.getTime() ? own.value.expires_at : now
             yield* extendTo(own.value.id, extend(base), now, true)
-            return own.value.id
+            return { serviceId: own.value.id, from: base, to: extend(base) }
           }
         }
         const current = yield* lockedCurrentOnPlan({ userId: paid.userId, planId: paid.planId, now })
         if (Option.isSome(current)) {
           yield* extendTo(current.value.id, extend(current.value.expires_at), now, false)
-          return current.value.id
+          return { serviceId: current.value.id, from: current.value.expires_at, to: extend(current.value.expires_at) }
         }
-        return yield* create({
+        const created = yield* create({
           userId: paid.userId,
           planId: paid.planId,
           cycleId: paid.cycleId,
@@ -211,20 +215,36 @@ export class Services extends Effect.Service<Services>()("services/Services", {
           expiresAt: extend(now),
           autoRenew: true
         })
+        return { serviceId: created, from: now, to: extend(now) }
       }).pipe(Effect.orDie)
 
-    /** [D80]: up to `limit` services past expires_at become expired; their ids */
+    /** [D80]: up to `limit` services past expires_at become expired; them (for their notices, [D96]) */
     const expireDue = (limit: number) =>
       Effect.flatMap(clock.now, (now) =>
         SqlSchema.findAll({
           Request: Schema.Void,
-          Result: Id,
+          Result: RenewalCandidate,
           execute: () => sql`
             update services set status = 'expired', updated_at = ${now}
             where id in (select id from services where status in ('active', 'suspended') and expires_at <= ${now}
                          order by id limit ${limit} for update skip locked)
-            returning id`
-        })(undefined)).pipe(Effect.map((rows) => rows.map((r) => r.id)), Effect.orDie)
+            returning id, user_id, plan_id, cycle_id, expires_at`
+        })(undefined)).pipe(Effect.orDie)
+
+    /**
+     * [D96]: active services without auto-renew expiring after `from` and by `to`, by id after
+     * `afterId` (the expiry notices; auto-renewing ones get a renewal invoice instead)
+     */
+    const expiringWithoutRenewal = (options: { readonly from: Date; readonly to: Date; readonly afterId: number; readonly limit: number }) =>
+      SqlSchema.findAll({
+        Request: Schema.Void,
+        Result: RenewalCandidate,
+        execute: () => sql`
+          select id, user_id, plan_id, cycle_id, expires_at from services
+          where status = 'active' and not auto_renew and expires_at > ${options.from} and expires_at <= ${options.to}
+            and id > ${options.afterId}
+          order by id limit ${options.limit}`
+      })(undefined).pipe(Effect.orDie)
 
     /** [D80]: auto-renewing active services expiring before `horizon`, by id after `afterId` */
     const renewalCandidates = (options: { readonly horizon: Date; readonly afterId: number; readonly limit: number }) =>
@@ -300,7 +320,9 @@ export class Services extends Effect.Service<Services>()("services/Services", {
           return { id, expiresAt }
         }),
       activate,
+      activatePeriod,
       expireDue,
+      expiringWithoutRenewal,
       renewalCandidates
     } as const
   }),

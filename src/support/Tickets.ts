@@ -1,15 +1,11 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as SqlSchema from "@effect/sql/SqlSchema"
 import * as Effect from "effect/Effect"
-import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import { Contacts } from "../accounts/Contacts.ts"
 import { AppClock } from "../platform/Clock.ts"
-import { AppConfig } from "../platform/Config.ts"
 import { orNotFound } from "../platform/Errors.ts"
-import { Mailer, sendLater } from "../platform/Mailer.ts"
+import { Notifications } from "../outbox/Notifications.ts"
 import { Reply, Ticket } from "./Domain.ts"
-import { staffReplyMail } from "./Mails.ts"
 
 const TicketRow = Schema.typeSchema(Ticket)
 const ReplyRow = Schema.typeSchema(Reply)
@@ -25,9 +21,7 @@ export class Tickets extends Effect.Service<Tickets>()("support/Tickets", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const clock = yield* AppClock
-    const config = yield* AppConfig
-    const mailer = yield* Mailer
-    const contacts = yield* Contacts
+    const notifications = yield* Notifications
 
     const columns = sql`id, user_id, subject, status, created_at, last_reply_at`
     const listRows = SqlSchema.findAll({
@@ -122,16 +116,21 @@ export class Tickets extends Effect.Service<Tickets>()("support/Tickets", {
       staffReply: (ticketId: number, staffId: number, message: string) =>
         Effect.gen(function*() {
           const ticket = yield* find(ticketId, null)
-          const reply = yield* addReply(ticket.id, staffId, message, true)
-          const owner = yield* contacts.find(ticket.user_id)
-          if (Option.isSome(owner) && owner.value.emailNotifications) {
-            yield* sendLater(staffReplyMail({ appUrl: config.appUrl, to: owner.value, ticket, message })).pipe(
-              Effect.provideService(Mailer, mailer)
-            )
-          }
+          const reply = yield* Effect.gen(function*() {
+            const reply = yield* addReply(ticket.id, staffId, message, true)
+            // [D96]: written with the reply, sent once (the reply's id is the occasion)
+            yield* notifications.notify({
+              userId: ticket.user_id,
+              kind: "ticket-reply",
+              dedupeKey: `ticket-reply:${reply.id}`,
+              view: { ticket_id: ticket.id, ticket_subject: ticket.subject, message }
+            })
+            return reply
+          }).pipe(sql.withTransaction, Effect.orDie)
+          yield* notifications.wake
           return reply
         })
     } as const
   }),
-  dependencies: [Contacts.Default]
+  dependencies: [Notifications.Default]
 }) {}

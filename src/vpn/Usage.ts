@@ -4,6 +4,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { Services as Subscriptions, type Subscription } from "../services/Services.ts"
+import { Notifications } from "../outbox/Notifications.ts"
 import { AppClock } from "../platform/Clock.ts"
 import { NotFound, orNotFound, ValidationError } from "../platform/Errors.ts"
 import * as Bandwidth from "./Bandwidth.ts"
@@ -142,6 +143,7 @@ export class Usage extends Effect.Service<Usage>()("vpn/Usage", {
     const peers = yield* Peers
     const credentials = yield* Credentials
     const reports = yield* UsageReports
+    const notifications = yield* Notifications
     const used = sql`least(rx_bytes::numeric + tx_bytes, 9007199254740991)::int8`
 
     /** adds a delta to its month; `guarded`: unless it would carry the total past 2^53 - 1 (then nothing is written) */
@@ -167,7 +169,7 @@ export class Usage extends Effect.Service<Usage>()("vpn/Usage", {
     /** the sums of one report, each unless it would carry its month past 2^53 - 1; in service-id order */
     const guardedUpsertAll = SqlSchema.findAll({
       Request: Schema.Struct({ period: Schema.String, sums: Schema.String }),
-      Result: Schema.Struct({ service_id: Schema.Int }),
+      Result: MonthTotal,
       execute: ({ period, sums }) => sql`
         insert into usage_records (service_id, period, rx_bytes, tx_bytes, updated_at)
         select r.service_id, ${period}::date, r.rx, r.tx, now()
@@ -179,7 +181,7 @@ export class Usage extends Effect.Service<Usage>()("vpn/Usage", {
           updated_at = now()
         where usage_records.rx_bytes::numeric + usage_records.tx_bytes + excluded.rx_bytes + excluded.tx_bytes
               <= 9007199254740991
-        returning service_id`
+        returning service_id, ${used} as used`
     })
     /**
      * [D94]: a node's cumulative totals replace the last ones, and each row keeps what they add:
@@ -248,17 +250,19 @@ export class Usage extends Effect.Service<Usage>()("vpn/Usage", {
     const addToMonths = (additions: ReadonlyArray<Addition>, fields: CounterFields) =>
       Effect.gen(function*() {
         const period = Bandwidth.periodStart(yield* clock.now)
-        const services = new Map<number, Option.Option<number>>()
+        const services = new Map<number, Option.Option<Subscription>>()
+        const subscribed = new Map<number, Subscription>()
         const sums = new Map<number, { rx: bigint; tx: bigint; additions: Array<Addition> }>()
         for (const addition of additions) {
-          let serviceId = services.get(addition.owner)
-          if (serviceId === undefined) {
-            serviceId = Option.map(yield* subscriptions.current(addition.owner), (s) => s.id)
-            services.set(addition.owner, serviceId)
+          let service = services.get(addition.owner)
+          if (service === undefined) {
+            service = yield* subscriptions.current(addition.owner)
+            services.set(addition.owner, service)
           }
-          if (Option.isNone(serviceId)) continue
-          let sum = sums.get(serviceId.value)
-          if (sum === undefined) sums.set(serviceId.value, sum = { rx: 0n, tx: 0n, additions: [] })
+          if (Option.isNone(service)) continue
+          subscribed.set(service.value.id, service.value)
+          let sum = sums.get(service.value.id)
+          if (sum === undefined) sums.set(service.value.id, sum = { rx: 0n, tx: 0n, additions: [] })
           sum.rx += BigInt(addition.rx)
           sum.tx += BigInt(addition.tx)
           sum.additions.push(addition)
@@ -272,15 +276,45 @@ export class Usage extends Effect.Service<Usage>()("vpn/Usage", {
         if (Object.keys(errors).length > 0) return yield* Effect.fail(new ValidationError({ errors }))
         if (sums.size > 0) {
           const rows = [...sums.entries()].map(([service_id, sum]) => ({ service_id, rx: Number(sum.rx), tx: Number(sum.tx) }))
-          const written = new Set((yield* Effect.orDie(guardedUpsertAll({ period, sums: JSON.stringify(rows) }))).map((r) => r.service_id))
+          const totals = yield* Effect.orDie(guardedUpsertAll({ period, sums: JSON.stringify(rows) }))
+          const written = new Set(totals.map((r) => r.service_id))
           const raced = [...sums.entries()].find(([serviceId]) => !written.has(serviceId))
           if (raced !== undefined) {
             // another report got there between the check and the write: refuse this one whole
             const field = `${raced[1].additions.at(-1)!.index}.${fields[0]}`
             return yield* Effect.fail(ValidationError.field(field, pastMax(field)))
           }
+          // [D96]: a month moved across 80 % or 100 % of its quota: one notice each, in this transaction
+          for (const total of totals) {
+            yield* quotaNotices(subscribed.get(total.service_id)!, period, before.get(total.service_id) ?? 0, total.used)
+          }
         }
         return { accepted: [...sums.values()].reduce((n, s) => n + s.additions.length, 0) }
+      })
+
+    /** [D96]: the quota notices of a month whose usage went from `before` to `after` bytes */
+    const quotaNotices = (service: Subscription, period: string, before: number, after: number) =>
+      Effect.gen(function*() {
+        const limit = Bandwidth.limitBytes(service.plan.bandwidthLimitGb)
+        if (limit === null) return
+        for (const percent of [80, 100] as const) {
+          const threshold = (limit * percent) / 100
+          if (before >= threshold || after < threshold) continue
+          yield* notifications.notify({
+            userId: service.userId,
+            kind: percent === 80 ? "quota-80" : "quota-100",
+            dedupeKey: `quota-${percent}:${service.id}:${Bandwidth.periodLabel(period)}`,
+            view: {
+              service_id: service.id,
+              plan_name: service.plan.name,
+              used_gb: (after / 1024 ** 3).toFixed(2),
+              limit_gb: service.plan.bandwidthLimitGb,
+              percent: Math.floor((after / limit) * 100),
+              period_start: Bandwidth.periodLabel(period),
+              reset_date: null
+            }
+          })
+        }
       })
 
     /** a 422 for every bad field of the report and of its `Idempotency-Key` */
@@ -394,7 +428,7 @@ export class Usage extends Effect.Service<Usage>()("vpn/Usage", {
         })
     } as const
   }),
-  dependencies: [Subscriptions.Default, Peers.Default, Credentials.Default, UsageReports.Default]
+  dependencies: [Subscriptions.Default, Peers.Default, Credentials.Default, UsageReports.Default, Notifications.Default]
 }) {
   /** [D94]: the jobs' purge of `Idempotency-Key`s older than 24 h */
   static readonly purgeReports = UsageReports.purge

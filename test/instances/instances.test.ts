@@ -5,6 +5,8 @@ import type pg from "pg"
 import { runJobsOnce } from "../../src/jobs/Jobs.ts"
 import { AppClock } from "../../src/platform/Clock.ts"
 import { AppConfig } from "../../src/platform/Config.ts"
+import { AppKey } from "../../src/platform/Crypto.ts"
+import { Mailer } from "../../src/platform/Mailer.ts"
 import { Metrics } from "../../src/platform/Metrics.ts"
 import { testConfig } from "../support/app.ts"
 import { pgClientOptions } from "../../src/platform/Database.ts"
@@ -254,7 +256,9 @@ describe.skipIf(skipReason !== undefined)("suite 5: two instances, one database"
         PgClient.layer(pgClientOptions(Redacted.make(databaseUrl), 4)),
         AppClock.Live,
         AppConfig.layer(testConfig()),
-        Metrics.Live.pipe(Layer.provide(AppClock.Live))
+        Metrics.Live.pipe(Layer.provide(AppClock.Live)),
+        AppKey.Test,
+        Mailer.Test().layer
       ).pipe(Layer.orDie)
     const runs = (layer: ReturnType<typeof pool>) =>
       Effect.all(Array.from({ length: 4 }, () => runJobsOnce), { concurrency: "unbounded" }).pipe(Effect.provide(layer))

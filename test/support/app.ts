@@ -128,6 +128,8 @@ export const makeTestApp = async (options: {
     client: typedClient,
     clock: clock.controls,
     outbox: mailer.outbox,
+    /** `mailer.down = true`: every send fails as an unreachable SMTP server would ([D96] retries) */
+    mailer: mailer.controls,
     request,
     /** the raw handler, for binary answers (a Request with a full URL, e.g. `http://localhost:3000/v1/...`) */
     fetch: (request: Request) => handler(request),

@@ -1,0 +1,62 @@
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import { Contacts } from "../accounts/Contacts.ts"
+import { AppConfig } from "../platform/Config.ts"
+import { Outbox } from "./Outbox.ts"
+import { type NotificationKind, render, type View } from "./Templates.ts"
+
+/**
+ * The notification e-mails of [D96]: each governed by the user's `email_notifications` setting,
+ * written to the outbox in the caller's transaction, at most once per occasion (`dedupeKey`, e.g.
+ * `expiry-3d:<service>:<expires_at>`). Security mail does not come here: it is always sent.
+ */
+export class Notifications extends Effect.Service<Notifications>()("outbox/Notifications", {
+  effect: Effect.gen(function*() {
+    const contacts = yield* Contacts
+    const outbox = yield* Outbox
+    const config = yield* AppConfig
+
+    /**
+     * Writes the notification unless the user turned notices off (or is gone); `true` when a new
+     * message was written. Call it inside the transaction of what caused it, then `wake` after.
+     */
+    const notify = (input: {
+      readonly userId: number
+      readonly kind: NotificationKind
+      readonly dedupeKey: string
+      readonly view: View
+    }): Effect.Effect<boolean> =>
+      Effect.gen(function*() {
+        const contact = yield* contacts.find(input.userId)
+        if (Option.isNone(contact) || !contact.value.emailNotifications) return false
+        const { html, subject, text } = render(input.kind, { ...input.view, name: contact.value.name, app_url: config.appUrl })
+        return yield* outbox.enqueueMail({
+          kind: input.kind,
+          dedupeKey: input.dedupeKey,
+          mail: { to: contact.value.email, subject, text, html }
+        })
+      })
+
+    /** many notifications in one go (the jobs' batches): one read of the contacts, one insert */
+    const notifyMany = (inputs: ReadonlyArray<{
+      readonly userId: number
+      readonly kind: NotificationKind
+      readonly dedupeKey: string
+      readonly view: View
+    }>): Effect.Effect<number> =>
+      Effect.gen(function*() {
+        if (inputs.length === 0) return 0
+        const people = yield* contacts.findMany(inputs.map((i) => i.userId))
+        const mails = inputs.flatMap((input) => {
+          const contact = people.get(input.userId)
+          if (contact === undefined || !contact.emailNotifications) return []
+          const { html, subject, text } = render(input.kind, { ...input.view, name: contact.name, app_url: config.appUrl })
+          return [{ kind: input.kind, dedupeKey: input.dedupeKey, mail: { to: contact.email, subject, text, html } }]
+        })
+        return yield* outbox.enqueueMails(mails)
+      })
+
+    return { notify, notifyMany, wake: outbox.wake } as const
+  }),
+  dependencies: [Contacts.Default, Outbox.Default]
+}) {}

@@ -1,0 +1,165 @@
+import Mustache from "mustache"
+
+/**
+ * The notification e-mails of [D96], as Mustache templates (a maintained, logic-less engine that
+ * escapes HTML in `{{value}}`): each has a subject, a plain-text part and an HTML part. Views carry
+ * the numbers a customer needs; `name` and `app_url` are always there.
+ */
+interface Template {
+  readonly subject: string
+  readonly text: string
+  /** the inside of the HTML layout's body */
+  readonly html: string
+}
+
+const FOOTER_TEXT = `
+--
+You receive this e-mail because notifications are on in your account settings ({{app_url}}).`
+
+const LAYOUT = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>{{subject}}</title></head>
+<body style="font-family: sans-serif; line-height: 1.5; color: #222">
+{{> body}}
+<p style="color: #666; font-size: 0.9em">You receive this e-mail because notifications are on in your
+<a href="{{app_url}}">account settings</a>.</p>
+</body></html>`
+
+export const TEMPLATES = {
+  "expiry-3d": {
+    subject: "Your VPN service expires in 3 days",
+    text: `Hello {{name}},
+
+Your {{plan_name}} service #{{service_id}} expires on {{expires_at}}, within 3 days.
+Auto-renew is off: renew it before then to keep your VPN access.
+
+Manage it in the app: {{app_url}} (GET /v1/services/{{service_id}}).${FOOTER_TEXT}`,
+    html: `<p>Hello {{name}},</p>
+<p>Your <strong>{{plan_name}}</strong> service #{{service_id}} expires on <strong>{{expires_at}}</strong>, within 3 days.
+Auto-renew is off: renew it before then to keep your VPN access.</p>
+<p><a href="{{app_url}}">Manage your service</a></p>`
+  },
+  "expiry-1d": {
+    subject: "Your VPN service expires tomorrow",
+    text: `Hello {{name}},
+
+Your {{plan_name}} service #{{service_id}} expires on {{expires_at}}, within a day.
+Auto-renew is off: renew it now to keep your VPN access.
+
+Manage it in the app: {{app_url}} (GET /v1/services/{{service_id}}).${FOOTER_TEXT}`,
+    html: `<p>Hello {{name}},</p>
+<p>Your <strong>{{plan_name}}</strong> service #{{service_id}} expires on <strong>{{expires_at}}</strong>, within a day.
+Auto-renew is off: renew it now to keep your VPN access.</p>
+<p><a href="{{app_url}}">Manage your service</a></p>`
+  },
+  "expired": {
+    subject: "Your VPN service has expired",
+    text: `Hello {{name}},
+
+Your {{plan_name}} service #{{service_id}} expired on {{expires_at}}. Its VPN access has stopped.
+Order a new period to continue: {{app_url}} (POST /v1/orders).${FOOTER_TEXT}`,
+    html: `<p>Hello {{name}},</p>
+<p>Your <strong>{{plan_name}}</strong> service #{{service_id}} expired on <strong>{{expires_at}}</strong>.
+Its VPN access has stopped.</p>
+<p><a href="{{app_url}}">Order a new period</a></p>`
+  },
+  "quota-80": {
+    subject: "You have used 80 % of your data for this period",
+    text: `Hello {{name}},
+
+Your {{plan_name}} service #{{service_id}} has used {{used_gb}} GB of its {{limit_gb}} GB ({{percent}} %)
+in the period that started on {{period_start}}.{{#reset_date}} The quota resets on {{reset_date}}.{{/reset_date}}
+
+See your usage: {{app_url}} (GET /v1/bandwidth).${FOOTER_TEXT}`,
+    html: `<p>Hello {{name}},</p>
+<p>Your <strong>{{plan_name}}</strong> service #{{service_id}} has used <strong>{{used_gb}} GB</strong> of its
+{{limit_gb}} GB ({{percent}} %) in the period that started on {{period_start}}.{{#reset_date}} The quota resets on
+{{reset_date}}.{{/reset_date}}</p>
+<p><a href="{{app_url}}">See your usage</a></p>`
+  },
+  "quota-100": {
+    subject: "You have used all your data for this period",
+    text: `Hello {{name}},
+
+Your {{plan_name}} service #{{service_id}} has used {{used_gb}} GB of its {{limit_gb}} GB: the quota of the
+period that started on {{period_start}} is used up, and VPN traffic is paused.{{#reset_date}} The quota resets on {{reset_date}}.{{/reset_date}}
+
+See your usage or upgrade: {{app_url}} (GET /v1/bandwidth).${FOOTER_TEXT}`,
+    html: `<p>Hello {{name}},</p>
+<p>Your <strong>{{plan_name}}</strong> service #{{service_id}} has used <strong>{{used_gb}} GB</strong> of its
+{{limit_gb}} GB: the quota of the period that started on {{period_start}} is used up, and VPN traffic is paused.
+{{#reset_date}}The quota resets on {{reset_date}}.{{/reset_date}}</p>
+<p><a href="{{app_url}}">See your usage or upgrade</a></p>`
+  },
+  "renewal-invoice": {
+    subject: "Renewal invoice {{invoice_uuid}}: {{amount}} {{currency}}",
+    text: `Hello {{name}},
+
+Your service #{{service_id}} expires on {{expires_at}}. We created its renewal invoice:
+
+  Invoice:  {{invoice_uuid}}
+  Amount:   {{amount}} {{currency}}
+  Due date: {{due_date}}
+
+Pay it in the app: {{app_url}} (GET /v1/invoices/{{invoice_uuid}}/payment-url).${FOOTER_TEXT}`,
+    html: `<p>Hello {{name}},</p>
+<p>Your service #{{service_id}} expires on {{expires_at}}. We created its renewal invoice:</p>
+<table>
+<tr><th align="left">Invoice</th><td>{{invoice_uuid}}</td></tr>
+<tr><th align="left">Amount</th><td>{{amount}} {{currency}}</td></tr>
+<tr><th align="left">Due date</th><td>{{due_date}}</td></tr>
+</table>
+<p><a href="{{app_url}}">Pay it in the app</a></p>`
+  },
+  "payment-received": {
+    subject: "Receipt for invoice {{invoice_uuid}}",
+    text: `Hello {{name}},
+
+Thank you: we received your payment.
+
+  Invoice:  {{invoice_uuid}}
+  Amount:   {{amount}} {{currency}}
+  Paid at:  {{paid_at}}
+{{#service_id}}  Service:  #{{service_id}}, {{period_start}} to {{period_end}}
+{{/service_id}}
+Your invoices: {{app_url}} (GET /v1/invoices/{{invoice_uuid}}).${FOOTER_TEXT}`,
+    html: `<p>Hello {{name}},</p>
+<p>Thank you: we received your payment.</p>
+<table>
+<tr><th align="left">Invoice</th><td>{{invoice_uuid}}</td></tr>
+<tr><th align="left">Amount</th><td>{{amount}} {{currency}}</td></tr>
+<tr><th align="left">Paid at</th><td>{{paid_at}}</td></tr>
+{{#service_id}}<tr><th align="left">Service</th><td>#{{service_id}}, {{period_start}} to {{period_end}}</td></tr>{{/service_id}}
+</table>
+<p><a href="{{app_url}}">Your invoices</a></p>`
+  },
+  "ticket-reply": {
+    subject: "Re: [Ticket #{{ticket_id}}] {{ticket_subject}}",
+    text: `Hello {{name}},
+
+Our support team replied to your ticket #{{ticket_id}} "{{ticket_subject}}":
+
+{{message}}
+
+Read the whole conversation and answer it in the app (ticket #{{ticket_id}}, GET /v1/tickets/{{ticket_id}}).
+{{app_url}}${FOOTER_TEXT}`,
+    html: `<p>Hello {{name}},</p>
+<p>Our support team replied to your ticket #{{ticket_id}} &ldquo;{{ticket_subject}}&rdquo;:</p>
+<blockquote style="white-space: pre-wrap">{{message}}</blockquote>
+<p><a href="{{app_url}}">Read the whole conversation and answer it</a> (ticket #{{ticket_id}}).</p>`
+  }
+} as const satisfies Record<string, Template>
+
+export type NotificationKind = keyof typeof TEMPLATES
+
+export type View = Readonly<Record<string, string | number | boolean | null>>
+
+const asIs = (value: unknown) => String(value)
+
+/** The subject and both parts of a notification: text unescaped, HTML escaped by the engine. */
+export const render = (kind: NotificationKind, view: View): { subject: string; text: string; html: string } => {
+  const template: Template = TEMPLATES[kind]
+  const subject = Mustache.render(template.subject, view, {}, { escape: asIs })
+  const text = Mustache.render(template.text, view, {}, { escape: asIs })
+  const html = Mustache.render(LAYOUT, { ...view, subject }, { body: template.html })
+  return { subject, text, html }
+}

@@ -1,0 +1,251 @@
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test"
+import { runJobsOnce } from "../../src/jobs/Jobs.ts"
+import type { Mail } from "../../src/platform/Mailer.ts"
+import { makeTestApp, type TestApp } from "../support/app.ts"
+import { DAY, days, servicesFixtures } from "../billing/services-fixtures.ts"
+import { GIB, makeServer } from "../vpn/fixtures.ts"
+
+// [D96]: each notification fires once, at its moment, governed by email_notifications; security
+// mail always goes; every mail passes through the durable outbox.
+// several job runs a test on a shared, loaded machine
+setDefaultTimeout(30_000)
+
+let app: TestApp
+let fx: ReturnType<typeof servicesFixtures>
+let planId: number
+let cycleId: number
+const start = new Date("2026-03-10T12:00:00.000Z")
+
+beforeAll(async () => {
+  app = await makeTestApp()
+  fx = servicesFixtures(app)
+  planId = await fx.plan({ name: "Pro <Plus>", bandwidth: 10 })
+  cycleId = await fx.cycle(planId, { name: "Monthly", days: 30, price: "12.30", currency: "EUR" })
+})
+afterAll(() => app.dispose())
+
+const runJobs = () => app.run(runJobsOnce)
+const mailsTo = (email: string) => app.outbox.filter((m) => m.to === email)
+const waitFor = async (email: string, n: number, timeoutMs = 2000): Promise<Array<Mail>> => {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    const found = mailsTo(email)
+    if (found.length >= n || Date.now() > deadline) return found
+    await Bun.sleep(10)
+  }
+}
+const setNotifications = async (token: string, on: boolean) => {
+  const res = await app.put("/v1/account/settings", { token, body: { email_notifications: on } })
+  expect(res.status).toBe(200)
+}
+
+describe("expiry notices [D96]", () => {
+  test("3 days and 1 day before expiry (no auto-renew), then expired: each once, at its moment", async () => {
+    app.clock.set(start)
+    const user = await app.createUser()
+    const expiresAt = days(start, 5)
+    const serviceId = await fx.service({ userId: user.id, planId, cycleId, expiresAt, autoRenew: false })
+
+    await runJobs()
+    expect(mailsTo(user.email)).toHaveLength(0)
+
+    app.clock.set(new Date(expiresAt.getTime() - 3 * DAY + 60_000)) // inside 3 days
+    await runJobs()
+    await runJobs()
+    let mails = mailsTo(user.email)
+    expect(mails).toHaveLength(1)
+    expect(mails[0]!.subject).toBe("Your VPN service expires in 3 days")
+    expect(mails[0]!.text).toContain(`service #${serviceId}`)
+    expect(mails[0]!.text).toContain(expiresAt.toISOString())
+    expect(mails[0]!.text).toContain("Pro <Plus>")
+    expect(mails[0]!.text).toContain(app.config.appUrl)
+    // the HTML part escapes what the engine is given
+    expect(mails[0]!.html).toContain("Pro &lt;Plus&gt;")
+    expect(mails[0]!.html!.replaceAll("&#x2F;", "/")).toContain(`href="${app.config.appUrl}"`)
+
+    app.clock.set(new Date(expiresAt.getTime() - DAY + 60_000)) // inside 1 day
+    await runJobs()
+    await runJobs()
+    mails = mailsTo(user.email)
+    expect(mails.map((m) => m.subject)).toEqual(["Your VPN service expires in 3 days", "Your VPN service expires tomorrow"])
+
+    app.clock.set(new Date(expiresAt.getTime() + 60_000))
+    await runJobs()
+    await runJobs()
+    mails = mailsTo(user.email)
+    expect(mails).toHaveLength(3)
+    expect(mails[2]!.subject).toBe("Your VPN service has expired")
+    expect(mails[2]!.text).toContain(`#${serviceId}`)
+  })
+
+  test("an auto-renewing service gets its renewal invoice's notice instead, once", async () => {
+    app.clock.set(start)
+    const user = await app.createUser()
+    const expiresAt = days(start, 2)
+    const serviceId = await fx.service({ userId: user.id, planId, cycleId, expiresAt, autoRenew: true })
+    await runJobs()
+    await runJobs()
+    const mails = mailsTo(user.email)
+    expect(mails).toHaveLength(1)
+    const [invoice] = await app.sql<{ uuid: string }>`select uuid::text as uuid from invoices where service_id = ${serviceId}`
+    expect(mails[0]!.subject).toBe(`Renewal invoice ${invoice!.uuid}: 12.30 EUR`)
+    expect(mails[0]!.text).toContain("12.30 EUR")
+    expect(mails[0]!.text).toContain(`#${serviceId}`)
+  })
+
+  test("with email_notifications off: no notices, but security mail (verification) still goes", async () => {
+    app.clock.set(start)
+    const reg = await app.post("/v1/auth/register", {
+      body: { name: "Quiet", email: "quiet@example.com", password: "Str0ng-Passw0rd!", password_confirmation: "Str0ng-Passw0rd!" }
+    })
+    expect(reg.status).toBe(201)
+    const token = reg.body.data.token as string
+    await setNotifications(token, false)
+    const [row] = await app.sql<{ id: number }>`select id from users where email = 'quiet@example.com'`
+    const expiresAt = days(start, 2)
+    await fx.service({ userId: row!.id, planId, cycleId, expiresAt, autoRenew: false })
+    await fx.service({ userId: row!.id, planId, cycleId, expiresAt: days(start, 1), autoRenew: true })
+    await runJobs()
+    app.clock.set(new Date(expiresAt.getTime() + 60_000))
+    await runJobs()
+    expect((await waitFor("quiet@example.com", 1)).map((m) => m.subject)).toEqual(["Verify your e-mail address"])
+    const resend = await app.post("/v1/auth/resend-verification", { token })
+    expect(resend.status).toBe(200)
+    expect((await waitFor("quiet@example.com", 2)).map((m) => m.subject)).toEqual(["Verify your e-mail address", "Verify your e-mail address"])
+  })
+})
+
+describe("payment receipt [D96]", () => {
+  test("a paid invoice's receipt names its uuid, amount, currency and the period it pays; once", async () => {
+    app.clock.set(start)
+    const admin = await app.createUser({ role: "admin" })
+    const user = await app.createUser()
+    const created = await app.post(`/v1/admin/users/${user.id}/invoices`, { token: admin.token, body: { plan_id: planId, cycle_id: cycleId } })
+    expect(created.status).toBe(201)
+    const uuid = created.body.data.uuid as string
+    expect((await app.post(`/v1/admin/invoices/${uuid}/mark-paid`, { token: admin.token })).status).toBe(200)
+    // paid again: nothing changes, no second receipt
+    expect((await app.post(`/v1/admin/invoices/${uuid}/mark-paid`, { token: admin.token })).status).toBe(200)
+    const mails = await waitFor(user.email, 1)
+    await Bun.sleep(50)
+    expect(mailsTo(user.email)).toHaveLength(1)
+    expect(mails[0]!.subject).toBe(`Receipt for invoice ${uuid}`)
+    expect(mails[0]!.text).toContain("12.30 EUR")
+    expect(mails[0]!.text).toContain(`${start.toISOString()} to ${days(start, 30).toISOString()}`)
+  })
+})
+
+describe("quota notices [D96]", () => {
+  test("a node report moving the month across 80 % and then 100 % tells the user once each", async () => {
+    app.clock.set(start)
+    const user = await app.createUser()
+    await fx.service({ userId: user.id, planId, cycleId, expiresAt: days(start, 20) })
+    const server = await makeServer(app, { planIds: [planId] })
+    const conf = await app.get(`/v1/servers/${server.id}/wireguard`, { token: user.token })
+    expect(conf.status).toBe(200)
+    const [peer] = await app.sql<{ public_key: string }>`select public_key from wireguard_peers where server_id = ${server.id}`
+    const report = (bytes: number) =>
+      app.post("/v1/node/usage", { token: server.nodeToken, body: [{ public_key: peer!.public_key, rx_bytes: bytes, tx_bytes: 0 }] })
+    expect((await report(7 * GIB)).status).toBe(200)
+    await runJobs()
+    expect(mailsTo(user.email)).toHaveLength(0)
+    expect((await report(1.5 * GIB)).status).toBe(200) // 8.5 of 10 GB
+    expect((await report(GIB / 8)).status).toBe(200)
+    await runJobs()
+    expect(mailsTo(user.email).map((m) => m.subject)).toEqual(["You have used 80 % of your data for this period"])
+    expect(mailsTo(user.email)[0]!.text).toContain("8.50 GB of its 10 GB")
+    expect((await report(2 * GIB)).status).toBe(200)
+    expect((await report(GIB)).status).toBe(200)
+    await runJobs()
+    await runJobs()
+    expect(mailsTo(user.email).map((m) => m.subject)).toEqual([
+      "You have used 80 % of your data for this period",
+      "You have used all your data for this period"
+    ])
+  })
+})
+
+describe("the durable outbox [D96]", () => {
+  test("while SMTP fails the mail waits with its attempts and error; after 24 h of failures it is failed and listed", async () => {
+    app.clock.set(start)
+    const admin = await app.createUser({ role: "admin" })
+    app.mailer.down = true
+    try {
+      const forgot = await app.post("/v1/auth/forgot-password", { body: { email: admin.email } })
+      expect(forgot.status).toBe(200)
+      await Bun.sleep(100)
+      expect(mailsTo(admin.email)).toHaveLength(0)
+      const pending = await app.get("/v1/admin/outbox?status=pending", { token: admin.token })
+      expect(pending.status).toBe(200)
+      const row = pending.body.data.find((m: { recipient: string }) => m.recipient === admin.email)
+      expect(row).toMatchObject({ kind: "reset_password", subject: "Reset your password", status: "pending", attempts: 1 })
+      expect(row.last_error).toContain("ECONNREFUSED")
+      // never the body: the reset token is not in the list, nor in the table in plain text
+      expect(pending.text).not.toContain("token=")
+      const [stored] = await app.sql<{ payload: string }>`select payload from outbox where id = ${row.id}`
+      expect(stored!.payload).not.toContain("reset-password")
+
+      // retried with backoff: after 10 s it is due again and fails again
+      app.clock.advance(11_000)
+      await runJobs()
+      const again = await app.get("/v1/admin/outbox?status=pending", { token: admin.token })
+      expect(again.body.data.find((m: { id: number }) => m.id === row.id).attempts).toBe(2)
+
+      app.clock.advance(25 * 3_600_000)
+      await runJobs()
+      const failed = await app.get("/v1/admin/outbox?status=failed", { token: admin.token })
+      expect(failed.status).toBe(200)
+      expect(failed.body.data.map((m: { id: number }) => m.id)).toContain(row.id)
+      expect(failed.body.meta).toMatchObject({ current_page: 1, per_page: 15 })
+      expect(failed.body.links.first).toContain("/v1/admin/outbox?status=failed&page=1")
+    } finally {
+      app.mailer.down = false
+    }
+    // given up means given up: SMTP back, nothing is sent
+    await runJobs()
+    expect(mailsTo(admin.email)).toHaveLength(0)
+  })
+
+  test("a mail that failed once goes out when SMTP is back, exactly once", async () => {
+    app.clock.set(start)
+    const user = await app.createUser()
+    app.mailer.down = true
+    await app.post("/v1/auth/forgot-password", { body: { email: user.email } })
+    await Bun.sleep(100)
+    app.mailer.down = false
+    await runJobs() // not yet due
+    expect(mailsTo(user.email)).toHaveLength(0)
+    app.clock.advance(60_000)
+    await runJobs()
+    await runJobs()
+    expect(mailsTo(user.email)).toHaveLength(1)
+    expect(mailsTo(user.email)[0]!.subject).toBe("Reset your password")
+  })
+
+  test("GET /v1/admin/outbox: 401 without a token, 403 for a user, 422 for an unknown status", async () => {
+    const user = await app.createUser()
+    const admin = await app.createUser({ role: "admin" })
+    expect((await app.get("/v1/admin/outbox")).status).toBe(401)
+    expect((await app.get("/v1/admin/outbox", { token: user.token })).status).toBe(403)
+    const bad = await app.get("/v1/admin/outbox?status=lost", { token: admin.token })
+    expect(bad.status).toBe(422)
+    expect(bad.body.errors.status).toEqual(["The selected status is invalid."])
+    const all = await app.get("/v1/admin/outbox", { token: admin.token })
+    expect(all.status).toBe(200)
+    expect(all.body.success).toBe(true)
+  })
+
+  test("delivered rows are purged by the jobs after the retention", async () => {
+    app.clock.set(start)
+    const user = await app.createUser()
+    await app.post("/v1/auth/forgot-password", { body: { email: user.email } })
+    await waitFor(user.email, 1)
+    await Bun.sleep(50)
+    const count = async () =>
+      (await app.sql<{ n: number }>`select count(*)::int as n from outbox where recipient = ${user.email} and status = 'sent'`)[0]!.n
+    expect(await count()).toBe(1)
+    app.clock.advance(8 * DAY)
+    await runJobs()
+    expect(await count()).toBe(0)
+  })
+})
