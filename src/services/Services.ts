@@ -127,6 +127,15 @@ export class Services extends Effect.Service<Services>()("services/Services", {
         where user_id = ${userId} and status in ('active', 'suspended') and expires_at > ${now}
         order by created_at desc, id desc limit 1`
     })
+    /** [D34] for many users at once: each user's newest active or suspended service not past expires_at */
+    const currentRecords = SqlSchema.findAll({
+      Request: Schema.Struct({ userIds: Schema.Array(Schema.Int), now: Schema.DateFromSelf }),
+      Result: ServiceRecord,
+      execute: ({ now, userIds }) => sql`
+        select distinct on (user_id) ${columns} from services
+        where user_id = any(${`{${userIds.join(",")}}`}::int[]) and status in ('active', 'suspended') and expires_at > ${now}
+        order by user_id, created_at desc, id desc`
+    })
     const insert = SqlSchema.single({
       Request: Schema.Struct({ service: NewService, now: Schema.DateFromSelf }),
       Result: Id,
@@ -237,6 +246,14 @@ export class Services extends Effect.Service<Services>()("services/Services", {
       /** [D34]: the current service */
       current: (userId: number) =>
         Effect.flatMap(clock.now, (now) => Effect.flatMap(Effect.orDie(currentRecord({ userId, now })), oneWithCatalog)),
+      /** [D34]: the current service of each user that has one, by user id, in one statement */
+      currentOf: (userIds: ReadonlyArray<number>) =>
+        userIds.length === 0
+          ? Effect.succeed(new Map<number, Subscription>() as ReadonlyMap<number, Subscription>)
+          : Effect.flatMap(clock.now, (now) => Effect.orDie(currentRecords({ userIds: [...new Set(userIds)], now }))).pipe(
+            Effect.flatMap(withCatalog),
+            Effect.map((list) => new Map(list.map((s) => [s.userId, s])) as ReadonlyMap<number, Subscription>)
+          ),
       /** sets only the flag of the user's own service; none when it is not theirs */
       setAutoRenew: (userId: number, id: number, autoRenew: boolean) =>
         Effect.flatMap(clock.now, (now) =>

@@ -247,17 +247,13 @@ export class Usage extends Effect.Service<Usage>()("vpn/Usage", {
     const addToMonths = (additions: ReadonlyArray<Addition>, fields: CounterFields) =>
       Effect.gen(function*() {
         const period = Bandwidth.periodStart(yield* clock.now)
-        const services = new Map<number, Option.Option<number>>()
+        const current = yield* subscriptions.currentOf(additions.map((a) => a.owner))
         const sums = new Map<number, { rx: bigint; tx: bigint; additions: Array<Addition> }>()
         for (const addition of additions) {
-          let serviceId = services.get(addition.owner)
-          if (serviceId === undefined) {
-            serviceId = Option.map(yield* subscriptions.current(addition.owner), (s) => s.id)
-            services.set(addition.owner, serviceId)
-          }
-          if (Option.isNone(serviceId)) continue
-          let sum = sums.get(serviceId.value)
-          if (sum === undefined) sums.set(serviceId.value, sum = { rx: 0n, tx: 0n, additions: [] })
+          const service = current.get(addition.owner)
+          if (service === undefined) continue
+          let sum = sums.get(service.id)
+          if (sum === undefined) sums.set(service.id, sum = { rx: 0n, tx: 0n, additions: [] })
           sum.rx += BigInt(addition.rx)
           sum.tx += BigInt(addition.tx)
           sum.additions.push(addition)
