@@ -6,6 +6,7 @@ import vpnAccessHolds from "./0003_vpn_access_holds.ts"
 import moneyRules from "./0004_money_rules.ts"
 import usageExactlyOnce from "./0005_usage_exactly_once.ts"
 import twoFactor from "./0006_two_factor.ts"
+import scaleIndexes from "./0013_scale_indexes.ts"
 
 /**
  * Every migration, imported statically so that a compiled binary carries them.
@@ -17,5 +18,6 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "3_vpn_access_holds": vpnAccessHolds,
   "4_money_rules": moneyRules,
   "5_usage_exactly_once": usageExactlyOnce,
-  "6_two_factor": twoFactor
+  "6_two_factor": twoFactor,
+  "13_scale_indexes": scaleIndexes
 }
