@@ -80,9 +80,14 @@ const send = async (base: string, r: Req) => {
   if (r.token) headers.authorization = `Bearer ${r.token}`
   if (r.body !== undefined) headers["content-type"] = "application/json"
   const t = performance.now()
-  const res = await fetch(base + r.path, { method: r.method ?? "GET", headers, ...(r.body !== undefined ? { body: r.body } : {}) })
-  const text = await res.text()
-  return { ms: performance.now() - t, status: res.status, text }
+  try {
+    const res = await fetch(base + r.path, { method: r.method ?? "GET", headers, ...(r.body !== undefined ? { body: r.body } : {}) })
+    const text = await res.text()
+    return { ms: performance.now() - t, status: res.status, text }
+  } catch (e) {
+    // the server closed the connection (Bun's 10 s request timeout): a failed request, not a crash
+    return { ms: performance.now() - t, status: 599, text: String(e) }
+  }
 }
 
 interface Raw {
@@ -252,9 +257,10 @@ const OTHERS: ReadonlyArray<Scenario> = [
   {
     id: "node-peers",
     title: "GET /v1/node/peers (every peer of server 1)",
-    n: (s) => (s.peers > 20_000 ? 5 : 30),
+    // each poll costs a query per peer until the devices work lands: few polls at the large size
+    n: (s) => (s.peers > 20_000 ? 2 : 30),
     concurrency: 1,
-    warmup: 1,
+    warmup: 0,
     make: () => ({ path: "/v1/node/peers", token: nodeToken(1) })
   },
   {
@@ -315,12 +321,12 @@ const explainPass = async (
       } else if (s.id === "wireguard-first-20") {
         await send(server.base, s.make(d, 380 - 150))
       } else if (s.id === "node-peers" && d.size.peers > 20_000) {
-        await send(server.base, s.make(d, 0))
+        // a query per peer (vpn/Access.ts, the devices work): each indexed; not run 100 000 times here
+        continue
       } else {
         await send(server.base, s.make(d, 10_000))
       }
     }
-    await send(server.base, { path: `/v1/node/peers?since=0`, token: nodeToken(1) })
   } finally {
     await stopServer(server)
     await admin.unsafe(`alter database ${db} reset all`)
@@ -513,7 +519,7 @@ const main = async () => {
       titles.set("node-peers-since", "GET /v1/node/peers?since=<revision> (nothing changed)")
       for (const [k, p] of prepared.entries()) {
         const full = await send(servers[k]!.base, { path: "/v1/node/peers", token: nodeToken(1) })
-        const revision = (JSON.parse(full.text) as { meta?: { revision?: number | string } }).meta?.revision
+        const revision = full.status === 200 ? (JSON.parse(full.text) as { meta?: { revision?: number | string } }).meta?.revision : undefined
         if (revision === undefined) {
           console.log(`[${p.size.label}] GET /v1/node/peers answers no meta.revision: ?since= not measured`)
           continue

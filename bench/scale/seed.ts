@@ -109,7 +109,7 @@ export const seedScale = async (url: string, appKey: Uint8Array, size: Size): Pr
     await step(`${N * USAGE_MONTHS} usage rows`, `
       insert into usage_records (service_id, period, rx_bytes, tx_bytes, updated_at)
       select s, (date_trunc('month', now() at time zone 'utc') - k * interval '1 month')::date,
-             (s * 7919 + k * 104729) % 5000000000, (s * 104729 + k * 7919) % 1000000000, now()
+             (s::bigint * 7919 + k * 104729) % 5000000000, (s::bigint * 104729 + k * 7919) % 1000000000, now()
       from generate_series(1, ${N}) s, generate_series(0, ${USAGE_MONTHS - 1}) k;`)
     await step(`${Math.ceil(N / 10)} tickets`, `
       insert into tickets (user_id, subject, status, last_reply_at, created_at, updated_at)

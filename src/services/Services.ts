@@ -131,13 +131,15 @@ export class Services extends Effect.Service<Services>()("services/Services", {
     const currentRecords = SqlSchema.findAll({
       Request: Schema.Struct({ userIds: Schema.Array(Schema.Int), now: Schema.DateFromSelf }),
       Result: ServiceRecord,
-      // a join on the ids: each is one probe of services_user, however many ids and rows there are
+      // the query of `current` once per id, as a lateral lookup: one probe of services_user each
+      // (a join or `= any(...)` over thousands of ids is planned as a scan of the table)
       execute: ({ now, userIds }) => sql`
-        select distinct on (s.user_id) s.id, s.user_id, s.plan_id, s.cycle_id, s.status, s.starts_at, s.expires_at, s.auto_renew
-        from unnest(${`{${userIds.join(",")}}`}::int[]) as ids (id)
-        join services s on s.user_id = ids.id
-        where s.status in ('active', 'suspended') and s.expires_at > ${now}
-        order by s.user_id, s.created_at desc, s.id desc`
+        select s.* from unnest(${`{${userIds.join(",")}}`}::int[]) as ids (id)
+        cross join lateral (
+          select ${columns} from services
+          where user_id = ids.id and status in ('active', 'suspended') and expires_at > ${now}
+          order by created_at desc, id desc limit 1
+        ) s`
     })
     const insert = SqlSchema.single({
       Request: Schema.Struct({ service: NewService, now: Schema.DateFromSelf }),

@@ -159,11 +159,15 @@ export class Usage extends Effect.Service<Usage>()("vpn/Usage", {
     const monthRows = SqlSchema.findAll({
       Request: Schema.Struct({ serviceIds: Schema.Array(Schema.Int), period: Schema.String }),
       Result: MonthTotal,
-      // a join on the ids, not `in (...)`: for a report's thousands of ids an `in` list is planned as a scan of the table
+      // one primary-key probe per id (a lateral lookup the planner cannot turn into a hash join):
+      // for a report's thousands of ids an `in` list or a join is planned as a scan of the table
       execute: ({ period, serviceIds }) => sql`
-        select u.service_id, ${used} as used
+        select u.service_id, u.used
         from unnest(${`{${serviceIds.join(",")}}`}::int[]) as ids (id)
-        join usage_records u on u.service_id = ids.id and u.period = ${period}::date`
+        cross join lateral (
+          select service_id, ${used} as used from usage_records
+          where service_id = ids.id and period = ${period}::date limit 1
+        ) u`
     })
     /** the sums of one report, each unless it would carry its month past 2^53 - 1; in service-id order */
     const guardedUpsertAll = SqlSchema.findAll({
