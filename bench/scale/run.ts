@@ -13,7 +13,8 @@
  * table is reported. Prints the table with the large/small ratio and writes JSON under
  * bench/results/.
  *
- * Knobs: SCALE (1), SCALE_SAMPLES (200 per read), SCALE_ONLY=small|large.
+ * Knobs: SCALE (1), SCALE_SAMPLES (200 per read), SCALE_ONLY=small|large, SCALE_PATHS=<ids,...>
+ * (only these paths; no EXPLAIN pass or jobs run then).
  */
 import { mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs"
 import { cpus, loadavg } from "node:os"
@@ -27,6 +28,7 @@ const ROOT = resolve(import.meta.dir, "../..")
 const SCALE = Number(process.env.SCALE ?? 1)
 const SAMPLES = Number(process.env.SCALE_SAMPLES ?? 200)
 const ONLY = process.env.SCALE_ONLY
+const PATHS = process.env.SCALE_PATHS?.split(",").map((p) => p.trim()).filter(Boolean)
 const BUN = process.execPath
 const ENTRIES = 5_000
 /** tables that are big at the large size: a sequential scan of one on a request path is a finding */
@@ -488,7 +490,7 @@ const main = async () => {
     // the machine's other load falls on both alike
     const servers = await Promise.all(prepared.map((p) => startServer(p.env)))
     try {
-      for (const s of [...READS, ...OTHERS]) {
+      for (const s of [...READS, ...OTHERS].filter((s) => !PATHS || PATHS.includes(s.id))) {
         const rounds = 4
         const lat = prepared.map(() => ({ latencies: [] as Array<number>, errors: 0, firstError: undefined as string | undefined, bytes: 0 }))
         for (const [k, p] of prepared.entries()) {
@@ -517,7 +519,7 @@ const main = async () => {
       }
       // an unchanged incremental poll, when the API gives the peers' revision (the devices work)
       titles.set("node-peers-since", "GET /v1/node/peers?since=<revision> (nothing changed)")
-      for (const [k, p] of prepared.entries()) {
+      for (const [k, p] of PATHS ? [] : prepared.entries()) {
         const full = await send(servers[k]!.base, { path: "/v1/node/peers", token: nodeToken(1) })
         const revision = full.status === 200 ? (JSON.parse(full.text) as { meta?: { revision?: number | string } }).meta?.revision : undefined
         if (revision === undefined) {
@@ -535,7 +537,7 @@ const main = async () => {
     for (const p of prepared) results[p.size.label]!.paths = table[p.size.label]
 
     const large = prepared.find((p) => p.size.label === "large")
-    if (large) {
+    if (large && !PATHS) {
       console.log(`[large] EXPLAIN pass (auto_explain)`)
       const explained = await explainPass(pg.url, large.db, large.env, pg.log, large.data)
       results["large"]!.explain = explained
@@ -543,7 +545,7 @@ const main = async () => {
       for (const f of explained.seqScans) console.log(`  Seq Scan on ${f.tables.join(", ")} (${f.ms} ms): ${f.query}`)
     }
 
-    for (const p of prepared) {
+    for (const p of PATHS ? [] : prepared) {
       console.log(`[${p.size.label}] jobs run with ${Math.round(p.size.users / 10)} services and invoices due`)
       const jobs = await jobsRun(p.url, p.env, p.data)
       results[p.size.label]!.jobs = jobs
