@@ -14,7 +14,7 @@
  * bench/results/.
  *
  * Knobs: SCALE (1), SCALE_SAMPLES (200 per read), SCALE_ONLY=small|large, SCALE_PATHS=<ids,...>
- * (only these paths; no EXPLAIN pass or jobs run then).
+ * (only these paths; no EXPLAIN pass, and no jobs run unless SCALE_JOBS=1).
  */
 import { mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs"
 import { cpus, loadavg } from "node:os"
@@ -545,7 +545,7 @@ const main = async () => {
       for (const f of explained.seqScans) console.log(`  Seq Scan on ${f.tables.join(", ")} (${f.ms} ms): ${f.query}`)
     }
 
-    for (const p of PATHS ? [] : prepared) {
+    for (const p of PATHS && !process.env.SCALE_JOBS ? [] : prepared) {
       console.log(`[${p.size.label}] jobs run with ${Math.round(p.size.users / 10)} services and invoices due`)
       const jobs = await jobsRun(p.url, p.env, p.data)
       results[p.size.label]!.jobs = jobs

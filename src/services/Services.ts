@@ -224,7 +224,7 @@ export class Services extends Effect.Service<Services>()("services/Services", {
           execute: () => sql`
             update services set status = 'expired', updated_at = ${now}
             where id in (select id from services where status in ('active', 'suspended') and expires_at <= ${now}
-                         order by id limit ${limit} for update skip locked)
+                         order by expires_at limit ${limit} for update skip locked)
             returning id`
         })(undefined)).pipe(Effect.map((rows) => rows.map((r) => r.id)), Effect.orDie)
 
