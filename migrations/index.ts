@@ -11,6 +11,7 @@ import nodeSync from "./0008_node_sync.ts"
 import outbox from "./0009_outbox.ts"
 import apiKeysSessions from "./0011_api_keys_sessions.ts"
 import auditLog from "./0012_audit_log.ts"
+import scaleIndexes from "./0013_scale_indexes.ts"
 
 /**
  * Every migration, imported statically so that a compiled binary carries them.
@@ -27,5 +28,6 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "8_node_sync": nodeSync,
   "9_outbox": outbox,
   "11_api_keys_sessions": apiKeysSessions,
-  "12_audit_log": auditLog
+  "12_audit_log": auditLog,
+  "13_scale_indexes": scaleIndexes
 }

@@ -14,10 +14,13 @@ const asPg = (args: ReadonlyArray<string>) => (isRoot ? ["runuser", "-u", "postg
 export interface Postgres {
   readonly url: string
   readonly version: string
+  /** the server's log file (auto_explain and statement logs land here) */
+  readonly log: string
   readonly stop: () => void
 }
 
-export const startPostgres = (): Postgres => {
+/** `settings`: extra `-c name=value` server settings (e.g. a bigger `maintenance_work_mem` for the scale seed). */
+export const startPostgres = (settings: Record<string, string> = {}): Postgres => {
   if (!existsSync(`${PGBIN}/initdb`)) {
     if (!isRoot) throw new Error(`PostgreSQL 15 not found in ${PGBIN} (install postgresql-15)`)
     console.log(`PostgreSQL 15 not found in ${PGBIN}: installing it with apt-get`)
@@ -36,7 +39,8 @@ export const startPostgres = (): Postgres => {
     "-c fsync=off",
     "-c synchronous_commit=off",
     "-c full_page_writes=off",
-    "-c max_connections=200"
+    "-c max_connections=200",
+    ...Object.entries(settings).map(([name, value]) => `-c ${name}=${value}`)
   ].join(" ")
   run(asPg([`${PGBIN}/pg_ctl`, "-D", `${dir}/data`, "-l", `${dir}/log`, "-w", "-o", options, "start"]))
   const version = run([`${PGBIN}/postgres`, "--version"]).trim()
@@ -44,6 +48,7 @@ export const startPostgres = (): Postgres => {
   return {
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
     version,
+    log: `${dir}/log`,
     stop: () => {
       if (stopped) return
       stopped = true

@@ -188,7 +188,7 @@ export class Invoices extends Effect.Service<Invoices>()("billing/Invoices", {
           execute: () => sql`
             update invoices set status = 'cancelled'
             where id in (select id from invoices where status = 'pending' and due_date < ${now}
-                         order by id limit ${limit} for update skip locked)
+                         order by due_date limit ${limit} for update skip locked)
             returning id, promo_code_id`
         })(undefined)).pipe(Effect.orDie)
 

@@ -129,15 +129,19 @@ export class Services extends Effect.Service<Services>()("services/Services", {
         where user_id = ${userId} and status in ('active', 'suspended') and expires_at > ${now}
         order by created_at desc, id desc limit 1`
     })
-    /** [D34] for many users in one statement (the ids travel as one JSON array, whatever their number) */
+    /** [D34] for many users at once: each user's newest active or suspended service not past expires_at */
     const currentRecords = SqlSchema.findAll({
-      Request: Schema.Struct({ userIds: Schema.String, now: Schema.DateFromSelf }),
+      Request: Schema.Struct({ userIds: Schema.Array(Schema.Int), now: Schema.DateFromSelf }),
       Result: ServiceRecord,
+      // the query of `current` once per id, as a lateral lookup: one probe of services_user each
+      // (a join or `= any(...)` over thousands of ids is planned as a scan of the table)
       execute: ({ now, userIds }) => sql`
-        select distinct on (user_id) ${columns} from services
-        where user_id in (select (jsonb_array_elements_text(${userIds}::jsonb))::int)
-          and status in ('active', 'suspended') and expires_at > ${now}
-        order by user_id, created_at desc, id desc`
+        select s.* from unnest(${`{${userIds.join(",")}}`}::int[]) as ids (id)
+        cross join lateral (
+          select ${columns} from services
+          where user_id = ids.id and status in ('active', 'suspended') and expires_at > ${now}
+          order by created_at desc, id desc limit 1
+        ) s`
     })
     const insert = SqlSchema.single({
       Request: Schema.Struct({ service: NewService, now: Schema.DateFromSelf }),
@@ -227,7 +231,7 @@ export class Services extends Effect.Service<Services>()("services/Services", {
           execute: () => sql`
             update services set status = 'expired', updated_at = ${now}
             where id in (select id from services where status in ('active', 'suspended') and expires_at <= ${now}
-                         order by id limit ${limit} for update skip locked)
+                         order by expires_at limit ${limit} for update skip locked)
             returning id, user_id, plan_id, cycle_id, expires_at`
         })(undefined)).pipe(Effect.orDie)
 
@@ -269,13 +273,14 @@ export class Services extends Effect.Service<Services>()("services/Services", {
       /** [D34]: the current service */
       current: (userId: number) =>
         Effect.flatMap(clock.now, (now) => Effect.flatMap(Effect.orDie(currentRecord({ userId, now })), oneWithCatalog)),
-      /** [D34]: the current service of each of these users (one query), by user id; users without one are absent */
+      /** [D34]: the current service of each user that has one, by user id, in one statement */
       currentOf: (userIds: ReadonlyArray<number>) =>
-        (userIds.length === 0
-          ? Effect.succeed([] as ReadonlyArray<Subscription>)
-          : Effect.flatMap(clock.now, (now) =>
-            Effect.flatMap(Effect.orDie(currentRecords({ userIds: JSON.stringify([...new Set(userIds)]), now })), withCatalog))
-        ).pipe(Effect.map((list) => new Map(list.map((s) => [s.userId, s])) as ReadonlyMap<number, Subscription>)),
+        userIds.length === 0
+          ? Effect.succeed(new Map<number, Subscription>() as ReadonlyMap<number, Subscription>)
+          : Effect.flatMap(clock.now, (now) => Effect.orDie(currentRecords({ userIds: [...new Set(userIds)], now }))).pipe(
+            Effect.flatMap(withCatalog),
+            Effect.map((list) => new Map(list.map((s) => [s.userId, s])) as ReadonlyMap<number, Subscription>)
+          ),
       /** sets only the flag of the user's own service; none when it is not theirs */
       setAutoRenew: (userId: number, id: number, autoRenew: boolean) =>
         Effect.flatMap(clock.now, (now) =>

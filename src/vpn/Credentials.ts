@@ -57,7 +57,10 @@ export class Credentials extends Effect.Service<Credentials>()("vpn/Credentials"
     const owners = SqlSchema.findAll({
       Request: Schema.Array(Schema.String),
       Result: Owner,
-      execute: (usernames) => sql`select user_id, username from vpn_credentials where username in ${sql.in(usernames)}`
+      // one probe of the username index per name, however many a node's report names
+      execute: (usernames) => sql`
+        select c.user_id, c.username from jsonb_array_elements_text(${JSON.stringify(usernames)}::jsonb) as n (name)
+        cross join lateral (select user_id, username from vpn_credentials where username = n.name limit 1) c`
     })
     const devicesOf = SqlSchema.findAll({
       Request: Schema.Int,

@@ -156,9 +156,13 @@ export class Peers extends Effect.Service<Peers>()("vpn/Peers", {
     const owners = SqlSchema.findAll({
       Request: Schema.Struct({ serverId: Schema.Int, publicKeys: Schema.Array(Schema.String) }),
       Result: Schema.Struct({ user_id: Schema.Int, public_key: Schema.String }),
+      // one probe of the public_key index per key (a node's report names thousands: an `in` list
+      // of that size is planned as a scan of the table)
       execute: ({ publicKeys, serverId }) => sql`
-        select user_id, public_key from wireguard_peers
-        where server_id = ${serverId} and public_key in ${sql.in(publicKeys)}`
+        select p.user_id, p.public_key from jsonb_array_elements_text(${JSON.stringify(publicKeys)}::jsonb) as k (key)
+        cross join lateral (
+          select user_id, public_key from wireguard_peers where public_key = k.key and server_id = ${serverId} limit 1
+        ) p`
     })
     const peerIdsOf = SqlSchema.findAll({
       Request: Schema.Int,

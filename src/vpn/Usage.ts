@@ -161,10 +161,15 @@ export class Usage extends Effect.Service<Usage>()("vpn/Usage", {
     const monthRows = SqlSchema.findAll({
       Request: Schema.Struct({ serviceIds: Schema.Array(Schema.Int), period: Schema.String }),
       Result: MonthTotal,
+      // one primary-key probe per id (a lateral lookup the planner cannot turn into a hash join):
+      // for a report's thousands of ids an `in` list or a join is planned as a scan of the table
       execute: ({ period, serviceIds }) => sql`
-        select service_id, ${used} as used from usage_records
-        where period = ${period}::date
-          and service_id in (select (jsonb_array_elements_text(${JSON.stringify(serviceIds)}::jsonb))::int)`
+        select u.service_id, u.used
+        from unnest(${`{${serviceIds.join(",")}}`}::int[]) as ids (id)
+        cross join lateral (
+          select service_id, ${used} as used from usage_records
+          where service_id = ids.id and period = ${period}::date limit 1
+        ) u`
     })
     /** the sums of one report, each unless it would carry its month past 2^53 - 1; in service-id order */
     const guardedUpsertAll = SqlSchema.findAll({
@@ -250,19 +255,15 @@ export class Usage extends Effect.Service<Usage>()("vpn/Usage", {
     const addToMonths = (additions: ReadonlyArray<Addition>, fields: CounterFields) =>
       Effect.gen(function*() {
         const period = Bandwidth.periodStart(yield* clock.now)
-        const services = new Map<number, Option.Option<Subscription>>()
+        const current = yield* subscriptions.currentOf(additions.map((a) => a.owner))
         const subscribed = new Map<number, Subscription>()
         const sums = new Map<number, { rx: bigint; tx: bigint; additions: Array<Addition> }>()
         for (const addition of additions) {
-          let service = services.get(addition.owner)
-          if (service === undefined) {
-            service = yield* subscriptions.current(addition.owner)
-            services.set(addition.owner, service)
-          }
-          if (Option.isNone(service)) continue
-          subscribed.set(service.value.id, service.value)
-          let sum = sums.get(service.value.id)
-          if (sum === undefined) sums.set(service.value.id, sum = { rx: 0n, tx: 0n, additions: [] })
+          const service = current.get(addition.owner)
+          if (service === undefined) continue
+          subscribed.set(service.id, service)
+          let sum = sums.get(service.id)
+          if (sum === undefined) sums.set(service.id, sum = { rx: 0n, tx: 0n, additions: [] })
           sum.rx += BigInt(addition.rx)
           sum.tx += BigInt(addition.tx)
           sum.additions.push(addition)

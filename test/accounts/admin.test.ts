@@ -166,3 +166,21 @@ describe("PUT /v1/admin/users/{user} [D70]", () => {
     }
   })
 })
+
+describe("GET /v1/admin/users?email= search [D70] (issue 18: the trigram-indexed like)", () => {
+  test("the part is matched literally: `_` is not a wildcard, and case does not matter", async () => {
+    app.clock.advance(3_600_000) // past the login limit of the admin's e-mail
+    const token = await adminToken()
+    await register(app, { email: "under_score@search.example" })
+    await register(app, { email: "underXscore@search.example" })
+    const found = await app.get("/v1/admin/users?email=UNDER_SCORE", { token })
+    expect(found.status).toBe(200)
+    expect(found.body.data.map((u: { email: string }) => u.email)).toEqual(["under_score@search.example"])
+    expect(found.body.meta.total).toBe(1)
+    const both = await app.get("/v1/admin/users?email=score@search", { token })
+    expect(both.body.meta.total).toBe(2)
+    const none = await app.get("/v1/admin/users?email=%25", { token })
+    expect(none.status).toBe(200)
+    expect(none.body.meta.total).toBe(0)
+  })
+})
