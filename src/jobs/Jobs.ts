@@ -12,6 +12,7 @@ import { RateLimiter } from "../platform/RateLimiter.ts"
 import { AppClock } from "../platform/Clock.ts"
 import { Metrics } from "../platform/Metrics.ts"
 import { Services } from "../services/Services.ts"
+import { PeerChanges } from "../vpn/PeerChanges.ts"
 import { Usage } from "../vpn/Usage.ts"
 import { Notifications } from "../outbox/Notifications.ts"
 import { Outbox } from "../outbox/Outbox.ts"
@@ -186,10 +187,11 @@ const runJobs = Effect.gen(function*() {
   }))
 
   // the tables that only grow otherwise: counters of ended windows, spent or expired mail tokens,
-  // node reports' idempotency keys older than 24 h
+  // node reports' idempotency keys older than 24 h, node change-log rows past what it keeps ([D92])
   yield* RateLimiter.purgeExpired
   yield* mailTokens.purgeSpent(now)
   yield* Usage.purgeReports
+  yield* PeerChanges.prune()
   // [D96]: delivered messages past retention go; then what is due (new, or a retry) is sent.
   // Rows are claimed with SKIP LOCKED, so a sender woken on another instance never sends one twice.
   yield* outbox.purgeSent(now)

@@ -2,6 +2,8 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import * as SqlSchema from "@effect/sql/SqlSchema"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
+import { AppClock } from "../platform/Clock.ts"
+import { periodStart } from "./Bandwidth.ts"
 
 /** A row of the change log: a key on a server, a user (every server), a server, or everything. */
 const ChangeRow = Schema.Struct({
@@ -33,7 +35,9 @@ export class PeerChanges extends Effect.Service<PeerChanges>()("vpn/PeerChanges"
       Result: Schema.Struct({ head: Revision, oldest: Revision, tick: Schema.NullOr(Revision) }),
       execute: (period) => sql`
         select (select max(revision) from vpn_peer_changes)::text as head,
-               (select min(revision) from vpn_peer_changes)::text as oldest,
+               -- the month markers are kept apart from the pruning ([D92]): the oldest change is what counts
+               coalesce((select min(revision) from vpn_peer_changes where period is null),
+                        (select max(revision) from vpn_peer_changes))::text as oldest,
                (select revision from vpn_peer_changes where period = ${period}::date)::text as tick`
     })
     const lock = SqlSchema.void({ Request: Schema.Void, execute: () => sql`select pg_advisory_xact_lock(4080091)` })
@@ -82,4 +86,37 @@ export class PeerChanges extends Effect.Service<PeerChanges>()("vpn/PeerChanges"
         ),
     } as const
   })
-}) {}
+}) {
+  /**
+   * [D92]: the log keeps its newest `keep` revisions (and this month's marker); older rows go in
+   * batches, so a node whose cursor fell behind them gets 422 `errors.since` and fetches the full
+   * list. How many went.
+   */
+  static readonly prune = (keep: number = CHANGES_KEPT): Effect.Effect<number, never, SqlClient.SqlClient | AppClock> =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const month = periodStart(yield* Effect.flatMap(AppClock, (clock) => clock.now))
+      const batch = SqlSchema.findAll({
+        Request: Schema.Int,
+        Result: Schema.Struct({ revision: Revision }),
+        execute: (keep) => sql`
+          delete from vpn_peer_changes where revision in (
+            select revision from vpn_peer_changes
+            where revision <= (select max(revision) from vpn_peer_changes) - ${keep}
+              and (period is null or period < ${month}::date)
+            order by revision limit ${PRUNE_BATCH}
+          )
+          returning revision::text as revision`
+      })
+      let total = 0
+      for (;;) {
+        const deleted = (yield* batch(keep)).length
+        total += deleted
+        if (deleted < PRUNE_BATCH) return total
+      }
+    }).pipe(Effect.orDie)
+}
+
+/** revisions the node change log keeps: a node may lag this many changes behind and still catch up */
+export const CHANGES_KEPT = 1_000_000
+const PRUNE_BATCH = 10_000

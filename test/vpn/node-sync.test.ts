@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test"
 import { KeyGen } from "../../src/platform/KeyGen.ts"
+import { PeerChanges } from "../../src/vpn/PeerChanges.ts"
 import { makeTestApp, type TestApp } from "../support/app.ts"
 import { GIB, makePlan, makeServer, makeService, setUsage } from "./fixtures.ts"
 
@@ -125,6 +126,26 @@ describe("GET /v1/node/peers?since= [D92]", () => {
       expect(res.status).toBe(422)
       expect(Object.keys(res.body.errors)).toEqual(["since"])
     }
+  })
+
+  test("the jobs keep the newest revisions: a cursor older than what is kept is 422, the full list then works", async () => {
+    const { join, server } = await setup()
+    await join()
+    const { revision: old } = await poll(server.nodeToken)
+    await join()
+    await join()
+    const { revision: head } = await poll(server.nodeToken)
+    // keep only the newest revision: everything up to head - 1 goes (this month's marker stays)
+    expect(await app.run(PeerChanges.prune(1))).toBeGreaterThan(0)
+    const res = await app.get(`/v1/node/peers?since=${old}`, { token: server.nodeToken })
+    expect(res.status).toBe(422)
+    expect(res.body.errors.since).toEqual(["The since field is unknown or too old: fetch the full list."])
+    const full = await poll(server.nodeToken)
+    expect(full.data).toHaveLength(3)
+    expect(full.revision).toBe(head)
+    expect(await poll(server.nodeToken, head)).toEqual({ data: [], revision: head })
+    // the default keeps a million revisions: a jobs run deletes nothing here
+    expect(await app.run(PeerChanges.prune())).toBe(0)
   })
 
   test("a month later, every peer is sent again (usage limits start again)", async () => {
