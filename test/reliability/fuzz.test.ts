@@ -22,11 +22,11 @@ const SEED = Number(process.env["FUZZ_SEED"] ?? 20261121)
 /** [D11] and the decisions that name their own messages, by status. */
 const MESSAGES: Record<number, ReadonlyArray<string>> = {
   401: ["Unauthenticated.", "Invalid credentials.", "Invalid signature."],
-  403: ["Forbidden.", "Account disabled.", "Your plan does not include this server."],
+  403: ["Forbidden.", "Account disabled.", "Your plan does not include this server.", "Two-factor authentication required."],
   404: ["Resource not found."],
   405: ["Method not allowed."],
   413: ["Payload too large."],
-  422: ["The given data was invalid.", "Invalid or expired promo code.", "Invoice is not payable."],
+  422: ["The given data was invalid.", "Invalid or expired promo code.", "Invoice is not payable.", "Device limit reached."],
   423: ["Service suspended.", "Bandwidth limit exceeded."],
   429: ["Too Many Attempts."]
 }
