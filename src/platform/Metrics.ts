@@ -41,6 +41,13 @@ export interface OutboxDepthRow {
   readonly oldestSeconds: number
 }
 
+/** A VPN node's last poll as the database keeps it ([D92]: any instance's, to the minute). */
+export interface NodeSeenRow {
+  readonly server: number
+  readonly status: string
+  readonly ageSeconds: number
+}
+
 /** What one delivery attempt of the outbox's sender came to. */
 export type OutboxAttempt = "sent" | "error" | "given_up"
 
@@ -72,6 +79,8 @@ export interface MetricsShape {
   readonly outboxDepthFrom: (read: () => Promise<ReadonlyArray<OutboxDepthRow> | undefined>) => void
   /** one delivery attempt of the outbox's sender: sent, failed (to be retried), or failed and given up */
   readonly outboxAttempt: (channel: string, kind: string, outcome: OutboxAttempt) => void
+  /** where the gauge of every node's last poll (database-wide) reads it, when scraped */
+  readonly nodesSeenFrom: (read: () => Promise<ReadonlyArray<NodeSeenRow> | undefined>) => void
   /** the text of `GET /metrics` */
   readonly exposition: Effect.Effect<string>
 }
@@ -219,6 +228,21 @@ const makeMetrics = (clock: AppClock["Type"]): MetricsShape => {
     registers
   })
 
+  // every node's last poll as the database keeps it: the same on every instance, there after a restart
+  let nodesSource: () => Promise<ReadonlyArray<NodeSeenRow> | undefined> = () => Promise.resolve([])
+  new Prometheus.Gauge({
+    name: "vpn_api_node_last_seen_age_seconds",
+    help: "Seconds since each VPN node last fetched its peer list through any instance (the servers' last_seen_at, to the minute), by server id and status; nodes never seen are absent.",
+    labelNames: ["server", "status"] as const,
+    registers,
+    async collect() {
+      const rows = await nodesSource().catch(() => undefined)
+      if (rows === undefined) return
+      this.reset()
+      for (const row of rows) this.set({ server: String(row.server), status: row.status }, row.ageSeconds)
+    }
+  })
+
   // the outbox ([D96]): depth and given-up messages from the database, read once per scrape by
   // the three gauges together; a label set seen before and now empty reads 0, not absent
   let outboxSource: () => Promise<ReadonlyArray<OutboxDepthRow> | undefined> = () => Promise.resolve([])
@@ -349,6 +373,9 @@ const makeMetrics = (clock: AppClock["Type"]): MetricsShape => {
         peersServed.set(poll.labels, peers)
         nodePolls.inc(poll.labels)
       }),
+    nodesSeenFrom: (read) => {
+      nodesSource = read
+    },
     outboxDepthFrom: (read) => {
       outboxSource = read
     },
