@@ -426,6 +426,8 @@ export class Outbox extends Effect.Service<Outbox>()("outbox/Outbox", {
       Effect.map((rows) =>
         rows.map((r): OutboxDepthRow => ({ channel: r.channel, kind: r.kind, status: r.status, count: r.n, oldestSeconds: r.oldest_seconds }))
       ),
+      // a slow database does not hold the scrape
+      Effect.timeoutTo({ duration: "2 seconds", onTimeout: () => undefined, onSuccess: (rows) => rows }),
       Effect.catchAllCause((cause) => Effect.as(Effect.logWarning("outbox: depth not read for the metrics", cause), undefined))
     )
     metrics.outboxDepthFrom(() => Runtime.runPromise(runtime)(depth))

@@ -228,6 +228,16 @@ const makeMetrics = (clock: AppClock["Type"]): MetricsShape => {
     registers
   })
 
+  /**
+   * A scrape never queues for a database connection: with every connection busy (or queries
+   * already waiting) the figures read from the database keep their last values this time.
+   */
+  const whenConnectionFree = <A>(read: () => Promise<A | undefined>): Promise<A | undefined> => {
+    const pool = databaseFigures()
+    if (pool.max > 0 && (pool.waiting > 0 || pool.inUse >= pool.max)) return Promise.resolve(undefined)
+    return read().catch(() => undefined)
+  }
+
   // every node's last poll as the database keeps it: the same on every instance, there after a restart
   let nodesSource: () => Promise<ReadonlyArray<NodeSeenRow> | undefined> = () => Promise.resolve([])
   new Prometheus.Gauge({
@@ -236,7 +246,7 @@ const makeMetrics = (clock: AppClock["Type"]): MetricsShape => {
     labelNames: ["server", "status"] as const,
     registers,
     async collect() {
-      const rows = await nodesSource().catch(() => undefined)
+      const rows = await whenConnectionFree(nodesSource)
       if (rows === undefined) return
       this.reset()
       for (const row of rows) this.set({ server: String(row.server), status: row.status }, row.ageSeconds)
@@ -248,7 +258,7 @@ const makeMetrics = (clock: AppClock["Type"]): MetricsShape => {
   let outboxSource: () => Promise<ReadonlyArray<OutboxDepthRow> | undefined> = () => Promise.resolve([])
   let outboxReading: Promise<ReadonlyArray<OutboxDepthRow> | undefined> | undefined
   const readOutbox = () =>
-    outboxReading ??= outboxSource().catch(() => undefined).finally(() => {
+    outboxReading ??= whenConnectionFree(outboxSource).finally(() => {
       outboxReading = undefined
     })
   const seenDepth = new Map<string, { channel: string; kind: string }>()

@@ -160,6 +160,8 @@ export class Servers extends Effect.Service<Servers>()("vpn/Servers", {
     const nodesSeen: Effect.Effect<ReadonlyArray<NodeSeenRow> | undefined> = clock.now.pipe(
       Effect.flatMap(seenRows),
       Effect.map((rows) => rows.map((r): NodeSeenRow => ({ server: r.id, status: r.status, ageSeconds: r.age_seconds }))),
+      // a slow database does not hold the scrape
+      Effect.timeoutTo({ duration: "2 seconds", onTimeout: () => undefined, onSuccess: (rows) => rows }),
       Effect.catchAllCause((cause) => Effect.as(Effect.logWarning("servers: last polls not read for the metrics", cause), undefined))
     )
     const runtime = yield* Effect.runtime<never>()

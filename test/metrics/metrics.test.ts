@@ -124,6 +124,9 @@ describe("figures [D102]", () => {
     expect(value(families, "vpn_api_jobs_last_run_duration_seconds")).toBeGreaterThan(0)
     expect(value(families, "vpn_api_jobs_rows_total", { step: "expired" })).toBe(1)
     expect(value(families, "vpn_api_jobs_rows_total", { step: "invoices_cancelled" })).toBe(0)
+    // [D96]: the "service expired" notice written with it; no delivered mail old enough to purge yet
+    expect(value(families, "vpn_api_jobs_rows_total", { step: "notices_written" })).toBe(1)
+    expect(value(families, "vpn_api_jobs_rows_total", { step: "outbox_purged" })).toBe(0)
   })
 
   test("each node's last poll: its age on the app's clock and the peers it was served", async () => {
