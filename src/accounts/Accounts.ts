@@ -1,5 +1,6 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
+import * as FiberRef from "effect/FiberRef"
 import * as Option from "effect/Option"
 import { AuditLog } from "../audit/AuditLog.ts"
 import type { SecurityEvent } from "../audit/Domain.ts"
@@ -7,8 +8,11 @@ import { AppClock } from "../platform/Clock.ts"
 import { AppConfig } from "../platform/Config.ts"
 import { InvalidCredentials, NotFound, orNotFound, ValidationError } from "../platform/Errors.ts"
 import type { Mail } from "../platform/Mailer.ts"
+import { Notifications } from "../outbox/Notifications.ts"
 import { Outbox } from "../outbox/Outbox.ts"
+import { mailTime } from "../outbox/Templates.ts"
 import { makePage } from "../platform/Page.ts"
+import { requestOrigin } from "../platform/RequestOrigin.ts"
 import type { Principal, Role, UserRecord } from "./Domain.ts"
 import {
   AccountDisabled,
@@ -45,6 +49,7 @@ export class Accounts extends Effect.Service<Accounts>()("accounts/Accounts", {
     const tokens = yield* Tokens
     const twoFactor = yield* TwoFactor
     const audit = yield* AuditLog
+    const notifications = yield* Notifications
 
     /** a security event of the user's own ([D99]), in the audit log ([D100]) */
     const event = (
@@ -62,6 +67,26 @@ export class Accounts extends Effect.Service<Accounts>()("accounts/Accounts", {
      */
     const securityMail = (kind: string, userId: number | string, mail: Mail) =>
       outbox.enqueueMail({ kind, dedupeKey: `${kind}:${userId}:${crypto.randomUUID()}`, mail })
+    /**
+     * "New sign-in with a second factor" ([D96], [D97]): when, from which address and user agent,
+     * with which factor; never the code.
+     */
+    const signInMail = (userId: number, factor: { readonly factor: "otp" } | { readonly factor: "recovery_code"; readonly left: number }) =>
+      Effect.gen(function*() {
+        const origin = yield* FiberRef.get(requestOrigin)
+        yield* notifications.security({
+          userId,
+          kind: "sign-in-2fa",
+          view: {
+            factor: factor.factor === "otp" ? "a code of your authenticator app" : "one of your recovery codes",
+            signed_in_at: mailTime(yield* clock.now),
+            ip: origin.ip ?? "unknown",
+            user_agent: origin.userAgent ?? "unknown",
+            recovery_codes_left_known: factor.factor === "recovery_code",
+            recovery_codes_left: factor.factor === "recovery_code" ? factor.left : null
+          }
+        })
+      })
     const transaction = <A, E>(effect: Effect.Effect<A, E>) => sql.withTransaction(effect).pipe(Effect.catchTag("SqlError", Effect.die))
     const existing = (id: number) => Effect.flatMap(users.findById(id), orNotFound)
     /** the stored hash must match, else 422 under `field` ([D24], [D25]) */
@@ -118,10 +143,18 @@ export class Accounts extends Effect.Service<Accounts>()("accounts/Accounts", {
           Effect.tapError(() => triedCode ? event("sign_in_failed", user.id, nobody) : Effect.void)
         )
         const self = { id: user.id, kind: "password" } as const
-        if (factor === "recovery_code") yield* event("recovery_code_used", user.id, self)
         if (outdated) yield* users.setPassword(user.id, yield* passwords.hash(password), yield* clock.now)
-        const token = yield* tokens.issue(user.id)
-        yield* event("sign_in", user.id, self, `session:${token.split("|")[0]}`)
+        const signedIn = Effect.gen(function*() {
+          if (factor.factor === "recovery_code") yield* event("recovery_code_used", user.id, self)
+          const token = yield* tokens.issue(user.id)
+          yield* event("sign_in", user.id, self, `session:${token.split("|")[0]}`)
+          if (factor.factor !== "none") yield* signInMail(user.id, factor)
+          return token
+        })
+        // a sign-in with a second factor writes its security mail with the session ([D96], [D97])
+        if (factor.factor === "none") return { token: yield* signedIn, user }
+        const token = yield* transaction(signedIn)
+        yield* outbox.wake
         return { token, user }
       })
 
@@ -303,6 +336,7 @@ export class Accounts extends Effect.Service<Accounts>()("accounts/Accounts", {
     TwoFactor.Default,
     VpnAccounts.Default,
     AuditLog.Default,
-    Outbox.Default
+    Outbox.Default,
+    Notifications.Default
   ]
 }) {}

@@ -1,12 +1,16 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as SqlSchema from "@effect/sql/SqlSchema"
 import * as Effect from "effect/Effect"
+import * as FiberRef from "effect/FiberRef"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { AuditLog } from "../audit/AuditLog.ts"
+import { Notifications } from "../outbox/Notifications.ts"
+import { mailTime } from "../outbox/Templates.ts"
 import { AppClock } from "../platform/Clock.ts"
 import { constantTimeEqual, randomToken, sha256Hex } from "../platform/Crypto.ts"
 import { NotFound, ValidationError } from "../platform/Errors.ts"
+import { requestOrigin } from "../platform/RequestOrigin.ts"
 import { KeyScope, type Principal, Role } from "./Domain.ts"
 
 const MAX_INT4 = 2_147_483_647
@@ -50,6 +54,7 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("accounts/ApiKeys", {
     const sql = yield* SqlClient.SqlClient
     const clock = yield* AppClock
     const audit = yield* AuditLog
+    const notifications = yield* Notifications
 
     const insert = SqlSchema.single({
       Request: Schema.Struct({
@@ -105,21 +110,39 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("accounts/ApiKeys", {
         if (Object.keys(errors).length > 0) return yield* Effect.fail(new ValidationError({ errors }))
         const secret = randomToken(40)
         const scopes = [...new Set(input.scopes)]
-        const row = yield* Effect.orDie(insert({
-          userId: caller.userId,
-          name: input.name,
-          scopes: scopes.join(" "),
-          secretHash: sha256Hex(secret),
-          now,
-          expiresAt: input.expires_at ?? null
-        }))
-        yield* audit.record({
-          action: "api_key_created",
-          actorId: caller.userId,
-          actorKind: caller.kind,
-          resource: `api_key:${row.id}`,
-          subjectId: caller.userId
-        })
+        // the key, its audit entry and its security mail ([D96]: name, scopes, expiry; never the key) commit together
+        const row = yield* sql.withTransaction(Effect.gen(function*() {
+          const row = yield* insert({
+            userId: caller.userId,
+            name: input.name,
+            scopes: scopes.join(" "),
+            secretHash: sha256Hex(secret),
+            now,
+            expiresAt: input.expires_at ?? null
+          })
+          yield* audit.record({
+            action: "api_key_created",
+            actorId: caller.userId,
+            actorKind: caller.kind,
+            resource: `api_key:${row.id}`,
+            subjectId: caller.userId
+          })
+          const origin = yield* FiberRef.get(requestOrigin)
+          yield* notifications.security({
+            userId: caller.userId,
+            kind: "api-key-created",
+            view: {
+              key_id: row.id,
+              key_name: row.name,
+              scopes: row.scopes.join(", "),
+              expires_at: row.expires_at === null ? "never" : mailTime(row.expires_at),
+              created_at: mailTime(row.created_at),
+              ip: origin.ip ?? "unknown"
+            }
+          })
+          return row
+        })).pipe(Effect.orDie)
+        yield* notifications.wake
         return { id: row.id, name: row.name, scopes: row.scopes, expires_at: row.expires_at, key: `vpk_${row.id}_${secret}` }
       })
 
@@ -168,5 +191,5 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("accounts/ApiKeys", {
       verify
     } as const
   }),
-  dependencies: [AuditLog.Default]
+  dependencies: [AuditLog.Default, Notifications.Default]
 }) {}

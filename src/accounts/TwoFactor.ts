@@ -130,11 +130,11 @@ export class TwoFactor extends Effect.Service<TwoFactor>()("accounts/TwoFactor",
      * The second factor of a sign-in whose password was right: nothing when it is off; else a
      * current code of a later step than the last accepted one (never the same code twice), or
      * an unused recovery code, which is spent. Failures are 422 under `otp`. Says which factor
-     * was used.
+     * was used (and, for a recovery code, how many are left: the sign-in mail tells it).
      */
     const signIn = (user: UserRecord, given: { readonly otp?: string | undefined; readonly recovery_code?: string | undefined }) =>
       Effect.gen(function*() {
-        if (!user.two_factor) return "none" as const
+        if (!user.two_factor) return { factor: "none" } as const
         const otp = given.otp?.trim() ?? ""
         const recovery = given.recovery_code?.trim() ?? ""
         if (otp === "" && recovery === "") return yield* Effect.fail(otpRequired())
@@ -145,13 +145,14 @@ export class TwoFactor extends Effect.Service<TwoFactor>()("accounts/TwoFactor",
           if (Option.isNone(step) || !(yield* users.acceptTwoFactorStep(user.id, step.value))) {
             return yield* Effect.fail(twoFactorCodeInvalid("otp"))
           }
-          return "otp" as const
+          return { factor: "otp" } as const
         }
         const hash = matchingRecovery(state, recovery)
         if (Option.isNone(hash) || !(yield* users.useRecoveryCode(user.id, hash.value))) {
           return yield* Effect.fail(twoFactorCodeInvalid("otp"))
         }
-        return "recovery_code" as const
+        const left = state.recovery.split(" ").filter((h) => h.length > 0).length - 1
+        return { factor: "recovery_code", left: Math.max(0, left) } as const
       })
 
     return { setUp, confirm, disable, signIn } as const

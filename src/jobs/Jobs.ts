@@ -25,6 +25,10 @@ export interface JobsReport {
   readonly renewalsCreated: number
   readonly invoicesCancelled: number
   readonly promoUsesReleased: number
+  /** [D96]: notices written to the outbox (expired, expiring, renewal invoice); absent when skipped */
+  readonly noticesWritten?: number
+  /** [D96]: delivered outbox rows deleted past retention; absent when skipped */
+  readonly outboxPurged?: number
 }
 
 /**
@@ -93,11 +97,12 @@ const runJobs = Effect.gen(function*() {
       }
     })
 
+  let noticesWritten = 0
   // (a) with each batch, its "service expired" notices ([D96]), one per service and expiry
   const expired = yield* drain(Effect.gen(function*() {
     const gone = yield* services.expireDue(JOBS_BATCH)
     const plans = yield* catalog.rowsOf(gone.map((s) => s.plan_id), gone.map((s) => s.cycle_id))
-    yield* notifications.notifyMany(gone.map((s) => ({
+    noticesWritten += yield* notifications.notifyMany(gone.map((s) => ({
       userId: s.user_id,
       kind: "expired" as const,
       dedupeKey: `expired:${s.id}:${s.expires_at.toISOString()}`,
@@ -128,7 +133,7 @@ const runJobs = Effect.gen(function*() {
         }
       }))
       // [D96]: the renewal invoice's notice, written with it
-      yield* notifications.notifyMany(created.map((invoice) => ({
+      noticesWritten += yield* notifications.notifyMany(created.map((invoice) => ({
         userId: invoice.user_id,
         kind: "renewal-invoice" as const,
         dedupeKey: `renewal-invoice:${invoice.uuid}`,
@@ -161,7 +166,7 @@ const runJobs = Effect.gen(function*() {
       const step = yield* batch(Effect.gen(function*() {
         const due = yield* services.expiringWithoutRenewal({ from: notice.from, to: notice.to, afterId: after, limit: JOBS_BATCH })
         const plans = yield* catalog.rowsOf(due.map((s) => s.plan_id), due.map((s) => s.cycle_id))
-        yield* notifications.notifyMany(due.map((s) => ({
+        noticesWritten += yield* notifications.notifyMany(due.map((s) => ({
           userId: s.user_id,
           kind: notice.kind,
           dedupeKey: `${notice.kind}:${s.id}:${s.expires_at.toISOString()}`,
@@ -194,10 +199,18 @@ const runJobs = Effect.gen(function*() {
   yield* PeerChanges.prune()
   // [D96]: delivered messages past retention go; then what is due (new, or a retry) is sent.
   // Rows are claimed with SKIP LOCKED, so a sender woken on another instance never sends one twice.
-  yield* outbox.purgeSent(now)
+  const outboxPurged = yield* outbox.purgeSent(now)
   yield* outbox.sendDue
 
-  return { skipped: false, expired: expired.total, renewalsCreated, invoicesCancelled, promoUsesReleased } satisfies JobsReport
+  return {
+    skipped: false,
+    expired: expired.total,
+    renewalsCreated,
+    invoicesCancelled,
+    promoUsesReleased,
+    noticesWritten,
+    outboxPurged
+  } satisfies JobsReport
 })
 
 /** One run with its outcome, duration and rows in the metrics ([D102]). */
@@ -214,7 +227,9 @@ const recordedRun = Effect.gen(function*() {
           expired: report.expired,
           renewals_created: report.renewalsCreated,
           invoices_cancelled: report.invoicesCancelled,
-          promo_uses_released: report.promoUsesReleased
+          promo_uses_released: report.promoUsesReleased,
+          notices_written: report.noticesWritten ?? 0,
+          outbox_purged: report.outboxPurged ?? 0
         }
       })
     ),

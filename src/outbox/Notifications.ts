@@ -3,12 +3,14 @@ import * as Option from "effect/Option"
 import { Contacts } from "../accounts/Contacts.ts"
 import { AppConfig } from "../platform/Config.ts"
 import { Outbox } from "./Outbox.ts"
-import { type NotificationKind, render, type View } from "./Templates.ts"
+import { type NotificationKind, render, renderSecurity, type SecurityKind, type View } from "./Templates.ts"
 
 /**
  * The notification e-mails of [D96]: each governed by the user's `email_notifications` setting,
  * written to the outbox in the caller's transaction, at most once per occasion (`dedupeKey`, e.g.
- * `expiry-3d:<service>:<expires_at>`). Security mail does not come here: it is always sent.
+ * `expiry-3d:<service>:<expires_at>`). `security` writes the security mail of [D96] that has a
+ * template here (a sign-in with a second factor, an API key created): always sent, whatever the
+ * setting.
  */
 export class Notifications extends Effect.Service<Notifications>()("outbox/Notifications", {
   effect: Effect.gen(function*() {
@@ -56,7 +58,23 @@ export class Notifications extends Effect.Service<Notifications>()("outbox/Notif
         return yield* outbox.enqueueMails(mails)
       })
 
-    return { notify, notifyMany, wake: outbox.wake } as const
+    /**
+     * Writes a security mail ([D96]: always sent, `email_notifications` or not); each occasion is
+     * its own (a random dedupe key). Call it inside the transaction of what caused it, then `wake`.
+     */
+    const security = (input: { readonly userId: number; readonly kind: SecurityKind; readonly view: View }): Effect.Effect<boolean> =>
+      Effect.gen(function*() {
+        const contact = yield* contacts.find(input.userId)
+        if (Option.isNone(contact)) return false
+        const { html, subject, text } = renderSecurity(input.kind, { ...input.view, name: contact.value.name, app_url: config.appUrl })
+        return yield* outbox.enqueueMail({
+          kind: input.kind,
+          dedupeKey: `${input.kind}:${input.userId}:${crypto.randomUUID()}`,
+          mail: { to: contact.value.email, subject, text, html }
+        })
+      })
+
+    return { notify, notifyMany, security, wake: outbox.wake } as const
   }),
   dependencies: [Contacts.Default, Outbox.Default]
 }) {}

@@ -8,6 +8,7 @@ import { AppClock } from "../platform/Clock.ts"
 import { AppConfig } from "../platform/Config.ts"
 import { AppKey } from "../platform/Crypto.ts"
 import { type Mail, Mailer } from "../platform/Mailer.ts"
+import { Metrics, type OutboxDepthRow } from "../platform/Metrics.ts"
 import { makePage } from "../platform/Page.ts"
 import { type OutboxMessage, type OutboxStatus } from "./Domain.ts"
 
@@ -119,6 +120,7 @@ export class Outbox extends Effect.Service<Outbox>()("outbox/Outbox", {
     const mailer = yield* Mailer
     const config = yield* AppConfig
     const runtime = yield* Effect.runtime<never>()
+    const metrics = yield* Metrics
 
     const deliveries = new Map<string, Delivery>()
     const decodeMail = Schema.decodeUnknownSync(Schema.parseJson(MailBody))
@@ -260,12 +262,14 @@ export class Outbox extends Effect.Service<Outbox>()("outbox/Outbox", {
         if (outcome._tag === "Right") {
           // in order per ordering key: its next row may only be claimed once this one is marked
           if (message.orderingKey !== null) yield* markSent({ ids: [message.id], now })
+          metrics.outboxAttempt(message.channel, message.kind, "sent")
           return "sent" as const
         }
         const attempts = message.attempts + 1
         const next = new Date(now.getTime() + backoffMs(attempts))
         const giveUp = next.getTime() >= message.createdAt.getTime() + GIVE_UP_AFTER_MS
         yield* markFailure({ id: message.id, now, next, giveUp, error: outcome.left.reason.slice(0, 500) })
+        metrics.outboxAttempt(message.channel, message.kind, giveUp ? "given_up" : "error")
         if (giveUp) yield* Effect.logWarning("outbox: message given up", { id: message.id, kind: message.kind, attempts })
         return giveUp ? "failed" as const : "retried" as const
       }).pipe(Effect.orDie)
@@ -400,6 +404,33 @@ export class Outbox extends Effect.Service<Outbox>()("outbox/Outbox", {
           query: [["status", status]]
         })
       }).pipe(Effect.orDie)
+
+    const depthRows = SqlSchema.findAll({
+      Request: Schema.DateFromSelf,
+      Result: Schema.Struct({
+        channel: Schema.String,
+        kind: Schema.String,
+        status: Schema.Literal("pending", "failed"),
+        n: Schema.Int,
+        oldest_seconds: Schema.Number
+      }),
+      execute: (now) => sql`
+        select channel, kind, status, count(*)::int as n,
+               greatest(0, extract(epoch from (${now}::timestamptz - min(created_at))))::float8 as oldest_seconds
+        from outbox where status in ('pending', 'failed')
+        group by channel, kind, status`
+    })
+    /** the depth of [D102], read when /metrics is scraped; a failed read keeps the last figures */
+    const depth: Effect.Effect<ReadonlyArray<OutboxDepthRow> | undefined> = clock.now.pipe(
+      Effect.flatMap(depthRows),
+      Effect.map((rows) =>
+        rows.map((r): OutboxDepthRow => ({ channel: r.channel, kind: r.kind, status: r.status, count: r.n, oldestSeconds: r.oldest_seconds }))
+      ),
+      // a slow database does not hold the scrape
+      Effect.timeoutTo({ duration: "2 seconds", onTimeout: () => undefined, onSuccess: (rows) => rows }),
+      Effect.catchAllCause((cause) => Effect.as(Effect.logWarning("outbox: depth not read for the metrics", cause), undefined))
+    )
+    metrics.outboxDepthFrom(() => Runtime.runPromise(runtime)(depth))
 
     return {
       enqueue,

@@ -151,15 +151,95 @@ Read the whole conversation and answer it in the app (ticket #{{ticket_id}}, GET
 
 export type NotificationKind = keyof typeof TEMPLATES
 
+const SECURITY_FOOTER_TEXT = `
+--
+This security notice is always sent, whatever your notification settings ({{app_url}}).`
+
+const SECURITY_LAYOUT = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>{{subject}}</title></head>
+<body style="font-family: sans-serif; line-height: 1.5; color: #222">
+{{> body}}
+<p style="color: #666; font-size: 0.9em">This security notice is always sent, whatever your
+<a href="{{app_url}}">notification settings</a>.</p>
+</body></html>`
+
+/**
+ * Security mail of [D96] written from templates (verification, reset and e-mail changed keep
+ * theirs in the accounts room): always sent, and never carrying a secret (no code, no key).
+ */
+export const SECURITY_TEMPLATES = {
+  "sign-in-2fa": {
+    subject: "New sign-in to your account",
+    text: `Hello {{name}},
+
+Your account was signed in to with your password and {{factor}}.
+
+  When:        {{signed_in_at}}
+  Address:     {{ip}}
+  User agent:  {{user_agent}}
+{{#recovery_codes_left_known}}  Recovery codes left: {{recovery_codes_left}}
+{{/recovery_codes_left_known}}
+If this was you, there is nothing to do. If not, change your password at once and end the
+sessions you do not know: {{app_url}} (GET /v1/account/sessions).${SECURITY_FOOTER_TEXT}`,
+    html: `<p>Hello {{name}},</p>
+<p>Your account was signed in to with your password and {{factor}}.</p>
+<table>
+<tr><th align="left">When</th><td>{{signed_in_at}}</td></tr>
+<tr><th align="left">Address</th><td>{{ip}}</td></tr>
+<tr><th align="left">User agent</th><td>{{user_agent}}</td></tr>
+{{#recovery_codes_left_known}}<tr><th align="left">Recovery codes left</th><td>{{recovery_codes_left}}</td></tr>{{/recovery_codes_left_known}}
+</table>
+<p>If this was you, there is nothing to do. If not, change your password at once and
+<a href="{{app_url}}">end the sessions you do not know</a>.</p>`
+  },
+  "api-key-created": {
+    subject: "A new API key was created: {{key_name}}",
+    text: `Hello {{name}},
+
+A new API key was created for your account.
+
+  Name:     {{key_name}}
+  Scopes:   {{scopes}}
+  Expires:  {{expires_at}}
+  Created:  {{created_at}}
+  Address:  {{ip}}
+
+It acts as you within its scopes until it expires or is revoked. If you did not create it,
+revoke it at once and change your password: {{app_url}} (DELETE /v1/account/api-keys/{{key_id}}).${SECURITY_FOOTER_TEXT}`,
+    html: `<p>Hello {{name}},</p>
+<p>A new API key was created for your account.</p>
+<table>
+<tr><th align="left">Name</th><td>{{key_name}}</td></tr>
+<tr><th align="left">Scopes</th><td>{{scopes}}</td></tr>
+<tr><th align="left">Expires</th><td>{{expires_at}}</td></tr>
+<tr><th align="left">Created</th><td>{{created_at}}</td></tr>
+<tr><th align="left">Address</th><td>{{ip}}</td></tr>
+</table>
+<p>It acts as you within its scopes until it expires or is revoked. If you did not create it,
+<a href="{{app_url}}">revoke it at once</a> and change your password.</p>`
+  }
+} as const satisfies Record<string, Template>
+
+export type SecurityKind = keyof typeof SECURITY_TEMPLATES
+
 export type View = Readonly<Record<string, string | number | boolean | null>>
 
 const asIs = (value: unknown) => String(value)
 
-/** The subject and both parts of a notification: text unescaped, HTML escaped by the engine. */
-export const render = (kind: NotificationKind, view: View): { subject: string; text: string; html: string } => {
-  const template: Template = TEMPLATES[kind]
+/** a moment as mails show it: `2026-03-10 12:00:00 UTC` */
+export const mailTime = (at: Date): string => `${at.toISOString().slice(0, 19).replace("T", " ")} UTC`
+
+const renderWith = (layout: string, template: Template, view: View): { subject: string; text: string; html: string } => {
   const subject = Mustache.render(template.subject, view, {}, { escape: asIs })
   const text = Mustache.render(template.text, view, {}, { escape: asIs })
-  const html = Mustache.render(LAYOUT, { ...view, subject }, { body: template.html })
+  const html = Mustache.render(layout, { ...view, subject }, { body: template.html })
   return { subject, text, html }
 }
+
+/** The subject and both parts of a notification: text unescaped, HTML escaped by the engine. */
+export const render = (kind: NotificationKind, view: View): { subject: string; text: string; html: string } =>
+  renderWith(LAYOUT, TEMPLATES[kind], view)
+
+/** The subject and both parts of a security mail, in the layout that says it is always sent. */
+export const renderSecurity = (kind: SecurityKind, view: View): { subject: string; text: string; html: string } =>
+  renderWith(SECURITY_LAYOUT, SECURITY_TEMPLATES[kind], view)

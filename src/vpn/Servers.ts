@@ -2,12 +2,14 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import * as SqlSchema from "@effect/sql/SqlSchema"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import * as Runtime from "effect/Runtime"
 import * as Schema from "effect/Schema"
 import { Catalog } from "../catalog/Catalog.ts"
 import { AppClock } from "../platform/Clock.ts"
 import { randomToken, sha256Hex } from "../platform/Crypto.ts"
 import { NotFound, ValidationError } from "../platform/Errors.ts"
 import { KeyGen } from "../platform/KeyGen.ts"
+import { Metrics, type NodeSeenRow } from "../platform/Metrics.ts"
 import { formatSubnet, parseSubnet } from "./Configs.ts"
 
 export const Protocol = Schema.Literal("wireguard", "openvpn")
@@ -147,6 +149,24 @@ export class Servers extends Effect.Service<Servers>()("vpn/Servers", {
         update servers set last_seen_at = ${now} where id = ${id} and (last_seen_at is null or last_seen_at < ${before})`
     })
     const lastWrites = new Map<number, number>()
+    const seenRows = SqlSchema.findAll({
+      Request: Schema.DateFromSelf,
+      Result: Schema.Struct({ id: Schema.Int, status: Schema.String, age_seconds: Schema.Number }),
+      execute: (now) => sql`
+        select id, status, greatest(0, extract(epoch from (${now}::timestamptz - last_seen_at)))::float8 as age_seconds
+        from servers where last_seen_at is not null order by id`
+    })
+    /** [D102]: every node's last poll, read when /metrics is scraped; a failed read keeps the last figures */
+    const nodesSeen: Effect.Effect<ReadonlyArray<NodeSeenRow> | undefined> = clock.now.pipe(
+      Effect.flatMap(seenRows),
+      Effect.map((rows) => rows.map((r): NodeSeenRow => ({ server: r.id, status: r.status, ageSeconds: r.age_seconds }))),
+      // a slow database does not hold the scrape
+      Effect.timeoutTo({ duration: "2 seconds", onTimeout: () => undefined, onSuccess: (rows) => rows }),
+      Effect.catchAllCause((cause) => Effect.as(Effect.logWarning("servers: last polls not read for the metrics", cause), undefined))
+    )
+    const runtime = yield* Effect.runtime<never>()
+    const metrics = yield* Metrics
+    metrics.nodesSeenFrom(() => Runtime.runPromise(runtime)(nodesSeen))
     const adminColumns = sql`
       ${columns}, s.last_seen_at,
       (select count(*)::int from wireguard_peers p where p.server_id = s.id) as peers,

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test"
 import { makeTestApp, type TestApp } from "../support/app.ts"
-import { PASSWORD, register } from "./helpers.ts"
+import { PASSWORD, register, resetTokenOf, waitForMail } from "./helpers.ts"
 
 // [D99] sessions (live tokens with address and user agent, revoke one) and the activity list.
 let app: TestApp
@@ -163,5 +163,37 @@ describe("activity [D99]", () => {
     expect(events[0]!.via).toBe("api_key")
     // a key may read the activity (a GET of the owner's)
     expect((await app.get("/v1/account/activity", { token: key.body.data.key })).status).toBe(200)
+  })
+
+  test("the whole list of [D99]: a password reset (by nobody signed in) and a wrong second factor (a failed sign-in) are events too", async () => {
+    const { Secret, TOTP } = await import("otpauth")
+    const { TOTP_PARAMETERS } = await import("../../src/accounts/TwoFactor.ts")
+    const user = await register(app)
+    const setup = await app.post("/v1/account/2fa", { token: user.token })
+    const code = () =>
+      TOTP.generate({ ...TOTP_PARAMETERS, secret: Secret.fromBase32(setup.body.data.secret), timestamp: app.clock.get().getTime() })
+    expect((await app.post("/v1/account/2fa/confirm", { token: user.token, body: { code: code() } })).status).toBe(200)
+    app.clock.advance(61_000)
+    const wrong = code() === "000000" ? "111111" : "000000"
+    // asking for the code is no event; a wrong code is a failed sign-in
+    expect((await login(user.email, from("Guess/1"), PASSWORD)).status).toBe(422)
+    expect((await app.post("/v1/auth/login", { headers: from("Guess/1"), body: { email: user.email, password: PASSWORD, otp: wrong } })).status)
+      .toBe(422)
+    app.clock.advance(61_000)
+    expect((await app.post("/v1/auth/forgot-password", { headers: from("Reset/1"), body: { email: user.email } })).status).toBe(200)
+    const mail = await waitForMail(app, (m) => m.to === user.email && m.subject === "Reset your password")
+    const newPassword = "Res3t-Passw0rd-Horse"
+    const reset = await app.post("/v1/auth/reset-password", {
+      headers: from("Reset/1"),
+      body: { token: resetTokenOf(mail), email: user.email, password: newPassword, password_confirmation: newPassword }
+    })
+    expect(reset.status).toBe(200)
+    app.clock.advance(61_000)
+    const signedIn = await app.post("/v1/auth/login", { headers: from("Back/1"), body: { email: user.email, password: newPassword, otp: code() } })
+    expect(signedIn.status).toBe(200)
+    const events = (await app.get("/v1/account/activity", { token: signedIn.body.data.token })).body.data as Array<{ event: string; via: string }>
+    expect(events.map((e) => e.event)).toEqual(["sign_in", "password_reset", "sign_in_failed", "two_factor_enabled"])
+    expect(events[1]).toMatchObject({ event: "password_reset", via: "none", user_agent: "Reset/1" })
+    expect(events[2]).toMatchObject({ event: "sign_in_failed", via: "none", user_agent: "Guess/1" })
   })
 })

@@ -124,6 +124,9 @@ describe("figures [D102]", () => {
     expect(value(families, "vpn_api_jobs_last_run_duration_seconds")).toBeGreaterThan(0)
     expect(value(families, "vpn_api_jobs_rows_total", { step: "expired" })).toBe(1)
     expect(value(families, "vpn_api_jobs_rows_total", { step: "invoices_cancelled" })).toBe(0)
+    // [D96]: the "service expired" notice written with it; no delivered mail old enough to purge yet
+    expect(value(families, "vpn_api_jobs_rows_total", { step: "notices_written" })).toBe(1)
+    expect(value(families, "vpn_api_jobs_rows_total", { step: "outbox_purged" })).toBe(0)
   })
 
   test("each node's last poll: its age on the app's clock and the peers it was served", async () => {
@@ -137,6 +140,28 @@ describe("figures [D102]", () => {
     expect(value(families, "vpn_api_node_last_poll_age_seconds", labels)).toBe(90)
     expect(value(families, "vpn_api_node_peers_served", labels)).toBe(1)
     expect(value(families, "vpn_api_node_polls_total", labels)).toBe(1)
+    // the database's view too (any instance's poll, there after a restart): 90 s, with the server's status
+    expect(value(families, "vpn_api_node_last_seen_age_seconds", { server: String(server.id), status: "active" })).toBe(90)
+    expect(family(families, "vpn_api_node_last_seen_age_seconds").type).toBe("GAUGE")
+  })
+
+  test("a node's last poll survives this instance: another app on the same database shows its age; a node never seen is absent", async () => {
+    const { server, user } = await subscriber(app)
+    const { server: silent } = await subscriber(app)
+    expect((await app.get(`/v1/servers/${server.id}/wireguard`, { token: user.token })).status).toBe(200)
+    expect((await app.get("/v1/node/peers", { token: server.nodeToken })).status).toBe(200)
+    const polledAt = app.clock.get().getTime()
+    const other = await makeTestApp({ reset: false })
+    try {
+      other.clock.set(new Date(polledAt + 120_000))
+      const { families } = await scrapeFrom(other)
+      expect(value(families, "vpn_api_node_last_seen_age_seconds", { server: String(server.id) })).toBe(120)
+      expect(sample(families, "vpn_api_node_last_seen_age_seconds", { server: String(silent.id) })).toBeUndefined()
+      // this instance served no poll: its own view has none
+      expect(families.find((f) => f.name === "vpn_api_node_last_poll_age_seconds")?.metrics ?? []).toEqual([])
+    } finally {
+      await other.dispose()
+    }
   })
 })
 
