@@ -8,6 +8,7 @@ import { AppConfig } from "../platform/Config.ts"
 import { InvalidCredentials, NotFound, orNotFound, ValidationError } from "../platform/Errors.ts"
 import type { Mail } from "../platform/Mailer.ts"
 import { Outbox } from "../outbox/Outbox.ts"
+import { Webhooks } from "../webhooks/Webhooks.ts"
 import { makePage } from "../platform/Page.ts"
 import type { Principal, Role, UserRecord } from "./Domain.ts"
 import {
@@ -38,6 +39,7 @@ export class Accounts extends Effect.Service<Accounts>()("accounts/Accounts", {
     const clock = yield* AppClock
     const config = yield* AppConfig
     const outbox = yield* Outbox
+    const webhooks = yield* Webhooks
     const users = yield* Users
     const mailTokens = yield* MailTokens
     const passwords = yield* Passwords
@@ -79,6 +81,8 @@ export class Accounts extends Effect.Service<Accounts>()("accounts/Accounts", {
           const token = yield* tokens.issue(user.id)
           const verifyToken = yield* mailTokens.issue(user.id, "verify_email", now)
           yield* securityMail("verify_email", user.id, verificationMail(config.appUrl, user, verifyToken))
+          // [D101]: the new account's public fields, in its transaction
+          yield* webhooks.emit("user.registered", { id: user.id, name: user.name, email: user.email, created_at: now.toISOString() })
           return { user, token }
         })).pipe(Effect.catchTag("EmailTaken", () => Effect.fail(emailTaken())))
         yield* outbox.wake
@@ -303,6 +307,7 @@ export class Accounts extends Effect.Service<Accounts>()("accounts/Accounts", {
     TwoFactor.Default,
     VpnAccounts.Default,
     AuditLog.Default,
-    Outbox.Default
+    Outbox.Default,
+    Webhooks.Default
   ]
 }) {}
