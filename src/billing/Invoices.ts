@@ -242,16 +242,15 @@ export class Invoices extends Effect.Service<Invoices>()("billing/Invoices", {
         Effect.orDie,
         // [D101]: each renewal is an invoice created, in the jobs' batch transaction
         Effect.tap((created) =>
-          Effect.forEach(created, (r) =>
-            webhooks.emit("invoice.created", {
-              uuid: r.uuid,
-              user_id: r.user_id,
-              service_id: r.service_id,
-              amount: r.amount,
-              currency: r.currency,
-              status: "pending",
-              due_date: r.due_date.toISOString()
-            }), { discard: true }))
+          webhooks.emitMany("invoice.created", created.map((r) => ({
+            uuid: r.uuid,
+            user_id: r.user_id,
+            service_id: r.service_id,
+            amount: r.amount,
+            currency: r.currency,
+            status: "pending",
+            due_date: r.due_date.toISOString()
+          }))))
       )
 
     return {

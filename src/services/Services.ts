@@ -252,15 +252,14 @@ export class Services extends Effect.Service<Services>()("services/Services", {
         Effect.orDie,
         // [D101]: in the jobs' batch transaction
         Effect.tap((expired) =>
-          Effect.forEach(expired, (r) =>
-            webhooks.emit("service.expired", {
-              id: r.id,
-              user_id: r.user_id,
-              plan_id: r.plan_id,
-              cycle_id: r.cycle_id,
-              status: "expired",
-              expires_at: r.expires_at.toISOString()
-            }), { discard: true }))
+          webhooks.emitMany("service.expired", expired.map((r) => ({
+            id: r.id,
+            user_id: r.user_id,
+            plan_id: r.plan_id,
+            cycle_id: r.cycle_id,
+            status: "expired",
+            expires_at: r.expires_at.toISOString()
+          }))))
       )
 
     /**

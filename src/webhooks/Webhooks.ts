@@ -329,16 +329,25 @@ export class Webhooks extends Effect.Service<Webhooks>()("webhooks/Webhooks", {
      * subscribed to `type`; nothing when none is. One event id for all of them. Call the outbox's
      * `wake` after the commit for a prompt send (the jobs send it otherwise).
      */
-    const emit = (type: WebhookEvent, data: Readonly<Record<string, unknown>>): Effect.Effect<void> =>
+    const emit = (type: WebhookEvent, data: Readonly<Record<string, unknown>>): Effect.Effect<void> => emitMany(type, [data])
+
+    /**
+     * Many events of one type (the jobs' batches): the subscribers are read once, so a batch with
+     * no endpoint subscribed costs one query, not one per row.
+     */
+    const emitMany = (type: WebhookEvent, events: ReadonlyArray<Readonly<Record<string, unknown>>>): Effect.Effect<void> =>
       Effect.gen(function*() {
+        if (events.length === 0) return
         const endpoints = yield* subscribed(type)
         if (endpoints.length === 0) return
         const now = yield* clock.now
-        const eventId = randomUUID()
-        const body = appKey.encrypt(JSON.stringify({ id: eventId, type, created_at: now.toISOString(), data }))
-        for (const endpoint of endpoints) {
-          const delivery = yield* insertDelivery({ endpointId: endpoint.id, eventId, type, body, now })
-          yield* enqueueDelivery(delivery.id, endpoint.id, type, "first")
+        for (const data of events) {
+          const eventId = randomUUID()
+          const body = appKey.encrypt(JSON.stringify({ id: eventId, type, created_at: now.toISOString(), data }))
+          for (const endpoint of endpoints) {
+            const delivery = yield* insertDelivery({ endpointId: endpoint.id, eventId, type, body, now })
+            yield* enqueueDelivery(delivery.id, endpoint.id, type, "first")
+          }
         }
       }).pipe(Effect.orDie)
 
@@ -493,7 +502,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("webhooks/Webhooks", {
         return delivery!
       })
 
-    return { create, get, update, remove, listPage, emit, deliveriesPage, redeliver, wake: outbox.wake } as const
+    return { create, get, update, remove, listPage, emit, emitMany, deliveriesPage, redeliver, wake: outbox.wake } as const
   }),
   dependencies: [Outbox.Default]
 }) {}
