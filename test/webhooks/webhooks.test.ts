@@ -306,6 +306,36 @@ describe("deliveries [D101]", () => {
     await open.del(`/v1/admin/webhooks/${hook.id}`, { token: openAdmin.token })
   })
 
+  test("a receiver that does not answer within 10 s is a failed attempt, retried later", async () => {
+    let calls = 0
+    const slow = Bun.serve({
+      port: 0,
+      hostname: "127.0.0.1",
+      fetch: async () => {
+        calls += 1
+        await Bun.sleep(12_000)
+        return new Response("late")
+      }
+    })
+    stops.push(() => slow.stop(true))
+    const hook = (await open.post("/v1/admin/webhooks", {
+      token: openAdmin.token,
+      body: { url: `http://127.0.0.1:${slow.port}/slow`, events: ["user.registered"] }
+    })).body.data
+    expect((await register(open, `slow${Date.now()}@example.com`)).status).toBe(201)
+    const log = () => open.get(`/v1/admin/webhooks/${hook.id}/deliveries`, { token: openAdmin.token })
+    expect(await waitUntil(async () => (await log()).body.data[0]?.attempts.length === 1, 15_000)).toBe(true)
+    const [attempt] = (await log()).body.data[0].attempts
+    expect(attempt.status_code).toBeNull()
+    expect(attempt.error).toBe("timed out after 10 s")
+    expect(attempt.latency_ms).toBeGreaterThanOrEqual(9_900)
+    expect(attempt.latency_ms).toBeLessThan(12_000)
+    const [row] = await open.sql<{ status: string; attempts: number }>`select status, attempts from outbox where channel = 'webhook' and recipient = ${`webhook endpoint ${hook.id}`}`
+    expect(row).toEqual({ status: "pending", attempts: 1 })
+    expect(calls).toBe(1)
+    await open.del(`/v1/admin/webhooks/${hook.id}`, { token: openAdmin.token })
+  })
+
   test("an endpoint receives only the events it subscribed to", async () => {
     const sink = receiver()
     stops.push(sink.stop)
