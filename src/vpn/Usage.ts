@@ -351,7 +351,7 @@ export class Usage extends Effect.Service<Usage>()("vpn/Usage", {
             return owner === undefined ? [] : [{ index, owner, rx: e.rx, tx: e.tx }]
           })
           return yield* addToMonths(additions, DELTAS)
-        })))
+        }))).pipe(Effect.tap(() => webhooks.wake))
 
     /**
      * [D94]: a node's cumulative counters. The server keeps each peer's last totals (those of
@@ -376,7 +376,7 @@ export class Usage extends Effect.Service<Usage>()("vpn/Usage", {
             const row = added.get(`${k.kind}:${k.peer_key}`)!
             return { index: k.index, owner: k.owner, rx: row.rx_added, tx: row.tx_added }
           }), TOTALS)
-        })))
+        }))).pipe(Effect.tap(() => webhooks.wake))
 
     /** [D70]: an admin adds bytes to a service's month (`YYYY-MM`, default this one); 422 past 2^53 - 1, nothing saved */
     const addToService = (serviceId: number, bytes: number, periodLabel: string | undefined) =>
