@@ -17,6 +17,7 @@ import { SupportAdminApi, SupportApi } from "./support/Api.ts"
 import { MetricsApi, SystemApi } from "./system/Api.ts"
 import { NodeApi, VpnAdminApi, VpnApi } from "./vpn/Api.ts"
 import { OutboxAdminApi } from "./outbox/Api.ts"
+import { WebhooksAdminApi } from "./webhooks/Api.ts"
 
 /** The whole API of the spec and DECISIONS, one group per room of the product. */
 export class Api extends HttpApi.make("vpn")
@@ -37,6 +38,7 @@ export class Api extends HttpApi.make("vpn")
   .add(AuditApi)
   .add(AuditAdminApi)
   .add(OutboxAdminApi)
+  .add(WebhooksAdminApi)
   .addError(ValidationErrorResponse)
   .addError(NotFoundResponse)
   .addError(PayloadTooLargeResponse)

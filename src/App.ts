@@ -31,10 +31,12 @@ import { MetricsLive, SystemLive } from "./system/Http.ts"
 import { OutboxHttpLive } from "./outbox/Http.ts"
 import { Outbox } from "./outbox/Outbox.ts"
 import { VpnHttpLive, VpnServicesLive } from "./vpn/Http.ts"
+import { WebhooksHttpLive } from "./webhooks/Http.ts"
+import { Webhooks } from "./webhooks/Webhooks.ts"
 
 /** Every group's handlers, the auth middleware and the error mapping, over the services. */
 export const ApiLive = HttpApiBuilder.api(Api).pipe(
-  Layer.provide([SystemLive, MetricsLive, AccountsHttpLive, CatalogHttpLive, ServicesHttpLive, BillingHttpLive, VpnHttpLive, SupportHttpLive, AuditHttpLive, OutboxHttpLive]),
+  Layer.provide([SystemLive, MetricsLive, AccountsHttpLive, CatalogHttpLive, ServicesHttpLive, BillingHttpLive, VpnHttpLive, SupportHttpLive, AuditHttpLive, OutboxHttpLive, WebhooksHttpLive]),
   Layer.provide([AuthenticationLive, AdminAuthenticationLive, PeopleOnlyLive, RateLimitsLive, MetricsAccessLive]),
   Layer.provide([errorMapping(Api), GuardsLive, adminWritesAudit(Api).pipe(Layer.provide(AdminWritesLive))])
 )
@@ -47,6 +49,7 @@ export const DomainLive = Layer.mergeAll(
   TwoFactor.Default,
   Tickets.Default,
   Outbox.Default,
+  Webhooks.Default,
   Faq.Default,
   RateLimiter.Live,
   VpnServicesLive

@@ -11,6 +11,7 @@ import type { Mail } from "../platform/Mailer.ts"
 import { Notifications } from "../outbox/Notifications.ts"
 import { Outbox } from "../outbox/Outbox.ts"
 import { mailTime } from "../outbox/Templates.ts"
+import { Webhooks } from "../webhooks/Webhooks.ts"
 import { makePage } from "../platform/Page.ts"
 import { requestOrigin } from "../platform/RequestOrigin.ts"
 import type { Principal, Role, UserRecord } from "./Domain.ts"
@@ -42,6 +43,7 @@ export class Accounts extends Effect.Service<Accounts>()("accounts/Accounts", {
     const clock = yield* AppClock
     const config = yield* AppConfig
     const outbox = yield* Outbox
+    const webhooks = yield* Webhooks
     const users = yield* Users
     const mailTokens = yield* MailTokens
     const passwords = yield* Passwords
@@ -104,6 +106,8 @@ export class Accounts extends Effect.Service<Accounts>()("accounts/Accounts", {
           const token = yield* tokens.issue(user.id)
           const verifyToken = yield* mailTokens.issue(user.id, "verify_email", now)
           yield* securityMail("verify_email", user.id, verificationMail(config.appUrl, user, verifyToken))
+          // [D101]: the new account's public fields, in its transaction
+          yield* webhooks.emit("user.registered", { id: user.id, name: user.name, email: user.email, created_at: now.toISOString() })
           return { user, token }
         })).pipe(Effect.catchTag("EmailTaken", () => Effect.fail(emailTaken())))
         yield* outbox.wake
@@ -337,6 +341,7 @@ export class Accounts extends Effect.Service<Accounts>()("accounts/Accounts", {
     VpnAccounts.Default,
     AuditLog.Default,
     Outbox.Default,
-    Notifications.Default
+    Notifications.Default,
+    Webhooks.Default
   ]
 }) {}

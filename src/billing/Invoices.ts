@@ -8,6 +8,7 @@ import { Catalog } from "../catalog/Catalog.ts"
 import { AppClock } from "../platform/Clock.ts"
 import { AppConfig } from "../platform/Config.ts"
 import { makePage } from "../platform/Page.ts"
+import { Webhooks } from "../webhooks/Webhooks.ts"
 import { Invoice, type InvoiceDetail, toListItem } from "./Domain.ts"
 
 /** [D36]: invoices pages hold 15 */
@@ -50,6 +51,23 @@ const CreatedRenewal = Schema.Struct({
   due_date: Schema.DateFromSelf
 })
 type CreatedRenewal = typeof CreatedRenewal.Type
+/** an invoice's public fields as a webhook's `data` ([D101]) */
+export const invoiceEvent = (i: Invoice) => ({
+  uuid: i.uuid,
+  user_id: i.user_id,
+  service_id: i.service_id,
+  plan_id: i.plan_id,
+  cycle_id: i.cycle_id,
+  amount: i.amount,
+  discount: i.discount,
+  currency: i.currency,
+  status: i.status,
+  gateway: i.gateway,
+  due_date: i.due_date.toISOString(),
+  paid_at: i.paid_at === null ? null : i.paid_at.toISOString(),
+  created_at: i.created_at.toISOString()
+})
+
 const PageRow = Schema.Struct({ ...Invoice.fields, total_rows: Schema.Int })
 
 /**
@@ -63,6 +81,7 @@ export class Invoices extends Effect.Service<Invoices>()("billing/Invoices", {
     const clock = yield* AppClock
     const catalog = yield* Catalog
     const config = yield* AppConfig
+    const webhooks = yield* Webhooks
 
     const columns = sql`
       id, uuid::text as uuid, user_id, service_id, plan_id, cycle_id, amount::text as amount, discount::text as discount,
@@ -152,7 +171,11 @@ export class Invoices extends Effect.Service<Invoices>()("billing/Invoices", {
                     ${invoice.discount}, ${invoice.currency}, ${invoice.status}, 'manual', ${invoice.promoCode},
                     ${invoice.promoId}, ${invoice.dueDate}, ${now})
             returning ${columns}`
-        })(undefined)).pipe(Effect.orDie)
+        })(undefined)).pipe(
+        Effect.orDie,
+        // [D101], in the caller's transaction
+        Effect.tap((created) => webhooks.emit("invoice.created", invoiceEvent(created)))
+      )
 
     /** pending -> cancelled, once (a concurrent cancel finds it cancelled already) */
     const cancelPending = (id: number) =>
@@ -215,7 +238,20 @@ export class Invoices extends Effect.Service<Invoices>()("billing/Invoices", {
             order by r.service_id
             on conflict (service_id, renewal_of_expiry) where renewal_of_expiry is not null do nothing
             returning uuid::text as uuid, user_id, service_id, amount::text as amount, currency, due_date`
-        })(undefined)).pipe(Effect.orDie)
+        })(undefined)).pipe(
+        Effect.orDie,
+        // [D101]: each renewal is an invoice created, in the jobs' batch transaction
+        Effect.tap((created) =>
+          webhooks.emitMany("invoice.created", created.map((r) => ({
+            uuid: r.uuid,
+            user_id: r.user_id,
+            service_id: r.service_id,
+            amount: r.amount,
+            currency: r.currency,
+            status: "pending",
+            due_date: r.due_date.toISOString()
+          }))))
+      )
 
     return {
       byUuid,
@@ -245,5 +281,5 @@ export class Invoices extends Effect.Service<Invoices>()("billing/Invoices", {
       insertRenewals
     } as const
   }),
-  dependencies: [Catalog.Default]
+  dependencies: [Catalog.Default, Webhooks.Default]
 }) {}

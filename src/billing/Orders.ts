@@ -10,6 +10,7 @@ import { Services } from "../services/Services.ts"
 import { InvoiceNotPayable } from "./Domain.ts"
 import { GatewaysLive, PaymentGateways } from "./Gateways.ts"
 import { Invoices } from "./Invoices.ts"
+import { Webhooks } from "../webhooks/Webhooks.ts"
 import { Payments } from "./Payments.ts"
 import { TrialClaims } from "./TrialClaims.ts"
 
@@ -30,6 +31,7 @@ export class Orders extends Effect.Service<Orders>()("billing/Orders", {
     const clock = yield* AppClock
     const catalog = yield* Catalog
     const invoices = yield* Invoices
+    const webhooks = yield* Webhooks
     const services = yield* Services
     const trials = yield* TrialClaims
     const users = yield* Users
@@ -68,7 +70,12 @@ export class Orders extends Effect.Service<Orders>()("billing/Orders", {
           promoId: Option.getOrNull(Option.map(priced.promo, (p) => p.id)),
           dueDate: Option.getOrElse(Option.map(trial, (t) => t.expiresAt), () => new Date(now.getTime() + DUE_MS))
         })
-      })).pipe(Effect.catchTag("SqlError", Effect.die), Effect.flatMap(invoices.detail))
+      })).pipe(
+        Effect.catchTag("SqlError", Effect.die),
+        // [D101]: the invoice's (and a trial's) events go out now that they committed
+        Effect.tap(() => webhooks.wake),
+        Effect.flatMap(invoices.detail)
+      )
 
     /** the caller's own invoice (another user's is none: a 404, [D11]) */
     const owned = (userId: number, uuid: string) =>
@@ -112,7 +119,7 @@ export class Orders extends Effect.Service<Orders>()("billing/Orders", {
 
     return { place, owned, cancel, paymentLink, quotePromo } as const
   }),
-  dependencies: [Catalog.Default, Invoices.Default, Services.Default, TrialClaims.Default, Users.Default, GatewaysLive]
+  dependencies: [Catalog.Default, Invoices.Default, Services.Default, TrialClaims.Default, Users.Default, GatewaysLive, Webhooks.Default]
 }) {}
 
 /** An admin's invoice for a user ([D70]): any plan, an optional amount, promo and status. */
@@ -122,6 +129,7 @@ export class AdminInvoices extends Effect.Service<AdminInvoices>()("billing/Admi
     const clock = yield* AppClock
     const catalog = yield* Catalog
     const invoices = yield* Invoices
+    const webhooks = yield* Webhooks
     const payments = yield* Payments
     const users = yield* Users
 
@@ -164,7 +172,7 @@ export class AdminInvoices extends Effect.Service<AdminInvoices>()("billing/Admi
           // a cancelled invoice holds no promo use ([D33]): it is given back in the same transaction
           if (request.status === "cancelled" && promoId !== null) yield* catalog.releasePromoUses([promoId])
           return invoice
-        })).pipe(Effect.catchTag("SqlError", Effect.die))
+        })).pipe(Effect.catchTag("SqlError", Effect.die), Effect.tap(() => webhooks.wake))
         if (request.status === "paid") yield* payments.markPaid(created.id, { transactionId: null, gateway: "manual" })
         return yield* Effect.flatMap(Effect.flatMap(invoices.byId(created.id), Option.match({
           onNone: () => Effect.dieMessage("a created invoice is gone"),
@@ -185,5 +193,5 @@ export class AdminInvoices extends Effect.Service<AdminInvoices>()("billing/Admi
 
     return { create, markPaid } as const
   }),
-  dependencies: [Catalog.Default, Invoices.Default, Payments.Default, Users.Default]
+  dependencies: [Catalog.Default, Invoices.Default, Payments.Default, Users.Default, Webhooks.Default]
 }) {}

@@ -7,7 +7,8 @@ import { ValidationError } from "../platform/Errors.ts"
 import { Notifications } from "../outbox/Notifications.ts"
 import { Services } from "../services/Services.ts"
 import { InvoiceNotPayable } from "./Domain.ts"
-import { Invoices } from "./Invoices.ts"
+import { invoiceEvent, Invoices } from "./Invoices.ts"
+import { Webhooks } from "../webhooks/Webhooks.ts"
 
 export type PaidOutcome = "paid" | "already-paid"
 
@@ -34,6 +35,7 @@ export class Payments extends Effect.Service<Payments>()("billing/Payments", {
     const invoices = yield* Invoices
     const services = yield* Services
     const notifications = yield* Notifications
+    const webhooks = yield* Webhooks
 
     const markPaid = (invoiceId: number, options: { readonly transactionId: string | null; readonly gateway: string; readonly payload?: unknown }) =>
       sql.withTransaction(Effect.gen(function*() {
@@ -57,6 +59,14 @@ export class Payments extends Effect.Service<Payments>()("billing/Payments", {
           ? null
           : yield* services.activatePeriod({ serviceId: service_id, userId: user_id, planId: plan_id, cycleId: cycle_id })
         yield* invoices.markPaid(id, options.transactionId, period?.serviceId ?? null, now)
+        // [D101]: with the payment, in its transaction
+        yield* webhooks.emit("invoice.paid", invoiceEvent({
+          ...invoice.value,
+          status: "paid",
+          paid_at: now,
+          transaction_id: options.transactionId,
+          service_id: period?.serviceId ?? service_id
+        }))
         if (user_id !== null) {
           // [D96]: the receipt, written with the payment, once per invoice
           yield* notifications.notify({
@@ -86,5 +96,5 @@ export class Payments extends Effect.Service<Payments>()("billing/Payments", {
 
     return { markPaid } as const
   }),
-  dependencies: [Invoices.Default, Services.Default, Notifications.Default]
+  dependencies: [Invoices.Default, Services.Default, Notifications.Default, Webhooks.Default]
 }) {}

@@ -16,6 +16,7 @@ import { PeerChanges } from "../vpn/PeerChanges.ts"
 import { Usage } from "../vpn/Usage.ts"
 import { Notifications } from "../outbox/Notifications.ts"
 import { Outbox } from "../outbox/Outbox.ts"
+import { Webhooks } from "../webhooks/Webhooks.ts"
 
 /** What one run of the jobs of [D80] did. */
 export interface JobsReport {
@@ -238,7 +239,7 @@ const recordedRun = Effect.gen(function*() {
 })
 
 /** the rooms the jobs call */
-const JobsRooms = Layer.mergeAll(Services.Default, Invoices.Default, Catalog.Default, MailTokens.Default, Outbox.Default, Notifications.Default)
+const JobsRooms = Layer.mergeAll(Services.Default, Invoices.Default, Catalog.Default, MailTokens.Default, Outbox.Default, Notifications.Default, Webhooks.Default)
 
 /** One run on layers of its own (the CLI's `jobs run-once`, tests). */
 export const runJobsOnce = recordedRun.pipe(Effect.provide(JobsRooms))

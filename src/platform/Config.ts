@@ -38,6 +38,11 @@ export interface AppConfigShape {
   readonly adminRequire2fa: boolean
   /** the bearer token of `GET /metrics` ([D102]); absent: loopback clients only */
   readonly metricsToken: Option.Option<Redacted.Redacted<string>>
+  /**
+   * `WEBHOOKS_ALLOW_PRIVATE` ([D101]): outgoing webhooks may reach loopback and private addresses
+   * (and `http://` only to those); default false: no request to such an address at all
+   */
+  readonly webhooksAllowPrivate?: boolean
   readonly logLevel: LogLevel.LogLevel
   /**
    * threads hashing passwords at once (issue 8); not in [D1]. Defaults to the core count less one
@@ -183,6 +188,12 @@ export const appConfig = Config.all({
       validation: Option.match({ onNone: () => true, onSome: (s) => /^[\x21-\x7e]{16,512}$/.test(s) })
     }),
     Config.map(Option.map(Redacted.make))
+  ),
+  webhooksAllowPrivate: Config.string("WEBHOOKS_ALLOW_PRIVATE").pipe(
+    Config.withDefault("false"),
+    Config.map((s) => s.trim().toLowerCase()),
+    Config.validate({ message: "WEBHOOKS_ALLOW_PRIVATE: must be true or false", validation: (s) => parseBoolean(s) !== undefined }),
+    Config.map((s) => parseBoolean(s)!)
   ),
   logLevel: Config.string("LOG_LEVEL").pipe(
     Config.withDefault("info"),

@@ -6,6 +6,7 @@ import * as Schema from "effect/Schema"
 import { Catalog } from "../catalog/Catalog.ts"
 import type { Cycle, Plan } from "../catalog/Domain.ts"
 import { AppClock } from "../platform/Clock.ts"
+import { Webhooks } from "../webhooks/Webhooks.ts"
 
 export const SERVICE_STATUSES = ["pending", "active", "suspended", "expired", "cancelled"] as const
 export const ServiceStatus = Schema.Literal(...SERVICE_STATUSES)
@@ -92,6 +93,7 @@ export class Services extends Effect.Service<Services>()("services/Services", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const clock = yield* AppClock
+    const webhooks = yield* Webhooks
     const catalog = yield* Catalog
 
     const columns = sql`id, user_id, plan_id, cycle_id, status, starts_at, expires_at, auto_renew`
@@ -220,7 +222,20 @@ export class Services extends Effect.Service<Services>()("services/Services", {
           autoRenew: true
         })
         return { serviceId: created, from: now, to: extend(now) }
-      }).pipe(Effect.orDie)
+      }).pipe(
+        // [D101]: the period a payment bought, in the payment's transaction
+        Effect.tap((period) =>
+          webhooks.emit("service.activated", {
+            id: period.serviceId,
+            user_id: paid.userId,
+            plan_id: paid.planId,
+            cycle_id: paid.cycleId,
+            status: "active",
+            period_start: period.from.toISOString(),
+            expires_at: period.to.toISOString()
+          })),
+        Effect.orDie
+      )
 
     /** [D80]: up to `limit` services past expires_at become expired; them (for their notices, [D96]) */
     const expireDue = (limit: number) =>
@@ -233,7 +248,19 @@ export class Services extends Effect.Service<Services>()("services/Services", {
             where id in (select id from services where status in ('active', 'suspended') and expires_at <= ${now}
                          order by expires_at limit ${limit} for update skip locked)
             returning id, user_id, plan_id, cycle_id, expires_at`
-        })(undefined)).pipe(Effect.orDie)
+        })(undefined)).pipe(
+        Effect.orDie,
+        // [D101]: in the jobs' batch transaction
+        Effect.tap((expired) =>
+          webhooks.emitMany("service.expired", expired.map((r) => ({
+            id: r.id,
+            user_id: r.user_id,
+            plan_id: r.plan_id,
+            cycle_id: r.cycle_id,
+            status: "expired",
+            expires_at: r.expires_at.toISOString()
+          }))))
+      )
 
     /**
      * [D96]: active services without auto-renew expiring after `from` and by `to`, by id after
@@ -293,17 +320,36 @@ export class Services extends Effect.Service<Services>()("services/Services", {
       create,
       /** changes the fields given; none when the service does not exist */
       update: (id: number, changes: { readonly status: Option.Option<ServiceStatus>; readonly expiresAt: Option.Option<Date> }) =>
-        Effect.flatMap(clock.now, (now) =>
+        sql.withTransaction(Effect.flatMap(clock.now, (now) =>
           SqlSchema.findOne({
             Request: Schema.Void,
-            Result: Id,
+            Result: Schema.Struct({ ...ServiceRecord.fields, previous: ServiceStatus }),
             execute: () => sql`
+              with prev as (select id, status from services where id = ${id} for update)
               update services set
-                status = coalesce(${Option.getOrNull(changes.status)}::text, status),
+                status = coalesce(${Option.getOrNull(changes.status)}::text, services.status),
                 expires_at = coalesce(${Option.getOrNull(changes.expiresAt)}::timestamptz, expires_at),
                 updated_at = ${now}
-              where id = ${id} returning id`
-          })(undefined)).pipe(Effect.orDie, Effect.flatMap(Option.match({
+              from prev where services.id = prev.id
+              returning services.id, user_id, plan_id, cycle_id, services.status, starts_at, expires_at, auto_renew,
+                prev.status as previous`
+          })(undefined).pipe(
+            // [D101]: a service an admin suspends, in the same transaction
+            Effect.tap(Option.match({
+              onNone: () => Effect.void,
+              onSome: (r) =>
+                r.status === "suspended" && r.previous !== "suspended"
+                  ? webhooks.emit("service.suspended", {
+                    id: r.id,
+                    user_id: r.user_id,
+                    plan_id: r.plan_id,
+                    cycle_id: r.cycle_id,
+                    status: r.status,
+                    expires_at: r.expires_at.toISOString()
+                  })
+                  : Effect.void
+            }))
+          ))).pipe(Effect.orDie, Effect.tap(webhooks.wake), Effect.flatMap(Option.match({
             onNone: () => Effect.succeed(Option.none<Subscription>()),
             onSome: (r) => find(r.id)
           }))),
@@ -322,6 +368,16 @@ export class Services extends Effect.Service<Services>()("services/Services", {
             expiresAt,
             autoRenew: true
           })
+          // [D101]: in the order's transaction
+          yield* webhooks.emit("service.activated", {
+            id,
+            user_id: trial.userId,
+            plan_id: trial.plan.id,
+            cycle_id: trial.cycle.id,
+            status: "active",
+            period_start: now.toISOString(),
+            expires_at: expiresAt.toISOString()
+          })
           return { id, expiresAt }
         }),
       activate,
@@ -331,7 +387,7 @@ export class Services extends Effect.Service<Services>()("services/Services", {
       renewalCandidates
     } as const
   }),
-  dependencies: [Catalog.Default]
+  dependencies: [Catalog.Default, Webhooks.Default]
 }) {
   /** the layer VPN access has used so far */
   static readonly Live = Services.Default

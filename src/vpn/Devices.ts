@@ -3,6 +3,7 @@ import * as SqlSchema from "@effect/sql/SqlSchema"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import { Webhooks } from "../webhooks/Webhooks.ts"
 import { Services as Subscriptions } from "../services/Services.ts"
 import { AppClock } from "../platform/Clock.ts"
 import { BusinessRuleViolation, NotFound } from "../platform/Errors.ts"
@@ -53,6 +54,7 @@ export class Devices extends Effect.Service<Devices>()("vpn/Devices", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const clock = yield* AppClock
+    const webhooks = yield* Webhooks
     const subscriptions = yield* Subscriptions
     const credentials = yield* Credentials
     const peers = yield* Peers
@@ -123,8 +125,13 @@ export class Devices extends Effect.Service<Devices>()("vpn/Devices", {
           return yield* Effect.fail(new BusinessRuleViolation({ message: DEVICE_LIMIT_REACHED }))
         }
         const row = yield* insertRow({ userId, name: input.name, platform: input.platform, now: yield* clock.now })
+        // [D101]: in the device's transaction
+        yield* webhooks.emit("device.created", { ...show(row), user_id: userId })
         return withCredentials(row, yield* credentials.ofDevice({ userId, deviceId: row.id }))
-      })).pipe(Effect.catchTags({ SqlError: Effect.die, ParseError: Effect.die, NoSuchElementException: Effect.die }))
+      })).pipe(
+        Effect.catchTags({ SqlError: Effect.die, ParseError: Effect.die, NoSuchElementException: Effect.die }),
+        Effect.tap(webhooks.wake)
+      )
 
     /**
      * The default device of clients that know no devices: the oldest, made as `Default` (platform
@@ -164,10 +171,12 @@ export class Devices extends Effect.Service<Devices>()("vpn/Devices", {
         }))),
       /** its peers and credentials go with it (cascade): off every node at once */
       remove: (userId: number, id: number) =>
-        deleteRow({ userId, id }).pipe(Effect.orDie, Effect.flatMap(Option.match({
-          onNone: () => Effect.fail(new NotFound()),
-          onSome: () => Effect.void
-        }))),
+        sql.withTransaction(Effect.flatMap(deleteRow({ userId, id }), Option.match({
+          onNone: () => Effect.succeed(false),
+          // [D101]: in the deletion's transaction
+          onSome: () => Effect.as(webhooks.emit("device.deleted", { id, user_id: userId }), true)
+        }))).pipe(Effect.orDie, Effect.flatMap((deleted) =>
+          deleted ? webhooks.wake : Effect.fail(new NotFound()))),
       rotate: (userId: number, id: number) => Effect.flatMap(owned(userId, id), rotateRow),
       defaultOf,
       /** [D53] on the default device: its credentials, and their rotation */
@@ -177,5 +186,5 @@ export class Devices extends Effect.Service<Devices>()("vpn/Devices", {
         Effect.flatMap(defaultOf(userId), (row) => credentials.renew({ userId, deviceId: row.id }))
     } as const
   }),
-  dependencies: [Subscriptions.Default, Credentials.Default, Peers.Default]
+  dependencies: [Subscriptions.Default, Credentials.Default, Peers.Default, Webhooks.Default]
 }) {}

@@ -5,6 +5,7 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { Services as Subscriptions, type Subscription } from "../services/Services.ts"
 import { Notifications } from "../outbox/Notifications.ts"
+import { Webhooks } from "../webhooks/Webhooks.ts"
 import { AppClock } from "../platform/Clock.ts"
 import { NotFound, orNotFound, ValidationError } from "../platform/Errors.ts"
 import * as Bandwidth from "./Bandwidth.ts"
@@ -144,6 +145,7 @@ export class Usage extends Effect.Service<Usage>()("vpn/Usage", {
     const credentials = yield* Credentials
     const reports = yield* UsageReports
     const notifications = yield* Notifications
+    const webhooks = yield* Webhooks
     const used = sql`least(rx_bytes::numeric + tx_bytes, 9007199254740991)::int8`
 
     /** adds a delta to its month; `guarded`: unless it would carry the total past 2^53 - 1 (then nothing is written) */
@@ -315,6 +317,15 @@ export class Usage extends Effect.Service<Usage>()("vpn/Usage", {
               reset_date: null
             }
           })
+          // [D101]: with the notice, in the report's transaction
+          yield* webhooks.emit("usage.threshold", {
+            service_id: service.id,
+            user_id: service.userId,
+            threshold: percent,
+            period: Bandwidth.periodLabel(period),
+            used_bytes: after,
+            limit_bytes: limit
+          })
         }
       })
 
@@ -340,7 +351,7 @@ export class Usage extends Effect.Service<Usage>()("vpn/Usage", {
             return owner === undefined ? [] : [{ index, owner, rx: e.rx, tx: e.tx }]
           })
           return yield* addToMonths(additions, DELTAS)
-        })))
+        }))).pipe(Effect.tap(() => webhooks.wake))
 
     /**
      * [D94]: a node's cumulative counters. The server keeps each peer's last totals (those of
@@ -365,7 +376,7 @@ export class Usage extends Effect.Service<Usage>()("vpn/Usage", {
             const row = added.get(`${k.kind}:${k.peer_key}`)!
             return { index: k.index, owner: k.owner, rx: row.rx_added, tx: row.tx_added }
           }), TOTALS)
-        })))
+        }))).pipe(Effect.tap(() => webhooks.wake))
 
     /** [D70]: an admin adds bytes to a service's month (`YYYY-MM`, default this one); 422 past 2^53 - 1, nothing saved */
     const addToService = (serviceId: number, bytes: number, periodLabel: string | undefined) =>
@@ -429,7 +440,7 @@ export class Usage extends Effect.Service<Usage>()("vpn/Usage", {
         })
     } as const
   }),
-  dependencies: [Subscriptions.Default, Peers.Default, Credentials.Default, UsageReports.Default, Notifications.Default]
+  dependencies: [Subscriptions.Default, Peers.Default, Credentials.Default, UsageReports.Default, Notifications.Default, Webhooks.Default]
 }) {
   /** [D94]: the jobs' purge of `Idempotency-Key`s older than 24 h */
   static readonly purgeReports = UsageReports.purge

@@ -32,6 +32,7 @@ const rowsOf = (action: string) =>
 
 /** A valid body and the ids of each admin write, in the order they are walked (a key of its own per route). */
 const writes = (w: World): Record<string, { readonly values: Record<string, string>; readonly body?: unknown }> => ({
+  "POST /v1/admin/webhooks": { values: {}, body: { url: "https://hooks.example.com/audit", events: ["ticket.replied"] } },
   "POST /v1/admin/plans": { values: {}, body: { name: "Audit Plan", description: "audit", bandwidth_limit_gb: 100, speed_limit_mbps: null, trial_days: 0, is_active: true } },
   "PUT /v1/admin/plans/{plan}": { values: { plan: String(w.b.planId) }, body: { description: "audited" } },
   "POST /v1/admin/plans/{plan}/cycles": { values: { plan: String(w.b.planId) }, body: { name: "Yearly", duration_days: 365, price: "99.00", currency: "USD" } },
@@ -48,7 +49,11 @@ const writes = (w: World): Record<string, { readonly values: Record<string, stri
   "POST /v1/admin/faq": { values: {}, body: { question: "Audited?", answer: "Yes." } },
   "PUT /v1/admin/users/{user}": { values: { user: String(w.b.id) }, body: { status: 1 } },
   "PUT /v1/admin/services/{service}": { values: { service: String(w.b.serviceId) }, body: { status: "cancelled" } },
-  "POST /v1/admin/users/{user}/services": { values: { user: String(w.a.id) }, body: { plan_id: w.a.planId, cycle_id: w.a.cycleId } }
+  "POST /v1/admin/users/{user}/services": { values: { user: String(w.a.id) }, body: { plan_id: w.a.planId, cycle_id: w.a.cycleId } },
+  // [D101]: the endpoint made first (id 1 on a fresh database) gets delivery 1 from the walk's ticket reply
+  "PUT /v1/admin/webhooks/{id}": { values: { id: "1" }, body: { description: "audited" } },
+  "POST /v1/admin/webhooks/{id}/deliveries/{delivery}/redeliver": { values: { id: "1", delivery: "1" } },
+  "DELETE /v1/admin/webhooks/{id}": { values: { id: "1" } }
 })
 
 const fill = (path: string, values: Record<string, string>) => path.replace(/\{(\w+)\}/g, (_, name: string) => values[name] ?? "1")
@@ -91,6 +96,8 @@ describe("one row per admin write [D100]", () => {
       }
       // no body, no secret: a created server's node token is in the answer, not in the log
       if (typeof res.body?.data?.node_token === "string") expect(row.row).not.toContain(res.body.data.node_token)
+      // nor a webhook's signing secret ([D101])
+      if (typeof res.body?.data?.secret === "string") expect(row.row).not.toContain(res.body.data.secret)
         expect(row.row).not.toContain(key.body.data.key)
       viaKey = !viaKey
     }

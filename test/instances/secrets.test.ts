@@ -69,7 +69,7 @@ afterAll(async () => {
 })
 
 describe.skipIf(skipReason !== undefined)("suite 6: secrets at rest and in logs", () => {
-  test("after a full tour with SMTP_URL set, neither the database (the audit log included) nor the logs hold any secret the tour saw [D1][D20][D22][D23][D52][D53][D54][D98][D100]", async () => {
+  test("after a full tour with SMTP_URL set, neither the database (the audit log included) nor the logs hold any secret the tour saw [D1][D20][D22][D23][D52][D53][D54][D98][D100][D101]", async () => {
     const secrets = new Map<string, string>()
     const keep = (label: string, value: unknown) => {
       expect(typeof value).toBe("string")
@@ -230,6 +230,14 @@ describe.skipIf(skipReason !== undefined)("suite 6: secrets at rest and in logs"
     const adminKey = (await step("admin api key", 201, () =>
       call(server.base, "POST", "/v1/account/api-keys", { token: admin, body: { name: "ops", scopes: ["admin:read", "admin:write"] } }))).body.data
     keep("admin API key", adminKey.key)
+    // [D101]: a webhook's signing secret is sealed at rest, never logged
+    const hook = (await step("admin webhook", 201, () =>
+      call(server.base, "POST", "/v1/admin/webhooks", {
+        token: admin,
+        body: { url: "https://hooks.example.com/secrets", events: ["user.registered", "ticket.created"] }
+      }))).body.data
+    keep("webhook secret", hook.secret)
+    await step("webhook deliveries", 200, () => call(server.base, "GET", `/v1/admin/webhooks/${hook.id}/deliveries`, { token: admin }))
     await step("admin write through the key", 200, () =>
       call(server.base, "PUT", `/v1/admin/users/${userId}`, { token: adminKey.key, body: { status: 1 } }))
     await step("sessions", 200, () => call(server.base, "GET", "/v1/account/sessions", { token }))

@@ -80,6 +80,13 @@ describe("configuration [D1]", () => {
     expect(load({ ADMIN_REQUIRE_2FA: "2" })).toEqual(Either.left("Invalid configuration: ADMIN_REQUIRE_2FA: must be true or false"))
   })
 
+  test("WEBHOOKS_ALLOW_PRIVATE is a boolean, false by default [D101]", () => {
+    expect(Either.getOrThrow(load({})).webhooksAllowPrivate).toBe(false)
+    expect(Either.getOrThrow(load({ WEBHOOKS_ALLOW_PRIVATE: "true" })).webhooksAllowPrivate).toBe(true)
+    expect(Either.getOrThrow(load({ WEBHOOKS_ALLOW_PRIVATE: "false" })).webhooksAllowPrivate).toBe(false)
+    expect(load({ WEBHOOKS_ALLOW_PRIVATE: "yes please" })).toEqual(Either.left("Invalid configuration: WEBHOOKS_ALLOW_PRIVATE: must be true or false"))
+  })
+
   test("CORS_ORIGINS is a comma-separated list", () => {
     expect(Either.getOrThrow(load({ CORS_ORIGINS: "https://a.example, https://b.example/" })).corsOrigins)
       .toEqual(["https://a.example", "https://b.example"])

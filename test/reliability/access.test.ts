@@ -34,7 +34,9 @@ const KNOWN_BODIES: Record<string, unknown> = {
   "PUT /v1/admin/users/{user}": { status: 0, role: "admin" },
   "PUT /v1/admin/services/{service}": { status: "cancelled" },
   "POST /v1/admin/services/{service}/usage": { bytes: 1000 },
-  "PUT /v1/admin/servers/{server}": { name: "Taken over" }
+  "PUT /v1/admin/servers/{server}": { name: "Taken over" },
+  "POST /v1/admin/webhooks": { url: "https://hooks.example.com/access", events: ["user.registered"] },
+  "PUT /v1/admin/webhooks/{id}": { description: "access" }
 }
 
 let app: TestApp
@@ -80,7 +82,10 @@ const idsOf = (who: "a" | "b"): Record<string, string> => {
     plan: String(o.planId),
     cycle: String(o.cycleId),
     key: String(who === "a" ? keys.aKeyId : keys.bKeyId),
-    session: String(who === "a" ? keys.aSessionId : keys.bSessionId)
+    session: String(who === "a" ? keys.aSessionId : keys.bSessionId),
+    // admin-only resources ([D101]): no owner; the admin routes' checks come before the lookup
+    id: "1",
+    delivery: "1"
   }
 }
 
@@ -199,7 +204,7 @@ afterAll(async () => {
 })
 
 test("the matrix knows every path parameter the API documents", () => {
-  const known = new Set(["service", "invoice", "ticket", "server", "plan", "cycle", "user", "gateway", "key", "session", "device"])
+  const known = new Set(["service", "invoice", "ticket", "server", "plan", "cycle", "user", "gateway", "key", "session", "device", "id", "delivery"])
   for (const op of operations) {
     for (const p of op.params) check(op, known.has(p.name), () => `path parameter {${p.name}} has no fixture in the access matrix: add one`)
   }

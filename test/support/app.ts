@@ -31,6 +31,7 @@ export const testConfig = (overrides: Partial<AppConfigShape> = {}): AppConfigSh
   paymentWebhookSecret: Option.some(Redacted.make("whsec_test")),
   adminRequire2fa: false,
   metricsToken: Option.none(),
+  webhooksAllowPrivate: false,
   logLevel: LogLevel.None,
   hashConcurrency: 2,
   ...overrides
