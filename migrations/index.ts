@@ -12,6 +12,7 @@ import outbox from "./0009_outbox.ts"
 import apiKeysSessions from "./0011_api_keys_sessions.ts"
 import auditLog from "./0012_audit_log.ts"
 import scaleIndexes from "./0013_scale_indexes.ts"
+import quotaPeriods from "./0015_quota_periods.ts"
 
 /**
  * Every migration, imported statically so that a compiled binary carries them.
@@ -29,5 +30,6 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "9_outbox": outbox,
   "11_api_keys_sessions": apiKeysSessions,
   "12_audit_log": auditLog,
-  "13_scale_indexes": scaleIndexes
+  "13_scale_indexes": scaleIndexes,
+  "15_quota_periods": quotaPeriods
 }
