@@ -24,7 +24,7 @@ describe("formatBytes [D55]", () => {
 describe("usage [D55]", () => {
   const now = new Date("2026-01-15T12:00:00Z")
   test("a limited plan", () => {
-    expect(usage({ usedBytes: 1.5 * 1024 ** 3, bandwidthLimitGb: 100, now })).toEqual({
+    expect(usage({ usedBytes: 1.5 * 1024 ** 3, bandwidthLimitGb: 100, resetDate: resetDate(now) })).toEqual({
       used_bytes: 1.5 * 1024 ** 3,
       limit_bytes: 100 * 1024 ** 3,
       used_formatted: "1.50 GB",
@@ -36,13 +36,13 @@ describe("usage [D55]", () => {
   })
 
   test("percentage has two decimals and may pass 100", () => {
-    expect(usage({ usedBytes: 1024 ** 3 / 3, bandwidthLimitGb: 1, now }).percentage).toBe(33.33)
-    expect(usage({ usedBytes: (2 * 1024 ** 3) / 3, bandwidthLimitGb: 1, now }).percentage).toBe(66.67)
-    expect(usage({ usedBytes: 3 * 1024 ** 3, bandwidthLimitGb: 2, now }).percentage).toBe(150)
+    expect(usage({ usedBytes: 1024 ** 3 / 3, bandwidthLimitGb: 1, resetDate: resetDate(now) }).percentage).toBe(33.33)
+    expect(usage({ usedBytes: (2 * 1024 ** 3) / 3, bandwidthLimitGb: 1, resetDate: resetDate(now) }).percentage).toBe(66.67)
+    expect(usage({ usedBytes: 3 * 1024 ** 3, bandwidthLimitGb: 2, resetDate: resetDate(now) }).percentage).toBe(150)
   })
 
   test("an unlimited plan", () => {
-    expect(usage({ usedBytes: 10, bandwidthLimitGb: 0, now })).toEqual({
+    expect(usage({ usedBytes: 10, bandwidthLimitGb: 0, resetDate: resetDate(now) })).toEqual({
       used_bytes: 10,
       limit_bytes: null,
       used_formatted: "10.00 B",
