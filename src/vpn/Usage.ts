@@ -124,7 +124,7 @@ const firstPastMax = (start: number, additions: ReadonlyArray<Addition>, fields:
   return undefined
 }
 
-/** A month's total; stored totals past 2^53 - 1 (written by hand) read as that bound. */
+/** A period's total; stored totals past 2^53 - 1 (written by hand) read as that bound. */
 const MonthTotal = Schema.Struct({ service_id: Schema.Int, used: Schema.Int })
 const HistoryRow = Schema.Struct({ period: Schema.String, used: Schema.Int })
 // the deltas are checked by the callers; the unchecked `add` may carry any int8
@@ -257,7 +257,7 @@ export class Usage extends Effect.Service<Usage>()("vpn/Usage", {
       })
 
     /**
-     * Adds a report's entries to each owner's current service for this month, all or nothing:
+     * Adds a report's entries to each owner's current service for its current period ([D95]), all or nothing:
      * a report that would carry any month past 2^53 - 1 is refused (422) before anything is
      * written ([D54] rev. 2); the sums are written in one statement in service-id order, so
      * concurrent reports take their row locks in one order. Entries of owners without a current
@@ -341,7 +341,7 @@ export class Usage extends Effect.Service<Usage>()("vpn/Usage", {
       })
 
     /**
-     * [D54]: a node's counter deltas, added to each owner's current service for this month.
+     * [D54]: a node's counter deltas, added to each owner's current service for its current period ([D95]).
      * [D94]: under an `Idempotency-Key`, a retry answers the first answer and adds nothing.
      */
     const record = (serverId: number, payload: ReadonlyArray<unknown>, key?: string) =>
@@ -416,7 +416,7 @@ export class Usage extends Effect.Service<Usage>()("vpn/Usage", {
     const currentService = (userId: number) => Effect.flatMap(subscriptions.current(userId), orNotFound)
 
     return {
-      /** adds the deltas to the month `period` (`YYYY-MM-01`) unchecked; the month's new total */
+      /** adds the deltas to the period starting on `period` (`YYYY-MM-DD`) unchecked; its new total */
       add: (serviceId: number, period: string, rx: number, tx: number) =>
         upsert({ serviceId, period, rx, tx }).pipe(Effect.map((r) => r.used), Effect.orDie),
       month,
