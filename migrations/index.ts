@@ -13,6 +13,7 @@ import apiKeysSessions from "./0011_api_keys_sessions.ts"
 import auditLog from "./0012_audit_log.ts"
 import scaleIndexes from "./0013_scale_indexes.ts"
 import webhooks from "./0014_webhooks.ts"
+import quotaPeriods from "./0015_quota_periods.ts"
 
 /**
  * Every migration, imported statically so that a compiled binary carries them.
@@ -31,5 +32,6 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "11_api_keys_sessions": apiKeysSessions,
   "12_audit_log": auditLog,
   "13_scale_indexes": scaleIndexes,
-  "14_webhooks": webhooks
+  "14_webhooks": webhooks,
+  "15_quota_periods": quotaPeriods
 }

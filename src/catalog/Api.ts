@@ -9,7 +9,7 @@ import { Ok } from "../http/Envelope.ts"
 import { errorEnvelope } from "../http/Errors.ts"
 import { Body, boolean, IdParam, integer, label, oneOf, string } from "../platform/Fields.ts"
 import { PromoValidateRateLimit } from "../http/RateLimit.ts"
-import { DiscountType, Plan, PromoCode, PromoInvalid, PromoValidation, PublicCycle, PublicPlan } from "./Domain.ts"
+import { DiscountType, Plan, PromoCode, PromoInvalid, PromoValidation, PublicCycle, PublicPlan, USAGE_RESETS } from "./Domain.ts"
 import { parseCents } from "./Money.ts"
 
 // ---- resources -----------------------------------------------------------------------
@@ -134,6 +134,7 @@ const planPayloadFields = {
   speed_limit_mbps: optional(nullableInteger("speed_limit_mbps", 1)),
   trial_days: optional(integer("trial_days", { min: 0, max: 3650 })),
   device_limit: optional(integer("device_limit", { min: 0, max: 10_000 })),
+  usage_reset: optional(oneOf("usage_reset", USAGE_RESETS)),
   is_active: optional(boolean("is_active"))
 }
 

@@ -5,7 +5,7 @@ import { ValidationError } from "../platform/Errors.ts"
 import { catalogChanged } from "./CatalogChanges.ts"
 import { CatalogCache, type Snapshot } from "./CatalogCache.ts"
 import { CatalogRepo, type NewPromo, type PlanChanges } from "./CatalogRepo.ts"
-import { type Cycle, INVALID_CYCLE, INVALID_PLAN, type Plan, type PromoCode, PromoInvalid, PromoValidation } from "./Domain.ts"
+import { type Cycle, INVALID_CYCLE, INVALID_PLAN, type Plan, type PromoCode, PromoInvalid, PromoValidation, type UsageReset } from "./Domain.ts"
 import { applyDiscount, formatCents, toCents } from "./Money.ts"
 
 export interface PricedOrder {
@@ -166,6 +166,9 @@ export class Catalog extends Effect.Service<Catalog>()("catalog/Catalog", {
       planAndCycle,
       anyPlanAndCycle,
       rowsOf,
+      /** [D95]: the ids of the plans (any, also inactive) whose quota resets this way */
+      planIdsResetting: (usageReset: UsageReset) =>
+        Effect.map(cache.snapshot, (s) => [...s.plans.values()].filter((p) => p.usage_reset === usageReset).map((p) => p.id)),
       quotePromo,
       priceOrder,
       /** gives uses back (their invoices were cancelled), in the caller's transaction */

@@ -6,6 +6,14 @@ import * as Schema from "effect/Schema"
  * answer; the public answers are the same schema less the admin's columns.
  */
 
+/**
+ * [D95]: `monthly` (calendar months, UTC), `billing_day` (each month on the day of the month the
+ * service started, clamped to the month's last day) or `never` (one quota for the service's life).
+ */
+export const USAGE_RESETS = ["monthly", "billing_day", "never"] as const
+export const UsageReset = Schema.Literal(...USAGE_RESETS)
+export type UsageReset = typeof UsageReset.Type
+
 export const Plan = Schema.Struct({
   id: Schema.Int,
   name: Schema.String,
@@ -15,6 +23,8 @@ export const Plan = Schema.Struct({
   trial_days: Schema.Int,
   /** [D90]: devices a service of the plan may have; 0 = unlimited */
   device_limit: Schema.Int,
+  /** [D95]: when the plan's quota starts again */
+  usage_reset: UsageReset,
   is_active: Schema.Boolean
 }).annotations({ identifier: "AdminPlan" })
 export type Plan = typeof Plan.Type

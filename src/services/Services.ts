@@ -4,7 +4,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { Catalog } from "../catalog/Catalog.ts"
-import type { Cycle, Plan } from "../catalog/Domain.ts"
+import type { Cycle, Plan, UsageReset } from "../catalog/Domain.ts"
 import { AppClock } from "../platform/Clock.ts"
 import { Webhooks } from "../webhooks/Webhooks.ts"
 
@@ -40,6 +40,8 @@ export interface Subscription {
     readonly speedLimitMbps: number | null
     /** [D90]: 0 = unlimited */
     readonly deviceLimit: number
+    /** [D95]: when the quota starts again (periods anchored on `startsAt` for `billing_day` and `never`) */
+    readonly usageReset: UsageReset
   }
   readonly cycle: {
     readonly id: number
@@ -57,7 +59,7 @@ const subscription = (s: ServiceRecord, plan: Plan, cycle: Cycle): Subscription 
   startsAt: s.starts_at,
   expiresAt: s.expires_at,
   autoRenew: s.auto_renew,
-  plan: { id: plan.id, name: plan.name, bandwidthLimitGb: plan.bandwidth_limit_gb, speedLimitMbps: plan.speed_limit_mbps, deviceLimit: plan.device_limit },
+  plan: { id: plan.id, name: plan.name, bandwidthLimitGb: plan.bandwidth_limit_gb, speedLimitMbps: plan.speed_limit_mbps, deviceLimit: plan.device_limit, usageReset: plan.usage_reset },
   cycle: { id: cycle.id, name: cycle.name, durationDays: cycle.duration_days, price: cycle.price, currency: cycle.currency }
 })
 
@@ -380,6 +382,26 @@ export class Services extends Effect.Service<Services>()("services/Services", {
           })
           return { id, expiresAt }
         }),
+      /**
+       * [D92], [D95]: the users whose current service is on a `billing_day` plan and started on
+       * one of the days of the month `anchorDays` (UTC): those whose quota period started again
+       * on a day whose anchors these are.
+       */
+      usersAnchoredOn: (anchorDays: ReadonlySet<number>) =>
+        Effect.gen(function*() {
+          const planIds = yield* catalog.planIdsResetting("billing_day")
+          if (planIds.length === 0 || anchorDays.size === 0) return [] as ReadonlyArray<number>
+          const now = yield* clock.now
+          const rows = yield* SqlSchema.findAll({
+            Request: Schema.Void,
+            Result: Schema.Struct({ user_id: Schema.Int }),
+            execute: () => sql`
+              select distinct user_id from services
+              where plan_id in ${sql.in(planIds)} and status in ('active', 'suspended') and expires_at > ${now}
+                and extract(day from starts_at at time zone 'UTC')::int in ${sql.in([...anchorDays])}`
+          })(undefined)
+          return rows.map((r) => r.user_id)
+        }).pipe(Effect.orDie),
       activate,
       activatePeriod,
       expireDue,

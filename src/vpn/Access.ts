@@ -3,7 +3,7 @@ import * as Option from "effect/Option"
 import { Services as Subscriptions, type Subscription } from "../services/Services.ts"
 import { AppClock } from "../platform/Clock.ts"
 import { Forbidden, NotFound, ValidationError } from "../platform/Errors.ts"
-import { isOverLimit, periodStart } from "./Bandwidth.ts"
+import { anchorDaysStartingIn, isOverLimit } from "./Bandwidth.ts"
 import { Credentials } from "./Credentials.ts"
 import { BandwidthExceeded, PlanExcludesServer, ServiceSuspended } from "./Errors.ts"
 import { PeerChanges } from "./PeerChanges.ts"
@@ -13,8 +13,8 @@ import { Usage } from "./Usage.ts"
 
 /**
  * Who may use which server ([D51], [D52], [D54]): the caller's current service must grant the
- * server (else 403); to get a config or connect it must also be active and under this
- * month's limit (else 423 for users, `enabled: false` / refused for nodes).
+ * server (else 403); to get a config or connect it must also be active and under the limit
+ * of its current quota period ([D95]) (else 423 for users, `enabled: false` / refused for nodes).
  */
 export class Access extends Effect.Service<Access>()("vpn/Access", {
   effect: Effect.gen(function*() {
@@ -35,13 +35,11 @@ export class Access extends Effect.Service<Access>()("vpn/Access", {
         return current.value
       })
 
+    /** [D95]: over the limit in the service's current period (of its plan's reset kind) */
     const overLimit = (service: Subscription) =>
       service.plan.bandwidthLimitGb === 0
         ? Effect.succeed(false)
-        : Effect.gen(function*() {
-          const used = yield* usage.month(service.id, periodStart(yield* clock.now))
-          return isOverLimit(used, service.plan.bandwidthLimitGb)
-        })
+        : Effect.map(usage.currentTotals([service]), (used) => isOverLimit(used.get(service.id) ?? 0, service.plan.bandwidthLimitGb))
 
     /** 423 for a suspended or over-limit service: what a download or a connection needs */
     const usable = (service: Subscription): Effect.Effect<void, ServiceSuspended | BandwidthExceeded> =>
@@ -76,7 +74,7 @@ export class Access extends Effect.Service<Access>()("vpn/Access", {
         const granted = new Set(yield* servers.planIdsOf(serverId))
         const current = yield* subscriptions.currentOf(userIds)
         const services = [...current.values()].filter((s) => s.status === "active" && granted.has(s.plan.id))
-        const used = yield* usage.months(services.map((s) => s.id), periodStart(yield* clock.now))
+        const used = yield* usage.currentTotals(services)
         for (const s of services) {
           if (!isOverLimit(used.get(s.id) ?? 0, s.plan.bandwidthLimitGb)) allowed.add(s.userId)
         }
@@ -98,7 +96,8 @@ export class Access extends Effect.Service<Access>()("vpn/Access", {
      */
     const nodeSync = (serverId: number, since: string | undefined) =>
       Effect.gen(function*() {
-        const state = yield* changes.state(periodStart(yield* clock.now).slice(0, 10))
+        const today = (yield* clock.now).toISOString().slice(0, 10)
+        const state = yield* changes.state(today)
         yield* servers.seen(serverId)
         if (since === undefined) {
           return { peers: yield* asNodePeers(serverId, yield* peers.ofServer(serverId)), revision: state.head }
@@ -109,11 +108,20 @@ export class Access extends Effect.Service<Access>()("vpn/Access", {
         }
         if (after === state.head) return { peers: [], revision: state.head }
         const changed = yield* changes.forServer(serverId, after, state.head)
-        // a month started since the cursor (usage limits start again), or the server's grants changed: every peer
-        const everything = changed.everything || after < state.tick
+        // the server's grants or a plan's limit changed: every peer
+        let everything = changed.everything
+        let userIds = changed.userIds
+        if (!everything && after < state.tick) {
+          // [D95]: a day started since the cursor, and quota periods with it: a calendar month
+          // (`monthly` plans, and every anchor day) is every peer; otherwise the users whose
+          // `billing_day` periods started on the days since
+          const from = yield* changes.dayOf(after)
+          if (Option.isNone(from) || from.value.slice(0, 7) !== today.slice(0, 7)) everything = true
+          else userIds = [...userIds, ...(yield* subscriptions.usersAnchoredOn(anchorDaysStartingIn(from.value, today)))]
+        }
         const list = everything
           ? yield* peers.ofServer(serverId)
-          : yield* peers.someOfServer(serverId, changed.keys, changed.userIds)
+          : yield* peers.someOfServer(serverId, changed.keys, userIds)
         const present = new Set(list.map((p) => p.publicKey))
         const removed = changed.keys.filter((k) => !present.has(k)).map((k) => ({ public_key: k, removed: true as const }))
         return { peers: [...(yield* asNodePeers(serverId, list)), ...removed], revision: state.head }

@@ -2,7 +2,7 @@ import * as Schema from "effect/Schema"
 
 /**
  * The bandwidth arithmetic of [D55], pure: byte counts in, the spec's fields out.
- * Months are UTC calendar months; sizes use 1024-based units with two decimals.
+ * Periods follow the plan's `usage_reset` ([D95]); sizes use 1024-based units with two decimals.
  */
 
 /** [D54] (rev. 2): every byte count the API shows is a safe integer. */
@@ -36,7 +36,7 @@ export const isOverLimit = (usedBytes: number, bandwidthLimitGb: number): boolea
   return limit !== null && usedBytes >= limit
 }
 
-/** The first day of the month of `date`, UTC, as `YYYY-MM-DD` (the `period` column). */
+/** The first day of the month of `date`, UTC, as `YYYY-MM-DD` (a `monthly` period's start). */
 export const periodStart = (date: Date): string =>
   new Date(Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), 1)).toISOString().slice(0, 10)
 
@@ -58,6 +58,92 @@ export const parsePeriod = (text: string): string | undefined => {
 export const resetDate = (now: Date): string =>
   new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1)).toISOString().slice(0, 10)
 
+// ---- quota periods ([D95]) -------------------------------------------------------------
+
+/** When a plan's quota starts again ([D95]); the catalogue's `usage_reset`. */
+export type UsageReset = "monthly" | "billing_day" | "never"
+
+/** What a service's periods depend on: its plan's reset kind and the service's start. */
+export interface PeriodAnchor {
+  readonly usageReset: UsageReset
+  readonly startsAt: Date
+}
+
+/** A period: its start date (the `usage_records.period` it is kept under) and the next one's (null: never). */
+export interface Period {
+  readonly start: string
+  readonly next: string | null
+}
+
+const ymd = (year: number, month: number, day: number) => new Date(Date.UTC(year, month, day)).toISOString().slice(0, 10)
+const daysIn = (year: number, month: number) => new Date(Date.UTC(year, month + 1, 0)).getUTCDate()
+
+/** The day `anchorDay` of the month (`month` may run past 11 or below 0), clamped to its last day. */
+const anchored = (year: number, month: number, anchorDay: number) => {
+  const first = new Date(Date.UTC(year, month, 1))
+  const y = first.getUTCFullYear()
+  const m = first.getUTCMonth()
+  return ymd(y, m, Math.min(anchorDay, daysIn(y, m)))
+}
+
+/**
+ * [D95]: the period of a service at `now`. `monthly`: the UTC calendar month. `billing_day`: from
+ * the day of the month the service started (clamped to a month's last day: a service started on
+ * the 31st has periods starting Feb 28/29, Mar 31, Apr 30 ...) to the same day next month.
+ * `never`: one period from the service's start date, with no next one.
+ */
+export const periodAt = (anchor: PeriodAnchor, now: Date): Period => {
+  const today = now.toISOString().slice(0, 10)
+  switch (anchor.usageReset) {
+    case "monthly":
+      return { start: periodStart(now), next: resetDate(now) }
+    case "never":
+      return { start: anchor.startsAt.toISOString().slice(0, 10), next: null }
+    case "billing_day": {
+      const day = anchor.startsAt.getUTCDate()
+      const y = now.getUTCFullYear()
+      const m = now.getUTCMonth()
+      const thisMonth = anchored(y, m, day)
+      return thisMonth <= today
+        ? { start: thisMonth, next: anchored(y, m + 1, day) }
+        : { start: anchored(y, m - 1, day), next: thisMonth }
+    }
+  }
+}
+
+/** [D70]: the service's period that starts in the month `YYYY-MM-01` (for `never`: its one period). */
+export const periodInMonth = (anchor: PeriodAnchor, monthStart: string): string => {
+  switch (anchor.usageReset) {
+    case "monthly":
+      return monthStart
+    case "never":
+      return anchor.startsAt.toISOString().slice(0, 10)
+    case "billing_day":
+      return anchored(Number(monthStart.slice(0, 4)), Number(monthStart.slice(5, 7)) - 1, anchor.startsAt.getUTCDate())
+  }
+}
+
+/**
+ * [D95]: how a period is named in history, admin answers and notices: `YYYY-MM` for calendar
+ * months (as before), the start date `YYYY-MM-DD` for `billing_day` and `never` periods.
+ */
+export const labelOf = (usageReset: UsageReset, start: string): string => usageReset === "monthly" ? start.slice(0, 7) : start
+
+/**
+ * [D92], [D95]: the days of the month (1..31) a `billing_day` service may have started on for a
+ * period of it to start on one of the days after `from` up to `to` (`YYYY-MM-DD`, UTC).
+ */
+export const anchorDaysStartingIn = (from: string, to: string): ReadonlySet<number> => {
+  const days = new Set<number>()
+  const end = new Date(`${to}T00:00:00Z`)
+  for (let d = new Date(`${from}T00:00:00Z`); d < end && days.size < 31;) {
+    d = new Date(d.getTime() + 86_400_000)
+    const last = daysIn(d.getUTCFullYear(), d.getUTCMonth())
+    for (let anchor = d.getUTCDate(); anchor <= (d.getUTCDate() === last ? 31 : d.getUTCDate()); anchor++) days.add(anchor)
+  }
+  return days
+}
+
 /** A service's month as the spec shows it ([D55]). */
 export const BandwidthUsage = Schema.Struct({
   used_bytes: Schema.Int,
@@ -66,14 +152,15 @@ export const BandwidthUsage = Schema.Struct({
   limit_formatted: Schema.String,
   percentage: Schema.NullOr(Schema.Number),
   unlimited: Schema.Boolean,
-  reset_date: Schema.String
+  /** [D95]: the next period's start; null when the quota never resets */
+  reset_date: Schema.NullOr(Schema.String)
 }).annotations({ identifier: "BandwidthUsage" })
 export type BandwidthUsage = typeof BandwidthUsage.Type
 
 /** Two decimals, as a number. */
 const round2 = (n: number) => Math.round(n * 100) / 100
 
-export const usage = (options: { readonly usedBytes: number; readonly bandwidthLimitGb: number; readonly now: Date }): BandwidthUsage => {
+export const usage = (options: { readonly usedBytes: number; readonly bandwidthLimitGb: number; readonly resetDate: string | null }): BandwidthUsage => {
   const limit = limitBytes(options.bandwidthLimitGb)
   return {
     used_bytes: options.usedBytes,
@@ -82,7 +169,7 @@ export const usage = (options: { readonly usedBytes: number; readonly bandwidthL
     limit_formatted: limit === null ? "Unlimited" : formatBytes(limit),
     percentage: limit === null ? null : round2((options.usedBytes / limit) * 100),
     unlimited: limit === null,
-    reset_date: resetDate(options.now)
+    reset_date: options.resetDate
   }
 }
 

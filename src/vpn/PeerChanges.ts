@@ -1,6 +1,7 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as SqlSchema from "@effect/sql/SqlSchema"
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { AppClock } from "../platform/Clock.ts"
 import { periodStart } from "./Bandwidth.ts"
@@ -55,19 +56,34 @@ export class PeerChanges extends Effect.Service<PeerChanges>()("vpn/PeerChanges"
         order by revision`
     })
 
+    const dayRow = SqlSchema.findOne({
+      Request: Schema.Number,
+      Result: Schema.Struct({ day: Schema.String }),
+      // day rows grow with their revisions: the period index read backwards stops at the first fit
+      execute: (after) => sql`
+        select to_char(period, 'YYYY-MM-DD') as day from vpn_peer_changes
+        where period is not null and revision <= ${after}
+        order by period desc limit 1`
+    })
+
     return {
       /**
-       * The newest revision, the oldest one kept, and the revision of the month's first poll
-       * (made now when this is it: usage limits start again each month).
+       * The newest revision, the oldest one kept, and the revision of the day's first poll (made
+       * now when this is it: quota periods start again on a day, [D95]). `day` is `YYYY-MM-DD`.
        */
-      state: (period: string) =>
+      state: (day: string) =>
         Effect.gen(function*() {
-          const first = yield* state(period)
+          const first = yield* state(day)
           if (first.tick !== null) return { ...first, tick: first.tick }
-          yield* sql.withTransaction(Effect.zipRight(lock(undefined), tickInsert(period)))
-          const again = yield* state(period)
+          yield* sql.withTransaction(Effect.zipRight(lock(undefined), tickInsert(day)))
+          const again = yield* state(day)
           return { ...again, tick: again.tick ?? again.head }
         }).pipe(Effect.orDie),
+      /**
+       * The day (`YYYY-MM-DD`) a cursor was handed out on: every poll marks its day before it
+       * answers, so that is the newest day row at or before the cursor (none when it is gone)
+       */
+      dayOf: (after: number) => dayRow(after).pipe(Effect.map(Option.map((r) => r.day)), Effect.orDie),
       /** what changed for the server in (after, upTo] */
       forServer: (serverId: number, after: number, upTo: number) =>
         since({ serverId, after, upTo }).pipe(

@@ -125,14 +125,14 @@ const firstPastMax = (start: number, additions: ReadonlyArray<Addition>, fields:
   return undefined
 }
 
-/** A month's total; stored totals past 2^53 - 1 (written by hand) read as that bound. */
+/** A period's total; stored totals past 2^53 - 1 (written by hand) read as that bound. */
 const MonthTotal = Schema.Struct({ service_id: Schema.Int, used: Schema.Int })
 const HistoryRow = Schema.Struct({ period: Schema.String, used: Schema.Int })
 // the deltas are checked by the callers; the unchecked `add` may carry any int8
 const Delta = Schema.Struct({ serviceId: Schema.Int, period: Schema.String, rx: Schema.NonNegative, tx: Schema.NonNegative })
 
 /**
- * Usage per service per UTC calendar month ([D55]). Additions are upserts, so concurrent
+ * Usage per service per quota period ([D55], [D95]: keyed by the period's start date). Additions are upserts, so concurrent
  * reports add up exactly; no total ever passes 2^53 - 1 through the API ([D54]); a node's
  * report is counted once ([D94]).
  */
@@ -161,26 +161,26 @@ export class Usage extends Effect.Service<Usage>()("vpn/Usage", {
     const upsert = SqlSchema.single({ Request: Delta, Result: MonthTotal, execute: (d) => addToMonth(d, false) })
     const guardedUpsert = SqlSchema.findOne({ Request: Delta, Result: MonthTotal, execute: (d) => addToMonth(d, true) })
     const monthRows = SqlSchema.findAll({
-      Request: Schema.Struct({ serviceIds: Schema.Array(Schema.Int), period: Schema.String }),
+      Request: Schema.Struct({ serviceIds: Schema.Array(Schema.Int), periods: Schema.Array(Schema.String) }),
       Result: MonthTotal,
-      // one primary-key probe per id (a lateral lookup the planner cannot turn into a hash join):
-      // for a report's thousands of ids an `in` list or a join is planned as a scan of the table
-      execute: ({ period, serviceIds }) => sql`
+      // one primary-key probe per (id, period) (a lateral lookup the planner cannot turn into a
+      // hash join): for a report's thousands of ids an `in` list or a join is planned as a scan
+      execute: ({ periods, serviceIds }) => sql`
         select u.service_id, u.used
-        from unnest(${`{${serviceIds.join(",")}}`}::int[]) as ids (id)
+        from unnest(${`{${serviceIds.join(",")}}`}::int[], ${`{${periods.join(",")}}`}::date[]) as ids (id, period)
         cross join lateral (
           select service_id, ${used} as used from usage_records
-          where service_id = ids.id and period = ${period}::date limit 1
+          where service_id = ids.id and period = ids.period limit 1
         ) u`
     })
     /** the sums of one report, each unless it would carry its month past 2^53 - 1; in service-id order */
     const guardedUpsertAll = SqlSchema.findAll({
-      Request: Schema.Struct({ period: Schema.String, sums: Schema.String }),
+      Request: Schema.Struct({ sums: Schema.String }),
       Result: MonthTotal,
-      execute: ({ period, sums }) => sql`
+      execute: ({ sums }) => sql`
         insert into usage_records (service_id, period, rx_bytes, tx_bytes, updated_at)
-        select r.service_id, ${period}::date, r.rx, r.tx, now()
-        from jsonb_to_recordset(${sums}::jsonb) as r(service_id integer, rx bigint, tx bigint)
+        select r.service_id, r.period, r.rx, r.tx, now()
+        from jsonb_to_recordset(${sums}::jsonb) as r(service_id integer, period date, rx bigint, tx bigint)
         order by r.service_id
         on conflict (service_id, period) do update set
           rx_bytes = usage_records.rx_bytes + excluded.rx_bytes,
@@ -224,14 +224,25 @@ export class Usage extends Effect.Service<Usage>()("vpn/Usage", {
         order by period desc`
     })
 
-    /** this month's bytes for several services at once */
-    const months = (serviceIds: ReadonlyArray<number>, period: string) =>
-      (serviceIds.length === 0 ? Effect.succeed([]) : monthRows({ serviceIds: [...new Set(serviceIds)], period })).pipe(
-        Effect.map((rows) => new Map(rows.map((r) => [r.service_id, r.used])) as ReadonlyMap<number, number>),
-        Effect.orDie
-      )
+    /** the bytes of several services' periods at once (`period`: a period's start date), by service id */
+    const periodTotals = (keys: ReadonlyArray<{ readonly serviceId: number; readonly period: string }>) => {
+      const unique = [...new Map(keys.map((k) => [k.serviceId, k.period])).entries()]
+      return (unique.length === 0
+        ? Effect.succeed([])
+        : monthRows({ serviceIds: unique.map(([id]) => id), periods: unique.map(([, period]) => period) })).pipe(
+          Effect.map((rows) => new Map(rows.map((r) => [r.service_id, r.used])) as ReadonlyMap<number, number>),
+          Effect.orDie
+        )
+    }
+    /** the bytes of one service's period (`period`: its start date) */
     const month = (serviceId: number, period: string) =>
-      Effect.map(months([serviceId], period), (m) => m.get(serviceId) ?? 0)
+      Effect.map(periodTotals([{ serviceId, period }]), (m) => m.get(serviceId) ?? 0)
+    /** [D95]: each service's current period (of its plan's reset kind) at `now` */
+    const periodOf = (service: Subscription, now: Date) =>
+      Bandwidth.periodAt({ usageReset: service.plan.usageReset, startsAt: service.startsAt }, now)
+    /** [D95]: the bytes of each service's current period, by service id */
+    const currentTotals = (services: ReadonlyArray<Subscription>) =>
+      Effect.flatMap(clock.now, (now) => periodTotals(services.map((s) => ({ serviceId: s.id, period: periodOf(s, now).start }))))
     /** every month with usage, newest first */
     const history = (serviceId: number) =>
       historyRows(serviceId).pipe(
@@ -248,7 +259,7 @@ export class Usage extends Effect.Service<Usage>()("vpn/Usage", {
       })
 
     /**
-     * Adds a report's entries to each owner's current service for this month, all or nothing:
+     * Adds a report's entries to each owner's current service for its current period ([D95]), all or nothing:
      * a report that would carry any month past 2^53 - 1 is refused (422) before anything is
      * written ([D54] rev. 2); the sums are written in one statement in service-id order, so
      * concurrent reports take their row locks in one order. Entries of owners without a current
@@ -256,7 +267,7 @@ export class Usage extends Effect.Service<Usage>()("vpn/Usage", {
      */
     const addToMonths = (additions: ReadonlyArray<Addition>, fields: CounterFields) =>
       Effect.gen(function*() {
-        const period = Bandwidth.periodStart(yield* clock.now)
+        const now = yield* clock.now
         const current = yield* subscriptions.currentOf(additions.map((a) => a.owner))
         const subscribed = new Map<number, Subscription>()
         const sums = new Map<number, { rx: bigint; tx: bigint; additions: Array<Addition> }>()
@@ -270,7 +281,8 @@ export class Usage extends Effect.Service<Usage>()("vpn/Usage", {
           sum.tx += BigInt(addition.tx)
           sum.additions.push(addition)
         }
-        const before = yield* months([...sums.keys()], period)
+        const periods = new Map([...subscribed.values()].map((s) => [s.id, periodOf(s, now)]))
+        const before = yield* periodTotals([...periods.entries()].map(([serviceId, p]) => ({ serviceId, period: p.start })))
         const errors: FieldErrors = {}
         for (const [serviceId, sum] of sums) {
           const field = firstPastMax(before.get(serviceId) ?? 0, sum.additions, fields)
@@ -278,8 +290,9 @@ export class Usage extends Effect.Service<Usage>()("vpn/Usage", {
         }
         if (Object.keys(errors).length > 0) return yield* Effect.fail(new ValidationError({ errors }))
         if (sums.size > 0) {
-          const rows = [...sums.entries()].map(([service_id, sum]) => ({ service_id, rx: Number(sum.rx), tx: Number(sum.tx) }))
-          const totals = yield* Effect.orDie(guardedUpsertAll({ period, sums: JSON.stringify(rows) }))
+          const rows = [...sums.entries()].map(([service_id, sum]) =>
+            ({ service_id, period: periods.get(service_id)!.start, rx: Number(sum.rx), tx: Number(sum.tx) }))
+          const totals = yield* Effect.orDie(guardedUpsertAll({ sums: JSON.stringify(rows) }))
           const written = new Set(totals.map((r) => r.service_id))
           const raced = [...sums.entries()].find(([serviceId]) => !written.has(serviceId))
           if (raced !== undefined) {
@@ -289,14 +302,14 @@ export class Usage extends Effect.Service<Usage>()("vpn/Usage", {
           }
           // [D96]: a month moved across 80 % or 100 % of its quota: one notice each, in this transaction
           for (const total of totals) {
-            yield* quotaNotices(subscribed.get(total.service_id)!, period, before.get(total.service_id) ?? 0, total.used)
+            yield* quotaNotices(subscribed.get(total.service_id)!, periods.get(total.service_id)!, before.get(total.service_id) ?? 0, total.used)
           }
         }
         return { accepted: [...sums.values()].reduce((n, s) => n + s.additions.length, 0) }
       })
 
-    /** [D96]: the quota notices of a month whose usage went from `before` to `after` bytes */
-    const quotaNotices = (service: Subscription, period: string, before: number, after: number) =>
+    /** [D96]: the quota notices of a period whose usage went from `before` to `after` bytes (once per period, [D95]) */
+    const quotaNotices = (service: Subscription, period: Bandwidth.Period, before: number, after: number) =>
       Effect.gen(function*() {
         const limit = Bandwidth.limitBytes(service.plan.bandwidthLimitGb)
         if (limit === null) return
@@ -306,15 +319,15 @@ export class Usage extends Effect.Service<Usage>()("vpn/Usage", {
           yield* notifications.notify({
             userId: service.userId,
             kind: percent === 80 ? "quota-80" : "quota-100",
-            dedupeKey: `quota-${percent}:${service.id}:${Bandwidth.periodLabel(period)}`,
+            dedupeKey: `quota-${percent}:${service.id}:${Bandwidth.labelOf(service.plan.usageReset, period.start)}`,
             view: {
               service_id: service.id,
               plan_name: service.plan.name,
               used_gb: (after / 1024 ** 3).toFixed(2),
               limit_gb: service.plan.bandwidthLimitGb,
               percent: Math.floor((after / limit) * 100),
-              period_start: Bandwidth.periodLabel(period),
-              reset_date: null
+              period_start: Bandwidth.labelOf(service.plan.usageReset, period.start),
+              reset_date: period.next
             }
           })
           // [D101]: with the notice, in the report's transaction
@@ -322,7 +335,7 @@ export class Usage extends Effect.Service<Usage>()("vpn/Usage", {
             service_id: service.id,
             user_id: service.userId,
             threshold: percent,
-            period: Bandwidth.periodLabel(period),
+            period: Bandwidth.labelOf(service.plan.usageReset, period.start),
             used_bytes: after,
             limit_bytes: limit
           })
@@ -339,7 +352,7 @@ export class Usage extends Effect.Service<Usage>()("vpn/Usage", {
       })
 
     /**
-     * [D54]: a node's counter deltas, added to each owner's current service for this month.
+     * [D54]: a node's counter deltas, added to each owner's current service for its current period ([D95]).
      * [D94]: under an `Idempotency-Key`, a retry answers the first answer and adds nothing.
      */
     const record = (serverId: number, payload: ReadonlyArray<unknown>, key?: string) =>
@@ -378,11 +391,17 @@ export class Usage extends Effect.Service<Usage>()("vpn/Usage", {
           }), TOTALS)
         }))).pipe(Effect.tap(() => webhooks.wake))
 
-    /** [D70]: an admin adds bytes to a service's month (`YYYY-MM`, default this one); 422 past 2^53 - 1, nothing saved */
+    /**
+     * [D70]: an admin adds bytes to a service's period: by default the current one ([D95]), else
+     * the one starting in the month `YYYY-MM`; 422 past 2^53 - 1, nothing saved
+     */
     const addToService = (serviceId: number, bytes: number, periodLabel: string | undefined) =>
       Effect.gen(function*() {
         const service = yield* orNotFound(yield* subscriptions.findById(serviceId))
-        const period = periodLabel !== undefined ? Bandwidth.parsePeriod(periodLabel)! : Bandwidth.periodStart(yield* clock.now)
+        const anchor = { usageReset: service.plan.usageReset, startsAt: service.startsAt }
+        const period = periodLabel !== undefined
+          ? Bandwidth.periodInMonth(anchor, Bandwidth.parsePeriod(periodLabel)!)
+          : periodOf(service, yield* clock.now).start
         const refused = ValidationError.field("bytes", pastMax("bytes"))
         const total = yield* sql.withTransaction(Effect.gen(function*() {
           if ((yield* month(service.id, period)) + bytes > MAX_BYTES) return yield* Effect.fail(refused)
@@ -391,7 +410,7 @@ export class Usage extends Effect.Service<Usage>()("vpn/Usage", {
         })).pipe(Effect.catchTag("SqlError", Effect.die))
         const recorded: typeof UsageRecorded.Type = {
           service_id: service.id,
-          period: Bandwidth.periodLabel(period),
+          period: Bandwidth.labelOf(service.plan.usageReset, period),
           used_bytes: total,
           used_formatted: Bandwidth.formatBytes(total)
         }
@@ -400,19 +419,21 @@ export class Usage extends Effect.Service<Usage>()("vpn/Usage", {
 
     const bandwidthOf = (service: Subscription) =>
       Effect.gen(function*() {
-        const now = yield* clock.now
-        const usedBytes = yield* month(service.id, Bandwidth.periodStart(now))
-        return Bandwidth.usage({ usedBytes, bandwidthLimitGb: service.plan.bandwidthLimitGb, now })
+        const period = periodOf(service, yield* clock.now)
+        const usedBytes = yield* month(service.id, period.start)
+        return Bandwidth.usage({ usedBytes, bandwidthLimitGb: service.plan.bandwidthLimitGb, resetDate: period.next })
       })
 
     const currentService = (userId: number) => Effect.flatMap(subscriptions.current(userId), orNotFound)
 
     return {
-      /** adds the deltas to the month `period` (`YYYY-MM-01`) unchecked; the month's new total */
+      /** adds the deltas to the period starting on `period` (`YYYY-MM-DD`) unchecked; its new total */
       add: (serviceId: number, period: string, rx: number, tx: number) =>
         upsert({ serviceId, period, rx, tx }).pipe(Effect.map((r) => r.used), Effect.orDie),
       month,
-      months,
+      periodTotals,
+      currentTotals,
+      periodOf,
       history,
       record,
       recordCounters,
@@ -422,19 +443,19 @@ export class Usage extends Effect.Service<Usage>()("vpn/Usage", {
         Effect.flatMap(Effect.flatMap(subscriptions.findOwned(userId, serviceId), orNotFound), bandwidthOf),
       /** [D55]: the current service's month (404 without one) */
       current: (userId: number) => Effect.flatMap(currentService(userId), bandwidthOf),
-      /** [D55]: the current service's months with usage, newest first, at most 12 */
+      /** [D55]: the current service's periods with usage, newest first, at most 12, labelled as [D95] says */
       historyOf: (userId: number): Effect.Effect<ReadonlyArray<Bandwidth.HistoryEntry>, NotFound> =>
         Effect.gen(function*() {
           const service = yield* currentService(userId)
           const rows = yield* history(service.id)
-          return rows.slice(0, 12).map((m) => Bandwidth.historyEntry(Bandwidth.periodLabel(m.period), m.usedBytes))
+          return rows.slice(0, 12).map((m) => Bandwidth.historyEntry(Bandwidth.labelOf(service.plan.usageReset, m.period), m.usedBytes))
         }),
-      /** [D55]: the current service's total and this month's */
+      /** [D55]: the current service's total and its current period's ([D95]) */
       summaryOf: (userId: number) =>
         Effect.gen(function*() {
           const service = yield* currentService(userId)
           const rows = yield* history(service.id)
-          const period = Bandwidth.periodStart(yield* clock.now)
+          const period = periodOf(service, yield* clock.now).start
           const total = Math.min(MAX_BYTES, rows.reduce((sum, m) => sum + m.usedBytes, 0))
           return Bandwidth.summary(total, rows.find((m) => m.period === period)?.usedBytes ?? 0)
         })

@@ -59,6 +59,7 @@ describe("POST /v1/admin/plans", () => {
         speed_limit_mbps: 200,
         trial_days: 3,
         device_limit: 5,
+        usage_reset: "monthly",
         is_active: false
       }
     })
@@ -74,6 +75,7 @@ describe("POST /v1/admin/plans", () => {
       speed_limit_mbps: null,
       trial_days: 0,
       device_limit: 5,
+      usage_reset: "monthly",
       is_active: true
     })
   })
@@ -131,6 +133,7 @@ describe("PUT /v1/admin/plans/{plan}", () => {
         speed_limit_mbps: null,
         trial_days: 2,
         device_limit: 5,
+        usage_reset: "monthly",
         is_active: true
       }
     })
@@ -275,5 +278,29 @@ describe("POST /v1/admin/promos [D33]", () => {
     expect(long.body.errors).toEqual({ code: ["The code field must not be greater than 64 characters."] })
     const [row] = await app.sql<{ n: number }>`select count(*)::int as n from promo_codes where code in ('OVER', 'NOPLAN')`
     expect(row!.n).toBe(0)
+  })
+})
+
+describe("plans carry usage_reset [D95]", () => {
+  test("default monthly; set on create and update; shown publicly; another value is 422 errors.usage_reset", async () => {
+    const plain = await app.post("/v1/admin/plans", { token: admin.token, body: { name: "Plain" } })
+    expect(plain.body.data.usage_reset).toBe("monthly")
+    const made = await app.post("/v1/admin/plans", { token: admin.token, body: { name: "Anchored", usage_reset: "billing_day" } })
+    expect(made.status).toBe(201)
+    expect(made.body.data.usage_reset).toBe("billing_day")
+    const changed = await app.put(`/v1/admin/plans/${made.body.data.id}`, { token: admin.token, body: { usage_reset: "never" } })
+    expect(changed.status).toBe(200)
+    expect(changed.body.data.usage_reset).toBe("never")
+    expect((await app.get(`/v1/plans/${made.body.data.id}`)).body.data.usage_reset).toBe("never")
+    expect((await app.get("/v1/plans")).body.data.find((p: { id: number }) => p.id === made.body.data.id).usage_reset).toBe("never")
+    for (const value of ["weekly", "", 1, null]) {
+      const bad = await app.post("/v1/admin/plans", { token: admin.token, body: { name: "Bad", usage_reset: value } })
+      expect(bad.status).toBe(422)
+      expect(bad.body.errors).toEqual({ usage_reset: ["The selected usage reset is invalid."] })
+    }
+    const badUpdate = await app.put(`/v1/admin/plans/${made.body.data.id}`, { token: admin.token, body: { usage_reset: "yearly" } })
+    expect(badUpdate.status).toBe(422)
+    expect(badUpdate.body.errors).toEqual({ usage_reset: ["The selected usage reset is invalid."] })
+    expect((await app.get(`/v1/plans/${made.body.data.id}`)).body.data.usage_reset).toBe("never")
   })
 })

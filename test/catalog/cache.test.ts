@@ -30,7 +30,7 @@ const listed = async () => {
 /** what the database holds, as the spec's envelope (field order of the Plan schema) */
 const expectedText = async () => {
   const rows = await app.sql<Plan>`
-    select id, name, description, bandwidth_limit_gb, speed_limit_mbps, trial_days, device_limit
+    select id, name, description, bandwidth_limit_gb, speed_limit_mbps, trial_days, device_limit, usage_reset
     from plans where is_active order by id`
   return JSON.stringify({
     success: true,
@@ -41,7 +41,8 @@ const expectedText = async () => {
       bandwidth_limit_gb: r.bandwidth_limit_gb,
       speed_limit_mbps: r.speed_limit_mbps,
       trial_days: r.trial_days,
-      device_limit: r.device_limit
+      device_limit: r.device_limit,
+      usage_reset: r.usage_reset
     }))
   })
 }
@@ -152,6 +153,7 @@ describe("the cache's bookkeeping (a repository whose reads the test releases)",
     speed_limit_mbps: null,
     trial_days: 0,
     device_limit: 5,
+    usage_reset: "monthly",
     is_active: true
   })
 

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test"
-import { formatBytes, isOverLimit, limitBytes, parsePeriod, periodStart, resetDate, summary, usage } from "../../src/vpn/Bandwidth.ts"
+import { anchorDaysStartingIn, formatBytes, isOverLimit, limitBytes, parsePeriod, periodAt, periodStart, resetDate, summary, usage } from "../../src/vpn/Bandwidth.ts"
 
 // [D55]: the pure arithmetic and formatting.
 describe("formatBytes [D55]", () => {
@@ -24,7 +24,7 @@ describe("formatBytes [D55]", () => {
 describe("usage [D55]", () => {
   const now = new Date("2026-01-15T12:00:00Z")
   test("a limited plan", () => {
-    expect(usage({ usedBytes: 1.5 * 1024 ** 3, bandwidthLimitGb: 100, now })).toEqual({
+    expect(usage({ usedBytes: 1.5 * 1024 ** 3, bandwidthLimitGb: 100, resetDate: resetDate(now) })).toEqual({
       used_bytes: 1.5 * 1024 ** 3,
       limit_bytes: 100 * 1024 ** 3,
       used_formatted: "1.50 GB",
@@ -36,13 +36,13 @@ describe("usage [D55]", () => {
   })
 
   test("percentage has two decimals and may pass 100", () => {
-    expect(usage({ usedBytes: 1024 ** 3 / 3, bandwidthLimitGb: 1, now }).percentage).toBe(33.33)
-    expect(usage({ usedBytes: (2 * 1024 ** 3) / 3, bandwidthLimitGb: 1, now }).percentage).toBe(66.67)
-    expect(usage({ usedBytes: 3 * 1024 ** 3, bandwidthLimitGb: 2, now }).percentage).toBe(150)
+    expect(usage({ usedBytes: 1024 ** 3 / 3, bandwidthLimitGb: 1, resetDate: resetDate(now) }).percentage).toBe(33.33)
+    expect(usage({ usedBytes: (2 * 1024 ** 3) / 3, bandwidthLimitGb: 1, resetDate: resetDate(now) }).percentage).toBe(66.67)
+    expect(usage({ usedBytes: 3 * 1024 ** 3, bandwidthLimitGb: 2, resetDate: resetDate(now) }).percentage).toBe(150)
   })
 
   test("an unlimited plan", () => {
-    expect(usage({ usedBytes: 10, bandwidthLimitGb: 0, now })).toEqual({
+    expect(usage({ usedBytes: 10, bandwidthLimitGb: 0, resetDate: resetDate(now) })).toEqual({
       used_bytes: 10,
       limit_bytes: null,
       used_formatted: "10.00 B",
@@ -80,5 +80,29 @@ describe("usage [D55]", () => {
       current_month_bytes: 1024,
       current_month_formatted: "1.00 KB"
     })
+  })
+})
+
+describe("quota periods, pure [D95]", () => {
+  const at = (iso: string) => new Date(iso)
+  test("billing_day clamps to the month's end and starts at 00:00 UTC of its day", () => {
+    const anchor = { usageReset: "billing_day" as const, startsAt: at("2027-01-31T22:00:00Z") }
+    expect(periodAt(anchor, at("2027-02-27T23:59:59Z"))).toEqual({ start: "2027-01-31", next: "2027-02-28" })
+    expect(periodAt(anchor, at("2027-02-28T00:00:00Z"))).toEqual({ start: "2027-02-28", next: "2027-03-31" })
+    expect(periodAt(anchor, at("2028-02-29T00:00:00Z"))).toEqual({ start: "2028-02-29", next: "2028-03-31" })
+    expect(periodAt(anchor, at("2027-12-31T00:00:00Z"))).toEqual({ start: "2027-12-31", next: "2028-01-31" })
+    expect(periodAt(anchor, at("2027-12-30T00:00:00Z"))).toEqual({ start: "2027-11-30", next: "2027-12-31" })
+  })
+  test("monthly and never", () => {
+    expect(periodAt({ usageReset: "monthly", startsAt: at("2026-01-15T00:00:00Z") }, at("2026-12-31T23:00:00Z")))
+      .toEqual({ start: "2026-12-01", next: "2027-01-01" })
+    expect(periodAt({ usageReset: "never", startsAt: at("2026-01-15T20:00:00Z") }, at("2029-06-01T00:00:00Z")))
+      .toEqual({ start: "2026-01-15", next: null })
+  })
+  test("the anchor days whose periods start after one day up to another", () => {
+    expect([...anchorDaysStartingIn("2026-07-19", "2026-07-20")]).toEqual([20])
+    expect([...anchorDaysStartingIn("2026-07-20", "2026-07-20")]).toEqual([])
+    expect([...anchorDaysStartingIn("2026-09-28", "2026-09-30")].sort((a, b) => a - b)).toEqual([29, 30, 31])
+    expect([...anchorDaysStartingIn("2027-02-27", "2027-02-28")].sort((a, b) => a - b)).toEqual([28, 29, 30, 31])
   })
 })
