@@ -129,7 +129,13 @@ export const seedScale = async (url: string, appKey: Uint8Array, size: Size): Pr
       insert into server_plans (server_id, plan_id) select s, p from generate_series(1, ${SERVERS}) s, generate_series(1, 3) p;
       insert into wireguard_peers (user_id, server_id, public_key, private_key_enc, address, created_at)
       select i, 1, 'P' || lpad(i::text, 42, '0') || '=', '${peerPrivate}', '10.64.0.1'::inet + i, now()
-      from generate_series(1, ${P}) i;`)
+      from generate_series(1, ${P}) i;
+      -- ten peers on each other server (users 1..10): first downloads at 10 peers
+      insert into wireguard_peers (user_id, server_id, public_key, private_key_enc, address, created_at)
+      select k, s, 'Q' || lpad(s::text, 4, '0') || lpad(k::text, 38, '0') || '=', '${peerPrivate}', '10.66.0.1'::inet + k, now()
+      from generate_series(2, ${SERVERS}) s, generate_series(1, 10) k;
+      -- the allocation's state ([D90]): each peer's host number, each server's high-water mark
+      select vpn_reindex_hosts(id) from servers;`)
     await step("trigram index", `create index if not exists users_email_trgm on users using gin (lower(email) gin_trgm_ops)`)
       .catch((e) => console.log(`  [${size.label}] no trigram index: ${e}`))
     await step("vacuum analyze", `vacuum analyze`)
