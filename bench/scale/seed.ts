@@ -127,12 +127,17 @@ export const seedScale = async (url: string, appKey: Uint8Array, size: Size): Pr
       from generate_series(1, ${SERVERS}) i;
       select setval(pg_get_serial_sequence('servers', 'id'), ${SERVERS});
       insert into server_plans (server_id, plan_id) select s, p from generate_series(1, ${SERVERS}) s, generate_series(1, 3) p;
-      insert into wireguard_peers (user_id, server_id, public_key, private_key_enc, address, created_at)
-      select i, 1, 'P' || lpad(i::text, 42, '0') || '=', '${peerPrivate}', '10.64.0.1'::inet + i, now()
+      -- each peer's owner has one device ([D90]; device i of user i), made here in one statement
+      -- rather than by the insert trigger's lock per user
+      insert into vpn_devices (id, user_id, name, platform, created_at) overriding system value
+      select i, i, 'Default', 'other', now() from generate_series(1, greatest(${P}, 10)) i;
+      select setval(pg_get_serial_sequence('vpn_devices', 'id'), greatest(${P}, 10));
+      insert into wireguard_peers (user_id, device_id, server_id, public_key, private_key_enc, address, created_at)
+      select i, i, 1, 'P' || lpad(i::text, 42, '0') || '=', '${peerPrivate}', '10.64.0.1'::inet + i, now()
       from generate_series(1, ${P}) i;
       -- ten peers on each other server (users 1..10): first downloads at 10 peers
-      insert into wireguard_peers (user_id, server_id, public_key, private_key_enc, address, created_at)
-      select k, s, 'Q' || lpad(s::text, 4, '0') || lpad(k::text, 38, '0') || '=', '${peerPrivate}', '10.66.0.1'::inet + k, now()
+      insert into wireguard_peers (user_id, device_id, server_id, public_key, private_key_enc, address, created_at)
+      select k, k, s, 'Q' || lpad(s::text, 4, '0') || lpad(k::text, 38, '0') || '=', '${peerPrivate}', '10.66.0.1'::inet + k, now()
       from generate_series(2, ${SERVERS}) s, generate_series(1, 10) k;
       -- the allocation's state ([D90]): each peer's host number, each server's high-water mark
       select vpn_reindex_hosts(id) from servers;`)
