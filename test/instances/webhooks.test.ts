@@ -112,10 +112,13 @@ describe.skipIf(skipReason !== undefined)("webhooks on real processes [D101]", (
       )
       expect(waiting[0]!.n).toBe(3)
 
-      // the restarted process's jobs (5 s after start, then every 60 s) retry with backoff
+      // the restarted process's jobs (5 s after start, then every 60 s) retry with backoff (10 s,
+      // 20 s, 40 s): once the first retry is due, the second process's first run makes it, so the
+      // deliveries arrive at its third run (~125 s) and not a run later
+      await Bun.sleep(12_000)
       const second = await startServer({ databaseUrl: db.url, appKey, env })
       running.push(second)
-      expect(await waitUntil(() => sink.received.length >= 3, 170_000)).toBe(true)
+      expect(await waitUntil(() => sink.received.length >= 3, 250_000)).toBe(true)
       await Bun.sleep(2000)
       expect(sink.received.map((r) => r.body.data["email"])).toEqual(emails)
       expect(new Set(sink.received.map((r) => r.body.id)).size).toBe(3)
@@ -132,5 +135,5 @@ describe.skipIf(skipReason !== undefined)("webhooks on real processes [D101]", (
     } finally {
       await sql.end()
     }
-  }, 260_000)
+  }, 360_000)
 })
