@@ -22,6 +22,7 @@ import { Metrics } from "./platform/Metrics.ts"
 import { RateLimiter } from "./platform/RateLimiter.ts"
 import { AccountsHttpLive } from "./accounts/Http.ts"
 import { BillingHttpLive } from "./billing/Http.ts"
+import { BalanceHttpLive } from "./billing/BalanceHttp.ts"
 import { ServicesHttpLive } from "./services/Http.ts"
 import { CatalogHttpLive } from "./catalog/Http.ts"
 import { Faq } from "./support/Faq.ts"
@@ -36,7 +37,7 @@ import { Webhooks } from "./webhooks/Webhooks.ts"
 
 /** Every group's handlers, the auth middleware and the error mapping, over the services. */
 export const ApiLive = HttpApiBuilder.api(Api).pipe(
-  Layer.provide([SystemLive, MetricsLive, AccountsHttpLive, CatalogHttpLive, ServicesHttpLive, BillingHttpLive, VpnHttpLive, SupportHttpLive, AuditHttpLive, OutboxHttpLive, WebhooksHttpLive]),
+  Layer.provide([SystemLive, MetricsLive, AccountsHttpLive, CatalogHttpLive, ServicesHttpLive, BillingHttpLive, BalanceHttpLive, VpnHttpLive, SupportHttpLive, AuditHttpLive, OutboxHttpLive, WebhooksHttpLive]),
   Layer.provide([AuthenticationLive, AdminAuthenticationLive, PeopleOnlyLive, RateLimitsLive, MetricsAccessLive]),
   Layer.provide([errorMapping(Api), GuardsLive, adminWritesAudit(Api).pipe(Layer.provide(AdminWritesLive))])
 )

@@ -14,6 +14,8 @@ export const Invoice = Schema.Struct({
   cycle_id: Schema.Int,
   amount: Schema.String,
   discount: Schema.String,
+  /** [D109]: what the balance paid; `amount` is what is left for a gateway */
+  balance_applied: Schema.String,
   currency: Schema.String,
   status: InvoiceStatus,
   gateway: Schema.String,
@@ -37,6 +39,7 @@ export const InvoiceListItem = Schema.Struct({
 export const InvoiceDetail = Schema.Struct({
   ...InvoiceListItem.fields,
   discount: Schema.String,
+  balance_applied: Schema.String,
   promo_code: Schema.NullOr(Schema.String),
   plan: Schema.Struct({ name: Schema.String }),
   cycle: Schema.Struct({ name: Schema.String, duration_days: Schema.Int }),

@@ -85,6 +85,7 @@ export class Invoices extends Effect.Service<Invoices>()("billing/Invoices", {
 
     const columns = sql`
       id, uuid::text as uuid, user_id, service_id, plan_id, cycle_id, amount::text as amount, discount::text as discount,
+      balance_applied::text as balance_applied,
       currency, status, gateway, promo_code, promo_code_id, due_date, paid_at, transaction_id, created_at`
 
     const findBy = (where: Fragment) =>
@@ -110,6 +111,7 @@ export class Invoices extends Effect.Service<Invoices>()("billing/Invoices", {
           created_at: r.created_at,
           paid_at: r.paid_at,
           discount: r.discount,
+          balance_applied: r.balance_applied,
           promo_code: r.promo_code,
           plan: { name: c.plan(r.plan_id).name },
           cycle: { name: cycle.name, duration_days: cycle.duration_days },
@@ -207,12 +209,18 @@ export class Invoices extends Effect.Service<Invoices>()("billing/Invoices", {
       Effect.flatMap(clock.now, (now) =>
         SqlSchema.findAll({
           Request: Schema.Void,
-          Result: Schema.Struct({ id: Schema.Int, promo_code_id: Schema.NullOr(Schema.Int) }),
+          Result: Schema.Struct({
+            id: Schema.Int,
+            promo_code_id: Schema.NullOr(Schema.Int),
+            user_id: Schema.NullOr(Schema.Int),
+            currency: Schema.String,
+            balance_applied: Schema.String
+          }),
           execute: () => sql`
             update invoices set status = 'cancelled'
             where id in (select id from invoices where status = 'pending' and due_date < ${now}
                          order by due_date limit ${limit} for update skip locked)
-            returning id, promo_code_id`
+            returning id, promo_code_id, user_id, currency, balance_applied::text as balance_applied`
         })(undefined)).pipe(Effect.orDie)
 
     /**

@@ -5,6 +5,8 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
+import { Balance } from "../billing/Balance.ts"
+import { Funding } from "../billing/Funding.ts"
 import { Invoices } from "../billing/Invoices.ts"
 import { MailTokens } from "../accounts/MailTokens.ts"
 import { Catalog } from "../catalog/Catalog.ts"
@@ -66,6 +68,8 @@ const runJobs = Effect.gen(function*() {
   const mailTokens = yield* MailTokens
   const outbox = yield* Outbox
   const notifications = yield* Notifications
+  const balance = yield* Balance
+  const funding = yield* Funding
 
   const tryLock = SqlSchema.single({
     Request: Schema.Void,
@@ -133,8 +137,15 @@ const runJobs = Effect.gen(function*() {
           expiresAt: s.expires_at
         }
       }))
-      // [D96]: the renewal invoice's notice, written with it
-      noticesWritten += yield* notifications.notifyMany(created.map((invoice) => ({
+      // [D109]: each renewal takes what it can from the balance (a whole one is paid at once)
+      const paidByBalance = new Set<string>()
+      const withBalance = yield* balance.holders(created.map((r) => r.user_id))
+      for (const renewal of created.filter((r) => withBalance.has(`${r.user_id}:${r.currency}`))) {
+        const invoice = yield* invoices.byUuid(renewal.uuid)
+        if (invoice._tag === "Some" && (yield* funding.fund(invoice.value)) === "paid") paidByBalance.add(renewal.uuid)
+      }
+      // [D96]: the renewal invoice's notice, written with it (one the balance paid has its receipt instead)
+      noticesWritten += yield* notifications.notifyMany(created.filter((i) => !paidByBalance.has(i.uuid)).map((invoice) => ({
         userId: invoice.user_id,
         kind: "renewal-invoice" as const,
         dedupeKey: `renewal-invoice:${invoice.uuid}`,
@@ -187,6 +198,10 @@ const runJobs = Effect.gen(function*() {
     const cancelled = yield* invoices.cancelOverdue(JOBS_BATCH)
     const promoIds = cancelled.flatMap((i) => (i.promo_code_id === null ? [] : [i.promo_code_id]))
     yield* catalog.releasePromoUses(promoIds)
+    // [D109]: what the balance paid of each goes back to it, in the same transaction
+    for (const i of cancelled) {
+      yield* balance.returnFrom({ id: i.id, userId: i.user_id, balanceApplied: i.balance_applied, currency: i.currency })
+    }
     invoicesCancelled += cancelled.length
     promoUsesReleased += promoIds.length
     return cancelled.length
@@ -239,7 +254,7 @@ const recordedRun = Effect.gen(function*() {
 })
 
 /** the rooms the jobs call */
-const JobsRooms = Layer.mergeAll(Services.Default, Invoices.Default, Catalog.Default, MailTokens.Default, Outbox.Default, Notifications.Default, Webhooks.Default)
+const JobsRooms = Layer.mergeAll(Services.Default, Invoices.Default, Balance.Default, Funding.Default, Catalog.Default, MailTokens.Default, Outbox.Default, Notifications.Default, Webhooks.Default)
 
 /** One run on layers of its own (the CLI's `jobs run-once`, tests). */
 export const runJobsOnce = recordedRun.pipe(Effect.provide(JobsRooms))

@@ -23,6 +23,7 @@ const invoice = (id: number, paid: boolean): Invoice => ({
   cycle_id: 3,
   amount: "8.99",
   discount: "0.00",
+  balance_applied: "0.00",
   currency: "USD",
   status: paid ? "paid" : "pending",
   gateway: "manual",
