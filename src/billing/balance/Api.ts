@@ -1,12 +1,12 @@
 import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as Schema from "effect/Schema"
-import { PageParam } from "../accounts/Api.ts"
-import { AdminAuthentication, Authentication } from "../http/Auth.ts"
-import { Ok, OkPage } from "../http/Envelope.ts"
-import { Body, IdParam, string } from "../platform/Fields.ts"
-import { BalanceAmount, BalanceTransaction } from "./Balance.ts"
-import { currencyCode, signedAmount } from "./MoneyFields.ts"
+import { PageParam } from "../../accounts/Api.ts"
+import { AdminAuthentication, Authentication } from "../../http/Auth.ts"
+import { Ok, OkPage } from "../../http/Envelope.ts"
+import { Body, IdParam, string } from "../../platform/Fields.ts"
+import { BalanceAmount, BalanceTransaction } from "../Balance.ts"
+import { currencyCode, signedAmount } from "../MoneyFields.ts"
 
 export const BalanceAdjusted = Schema.Struct({
   currency: Schema.String,
