@@ -15,6 +15,9 @@ import scaleIndexes from "./0013_scale_indexes.ts"
 import webhooks from "./0014_webhooks.ts"
 import quotaPeriods from "./0015_quota_periods.ts"
 import balance from "./0030_balance.ts"
+import creditNotes from "./0031_credit_notes.ts"
+import serviceCancelAndChanges from "./0032_service_cancel_and_changes.ts"
+import changeInvoices from "./0033_change_invoices.ts"
 
 /**
  * Every migration, imported statically so that a compiled binary carries them.
@@ -35,5 +38,8 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "13_scale_indexes": scaleIndexes,
   "14_webhooks": webhooks,
   "15_quota_periods": quotaPeriods,
-  "30_balance": balance
+  "30_balance": balance,
+  "31_credit_notes": creditNotes,
+  "32_service_cancel_and_changes": serviceCancelAndChanges,
+  "33_change_invoices": changeInvoices
 }

@@ -14,6 +14,7 @@ import { AccountsAdminApi, AccountsApi, AccountsPagesApi } from "./accounts/Api.
 import { AuditAdminApi, AuditApi } from "./audit/Api.ts"
 import { BillingAdminApi, BillingApi, BillingPagesApi } from "./billing/Api.ts"
 import { BalanceAdminApi, BalanceApi } from "./billing/balance/Api.ts"
+import { RefundsAdminApi } from "./billing/refunds/Api.ts"
 import { ServicesAdminApi, ServicesApi } from "./services/Api.ts"
 import { CatalogAdminApi, CatalogApi } from "./catalog/Api.ts"
 import { SupportAdminApi, SupportApi } from "./support/Api.ts"
@@ -35,6 +36,7 @@ export class Api extends HttpApi.make("vpn")
   .add(BillingAdminApi)
   .add(BalanceApi)
   .add(BalanceAdminApi)
+  .add(RefundsAdminApi)
   .add(VpnApi)
   .add(NodeApi)
   .add(VpnAdminApi)

@@ -16,6 +16,8 @@ export const Invoice = Schema.Struct({
   discount: Schema.String,
   /** [D109]: what the balance paid; `amount` is what is left for a gateway */
   balance_applied: Schema.String,
+  /** [D110]: the sum of its credit notes */
+  refunded_amount: Schema.String,
   currency: Schema.String,
   status: InvoiceStatus,
   gateway: Schema.String,
@@ -27,6 +29,18 @@ export const Invoice = Schema.Struct({
   created_at: Schema.DateFromSelf
 })
 export type Invoice = typeof Invoice.Type
+
+/** [D110]: a credit note (a refund of a paid invoice) as the API shows it */
+export const CreditNote = Schema.Struct({
+  id: Schema.Int,
+  invoice_uuid: Schema.String,
+  amount: Schema.String,
+  currency: Schema.String,
+  to: Schema.Literal("balance", "gateway"),
+  reason: Schema.String,
+  created_at: Schema.Date
+}).annotations({ identifier: "CreditNote" })
+export type CreditNote = typeof CreditNote.Type
 
 /** The spec's Invoice as listed: the row's public columns, times as ISO 8601. */
 export const InvoiceListItem = Schema.Struct({
@@ -40,6 +54,8 @@ export const InvoiceDetail = Schema.Struct({
   ...InvoiceListItem.fields,
   discount: Schema.String,
   balance_applied: Schema.String,
+  refunded_amount: Schema.String,
+  credit_notes: Schema.Array(CreditNote),
   promo_code: Schema.NullOr(Schema.String),
   plan: Schema.Struct({ name: Schema.String }),
   cycle: Schema.Struct({ name: Schema.String, duration_days: Schema.Int }),

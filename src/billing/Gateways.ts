@@ -1,7 +1,9 @@
+import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
 import { AppClock } from "../platform/Clock.ts"
 import { AppConfig } from "../platform/Config.ts"
 import { AppKey, constantTimeEqual } from "../platform/Crypto.ts"
@@ -16,7 +18,26 @@ export interface PaymentLink {
 export interface PaymentGateway {
   readonly name: string
   readonly paymentLink: (invoice: { readonly uuid: string }) => Effect.Effect<PaymentLink>
+  /**
+   * [D110]: pays `amount` (decimal string) of a paid invoice back to the payer; the provider's
+   * refund id. Absent when the provider cannot refund (`manual`): a refund `to: gateway` is then
+   * 422 `errors.to`.
+   */
+  readonly refund?: (payment: RefundRequest) => Effect.Effect<{ readonly refundId: string }, GatewayRefundFailed>
 }
+
+/** [D110]: what a gateway needs to pay part of an invoice back. */
+export interface RefundRequest {
+  readonly invoiceUuid: string
+  readonly transactionId: string | null
+  readonly amount: string
+  readonly currency: string
+}
+
+/** [D110]: the provider refused or failed the refund; nothing was recorded. */
+export class GatewayRefundFailed extends Schema.TaggedError<GatewayRefundFailed>()("GatewayRefundFailed", {
+  message: Schema.optionalWith(Schema.String, { default: () => "The payment gateway could not refund the payment." })
+}, HttpApiSchema.annotations({ status: 502 })) {}
 
 /** What a `/pay/{uuid}` link of the manual gateway is worth. */
 export type LinkCheck = "valid" | "invalid" | "expired"

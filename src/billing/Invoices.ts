@@ -9,7 +9,7 @@ import { AppClock } from "../platform/Clock.ts"
 import { AppConfig } from "../platform/Config.ts"
 import { makePage } from "../platform/Page.ts"
 import { Webhooks } from "../webhooks/Webhooks.ts"
-import { Invoice, type InvoiceDetail, toListItem } from "./Domain.ts"
+import { CreditNote, Invoice, type InvoiceDetail, toListItem } from "./Domain.ts"
 
 /** [D36]: invoices pages hold 15 */
 const PER_PAGE = 15
@@ -85,7 +85,7 @@ export class Invoices extends Effect.Service<Invoices>()("billing/Invoices", {
 
     const columns = sql`
       id, uuid::text as uuid, user_id, service_id, plan_id, cycle_id, amount::text as amount, discount::text as discount,
-      balance_applied::text as balance_applied,
+      balance_applied::text as balance_applied, refunded_amount::text as refunded_amount,
       currency, status, gateway, promo_code, promo_code_id, due_date, paid_at, transaction_id, created_at`
 
     const findBy = (where: Fragment) =>
@@ -97,9 +97,19 @@ export class Invoices extends Effect.Service<Invoices>()("billing/Invoices", {
     /** the invoice row locked until the transaction ends */
     const lock = (id: number) => findBy(sql`id = ${id} for update`)
 
+    /** [D110]: the invoice's credit notes, oldest first (none unless it was refunded) */
+    const creditNotesOf = (r: Invoice) =>
+      r.refunded_amount === "0.00" ? Effect.succeed<ReadonlyArray<CreditNote>>([]) : SqlSchema.findAll({
+        Request: Schema.Void,
+        Result: Schema.Struct({ ...CreditNote.fields, created_at: Schema.DateFromSelf }),
+        execute: () => sql`
+          select id, ${r.uuid}::text as invoice_uuid, amount::text as amount, currency, refund_to as to, reason, created_at
+          from credit_notes where invoice_id = ${r.id} order by id`
+      })(undefined).pipe(Effect.orDie)
+
     /** the detail fields, with the plan's and cycle's names */
     const detail = (r: Invoice) =>
-      Effect.map(catalog.rowsOf([r.plan_id], [r.cycle_id]), (c): InvoiceDetail => {
+      Effect.zipWith(catalog.rowsOf([r.plan_id], [r.cycle_id]), creditNotesOf(r), (c, notes): InvoiceDetail => {
         const cycle = c.cycle(r.cycle_id)
         return {
           id: r.id,
@@ -112,6 +122,8 @@ export class Invoices extends Effect.Service<Invoices>()("billing/Invoices", {
           paid_at: r.paid_at,
           discount: r.discount,
           balance_applied: r.balance_applied,
+          refunded_amount: r.refunded_amount,
+          credit_notes: notes,
           promo_code: r.promo_code,
           plan: { name: c.plan(r.plan_id).name },
           cycle: { name: cycle.name, duration_days: cycle.duration_days },

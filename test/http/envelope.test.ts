@@ -24,6 +24,7 @@ const invoice = (id: number, paid: boolean): Invoice => ({
   amount: "8.99",
   discount: "0.00",
   balance_applied: "0.00",
+  refunded_amount: "0.00",
   currency: "USD",
   status: paid ? "paid" : "pending",
   gateway: "manual",
