@@ -7,7 +7,7 @@ import { describe } from "../http/Describe.ts"
 import { AdminAuthentication, Authentication } from "../http/Auth.ts"
 import { Ok, OkMessage } from "../http/Envelope.ts"
 import { Body, boolean, IdParam, integer, label, oneOf } from "../platform/Fields.ts"
-import { SERVICE_STATUSES, ServiceStatus, type Subscription } from "./Services.ts"
+import { SERVICE_STATUSES, ServiceStatus, type Subscription } from "./Domain.ts"
 
 // ---- resources ([D34]) ------------------------------------------------------------------
 
