@@ -15,6 +15,7 @@ import { AuditAdminApi, AuditApi } from "./audit/Api.ts"
 import { BillingAdminApi, BillingApi, BillingPagesApi } from "./billing/Api.ts"
 import { BalanceAdminApi, BalanceApi } from "./billing/balance/Api.ts"
 import { RefundsAdminApi } from "./billing/refunds/Api.ts"
+import { SubscriptionsApi } from "./billing/subscriptions/Api.ts"
 import { ServicesAdminApi, ServicesApi } from "./services/Api.ts"
 import { CatalogAdminApi, CatalogApi } from "./catalog/Api.ts"
 import { SupportAdminApi, SupportApi } from "./support/Api.ts"
@@ -37,6 +38,7 @@ export class Api extends HttpApi.make("vpn")
   .add(BalanceApi)
   .add(BalanceAdminApi)
   .add(RefundsAdminApi)
+  .add(SubscriptionsApi)
   .add(VpnApi)
   .add(NodeApi)
   .add(VpnAdminApi)
