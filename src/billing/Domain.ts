@@ -18,6 +18,8 @@ export const Invoice = Schema.Struct({
   balance_applied: Schema.String,
   /** [D110]: the sum of its credit notes */
   refunded_amount: Schema.String,
+  /** [D108]: a plan change's invoice: the prorated credit of the period it replaces (else null) */
+  change_credit: Schema.NullOr(Schema.String),
   currency: Schema.String,
   status: InvoiceStatus,
   gateway: Schema.String,

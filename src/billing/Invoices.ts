@@ -86,6 +86,7 @@ export class Invoices extends Effect.Service<Invoices>()("billing/Invoices", {
     const columns = sql`
       id, uuid::text as uuid, user_id, service_id, plan_id, cycle_id, amount::text as amount, discount::text as discount,
       balance_applied::text as balance_applied, refunded_amount::text as refunded_amount,
+      change_credit::text as change_credit,
       currency, status, gateway, promo_code, promo_code_id, due_date, paid_at, transaction_id, created_at`
 
     const findBy = (where: Fragment) =>

@@ -6,7 +6,11 @@ import { AppClock } from "../platform/Clock.ts"
 import { ValidationError } from "../platform/Errors.ts"
 import { Notifications } from "../outbox/Notifications.ts"
 import { Services } from "../services/Services.ts"
-import { InvoiceNotPayable } from "./Domain.ts"
+import { Catalog } from "../catalog/Catalog.ts"
+import { toCents } from "../catalog/Money.ts"
+import { Schedules } from "../services/Schedule.ts"
+import { Balance } from "./Balance.ts"
+import { type Invoice, InvoiceNotPayable } from "./Domain.ts"
 import { invoiceEvent, Invoices } from "./Invoices.ts"
 import { Webhooks } from "../webhooks/Webhooks.ts"
 
@@ -36,6 +40,36 @@ export class Payments extends Effect.Service<Payments>()("billing/Payments", {
     const services = yield* Services
     const notifications = yield* Notifications
     const webhooks = yield* Webhooks
+    const schedules = yield* Schedules
+    const balance = yield* Balance
+    const catalog = yield* Catalog
+
+    /**
+     * [D108]: a change invoice switches its service at once (a credit above the price goes to the
+     * balance, [D109]); a renewal for the downgrade scheduled on its service continues on the new
+     * plan; any other invoice activates or extends as [D35] says.
+     */
+    const activateOrChange = (invoice: Invoice, userId: number) =>
+      Effect.gen(function*() {
+        const { change_credit, cycle_id, plan_id, service_id } = invoice
+        if (service_id !== null && change_credit !== null) {
+          const period = yield* schedules.switchPlan({ serviceId: service_id, userId, planId: plan_id, cycleId: cycle_id, kind: "upgrade", startNow: true })
+          const { cycle } = yield* Effect.orDie(catalog.anyPlanAndCycle(plan_id, cycle_id))
+          const excess = toCents(change_credit) - toCents(cycle.price)
+          if (excess > 0) {
+            yield* Effect.orDie(balance.adjust({ userId, currency: invoice.currency, cents: excess, reason: "Plan change credit", invoiceId: invoice.id }))
+          }
+          return { serviceId: service_id, ...period }
+        }
+        if (service_id !== null) {
+          const scheduled = (yield* schedules.of(service_id)).scheduled_change
+          if (scheduled !== null && scheduled.plan.id === plan_id && scheduled.cycle.id === cycle_id) {
+            const period = yield* schedules.switchPlan({ serviceId: service_id, userId, planId: plan_id, cycleId: cycle_id, kind: "downgrade", startNow: false })
+            return { serviceId: service_id, ...period }
+          }
+        }
+        return yield* services.activatePeriod({ serviceId: service_id, userId, planId: plan_id, cycleId: cycle_id })
+      })
 
     const markPaid = (invoiceId: number, options: { readonly transactionId: string | null; readonly gateway: string; readonly payload?: unknown }) =>
       sql.withTransaction(Effect.gen(function*() {
@@ -57,7 +91,7 @@ export class Payments extends Effect.Service<Payments>()("billing/Payments", {
         }
         const period = user_id === null
           ? null
-          : yield* services.activatePeriod({ serviceId: service_id, userId: user_id, planId: plan_id, cycleId: cycle_id })
+          : yield* activateOrChange(invoice.value, user_id)
         yield* invoices.markPaid(id, options.transactionId, period?.serviceId ?? null, now)
         // [D101]: with the payment, in its transaction
         yield* webhooks.emit("invoice.paid", invoiceEvent({
@@ -96,5 +130,5 @@ export class Payments extends Effect.Service<Payments>()("billing/Payments", {
 
     return { markPaid } as const
   }),
-  dependencies: [Invoices.Default, Services.Default, Notifications.Default, Webhooks.Default]
+  dependencies: [Invoices.Default, Services.Default, Notifications.Default, Webhooks.Default, Schedules.Default, Balance.Default, Catalog.Default]
 }) {}

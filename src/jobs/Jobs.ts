@@ -14,6 +14,7 @@ import { RateLimiter } from "../platform/RateLimiter.ts"
 import { AppClock } from "../platform/Clock.ts"
 import { Metrics } from "../platform/Metrics.ts"
 import { Services } from "../services/Services.ts"
+import { Schedules } from "../services/Schedule.ts"
 import { PeerChanges } from "../vpn/PeerChanges.ts"
 import { Usage } from "../vpn/Usage.ts"
 import { Notifications } from "../outbox/Notifications.ts"
@@ -70,6 +71,7 @@ const runJobs = Effect.gen(function*() {
   const notifications = yield* Notifications
   const balance = yield* Balance
   const funding = yield* Funding
+  const schedules = yield* Schedules
 
   const tryLock = SqlSchema.single({
     Request: Schema.Void,
@@ -123,7 +125,13 @@ const runJobs = Effect.gen(function*() {
   let renewalsCreated = 0
   for (;;) {
     const step = yield* batch(Effect.gen(function*() {
-      const due = yield* services.renewalCandidates({ horizon, afterId, limit: JOBS_BATCH })
+      const candidates = yield* services.renewalCandidates({ horizon, afterId, limit: JOBS_BATCH })
+      // [D108]: a service with a downgrade scheduled is renewed on the new plan and cycle
+      const scheduled = yield* schedules.ofMany(candidates.map((s) => s.id))
+      const due = candidates.map((s) => {
+        const next = scheduled.get(s.id)?.scheduled_change
+        return next == null ? s : { ...s, plan_id: next.plan.id, cycle_id: next.cycle.id }
+      })
       const prices = yield* catalog.rowsOf(due.map((s) => s.plan_id), due.map((s) => s.cycle_id))
       const created = yield* invoices.insertRenewals(due.map((s) => {
         const cycle = prices.cycle(s.cycle_id)
@@ -254,7 +262,7 @@ const recordedRun = Effect.gen(function*() {
 })
 
 /** the rooms the jobs call */
-const JobsRooms = Layer.mergeAll(Services.Default, Invoices.Default, Balance.Default, Funding.Default, Catalog.Default, MailTokens.Default, OutboxSender.Default, Notifications.Default, Webhooks.Default)
+const JobsRooms = Layer.mergeAll(Services.Default, Invoices.Default, Balance.Default, Funding.Default, Schedules.Default, Catalog.Default, MailTokens.Default, OutboxSender.Default, Notifications.Default, Webhooks.Default)
 
 /** One run on layers of its own (the CLI's `jobs run-once`, tests). */
 export const runJobsOnce = recordedRun.pipe(Effect.provide(JobsRooms))

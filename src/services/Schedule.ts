@@ -114,7 +114,6 @@ export class Schedules extends Effect.Service<Schedules>()("services/Schedules",
                 scheduled_plan_id = null, scheduled_cycle_id = null, updated_at = ${now}
               where id = ${change.serviceId} returning starts_at, expires_at`
             : sql`update services set plan_id = ${change.planId}, cycle_id = ${change.cycleId},
-                starts_at = case when expires_at > ${now} then expires_at else ${now} end,
                 expires_at = (case when expires_at > ${now} then expires_at else ${now} end) + make_interval(days => ${cycle.duration_days}),
                 status = 'active', scheduled_plan_id = null, scheduled_cycle_id = null, updated_at = ${now}
               where id = ${change.serviceId} returning starts_at, expires_at`

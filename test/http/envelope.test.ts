@@ -25,6 +25,7 @@ const invoice = (id: number, paid: boolean): Invoice => ({
   discount: "0.00",
   balance_applied: "0.00",
   refunded_amount: "0.00",
+  change_credit: null,
   currency: "USD",
   status: paid ? "paid" : "pending",
   gateway: "manual",

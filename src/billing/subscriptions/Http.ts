@@ -4,11 +4,23 @@ import * as Layer from "effect/Layer"
 import { Api } from "../../Api.ts"
 import { CurrentUser } from "../../http/Auth.ts"
 import { renderDetail } from "../../services/Api.ts"
+import * as Option from "effect/Option"
+import { orNotFound, ValidationError } from "../../http/Errors.ts"
+import type { Subscription } from "../../services/Domain.ts"
+import { Schedules } from "../../services/Schedule.ts"
+import { Services } from "../../services/Services.ts"
 import { Cancellations } from "../Cancellations.ts"
+import { Invoices } from "../Invoices.ts"
+import { PlanChanges } from "../PlanChanges.ts"
 
 const SubscriptionsHandlers = HttpApiBuilder.group(Api, "subscriptions", (handlers) =>
   Effect.gen(function*() {
     const cancellations = yield* Cancellations
+    const changes = yield* PlanChanges
+    const invoices = yield* Invoices
+    const schedules = yield* Schedules
+    const services = yield* Services
+    const detailOf = (s: Subscription) => Effect.map(schedules.of(s.id), (schedule) => renderDetail(s, schedule))
     return handlers
       .handle("cancelService", ({ path, payload }) =>
         Effect.flatMap(CurrentUser, (user) =>
@@ -16,6 +28,40 @@ const SubscriptionsHandlers = HttpApiBuilder.group(Api, "subscriptions", (handle
       .handle("resumeService", ({ path }) =>
         Effect.flatMap(CurrentUser, (user) =>
           Effect.map(cancellations.resume(user.userId, path.service), (v) => renderDetail(v.service, v.schedule))))
+      .handle("changeQuote", ({ path, urlParams }) =>
+        Effect.gen(function*() {
+          const user = yield* CurrentUser
+          const request = yield* changeRequest(urlParams)
+          return yield* changes.quote(user.userId, path.service, request)
+        }))
+      .handle("changePlan", ({ path, payload }) =>
+        Effect.gen(function*() {
+          const user = yield* CurrentUser
+          const done = yield* changes.change(user.userId, path.service, { planId: payload.plan_id, cycleId: payload.cycle_id })
+          if (Option.isSome(done.invoiceId)) {
+            const invoice = yield* Effect.flatMap(invoices.byId(done.invoiceId.value), orNotFound)
+            return yield* invoices.detail(invoice)
+          }
+          return yield* Effect.flatMap(Effect.flatMap(services.findOwned(user.userId, path.service), orNotFound), detailOf)
+        }))
+      .handle("removeChange", ({ path }) =>
+        Effect.flatMap(CurrentUser, (user) => Effect.flatMap(changes.removeScheduled(user.userId, path.service), detailOf)))
   }))
 
-export const SubscriptionsHttpLive = SubscriptionsHandlers.pipe(Layer.provide(Cancellations.Default))
+/** the quote's query: two integers, each named when missing or not one ([D12]) */
+const changeRequest = (params: { readonly plan_id?: string | undefined; readonly cycle_id?: string | undefined }) => {
+  const errors: Record<string, Array<string>> = {}
+  const read = (field: "plan_id" | "cycle_id") => {
+    const value = params[field]
+    if (value === undefined || value.trim() === "") errors[field] = [`The ${field.replace("_", " ")} field is required.`]
+    else if (!/^-?\d{1,15}$/.test(value.trim())) errors[field] = [`The ${field.replace("_", " ")} field must be an integer.`]
+    return Number(value)
+  }
+  const planId = read("plan_id")
+  const cycleId = read("cycle_id")
+  return Object.keys(errors).length > 0 ? Effect.fail(new ValidationError({ errors })) : Effect.succeed({ planId, cycleId })
+}
+
+export const SubscriptionsHttpLive = SubscriptionsHandlers.pipe(
+  Layer.provide(Layer.mergeAll(Cancellations.Default, PlanChanges.Default, Invoices.Default, Schedules.Default, Services.Default))
+)
