@@ -111,6 +111,8 @@ export class Payments extends Effect.Service<Payments>()("billing/Payments", {
               invoice_uuid: invoice.value.uuid,
               amount: invoice.value.amount,
               currency: invoice.value.currency,
+              // [D109]: what the balance paid, shown on the receipt when it paid some
+              balance_applied: invoice.value.balance_applied === "0.00" ? null : invoice.value.balance_applied,
               paid_at: now.toISOString(),
               service_id: period?.serviceId ?? null,
               period_start: period === null ? null : period.from.toISOString(),

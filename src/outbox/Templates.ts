@@ -118,7 +118,8 @@ Thank you: we received your payment.
 
   Invoice:  {{invoice_uuid}}
   Amount:   {{amount}} {{currency}}
-  Paid at:  {{paid_at}}
+{{#balance_applied}}  From your balance: {{balance_applied}} {{currency}}
+{{/balance_applied}}  Paid at:  {{paid_at}}
 {{#service_id}}  Service:  #{{service_id}}, {{period_start}} to {{period_end}}
 {{/service_id}}
 Your invoices: {{app_url}} (GET /v1/invoices/{{invoice_uuid}}).${FOOTER_TEXT}`,
@@ -127,6 +128,7 @@ Your invoices: {{app_url}} (GET /v1/invoices/{{invoice_uuid}}).${FOOTER_TEXT}`,
 <table>
 <tr><th align="left">Invoice</th><td>{{invoice_uuid}}</td></tr>
 <tr><th align="left">Amount</th><td>{{amount}} {{currency}}</td></tr>
+{{#balance_applied}}<tr><th align="left">From your balance</th><td>{{balance_applied}} {{currency}}</td></tr>{{/balance_applied}}
 <tr><th align="left">Paid at</th><td>{{paid_at}}</td></tr>
 {{#service_id}}<tr><th align="left">Service</th><td>#{{service_id}}, {{period_start}} to {{period_end}}</td></tr>{{/service_id}}
 </table>

@@ -47,6 +47,10 @@ describe("cancel and resume [D111]", () => {
     const resumed = await app.post(`/v1/services/${service.id}/resume`, { token: user.token })
     expect(resumed.status).toBe(200)
     expect(resumed.body.data).toMatchObject({ auto_renew: true, cancel_at: null, status: "active" })
+    // turning auto-renew back on is resuming too
+    await app.post(`/v1/services/${service.id}/cancel`, { token: user.token, body: { at: "period_end" } })
+    await app.put(`/v1/services/${service.id}/auto-renew`, { token: user.token, body: { auto_renew: true } })
+    expect((await app.get(`/v1/services/${service.id}`, { token: user.token })).body.data).toMatchObject({ auto_renew: true, cancel_at: null })
     const twice = await app.post(`/v1/services/${service.id}/resume`, { token: user.token })
     expect(twice.status).toBe(422)
     expect(twice.body).toEqual({ success: false, message: "Service cannot be resumed." })
