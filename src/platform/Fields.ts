@@ -105,5 +105,5 @@ export const timestamp = (field: string) => {
   return Schema.String.annotations({ message: () => message }).pipe(
     Schema.filter((s) => TIMESTAMP.test(s.trim()) && !Number.isNaN(new Date(s.trim()).getTime()), { message: () => message }),
     Schema.transform(Schema.DateFromSelf, { strict: true, decode: (s) => new Date(s.trim()), encode: (d) => d.toISOString() })
-  ).annotations({ jsonSchema: { type: "string", format: "date-time" } })
+  ).annotations({ jsonSchema: { type: "string", format: "date-time", examples: ["2026-12-31T23:59:59Z"] } })
 }
