@@ -19,6 +19,7 @@ import {
   type WebhookEndpoint,
   type WebhookEvent
 } from "./Domain.ts"
+import { WebhookMetrics } from "./WebhookMetrics.ts"
 
 /** the outbox channel of webhook deliveries */
 export const WEBHOOK_CHANNEL = "webhook"
@@ -147,6 +148,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("webhooks/Webhooks", {
     const appKey = yield* AppKey
     const config = yield* AppConfig
     const outbox = yield* Outbox
+    const webhookMetrics = yield* WebhookMetrics
     const allowPrivate = config.webhooksAllowPrivate === true
 
     // ---- endpoints ----------------------------------------------------------------------
@@ -399,6 +401,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("webhooks/Webhooks", {
           "x-signature": signature
         }
         const outcome = yield* Effect.promise(() => postOnce(row.url, body, headers, allowPrivate))
+        webhookMetrics.attempt(outcome)
         const at = yield* clock.now
         yield* insertAttempt({
           deliveryId: row.id,
@@ -504,5 +507,5 @@ export class Webhooks extends Effect.Service<Webhooks>()("webhooks/Webhooks", {
 
     return { create, get, update, remove, listPage, emit, emitMany, deliveriesPage, redeliver, wake: outbox.wake } as const
   }),
-  dependencies: [Outbox.Default]
+  dependencies: [Outbox.Default, WebhookMetrics.Default]
 }) {}
