@@ -87,7 +87,7 @@ start api env PORT="$API_PORT" HOST=127.0.0.1 DATA_DIR="$WORK/data" LOG_LEVEL=wa
   METRICS_TOKEN="$TOKEN" SMTP_URL="smtp://127.0.0.1:$SMTP_PORT" TRUST_PROXY=1 WEBHOOKS_ALLOW_PRIVATE=true \
   ADMIN_EMAIL="$ADMIN_EMAIL" ADMIN_PASSWORD="$ADMIN_PASSWORD" \
   "$ROOT/node_modules/.bin/bun" run src/main.ts
-for _ in $(seq 1 120); do curl -fsS "$API/v1/status" >/dev/null 2>&1 && break; sleep 0.5; done
+for _ in $(seq 1 180); do curl -fsS "$API/v1/status" >/dev/null 2>&1 && break; sleep 0.5; done
 curl -fsS "$API/v1/status" >/dev/null || { cat "$WORK/api.log"; fail "the API did not start"; }
 [ "$(curl -s -o /dev/null -w '%{http_code}' "$API/metrics" -H 'authorization: Bearer wrong')" = 401 ] || fail "/metrics must refuse a wrong token"
 

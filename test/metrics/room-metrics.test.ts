@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "
 import parsePrometheusTextFormat, { type PrometheusFamily } from "parse-prometheus-text-format"
 import { runJobsOnce } from "../../src/jobs/Jobs.ts"
 import { servicesFixtures } from "../billing/services-fixtures.ts"
+import { webhookResultOf } from "../../src/webhooks/WebhookMetrics.ts"
 import { makeTestApp, type TestApp } from "../support/app.ts"
 import { GIB, makeServer } from "../vpn/fixtures.ts"
 
@@ -64,7 +65,7 @@ describe("webhook delivery attempts by result [D102] [D101]", () => {
     }
   })
 
-  test("a receiver answering 500 then 200 counts one http_5xx and one delivered; a closed port counts unreachable", async () => {
+  test("a receiver answering 500 then 200 counts one http_5xx and one delivered; a closed port unreachable; 410 http_4xx; a redirect http_3xx", async () => {
     let calls = 0
     const sink = Bun.serve({
       port: 0,
@@ -100,10 +101,48 @@ describe("webhook delivery attempts by result [D102] [D101]", () => {
     expect(closed.status).toBe(201)
     expect((await register(`closed-metric-${Date.now()}@example.com`)).status).toBe(201)
     expect(await waitUntil(async () => value(await scrape(), "vpn_api_webhook_deliveries_total", { result: "unreachable" }) === 1)).toBe(true)
+    await app.del(`/v1/admin/webhooks/${closed.body.data.id}`, { token: admin.token })
+
+    // a receiver answering 410, and one answering a redirect (never followed, [D101])
+    const refusing = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response("gone", { status: 410 }) })
+    const redirecting = Bun.serve({
+      port: 0,
+      hostname: "127.0.0.1",
+      fetch: () => new Response(null, { status: 302, headers: { location: "http://127.0.0.1:1/elsewhere" } })
+    })
+    try {
+      const hooks = []
+      for (const port of [refusing.port, redirecting.port]) {
+        const hook = await app.post("/v1/admin/webhooks", { token: admin.token, body: { url: `http://127.0.0.1:${port}/in`, events: ["user.registered"] } })
+        expect(hook.status).toBe(201)
+        hooks.push(hook.body.data.id as number)
+      }
+      expect((await register(`refused-metric-${Date.now()}@example.com`)).status).toBe(201)
+      expect(await waitUntil(async () => {
+        const now = await scrape()
+        return value(now, "vpn_api_webhook_deliveries_total", { result: "http_4xx" }) === 1 &&
+          value(now, "vpn_api_webhook_deliveries_total", { result: "http_3xx" }) === 1
+      })).toBe(true)
+      for (const id of hooks) await app.del(`/v1/admin/webhooks/${id}`, { token: admin.token })
+    } finally {
+      refusing.stop(true)
+      redirecting.stop(true)
+    }
     const families = await scrape()
+    expect(value(families, "vpn_api_webhook_deliveries_total", { result: "timeout" })).toBe(0)
     expect(value(families, "vpn_api_webhook_deliveries_total", { result: "http_5xx" })).toBe(1)
     expect(value(families, "vpn_api_webhook_deliveries_total", { result: "delivered" })).toBe(1)
-    await app.del(`/v1/admin/webhooks/${closed.body.data.id}`, { token: admin.token })
+    expect(value(families, "vpn_api_webhook_deliveries_total", { result: "unreachable" })).toBe(1)
+  })
+
+  test("the result of an attempt: the receiver's status by class, a timeout, or never reached", () => {
+    expect(webhookResultOf({ statusCode: 204, error: null })).toBe("delivered")
+    expect(webhookResultOf({ statusCode: 307, error: "HTTP 307" })).toBe("http_3xx")
+    expect(webhookResultOf({ statusCode: 401, error: "HTTP 401" })).toBe("http_4xx")
+    expect(webhookResultOf({ statusCode: 503, error: "HTTP 503" })).toBe("http_5xx")
+    expect(webhookResultOf({ statusCode: null, error: "timed out after 10 s" })).toBe("timeout")
+    expect(webhookResultOf({ statusCode: null, error: "DNS lookup failed: ENOTFOUND" })).toBe("unreachable")
+    expect(webhookResultOf({ statusCode: null, error: "connection refused" })).toBe("unreachable")
   })
 })
 
