@@ -7,8 +7,9 @@
 #  3. traffic (pages, 4xx, a 422 the database refuses, login refusals, a node polling, a webhook
 #     to a closed port, mails), then every series the rules and the dashboard use must exist in
 #     Prometheus (except the few that only a fault seen in production creates; listed below);
-#  4. the fault: the SMTP sink is stopped, new mails fail, and VpnApiOutboxDeliveriesFailing must
-#     be firing in Prometheus' /api/v1/alerts;
+#  4. the faults: the SMTP sink is stopped, new mails fail, and VpnApiOutboxDeliveriesFailing must
+#     be firing in Prometheus' /api/v1/alerts; then 150 wrong passwords from one address, and
+#     VpnApiAuthRateLimitRefusals{limit="login"} must be firing;
 #  5. every query of deploy/grafana/dashboard.json is evaluated by Prometheus and must return data.
 # Everything it starts runs in its own process group and is stopped by the trap; temp files go.
 # Needs Debian's `prometheus` package (apt; it brings promtool): installed when missing and root.
@@ -172,20 +173,32 @@ say "series: $out"
 # ---- the fault: SMTP stops ------------------------------------------------------------------
 say "fault: the SMTP server stops"
 kill -TERM -- "-$smtp_PID"
+# is alert $1 firing with label $2 = $3 in Prometheus' /api/v1/alerts?
 firing() {
-  curl -fsS "$PROM/api/v1/alerts" | json '(this.data.alerts.find((a) => a.labels.alertname === "VpnApiOutboxDeliveriesFailing" && a.labels.channel === "mail" && a.state === "firing") ? "yes" : "no")' | grep -q yes
+  curl -fsS "$PROM/api/v1/alerts" | ALERT=$1 LABEL=$2 VALUE=$3 json '(this.data.alerts.find((a) => a.labels.alertname === process.env.ALERT && a.labels[process.env.LABEL] === process.env.VALUE && a.state === "firing") ? "yes" : "no")' | grep -q yes
 }
 i=0
 deadline=$(($(date +%s) + 120))
-until firing; do
+until firing VpnApiOutboxDeliveriesFailing channel mail; do
   [ "$(date +%s)" -lt "$deadline" ] || { curl -fsS "$PROM/api/v1/alerts"; fail "VpnApiOutboxDeliveriesFailing did not fire within 120 s"; }
   # a new user every 3 s: each registration wakes the sender, which fails (and retries what is due)
   if [ $((i % 6)) -eq 0 ]; then register "down$i@example.com" "203.0.113.$((100 + i))" >/dev/null; fi
   i=$((i + 1))
   sleep 0.5
 done
-say "alert firing: $(curl -fsS "$PROM/api/v1/alerts" | json 'this.data.alerts.filter((a) => a.state === "firing").map((a) => a.labels.alertname + (a.labels.channel ? "{channel=" + a.labels.channel + "}" : "")).join(", ")')"
-say "mail: $(curl -fsS --get "$PROM/api/v1/query" --data-urlencode 'query=sum by (outcome) (vpn_api_outbox_deliveries_total{channel="mail"})' | json 'this.data.result.map((r) => r.metric.outcome + "=" + r.value[1]).join(" ")')"
+say "alert firing after the SMTP outage: VpnApiOutboxDeliveriesFailing{channel=mail}"
+say "mail attempts: $(curl -fsS --get "$PROM/api/v1/query" --data-urlencode 'query=sum by (outcome) (vpn_api_outbox_deliveries_total{channel="mail"})' | json 'this.data.result.map((r) => r.metric.outcome + "=" + r.value[1]).join(" ")')"
+
+# ---- a second fault: password guessing against one account ----------------------------------
+say "fault: 150 wrong passwords for one account from one address"
+for _ in $(seq 1 150); do post /v1/auth/login '{"email":"ok2@example.com","password":"guess-Passw0rd-1"}' -H 'x-forwarded-for: 198.51.100.66' >/dev/null; done
+deadline=$(($(date +%s) + 60))
+until firing VpnApiAuthRateLimitRefusals limit login; do
+  [ "$(date +%s)" -lt "$deadline" ] || { curl -fsS "$PROM/api/v1/alerts"; fail "VpnApiAuthRateLimitRefusals did not fire within 60 s"; }
+  sleep 0.5
+done
+say "alert firing after the guessing: VpnApiAuthRateLimitRefusals{limit=login}"
+say "firing now: $(curl -fsS "$PROM/api/v1/alerts" | json 'this.data.alerts.filter((a) => a.state === "firing").map((a) => a.labels.alertname + "{" + Object.entries(a.labels).filter(([k]) => !["alertname", "severity", "job", "instance"].includes(k)).map(([k, v]) => k + "=" + v).join(",") + "}").join(", ")')"
 
 # ---- every dashboard query returns data -----------------------------------------------------
 out=$("$ROOT/node_modules/.bin/bun" run scripts/prometheus-queries.ts dashboard "$PROM" "$DASHBOARD" "$EXEMPT") || fail "dashboard queries without data"
