@@ -9,7 +9,8 @@
 #     Prometheus (except the few that only a fault seen in production creates; listed below);
 #  4. the faults: the SMTP sink is stopped, new mails fail, and VpnApiOutboxDeliveriesFailing must
 #     be firing in Prometheus' /api/v1/alerts; then 150 wrong passwords from one address, and
-#     VpnApiAuthRateLimitRefusals{limit="login"} must be firing;
+#     VpnApiAuthRateLimitRefusals{limit="login"} must be firing; then a node reports 90 % of a
+#     customer's quota, and VpnApiQuotaNoticesNotSent and VpnApiQuotaNoticesStuck must fire;
 #  5. every query of deploy/grafana/dashboard.json is evaluated by Prometheus and must return data.
 # Everything it starts runs in its own process group and is stopped by the trap; temp files go.
 # Needs Debian's `prometheus` package (apt; it brings promtool): installed when missing and root.
@@ -75,6 +76,7 @@ PROM_PORT=$(free_port)
 SMTP_PORT=$(free_port)
 HOOK_PORT=$(free_port) # nothing listens there: every webhook attempt is "unreachable"
 TOKEN=$(node -e 'console.log(require("crypto").randomBytes(24).toString("hex"))')
+PAY_SECRET=$(node -e 'console.log(require("crypto").randomBytes(24).toString("hex"))')
 ADMIN_EMAIL=ops@example.com
 ADMIN_PASSWORD=Monitor-Passw0rd-2026
 API=http://127.0.0.1:$API_PORT
@@ -86,6 +88,7 @@ start smtp "$ROOT/node_modules/.bin/bun" run scripts/smtp-sink.ts "$SMTP_PORT"
 say "API on $API_PORT (embedded database in $WORK/data)"
 start api env PORT="$API_PORT" HOST=127.0.0.1 DATA_DIR="$WORK/data" LOG_LEVEL=warn \
   METRICS_TOKEN="$TOKEN" SMTP_URL="smtp://127.0.0.1:$SMTP_PORT" TRUST_PROXY=1 WEBHOOKS_ALLOW_PRIVATE=true \
+  PAYMENT_WEBHOOK_SECRET="$PAY_SECRET" \
   ADMIN_EMAIL="$ADMIN_EMAIL" ADMIN_PASSWORD="$ADMIN_PASSWORD" \
   "$ROOT/node_modules/.bin/bun" run src/main.ts
 for _ in $(seq 1 180); do curl -fsS "$API/v1/status" >/dev/null 2>&1 && break; sleep 0.5; done
@@ -150,11 +153,26 @@ for i in 1 2; do
 done
 # login refusals: the login limit allows 5 a minute per address and e-mail
 for _ in $(seq 1 7); do post /v1/auth/login '{"email":"ok1@example.com","password":"wrong-password-1"}' -H 'x-forwarded-for: 198.51.100.7' >/dev/null; done
-# a WireGuard node: created by the admin, polling its peers with its node token
-NODE_TOKEN=$(curl -fsS -X POST "$API/v1/admin/servers" -H "authorization: Bearer $ADMIN_TOKEN" -H 'content-type: application/json' \
-  -d '{"name":"Monitor Node","country":"NL","city":"Amsterdam","protocol":"wireguard","ip":"192.0.2.10"}' | json 'this.data.node_token')
+# a plan of 1 GB a period, and a WireGuard node serving it (created by the admin)
+admin_post() { curl -fsS -X POST "$API$1" -H "authorization: Bearer $ADMIN_TOKEN" -H 'content-type: application/json' -d "$2"; }
+PLAN=$(admin_post /v1/admin/plans '{"name":"Metered 1 GB","bandwidth_limit_gb":1}' | json 'String(this.data.id)')
+CYCLE=$(admin_post "/v1/admin/plans/$PLAN/cycles" '{"name":"Monthly","duration_days":30,"price":"5.00","currency":"EUR"}' | json 'String(this.data.id)')
+SERVER=$(admin_post /v1/admin/servers "{\"name\":\"Monitor Node\",\"country\":\"NL\",\"city\":\"Amsterdam\",\"protocol\":\"wireguard\",\"ip\":\"192.0.2.10\",\"plan_ids\":[$PLAN]}")
+SERVER_ID=$(json 'String(this.data.id)' <<<"$SERVER")
+NODE_TOKEN=$(json 'this.data.node_token' <<<"$SERVER")
+# a customer of that plan: ordered, paid through the signed payment webhook ([D40]), a device on the node
+QUOTA_TOKEN=$(curl -fsS -X POST "$API/v1/auth/register" -H 'content-type: application/json' -H 'x-forwarded-for: 203.0.113.77' \
+  -d '{"name":"Quota User","email":"quota@example.com","password":"Str0ng-Passw0rd!","password_confirmation":"Str0ng-Passw0rd!"}' | json 'this.data.token')
+INVOICE=$(curl -fsS -X POST "$API/v1/orders" -H "authorization: Bearer $QUOTA_TOKEN" -H 'content-type: application/json' \
+  -d "{\"plan_id\":$PLAN,\"cycle_id\":$CYCLE}" | json 'this.data.uuid')
+BODY="{\"invoice_uuid\":\"$INVOICE\",\"status\":\"paid\",\"transaction_id\":\"tx-monitor-1\"}"
+SIG=$(BODY="$BODY" SECRET="$PAY_SECRET" node -e 'const t=Math.floor(Date.now()/1000);const h=require("crypto").createHmac("sha256",process.env.SECRET).update(t+"."+process.env.BODY).digest("hex");process.stdout.write("t="+t+",v1="+h)')
+status=$(post /v1/webhooks/payments/manual "$BODY" -H "x-signature: $SIG")
+[ "$status" = 200 ] || fail "the payment webhook answered $status"
+curl -fsS "$API/v1/servers/$SERVER_ID/wireguard" -H "authorization: Bearer $QUOTA_TOKEN" >/dev/null
 for _ in 1 2 3; do curl -fsS "$API/v1/node/peers" -H "authorization: Bearer $NODE_TOKEN" >/dev/null; done
-say "traffic: pages, 401/404s, 2 registrations (mails sent), a webhook endpoint on a closed port, 7 logins refused, a node polling"
+PEER=$(curl -fsS "$API/v1/node/peers" -H "authorization: Bearer $NODE_TOKEN" | json 'this.data[0].public_key')
+say "traffic: pages, 401/404s, 3 registrations (mails sent), a webhook endpoint on a closed port, 7 logins refused, a plan of 1 GB paid for, a node polling"
 
 # ---- every series the rules and the panels use ---------------------------------------------
 # Only a fault seen in production makes these; each stays out of the series check, saying why
@@ -198,6 +216,17 @@ until firing VpnApiAuthRateLimitRefusals limit login; do
   sleep 0.5
 done
 say "alert firing after the guessing: VpnApiAuthRateLimitRefusals{limit=login}"
+
+# ---- a third fault: a quota notice while SMTP is still down ---------------------------------
+say "fault: the node reports 0.9 GB of the customer's 1 GB while SMTP is down (a quota-80 notice)"
+status=$(post /v1/node/usage "[{\"public_key\":\"$PEER\",\"rx_bytes\":966367641,\"tx_bytes\":0}]" -H "authorization: Bearer $NODE_TOKEN")
+[ "$status" = 200 ] || fail "the usage report answered $status"
+deadline=$(($(date +%s) + 60))
+until firing VpnApiQuotaNoticesNotSent severity warning && firing VpnApiQuotaNoticesStuck severity warning; do
+  [ "$(date +%s)" -lt "$deadline" ] || { curl -fsS "$PROM/api/v1/alerts"; fail "VpnApiQuotaNoticesNotSent and VpnApiQuotaNoticesStuck did not fire within 60 s"; }
+  sleep 0.5
+done
+say "alerts firing after the quota notice: VpnApiQuotaNoticesNotSent, VpnApiQuotaNoticesStuck"
 say "firing now: $(curl -fsS "$PROM/api/v1/alerts" | json 'this.data.alerts.filter((a) => a.state === "firing").map((a) => a.labels.alertname + "{" + Object.entries(a.labels).filter(([k]) => !["alertname", "severity", "job", "instance"].includes(k)).map(([k, v]) => k + "=" + v).join(",") + "}").join(", ")')"
 
 # ---- every dashboard query returns data -----------------------------------------------------
