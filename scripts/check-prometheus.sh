@@ -4,13 +4,14 @@
 #  2. a fresh API (embedded database in a temp dir, its own port, METRICS_TOKEN, its SMTP a local
 #     sink) and a real Prometheus (temp config and storage, scrape and evaluation every 1 s, the
 #     rules with `for:` shortened to 5 s for CI: the production file keeps its own) scraping it;
-#  3. traffic (pages, 4xx, a 422 the database refuses, login refusals, a node polling, a webhook
-#     to a closed port, mails), then every series the rules and the dashboard use must exist in
+#  3. traffic (pages, 4xx, login refusals, a plan paid for, a node polling, five webhook endpoints
+#     on a closed port, mails), then every series the rules and the dashboard use must exist in
 #     Prometheus (except the few that only a fault seen in production creates; listed below);
-#  4. the faults: the SMTP sink is stopped, new mails fail, and VpnApiOutboxDeliveriesFailing must
-#     be firing in Prometheus' /api/v1/alerts; then 150 wrong passwords from one address, and
-#     VpnApiAuthRateLimitRefusals{limit="login"} must be firing; then a node reports 90 % of a
-#     customer's quota, and VpnApiQuotaNoticesNotSent and VpnApiQuotaNoticesStuck must fire;
+#  4. faults, each alert firing in Prometheus' /api/v1/alerts: the SMTP sink stops and new mails
+#     fail (VpnApiOutboxDeliveriesFailing); the webhook receivers are gone
+#     (VpnApiWebhookDeliveriesFailing); 150 wrong passwords from one address
+#     (VpnApiAuthRateLimitRefusals{limit="login"}); a node reports 90 % of a customer's quota while
+#     SMTP is down (VpnApiQuotaNoticesNotSent, VpnApiQuotaNoticesStuck);
 #  5. every query of deploy/grafana/dashboard.json is evaluated by Prometheus and must return data.
 # Everything it starts runs in its own process group and is stopped by the trap; temp files go.
 # Needs Debian's `prometheus` package (apt; it brings promtool): installed when missing and root.
@@ -143,9 +144,12 @@ for _ in 1 2 3; do
   curl -sS -o /dev/null "$API/v1/no-such-route"
   curl -sS -o /dev/null "$API/v1/account" # 401
 done
-# a webhook endpoint nobody answers on: deliveries fail (unreachable) and wait in the outbox
-status=$(post /v1/admin/webhooks "{\"url\":\"http://127.0.0.1:$HOOK_PORT/in\",\"events\":[\"user.registered\"]}" -H "authorization: Bearer $ADMIN_TOKEN")
-[ "$status" = 201 ] || fail "creating the webhook endpoint answered $status"
+# five webhook endpoints nobody answers on (a receiver that went away): every delivery fails
+# (unreachable) and waits in the outbox, each endpoint's in order
+for i in 1 2 3 4 5; do
+  status=$(post /v1/admin/webhooks "{\"url\":\"http://127.0.0.1:$HOOK_PORT/in$i\",\"events\":[\"user.registered\"]}" -H "authorization: Bearer $ADMIN_TOKEN")
+  [ "$status" = 201 ] || fail "creating a webhook endpoint answered $status"
+done
 # two users while SMTP works: their verification mails are sent
 for i in 1 2; do
   status=$(register "ok$i@example.com" "203.0.113.$i")
@@ -172,7 +176,7 @@ status=$(post /v1/webhooks/payments/manual "$BODY" -H "x-signature: $SIG")
 curl -fsS "$API/v1/servers/$SERVER_ID/wireguard" -H "authorization: Bearer $QUOTA_TOKEN" >/dev/null
 for _ in 1 2 3; do curl -fsS "$API/v1/node/peers" -H "authorization: Bearer $NODE_TOKEN" >/dev/null; done
 PEER=$(curl -fsS "$API/v1/node/peers" -H "authorization: Bearer $NODE_TOKEN" | json 'this.data[0].public_key')
-say "traffic: pages, 401/404s, 3 registrations (mails sent), a webhook endpoint on a closed port, 7 logins refused, a plan of 1 GB paid for, a node polling"
+say "traffic: pages, 401/404s, 3 registrations (mails sent), 5 webhook endpoints on a closed port, 7 logins refused, a plan of 1 GB paid for, a node polling"
 
 # ---- every series the rules and the panels use ---------------------------------------------
 # Only a fault seen in production makes these; each stays out of the series check, saying why
@@ -206,6 +210,13 @@ until firing VpnApiOutboxDeliveriesFailing channel mail; do
 done
 say "alert firing after the SMTP outage: VpnApiOutboxDeliveriesFailing{channel=mail}"
 say "mail attempts: $(curl -fsS --get "$PROM/api/v1/query" --data-urlencode 'query=sum by (outcome) (vpn_api_outbox_deliveries_total{channel="mail"})' | json 'this.data.result.map((r) => r.metric.outcome + "=" + r.value[1]).join(" ")')"
+
+deadline=$(($(date +%s) + 60))
+until firing VpnApiWebhookDeliveriesFailing severity warning; do
+  [ "$(date +%s)" -lt "$deadline" ] || { curl -fsS "$PROM/api/v1/alerts"; fail "VpnApiWebhookDeliveriesFailing did not fire within 60 s"; }
+  sleep 0.5
+done
+say "alert firing after the receivers went away: VpnApiWebhookDeliveriesFailing ($(curl -fsS --get "$PROM/api/v1/query" --data-urlencode 'query=sum by (result) (vpn_api_webhook_deliveries_total) > 0' | json 'this.data.result.map((r) => r.metric.result + "=" + r.value[1]).join(" ")'))"
 
 # ---- a second fault: password guessing against one account ----------------------------------
 say "fault: 150 wrong passwords for one account from one address"
