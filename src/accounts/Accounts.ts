@@ -6,7 +6,7 @@ import { AuditLog } from "../audit/AuditLog.ts"
 import type { SecurityEvent } from "../audit/Domain.ts"
 import { AppClock } from "../platform/Clock.ts"
 import { AppConfig } from "../platform/Config.ts"
-import { InvalidCredentials, NotFound, orNotFound, ValidationError } from "../platform/Errors.ts"
+import { Forbidden, InvalidCredentials, NotFound, orNotFound, ValidationError } from "../platform/Errors.ts"
 import type { Mail } from "../platform/Mailer.ts"
 import { Notifications } from "../outbox/Notifications.ts"
 import { Outbox } from "../outbox/Outbox.ts"
@@ -150,7 +150,7 @@ export class Accounts extends Effect.Service<Accounts>()("accounts/Accounts", {
         if (outdated) yield* users.setPassword(user.id, yield* passwords.hash(password), yield* clock.now)
         const signedIn = Effect.gen(function*() {
           if (factor.factor === "recovery_code") yield* event("recovery_code_used", user.id, self)
-          const token = yield* tokens.issue(user.id)
+          const token = yield* tokens.issue(user.id, { secondFactor: factor.factor !== "none" })
           yield* event("sign_in", user.id, self, `session:${token.split("|")[0]}`)
           if (factor.factor !== "none") yield* signInMail(user.id, factor)
           return token
@@ -220,6 +220,8 @@ export class Accounts extends Effect.Service<Accounts>()("accounts/Accounts", {
 
     const updateProfile = (caller: Principal, changes: { readonly name?: string | undefined; readonly email?: string | undefined }) =>
       Effect.gen(function*() {
+        // the e-mail leads to the password reset: a key never changes it ([D114])
+        if (caller.kind === "api_key" && changes.email !== undefined) return yield* Effect.fail(new Forbidden())
         const now = yield* clock.now
         const before = yield* existing(caller.userId)
         const emailChanged = changes.email !== undefined && changes.email !== before.email

@@ -1,0 +1,126 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test"
+import { Secret, TOTP } from "otpauth"
+import { TOTP_PARAMETERS } from "../../src/accounts/TwoFactor.ts"
+import { makeTestApp, type TestApp } from "../support/app.ts"
+import { anyAddress, freshEmail, PASSWORD, register, settle, waitForMail } from "./helpers.ts"
+
+// Issue 23, the second outside review (rev. 3): the accounts items, one describe per item, each
+// test through the HTTP API and failing on the code before it ([D114], [D115], [D117]).
+let app: TestApp
+beforeAll(async () => {
+  app = await makeTestApp()
+})
+afterAll(() => app.dispose())
+
+const FORBIDDEN = { success: false, message: "Forbidden." }
+const TOO_MANY = { success: false, message: "Too Many Attempts." }
+const TWO_FACTOR_REQUIRED = { success: false, message: "Two-factor authentication required." }
+
+/** the code of `secret` for `at`'s clock, `offsetMs` away */
+const codeAt = (target: TestApp, secret: string, offsetMs = 0) =>
+  TOTP.generate({ ...TOTP_PARAMETERS, secret: Secret.fromBase32(secret), timestamp: target.clock.get().getTime() + offsetMs })
+
+const newKey = async (target: TestApp, token: string, scopes: ReadonlyArray<string>) => {
+  const res = await target.post("/v1/account/api-keys", { token, body: { name: "automation", scopes } })
+  if (res.status !== 201) throw new Error(`api key: ${res.status} ${res.text}`)
+  return res.body.data.key as string
+}
+
+/** two-factor sign-in turned on in the session of `token`: the secret, and the code that confirmed it */
+const enrol = async (target: TestApp, token: string) => {
+  const setup = await target.post("/v1/account/2fa", { token })
+  expect(setup.status).toBe(200)
+  const secret = setup.body.data.secret as string
+  const code = codeAt(target, secret)
+  const confirmed = await target.post("/v1/account/2fa/confirm", { token, body: { code } })
+  expect(confirmed.status).toBe(200)
+  return { secret, code }
+}
+
+const login = (target: TestApp, email: string, password: string, extra: Record<string, unknown> = {}) =>
+  target.post("/v1/auth/login", { headers: anyAddress(), body: { email, password, ...extra } })
+
+describe("item 1 [D114]: an API key never changes the e-mail", () => {
+  test("PUT /v1/account/profile with `email` through a `write` key: 403 Forbidden., nothing changed, no mail; `name` alone stays a write", async () => {
+    const user = await register(app)
+    const key = await newKey(app, user.token, ["read", "write"])
+    const attacker = freshEmail("attacker")
+    const mailsBefore = app.outbox.length
+
+    const refused = await app.put("/v1/account/profile", { token: key, body: { email: attacker } })
+    expect(refused.status).toBe(403)
+    expect(refused.body).toEqual(FORBIDDEN)
+    const both = await app.put("/v1/account/profile", { token: key, body: { name: "Mallory", email: attacker } })
+    expect(both.status).toBe(403)
+    // even the current address: a key does not send `email` at all
+    expect((await app.put("/v1/account/profile", { token: key, body: { email: user.email } })).status).toBe(403)
+
+    const me = await app.get("/v1/user", { token: user.token })
+    expect(me.body.data.email).toBe(user.email)
+    expect(me.body.data.name).toBe("Ada Lovelace")
+    await settle()
+    expect(app.outbox.slice(mailsBefore).filter((m) => m.to === attacker)).toEqual([])
+    // so forgot-password cannot reach the attacker's mailbox
+    await app.post("/v1/auth/forgot-password", { headers: anyAddress(), body: { email: attacker } })
+    await settle()
+    expect(app.outbox.filter((m) => m.to === attacker)).toEqual([])
+
+    const renamed = await app.put("/v1/account/profile", { token: key, body: { name: "Ada King" } })
+    expect(renamed.status).toBe(200)
+    expect(renamed.body.data).toEqual({ id: user.id, name: "Ada King", email: user.email })
+    // the person, with a session, still changes it
+    const own = await app.put("/v1/account/profile", { token: user.token, body: { email: freshEmail("own") } })
+    expect(own.status).toBe(200)
+  })
+})
+
+describe("items 3 and 6 [D115]: a second factor that means something", () => {
+  test("with ADMIN_REQUIRE_2FA a password-only token stays 403 after enrolling in that session (and so do its keys); a login with the code passes", async () => {
+    const strict = await makeTestApp({ config: { adminRequire2fa: true }, reset: false })
+    try {
+      strict.clock.set(app.clock.get())
+      const admin = await strict.createUser({ role: "admin" })
+      const signedIn = await login(strict, admin.email, admin.password)
+      expect(signedIn.status).toBe(200)
+      const passwordOnly = signedIn.body.data.token as string
+      expect((await strict.get("/v1/admin/users", { token: passwordOnly })).body).toEqual(TWO_FACTOR_REQUIRED)
+
+      const { secret } = await enrol(strict, passwordOnly)
+      expect((await strict.get("/v1/user", { token: passwordOnly })).body.data.two_factor).toBe(true)
+      const still = await strict.get("/v1/admin/users", { token: passwordOnly })
+      expect(still.status).toBe(403)
+      expect(still.body).toEqual(TWO_FACTOR_REQUIRED)
+      // a key made in that session is no stronger than it
+      const weakKey = await newKey(strict, passwordOnly, ["admin:read"])
+      expect((await strict.get("/v1/admin/users", { token: weakKey })).body).toEqual(TWO_FACTOR_REQUIRED)
+      // the tokens issued before (createUser's) are password-only too
+      expect((await strict.get("/v1/admin/users", { token: admin.token })).status).toBe(403)
+
+      strict.clock.advance(61_000)
+      const withCode = await login(strict, admin.email, admin.password, { otp: codeAt(strict, secret) })
+      expect(withCode.status).toBe(200)
+      const strong = withCode.body.data.token as string
+      expect((await strict.get("/v1/admin/users", { token: strong })).status).toBe(200)
+      const strongKey = await newKey(strict, strong, ["admin:read"])
+      expect((await strict.get("/v1/admin/users", { token: strongKey })).status).toBe(200)
+
+      // turning 2FA off leaves no token that passes the rule
+      const off = await strict.del("/v1/account/2fa", { token: strong, body: { password: admin.password, code: codeAt(strict, secret, 30_000) } })
+      expect(off.status).toBe(200)
+      expect((await strict.get("/v1/admin/users", { token: strong })).body).toEqual(TWO_FACTOR_REQUIRED)
+    } finally {
+      await strict.dispose()
+    }
+  })
+
+  test("the code that confirmed 2FA is spent: the same code at login is 422 errors.otp; the next step's code signs in", async () => {
+    const user = await register(app)
+    const { code, secret } = await enrol(app, user.token)
+    const replay = await login(app, user.email, user.password, { otp: code })
+    expect(replay.status).toBe(422)
+    expect(replay.body.errors).toEqual({ otp: ["The two-factor code is invalid."] })
+    app.clock.advance(30_000)
+    const next = await login(app, user.email, user.password, { otp: codeAt(app, secret) })
+    expect(next.status).toBe(200)
+  })
+})
