@@ -124,3 +124,47 @@ describe("items 3 and 6 [D115]: a second factor that means something", () => {
     expect(next.status).toBe(200)
   })
 })
+
+describe("item 9 [D117]: e-mail domains follow host-name rules", () => {
+  const INVALID = ["The email field must be a valid email address."]
+  const refused = [
+    "bob1@example.test.",
+    "a@example..test",
+    "a@.example.test",
+    "a@-example.test",
+    "a@example-.test",
+    "a@exa_mple.test",
+    "a@example.t",
+    "a@example.123",
+    "a@example.te5t",
+    `a@${"l".repeat(64)}.test`
+  ]
+  const accepted = ["a@example.test", "a@xn--bcher-kva.example", "a@sub-1.example.co", "a@x.xn--p1ai", `a@${"l".repeat(63)}.test`]
+
+  test.each(refused)("%s is 422 on register, profile and forgot-password (the shared field rule)", async (address) => {
+    const reg = await app.post("/v1/auth/register", {
+      headers: anyAddress(),
+      body: { name: "Bob", email: address, password: PASSWORD, password_confirmation: PASSWORD }
+    })
+    expect(reg.status).toBe(422)
+    expect(reg.body.errors.email).toEqual(INVALID)
+    const user = await app.createUser()
+    const profile = await app.put("/v1/account/profile", { token: user.token, body: { email: address } })
+    expect(profile.status).toBe(422)
+    expect(profile.body.errors).toEqual({ email: INVALID })
+    const forgot = await app.post("/v1/auth/forgot-password", { headers: anyAddress(), body: { email: address } })
+    expect(forgot.status).toBe(422)
+    expect(forgot.body.errors).toEqual({ email: INVALID })
+  })
+
+  test("host names that follow the rules still register (an `xn--` label, digits and hyphens inside labels)", async () => {
+    for (const address of accepted) {
+      const local = `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`
+      const res = await app.post("/v1/auth/register", {
+        headers: anyAddress(),
+        body: { name: "Bob", email: address.replace(/^a@/, `${local}@`), password: PASSWORD, password_confirmation: PASSWORD }
+      })
+      expect(res.status).toBe(201)
+    }
+  })
+})
