@@ -10,6 +10,7 @@ import { errorEnvelope, InvalidCredentialsResponse } from "../http/Errors.ts"
 import {
   ForgotPasswordRateLimit,
   LoginRateLimit,
+  PasswordCheckRateLimit,
   RegisterRateLimit,
   ResendVerificationRateLimit,
   ResetPasswordRateLimit,
@@ -137,6 +138,7 @@ export class AccountsApi extends HttpApiGroup.make("accounts")
       .setPayload(ChangePasswordPayload)
       .addSuccess(Confirmation("AccountsPasswordChanged"))
       .middleware(PeopleOnly)
+      .middleware(PasswordCheckRateLimit)
   )
   .add(HttpApiEndpoint.get("settings", "/account/settings").addSuccess(Ok(Settings, { identifier: "AccountsSettingsResponse" })))
   .add(
@@ -164,6 +166,7 @@ export class AccountsApi extends HttpApiGroup.make("accounts")
       .setPayload(Body({ password: givenPassword() }))
       .addSuccess(Confirmation("AccountsDeleted"))
       .middleware(PeopleOnly)
+      .middleware(PasswordCheckRateLimit)
   )
   // API keys ([D98]) and sessions ([D99]): a person's, never a key's
   .add(
@@ -274,6 +277,8 @@ export class AccountsPagesApi extends HttpApiGroup.make("accountsPages")
     HttpApiEndpoint.get("verifyEmailPage", "/verify-email")
       .setUrlParams(Schema.Struct({ token: Schema.optional(Schema.String) }))
       .addSuccess(Html)
+      // the same per-address counter as POST /v1/auth/verify-email ([D117])
+      .middleware(VerifyEmailRateLimit)
   )
   .add(
     HttpApiEndpoint.get("resetPasswordPage", "/reset-password")
@@ -281,6 +286,7 @@ export class AccountsPagesApi extends HttpApiGroup.make("accountsPages")
       .addSuccess(Html)
   )
   // the form of the reset page posts here (application/x-www-form-urlencoded), so it works without JavaScript
-  .add(HttpApiEndpoint.post("resetPasswordForm", "/reset-password").addSuccess(Html))
+  // the same per-address counter as POST /v1/auth/reset-password ([D117]); the form page itself checks nothing
+  .add(HttpApiEndpoint.post("resetPasswordForm", "/reset-password").addSuccess(Html).middleware(ResetPasswordRateLimit))
   .annotate(OpenApi.Exclude, true)
 {}

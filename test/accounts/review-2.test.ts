@@ -168,3 +168,90 @@ describe("item 9 [D117]: e-mail domains follow host-name rules", () => {
     }
   })
 })
+
+describe("item 7 [D117]: a password checked with a session is under the login limit's rule", () => {
+  test("DELETE /v1/account: 5 wrong passwords a minute per user, then 429 even with the right one (no hash spent); the next minute it works", async () => {
+    const user = await register(app)
+    for (let i = 0; i < 5; i++) {
+      const wrong = await app.del("/v1/account", { token: user.token, headers: anyAddress(), body: { password: `guess-${i}` } })
+      expect(wrong.status).toBe(422)
+      expect(wrong.body.errors).toEqual({ password: ["The password is incorrect."] })
+    }
+    const blocked = await app.del("/v1/account", { token: user.token, headers: anyAddress(), body: { password: PASSWORD } })
+    expect(blocked.status).toBe(429)
+    expect(blocked.body).toEqual(TOO_MANY)
+    expect(blocked.headers.get("retry-after")).not.toBeNull()
+    expect((await app.get("/v1/user", { token: user.token })).status).toBe(200)
+    app.clock.advance(61_000)
+    expect((await app.del("/v1/account", { token: user.token, body: { password: PASSWORD } })).status).toBe(200)
+  })
+
+  test("PUT /v1/account/password shares the counter: 3 wrong deletes and 2 wrong changes, then 429 on both routes", async () => {
+    const user = await register(app)
+    const change = (current: string) =>
+      app.put("/v1/account/password", {
+        token: user.token,
+        body: { current_password: current, password: "An0ther-Long-Pass", password_confirmation: "An0ther-Long-Pass" }
+      })
+    for (let i = 0; i < 3; i++) expect((await app.del("/v1/account", { token: user.token, body: { password: `guess-${i}` } })).status).toBe(422)
+    for (let i = 0; i < 2; i++) expect((await change(`guess-${i}`)).status).toBe(422)
+    const blocked = await change(PASSWORD)
+    expect(blocked.status).toBe(429)
+    expect(blocked.body).toEqual(TOO_MANY)
+    expect((await app.del("/v1/account", { token: user.token, body: { password: PASSWORD } })).status).toBe(429)
+    // another user's counter is its own
+    const other = await register(app)
+    expect((await app.del("/v1/account", { token: other.token, body: { password: "nope" } })).status).toBe(422)
+    app.clock.advance(61_000)
+    expect((await change(PASSWORD)).status).toBe(200)
+  })
+})
+
+describe("item 8 [D117]: the HTML pages count against their API routes' per-address limits", () => {
+  test("GET /verify-email and POST /v1/auth/verify-email share 6 a minute per address", async () => {
+    const address = anyAddress()
+    for (let i = 0; i < 3; i++) {
+      const page = await app.get(`/verify-email?token=bogus${i}`, { headers: { ...address, accept: "text/html" } })
+      expect(page.status).toBe(422)
+      expect(page.headers.get("content-type")).toContain("text/html")
+    }
+    for (let i = 0; i < 3; i++) {
+      expect((await app.post("/v1/auth/verify-email", { headers: address, body: { token: `bogus-api${i}` } })).status).toBe(422)
+    }
+    const page = await app.get("/verify-email?token=bogus-last", { headers: { ...address, accept: "text/html" } })
+    expect(page.status).toBe(429)
+    expect(page.headers.get("retry-after")).not.toBeNull()
+    expect((await app.post("/v1/auth/verify-email", { headers: address, body: { token: "bogus-more" } })).status).toBe(429)
+    // another address is not held back
+    expect((await app.get("/verify-email?token=bogus", { headers: anyAddress() })).status).toBe(422)
+  })
+
+  test("POST /reset-password (the form) and POST /v1/auth/reset-password share 6 a minute per address", async () => {
+    const address = anyAddress()
+    const form = (token: string) =>
+      app.request("POST", "/reset-password", {
+        headers: { ...address, accept: "text/html", "content-type": "application/x-www-form-urlencoded" },
+        raw: new URLSearchParams({ token, email: "someone@example.test", password: PASSWORD, password_confirmation: PASSWORD }).toString()
+      })
+    for (let i = 0; i < 4; i++) {
+      const res = await form(`guess${i}`)
+      expect(res.status).toBe(422)
+      expect(res.text).toContain("This password reset link is invalid")
+    }
+    for (let i = 0; i < 2; i++) {
+      const api = await app.post("/v1/auth/reset-password", {
+        headers: address,
+        body: { token: `api${i}`, email: "someone@example.test", password: PASSWORD, password_confirmation: PASSWORD }
+      })
+      expect(api.status).toBe(422)
+    }
+    expect((await form("guess-last")).status).toBe(429)
+    const api = await app.post("/v1/auth/reset-password", {
+      headers: address,
+      body: { token: "api-last", email: "someone@example.test", password: PASSWORD, password_confirmation: PASSWORD }
+    })
+    expect(api.status).toBe(429)
+    // the form page itself checks nothing and is not counted
+    expect((await app.get("/reset-password?token=x&email=a%40example.test", { headers: address })).status).toBe(200)
+  })
+})
