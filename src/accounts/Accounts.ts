@@ -26,6 +26,7 @@ import {
 import { MailTokens } from "./MailTokens.ts"
 import { emailChangedMail, resetMail, verificationMail } from "./Mails.ts"
 import { Passwords } from "./Passwords.ts"
+import { Revocations } from "./Revocations.ts"
 import { Tokens } from "./Tokens.ts"
 import { TwoFactor } from "./TwoFactor.ts"
 import { Users } from "./Users.ts"
@@ -52,6 +53,7 @@ export class Accounts extends Effect.Service<Accounts>()("accounts/Accounts", {
     const twoFactor = yield* TwoFactor
     const audit = yield* AuditLog
     const notifications = yield* Notifications
+    const revocations = yield* Revocations
 
     /** a security event of the user's own ([D99]), in the audit log ([D100]) */
     const event = (
@@ -187,11 +189,13 @@ export class Accounts extends Effect.Service<Accounts>()("accounts/Accounts", {
           if (Option.isNone(userId)) return yield* Effect.fail(invalidResetToken())
           yield* users.setPassword(userId.value, passwordHash, now)
           yield* mailTokens.invalidate(userId.value, "reset_password")
-          yield* tokens.revokeAll(userId.value)
+          // every session and every API key, with a mail saying so ([D114])
+          yield* revocations.afterReset(userId.value)
           // configs and credentials handed out before the reset stop working ([D23], [D91])
           yield* vpnAccess.revokeAll(userId.value)
           return userId.value
         })).pipe(Effect.tap((userId) => event("password_reset", userId, { id: null, kind: "none" })))
+        yield* outbox.wake
       })
 
     const verifyEmail = (token: string) =>
@@ -251,9 +255,11 @@ export class Accounts extends Effect.Service<Accounts>()("accounts/Accounts", {
         yield* transaction(Effect.gen(function*() {
           yield* users.setPassword(user.id, passwordHash, now)
           yield* mailTokens.invalidate(user.id, "reset_password")
-          yield* tokens.revokeAll(user.id, { except: caller.tokenId })
+          // every other session and every API key, with a mail saying so ([D114])
+          yield* revocations.afterPasswordChange(caller)
         }))
         yield* event("password_changed", user.id, byCaller(caller))
+        yield* outbox.wake
       })
 
     const deleteAccount = (caller: Principal, password: string) =>
@@ -311,7 +317,9 @@ export class Accounts extends Effect.Service<Accounts>()("accounts/Accounts", {
       register,
       login,
       logout: (caller: Principal) => tokens.revoke(caller.tokenId),
-      logoutAll: (caller: Principal) => tokens.revokeAll(caller.userId),
+      /** every session, the caller's too; the API keys stay ([D114]) */
+      logoutAll: (caller: Principal) =>
+        transaction(revocations.signOutEverywhere(caller)).pipe(Effect.zipRight(outbox.wake)),
       forgotPassword,
       resetPassword,
       verifyEmail,
@@ -344,6 +352,7 @@ export class Accounts extends Effect.Service<Accounts>()("accounts/Accounts", {
     AuditLog.Default,
     Outbox.Default,
     Notifications.Default,
+    Revocations.Default,
     Webhooks.Default
   ]
 }) {}

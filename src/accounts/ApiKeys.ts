@@ -85,6 +85,11 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("accounts/ApiKeys", {
       Result: Schema.Struct({ id: Schema.Int }),
       execute: (k) => sql`delete from api_keys where id = ${k.id} and user_id = ${k.userId} returning id`
     })
+    const deleteAllOf = SqlSchema.findAll({
+      Request: Schema.Int,
+      Result: Schema.Struct({ id: Schema.Int }),
+      execute: (userId) => sql`delete from api_keys where user_id = ${userId} returning id`
+    })
     const live = SqlSchema.findOne({
       Request: Schema.Int,
       Result: LiveKey,
@@ -193,6 +198,8 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("accounts/ApiKeys", {
       create,
       list: (caller: Principal) => Effect.orDie(listOf(caller.userId)),
       revoke,
+      /** every key of the user (a password reset or change, [D114]); how many there were */
+      revokeAll: (userId: number) => Effect.orDie(deleteAllOf(userId)).pipe(Effect.map((rows) => rows.length)),
       verify
     } as const
   }),

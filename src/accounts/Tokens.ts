@@ -77,11 +77,12 @@ export class Tokens extends Effect.Service<Tokens>()("accounts/Tokens", {
       execute: (t) => sql`update access_tokens set last_used_at = ${t.now} where id = ${t.id}`
     })
     const revokeOne = SqlSchema.void({ Request: Schema.Int, execute: (id) => sql`delete from access_tokens where id = ${id}` })
-    const revokeAllOf = SqlSchema.void({
+    const revokeAllOf = SqlSchema.findAll({
       Request: Schema.Struct({ userId: Schema.Int, except: Schema.NullOr(Schema.Int) }),
+      Result: Schema.Struct({ id: Schema.Int }),
       execute: (r) => r.except === null
-        ? sql`delete from access_tokens where user_id = ${r.userId}`
-        : sql`delete from access_tokens where user_id = ${r.userId} and id <> ${r.except}`
+        ? sql`delete from access_tokens where user_id = ${r.userId} returning id`
+        : sql`delete from access_tokens where user_id = ${r.userId} and id <> ${r.except} returning id`
     })
 
     /**
@@ -147,8 +148,9 @@ export class Tokens extends Effect.Service<Tokens>()("accounts/Tokens", {
       sessions,
       revokeSession,
       revoke: (tokenId: number) => Effect.orDie(revokeOne(tokenId)),
+      /** every token of the user (but `except`); how many there were */
       revokeAll: (userId: number, options?: { readonly except?: number }) =>
-        Effect.orDie(revokeAllOf({ userId, except: options?.except ?? null }))
+        Effect.orDie(revokeAllOf({ userId, except: options?.except ?? null })).pipe(Effect.map((rows) => rows.length))
     } as const
   })
 }) {}

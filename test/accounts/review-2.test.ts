@@ -255,3 +255,60 @@ describe("item 8 [D117]: the HTML pages count against their API routes' per-addr
     expect((await app.get("/reset-password?token=x&email=a%40example.test", { headers: address })).status).toBe(200)
   })
 })
+
+describe("item 2 [D114]: what a reset, a password change and logout-all revoke, and the mail that says so", () => {
+  /** a user with two sessions and one API key */
+  const equipped = async () => {
+    const user = await register(app)
+    const second = await login(app, user.email, user.password)
+    expect(second.status).toBe(200)
+    const key = await newKey(app, user.token, ["read", "write"])
+    expect((await app.get("/v1/user", { token: key })).status).toBe(200)
+    return { ...user, second: second.body.data.token as string, key }
+  }
+  const status = async (token: string) => (await app.get("/v1/user", { token })).status
+
+  test("a password reset revokes every session and every API key", async () => {
+    const user = await equipped()
+    expect((await app.post("/v1/auth/forgot-password", { headers: anyAddress(), body: { email: user.email } })).status).toBe(200)
+    const resetMail = await waitForMail(app, (m) => m.to === user.email && m.subject === "Reset your password")
+    const token = /\/reset-password\?token=([A-Za-z0-9]+)&email=/.exec(resetMail.text)![1]!
+    const reset = await app.post("/v1/auth/reset-password", {
+      headers: anyAddress(),
+      body: { token, email: user.email, password: "N3w-Long-Password", password_confirmation: "N3w-Long-Password" }
+    })
+    expect(reset.status).toBe(200)
+    expect(await status(user.token)).toBe(401)
+    expect(await status(user.second)).toBe(401)
+    expect(await status(user.key)).toBe(401)
+    const mail = await waitForMail(app, (m) => m.to === user.email && m.subject === "Your password was reset")
+    expect(mail.text).toContain("Revoked: every session (2 sessions), every API key (1 key)")
+  })
+
+  test("a password change revokes every other session and every API key; the caller's session stays", async () => {
+    const user = await equipped()
+    const changed = await app.put("/v1/account/password", {
+      token: user.token,
+      body: { current_password: user.password, password: "N3w-Long-Password", password_confirmation: "N3w-Long-Password" }
+    })
+    expect(changed.status).toBe(200)
+    expect(await status(user.token)).toBe(200)
+    expect(await status(user.second)).toBe(401)
+    expect(await status(user.key)).toBe(401)
+    expect((await app.get("/v1/account/api-keys", { token: user.token })).body.data).toEqual([])
+    const mail = await waitForMail(app, (m) => m.to === user.email && m.subject === "Your password was changed")
+    expect(mail.text).toContain("Revoked: every other session (1 session) and every API key (1 key)")
+  })
+
+  test("logout-all revokes every session, the caller's too; the API keys stay, and the mail says both", async () => {
+    const user = await equipped()
+    const out = await app.post("/v1/auth/logout-all", { token: user.token })
+    expect(out.status).toBe(200)
+    expect(await status(user.token)).toBe(401)
+    expect(await status(user.second)).toBe(401)
+    expect(await status(user.key)).toBe(200)
+    const mail = await waitForMail(app, (m) => m.to === user.email && m.subject === "You were signed out everywhere")
+    expect(mail.text).toContain("Revoked: every session (2 sessions).")
+    expect(mail.text).toContain("Not revoked: your API keys (1 key)")
+  })
+})
