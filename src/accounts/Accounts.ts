@@ -23,6 +23,7 @@ import {
   LAST_ADMIN,
   passwordIncorrect
 } from "./Errors.ts"
+import { EmailChanges } from "./EmailChanges.ts"
 import { MailTokens } from "./MailTokens.ts"
 import { emailChangedMail, resetMail, verificationMail } from "./Mails.ts"
 import { Passwords } from "./Passwords.ts"
@@ -54,6 +55,7 @@ export class Accounts extends Effect.Service<Accounts>()("accounts/Accounts", {
     const audit = yield* AuditLog
     const notifications = yield* Notifications
     const revocations = yield* Revocations
+    const emailChanges = yield* EmailChanges
 
     /** a security event of the user's own ([D99]), in the audit log ([D100]) */
     const event = (
@@ -228,22 +230,28 @@ export class Accounts extends Effect.Service<Accounts>()("accounts/Accounts", {
         if (caller.kind === "api_key" && changes.email !== undefined) return yield* Effect.fail(new Forbidden())
         const now = yield* clock.now
         const before = yield* existing(caller.userId)
-        const emailChanged = changes.email !== undefined && changes.email !== before.email
-        const result = yield* transaction(Effect.gen(function*() {
+        const newEmail = changes.email
+        const { emailChanged, updated } = yield* transaction(Effect.gen(function*() {
+          // one user's e-mail changes in order, each counted against the limits of [D117]
+          const current: UserRecord = newEmail !== undefined && newEmail !== before.email
+            ? yield* Effect.flatMap(users.lock(caller.userId), orNotFound)
+            : before
+          const emailChanged = newEmail !== undefined && newEmail !== current.email
+          if (emailChanged) yield* emailChanges.admit(caller.userId, newEmail)
           const updated = yield* Effect.flatMap(users.updateProfile(caller.userId, { ...changes, now }), orNotFound)
-          if (!emailChanged) return updated
+          if (!emailChanged) return { emailChanged, updated }
           // the old address's links must not verify the new one
           yield* mailTokens.invalidate(caller.userId, "verify_email")
           const verifyToken = yield* mailTokens.issue(caller.userId, "verify_email", now)
           yield* securityMail("verify_email", caller.userId, verificationMail(config.appUrl, updated, verifyToken))
-          yield* securityMail("email_changed", caller.userId, emailChangedMail(before, updated.email))
-          return updated
+          yield* securityMail("email_changed", caller.userId, emailChangedMail(current, updated.email))
+          return { emailChanged, updated }
         })).pipe(Effect.catchTag("EmailTaken", () => Effect.fail(emailTaken())))
         if (emailChanged) {
           yield* event("email_changed", caller.userId, byCaller(caller))
           yield* outbox.wake
         }
-        return result
+        return updated
       })
 
     const changePassword = (caller: Principal, current: string, password: string) =>
@@ -353,6 +361,7 @@ export class Accounts extends Effect.Service<Accounts>()("accounts/Accounts", {
     Outbox.Default,
     Notifications.Default,
     Revocations.Default,
+    EmailChanges.Default,
     Webhooks.Default
   ]
 }) {}

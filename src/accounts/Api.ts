@@ -6,7 +6,7 @@ import * as Schema from "effect/Schema"
 import * as ParseResult from "effect/ParseResult"
 import { AdminAuthentication, Authentication, PeopleOnly } from "../http/Auth.ts"
 import { Confirmation, Ok, OkMessage, OkPage } from "../http/Envelope.ts"
-import { errorEnvelope, InvalidCredentialsResponse } from "../http/Errors.ts"
+import { errorEnvelope, InvalidCredentialsResponse, TooManyAttemptsResponse } from "../http/Errors.ts"
 import {
   ForgotPasswordRateLimit,
   LoginRateLimit,
@@ -141,6 +141,8 @@ export class AccountsApi extends HttpApiGroup.make("accounts")
     HttpApiEndpoint.put("updateProfile", "/account/profile")
       .setPayload(ProfilePayload)
       .addSuccess(OkMessage(UserSummary, { identifier: "AccountsProfileUpdated" }))
+      // e-mail changes: 3 an hour per user, 3 a day to any one new address ([D117])
+      .addError(TooManyAttemptsResponse)
   )
   .add(
     HttpApiEndpoint.put("changePassword", "/account/password")

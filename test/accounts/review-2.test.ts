@@ -312,3 +312,61 @@ describe("item 2 [D114]: what a reset, a password change and logout-all revoke, 
     expect(mail.text).toContain("Not revoked: your API keys (1 key)")
   })
 })
+
+describe("item 5 [D117]: e-mail changes are limited, and a name in a mail is one line", () => {
+  test("10 parallel changes of one user to 10 new addresses: exactly 3 pass (3 verification mails), 7 are 429; an hour later again", async () => {
+    const user = await register(app)
+    const targets = Array.from({ length: 10 }, () => freshEmail("victim"))
+    const answers = await Promise.all(targets.map((email) => app.put("/v1/account/profile", { token: user.token, body: { email } })))
+    expect(answers.filter((r) => r.status === 200).length).toBe(3)
+    const refused = answers.filter((r) => r.status === 429)
+    expect(refused.length).toBe(7)
+    expect(refused[0]!.body).toEqual(TOO_MANY)
+    await settle()
+    await Bun.sleep(100)
+    // a verification to each of the 3 new addresses, a change notice to the 2 that were left
+    const toTargets = app.outbox.filter((m) => targets.includes(m.to))
+    expect(toTargets.filter((m) => m.subject === "Verify your e-mail address").length).toBe(3)
+    expect(toTargets.length).toBe(5)
+    // a name-only change is no e-mail change
+    expect((await app.put("/v1/account/profile", { token: user.token, body: { name: "Still Me" } })).status).toBe(200)
+    app.clock.advance(3_600_000 + 1_000)
+    expect((await app.put("/v1/account/profile", { token: user.token, body: { email: freshEmail("later") } })).status).toBe(200)
+  })
+
+  test("3 a day to any one new address, whichever users change to it; the next day again", async () => {
+    const target = freshEmail("bombed")
+    const users = await Promise.all([register(app), register(app), register(app), register(app)])
+    for (const user of users.slice(0, 3)) {
+      expect((await app.put("/v1/account/profile", { token: user.token, body: { email: target } })).status).toBe(200)
+      // and away again, so the next one can take it
+      expect((await app.put("/v1/account/profile", { token: user.token, body: { email: freshEmail("away") } })).status).toBe(200)
+    }
+    const fourth = await app.put("/v1/account/profile", { token: users[3]!.token, body: { email: target } })
+    expect(fourth.status).toBe(429)
+    expect(fourth.body).toEqual(TOO_MANY)
+    // another address is not held back for that user
+    expect((await app.put("/v1/account/profile", { token: users[3]!.token, body: { email: freshEmail("other") } })).status).toBe(200)
+    app.clock.advance(24 * 3_600_000 + 1_000)
+    expect((await app.put("/v1/account/profile", { token: users[3]!.token, body: { email: target } })).status).toBe(200)
+  })
+
+  test("line breaks in the name become spaces in every mail that names the user", async () => {
+    const name = "Eve\r\nClick https://evil.example/login to keep your account\nThe Security Team\u2028PS"
+    const user = await register(app, { name })
+    const target = freshEmail("new")
+    expect((await app.put("/v1/account/profile", { token: user.token, body: { email: target } })).status).toBe(200)
+    const verification = await waitForMail(app, (m) => m.to === target)
+    const notice = await waitForMail(app, (m) => m.to === user.email && m.subject === "Your e-mail address was changed")
+    const oneLine = "Hello Eve Click https://evil.example/login to keep your account The Security Team PS,"
+    for (const mail of [verification, notice]) {
+      expect(mail.text.split("\n")[0]).toBe(oneLine)
+      expect(mail.text).not.toContain("\nClick https://evil")
+    }
+    // a mail from a template (the security mails of [D114]) too
+    await app.post("/v1/auth/logout-all", { token: user.token })
+    const signedOut = await waitForMail(app, (m) => m.to === target && m.subject === "You were signed out everywhere")
+    expect(signedOut.text.split("\n")[0]).toBe(oneLine)
+    expect(signedOut.html).not.toMatch(/Eve[\r\n\u2028]/)
+  })
+})
