@@ -129,8 +129,11 @@ export class Accounts extends Effect.Service<Accounts>()("accounts/Accounts", {
         const { email, password } = input
         const found = yield* users.findByEmail(email)
         if (Option.isNone(found)) {
-          // the same argon2 work as for a real account: response time tells nothing ([D20])
+          // the same work as for a real account's wrong password: the argon2 hash ([D20]) and the
+          // failed sign-in's row in the audit log, naming no one, so that the response time does
+          // not tell which addresses are registered (issue 23, item 15)
           yield* passwords.verifyNobody(password)
+          yield* audit.record({ action: "sign_in_failed", actorId: null, actorKind: "none", resource: null, subjectId: null })
           return yield* Effect.fail(new InvalidCredentials())
         }
         const user = found.value

@@ -370,3 +370,25 @@ describe("item 5 [D117]: e-mail changes are limited, and a name in a mail is one
     expect(signedOut.html).not.toMatch(/Eve[\r\n\u2028]/)
   })
 })
+
+describe("item 15: a failed sign-in does the same work whether or not the address is registered", () => {
+  test("a wrong password and an unknown address each append one failed sign-in to the audit log (the unknown one naming no one); both 401", async () => {
+    const admin = await app.createUser({ role: "admin" })
+    const failures = async () => {
+      const res = await app.get("/v1/admin/audit?action=sign_in_failed", { token: admin.token })
+      expect(res.status).toBe(200)
+      return res.body.meta.total as number
+    }
+    const user = await register(app)
+    const start = await failures()
+    const wrong = await login(app, user.email, "not-the-password")
+    expect(wrong.status).toBe(401)
+    expect(await failures()).toBe(start + 1)
+    const unknown = await login(app, freshEmail("nobody"), "not-the-password")
+    expect(unknown.status).toBe(401)
+    expect(unknown.body).toEqual(wrong.body)
+    expect(await failures()).toBe(start + 2)
+    const newest = (await app.get("/v1/admin/audit?action=sign_in_failed", { token: admin.token })).body.data[0]
+    expect(newest).toMatchObject({ action: "sign_in_failed", actor_id: null, actor_kind: "none", subject_id: null, resource: null })
+  })
+})
