@@ -170,7 +170,7 @@ describe("item 9 [D117]: e-mail domains follow host-name rules", () => {
 })
 
 describe("item 7 [D117]: a password checked with a session is under the login limit's rule", () => {
-  test("DELETE /v1/account: 5 wrong passwords a minute per user, then 429 even with the right one (no hash spent); the next minute it works", async () => {
+  test("DELETE /v1/account: 5 wrong passwords a minute per user, then 429 even with the right one (the limit runs before the handler); the next minute it works", async () => {
     const user = await register(app)
     for (let i = 0; i < 5; i++) {
       const wrong = await app.del("/v1/account", { token: user.token, headers: anyAddress(), body: { password: `guess-${i}` } })
