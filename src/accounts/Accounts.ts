@@ -29,7 +29,7 @@ import { Passwords } from "./Passwords.ts"
 import { Tokens } from "./Tokens.ts"
 import { TwoFactor } from "./TwoFactor.ts"
 import { Users } from "./Users.ts"
-import { VpnAccounts } from "../vpn/VpnAccounts.ts"
+import { VpnAccessControl } from "./VpnAccessControl.ts"
 
 export const ADMIN_PAGE_SIZE = 15
 
@@ -47,7 +47,7 @@ export class Accounts extends Effect.Service<Accounts>()("accounts/Accounts", {
     const users = yield* Users
     const mailTokens = yield* MailTokens
     const passwords = yield* Passwords
-    const vpnAccess = yield* VpnAccounts
+    const vpnAccess = yield* VpnAccessControl
     const tokens = yield* Tokens
     const twoFactor = yield* TwoFactor
     const audit = yield* AuditLog
@@ -338,7 +338,6 @@ export class Accounts extends Effect.Service<Accounts>()("accounts/Accounts", {
     Passwords.Default,
     Tokens.Default,
     TwoFactor.Default,
-    VpnAccounts.Default,
     AuditLog.Default,
     Outbox.Default,
     Notifications.Default,

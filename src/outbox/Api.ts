@@ -1,7 +1,7 @@
 import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as Schema from "effect/Schema"
-import { PageParam } from "../accounts/Api.ts"
+import { PageParam } from "../platform/Page.ts"
 import { AdminAuthentication } from "../http/Auth.ts"
 import { OkPage } from "../http/Envelope.ts"
 import { oneOf } from "../platform/Fields.ts"
