@@ -209,7 +209,7 @@ export class Accounts extends Effect.Service<Accounts>()("accounts/Accounts", {
         const user = yield* existing(caller.userId)
         if (user.email_verified_at !== null) return "already-verified" as const
         const now = yield* clock.now
-        const token = yield* transaction(Effect.gen(function*() {
+        yield* transaction(Effect.gen(function*() {
           yield* mailTokens.invalidate(user.id, "verify_email")
           const token = yield* mailTokens.issue(user.id, "verify_email", now)
           yield* securityMail("verify_email", user.id, verificationMail(config.appUrl, user, token))
