@@ -76,7 +76,7 @@ export class Payments extends Effect.Service<Payments>()("billing/Payments", {
         const now = yield* clock.now
         const invoice = yield* invoices.lock(invoiceId)
         if (Option.isNone(invoice)) return yield* Effect.fail(new InvoiceNotPayable())
-        const { id, plan_id, service_id, status, user_id, cycle_id } = invoice.value
+        const { id, service_id, status, user_id } = invoice.value
         if (options.transactionId !== null) {
           const used = yield* invoices.paymentOf(options.transactionId)
           if (Option.isSome(used)) {

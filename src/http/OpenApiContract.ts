@@ -95,20 +95,43 @@ const contentTypes = (response: unknown): ReadonlyArray<string> =>
  * that a client sending a newer field is not called invalid.
  */
 const allowUnknownFields = (schema: unknown, components: Json, seen: Set<string>): void => {
-  if (Array.isArray(schema)) return schema.forEach((s) => allowUnknownFields(s, components, seen))
+  if (Array.isArray(schema)) {
+    for (const s of schema) allowUnknownFields(s, components, seen)
+    return
+  }
   if (!isObject(schema)) return
   const ref = schema["$ref"]
   if (typeof ref === "string" && ref.startsWith("#/components/schemas/")) {
     const name = ref.slice("#/components/schemas/".length)
     if (seen.has(name)) return
     seen.add(name)
-    return allowUnknownFields(components[name], components, seen)
+    allowUnknownFields(components[name], components, seen)
+    return
   }
   if (schema["additionalProperties"] === false) schema["additionalProperties"] = true
   for (const key of ["properties", "items", "anyOf", "oneOf", "allOf"]) {
     const inner = schema[key]
-    if (key === "properties" && isObject(inner)) Object.values(inner).forEach((s) => allowUnknownFields(s, components, seen))
+    if (key === "properties" && isObject(inner)) for (const s of Object.values(inner)) allowUnknownFields(s, components, seen)
     else allowUnknownFields(inner, components, seen)
+  }
+}
+
+/** Removes one schema (the Api-wide error) from a status' answers; the status goes when nothing is left. */
+const dropAlternative = (responses: Json, status: string, schemaName: string) => {
+  const response = responses[status]
+  if (!isObject(response) || !isObject(response["content"])) return
+  const isIt = (schema: unknown) => isObject(schema) && schema["$ref"] === `#/components/schemas/${schemaName}`
+  for (const media of Object.values(response["content"])) {
+    if (!isObject(media)) continue
+    const schema = media["schema"]
+    if (isIt(schema)) {
+      delete responses[status]
+      return
+    }
+    if (isObject(schema) && Array.isArray(schema["anyOf"])) {
+      const rest = schema["anyOf"].filter((alternative) => !isIt(alternative))
+      media["schema"] = rest.length === 1 ? rest[0] : { ...schema, anyOf: rest }
+    }
   }
 }
 
@@ -122,9 +145,10 @@ const fixOperation = (operation: Json, method: string, path: string, schemas: Js
   const takesBody = isObject(body)
   if (takesBody) allowUnknownFields(body["content"], schemas, new Set())
   if (!takesBody) delete responses["413"]
-  if (!takesBody && !hasParameters(operation, ["query", "header"])) delete responses["422"]
+  // the Api-wide 422 of a refused input, where there is no input (an endpoint's own 422 stays)
+  if (!takesBody && !hasParameters(operation, ["query", "header"])) dropAlternative(responses, "422", "ValidationError")
   // a public route without a path id has nothing to look up (the 404 of an unknown id or route)
-  if (security === undefined && !hasParameters(operation, ["path"]) && !path.includes("{")) delete responses["404"]
+  if (security === undefined && !hasParameters(operation, ["path"]) && !path.includes("{")) dropAlternative(responses, "404", "NotFound")
 
   const routeLimited = isObject(responses["429"])
   responses["429"] ??= {

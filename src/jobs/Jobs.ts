@@ -5,6 +5,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
+import { RecipientsLive } from "../accounts/Contacts.ts"
 import { Balance } from "../billing/Balance.ts"
 import { Funding } from "../billing/Funding.ts"
 import { Invoices } from "../billing/Invoices.ts"
@@ -263,6 +264,7 @@ const recordedRun = Effect.gen(function*() {
 
 /** the rooms the jobs call */
 const JobsRooms = Layer.mergeAll(Services.Default, Invoices.Default, Balance.Default, Funding.Default, Schedules.Default, Catalog.Default, MailTokens.Default, OutboxSender.Default, Notifications.Default, Webhooks.Default)
+  .pipe(Layer.provideMerge(RecipientsLive))
 
 /** One run on layers of its own (the CLI's `jobs run-once`, tests). */
 export const runJobsOnce = recordedRun.pipe(Effect.provide(JobsRooms))
