@@ -34,7 +34,7 @@ export const signedAmount = (field: string) =>
     Either.flatMap(
       Either.mapLeft(parseSignedCents(input), () => `The ${label(field)} field must be a decimal number with at most two decimals.`),
       (cents) => cents === 0 ? Either.left(`The ${label(field)} field must not be zero.`) : Either.right(cents)
-    ), { type: "string", pattern: "^-?\\d{1,10}(\\.\\d{1,2})?$" })
+    ), { oneOf: [{ type: "string", pattern: "^-?\\d{1,10}(\\.\\d{1,2})?$", examples: ["5.00"] }, { type: "number", examples: [5] }] })
 
 /** [D110]: a positive amount in cents */
 export const positiveAmount = (field: string) =>
@@ -42,7 +42,7 @@ export const positiveAmount = (field: string) =>
     Either.flatMap(
       Either.mapLeft(parseSignedCents(input), () => `The ${label(field)} field must be a decimal number with at most two decimals.`),
       (cents) => cents <= 0 ? Either.left(`The ${label(field)} field must be greater than 0.00.`) : Either.right(cents)
-    ), { type: "string", pattern: "^\\d{1,10}(\\.\\d{1,2})?$" })
+    ), { oneOf: [{ type: "string", pattern: "^\\d{1,10}(\\.\\d{1,2})?$", examples: ["1.00"] }, { type: "number", minimum: 0.01, examples: [1] }] })
 
 /** A three-letter currency code, upper-cased (`usd` -> `USD`). */
 export const currencyCode = (field: string) =>

@@ -20,6 +20,13 @@ export const ChangeQuote = Schema.Struct({
   effective_at: Schema.NullOr(Schema.Date)
 }).annotations({ identifier: "ChangeQuote" })
 
+/** a query id: an integer ([D12] names the field when it is missing or not one) */
+const idParam = (field: string) =>
+  Schema.String.pipe(
+    Schema.filter((s) => /^-?[0-9]{1,15}$/.test(s.trim()), { message: () => `The ${field.replace("_", " ")} field must be an integer.` }),
+    Schema.transform(Schema.Number, { strict: true, decode: Number, encode: String })
+  ).annotations({ jsonSchema: { type: "integer", examples: [2] } })
+
 const ANY_INT = { min: Number.MIN_SAFE_INTEGER, max: Number.MAX_SAFE_INTEGER }
 
 export const ChangePayload = Body({
@@ -49,7 +56,8 @@ export class SubscriptionsApi extends HttpApiGroup.make("subscriptions")
     )))
   .add(HttpApiEndpoint.get("changeQuote", "/services/:service/change-quote")
     .setPath(ServicePath)
-    .setUrlParams(Schema.Struct({ plan_id: Schema.optional(Schema.String), cycle_id: Schema.optional(Schema.String) }))
+    // both required; checked after the service is found (another user's service is 404 first)
+    .setUrlParams(Schema.Struct({ plan_id: Schema.optional(idParam("plan_id")), cycle_id: Schema.optional(idParam("cycle_id")) }))
     .addSuccess(Ok(ChangeQuote, { identifier: "ChangeQuoteResponse" }))
     .addError(BusinessRuleViolationResponse)
     .annotateContext(describe(

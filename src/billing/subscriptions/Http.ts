@@ -31,8 +31,15 @@ const SubscriptionsHandlers = HttpApiBuilder.group(Api, "subscriptions", (handle
       .handle("changeQuote", ({ path, urlParams }) =>
         Effect.gen(function*() {
           const user = yield* CurrentUser
-          const request = yield* changeRequest(urlParams)
-          return yield* changes.quote(user.userId, path.service, request)
+          yield* Effect.flatMap(services.findOwned(user.userId, path.service), orNotFound)
+          const { cycle_id, plan_id } = urlParams
+          if (plan_id === undefined || cycle_id === undefined) {
+            const errors: Record<string, Array<string>> = {}
+            if (plan_id === undefined) errors["plan_id"] = ["The plan id field is required."]
+            if (cycle_id === undefined) errors["cycle_id"] = ["The cycle id field is required."]
+            return yield* Effect.fail(new ValidationError({ errors }))
+          }
+          return yield* changes.quote(user.userId, path.service, { planId: plan_id, cycleId: cycle_id })
         }))
       .handle("changePlan", ({ path, payload }) =>
         Effect.gen(function*() {
@@ -47,20 +54,6 @@ const SubscriptionsHandlers = HttpApiBuilder.group(Api, "subscriptions", (handle
       .handle("removeChange", ({ path }) =>
         Effect.flatMap(CurrentUser, (user) => Effect.flatMap(changes.removeScheduled(user.userId, path.service), detailOf)))
   }))
-
-/** the quote's query: two integers, each named when missing or not one ([D12]) */
-const changeRequest = (params: { readonly plan_id?: string | undefined; readonly cycle_id?: string | undefined }) => {
-  const errors: Record<string, Array<string>> = {}
-  const read = (field: "plan_id" | "cycle_id") => {
-    const value = params[field]
-    if (value === undefined || value.trim() === "") errors[field] = [`The ${field.replace("_", " ")} field is required.`]
-    else if (!/^-?\d{1,15}$/.test(value.trim())) errors[field] = [`The ${field.replace("_", " ")} field must be an integer.`]
-    return Number(value)
-  }
-  const planId = read("plan_id")
-  const cycleId = read("cycle_id")
-  return Object.keys(errors).length > 0 ? Effect.fail(new ValidationError({ errors })) : Effect.succeed({ planId, cycleId })
-}
 
 export const SubscriptionsHttpLive = SubscriptionsHandlers.pipe(
   Layer.provide(Layer.mergeAll(Cancellations.Default, PlanChanges.Default, Invoices.Default, Schedules.Default, Services.Default))
