@@ -86,3 +86,148 @@ describe("item 4: a node reports only what its server serves [D116]", () => {
     expect(res.body).toEqual({ success: false, message: "Forbidden." })
   })
 })
+
+describe("item 10: webhook URLs [D117]", () => {
+  const create = (on: TestApp, url: string) =>
+    on.post("/v1/admin/webhooks", { token: admin.token, body: { url, events: ["user.registered"] } })
+
+  test("an IPv6 address carrying a loopback or private IPv4 address is refused (422 errors.url)", async () => {
+    for (const url of [
+      "https://[::ffff:0:127.0.0.1]/hook", // IPv4-translated
+      "https://[::ffff:0:a00:1]/hook",
+      "https://[2002:7f00:1::]/hook", // 6to4 of 127.0.0.1
+      "https://[2002:a9fe:a9fe::1]/hook", // 6to4 of 169.254.169.254
+      "https://[64:ff9b:1::7f00:1]/hook", // NAT64 local-use, /96 form
+      "https://[64:ff9b:1:7f00:1::]/hook", // NAT64 local-use, /48 form
+      "https://[64:ff9b::a9fe:a9fe]/hook", // NAT64 well-known
+      "https://[2001:0:7f00:1::1]/hook", // Teredo server 127.0.0.1
+      "https://[2001:0:808:808::80ff:fffe]/hook" // Teredo client 127.0.0.1 (inverted)
+    ]) {
+      const res = await create(app, url)
+      expect([url, res.status, Object.keys(res.body.errors ?? {})]).toEqual([url, 422, ["url"]])
+    }
+  })
+
+  test("the same forms carrying a public IPv4 address are accepted", async () => {
+    for (const url of ["https://[2002:808:808::1]/hook", "https://[64:ff9b::808:808]/hook", "https://[64:ff9b:1::808:808]/hook"]) {
+      const res = await create(app, url)
+      expect([url, res.status]).toEqual([url, 201])
+    }
+  })
+
+  describe("with WEBHOOKS_ALLOW_PRIVATE=true", () => {
+    let open: TestApp
+    beforeAll(async () => {
+      open = await makeTestApp({ reset: false, config: { webhooksAllowPrivate: true } })
+    })
+    afterAll(() => open.dispose())
+
+    test("http:// to a name that does not resolve is refused (422 errors.url), on create and on update", async () => {
+      for (const url of ["http://example.com/hook", "http://hooks.example.com/in", "http://nothing.invalid/hook"]) {
+        const res = await create(open, url)
+        expect([url, res.status, res.body.errors]).toEqual([url, 422, { url: ["The url host does not resolve."] }])
+      }
+      const made = await create(open, "http://localhost:8080/hook")
+      expect(made.status).toBe(201)
+      const updated = await open.put(`/v1/admin/webhooks/${made.body.data.id}`, { token: admin.token, body: { url: "http://example.com/hook" } })
+      expect(updated.status).toBe(422)
+      expect(Object.keys(updated.body.errors)).toEqual(["url"])
+      expect((await open.get(`/v1/admin/webhooks/${made.body.data.id}`, { token: admin.token })).body.data.url).toBe("http://localhost:8080/hook")
+    })
+
+    test("http:// to an address or name that is all private/loopback is accepted, to a public one refused", async () => {
+      for (const url of ["http://127.0.0.1:9/hook", "http://[2002:7f00:1::]/hook", "http://[::ffff:0:127.0.0.1]/hook", "http://localhost:9/hook"]) {
+        expect([url, (await create(open, url)).status]).toEqual([url, 201])
+      }
+      for (const url of ["http://8.8.8.8/hook", "http://[2002:808:808::1]/hook"]) {
+        const res = await create(open, url)
+        expect([url, res.status, Object.keys(res.body.errors ?? {})]).toEqual([url, 422, ["url"]])
+      }
+    })
+
+    test("https:// to a name that does not resolve here is kept (checked again before each send)", async () => {
+      expect((await create(open, "https://hooks.example.com/in")).status).toBe(201)
+    })
+  })
+})
+
+describe("item 11: quota notices follow the admin's usage too [D117]", () => {
+  test("POST /v1/admin/services/{service}/usage across 80 % and 100 % sends each mail and usage.threshold event once", async () => {
+    const received: Array<{ type: string; data: Record<string, unknown> }> = []
+    const receiver = Bun.serve({
+      port: 0,
+      hostname: "127.0.0.1",
+      fetch: async (req) => {
+        received.push(JSON.parse(await req.text()))
+        return new Response(null, { status: 204 })
+      }
+    })
+    const open = await makeTestApp({ reset: false, config: { webhooksAllowPrivate: true } })
+    try {
+      const hook = await open.post("/v1/admin/webhooks", {
+        token: admin.token,
+        body: { url: `http://127.0.0.1:${receiver.port}/usage`, events: ["usage.threshold"] }
+      })
+      expect(hook.status).toBe(201)
+      const user = await open.createUser()
+      const plan = await makePlan(open, 10)
+      const serviceId = await makeService(open, user.id, plan)
+      const add = (bytes: number) => open.post(`/v1/admin/services/${serviceId}/usage`, { token: admin.token, body: { bytes } })
+      expect((await add(7 * GIB)).status).toBe(201)
+      expect((await add(1.5 * GIB)).status).toBe(201) // 8.5 of 10 GB
+      expect((await add(GIB / 8)).status).toBe(201)
+      expect((await add(2 * GIB)).status).toBe(201) // past 10 GB
+      expect((await add(GIB)).status).toBe(201)
+      const mine = () => received.filter((e) => e.type === "usage.threshold" && e.data["service_id"] === serviceId)
+      const deadline = Date.now() + 10_000
+      while ((mine().length < 2 || open.outbox.filter((m) => m.to === user.email).length < 2) && Date.now() < deadline) {
+        await open.run(runJobsOnce)
+        await Bun.sleep(50)
+      }
+      await open.run(runJobsOnce)
+      expect(open.outbox.filter((m) => m.to === user.email).map((m) => m.subject)).toEqual([
+        "You have used 80 % of your data for this period",
+        "You have used all your data for this period"
+      ])
+      expect(mine().map((e) => e.data["threshold"])).toEqual([80, 100])
+      expect(mine()[0]!.data).toMatchObject({ user_id: user.id, used_bytes: Math.round(8.5 * GIB), limit_bytes: 10 * GIB })
+    } finally {
+      await open.dispose()
+      receiver.stop(true)
+    }
+  })
+})
+
+describe("item 13: long path ids and the /docs headers [D117]", () => {
+  test("a path id of 100+ characters is 404 Resource not found., like any unknown id (not 405)", async () => {
+    const user = await app.createUser()
+    for (const n of [100, 101, 120, 1000, 5000]) {
+      for (const [method, path, token] of [
+        ["GET", `/v1/services/${"1".repeat(n)}`, user.token],
+        ["GET", `/v1/invoices/${"a".repeat(n)}`, user.token],
+        ["DELETE", `/v1/devices/${"7".repeat(n)}`, user.token],
+        ["GET", `/v1/devices/${"7".repeat(n)}/wireguard/1`, user.token],
+        ["PUT", `/v1/admin/webhooks/${"9".repeat(n)}`, admin.token],
+        ["GET", `/v1/plans/${"%41".repeat(n)}`, user.token]
+      ] as const) {
+        const res = await app.request(method, path, { token, ...(method === "PUT" ? { body: { description: "x" } } : {}) })
+        expect([n, method, path.slice(0, 24), res.status, res.body]).toEqual([n, method, path.slice(0, 24), 404, { success: false, message: "Resource not found." }])
+      }
+    }
+    // a method a known path does not serve is still 405
+    expect((await app.request("PATCH", "/v1/services/1", { token: user.token })).status).toBe(405)
+  })
+
+  test("/docs sends nosniff, no-referrer and a CSP with frame-ancestors 'none'", async () => {
+    for (const path of ["/docs", "/docs?x=1"]) {
+      const res = await app.get(path)
+      expect(res.status).toBe(200)
+      expect(res.headers.get("x-content-type-options")).toBe("nosniff")
+      expect(res.headers.get("referrer-policy")).toBe("no-referrer")
+      expect(res.headers.get("content-security-policy")).toContain("frame-ancestors 'none'")
+      expect(res.headers.get("content-security-policy")).toContain("default-src 'none'")
+    }
+    // the API's JSON answers are unchanged
+    expect((await app.get("/v1/openapi.json")).headers.get("content-security-policy")).toBeNull()
+  })
+})
