@@ -17,7 +17,6 @@ import {
   type FieldErrors,
   firstPastMax,
   pastMax,
-  type ReportEntry,
   TOTALS
 } from "./ReportCheck.ts"
 import { ReportOwners } from "./ReportOwners.ts"
