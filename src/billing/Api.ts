@@ -22,7 +22,9 @@ export const PaymentUrl = Schema.Struct({ url: Schema.String, gateway: Schema.St
 export const OrderPayload = Body({
   plan_id: integer("plan_id", ANY_INT),
   cycle_id: integer("cycle_id", ANY_INT),
-  promo_code: Schema.optional(Schema.NullOr(string("promo_code", { max: 64 })))
+  promo_code: Schema.optional(Schema.NullOr(string("promo_code", { max: 64 }))),
+  /** [D112]: a name of `GET /v1/payment-gateways`; absent: DEFAULT_GATEWAY, else `manual` */
+  gateway: Schema.optional(Schema.NullOr(string("gateway", { max: 64 })))
 })
 
 /** The caller's invoices and orders; the payment webhook ([D35]-[D40]). */

@@ -26,6 +26,8 @@ export interface NewInvoice {
   readonly promoCode: string | null
   readonly promoId: number | null
   readonly dueDate: Date
+  /** [D112]: the gateway chosen at the order; none: `manual` */
+  readonly gateway?: string
 }
 
 /** A renewal invoice of [D80]: one per service and expiry. */
@@ -168,7 +170,7 @@ export class Invoices extends Effect.Service<Invoices>()("billing/Invoices", {
             insert into invoices (user_id, service_id, plan_id, cycle_id, amount, discount, currency, status, gateway,
                                   promo_code, promo_code_id, due_date, created_at)
             values (${invoice.userId}, ${invoice.serviceId}, ${invoice.planId}, ${invoice.cycleId}, ${invoice.amount},
-                    ${invoice.discount}, ${invoice.currency}, ${invoice.status}, 'manual', ${invoice.promoCode},
+                    ${invoice.discount}, ${invoice.currency}, ${invoice.status}, ${invoice.gateway ?? "manual"}, ${invoice.promoCode},
                     ${invoice.promoId}, ${invoice.dueDate}, ${now})
             returning ${columns}`
         })(undefined)).pipe(
@@ -185,9 +187,11 @@ export class Invoices extends Effect.Service<Invoices>()("billing/Invoices", {
         execute: () => sql`update invoices set status = 'cancelled' where id = ${id} and status = 'pending' returning ${columns}`
       })(undefined).pipe(Effect.orDie)
 
-    const markPaid = (id: number, transactionId: string | null, serviceId: number | null, now: Date) =>
+    /** [D113]: the period the payment bought is kept for the invoice's document */
+    const markPaid = (id: number, transactionId: string | null, serviceId: number | null, now: Date, period: { readonly from: Date; readonly to: Date } | null = null) =>
       sql`update invoices set status = 'paid', paid_at = ${now}, transaction_id = ${transactionId},
-            service_id = coalesce(${serviceId}, service_id) where id = ${id}`.pipe(Effect.asVoid)
+            service_id = coalesce(${serviceId}, service_id),
+            period_start = ${period?.from ?? null}, period_end = ${period?.to ?? null} where id = ${id}`.pipe(Effect.asVoid)
 
     /** which invoice a gateway's transaction paid, if any */
     const paymentOf = (transactionId: string) =>
