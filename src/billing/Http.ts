@@ -14,6 +14,7 @@ import { Invoices } from "./Invoices.ts"
 import { AdminInvoices, Orders } from "./Orders.ts"
 import { Webhooks } from "./Webhooks.ts"
 import { payPage } from "./Pages.ts"
+import { BillingDocumentsHttpLive } from "./documents/Http.ts"
 import { BillingGatewaysHttpLive } from "./gateways/Http.ts"
 
 
@@ -81,6 +82,6 @@ const BillingPagesHandlers = HttpApiBuilder.group(Api, "billingPages", (handlers
       Effect.map(invoices.linkedByManualGateway(path.invoice, urlParams, manual), payPage))
   }))
 
-export const BillingHttpLive = Layer.mergeAll(BillingHandlers, BillingAdminHandlers, BillingPagesHandlers, BillingGatewaysHttpLive).pipe(
+export const BillingHttpLive = Layer.mergeAll(BillingHandlers, BillingAdminHandlers, BillingPagesHandlers, BillingGatewaysHttpLive, BillingDocumentsHttpLive).pipe(
   Layer.provide(Layer.mergeAll(Invoices.Default, Orders.Default, AdminInvoices.Default, Webhooks.Default, GatewaysLive))
 )
