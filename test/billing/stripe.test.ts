@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test"
-import { Option, Redacted } from "effect"
+import { Effect, Either, Layer, Option, Redacted } from "effect"
 import Stripe from "stripe"
+import { GatewaysLive, PaymentGateways } from "../../src/billing/Gateways.ts"
+import { Invoices } from "../../src/billing/Invoices.ts"
 import { makeTestApp, type TestApp } from "../support/app.ts"
 import { startStripeStandIn, stripeEvent, type StripeStandIn } from "../support/stripe-stand-in.ts"
 
@@ -281,5 +283,44 @@ describe("POST /v1/webhooks/payments/stripe [D112]", () => {
     const res = await deliver(stripeEvent("checkout.session.completed", { ...session, client_reference_id: manual.uuid, metadata: { invoice_uuid: manual.uuid } }))
     expect(res.status).toBe(404)
     expect(await statusOf(manual.uuid)).toBe("pending")
+  })
+})
+
+// [D110]'s `to: gateway` for Stripe invoices: the seam billing-core's refund route calls. Until that
+// route is on main this is exercised at the service level, still against the stand-in.
+describe("a refund through the gateway [D110] [D112]", () => {
+  const refund = (uuid: string, gatewayName: string, amount: string, reference: string) =>
+    app.run(Effect.gen(function*() {
+      const invoices = yield* Invoices
+      const gateways = yield* PaymentGateways
+      const invoice = Option.getOrThrow(yield* invoices.byUuid(uuid))
+      const gateway = Option.getOrThrow(gateways.get(gatewayName))
+      return yield* Effect.either(gateway.refund({ invoice, amount, reference }))
+    }).pipe(Effect.provide(Layer.mergeAll(GatewaysLive, Invoices.Default))))
+
+  test("stripe: a refund of the payment intent that paid the session, in minor units, once per reference", async () => {
+    const { uuid, session } = await paidSession()
+    expect((await deliver(stripeEvent("checkout.session.completed", session))).status).toBe(200)
+    const first = await refund(uuid, "stripe", "4.00", "credit-note-1")
+    const again = await refund(uuid, "stripe", "4.00", "credit-note-1")
+    expect(Either.isRight(first) && first.right.status).toBe("succeeded")
+    expect(again).toEqual(first)
+    const made = standIn.refunds.filter((r) => r["payment_intent"] === session.payment_intent)
+    expect(made).toHaveLength(1)
+    expect(made[0]).toMatchObject({ amount: 400, metadata: { invoice_uuid: uuid } })
+    const sent = standIn.requests.filter((r) => r.path === "/v1/refunds").at(-1)!
+    expect(sent.headers["idempotency-key"]).toBe("refund:credit-note-1")
+  })
+
+  test("manual, or a stripe invoice an admin marked paid (no payment intent): GatewayRefundUnsupported (422 errors.to for the caller)", async () => {
+    const manual = await order({})
+    const admin = await app.createUser({ role: "admin" })
+    expect((await app.post(`/v1/admin/invoices/${manual.uuid}/mark-paid`, { token: admin.token })).status).toBe(200)
+    const refused = await refund(manual.uuid, "manual", "1.00", "cn-manual")
+    expect(Either.isLeft(refused) && refused.left._tag).toBe("GatewayRefundUnsupported")
+    const byHand = await order()
+    expect((await app.post(`/v1/admin/invoices/${byHand.uuid}/mark-paid`, { token: admin.token })).status).toBe(200)
+    const noIntent = await refund(byHand.uuid, "stripe", "1.00", "cn-by-hand")
+    expect(Either.isLeft(noIntent) && noIntent.left._tag).toBe("GatewayRefundUnsupported")
   })
 })
