@@ -91,6 +91,20 @@ describe("GET /v1/payment-gateways [D112]", () => {
   })
 })
 
+describe("through the typed client [D112]", () => {
+  test("list the gateways, order with stripe, get its Checkout URL", async () => {
+    const anonymous = await app.client()
+    const gateways = await Effect.runPromise(anonymous.billingGateways.listPaymentGateways())
+    expect(gateways.map((g) => g.name)).toEqual(["manual", "stripe"])
+    const user = await app.createUser()
+    const client = await app.client(user.token)
+    const invoice = await Effect.runPromise(client.billing.placeOrder({ payload: { plan_id: 1, cycle_id: 1, gateway: "stripe" } }))
+    expect(invoice.gateway).toBe("stripe")
+    const link = await Effect.runPromise(client.billing.paymentUrl({ path: { invoice: invoice.uuid } }))
+    expect(link.url.startsWith("https://checkout.stripe.test/")).toBe(true)
+  })
+})
+
 describe("POST /v1/orders picks a gateway [D112]", () => {
   test("gateway stripe; none: manual; unknown: 422 errors.gateway and no invoice", async () => {
     expect((await order()).invoice.gateway).toBe("stripe")
