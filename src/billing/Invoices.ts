@@ -224,6 +224,8 @@ export class Invoices extends Effect.Service<Invoices>()("billing/Invoices", {
      * renewal_of_expiry) index makes a second run a no-op); an invoice already waiting for the
      * service (a trial's order) is its renewal. Returns the invoices created (their notices, [D96]).
      */
+    const stripeEnabled = Option.isSome(config.stripe ?? Option.none())
+    const defaultGateway = config.defaultGateway ?? "manual"
     const insertRenewals = (renewals: ReadonlyArray<NewRenewal>) =>
       renewals.length === 0 ? Effect.succeed<ReadonlyArray<CreatedRenewal>>([]) : Effect.flatMap(clock.now, (now) =>
         SqlSchema.findAll({
@@ -232,7 +234,12 @@ export class Invoices extends Effect.Service<Invoices>()("billing/Invoices", {
           execute: () => sql`
             insert into invoices (user_id, service_id, plan_id, cycle_id, amount, discount, currency, status, gateway,
                                   renewal_of_expiry, due_date, created_at)
-            select r.user_id, r.service_id, r.plan_id, r.cycle_id, r.amount, 0, r.currency, 'pending', 'manual',
+            select r.user_id, r.service_id, r.plan_id, r.cycle_id, r.amount, 0, r.currency, 'pending',
+                   -- [D112]: renewed through the gateway the service was last paid by, while it is enabled
+                   coalesce((select p.gateway from invoices p
+                             where p.service_id = r.service_id and p.status = 'paid'
+                               and (p.gateway = 'manual' or (p.gateway = 'stripe' and ${stripeEnabled}))
+                             order by p.paid_at desc, p.id desc limit 1), ${defaultGateway}),
                    r.expires_at, r.expires_at, ${now}
             from jsonb_to_recordset(${JSON.stringify(renewals.map((r) => ({
               user_id: r.userId, service_id: r.serviceId, plan_id: r.planId, cycle_id: r.cycleId,

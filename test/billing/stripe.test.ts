@@ -3,6 +3,7 @@ import { Effect, Either, Layer, Option, Redacted } from "effect"
 import Stripe from "stripe"
 import { GatewaysLive, PaymentGateways } from "../../src/billing/Gateways.ts"
 import { Invoices } from "../../src/billing/Invoices.ts"
+import { runJobsOnce } from "../../src/jobs/Jobs.ts"
 import { makeTestApp, type TestApp } from "../support/app.ts"
 import { startStripeStandIn, stripeEvent, type StripeStandIn } from "../support/stripe-stand-in.ts"
 
@@ -336,5 +337,29 @@ describe("a refund through the gateway [D110] [D112]", () => {
     expect((await app.post(`/v1/admin/invoices/${byHand.uuid}/mark-paid`, { token: admin.token })).status).toBe(200)
     const noIntent = await refund(byHand.uuid, "stripe", "1.00", "cn-by-hand")
     expect(Either.isLeft(noIntent) && noIntent.left._tag).toBe("GatewayRefundUnsupported")
+  })
+})
+
+describe("renewals keep the gateway [D112] [D80]", () => {
+  test("a service paid through Stripe gets its renewal invoice on stripe, payable by a Checkout Session", async () => {
+    const { user, uuid, session } = await paidSession()
+    expect((await deliver(stripeEvent("checkout.session.completed", session))).status).toBe(200)
+    const manual = await order({})
+    const admin = await app.createUser({ role: "admin" })
+    expect((await app.post(`/v1/admin/invoices/${manual.uuid}/mark-paid`, { token: admin.token })).status).toBe(200)
+
+    app.clock.advance(28 * 86_400_000) // 30-day cycle: inside the 3 days before expiry
+    await app.run(runJobsOnce)
+    const renewalOf = async (paid: string) =>
+      (await app.sql<{ uuid: string; gateway: string }>`
+        select r.uuid::text as uuid, r.gateway from invoices r join invoices p on p.service_id = r.service_id
+        where p.uuid = ${paid}::uuid and r.renewal_of_expiry is not null`)[0]!
+    const renewal = await renewalOf(uuid)
+    expect(renewal.gateway).toBe("stripe")
+    expect((await renewalOf(manual.uuid)).gateway).toBe("manual")
+    const link = await app.get(`/v1/invoices/${renewal.uuid}/payment-url`, { token: user.token })
+    expect(link.status).toBe(200)
+    expect(link.body.data.gateway).toBe("stripe")
+    expect(checkoutCreates().at(-1)!.body).toMatchObject({ client_reference_id: renewal.uuid })
   })
 })
