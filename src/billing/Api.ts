@@ -25,7 +25,7 @@ export const OrderPayload = Body({
   cycle_id: integer("cycle_id", ANY_INT),
   promo_code: Schema.optional(Schema.NullOr(string("promo_code", { max: 64 }))),
   /** [D112]: a name of `GET /v1/payment-gateways`; absent: DEFAULT_GATEWAY, else `manual` */
-  gateway: Schema.optional(Schema.NullOr(string("gateway", { max: 64 })))
+  gateway: Schema.optional(Schema.NullOr(string("gateway", { max: 64 }).annotations({ jsonSchema: { type: "string", minLength: 1, pattern: "\\S", maxLength: 64, examples: ["manual"] } })))
 })
 
 /** The caller's invoices and orders; the payment webhook ([D35]-[D40]). */
