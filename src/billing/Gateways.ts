@@ -6,11 +6,11 @@ import { AppClock } from "../platform/Clock.ts"
 import { AppConfig } from "../platform/Config.ts"
 import { AppKey, constantTimeEqual } from "../platform/Crypto.ts"
 import { ValidationError } from "../platform/Errors.ts"
-import { GatewayRefundUnsupported, type PaymentGateway } from "./gateways/Gateway.ts"
+import type { PaymentGateway } from "./gateways/Gateway.ts"
 import { StripeGateway } from "./gateways/Stripe.ts"
 
-export type { GatewayRefund, GatewayRefundRequest, PaymentGateway, PaymentLink } from "./gateways/Gateway.ts"
-export { GatewayRefundUnsupported } from "./gateways/Gateway.ts"
+export type { PaymentGateway, PaymentLink, RefundRequest } from "./gateways/Gateway.ts"
+export { GatewayRefundFailed } from "./gateways/Gateway.ts"
 
 /** What a `/pay/{uuid}` link of the manual gateway is worth. */
 export type LinkCheck = "valid" | "invalid" | "expired"
@@ -38,9 +38,8 @@ export class ManualGateway extends Context.Tag("billing/ManualGateway")<ManualGa
       const signatureOf = (uuid: string, expires: number) => appKey.sign(`${uuid}.${expires}`)
       return {
         name: "manual",
+        // [D110]: no `refund`: an operator's transfer is not something we can reverse
         displayName: "Bank transfer",
-        // [D110]: an operator's transfer is not something we can reverse
-        refund: () => Effect.fail(new GatewayRefundUnsupported({ gateway: "manual" })),
         paymentLink: (invoice) =>
           Effect.map(clock.now, (now) => {
             const expires = Math.floor(now.getTime() / 1000) + PAY_LINK_SECONDS

@@ -301,42 +301,48 @@ describe("POST /v1/webhooks/payments/stripe [D112]", () => {
   })
 })
 
-// [D110]'s `to: gateway` for Stripe invoices: the seam billing-core's refund route calls. Until that
-// route is on main this is exercised at the service level, still against the stand-in.
+// [D110]'s `to: gateway` for Stripe invoices: the `refund` of the gateway that billing-core's refund
+// route calls. Exercised here at the service level, still against the stand-in.
 describe("a refund through the gateway [D110] [D112]", () => {
-  const refund = (uuid: string, gatewayName: string, amount: string, reference: string) =>
+  const refund = (uuid: string, gatewayName: string, amount: string) =>
     app.run(Effect.gen(function*() {
       const invoices = yield* Invoices
       const gateways = yield* PaymentGateways
       const invoice = Option.getOrThrow(yield* invoices.byUuid(uuid))
       const gateway = Option.getOrThrow(gateways.get(gatewayName))
-      return yield* Effect.either(gateway.refund({ invoice, amount, reference }))
+      if (gateway.refund === undefined) return "cannot refund" as const
+      return yield* Effect.either(gateway.refund({ invoiceUuid: invoice.uuid, transactionId: invoice.transaction_id, amount, currency: invoice.currency }))
     }).pipe(Effect.provide(Layer.mergeAll(GatewaysLive, Invoices.Default))))
 
-  test("stripe: a refund of the payment intent that paid the session, in minor units, once per reference", async () => {
+  test("stripe: a refund of the payment intent that paid the session, in minor units", async () => {
     const { uuid, session } = await paidSession()
     expect((await deliver(stripeEvent("checkout.session.completed", session))).status).toBe(200)
-    const first = await refund(uuid, "stripe", "4.00", "credit-note-1")
-    const again = await refund(uuid, "stripe", "4.00", "credit-note-1")
-    expect(Either.isRight(first) && first.right.status).toBe("succeeded")
-    expect(again).toEqual(first)
+    const first = await refund(uuid, "stripe", "4.00")
     const made = standIn.refunds.filter((r) => r["payment_intent"] === session.payment_intent)
     expect(made).toHaveLength(1)
+    expect(first).toEqual(Either.right({ refundId: String(made[0]!["id"]) }))
     expect(made[0]).toMatchObject({ amount: 400, metadata: { invoice_uuid: uuid } })
-    const sent = standIn.requests.filter((r) => r.path === "/v1/refunds").at(-1)!
-    expect(sent.headers["idempotency-key"]).toBe("refund:credit-note-1")
+    standIn.controls.failing = true
+    try {
+      const failed = await refund(uuid, "stripe", "1.00")
+      expect(failed !== "cannot refund" && Either.isLeft(failed) && failed.left._tag).toBe("GatewayRefundFailed")
+    } finally {
+      standIn.controls.failing = false
+    }
   })
 
-  test("manual, or a stripe invoice an admin marked paid (no payment intent): GatewayRefundUnsupported (422 errors.to for the caller)", async () => {
+  test("manual has no refund (422 errors.to for the caller); a stripe invoice an admin marked paid (no payment intent): GatewayRefundFailed", async () => {
     const manual = await order({})
     const admin = await app.createUser({ role: "admin" })
     expect((await app.post(`/v1/admin/invoices/${manual.uuid}/mark-paid`, { token: admin.token })).status).toBe(200)
-    const refused = await refund(manual.uuid, "manual", "1.00", "cn-manual")
-    expect(Either.isLeft(refused) && refused.left._tag).toBe("GatewayRefundUnsupported")
+    expect(await refund(manual.uuid, "manual", "1.00")).toBe("cannot refund")
     const byHand = await order()
     expect((await app.post(`/v1/admin/invoices/${byHand.uuid}/mark-paid`, { token: admin.token })).status).toBe(200)
-    const noIntent = await refund(byHand.uuid, "stripe", "1.00", "cn-by-hand")
-    expect(Either.isLeft(noIntent) && noIntent.left._tag).toBe("GatewayRefundUnsupported")
+    const before = standIn.refunds.length
+    const noIntent = await refund(byHand.uuid, "stripe", "1.00")
+    expect(noIntent !== "cannot refund" && Either.isLeft(noIntent) && noIntent.left.message)
+      .toBe("The invoice was not paid through Stripe: refund to the balance instead.")
+    expect(standIn.refunds).toHaveLength(before)
   })
 })
 

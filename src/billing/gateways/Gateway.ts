@@ -1,5 +1,6 @@
-import * as Data from "effect/Data"
+import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import type * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
 import type { ServiceUnavailable } from "../../platform/Errors.ts"
 import type { Invoice, InvoiceNotPayable } from "../Domain.ts"
 
@@ -9,21 +10,20 @@ export interface PaymentLink {
   readonly expiresAt: Date
 }
 
-/** [D110]: what a gateway's refund asks for; `reference` keeps a retried refund from paying twice */
-export interface GatewayRefundRequest {
-  readonly invoice: Invoice
+/** [D110]: what a gateway needs to pay part of an invoice back. */
+export interface RefundRequest {
+  readonly invoiceUuid: string
+  /** the gateway's id of the payment (Stripe: the payment intent) */
+  readonly transactionId: string | null
   /** a decimal of two places, at most what was paid through the gateway */
   readonly amount: string
-  readonly reference: string
+  readonly currency: string
 }
 
-export interface GatewayRefund {
-  readonly id: string
-  readonly status: string
-}
-
-/** [D110]: the invoice's gateway cannot pay money back (`manual`, `balance`): 422 `errors.to` for the caller */
-export class GatewayRefundUnsupported extends Data.TaggedError("GatewayRefundUnsupported")<{ readonly gateway: string }> {}
+/** [D110]: the provider refused or failed the refund; nothing was recorded. */
+export class GatewayRefundFailed extends Schema.TaggedError<GatewayRefundFailed>()("GatewayRefundFailed", {
+  message: Schema.optionalWith(Schema.String, { default: () => "The payment gateway could not refund the payment." })
+}, HttpApiSchema.annotations({ status: 502 })) {}
 
 /** One payment provider ([D37]). Its webhook arrives at `/v1/webhooks/payments/{name}` ([D40]). */
 export interface PaymentGateway {
@@ -31,6 +31,9 @@ export interface PaymentGateway {
   /** [D112]: what `GET /v1/payment-gateways` shows a payer */
   readonly displayName: string
   readonly paymentLink: (invoice: Invoice) => Effect.Effect<PaymentLink, InvoiceNotPayable | ServiceUnavailable>
-  readonly refund: (request: GatewayRefundRequest) => Effect.Effect<GatewayRefund, GatewayRefundUnsupported | ServiceUnavailable>
+  /**
+   * [D110]: pays `amount` of a paid invoice back to the payer; the provider's refund id. Absent
+   * when the provider cannot refund (`manual`): a refund `to: gateway` is then 422 `errors.to`.
+   */
+  readonly refund?: (payment: RefundRequest) => Effect.Effect<{ readonly refundId: string }, GatewayRefundFailed>
 }
-

@@ -10,7 +10,7 @@ import { AppClock } from "../../platform/Clock.ts"
 import { AppConfig, type StripeConfig } from "../../platform/Config.ts"
 import { InvalidSignature, ServiceUnavailable } from "../../platform/Errors.ts"
 import { type Invoice, InvoiceNotPayable } from "../Domain.ts"
-import { type GatewayRefundRequest, GatewayRefundUnsupported, type PaymentGateway } from "./Gateway.ts"
+import { GatewayRefundFailed, type PaymentGateway, type RefundRequest } from "./Gateway.ts"
 import { StripeRecords } from "./StripeRecords.ts"
 
 /** [D112]: Stripe's webhook signatures are good for this long */
@@ -141,19 +141,27 @@ const make = (stripeConfig: StripeConfig, appUrl: string) =>
         return link
       })
 
-    const refund = (request: GatewayRefundRequest) =>
+    /** a refund of the payment intent that paid the invoice (its transaction id, [D112]) */
+    const refund = (payment: RefundRequest) =>
       Effect.gen(function*() {
-        const found = yield* records.paymentIntentOf(request.invoice.id)
-        const intent = Option.getOrElse(Option.map(found, (r) => r.payment_intent), () => request.invoice.transaction_id)
-        // paid by an operator's hand (mark-paid), not through Stripe: nothing to pay back there
-        if (intent === null || !intent.startsWith("pi_")) return yield* Effect.fail(new GatewayRefundUnsupported({ gateway: "stripe" }))
-        const made = yield* call("create refund", () =>
-          stripe.refunds.create({
-            payment_intent: intent,
-            amount: toMinorUnits(request.amount, request.invoice.currency),
-            metadata: { invoice_uuid: request.invoice.uuid, reference: request.reference }
-          }, { idempotencyKey: `refund:${request.reference}` }))
-        return { id: made.id, status: made.status ?? "pending" }
+        const intent = payment.transactionId
+        // marked paid by an operator's hand, not through Stripe: nothing to pay back there
+        if (intent === null || !intent.startsWith("pi_")) {
+          return yield* Effect.fail(new GatewayRefundFailed({ message: "The invoice was not paid through Stripe: refund to the balance instead." }))
+        }
+        const made = yield* Effect.tryPromise({
+          try: () =>
+            stripe.refunds.create({
+              payment_intent: intent,
+              amount: toMinorUnits(payment.amount, payment.currency),
+              metadata: { invoice_uuid: payment.invoiceUuid }
+            }),
+          catch: (e) => e
+        }).pipe(
+          Effect.tapError((e) => Effect.logWarning("stripe: create refund failed", e instanceof Error ? e.message : String(e))),
+          Effect.mapError(() => new GatewayRefundFailed())
+        )
+        return { refundId: made.id }
       })
 
     const verifyEvent = (raw: string, signature: string | undefined, now: Date) =>

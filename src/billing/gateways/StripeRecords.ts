@@ -49,15 +49,6 @@ export class StripeRecords extends Effect.Service<StripeRecords>()("billing/Stri
       execute: (r) => sql`update stripe_checkout_sessions set payment_intent = ${r.payment_intent} where session_id = ${r.session_id}`
     })
 
-    /** the payment intent of the session that paid the invoice */
-    const paymentIntentOf = SqlSchema.findOne({
-      Request: Schema.Int,
-      Result: Schema.Struct({ payment_intent: Schema.String }),
-      execute: (invoiceId) => sql`
-        select payment_intent from stripe_checkout_sessions
-        where invoice_id = ${invoiceId} and payment_intent is not null order by id desc limit 1`
-    })
-
     const handledEvent = SqlSchema.findOne({
       Request: Schema.String,
       Result: HandledEvent,
@@ -76,7 +67,6 @@ export class StripeRecords extends Effect.Service<StripeRecords>()("billing/Stri
       insertSession: (row: Omit<CheckoutSessionRow, "amount_minor"> & { readonly amount_minor: number }) => Effect.orDie(insertSession(row)),
       setPaymentIntent: (sessionId: string, paymentIntent: string) =>
         Effect.orDie(setPaymentIntent({ session_id: sessionId, payment_intent: paymentIntent })),
-      paymentIntentOf: (invoiceId: number) => Effect.orDie(paymentIntentOf(invoiceId)),
       handledEvent: (eventId: string) => Effect.orDie(handledEvent(eventId)),
       recordEvent: (event: typeof HandledEvent.Type & { readonly received_at: Date }) => Effect.orDie(recordEvent(event))
     } as const
