@@ -179,6 +179,18 @@ describe("a Stripe invoice's payment URL is a Checkout Session [D112]", () => {
     expect(checkoutCreates()).toHaveLength(creates + 1)
   })
 
+  test("paid at Stripe, its webhook not yet here: no second session (422 Invoice is not payable.), the invoice still pending", async () => {
+    const { user, uuid } = await order()
+    const first = await app.get(`/v1/invoices/${uuid}/payment-url`, { token: user.token })
+    standIn.pay(String(first.body.data.url).split("/").at(-1)!)
+    const creates = checkoutCreates().length
+    const again = await app.get(`/v1/invoices/${uuid}/payment-url`, { token: user.token })
+    expect(again.status).toBe(422)
+    expect(again.body).toEqual({ success: false, message: "Invoice is not payable." })
+    expect(checkoutCreates()).toHaveLength(creates)
+    expect(await statusOf(uuid)).toBe("pending")
+  })
+
   test("six calls at once make one session, and all six answer it", async () => {
     const { user, uuid } = await order()
     const results = await Promise.all(Array.from({ length: 6 }, () => app.get(`/v1/invoices/${uuid}/payment-url`, { token: user.token })))
