@@ -19,6 +19,8 @@ import balance from "./0030_balance.ts"
 import creditNotes from "./0031_credit_notes.ts"
 import serviceCancelAndChanges from "./0032_service_cancel_and_changes.ts"
 import changeInvoices from "./0033_change_invoices.ts"
+import stripeGateway from "./0034_stripe_gateway.ts"
+import invoicesPaidByService from "./0035_invoices_paid_by_service.ts"
 
 /**
  * Every migration, imported statically so that a compiled binary carries them.
@@ -43,5 +45,7 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "30_balance": balance,
   "31_credit_notes": creditNotes,
   "32_service_cancel_and_changes": serviceCancelAndChanges,
-  "33_change_invoices": changeInvoices
+  "33_change_invoices": changeInvoices,
+  "34_stripe_gateway": stripeGateway,
+  "35_invoices_paid_by_service": invoicesPaidByService
 }

@@ -16,6 +16,8 @@ import { BillingAdminApi, BillingApi, BillingPagesApi } from "./billing/Api.ts"
 import { BalanceAdminApi, BalanceApi } from "./billing/balance/Api.ts"
 import { RefundsAdminApi } from "./billing/refunds/Api.ts"
 import { SubscriptionsApi } from "./billing/subscriptions/Api.ts"
+import { BillingDocumentsApi } from "./billing/documents/Api.ts"
+import { BillingGatewaysApi } from "./billing/gateways/Api.ts"
 import { ServicesAdminApi, ServicesApi } from "./services/Api.ts"
 import { CatalogAdminApi, CatalogApi } from "./catalog/Api.ts"
 import { SupportAdminApi, SupportApi } from "./support/Api.ts"
@@ -39,6 +41,8 @@ export class Api extends HttpApi.make("vpn")
   .add(BalanceAdminApi)
   .add(RefundsAdminApi)
   .add(SubscriptionsApi)
+  .add(BillingGatewaysApi)
+  .add(BillingDocumentsApi)
   .add(VpnApi)
   .add(NodeApi)
   .add(VpnAdminApi)

@@ -13,6 +13,7 @@ import { Services } from "../services/Services.ts"
 import { Webhooks } from "../webhooks/Webhooks.ts"
 import { Balance } from "./Balance.ts"
 import { Funding } from "./Funding.ts"
+import { GatewaysLive, PaymentGateways } from "./Gateways.ts"
 import { Invoices } from "./Invoices.ts"
 import { Payments } from "./Payments.ts"
 import { type ChangeKind, changeKind, prorate, type Prorated } from "./Proration.ts"
@@ -26,6 +27,8 @@ export const cannotChange = () => new BusinessRuleViolation({ message: "Service 
 export interface ChangeRequest {
   readonly planId: number
   readonly cycleId: number
+  /** [D112]: the upgrade invoice's gateway (absent: the default) */
+  readonly gateway?: string | null | undefined
 }
 
 /** [D108]: the answer of a quote */
@@ -56,6 +59,7 @@ export class PlanChanges extends Effect.Service<PlanChanges>()("billing/PlanChan
     const funding = yield* Funding
     const payments = yield* Payments
     const webhooks = yield* Webhooks
+    const gateways = yield* PaymentGateways
 
     /** what was paid for the current period: the newest paid invoice of the service, less its refunds */
     const paidForPeriod = (serviceId: number) =>
@@ -121,7 +125,7 @@ export class PlanChanges extends Effect.Service<PlanChanges>()("billing/PlanChan
 
     /** [D108]: an upgrade's invoice (201), or the service with its scheduled downgrade */
     const change = (userId: number, serviceId: number, request: ChangeRequest) =>
-      sql.withTransaction(Effect.gen(function*() {
+      Effect.flatMap(gateways.resolve(request.gateway), (gateway) => sql.withTransaction(Effect.gen(function*() {
         const { cycle, kind, money, now, service } = yield* price(userId, serviceId, request)
         yield* cancelPendingChange(service.id)
         if (kind === "downgrade") {
@@ -139,7 +143,8 @@ export class PlanChanges extends Effect.Service<PlanChanges>()("billing/PlanChan
           status: "pending",
           promoCode: null,
           promoId: null,
-          dueDate: new Date(now.getTime() + DUE_MS)
+          dueDate: new Date(now.getTime() + DUE_MS),
+          gateway: gateway.name
         })
         yield* sql`update invoices set change_credit = ${formatCents(money.creditCents)} where id = ${created.id}`.pipe(Effect.orDie)
         if (money.amountDueCents === 0) {
@@ -150,7 +155,7 @@ export class PlanChanges extends Effect.Service<PlanChanges>()("billing/PlanChan
           yield* funding.fund(created)
         }
         return { kind, invoiceId: Option.some(created.id), service }
-      })).pipe(
+      }))).pipe(
         Effect.catchTag("SqlError", Effect.die),
         Effect.tap(() => webhooks.wake)
       )
@@ -169,5 +174,5 @@ export class PlanChanges extends Effect.Service<PlanChanges>()("billing/PlanChan
 
     return { quote, change, removeScheduled } as const
   }),
-  dependencies: [Catalog.Default, Services.Default, Schedules.Default, Invoices.Default, Balance.Default, Funding.Default, Payments.Default, Webhooks.Default]
+  dependencies: [Catalog.Default, Services.Default, Schedules.Default, Invoices.Default, Balance.Default, Funding.Default, Payments.Default, Webhooks.Default, GatewaysLive]
 }) {}

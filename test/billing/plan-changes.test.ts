@@ -161,6 +161,8 @@ describe("plan changes [D108]", () => {
     expect(Object.keys((await post({ plan_id: 1, cycle_id: 1 })).body.errors)).toEqual(["plan_id"])
     expect(Object.keys((await post({ plan_id: 3, cycle_id: 5 })).body.errors)).toEqual(["plan_id"])
     expect(Object.keys((await post({})).body.errors).sort()).toEqual(["cycle_id", "plan_id"])
+    // [D112]: an unknown or disabled gateway, as on orders
+    expect(Object.keys((await post({ plan_id: 2, cycle_id: 2, gateway: "nope" })).body.errors)).toEqual(["gateway"])
     expect(Object.keys((await app.get(`/v1/services/${service.id}/change-quote?plan_id=2`, { token: user.token })).body.errors)).toEqual(["cycle_id"])
     expect(Object.keys((await quote(user.token, service.id, 2, 3)).body.errors)).toEqual(["cycle_id"])
     const other = await app.createUser()

@@ -7,6 +7,7 @@ import { describe } from "../../http/Describe.ts"
 import { Ok } from "../../http/Envelope.ts"
 import { BusinessRuleViolationResponse } from "../../http/Errors.ts"
 import { Body, IdParam, integer, oneOf } from "../../platform/Fields.ts"
+import { OrderPayload } from "../Api.ts"
 import { InvoiceDetail } from "../Domain.ts"
 import { ServiceDetail } from "../../services/Api.ts"
 
@@ -31,7 +32,9 @@ const ANY_INT = { min: Number.MIN_SAFE_INTEGER, max: Number.MAX_SAFE_INTEGER }
 
 export const ChangePayload = Body({
   plan_id: integer("plan_id", ANY_INT),
-  cycle_id: integer("cycle_id", ANY_INT)
+  cycle_id: integer("cycle_id", ANY_INT),
+  /** [D112]: as on orders; absent: DEFAULT_GATEWAY, else `manual` */
+  gateway: OrderPayload.fields.gateway
 })
 
 /** [D111] cancel and resume; [D108] plan changes: the caller's own service and what it costs. */
