@@ -15,6 +15,7 @@ import scaleIndexes from "./0013_scale_indexes.ts"
 import webhooks from "./0014_webhooks.ts"
 import quotaPeriods from "./0015_quota_periods.ts"
 import accountTakeoverLimits from "./0016_account_takeover_limits.ts"
+import usageLogPerStatement from "./0040_usage_log_per_statement.ts"
 
 /**
  * Every migration, imported statically so that a compiled binary carries them.
@@ -35,5 +36,6 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "13_scale_indexes": scaleIndexes,
   "14_webhooks": webhooks,
   "15_quota_periods": quotaPeriods,
-  "16_account_takeover_limits": accountTakeoverLimits
+  "16_account_takeover_limits": accountTakeoverLimits,
+  "40_usage_log_per_statement": usageLogPerStatement
 }
