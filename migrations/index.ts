@@ -15,6 +15,8 @@ import scaleIndexes from "./0013_scale_indexes.ts"
 import webhooks from "./0014_webhooks.ts"
 import quotaPeriods from "./0015_quota_periods.ts"
 import accountTakeoverLimits from "./0016_account_takeover_limits.ts"
+import stripeGateway from "./0034_stripe_gateway.ts"
+import invoicesPaidByService from "./0035_invoices_paid_by_service.ts"
 import usageLogPerStatement from "./0040_usage_log_per_statement.ts"
 
 /**
@@ -37,5 +39,7 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "14_webhooks": webhooks,
   "15_quota_periods": quotaPeriods,
   "16_account_takeover_limits": accountTakeoverLimits,
+  "34_stripe_gateway": stripeGateway,
+  "35_invoices_paid_by_service": invoicesPaidByService,
   "40_usage_log_per_statement": usageLogPerStatement
 }
