@@ -21,6 +21,7 @@ import { Device as DeviceFields, DeviceWithCredentials, PLATFORMS } from "./Devi
 import { NodeAuthentication } from "./NodeAuth.ts"
 import { NodePeer as NodePeerFields } from "./Peers.ts"
 import { PageParam } from "../accounts/Api.ts"
+import { AgentStatus } from "./NodeAgents.ts"
 import { CreatedServer, Server as ServerFields, ServerRecord } from "./Servers.ts"
 import { UsageRecorded } from "./Usage.ts"
 import { Accepted } from "./UsageReports.ts"
@@ -84,7 +85,10 @@ export const AdminServer = Schema.Struct({
   ...ServerRecord.fields,
   last_seen_at: Schema.NullOr(Schema.DateFromString),
   peers: Schema.Int,
-  plan_ids: Schema.Array(Schema.Int)
+  plan_ids: Schema.Array(Schema.Int),
+  /** [D105]: the node agent's push stream, applied revision and lag */
+  agent: Schema.Struct({ ...AgentStatus.fields, last_seen_at: Schema.NullOr(Schema.DateFromString) })
+    .annotations({ identifier: "NodeAgentStatus" })
 }).annotations({ identifier: "AdminVpnServer" })
 
 const dns = string("dns", { max: 255 }).pipe(
