@@ -11,7 +11,7 @@ export interface AgentConfigShape {
   readonly token: Redacted.Redacted<string>
   /** `WG_INTERFACE` (default `wg0`) */
   readonly iface: string
-  /** `NODE_POLL_SECONDS` (default 10) */
+  /** `NODE_POLL_SECONDS` (default 60 since [D105]: the push stream carries changes; 10 s while it is down) */
   readonly pollSeconds: number
 }
 
@@ -47,7 +47,7 @@ export const agentConfig = Config.all({
     Config.validate({ message: "must be an interface name (1-15 of A-Z a-z 0-9 _ = + . -)", validation: (s) => /^[A-Za-z0-9_=+.-]{1,15}$/.test(s) })
   ),
   pollSeconds: Config.integer("NODE_POLL_SECONDS").pipe(
-    Config.withDefault(10),
+    Config.withDefault(60),
     Config.validate({ message: "must be an integer between 1 and 3600", validation: (n) => n >= 1 && n <= 3600 })
   )
 }).pipe(Config.map(({ connection, iface, pollSeconds }): AgentConfigShape => ({ ...connection, iface, pollSeconds })))
