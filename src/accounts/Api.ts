@@ -49,11 +49,20 @@ const givenPassword = (field = "password") => string(field, { min: 1, max: 1024 
 
 /** `password_confirmation` must equal `password`; a mismatch is reported under `password` ([D12]). */
 const confirmed = <A extends { readonly password: string; readonly password_confirmation?: string | undefined }, I, R>(
-  schema: Schema.Schema<A, I, R>
+  schema: Schema.Schema<A, I, R> & { readonly fields: Schema.Struct.Fields }
 ) =>
   schema.pipe(
-    Schema.filter((body) => body.password === body.password_confirmation || { path: ["password"], message: PASSWORD_MISMATCH })
+    Schema.filter((body) => body.password === body.password_confirmation || { path: ["password"], message: PASSWORD_MISMATCH }, {
+      // optional in the schema so that a missing one reads as the mismatch, but a client must send it
+      jsonSchema: { required: requiredKeys(schema.fields) }
+    })
   )
+
+/** The keys a client must send: every field that is not optional, and the confirmation. */
+const requiredKeys = (fields: Schema.Struct.Fields) => [
+  ...Object.entries(fields).filter(([, field]) => !Schema.isPropertySignature(field)).map(([key]) => key),
+  "password_confirmation"
+]
 
 const confirmation = Schema.optional(Schema.String.annotations({ message: () => "The password confirmation field must be a string." }))
 
@@ -238,7 +247,7 @@ export const PageParam = Schema.String.pipe(
   Schema.filter((s) => Number(s) >= 1, { message: () => "The page field must be at least 1." }),
   Schema.filter((s) => Number(s) <= 2_147_483_647, { message: () => "The page field must not be greater than 2147483647." }),
   Schema.transform(Schema.Number, { strict: true, decode: Number, encode: String })
-)
+).annotations({ jsonSchema: { type: "integer", minimum: 1, maximum: 2_147_483_647 } })
 
 export class AccountsAdminApi extends HttpApiGroup.make("accountsAdmin")
   .add(
@@ -255,7 +264,7 @@ export class AccountsAdminApi extends HttpApiGroup.make("accountsAdmin")
       .setPayload(Body({
         status: Schema.optional(
           Schema.Number.annotations({ message: () => "The selected status is invalid." }).pipe(
-            Schema.filter((n) => n === 0 || n === 1, { message: () => "The selected status is invalid." })
+            Schema.filter((n) => n === 0 || n === 1, { message: () => "The selected status is invalid.", jsonSchema: { type: "integer", enum: [0, 1] } })
           )
         ),
         role: Schema.optional(oneOf("role", ["user", "admin"]))
