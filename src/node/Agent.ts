@@ -84,7 +84,9 @@ export const reportOf = (
   undelivered: ReadonlyMap<string, CounterEntry>
 ): ReadonlyArray<CounterEntry> => {
   const entries = new Map<string, CounterEntry>(undelivered)
-  for (const p of actual) entries.set(p.publicKey, { public_key: p.publicKey, rx_total: p.rx, tx_total: p.tx })
+  for (const p of actual) {
+    entries.set(p.publicKey, { public_key: p.publicKey, rx_total: p.rx, tx_total: p.tx, latest_handshake: p.latestHandshake })
+  }
   return [...entries.values()].filter((e) => e.rx_total > 0 || e.tx_total > 0)
 }
 

@@ -21,6 +21,7 @@ import { Device as DeviceFields, DeviceWithCredentials, PLATFORMS } from "./Devi
 import { NodeAuthentication } from "./NodeAuth.ts"
 import { NodePeer as NodePeerFields } from "./Peers.ts"
 import { PageParam } from "../accounts/Api.ts"
+import { DeviceDetail, DeviceSeen } from "./DeviceActivity.ts"
 import { AgentStatus } from "./NodeAgents.ts"
 import { CreatedServer, Server as ServerFields, ServerRecord } from "./Servers.ts"
 import { UsageRecorded } from "./Usage.ts"
@@ -57,6 +58,8 @@ const NodeSyncResponse = Schema.transform(
 const Credentials = VpnCredentials.annotations({ identifier: "VpnCredentials" })
 
 export const Device = DeviceFields.annotations({ identifier: "Device" })
+/** [D107]: a device with its last handshake, whether it is online and its bytes this period */
+const SeenDevice = DeviceSeen.annotations({ identifier: "DeviceWithActivity" })
 const NewDevice = DeviceWithCredentials.annotations({ identifier: "DeviceWithCredentials" })
 
 // ---- payload fields ----------------------------------------------------------------------
@@ -228,7 +231,13 @@ export class VpnApi extends HttpApiGroup.make("vpn")
       .addSuccess(OkMessage(Credentials, { identifier: "VpnCredentialsRotated" }))
   )
   .add(HttpApiEndpoint.post("revokeVpnAccess", "/account/vpn/revoke-all").addSuccess(Confirmation("VpnAccessRevoked")))
-  .add(HttpApiEndpoint.get("listDevices", "/devices").addSuccess(Ok(Schema.Array(Device), { identifier: "DeviceList" })))
+  .add(HttpApiEndpoint.get("listDevices", "/devices").addSuccess(Ok(Schema.Array(SeenDevice), { identifier: "DeviceList" })))
+  .add(
+    HttpApiEndpoint.get("getDevice", "/devices/:device")
+      .setPath(devicePath)
+      .addSuccess(Ok(DeviceDetail.annotations({ identifier: "DeviceDetail" }), { identifier: "DeviceDetailResponse" }))
+      .addError(NotFoundResponse)
+  )
   .add(
     HttpApiEndpoint.post("createDevice", "/devices")
       .setPayload(CreateDevicePayload)
@@ -327,6 +336,11 @@ export class VpnAdminApi extends HttpApiGroup.make("vpnAdmin")
       .setPath(serverPath)
       .addSuccess(Ok(AdminServer, { identifier: "AdminVpnServerResponse" }))
       .addError(NotFoundResponse)
+  )
+  .add(
+    HttpApiEndpoint.get("userDevices", "/admin/users/:user/devices")
+      .setPath(Schema.Struct({ user: IdParam }))
+      .addSuccess(Ok(Schema.Array(SeenDevice), { identifier: "AdminUserDeviceList" }))
   )
   .add(
     HttpApiEndpoint.post("createServer", "/admin/servers")
