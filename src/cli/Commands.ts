@@ -193,7 +193,12 @@ const VERSION = "0.1.0"
 const nodeAgent = Command.make("node-agent", {}, () =>
   Effect.gen(function*() {
     const config = yield* loadNodeConfig(agentConfig).pipe(Effect.mapError((message) => new CliFailure({ message })))
-    return yield* runAgent({ iface: config.iface, pollSeconds: config.pollSeconds, version: `vpn-api ${VERSION}` }).pipe(
+    return yield* runAgent({
+      iface: config.iface,
+      pollSeconds: config.pollSeconds,
+      reportSeconds: config.reportSeconds,
+      version: `vpn-api ${VERSION}`
+    }).pipe(
       Effect.provide(Layer.mergeAll(
         Wg.Live,
         // [D105]: the push stream beside the poll

@@ -24,6 +24,8 @@ export interface AgentOptions {
   readonly pollSeconds: number
   /** what the agent reports it runs ([D105]) */
   readonly version?: string
+  /** [D105]: counters go this often between polls (`NODE_REPORT_SECONDS`; default: with each poll only) */
+  readonly reportSeconds?: number
 }
 
 /** What the agent remembers between polls. */
@@ -173,6 +175,26 @@ export const cycle = (options: AgentOptions, state: Ref.Ref<AgentState>, newKey:
   })
 
 /**
+ * [D105]: the counters alone, between polls (every `NODE_REPORT_SECONDS`): with changes pushed the
+ * poll is rare, and the report interval bounds what a device uses past its quota. Totals not
+ * delivered go with the next report, as in `cycle`.
+ */
+export const reportCounters = (options: AgentOptions, state: Ref.Ref<AgentState>, newKey: Effect.Effect<string>) =>
+  Effect.gen(function*() {
+    const wg = yield* Wg
+    const api = yield* NodeClient
+    const actual = parseDump(yield* wg.dump(options.iface).pipe(Effect.mapError((e) => `${e.command}: ${e.message}`)))
+    const report = reportOf(actual, (yield* Ref.get(state)).undelivered)
+    if (report.length === 0) return
+    const sent = yield* Effect.either(api.counters(report, yield* newKey))
+    yield* Ref.update(state, (s) => ({
+      ...s,
+      undelivered: sent._tag === "Right" ? new Map() : new Map(report.map((e) => [e.public_key, e]))
+    }))
+    if (sent._tag === "Left") return yield* Effect.fail(`counters: ${sent.left.message}`)
+  })
+
+/**
  * [D105]: one pushed batch applied to the interface (the whole list, or the changes after the
  * revision the agent holds). When `wg` fails the list is kept and the revision is not: the next
  * poll or stream asks for all of it.
@@ -222,6 +244,14 @@ export const runAgent = (options: AgentOptions) =>
       resumeFrom: Effect.map(Ref.get(state), (s) =>
         Option.isSome(s.desired) ? Option.map(s.revision, Number) : Option.none())
     })
+    if (options.reportSeconds !== undefined && options.reportSeconds < options.pollSeconds) {
+      yield* lock.withPermits(1)(reportCounters(options, state, newKey)).pipe(
+        Effect.catchAll((message) => Effect.logDebug(`node agent: ${message}; the totals go with the next report`)),
+        Effect.provideService(Wg, wg),
+        Effect.schedule(Schedule.spaced(Duration.seconds(options.reportSeconds))),
+        Effect.forkScoped
+      )
+    }
     yield* Effect.logInfo(`node agent: syncing ${options.iface} every ${options.pollSeconds} s (every 10 s while the push stream is down)`)
     let failures = 0
     for (;;) {

@@ -13,6 +13,8 @@ export interface AgentConfigShape {
   readonly iface: string
   /** `NODE_POLL_SECONDS` (default 60 since [D105]: the push stream carries changes; 10 s while it is down) */
   readonly pollSeconds: number
+  /** `NODE_REPORT_SECONDS` (default 10): counters between polls ([D105]) */
+  readonly reportSeconds: number
 }
 
 const apiUrl = Config.string("NODE_API_URL").pipe(
@@ -49,8 +51,12 @@ export const agentConfig = Config.all({
   pollSeconds: Config.integer("NODE_POLL_SECONDS").pipe(
     Config.withDefault(60),
     Config.validate({ message: "must be an integer between 1 and 3600", validation: (n) => n >= 1 && n <= 3600 })
+  ),
+  reportSeconds: Config.integer("NODE_REPORT_SECONDS").pipe(
+    Config.withDefault(10),
+    Config.validate({ message: "must be an integer between 1 and 3600", validation: (n) => n >= 1 && n <= 3600 })
   )
-}).pipe(Config.map(({ connection, iface, pollSeconds }): AgentConfigShape => ({ ...connection, iface, pollSeconds })))
+}).pipe(Config.map(({ connection, iface, pollSeconds, reportSeconds }): AgentConfigShape => ({ ...connection, iface, pollSeconds, reportSeconds })))
 
 /** Reads a configuration; a bad value is one line naming the variable. */
 export const load = <A>(config: Config.Config<A>): Effect.Effect<A, string> =>

@@ -63,7 +63,7 @@ const streamingFetch = () => {
   }
 }
 
-const startAgent = (nodeToken: string) => {
+const startAgent = (nodeToken: string, reportSeconds?: number) => {
   const iface = fakeInterface()
   const net = streamingFetch()
   const config = { apiUrl: "http://localhost:3000", token: Redacted.make(nodeToken) }
@@ -72,7 +72,7 @@ const startAgent = (nodeToken: string) => {
     Layer.mergeAll(NodeClient.layer(config), PushClient.layer(config)).pipe(Layer.provide(FetchHttpClient.layer), Layer.provide(net.layer))
   )
   const fiber = Effect.runFork(
-    runAgent({ iface: "wg0", pollSeconds: 60, version: "test-agent" }).pipe(Effect.provide(layer), Logger.withMinimumLogLevel(LogLevel.None))
+    runAgent({ iface: "wg0", pollSeconds: 60, version: "test-agent", ...(reportSeconds === undefined ? {} : { reportSeconds }) }).pipe(Effect.provide(layer), Logger.withMinimumLogLevel(LogLevel.None))
   )
   return { iface, net, stop: () => Effect.runPromise(Fiber.interrupt(fiber)) }
 }
@@ -154,6 +154,26 @@ describe("node agent with the push stream [D105]", () => {
       expect(watches.at(-1)!.payload).toEqual({ since: applied })
       // and that change was applied once: one `wg set ... remove` for the key
       expect(agent.iface.calls.filter((args) => args[1] === a.key && args[2] === "remove")).toHaveLength(1)
+    } finally {
+      await agent.stop()
+    }
+  })
+
+  test("NODE_REPORT_SECONDS: counters go between the (60 s) polls, so the quota is followed within a report interval", async () => {
+    const { member, server } = await setup()
+    const a = await member()
+    const agent = startAgent(server.nodeToken, 1)
+    try {
+      await until("the first list", () => agent.iface.peers.has(a.key))
+      await Bun.sleep(500) // the start's poll is over
+      agent.iface.traffic(a.key, 4000, 1000)
+      // no poll comes for 60 s: only the report loop can count it
+      let used = 0
+      for (let i = 0; i < 40 && used !== 5000; i++) {
+        used = (await app.get("/v1/bandwidth/current", { token: a.user.token })).body.data.used_bytes
+        if (used !== 5000) await Bun.sleep(100)
+      }
+      expect(used).toBe(5000)
     } finally {
       await agent.stop()
     }
