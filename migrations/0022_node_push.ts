@@ -9,6 +9,8 @@ import * as Effect from "effect/Effect"
  *   the new revision to the node agents it streams to.
  * - `vpn_node_agents`: each server's node agent as the streams see it: open streams (any
  *   instance), the revision it last applied, its version and when it was last heard from.
+ * - [D106]: OpenVPN credentials made or deleted (a device's) are changes of every OpenVPN
+ *   server's list: a log row keyed `ovpn:<username>` (a WireGuard key never holds a colon).
  */
 export default Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
@@ -27,5 +29,14 @@ export default Effect.gen(function*() {
       version text check (version is null or char_length(version) <= 64),
       last_seen_at timestamptz
     );
+
+    create function vpn_log_credentials() returns trigger language plpgsql as $$
+    begin
+      if tg_op = 'DELETE' then perform vpn_log_change(null, null, 'ovpn:' || old.username);
+      else perform vpn_log_change(null, null, 'ovpn:' || new.username); end if;
+      return null;
+    end $$;
+    create constraint trigger vpn_credentials_log after insert or delete on vpn_credentials
+      deferrable initially deferred for each row execute function vpn_log_credentials();
   `)
 })

@@ -64,7 +64,7 @@ const agent = (base: string, token: string, seen: Map<string, number>) =>
         Effect.sync(() => {
           const at = performance.now()
           for (const p of batch.peers) {
-            if ("enabled" in p && !p.enabled && !seen.has(p.public_key)) seen.set(p.public_key, at)
+            if ("public_key" in p && "enabled" in p && !p.enabled && !seen.has(p.public_key)) seen.set(p.public_key, at)
           }
         })
       )

@@ -25,6 +25,8 @@ import { AppConfig, loadConfig } from "../platform/Config.ts"
 import { DatabaseInfo, DatabaseLive } from "../platform/Database.ts"
 import { Metrics } from "../platform/Metrics.ts"
 import { runAgent } from "../node/Agent.ts"
+import { OpenVpnManagement } from "../node/Management.ts"
+import { runOpenVpnAgent } from "../node/OpenVpnFollow.ts"
 import { PushClient } from "../node/Watch.ts"
 import { agentConfig, load as loadNodeConfig, nodeConnection } from "../node/AgentConfig.ts"
 import { NodeClient } from "../node/NodeClient.ts"
@@ -193,17 +195,21 @@ const VERSION = "0.1.0"
 const nodeAgent = Command.make("node-agent", {}, () =>
   Effect.gen(function*() {
     const config = yield* loadNodeConfig(agentConfig).pipe(Effect.mapError((message) => new CliFailure({ message })))
+    const http = Layer.mergeAll(NodeClient.layer(config), PushClient.layer(config)).pipe(Layer.provide(FetchHttpClient.layer))
+    if (Option.isSome(config.openvpnManagement)) {
+      // [D106]: an OpenVPN server's agent ends the sessions of credentials no longer enabled
+      return yield* runOpenVpnAgent({ pollSeconds: config.pollSeconds, version: `vpn-api ${VERSION}` }).pipe(
+        Effect.provide(Layer.mergeAll(http, OpenVpnManagement.layer(config.openvpnManagement.value)))
+      )
+    }
     return yield* runAgent({
       iface: config.iface,
       pollSeconds: config.pollSeconds,
       reportSeconds: config.reportSeconds,
       version: `vpn-api ${VERSION}`
     }).pipe(
-      Effect.provide(Layer.mergeAll(
-        Wg.Live,
-        // [D105]: the push stream beside the poll
-        Layer.mergeAll(NodeClient.layer(config), PushClient.layer(config)).pipe(Layer.provide(FetchHttpClient.layer))
-      ))
+      // [D105]: the push stream beside the poll
+      Effect.provide(Layer.mergeAll(Wg.Live, http))
     )
   })).pipe(
     Command.withDescription(

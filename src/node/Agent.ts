@@ -203,9 +203,11 @@ export const applyBatch = (options: AgentOptions, state: Ref.Ref<AgentState>, ba
   Effect.gen(function*() {
     const wg = yield* Wg
     const before = yield* Ref.get(state)
+    // WireGuard entries only (an OpenVPN server's credentials are [D106]'s, see OpenVpnFollow.ts)
+    const entries = batch.peers.flatMap((p) => ("public_key" in p ? [p] : []))
     const desired = batch.full || Option.isNone(before.desired)
-      ? desiredOf(batch.peers)
-      : applyChanges(before.desired.value, batch.peers)
+      ? desiredOf(entries)
+      : applyChanges(before.desired.value, entries)
     const applied = yield* Effect.either(Effect.gen(function*() {
       const changes = diffPeers(desired, parseDump(yield* wg.dump(options.iface)))
       for (const key of changes.remove) yield* wg.set(options.iface, ["peer", key, "remove"])

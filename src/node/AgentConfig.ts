@@ -1,7 +1,9 @@
 import * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
+import type * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import { describeConfigError } from "../platform/Config.ts"
+import { type ManagementTarget, parseManagementTarget } from "./Management.ts"
 
 /** The node agent's environment ([D93]); the API server's own configuration is not needed. */
 export interface AgentConfigShape {
@@ -15,6 +17,8 @@ export interface AgentConfigShape {
   readonly pollSeconds: number
   /** `NODE_REPORT_SECONDS` (default 10): counters between polls ([D105]) */
   readonly reportSeconds: number
+  /** [D106] `OPENVPN_MANAGEMENT`: the OpenVPN server's management interface; set: the agent follows OpenVPN credentials */
+  readonly openvpnManagement: Option.Option<ManagementTarget>
 }
 
 const apiUrl = Config.string("NODE_API_URL").pipe(
@@ -55,8 +59,12 @@ export const agentConfig = Config.all({
   reportSeconds: Config.integer("NODE_REPORT_SECONDS").pipe(
     Config.withDefault(10),
     Config.validate({ message: "must be an integer between 1 and 3600", validation: (n) => n >= 1 && n <= 3600 })
-  )
-}).pipe(Config.map(({ connection, iface, pollSeconds, reportSeconds }): AgentConfigShape => ({ ...connection, iface, pollSeconds, reportSeconds })))
+  ),
+  openvpnManagement: Config.option(Config.string("OPENVPN_MANAGEMENT").pipe(
+    Config.validate({ message: "must be host:port or an absolute Unix socket path", validation: (s) => parseManagementTarget(s) !== undefined }),
+    Config.map((s) => parseManagementTarget(s)!)
+  ))
+}).pipe(Config.map(({ connection, ...rest }): AgentConfigShape => ({ ...connection, ...rest })))
 
 /** Reads a configuration; a bad value is one line naming the variable. */
 export const load = <A>(config: Config.Config<A>): Effect.Effect<A, string> =>

@@ -22,6 +22,7 @@ import { NodeAuthentication } from "./NodeAuth.ts"
 import { NodePeer as NodePeerFields } from "./Peers.ts"
 import { PageParam } from "../accounts/Api.ts"
 import { DeviceDetail, DeviceSeen } from "./DeviceActivity.ts"
+import { OpenVpnEntry, RemovedOpenVpnEntry } from "./OpenVpnEntries.ts"
 import { AgentStatus } from "./NodeAgents.ts"
 import { CreatedServer, Server as ServerFields, ServerRecord } from "./Servers.ts"
 import { UsageRecorded } from "./Usage.ts"
@@ -40,7 +41,13 @@ export const RemovedPeer = Schema.Struct({ public_key: Schema.String, removed: S
 
 /** [D92]: `{success: true, data: [...], meta: {revision}}`; the handler returns `{data, meta}`. */
 const NodeSyncBody = Schema.Struct({
-  data: Schema.Array(Schema.Union(NodePeer, RemovedPeer)),
+  data: Schema.Array(Schema.Union(
+    NodePeer,
+    RemovedPeer,
+    // [D106]: an OpenVPN server's credentials
+    OpenVpnEntry.annotations({ identifier: "NodeOpenVpnEntry" }),
+    RemovedOpenVpnEntry.annotations({ identifier: "RemovedNodeOpenVpnEntry" })
+  )),
   meta: Schema.Struct({
     revision: Schema.Number.annotations({ description: "An opaque cursor that only grows: send it back as `since`." })
   })

@@ -3,6 +3,7 @@ import * as RpcGroup from "@effect/rpc/RpcGroup"
 import * as RpcMiddleware from "@effect/rpc/RpcMiddleware"
 import * as Context from "effect/Context"
 import * as Schema from "effect/Schema"
+import { OpenVpnEntry, RemovedOpenVpnEntry } from "./OpenVpnEntries.ts"
 import { NodePeer } from "./Peers.ts"
 
 /**
@@ -25,7 +26,8 @@ export const RemovedEntry = Schema.Struct({ public_key: Schema.String, removed: 
 export const PeersBatch = Schema.Struct({
   revision: Schema.Number,
   full: Schema.Boolean,
-  peers: Schema.Array(Schema.Union(NodePeer, RemovedEntry))
+  /** WireGuard peers, or an OpenVPN server's credentials ([D106]) */
+  peers: Schema.Array(Schema.Union(NodePeer, RemovedEntry, OpenVpnEntry, RemovedOpenVpnEntry))
 })
 export type PeersBatch = typeof PeersBatch.Type
 
