@@ -14,6 +14,7 @@ import auditLog from "./0012_audit_log.ts"
 import scaleIndexes from "./0013_scale_indexes.ts"
 import webhooks from "./0014_webhooks.ts"
 import quotaPeriods from "./0015_quota_periods.ts"
+import accountTakeoverLimits from "./0016_account_takeover_limits.ts"
 import nodePush from "./0022_node_push.ts"
 import deviceActivity from "./0023_device_activity.ts"
 
@@ -36,6 +37,7 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "13_scale_indexes": scaleIndexes,
   "14_webhooks": webhooks,
   "15_quota_periods": quotaPeriods,
+  "16_account_takeover_limits": accountTakeoverLimits,
   "22_node_push": nodePush,
   "23_device_activity": deviceActivity
 }
