@@ -385,8 +385,10 @@ export class VpnAdminApi extends HttpApiGroup.make("vpnAdmin")
   )
   .add(
     HttpApiEndpoint.get("userDevices", "/admin/users/:user/devices")
+      .annotateContext(describe("A user's devices (admin)", "The user's devices with their last handshake, whether they are online and their bytes this period [D107]."))
       .setPath(Schema.Struct({ user: IdParam }))
       .addSuccess(Ok(Schema.Array(SeenDevice), { identifier: "AdminUserDeviceList" }))
+      .addError(NotFoundResponse)
   )
   .add(
     HttpApiEndpoint.post("createServer", "/admin/servers")

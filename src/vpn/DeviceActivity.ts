@@ -3,6 +3,7 @@ import * as SqlSchema from "@effect/sql/SqlSchema"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import { Contacts } from "../accounts/Contacts.ts"
 import { Services as Subscriptions } from "../services/Services.ts"
 import { AppClock } from "../platform/Clock.ts"
 import { NotFound, ValidationError } from "../platform/Errors.ts"
@@ -88,6 +89,7 @@ export class DeviceActivity extends Effect.Service<DeviceActivity>()("vpn/Device
     const clock = yield* AppClock
     const devices = yield* Devices
     const subscriptions = yield* Subscriptions
+    const contacts = yield* Contacts
 
     // [D116]: only this server's peers; a handshake never goes back in time
     const writeHandshakes = SqlSchema.void({
@@ -175,6 +177,9 @@ export class DeviceActivity extends Effect.Service<DeviceActivity>()("vpn/Device
 
     return {
       list,
+      /** [D107]: an admin's view of a user's devices; 404 for an unknown user */
+      ofUser: (userId: number) =>
+        Effect.flatMap(contacts.find(userId), (found) => Option.isNone(found) ? Effect.fail(new NotFound()) : list(userId)),
       detail,
       /** 422 for a `latest_handshake` that is not unix seconds, before the report counts */
       checkHandshakes: (payload: ReadonlyArray<unknown>) => {
@@ -190,5 +195,5 @@ export class DeviceActivity extends Effect.Service<DeviceActivity>()("vpn/Device
       }
     } as const
   }),
-  dependencies: [Devices.Default, Subscriptions.Default]
+  dependencies: [Devices.Default, Subscriptions.Default, Contacts.Default]
 }) {}

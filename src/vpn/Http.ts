@@ -140,7 +140,7 @@ const AdminLive = HttpApiBuilder.group(Api, "vpnAdmin", (handlers) =>
           makePage({ rows, total, page, perPage: ADMIN_SERVERS_PER_PAGE, baseUrl: `${config.publicUrl}/v1/admin/servers` }))
       })
       .handle("getServer", ({ path }) => Effect.flatMap(servers.adminOne(path.server), orNotFound))
-      .handle("userDevices", ({ path }) => activity.list(path.user))
+      .handle("userDevices", ({ path }) => activity.ofUser(path.user))
       .handle("createServer", ({ payload }) =>
         servers.create(payload).pipe(Effect.zipLeft(noStore)))
       .handle("updateServer", ({ path, payload }) => servers.update(path.server, payload))

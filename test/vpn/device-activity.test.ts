@@ -118,5 +118,6 @@ describe("GET /v1/admin/users/{user}/devices [D107]", () => {
     expect(res.body.data.map((d: { name: string }) => d.name)).toEqual(["Phone", "Laptop"])
     expect(res.body.data[0]).toMatchObject({ id: phone.id, online: true, period_bytes: 10 })
     expect((await app.get(`/v1/admin/users/${user.id}/devices`, { token: user.token })).status).toBe(403)
+    expect((await app.get("/v1/admin/users/999999/devices", { token: admin.token })).status).toBe(404)
   })
 })
