@@ -285,7 +285,7 @@ if [ "$DEVICES" = 1 ]; then
   setsid ip netns exec "$NS_S" env NODE_API_URL="$API" NODE_TOKEN="$NODE_TOKEN" WG_INTERFACE="$WG_S" NODE_POLL_SECONDS=60 NODE_REPORT_SECONDS=1 \
     "${VPN_API[@]}" node-agent >"$WORK/agent-push.log" 2>&1 &
   PIDS+=($!)
-  for _ in $(seq 1 100); do grep -q "push stream up" "$WORK/agent-push.log" && break; sleep 0.2; done
+  for _ in $(seq 1 100); do grep -q "push stream up" "$WORK/agent-push.log" 2>/dev/null && break; sleep 0.2; done
   grep -q "push stream up" "$WORK/agent-push.log" || fail "the agent's push stream did not come up: $(tail -n 5 "$WORK/agent-push.log")"
   say "agent restarted with NODE_POLL_SECONDS=60 NODE_REPORT_SECONDS=1; push stream up"
 
@@ -426,7 +426,7 @@ CONF
   setsid ip netns exec "$NS_S" env NODE_API_URL="$API" NODE_TOKEN="$OV_TOKEN" OPENVPN_MANAGEMENT=127.0.0.1:7505 NODE_POLL_SECONDS=60 \
     "${VPN_API[@]}" node-agent >"$WORK/agent-ovpn.log" 2>&1 &
   PIDS+=($!)
-  for _ in $(seq 1 100); do grep -q "push stream up" "$WORK/agent-ovpn.log" && break; sleep 0.2; done
+  for _ in $(seq 1 100); do grep -q "push stream up" "$WORK/agent-ovpn.log" 2>/dev/null && break; sleep 0.2; done
   grep -q "push stream up" "$WORK/agent-ovpn.log" || fail "the OpenVPN agent's push stream did not come up: $(tail -n 5 "$WORK/agent-ovpn.log")"
   outcome=$(ovpn_client "$OV/creds" "$OV/client4.log")
   [ "$outcome" = connected ] || { stop_client; fail "the OpenVPN client did not connect again once enabled: $outcome"; }
