@@ -15,12 +15,15 @@ import scaleIndexes from "./0013_scale_indexes.ts"
 import webhooks from "./0014_webhooks.ts"
 import quotaPeriods from "./0015_quota_periods.ts"
 import accountTakeoverLimits from "./0016_account_takeover_limits.ts"
+import nodePush from "./0022_node_push.ts"
+import deviceActivity from "./0023_device_activity.ts"
 import balance from "./0030_balance.ts"
 import creditNotes from "./0031_credit_notes.ts"
 import serviceCancelAndChanges from "./0032_service_cancel_and_changes.ts"
 import changeInvoices from "./0033_change_invoices.ts"
 import stripeGateway from "./0034_stripe_gateway.ts"
 import invoicesPaidByService from "./0035_invoices_paid_by_service.ts"
+import usageLogPerStatement from "./0040_usage_log_per_statement.ts"
 
 /**
  * Every migration, imported statically so that a compiled binary carries them.
@@ -42,10 +45,13 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "14_webhooks": webhooks,
   "15_quota_periods": quotaPeriods,
   "16_account_takeover_limits": accountTakeoverLimits,
+  "22_node_push": nodePush,
+  "23_device_activity": deviceActivity,
   "30_balance": balance,
   "31_credit_notes": creditNotes,
   "32_service_cancel_and_changes": serviceCancelAndChanges,
   "33_change_invoices": changeInvoices,
   "34_stripe_gateway": stripeGateway,
-  "35_invoices_paid_by_service": invoicesPaidByService
+  "35_invoices_paid_by_service": invoicesPaidByService,
+  "40_usage_log_per_statement": usageLogPerStatement
 }
