@@ -38,7 +38,7 @@ import { VpnAccessControlLive } from "./vpn/VpnAccounts.ts"
 import { WebhooksHttpLive } from "./webhooks/Http.ts"
 import { WebhookDeliveries } from "./webhooks/Deliveries.ts"
 import { WebhookEndpoints } from "./webhooks/Endpoints.ts"
-import { Webhooks } from "./webhooks/Webhooks.ts"
+import { DomainEventsLive } from "./webhooks/Webhooks.ts"
 
 /** Every group's handlers, the auth middleware and the error mapping, over the services. */
 export const ApiLive = HttpApiBuilder.api(Api).pipe(
@@ -56,14 +56,13 @@ export const DomainLive = Layer.mergeAll(
   Tickets.Default,
   Outbox.Default,
   OutboxAdmin.Default,
-  Webhooks.Default,
   WebhookEndpoints.Default,
   WebhookDeliveries.Default,
   Faq.Default,
   RateLimiter.Live,
   PromoUsesLive,
   VpnServicesLive
-).pipe(Layer.provideMerge(Layer.mergeAll(RecipientsLive, VpnAccessControlLive)))
+).pipe(Layer.provideMerge(Layer.mergeAll(RecipientsLive, VpnAccessControlLive, DomainEventsLive)))
 
 /** The platform edges that tests replace: clock, mailer, key generation; the metrics on the clock. */
 export const EdgesLive = Layer.mergeAll(
