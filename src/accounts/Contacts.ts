@@ -4,6 +4,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import { oneLine } from "./Mails.ts"
 import { Recipients } from "../outbox/Recipients.ts"
 
 const ContactRow = Schema.Struct({
@@ -13,7 +14,7 @@ const ContactRow = Schema.Struct({
   email_notifications: Schema.NullOr(Schema.Boolean)
 })
 
-/** How to reach a user: name, address and whether they want notices (on when never set). */
+/** How to reach a user: name (one line, as mails show it, [D117]), address and whether they want notices (on when never set). */
 export const Contact = Schema.Struct({
   userId: Schema.Int,
   name: Schema.String,
@@ -49,13 +50,13 @@ export class Contacts extends Effect.Service<Contacts>()("accounts/Contacts", {
           ? Effect.succeed(new Map())
           : byIds([...new Set(userIds)]).pipe(
             Effect.map((rows) =>
-              new Map(rows.map((r) => [r.id, { userId: r.id, name: r.name, email: r.email, emailNotifications: r.email_notifications ?? true }]))
+              new Map(rows.map((r) => [r.id, { userId: r.id, name: oneLine(r.name), email: r.email, emailNotifications: r.email_notifications ?? true }]))
             ),
             Effect.orDie
           ),
       find: (userId: number): Effect.Effect<Option.Option<Contact>> =>
         byId(userId).pipe(
-          Effect.map(Option.map((r) => ({ userId: r.id, name: r.name, email: r.email, emailNotifications: r.email_notifications ?? true }))),
+          Effect.map(Option.map((r) => ({ userId: r.id, name: oneLine(r.name), email: r.email, emailNotifications: r.email_notifications ?? true }))),
           Effect.orDie
         )
     } as const

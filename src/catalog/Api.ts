@@ -85,7 +85,7 @@ const amount = (field: string) =>
       onNone: () => Either.left(`The ${label(field)} field must be a non-negative amount with at most two decimals.`),
       onSome: Either.right
     })
-  }, { oneOf: [{ type: "string", pattern: "^\\d{1,10}(\\.\\d{1,2})?$" }, { type: "number", minimum: 0 }] })
+  }, { oneOf: [{ type: "string", pattern: "^\\d{1,10}(\\.\\d{1,2})?$", examples: ["9.99"] }, { type: "number", minimum: 0, examples: [9.99] }] })
 
 /** An ISO 8601 timestamp or null. */
 const nullableTimestamp = (field: string) =>
