@@ -1,13 +1,16 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import { PromoUses } from "../../src/catalog/PromoUses.ts"
 import { DomainEvents } from "../../src/events/DomainEvents.ts"
+import { Recipients } from "../../src/outbox/Recipients.ts"
 import type { DomainEvent } from "../../src/events/Events.ts"
 import { catalogAdmin, freshAddress } from "../catalog/helpers.ts"
 import { makeTestApp, type TestApp } from "../support/app.ts"
 import { makeTestLayer } from "../support/layers.ts"
-import { makeService } from "../vpn/fixtures.ts"
+import { servicesFixtures } from "../billing/services-fixtures.ts"
+import { GIB, makeServer, makeService } from "../vpn/fixtures.ts"
 
 // Issue 24: rule tests through the HTTP API on an app whose ports are swapped for `Test` layers
 // (`makeTestLayer`, `makeTestApp({ swap })`): the rule is checked against what the port answers,
@@ -25,10 +28,17 @@ const DomainEventsTest = makeTestLayer(DomainEvents)({
   wake: Effect.void
 })
 
+/** whether the stand-in accounts room says its users want notices, and where they are written to */
+let wantsNotices = true
+const WATCHER = "quota-watcher@example.test"
+const RecipientsTest = makeTestLayer(Recipients)({
+  find: (userId) => Effect.sync(() => Option.some({ userId, name: "Watcher", email: WATCHER, emailNotifications: wantsNotices }))
+})
+
 let app: TestApp
 let admin: Awaited<ReturnType<typeof catalogAdmin>>
 beforeAll(async () => {
-  app = await makeTestApp({ swap: Layer.mergeAll(PromoUsesTest, DomainEventsTest) })
+  app = await makeTestApp({ swap: Layer.mergeAll(PromoUsesTest, DomainEventsTest, RecipientsTest) })
   admin = await catalogAdmin(app)
 })
 afterAll(() => app.dispose())
@@ -80,3 +90,40 @@ describe("[D90] the device limit, and its events (DomainEvents swapped)", () => 
     expect(emitted.at(-1)).toEqual({ type: "device.deleted", data: { id: first.body.data.id, user_id: user.id } })
   })
 })
+
+describe("[D96] quota notices go to the recipient the accounts room names (Recipients swapped)", () => {
+  test("a report crossing 80 %: the quota-80 notice is written to that address, and not for one who wants no notices; usage.threshold either way", async () => {
+    const fx = servicesFixtures(app)
+    const planId = await fx.plan({ name: "Metered swap", bandwidth: 10 })
+    const cycleId = await fx.cycle(planId, { name: "Monthly", days: 30, price: "5.00", currency: "EUR" })
+    const server = await makeServer(app, { planIds: [planId] })
+    const cross = async () => {
+      const user = await app.createUser()
+      await fx.service({ userId: user.id, planId, cycleId, expiresAt: new Date(Date.now() + 20 * 86_400_000) })
+      expect((await app.get(`/v1/servers/${server.id}/wireguard`, { token: user.token })).status).toBe(200)
+      const [peer] = await app.sql<{ public_key: string }>`
+        select public_key from wireguard_peers where server_id = ${server.id} and user_id = ${user.id}`
+      const report = await app.post("/v1/node/usage", {
+        token: server.nodeToken,
+        body: [{ public_key: peer!.public_key, rx_bytes: 8.5 * GIB, tx_bytes: 0 }]
+      })
+      expect(report.status).toBe(200)
+      return user
+    }
+    const quotaMails = () => app.sql<{ recipient: string; dedupe_key: string }>`
+      select recipient, dedupe_key from outbox where kind = 'quota-80' order by id`
+
+    wantsNotices = false
+    emitted.length = 0
+    await cross()
+    expect(await quotaMails()).toHaveLength(0)
+    expect(emitted.map((e) => e.type)).toEqual(["usage.threshold"])
+
+    wantsNotices = true
+    await cross()
+    const mails = await quotaMails()
+    expect(mails.map((m) => m.recipient)).toEqual([WATCHER])
+    expect(emitted.map((e) => e.type)).toEqual(["usage.threshold", "usage.threshold"])
+  })
+})
+
