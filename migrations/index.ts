@@ -15,6 +15,10 @@ import scaleIndexes from "./0013_scale_indexes.ts"
 import webhooks from "./0014_webhooks.ts"
 import quotaPeriods from "./0015_quota_periods.ts"
 import accountTakeoverLimits from "./0016_account_takeover_limits.ts"
+import nodePush from "./0022_node_push.ts"
+import deviceActivity from "./0023_device_activity.ts"
+import stripeGateway from "./0034_stripe_gateway.ts"
+import invoicesPaidByService from "./0035_invoices_paid_by_service.ts"
 
 /**
  * Every migration, imported statically so that a compiled binary carries them.
@@ -35,5 +39,9 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "13_scale_indexes": scaleIndexes,
   "14_webhooks": webhooks,
   "15_quota_periods": quotaPeriods,
-  "16_account_takeover_limits": accountTakeoverLimits
+  "16_account_takeover_limits": accountTakeoverLimits,
+  "22_node_push": nodePush,
+  "23_device_activity": deviceActivity,
+  "34_stripe_gateway": stripeGateway,
+  "35_invoices_paid_by_service": invoicesPaidByService
 }
