@@ -8,7 +8,7 @@ import { Notifications } from "../outbox/Notifications.ts"
 import { AppClock } from "../platform/Clock.ts"
 import { BusinessRuleViolation, NotFound, ValidationError } from "../platform/Errors.ts"
 import { Cancellation } from "../services/Cancellation.ts"
-import { Webhooks } from "../webhooks/Webhooks.ts"
+import { DomainEvents } from "../events/DomainEvents.ts"
 import { Balance } from "./Balance.ts"
 import { GatewaysLive, PaymentGateways } from "./Gateways.ts"
 import { CreditNote } from "./Domain.ts"
@@ -41,7 +41,7 @@ export class Refunds extends Effect.Service<Refunds>()("billing/Refunds", {
     const balance = yield* Balance
     const gateways = yield* PaymentGateways
     const cancellation = yield* Cancellation
-    const webhooks = yield* Webhooks
+    const domainEvents = yield* DomainEvents
     const notifications = yield* Notifications
 
     const notesOf = (invoiceId: number) =>
@@ -110,11 +110,11 @@ export class Refunds extends Effect.Service<Refunds>()("billing/Refunds", {
         if (request.endService && invoice.service_id !== null) {
           yield* Effect.catchTag(cancellation.now(invoice.service_id, Option.none()), "BusinessRuleViolation", () => Effect.void)
         }
-        yield* webhooks.emit("invoice.refunded", {
+        yield* domainEvents.emit({ type: "invoice.refunded", data: {
           ...invoiceEvent(invoice),
           refunded_amount: formatCents(refunded + cents),
           credit_note: { id: note.id, amount: note.amount, currency: note.currency, to: note.to, reason: note.reason, created_at: note.created_at.toISOString() }
-        })
+        } })
         if (invoice.user_id !== null) {
           // [D96]: the refund notice, with the refund
           yield* notifications.notify({
@@ -134,10 +134,10 @@ export class Refunds extends Effect.Service<Refunds>()("billing/Refunds", {
         return note
       })).pipe(
         Effect.catchTag("SqlError", Effect.die),
-        Effect.tap(() => Effect.zipRight(webhooks.wake, notifications.wake))
+        Effect.tap(() => Effect.zipRight(domainEvents.wake, notifications.wake))
       )
 
     return { refund } as const
   }),
-  dependencies: [Invoices.Default, Balance.Default, GatewaysLive, Cancellation.Default, Webhooks.Default, Notifications.Default]
+  dependencies: [Invoices.Default, Balance.Default, GatewaysLive, Cancellation.Default, Notifications.Default]
 }) {}

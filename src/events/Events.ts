@@ -43,15 +43,27 @@ export const ServiceSuspended = Schema.Struct({
   status: Schema.Literal("suspended"),
   expires_at: IsoTime
 })
-/** [D108]: a plan change took effect */
+/** [D108]: a plan change took effect: the service on its new plan and cycle, and its new period */
 export const ServiceChanged = Schema.Struct({
-  service_id: Id,
+  id: Id,
+  user_id: Id,
   plan_id: Id,
   cycle_id: Id,
-  kind: Schema.Literal("upgrade", "downgrade")
+  kind: Schema.Literal("upgrade", "downgrade"),
+  starts_at: IsoTime,
+  expires_at: IsoTime
 })
-/** [D111]: a service cancelled, `at` as the request asked (`period_end` or `now`) */
-export const ServiceCancelled = Schema.Struct({ service_id: Id, at: Schema.Literal("period_end", "now") })
+/** [D111]: a service cancelled, `at` as the request asked (`period_end`: `cancel_at` is when it ends) */
+export const ServiceCancelled = Schema.Struct({
+  id: Id,
+  user_id: Id,
+  plan_id: Id,
+  cycle_id: Id,
+  status: Schema.String,
+  at: Schema.Literal("period_end", "now"),
+  cancel_at: Schema.NullOr(IsoTime),
+  expires_at: IsoTime
+})
 
 // ---- billing ---------------------------------------------------------------------------------
 
@@ -89,13 +101,18 @@ export const InvoicePaid = Schema.Struct({
   paid_at: Schema.NullOr(IsoTime),
   created_at: IsoTime
 })
-/** [D110]: a credit note of a refund (`amount` a decimal string) */
+/** [D110]: the refunded invoice (its status stays `paid`), what is refunded so far, and the credit note */
 export const InvoiceRefunded = Schema.Struct({
-  invoice_uuid: Schema.String,
-  credit_note_id: Id,
-  amount: Schema.String,
-  currency: Schema.String,
-  to: Schema.Literal("balance", "gateway")
+  ...InvoicePaid.fields,
+  refunded_amount: Schema.String,
+  credit_note: Schema.Struct({
+    id: Id,
+    amount: Schema.String,
+    currency: Schema.String,
+    to: Schema.Literal("balance", "gateway"),
+    reason: Schema.String,
+    created_at: IsoTime
+  })
 })
 
 // ---- vpn -------------------------------------------------------------------------------------

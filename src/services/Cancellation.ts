@@ -10,7 +10,7 @@ import { Notifications } from "../outbox/Notifications.ts"
 import { mailTime } from "../outbox/Templates.ts"
 import { AppClock } from "../platform/Clock.ts"
 import { BusinessRuleViolation } from "../platform/Errors.ts"
-import { Webhooks } from "../webhooks/Webhooks.ts"
+import { DomainEvents } from "../events/DomainEvents.ts"
 
 const Cancelled = Schema.Struct({
   id: Schema.Int,
@@ -40,7 +40,7 @@ export class Cancellation extends Effect.Service<Cancellation>()("services/Cance
     const sql = yield* SqlClient.SqlClient
     const clock = yield* AppClock
     const catalog = yield* Catalog
-    const webhooks = yield* Webhooks
+    const domainEvents = yield* DomainEvents
     const notifications = yield* Notifications
 
     const returning = sql`returning id, user_id, plan_id, cycle_id, status, expires_at, cancel_at`
@@ -48,7 +48,7 @@ export class Cancellation extends Effect.Service<Cancellation>()("services/Cance
     const announce = (s: Cancelled, at: "period_end" | "now", now: Date) =>
       Effect.gen(function*() {
         const endsAt = at === "now" ? now : s.expires_at
-        yield* webhooks.emit("service.cancelled", {
+        yield* domainEvents.emit({ type: "service.cancelled", data: {
           id: s.id,
           user_id: s.user_id,
           plan_id: s.plan_id,
@@ -57,7 +57,7 @@ export class Cancellation extends Effect.Service<Cancellation>()("services/Cance
           at,
           cancel_at: s.cancel_at === null ? null : s.cancel_at.toISOString(),
           expires_at: s.expires_at.toISOString()
-        })
+        } })
         const { plan } = yield* Effect.orDie(catalog.anyPlanAndCycle(s.plan_id, s.cycle_id))
         yield* notifications.notify({
           userId: s.user_id,
@@ -76,7 +76,7 @@ export class Cancellation extends Effect.Service<Cancellation>()("services/Cance
         return row.value
       })).pipe(
         Effect.catchTag("SqlError", Effect.die),
-        Effect.tap(() => Effect.zipRight(webhooks.wake, notifications.wake))
+        Effect.tap(() => Effect.zipRight(domainEvents.wake, notifications.wake))
       )
 
     const write = (statement: (now: Date) => Statement.Statement<Row>) =>
@@ -119,5 +119,5 @@ export class Cancellation extends Effect.Service<Cancellation>()("services/Cance
 
     return { atPeriodEnd, now, resume } as const
   }),
-  dependencies: [Catalog.Default, Webhooks.Default, Notifications.Default]
+  dependencies: [Catalog.Default, Notifications.Default]
 }) {}

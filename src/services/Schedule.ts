@@ -5,7 +5,7 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { Catalog } from "../catalog/Catalog.ts"
 import { AppClock } from "../platform/Clock.ts"
-import { Webhooks } from "../webhooks/Webhooks.ts"
+import { DomainEvents } from "../events/DomainEvents.ts"
 
 /** [D108]: a downgrade waiting for the period's end, as service responses show it */
 export interface ScheduledChange {
@@ -42,7 +42,7 @@ export class Schedules extends Effect.Service<Schedules>()("services/Schedules",
     const sql = yield* SqlClient.SqlClient
     const clock = yield* AppClock
     const catalog = yield* Catalog
-    const webhooks = yield* Webhooks
+    const domainEvents = yield* DomainEvents
 
     const rowsOf = (ids: ReadonlyArray<number>) =>
       ids.length === 0 ? Effect.succeed([]) : SqlSchema.findAll({
@@ -118,7 +118,7 @@ export class Schedules extends Effect.Service<Schedules>()("services/Schedules",
                 status = 'active', scheduled_plan_id = null, scheduled_cycle_id = null, updated_at = ${now}
               where id = ${change.serviceId} returning starts_at, expires_at`
         })(undefined).pipe(Effect.orDie)
-        yield* webhooks.emit("service.changed", {
+        yield* domainEvents.emit({ type: "service.changed", data: {
           id: change.serviceId,
           user_id: change.userId,
           plan_id: change.planId,
@@ -126,11 +126,11 @@ export class Schedules extends Effect.Service<Schedules>()("services/Schedules",
           kind: change.kind,
           starts_at: row.starts_at.toISOString(),
           expires_at: row.expires_at.toISOString()
-        })
+        } })
         return { from: row.starts_at, to: row.expires_at }
       })
 
     return { of, ofMany, schedule, unschedule, switchPlan } as const
   }),
-  dependencies: [Catalog.Default, Webhooks.Default]
+  dependencies: [Catalog.Default]
 }) {}

@@ -28,7 +28,10 @@ describe("typed domain events", () => {
       events.emit({ type: "device.renamed", data: { id: 1, user_id: 2 } }),
       // @ts-expect-error the payload of another event
       events.emitMany("ticket.created", [{ ticket_id: 1, reply_id: 2, author_id: 3, is_staff: false, message: "m", created_at: "t" }]),
-      events.emit({ type: "service.changed", data: { service_id: 1, plan_id: 2, cycle_id: 3, kind: "upgrade" } })
+      events.emit({
+        type: "service.changed",
+        data: { id: 1, user_id: 4, plan_id: 2, cycle_id: 3, kind: "upgrade", starts_at: "2026-11-26T00:00:00.000Z", expires_at: "2026-12-26T00:00:00.000Z" }
+      })
     ]
     expect(typeof typed).toBe("function")
   })
@@ -45,7 +48,10 @@ describe("typed domain events", () => {
     })
     expect(hook.status).toBe(201)
     await app.run(Effect.flatMap(DomainEvents, (events) =>
-      events.emit({ type: "service.cancelled", data: { service_id: 1, at: "now" } })).pipe(Effect.provide(DomainEventsLive)))
+      events.emit({
+        type: "service.cancelled",
+        data: { id: 1, user_id: 2, plan_id: 3, cycle_id: 4, status: "cancelled", at: "now", cancel_at: null, expires_at: "2026-12-26T00:00:00.000Z" }
+      })).pipe(Effect.provide(DomainEventsLive)))
     const rows = await app.sql<{ type: string }>`select type from webhook_deliveries where endpoint_id = ${hook.body.data.id}`
     expect(rows.map((r) => r.type)).toEqual(["service.cancelled"])
   })
