@@ -9,7 +9,7 @@ import { Ok } from "../http/Envelope.ts"
 import { errorEnvelope } from "../http/Errors.ts"
 import { Body, boolean, IdParam, integer, label, oneOf, string } from "../platform/Fields.ts"
 import { PromoValidateRateLimit } from "../http/RateLimit.ts"
-import { DiscountType, Plan, PromoCode, PromoInvalid, PromoValidation, PublicCycle, PublicPlan, USAGE_RESETS } from "./Domain.ts"
+import { DiscountType, Plan, PromoCode, PromoInvalid, PromoValidation, PublicCycle, PublicPlan, QUOTA_ACTIONS, USAGE_RESETS } from "./Domain.ts"
 import { parseCents } from "./Money.ts"
 
 // ---- resources -----------------------------------------------------------------------
@@ -62,16 +62,16 @@ const checked = <A, I>(
   }).annotations({ jsonSchema })
 
 /** An integer or null (null clears it, e.g. "no speed limit"). */
-const nullableInteger = (field: string, min: number) =>
+const nullableInteger = (field: string, min: number, max = 2_147_483_647) =>
   checked(Schema.NullOr(Schema.Number), (input) => {
     if (input === null) return Either.right(null)
     if (typeof input !== "number" || !Number.isInteger(input)) {
       return Either.left(`The ${label(field)} field must be an integer.`)
     }
     if (input < min) return Either.left(`The ${label(field)} field must be at least ${min}.`)
-    if (input > 2_147_483_647) return Either.left(`The ${label(field)} field must not be greater than 2147483647.`)
+    if (input > max) return Either.left(`The ${label(field)} field must not be greater than ${max}.`)
     return Either.right(input)
-  }, { type: ["integer", "null"], minimum: min })
+  }, { type: ["integer", "null"], minimum: min, maximum: max })
 
 /** An amount as a decimal string ("9.99") or a JSON number, at most two decimals; in cents. */
 const amount = (field: string) =>
@@ -135,6 +135,9 @@ const planPayloadFields = {
   trial_days: optional(integer("trial_days", { min: 0, max: 3650 })),
   device_limit: optional(integer("device_limit", { min: 0, max: 10_000 })),
   usage_reset: optional(oneOf("usage_reset", USAGE_RESETS)),
+  // [D104]: `throttle_mbps` goes with `throttle` only (checked against the plan by the catalogue)
+  quota_action: optional(oneOf("quota_action", QUOTA_ACTIONS)),
+  throttle_mbps: optional(nullableInteger("throttle_mbps", 1, 10_000)),
   is_active: optional(boolean("is_active"))
 }
 

@@ -4,7 +4,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { Catalog } from "../catalog/Catalog.ts"
-import type { Cycle, Plan, UsageReset } from "../catalog/Domain.ts"
+import type { Cycle, Plan, QuotaAction, UsageReset } from "../catalog/Domain.ts"
 import { AppClock } from "../platform/Clock.ts"
 import { Webhooks } from "../webhooks/Webhooks.ts"
 
@@ -42,6 +42,9 @@ export interface Subscription {
     readonly deviceLimit: number
     /** [D95]: when the quota starts again (periods anchored on `startsAt` for `billing_day` and `never`) */
     readonly usageReset: UsageReset
+    /** [D104]: over the quota, off the node (`suspend`) or at `throttleMbps` (`throttle`) */
+    readonly quotaAction: QuotaAction
+    readonly throttleMbps: number | null
   }
   readonly cycle: {
     readonly id: number
@@ -59,7 +62,7 @@ const subscription = (s: ServiceRecord, plan: Plan, cycle: Cycle): Subscription 
   startsAt: s.starts_at,
   expiresAt: s.expires_at,
   autoRenew: s.auto_renew,
-  plan: { id: plan.id, name: plan.name, bandwidthLimitGb: plan.bandwidth_limit_gb, speedLimitMbps: plan.speed_limit_mbps, deviceLimit: plan.device_limit, usageReset: plan.usage_reset },
+  plan: { id: plan.id, name: plan.name, bandwidthLimitGb: plan.bandwidth_limit_gb, speedLimitMbps: plan.speed_limit_mbps, deviceLimit: plan.device_limit, usageReset: plan.usage_reset, quotaAction: plan.quota_action, throttleMbps: plan.throttle_mbps },
   cycle: { id: cycle.id, name: cycle.name, durationDays: cycle.duration_days, price: cycle.price, currency: cycle.currency }
 })
 

@@ -291,7 +291,12 @@ export class NodeApi extends HttpApiGroup.make("node")
   .add(
     HttpApiEndpoint.post("openvpnAuth", "/node/openvpn/auth")
       .setPayload(Body({ username: string("username"), password: string("password", { max: 255 }) }))
-      .addSuccess(Ok(Schema.Struct({ username: Schema.String, allowed: Schema.Literal(true) }), { identifier: "NodeOpenVpnAuthResponse" }))
+      .addSuccess(Ok(Schema.Struct({
+        username: Schema.String,
+        allowed: Schema.Literal(true),
+        /** [D103]: the speed to shape the session to (Mbps, both ways); null: none */
+        speed_limit_mbps: Schema.NullOr(Schema.Int)
+      }), { identifier: "NodeOpenVpnAuthResponse" }))
       .addError(ForbiddenResponse)
   )
   .add(
