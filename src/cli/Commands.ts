@@ -28,6 +28,7 @@ import { runAgent } from "../node/Agent.ts"
 import { agentConfig, load as loadNodeConfig, nodeConnection } from "../node/AgentConfig.ts"
 import { NodeClient } from "../node/NodeClient.ts"
 import { openvpnAuthFromFile } from "../node/OpenVpnAuth.ts"
+import { shaperFor } from "../node/Shaping.ts"
 import { Wg } from "../node/Wg.ts"
 
 /**
@@ -190,7 +191,9 @@ const openvpnAuth = Command.make(
 const nodeAgent = Command.make("node-agent", {}, () =>
   Effect.gen(function*() {
     const config = yield* loadNodeConfig(agentConfig).pipe(Effect.mapError((message) => new CliFailure({ message })))
-    return yield* runAgent({ iface: config.iface, pollSeconds: config.pollSeconds }).pipe(
+    // [D103]: NODE_SHAPING (default true) shapes the peers' speeds with tc
+    const shaping = yield* shaperFor(config.iface).pipe(Effect.mapError((e) => new CliFailure({ message: `Invalid node agent configuration: NODE_SHAPING ${String(e)}` })))
+    return yield* runAgent({ iface: config.iface, pollSeconds: config.pollSeconds, ...shaping }).pipe(
       Effect.provide(Layer.mergeAll(Wg.Live, NodeClient.layer(config).pipe(Layer.provide(FetchHttpClient.layer))))
     )
   })).pipe(

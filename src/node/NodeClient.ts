@@ -33,7 +33,9 @@ const PeerEntry = Schema.Struct({
   public_key: Schema.String,
   allowed_ips: Schema.optional(Schema.String),
   enabled: Schema.optional(Schema.Boolean),
-  removed: Schema.optional(Schema.Boolean)
+  removed: Schema.optional(Schema.Boolean),
+  /** [D103]: Mbps both ways; null or absent (an API without [D103]): not shaped */
+  speed_limit_mbps: Schema.optional(Schema.NullOr(Schema.Int))
 })
 export type PeerEntry = typeof PeerEntry.Type
 
