@@ -2,12 +2,14 @@ import * as HttpApi from "@effect/platform/HttpApi"
 import * as OpenApi from "@effect/platform/OpenApi"
 import {
   InternalErrorResponse,
+  MethodNotAllowedResponse,
   NotFoundResponse,
   PayloadTooLargeResponse,
   ServiceUnavailableResponse,
+  TooManyAttemptsResponse,
   ValidationErrorResponse
 } from "./http/Errors.ts"
-import { dropFrameworkDefaults } from "./http/OpenApiDoc.ts"
+import { API_DESCRIPTION, documentTransform } from "./http/OpenApiDoc.ts"
 import { AccountsAdminApi, AccountsApi, AccountsPagesApi } from "./accounts/Api.ts"
 import { AuditAdminApi, AuditApi } from "./audit/Api.ts"
 import { BillingAdminApi, BillingApi, BillingPagesApi } from "./billing/Api.ts"
@@ -42,6 +44,9 @@ export class Api extends HttpApi.make("vpn")
   .addError(ValidationErrorResponse)
   .addError(NotFoundResponse)
   .addError(PayloadTooLargeResponse)
+  // the general limit of [D30] and the router's 405 answer on every route
+  .addError(TooManyAttemptsResponse)
+  .addError(MethodNotAllowedResponse)
   .addError(ServiceUnavailableResponse)
   .addError(InternalErrorResponse)
   .prefix("/v1")
@@ -52,7 +57,9 @@ export class Api extends HttpApi.make("vpn")
   .annotateContext(OpenApi.annotations({
     title: "VPN subscription API",
     version: "1.0.0",
-    description: "The API of the spec with the decisions of DECISIONS.md. Every body is the envelope {success, message?, data?, errors?}.",
-    transform: dropFrameworkDefaults
+    description: API_DESCRIPTION,
+    servers: [{ url: "http://localhost:3000", description: "A server started with `npm start` (set PUBLIC_URL for yours)" }],
+    license: { name: "Proprietary" },
+    transform: documentTransform
   }))
 {}

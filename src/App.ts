@@ -29,9 +29,12 @@ import { SupportHttpLive } from "./support/Http.ts"
 import { Tickets } from "./support/Tickets.ts"
 import { MetricsLive, SystemLive } from "./system/Http.ts"
 import { OutboxHttpLive } from "./outbox/Http.ts"
+import { OutboxAdmin } from "./outbox/Admin.ts"
 import { Outbox } from "./outbox/Outbox.ts"
 import { VpnHttpLive, VpnServicesLive } from "./vpn/Http.ts"
 import { WebhooksHttpLive } from "./webhooks/Http.ts"
+import { WebhookDeliveries } from "./webhooks/Deliveries.ts"
+import { WebhookEndpoints } from "./webhooks/Endpoints.ts"
 import { Webhooks } from "./webhooks/Webhooks.ts"
 
 /** Every group's handlers, the auth middleware and the error mapping, over the services. */
@@ -49,7 +52,10 @@ export const DomainLive = Layer.mergeAll(
   TwoFactor.Default,
   Tickets.Default,
   Outbox.Default,
+  OutboxAdmin.Default,
   Webhooks.Default,
+  WebhookEndpoints.Default,
+  WebhookDeliveries.Default,
   Faq.Default,
   RateLimiter.Live,
   VpnServicesLive

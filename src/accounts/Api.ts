@@ -3,6 +3,7 @@ import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import * as OpenApi from "@effect/platform/OpenApi"
 import * as Schema from "effect/Schema"
+import { describe } from "../http/Describe.ts"
 import * as ParseResult from "effect/ParseResult"
 import { AdminAuthentication, Authentication, PeopleOnly } from "../http/Auth.ts"
 import { Confirmation, Ok, OkMessage, OkPage } from "../http/Envelope.ts"
@@ -49,11 +50,20 @@ const givenPassword = (field = "password") => string(field, { min: 1, max: 1024 
 
 /** `password_confirmation` must equal `password`; a mismatch is reported under `password` ([D12]). */
 const confirmed = <A extends { readonly password: string; readonly password_confirmation?: string | undefined }, I, R>(
-  schema: Schema.Schema<A, I, R>
+  schema: Schema.Schema<A, I, R> & { readonly fields: Schema.Struct.Fields }
 ) =>
   schema.pipe(
-    Schema.filter((body) => body.password === body.password_confirmation || { path: ["password"], message: PASSWORD_MISMATCH })
+    Schema.filter((body) => body.password === body.password_confirmation || { path: ["password"], message: PASSWORD_MISMATCH }, {
+      // optional in the schema so that a missing one reads as the mismatch, but a client must send it
+      jsonSchema: { required: requiredKeys(schema.fields) }
+    })
   )
+
+/** The keys a client must send: every field that is not optional, and the confirmation. */
+const requiredKeys = (fields: Schema.Struct.Fields) => [
+  ...Object.entries(fields).filter(([, field]) => !Schema.isPropertySignature(field)).map(([key]) => key),
+  "password_confirmation"
+]
 
 const confirmation = Schema.optional(Schema.String.annotations({ message: () => "The password confirmation field must be a string." }))
 
@@ -113,40 +123,52 @@ export const ApiKeyPayload = Body({
 // ---- the caller's account ([D20]-[D25]) ---------------------------------------------------------
 
 export class AccountsApi extends HttpApiGroup.make("accounts")
+  .annotate(OpenApi.Description, "Registration, sign-in, tokens, the profile, passwords, two-factor sign-in, API keys and sessions.")
   // with a token
-  .add(HttpApiEndpoint.post("logout", "/auth/logout").addSuccess(Confirmation("AccountsLoggedOut")).middleware(PeopleOnly))
+  .add(HttpApiEndpoint.post("logout", "/auth/logout")
+      .annotateContext(describe("Sign out this token", "Revokes the access token sent with the request; other sessions stay signed in. Takes a user's token only, never an API key.")).addSuccess(Confirmation("AccountsLoggedOut")).middleware(PeopleOnly))
   .add(
     HttpApiEndpoint.post("logoutAll", "/auth/logout-all")
+      .annotateContext(describe("Sign out every session", "Revokes every access token of the caller, this one included. API keys stay valid: list and revoke them on their own. Takes a user's token only."))
       .addSuccess(Confirmation("AccountsLoggedOutEverywhere"))
       .middleware(PeopleOnly)
   )
   .add(
     HttpApiEndpoint.post("resendVerification", "/auth/resend-verification")
+      .annotateContext(describe("Send the verification e-mail again", "E-mails a new verification link (older links stop working). For an already verified address: 200 `Email already verified.` and no e-mail. Rate limited per address."))
       .addSuccess(Confirmation("AccountsVerificationSent"))
       .middleware(ResendVerificationRateLimit)
   )
-  .add(HttpApiEndpoint.get("user", "/user").addSuccess(Ok(User, { identifier: "AccountsUserResponse" })))
-  .add(HttpApiEndpoint.get("profile", "/account/profile").addSuccess(Ok(Profile, { identifier: "AccountsProfileResponse" })))
+  .add(HttpApiEndpoint.get("user", "/user")
+      .annotateContext(describe("Get the signed-in user", "The caller's account: id, name, e-mail, status (1 active, 0 disabled), role (`user` or `admin`), `email_verified_at` and `created_at`.")).addSuccess(Ok(User, { identifier: "AccountsUserResponse" })))
+  .add(HttpApiEndpoint.get("profile", "/account/profile")
+      .annotateContext(describe("Get the profile", "The caller's name and e-mail as shown on the profile page.")).addSuccess(Ok(Profile, { identifier: "AccountsProfileResponse" })))
   .add(
     HttpApiEndpoint.put("updateProfile", "/account/profile")
+      .annotateContext(describe("Update name or e-mail", "Changes the fields present. A new e-mail clears `email_verified_at`, sends a verification link to it and a notice to the old address; a taken e-mail is 422. An API key may change the name (`write`) but never the e-mail (403). E-mail changes are limited (429)."))
       .setPayload(ProfilePayload)
       .addSuccess(OkMessage(UserSummary, { identifier: "AccountsProfileUpdated" }))
   )
   .add(
     HttpApiEndpoint.put("changePassword", "/account/password")
+      .annotateContext(describe("Change the password", "Checks `current_password` (422 `The password is incorrect.`), sets the new one and revokes every other access token and every API key. Password checks are limited like logins (429). Takes a user's token only."))
       .setPayload(ChangePasswordPayload)
       .addSuccess(Confirmation("AccountsPasswordChanged"))
       .middleware(PeopleOnly)
   )
-  .add(HttpApiEndpoint.get("settings", "/account/settings").addSuccess(Ok(Settings, { identifier: "AccountsSettingsResponse" })))
+  .add(HttpApiEndpoint.get("settings", "/account/settings")
+      .annotateContext(describe("Get notification settings", "The caller's settings, such as which e-mails they receive.")).addSuccess(Ok(Settings, { identifier: "AccountsSettingsResponse" })))
   .add(
     HttpApiEndpoint.put("updateSettings", "/account/settings")
+      .annotateContext(describe("Update notification settings", "Changes the settings present and answers them (message `Settings updated.`)."))
       .setPayload(Body({ email_notifications: boolean("email_notifications") }))
       .addSuccess(OkMessage(Settings, { identifier: "AccountsSettingsUpdated" }))
   )
-  .add(HttpApiEndpoint.post("setUpTwoFactor", "/account/2fa").addSuccess(Ok(TwoFactorSetup)).middleware(PeopleOnly))
+  .add(HttpApiEndpoint.post("setUpTwoFactor", "/account/2fa")
+      .annotateContext(describe("Start two-factor sign-in", "Creates a new TOTP secret (SHA-1, 6 digits, 30 s) and answers it in base32 with an `otpauth://` URL for authenticator apps; two-factor sign-in is on only after `POST /v1/account/2fa/confirm`. Takes a user's token only.")).addSuccess(Ok(TwoFactorSetup)).middleware(PeopleOnly))
   .add(
     HttpApiEndpoint.post("confirmTwoFactor", "/account/2fa/confirm")
+      .annotateContext(describe("Confirm two-factor sign-in", "Checks a code of the new secret, turns two-factor sign-in on and answers 10 single-use recovery codes (shown once). The confirming code cannot be used again to sign in."))
       .setPayload(Body({ code: string("code", { max: 64 }) }))
       .addSuccess(OkMessage(RecoveryCodes, { identifier: "AccountsTwoFactorEnabled" }))
       .middleware(PeopleOnly)
@@ -154,6 +176,7 @@ export class AccountsApi extends HttpApiGroup.make("accounts")
   )
   .add(
     HttpApiEndpoint.del("disableTwoFactor", "/account/2fa")
+      .annotateContext(describe("Turn two-factor sign-in off", "Needs the password and a current code; afterwards logins need the password only. Takes a user's token only."))
       .setPayload(Body({ password: givenPassword(), code: string("code", { max: 64 }) }))
       .addSuccess(Confirmation("AccountsTwoFactorDisabled"))
       .middleware(PeopleOnly)
@@ -161,6 +184,7 @@ export class AccountsApi extends HttpApiGroup.make("accounts")
   )
   .add(
     HttpApiEndpoint.del("deleteAccount", "/account")
+      .annotateContext(describe("Delete the account", "Checks the password (422 if wrong; limited like logins), then deletes the account with its sessions, devices, services and tickets in one step; invoices are kept for accounting. The e-mail is free again at once. Takes a user's token only."))
       .setPayload(Body({ password: givenPassword() }))
       .addSuccess(Confirmation("AccountsDeleted"))
       .middleware(PeopleOnly)
@@ -168,28 +192,33 @@ export class AccountsApi extends HttpApiGroup.make("accounts")
   // API keys ([D98]) and sessions ([D99]): a person's, never a key's
   .add(
     HttpApiEndpoint.post("createApiKey", "/account/api-keys")
+      .annotateContext(describe("Create an API key", "Answers the new key `vpk_<id>_<secret>` once, with its scopes (`read`, `write`, and for admins `admin:read`, `admin:write`) and optional expiry. Takes a user's token only."))
       .setPayload(ApiKeyPayload)
       .addSuccess(Ok(NewApiKey, { identifier: "AccountsApiKeyCreated", status: 201 }))
       .middleware(PeopleOnly)
   )
   .add(
     HttpApiEndpoint.get("listApiKeys", "/account/api-keys")
+      .annotateContext(describe("List API keys", "The caller's live API keys with scopes, creation, last use and expiry; never the secret."))
       .addSuccess(Ok(Schema.Array(ApiKey), { identifier: "AccountsApiKeyList" }))
       .middleware(PeopleOnly)
   )
   .add(
     HttpApiEndpoint.del("revokeApiKey", "/account/api-keys/:key")
+      .annotateContext(describe("Revoke an API key", "The key stops working at once on every instance. Another user's key is 404."))
       .setPath(Schema.Struct({ key: IdParam }))
       .addSuccess(Confirmation("AccountsApiKeyRevoked"))
       .middleware(PeopleOnly)
   )
   .add(
     HttpApiEndpoint.get("listSessions", "/account/sessions")
+      .annotateContext(describe("List signed-in sessions", "The caller's live access tokens with creation, last use, address and user agent; `current` marks this one."))
       .addSuccess(Ok(Schema.Array(Session), { identifier: "AccountsSessionList" }))
       .middleware(PeopleOnly)
   )
   .add(
     HttpApiEndpoint.del("revokeSession", "/account/sessions/:session")
+      .annotateContext(describe("Revoke a session", "Signs that session out at once. Another user's session is 404."))
       .setPath(Schema.Struct({ session: IdParam }))
       .addSuccess(Confirmation("AccountsSessionRevoked"))
       .middleware(PeopleOnly)
@@ -198,12 +227,14 @@ export class AccountsApi extends HttpApiGroup.make("accounts")
   // public
   .add(
     HttpApiEndpoint.post("register", "/auth/register")
+      .annotateContext(describe("Create an account", "Creates a user, e-mails a verification link and answers an access token (201). `password_confirmation` must equal `password`; a taken e-mail is 422. Rate limited per address."))
       .setPayload(RegisterPayload)
       .addSuccess(Ok(Schema.Struct({ token: Schema.String, user: UserSummary }), { identifier: "AccountsRegistered", status: 201 }))
       .middleware(RegisterRateLimit)
   )
   .add(
     HttpApiEndpoint.post("login", "/auth/login")
+      .annotateContext(describe("Sign in", "Checks e-mail and password and answers a new access token. With two-factor sign-in on, send `otp` (or a `recovery_code`) too. Wrong credentials: 401; limited per address and per e-mail (429 with `Retry-After`)."))
       .setPayload(LoginPayload)
       .addSuccess(Ok(Schema.Struct({ token: Schema.String, user: LoginUser }), { identifier: "AccountsLoggedIn" }))
       .addError(InvalidCredentialsResponse)
@@ -212,18 +243,21 @@ export class AccountsApi extends HttpApiGroup.make("accounts")
   )
   .add(
     HttpApiEndpoint.post("forgotPassword", "/auth/forgot-password")
+      .annotateContext(describe("Ask for a password reset link", "Always answers the same 200, whether or not the address is registered; a registered address gets a link valid 60 minutes. Rate limited per address and per e-mail."))
       .setPayload(Body({ email: email() }))
       .addSuccess(Confirmation("AccountsResetLinkSent"))
       .middleware(ForgotPasswordRateLimit)
   )
   .add(
     HttpApiEndpoint.post("resetPassword", "/auth/reset-password")
+      .annotateContext(describe("Reset the password", "Sets a new password with the e-mailed token (single use) and revokes every access token and API key of the account. A bad or used token: 422 `errors.token`. Rate limited."))
       .setPayload(ResetPasswordPayload)
       .addSuccess(Confirmation("AccountsPasswordReset"))
       .middleware(ResetPasswordRateLimit)
   )
   .add(
     HttpApiEndpoint.post("verifyEmail", "/auth/verify-email")
+      .annotateContext(describe("Verify the e-mail address", "Marks the address verified with the e-mailed token (200 `Email verified.`); a bad or used token is 422 `errors.token`. Rate limited."))
       .setPayload(Body({ token: string("token", { max: 255 }) }))
       .addSuccess(Confirmation("AccountsEmailVerified"))
       .middleware(VerifyEmailRateLimit)
@@ -238,11 +272,13 @@ export const PageParam = Schema.String.pipe(
   Schema.filter((s) => Number(s) >= 1, { message: () => "The page field must be at least 1." }),
   Schema.filter((s) => Number(s) <= 2_147_483_647, { message: () => "The page field must not be greater than 2147483647." }),
   Schema.transform(Schema.Number, { strict: true, decode: Number, encode: String })
-)
+).annotations({ jsonSchema: { type: "integer", minimum: 1, maximum: 2_147_483_647 } })
 
 export class AccountsAdminApi extends HttpApiGroup.make("accountsAdmin")
+  .annotate(OpenApi.Description, "Users, for admins.")
   .add(
     HttpApiEndpoint.get("listUsers", "/admin/users")
+      .annotateContext(describe("List users (admin)", "Every user, 15 a page, filtered by a case-insensitive part of the e-mail."))
       .setUrlParams(Schema.Struct({
         email: Schema.optional(Schema.String.annotations({ message: () => "The email field must be a string." })),
         page: Schema.optional(PageParam)
@@ -251,11 +287,12 @@ export class AccountsAdminApi extends HttpApiGroup.make("accountsAdmin")
   )
   .add(
     HttpApiEndpoint.put("updateUser", "/admin/users/:user")
+      .annotateContext(describe("Enable, disable or change a user's role (admin)", "A disabled user (status 0) cannot sign in, their tokens stop working and their VPN access stops at once. The last active admin cannot be demoted or disabled (422)."))
       .setPath(Schema.Struct({ user: IdParam }))
       .setPayload(Body({
         status: Schema.optional(
           Schema.Number.annotations({ message: () => "The selected status is invalid." }).pipe(
-            Schema.filter((n) => n === 0 || n === 1, { message: () => "The selected status is invalid." })
+            Schema.filter((n) => n === 0 || n === 1, { message: () => "The selected status is invalid.", jsonSchema: { type: "integer", enum: [0, 1] } })
           )
         ),
         role: Schema.optional(oneOf("role", ["user", "admin"]))

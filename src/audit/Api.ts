@@ -1,6 +1,8 @@
+import * as OpenApi from "@effect/platform/OpenApi"
 import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as Schema from "effect/Schema"
+import { describe } from "../http/Describe.ts"
 import { PageParam } from "../accounts/Api.ts"
 import { AdminAuthentication, Authentication } from "../http/Auth.ts"
 import { OkPage } from "../http/Envelope.ts"
@@ -9,8 +11,10 @@ import { ActivityEvent, AuditRecord } from "./Domain.ts"
 
 /** The caller's security events ([D99]), newest first, paginated like invoices. */
 export class AuditApi extends HttpApiGroup.make("audit")
+  .annotate(OpenApi.Description, "Your account's security events.")
   .add(
     HttpApiEndpoint.get("activity", "/account/activity")
+      .annotateContext(describe("List your account activity", "Your security events (sign-ins, failed sign-ins, password and e-mail changes, two-factor, API keys), newest first, paginated."))
       .setUrlParams(Schema.Struct({ page: Schema.optional(PageParam) }))
       .addSuccess(OkPage(ActivityEvent, "AuditActivityPage"))
   )
@@ -27,8 +31,10 @@ const ActorParam = Schema.String.pipe(
 
 /** The audit log for admins ([D100]), newest first, filtered, paginated. */
 export class AuditAdminApi extends HttpApiGroup.make("auditAdmin")
+  .annotate(OpenApi.Description, "The audit log, for admins.")
   .add(
     HttpApiEndpoint.get("search", "/admin/audit")
+      .annotateContext(describe("Search the audit log (admin)", "Every admin write and security event, newest first, filtered by actor, action, resource and time."))
       .setUrlParams(Schema.Struct({
         actor: Schema.optional(ActorParam),
         action: Schema.optional(text("action")),

@@ -3,6 +3,7 @@ import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import * as OpenApi from "@effect/platform/OpenApi"
 import * as Schema from "effect/Schema"
+import { describe } from "../http/Describe.ts"
 import { PageParam } from "../accounts/Api.ts"
 import { AdminAuthentication, Authentication } from "../http/Auth.ts"
 import { Ok, OkPage } from "../http/Envelope.ts"
@@ -27,8 +28,10 @@ export const OrderPayload = Body({
 
 /** The caller's invoices and orders; the payment webhook ([D35]-[D40]). */
 export class BillingApi extends HttpApiGroup.make("billing")
+  .annotate(OpenApi.Description, "Orders, invoices, payment links and the payment gateways' webhook.")
   .add(
     HttpApiEndpoint.get("listInvoices", "/invoices")
+      .annotateContext(describe("List your invoices", "The caller's invoices, newest first, 15 a page, optionally filtered by `status` (`pending`, `paid`, `cancelled`)."))
       .setUrlParams(Schema.Struct({
         page: Schema.optional(PageParam),
         status: Schema.optional(oneOf("status", INVOICE_STATUSES))
@@ -37,11 +40,13 @@ export class BillingApi extends HttpApiGroup.make("billing")
   )
   .add(
     HttpApiEndpoint.get("getInvoice", "/invoices/:invoice")
+      .annotateContext(describe("Get an invoice", "One of the caller's invoices by uuid, with its line, discount and payment details. Another user's invoice is 404."))
       .setPath(Schema.Struct({ invoice: UuidParam }))
       .addSuccess(Ok(InvoiceDetail, { identifier: "InvoiceDetailResponse" }))
   )
   .add(
     HttpApiEndpoint.get("paymentUrl", "/invoices/:invoice/payment-url")
+      .annotateContext(describe("Get a payment link", "A link where the invoice can be paid, with its expiry. A paid or cancelled invoice is 422 `Invoice is not payable.`."))
       .setPath(Schema.Struct({ invoice: UuidParam }))
       .addSuccess(Ok(PaymentUrl, { identifier: "PaymentUrlResponse" }))
       .addError(NotPayableResponse)
@@ -49,12 +54,14 @@ export class BillingApi extends HttpApiGroup.make("billing")
   .add(
     // [D33] (rev. 2): the caller's own pending invoice; its promo use is given back
     HttpApiEndpoint.post("cancelInvoice", "/invoices/:invoice/cancel")
+      .annotateContext(describe("Cancel a pending invoice", "Cancels the caller's own pending invoice and gives back its promo use; any other status is 422 `Invoice is not payable.`."))
       .setPath(Schema.Struct({ invoice: UuidParam }))
       .addSuccess(Ok(InvoiceDetail, { identifier: "InvoiceCancelled" }))
       .addError(NotPayableResponse)
   )
   .add(
     HttpApiEndpoint.post("placeOrder", "/orders")
+      .annotateContext(describe("Order a plan", "Creates a pending invoice (201) for a plan and cycle, with an optional promo code. When it is paid the service starts, or the current service on that plan is extended."))
       .setPayload(OrderPayload)
       .addSuccess(Ok(InvoiceDetail, { identifier: "OrderPlaced", status: 201 }))
       .addError(PromoInvalidResponse)
@@ -63,6 +70,7 @@ export class BillingApi extends HttpApiGroup.make("billing")
   .add(
     // the signature covers the raw body: the handler reads and checks it before parsing ([D40])
     HttpApiEndpoint.post("paymentWebhook", "/webhooks/payments/:gateway")
+      .annotateContext(describe("Receive a payment event (gateway)", "Called by a payment gateway, signed with `X-Signature: t=<unix>,v1=<hex HMAC-SHA256 of \"<t>.<raw body>\">`. A bad or stale signature is 401 `Invalid signature.` and changes nothing; the same event twice changes nothing the second time."))
       .setPath(Schema.Struct({ gateway: Schema.String }))
       .addSuccess(Ok(InvoiceDetail, { identifier: "PaymentWebhookAccepted" }))
       .addError(InvalidSignatureResponse)
@@ -72,8 +80,10 @@ export class BillingApi extends HttpApiGroup.make("billing")
 
 /** `/v1/admin/users/{user}/invoices`, `/v1/admin/invoices/{invoice}/mark-paid` ([D70]). */
 export class BillingAdminApi extends HttpApiGroup.make("billingAdmin")
+  .annotate(OpenApi.Description, "Invoices, for admins.")
   .add(
     HttpApiEndpoint.post("createInvoice", "/admin/users/:user/invoices")
+      .annotateContext(describe("Create an invoice for a user (admin)", "An invoice for a plan and cycle, optionally with another amount, a status or a promo code."))
       .setPath(Schema.Struct({ user: IdParam }))
       .setPayload(Body({
         plan_id: integer("plan_id", ANY_INT),
@@ -88,6 +98,7 @@ export class BillingAdminApi extends HttpApiGroup.make("billingAdmin")
   )
   .add(
     HttpApiEndpoint.post("markPaid", "/admin/invoices/:invoice/mark-paid")
+      .annotateContext(describe("Mark an invoice paid (admin)", "Records the payment and activates or extends the service as a gateway payment would."))
       .setPath(Schema.Struct({ invoice: UuidParam }))
       .addSuccess(Ok(InvoiceDetail, { identifier: "AdminInvoicePaid" }))
       .addError(NotPayableResponse)

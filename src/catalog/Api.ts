@@ -1,9 +1,11 @@
+import * as OpenApi from "@effect/platform/OpenApi"
 import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
+import { describe } from "../http/Describe.ts"
 import { AdminAuthentication } from "../http/Auth.ts"
 import { Ok } from "../http/Envelope.ts"
 import { errorEnvelope } from "../http/Errors.ts"
@@ -170,18 +172,24 @@ export const PlanListResponse = Ok(Schema.Array(PublicPlan), { identifier: "Plan
 
 /** Public catalogue: plans, cycles, promo validation ([D31]-[D33]). */
 export class CatalogApi extends HttpApiGroup.make("catalog")
+  .annotate(OpenApi.Description, "Plans, billing cycles and promo codes.")
   .add(HttpApiEndpoint.get("listPlans", "/plans")
+      .annotateContext(describe("List plans", "The active plans with their billing cycles and limits (bandwidth, devices, speed). No credential."))
     .addSuccess(PlanListResponse))
   .add(HttpApiEndpoint.get("getPlan", "/plans/:plan")
+      .annotateContext(describe("Get a plan", "One active plan with its cycles. An inactive or unknown plan is 404."))
     .setPath(PlanPath)
     .addSuccess(Ok(PlanWithCycles, { identifier: "PlanDetail" })))
   .add(HttpApiEndpoint.get("listCycles", "/plans/:plan/cycles")
+      .annotateContext(describe("List a plan's billing cycles", "The cycles (duration and price) of an active plan."))
     .setPath(PlanPath)
     .addSuccess(Ok(Schema.Array(PublicCycle), { identifier: "BillingCycleList" })))
   .add(HttpApiEndpoint.get("getCycle", "/plan/cycles/:cycle")
+      .annotateContext(describe("Get a billing cycle", "One cycle with its plan's id and name."))
     .setPath(Schema.Struct({ cycle: IdParam }))
     .addSuccess(Ok(CycleWithPlan, { identifier: "BillingCycleDetail" })))
   .add(HttpApiEndpoint.post("validatePromo", "/promos/validate")
+      .annotateContext(describe("Check a promo code", "Answers the discount and discounted price of a code for a plan and cycle. An unknown, expired, used-up or inapplicable code is 422 `Invalid or expired promo code.`. Rate limited."))
     .setPayload(ValidatePromoPayload)
     .addSuccess(Ok(PromoValidation, { identifier: "PromoValidationResult" }))
     .addError(errorEnvelope(PromoInvalid))
@@ -190,18 +198,23 @@ export class CatalogApi extends HttpApiGroup.make("catalog")
 
 /** `/v1/admin/plans...`, `/v1/admin/promos` ([D70]). */
 export class CatalogAdminApi extends HttpApiGroup.make("catalogAdmin")
+  .annotate(OpenApi.Description, "Plans, cycles and promo codes, for admins.")
   .add(HttpApiEndpoint.post("createPlan", "/admin/plans")
+      .annotateContext(describe("Create a plan (admin)", "A new plan with its limits; add billing cycles with `POST /v1/admin/plans/{plan}/cycles`."))
     .setPayload(CreatePlanPayload)
     .addSuccess(Ok(Plan, { identifier: "AdminPlanCreated", status: 201 })))
   .add(HttpApiEndpoint.put("updatePlan", "/admin/plans/:plan")
+      .annotateContext(describe("Update a plan (admin)", "Changes the fields present. A change of limits reaches every node serving the plan's devices."))
     .setPath(PlanPath)
     .setPayload(UpdatePlanPayload)
     .addSuccess(Ok(Plan, { identifier: "AdminPlanUpdated" })))
   .add(HttpApiEndpoint.post("createCycle", "/admin/plans/:plan/cycles")
+      .annotateContext(describe("Add a billing cycle (admin)", "A duration in days and a price (a decimal string such as `\"9.99\"`, or a number) in a three-letter currency."))
     .setPath(PlanPath)
     .setPayload(CreateCyclePayload)
     .addSuccess(Ok(PublicCycle, { identifier: "AdminBillingCycleCreated", status: 201 })))
   .add(HttpApiEndpoint.post("createPromo", "/admin/promos")
+      .annotateContext(describe("Create a promo code (admin)", "A `percentage` (0-100) or `fixed` discount, optionally limited in time, uses and plans."))
     .setPayload(CreatePromoPayload)
     .addSuccess(Ok(Promo, { identifier: "AdminPromoCreated", status: 201 })))
   .middlewareEndpoints(AdminAuthentication)

@@ -45,7 +45,8 @@ export class CurrentUser extends Context.Tag("CurrentUser")<CurrentUser, Princip
 export class Authentication extends HttpApiMiddleware.Tag<Authentication>()("Authentication", {
   failure: Schema.Union(UnauthenticatedResponse, ForbiddenResponse),
   provides: CurrentUser,
-  security: { bearer: HttpApiSecurity.bearer }
+  // named for the OpenAPI document, which adds the API key of [D98] beside it (http/OpenApiContract.ts)
+  security: { userToken: HttpApiSecurity.bearer }
 }) {}
 
 /**
@@ -65,7 +66,8 @@ export const bearerSecret = Effect.map(HttpServerRequest.HttpServerRequest, (req
 export class AdminAuthentication extends HttpApiMiddleware.Tag<AdminAuthentication>()("AdminAuthentication", {
   failure: Schema.Union(UnauthenticatedResponse, ForbiddenResponse),
   provides: CurrentUser,
-  security: { bearer: HttpApiSecurity.bearer }
+  // named for the OpenAPI document, which adds the API key of [D98] beside it (http/OpenApiContract.ts)
+  security: { userToken: HttpApiSecurity.bearer }
 }) {}
 
 /** requests whose bearer token was verified already (by the general limit), by the runtime's request */
@@ -113,20 +115,25 @@ const authenticate = (tokens: BearerTokens["Type"], area: "user" | "admin") =>
  * sign-in, API keys and sessions, deleting the account. 403 `Forbidden.` for a key.
  */
 export class PeopleOnly extends HttpApiMiddleware.Tag<PeopleOnly>()("PeopleOnly", {
-  failure: ForbiddenResponse
+  failure: ForbiddenResponse,
+  // a marker for the OpenAPI document: these routes take a user's token, never an API key
+  security: { peopleOnly: HttpApiSecurity.bearer }
 }) {}
 
 export const PeopleOnlyLive = Layer.effect(
   PeopleOnly,
   Effect.map(BearerTokens, (tokens) =>
-    // the principal of this request, verified once whichever middleware asks first
-    Effect.flatMap(requestPrincipal(tokens), (principal) =>
-      Option.isSome(principal) && principal.value.kind === "api_key" ? Effect.fail(new Forbidden()) : Effect.void))
+    PeopleOnly.of({
+      // the principal of this request, verified once whichever middleware asks first
+      peopleOnly: () =>
+        Effect.flatMap(requestPrincipal(tokens), (principal) =>
+          Option.isSome(principal) && principal.value.kind === "api_key" ? Effect.fail(new Forbidden()) : Effect.void)
+    }))
 )
 
 export const AuthenticationLive = Layer.effect(
   Authentication,
-  Effect.map(BearerTokens, (tokens) => Authentication.of({ bearer: () => authenticate(tokens, "user") }))
+  Effect.map(BearerTokens, (tokens) => Authentication.of({ userToken: () => authenticate(tokens, "user") }))
 )
 
 export const TWO_FACTOR_REQUIRED = "Two-factor authentication required."
@@ -141,7 +148,7 @@ export const AdminAuthenticationLive = Layer.effect(
     const tokens = yield* BearerTokens
     const config = yield* AppConfig
     return AdminAuthentication.of({
-      bearer: () =>
+      userToken: () =>
         authenticate(tokens, "admin").pipe(
           Effect.filterOrFail((user) => user.role === "admin", () => new Forbidden()),
           Effect.filterOrFail(

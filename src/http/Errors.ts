@@ -8,6 +8,7 @@ import {
   InvalidCredentials,
   InvalidSignature,
   Locked,
+  MethodNotAllowed,
   NotFound,
   PayloadTooLarge,
   ServiceUnavailable,
@@ -54,5 +55,6 @@ export const ValidationErrorResponse = errorEnvelope(ValidationError)
 export const BusinessRuleViolationResponse = errorEnvelope(BusinessRuleViolation)
 export const LockedResponse = errorEnvelope(Locked)
 export const TooManyAttemptsResponse = errorEnvelope(TooManyAttempts)
+export const MethodNotAllowedResponse = errorEnvelope(MethodNotAllowed)
 export const ServiceUnavailableResponse = errorEnvelope(ServiceUnavailable)
 export const InternalErrorResponse = errorEnvelope(InternalError)

@@ -1,3 +1,5 @@
+import { declareWhatEveryRouteDoes } from "./OpenApiContract.ts"
+
 /**
  * The framework documents its own 400 decode error on every endpoint; ours is the 422 of
  * [D12] (declared on the Api), so the default goes from the document.
@@ -22,3 +24,36 @@ export const dropFrameworkDefaults = (spec: Json): Json => {
   for (const name of ["HttpApiDecodeError", "Issue", "PropertyKey"]) delete schemas[name]
   return spec
 }
+
+/**
+ * Effect's JSON Schema names the empty struct `$id: "/schemas/{}"` on every use: one `$id` on
+ * many schemas, which strict validators refuse. The schema stays; the id goes.
+ */
+const dropGeneratedIds = (value: unknown): void => {
+  if (Array.isArray(value)) return value.forEach(dropGeneratedIds)
+  if (!isObject(value)) return
+  if (typeof value["$id"] === "string" && value["$id"].startsWith("/schemas/")) delete value["$id"]
+  Object.values(value).forEach(dropGeneratedIds)
+}
+
+export const documentTransform = (spec: Json): Json => {
+  dropGeneratedIds(spec)
+  return declareWhatEveryRouteDoes(dropFrameworkDefaults(spec))
+}
+
+export const API_DESCRIPTION = [
+  "The API behind a paid VPN service: accounts, plans and orders, invoices and payments, VPN access",
+  "(WireGuard and OpenVPN configs for your devices), bandwidth, support, and the routes the VPN",
+  "servers' node agents use.",
+  "",
+  "Every JSON answer is an envelope: `{\"success\": true, \"message\"?, \"data\"?, \"meta\"?}` on success,",
+  "`{\"success\": false, \"message\", \"errors\"?}` on failure, where `errors` maps each refused field to",
+  "its messages (422). Paginated lists take `?page=` (15 a page) and answer `meta`",
+  "`{current_page, last_page, per_page, total}`.",
+  "",
+  "Three credentials, each a bearer token: a user's access token (`userToken`), an API key with",
+  "scopes (`apiKey`), and a VPN server's node token (`nodeToken`); each operation lists the ones it",
+  "takes. Every route is rate limited (429 with `Retry-After`); a path served without the method",
+  "asked is 405 with `Allow`; `HEAD` answers wherever `GET` does. Unknown fields in a request body",
+  "are ignored."
+].join("\n")

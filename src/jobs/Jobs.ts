@@ -15,7 +15,7 @@ import { Services } from "../services/Services.ts"
 import { PeerChanges } from "../vpn/PeerChanges.ts"
 import { Usage } from "../vpn/Usage.ts"
 import { Notifications } from "../outbox/Notifications.ts"
-import { Outbox } from "../outbox/Outbox.ts"
+import { OutboxSender } from "../outbox/Sender.ts"
 import { Webhooks } from "../webhooks/Webhooks.ts"
 
 /** What one run of the jobs of [D80] did. */
@@ -64,7 +64,7 @@ const runJobs = Effect.gen(function*() {
   const invoices = yield* Invoices
   const catalog = yield* Catalog
   const mailTokens = yield* MailTokens
-  const outbox = yield* Outbox
+  const outbox = yield* OutboxSender
   const notifications = yield* Notifications
 
   const tryLock = SqlSchema.single({
@@ -239,7 +239,7 @@ const recordedRun = Effect.gen(function*() {
 })
 
 /** the rooms the jobs call */
-const JobsRooms = Layer.mergeAll(Services.Default, Invoices.Default, Catalog.Default, MailTokens.Default, Outbox.Default, Notifications.Default, Webhooks.Default)
+const JobsRooms = Layer.mergeAll(Services.Default, Invoices.Default, Catalog.Default, MailTokens.Default, OutboxSender.Default, Notifications.Default, Webhooks.Default)
 
 /** One run on layers of its own (the CLI's `jobs run-once`, tests). */
 export const runJobsOnce = recordedRun.pipe(Effect.provide(JobsRooms))

@@ -16,13 +16,13 @@ const MAX_INT4 = 2_147_483_647
 export const IdParam = Schema.NumberFromString.pipe(
   Schema.int(),
   Schema.between(1, MAX_INT4)
-)
+).annotations({ jsonSchema: { type: "integer", minimum: 1, maximum: MAX_INT4 } })
 
 /** A path uuid (invoices), else 404 like any path that does not decode. */
 export const UuidParam = Schema.String.pipe(
   Schema.pattern(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i),
   Schema.transform(Schema.String, { strict: true, decode: (s) => s.toLowerCase(), encode: (s) => s })
-)
+).annotations({ jsonSchema: { type: "string", format: "uuid" } })
 
 export const string = (field: string, options: { readonly min?: number; readonly max?: number } = {}) => {
   const min = options.min ?? 1
@@ -36,8 +36,15 @@ export const string = (field: string, options: { readonly min?: number; readonly
     Schema.filter((s) => [...s].length <= max, {
       message: () => `The ${label(field)} field must not be greater than ${max} characters.`
     })
-  )
+  ).annotations({ jsonSchema: stringRules(min, max) })
 }
+
+/** What the filters above refuse, as JSON Schema says it (the OpenAPI document's request rules). */
+const stringRules = (min: number, max: number) => ({
+  type: "string",
+  ...(min > 0 ? { minLength: min, pattern: "\\S" } : {}),
+  maxLength: max
+})
 
 /** PostgreSQL text cannot hold U+0000: refused as invalid input, not a database error. */
 const nulMessage = (field: string) => () => `The ${label(field)} field must not contain null characters.`
@@ -69,7 +76,7 @@ export const integer = (field: string, options: { readonly min?: number; readonl
     Schema.filter((n) => Number.isInteger(n), { message: () => `The ${label(field)} field must be an integer.` }),
     Schema.filter((n) => n >= min, { message: () => `The ${label(field)} field must be at least ${min}.` }),
     Schema.filter((n) => n <= max, { message: () => `The ${label(field)} field must not be greater than ${max}.` })
-  )
+  ).annotations({ jsonSchema: { type: "integer", minimum: min, maximum: max } })
 }
 
 export const boolean = (field: string) =>

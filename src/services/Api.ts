@@ -1,11 +1,13 @@
+import * as OpenApi from "@effect/platform/OpenApi"
 import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
+import { describe } from "../http/Describe.ts"
 import { AdminAuthentication, Authentication } from "../http/Auth.ts"
 import { Ok, OkMessage } from "../http/Envelope.ts"
 import { Body, boolean, IdParam, integer, label, oneOf } from "../platform/Fields.ts"
-import { SERVICE_STATUSES, ServiceStatus, type Subscription } from "./Services.ts"
+import { SERVICE_STATUSES, ServiceStatus, type Subscription } from "./Domain.ts"
 
 // ---- resources ([D34]) ------------------------------------------------------------------
 
@@ -124,14 +126,19 @@ const ServicePath = Schema.Struct({ service: IdParam })
 
 /** The caller's services ([D34]): list, current, one, auto-renew. */
 export class ServicesApi extends HttpApiGroup.make("services")
+  .annotate(OpenApi.Description, "Your subscriptions to plans.")
   .add(HttpApiEndpoint.get("listServices", "/services")
+      .annotateContext(describe("List your services", "Every service of the caller, newest first, with plan, cycle, status and dates."))
     .addSuccess(Ok(Schema.Array(ServiceListItem), { identifier: "ServiceList" })))
   .add(HttpApiEndpoint.get("currentService", "/services/current")
+      .annotateContext(describe("Get your current service", "The newest active or suspended service not past its expiry; 404 when there is none."))
     .addSuccess(Ok(ServiceDetail, { identifier: "CurrentService" })))
   .add(HttpApiEndpoint.get("getService", "/services/:service")
+      .annotateContext(describe("Get a service", "One of the caller's services with every field. Another user's service is 404."))
     .setPath(ServicePath)
     .addSuccess(Ok(ServiceDetail, { identifier: "ServiceDetailResponse" })))
   .add(HttpApiEndpoint.put("setAutoRenew", "/services/:service/auto-renew")
+      .annotateContext(describe("Turn auto-renewal on or off", "With auto-renewal on, a renewal invoice is made 3 days before the service expires."))
     .setPath(ServicePath)
     .setPayload(AutoRenewPayload)
     .addSuccess(OkMessage(AutoRenew, { identifier: "ServiceAutoRenewUpdated" })))
@@ -140,11 +147,14 @@ export class ServicesApi extends HttpApiGroup.make("services")
 
 /** `/v1/admin/users/{user}/services`, `/v1/admin/services/{service}` ([D70]). */
 export class ServicesAdminApi extends HttpApiGroup.make("servicesAdmin")
+  .annotate(OpenApi.Description, "Subscriptions, for admins.")
   .add(HttpApiEndpoint.post("grantService", "/admin/users/:user/services")
+      .annotateContext(describe("Grant a service (admin)", "Gives a user a service on a plan and cycle without an invoice; by default active from now for one cycle."))
     .setPath(Schema.Struct({ user: IdParam }))
     .setPayload(GrantServicePayload)
     .addSuccess(Ok(ServiceDetail, { identifier: "AdminServiceGranted", status: 201 })))
   .add(HttpApiEndpoint.put("updateService", "/admin/services/:service")
+      .annotateContext(describe("Change a service's status or expiry (admin)", "Suspending, cancelling or expiring a service stops its VPN access at once."))
     .setPath(ServicePath)
     .setPayload(UpdateServicePayload)
     .addSuccess(Ok(ServiceDetail, { identifier: "AdminServiceUpdated" })))

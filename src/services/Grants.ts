@@ -4,7 +4,8 @@ import { Users } from "../accounts/Users.ts"
 import { Catalog } from "../catalog/Catalog.ts"
 import { AppClock } from "../platform/Clock.ts"
 import { NotFound, ValidationError } from "../platform/Errors.ts"
-import { type ServiceStatus, Services } from "./Services.ts"
+import type { ServiceStatus } from "./Domain.ts"
+import { Services } from "./Services.ts"
 
 const DAY_MS = 86_400_000
 

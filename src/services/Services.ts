@@ -1,98 +1,18 @@
 import * as SqlClient from "@effect/sql/SqlClient"
-import * as SqlSchema from "@effect/sql/SqlSchema"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import * as Schema from "effect/Schema"
 import { Catalog } from "../catalog/Catalog.ts"
-import type { Cycle, Plan, QuotaAction, UsageReset } from "../catalog/Domain.ts"
+import type { Cycle, Plan } from "../catalog/Domain.ts"
 import { AppClock } from "../platform/Clock.ts"
 import { Webhooks } from "../webhooks/Webhooks.ts"
-
-export const SERVICE_STATUSES = ["pending", "active", "suspended", "expired", "cancelled"] as const
-export const ServiceStatus = Schema.Literal(...SERVICE_STATUSES)
-export type ServiceStatus = typeof ServiceStatus.Type
-
-/** A row of `services`, the table this room owns. */
-export const ServiceRecord = Schema.Struct({
-  id: Schema.Int,
-  user_id: Schema.Int,
-  plan_id: Schema.Int,
-  cycle_id: Schema.Int,
-  status: ServiceStatus,
-  starts_at: Schema.DateFromSelf,
-  expires_at: Schema.DateFromSelf,
-  auto_renew: Schema.Boolean
-})
-export type ServiceRecord = typeof ServiceRecord.Type
-
-/** A service with its plan and cycle (from the catalogue): what the routes and VPN access read. */
-export interface Subscription {
-  readonly id: number
-  readonly userId: number
-  readonly status: ServiceStatus
-  readonly startsAt: Date
-  readonly expiresAt: Date
-  readonly autoRenew: boolean
-  readonly plan: {
-    readonly id: number
-    readonly name: string
-    readonly bandwidthLimitGb: number
-    readonly speedLimitMbps: number | null
-    /** [D90]: 0 = unlimited */
-    readonly deviceLimit: number
-    /** [D95]: when the quota starts again (periods anchored on `startsAt` for `billing_day` and `never`) */
-    readonly usageReset: UsageReset
-    /** [D104]: over the quota, off the node (`suspend`) or at `throttleMbps` (`throttle`) */
-    readonly quotaAction: QuotaAction
-    readonly throttleMbps: number | null
-  }
-  readonly cycle: {
-    readonly id: number
-    readonly name: string
-    readonly durationDays: number
-    readonly price: string
-    readonly currency: string
-  }
-}
-
-const subscription = (s: ServiceRecord, plan: Plan, cycle: Cycle): Subscription => ({
-  id: s.id,
-  userId: s.user_id,
-  status: s.status,
-  startsAt: s.starts_at,
-  expiresAt: s.expires_at,
-  autoRenew: s.auto_renew,
-  plan: { id: plan.id, name: plan.name, bandwidthLimitGb: plan.bandwidth_limit_gb, speedLimitMbps: plan.speed_limit_mbps, deviceLimit: plan.device_limit, usageReset: plan.usage_reset, quotaAction: plan.quota_action, throttleMbps: plan.throttle_mbps },
-  cycle: { id: cycle.id, name: cycle.name, durationDays: cycle.duration_days, price: cycle.price, currency: cycle.currency }
-})
-
-const NewService = Schema.Struct({
-  userId: Schema.Int,
-  planId: Schema.Int,
-  cycleId: Schema.Int,
-  status: ServiceStatus,
-  startsAt: Schema.DateFromSelf,
-  expiresAt: Schema.DateFromSelf,
-  autoRenew: Schema.Boolean
-})
-export type NewService = typeof NewService.Type
-
-/** A service that a renewal invoice is due for ([D80]). */
-export const RenewalCandidate = ServiceRecord.pick("id", "user_id", "plan_id", "cycle_id", "expires_at")
-export type RenewalCandidate = typeof RenewalCandidate.Type
+import type { ServiceStatus, Subscription } from "./Domain.ts"
+import { ServiceRows } from "./ServiceRows.ts"
 
 const DAY_MS = 86_400_000
-/** the key space of this room's advisory locks (one lock per user) */
-const USER_LOCK_SPACE = 4_080_002
-
-const UserId = Schema.Struct({ userId: Schema.Int })
-const UserAt = Schema.Struct({ userId: Schema.Int, now: Schema.DateFromSelf })
-const Id = Schema.Struct({ id: Schema.Int })
 
 /**
- * The services room: the `services` table, read with the plan and cycle of the catalogue's
- * in-memory snapshot (one round trip a read). Statements run in the caller's transaction when
- * there is one (orders and payments start and extend services in theirs).
+ * The services room's rules: a payment or a trial starts or extends a service, services expire,
+ * an admin changes one; each with its event ([D101]). The statements are `ServiceRows.ts`.
  */
 export class Services extends Effect.Service<Services>()("services/Services", {
   effect: Effect.gen(function*() {
@@ -100,94 +20,8 @@ export class Services extends Effect.Service<Services>()("services/Services", {
     const clock = yield* AppClock
     const webhooks = yield* Webhooks
     const catalog = yield* Catalog
-
-    const columns = sql`id, user_id, plan_id, cycle_id, status, starts_at, expires_at, auto_renew`
-
-    const withCatalog = (rows: ReadonlyArray<ServiceRecord>) =>
-      Effect.map(catalog.rowsOf(rows.map((r) => r.plan_id), rows.map((r) => r.cycle_id)), (c) =>
-        rows.map((r) => subscription(r, c.plan(r.plan_id), c.cycle(r.cycle_id))))
-    const oneWithCatalog = (row: Option.Option<ServiceRecord>) =>
-      Option.match(row, {
-        onNone: () => Effect.succeed(Option.none<Subscription>()),
-        onSome: (r) => Effect.map(withCatalog([r]), (list) => Option.some(list[0]!))
-      })
-
-    const listRecords = SqlSchema.findAll({
-      Request: UserId,
-      Result: ServiceRecord,
-      execute: ({ userId }) => sql`select ${columns} from services where user_id = ${userId} order by created_at desc, id desc`
-    })
-    const byId = SqlSchema.findOne({
-      Request: Id,
-      Result: ServiceRecord,
-      execute: ({ id }) => sql`select ${columns} from services where id = ${id}`
-    })
-    const ownedRecord = SqlSchema.findOne({
-      Request: Schema.Struct({ userId: Schema.Int, id: Schema.Int }),
-      Result: ServiceRecord,
-      execute: ({ id, userId }) => sql`select ${columns} from services where id = ${id} and user_id = ${userId}`
-    })
-    /** [D34]: the newest service that is active or suspended and not past expires_at */
-    const currentRecord = SqlSchema.findOne({
-      Request: UserAt,
-      Result: ServiceRecord,
-      execute: ({ now, userId }) => sql`
-        select ${columns} from services
-        where user_id = ${userId} and status in ('active', 'suspended') and expires_at > ${now}
-        order by created_at desc, id desc limit 1`
-    })
-    /** [D34] for many users at once: each user's newest active or suspended service not past expires_at */
-    const currentRecords = SqlSchema.findAll({
-      Request: Schema.Struct({ userIds: Schema.Array(Schema.Int), now: Schema.DateFromSelf }),
-      Result: ServiceRecord,
-      // the query of `current` once per id, as a lateral lookup: one probe of services_user each
-      // (a join or `= any(...)` over thousands of ids is planned as a scan of the table)
-      execute: ({ now, userIds }) => sql`
-        select s.* from unnest(${`{${userIds.join(",")}}`}::int[]) as ids (id)
-        cross join lateral (
-          select ${columns} from services
-          where user_id = ids.id and status in ('active', 'suspended') and expires_at > ${now}
-          order by created_at desc, id desc limit 1
-        ) s`
-    })
-    const insert = SqlSchema.single({
-      Request: Schema.Struct({ service: NewService, now: Schema.DateFromSelf }),
-      Result: Id,
-      execute: ({ now, service: s }) => {
-        return sql`
-          insert into services (user_id, plan_id, cycle_id, status, starts_at, expires_at, auto_renew, created_at, updated_at)
-          values (${s.userId}, ${s.planId}, ${s.cycleId}, ${s.status}, ${s.startsAt}, ${s.expiresAt}, ${s.autoRenew}, ${now}, ${now})
-          returning id`
-      }
-    })
-    const create = (service: NewService) =>
-      Effect.flatMap(clock.now, (now) => insert({ service, now })).pipe(Effect.map((r) => r.id), Effect.orDie)
-
-    const find = (id: number) => Effect.flatMap(Effect.orDie(byId({ id })), oneWithCatalog)
-
-    /** the user's payments and trials take turns: two at once cannot both start a service */
-    const lockUser = (userId: number) =>
-      sql`select pg_advisory_xact_lock(${USER_LOCK_SPACE}, ${userId})`.pipe(Effect.asVoid, Effect.orDie)
-
-    const extendTo = (id: number, expiresAt: Date, now: Date, reactivate: boolean) =>
-      (reactivate
-        ? sql`update services set expires_at = ${expiresAt},
-            status = case when status = 'suspended' then status else 'active' end, updated_at = ${now} where id = ${id}`
-        : sql`update services set expires_at = ${expiresAt}, updated_at = ${now} where id = ${id}`).pipe(Effect.asVoid)
-
-    const lockedRecord = SqlSchema.findOne({
-      Request: Id,
-      Result: ServiceRecord,
-      execute: ({ id }) => sql`select ${columns} from services where id = ${id} for update`
-    })
-    const lockedCurrentOnPlan = SqlSchema.findOne({
-      Request: Schema.Struct({ userId: Schema.Int, planId: Schema.Int, now: Schema.DateFromSelf }),
-      Result: ServiceRecord,
-      execute: ({ now, planId, userId }) => sql`
-        select ${columns} from services
-        where user_id = ${userId} and plan_id = ${planId} and status in ('active', 'suspended') and expires_at > ${now}
-        order by created_at desc, id desc limit 1 for update`
-    })
+    const rows = yield* ServiceRows
+    const { create, extendTo, lockedCurrentOnPlan, lockedRecord, lockUser } = rows
 
     /**
      * [D35]: a paid invoice extends its own service (a trial's) from its expiry, else the user's
@@ -244,16 +78,7 @@ export class Services extends Effect.Service<Services>()("services/Services", {
 
     /** [D80]: up to `limit` services past expires_at become expired; them (for their notices, [D96]) */
     const expireDue = (limit: number) =>
-      Effect.flatMap(clock.now, (now) =>
-        SqlSchema.findAll({
-          Request: Schema.Void,
-          Result: RenewalCandidate,
-          execute: () => sql`
-            update services set status = 'expired', updated_at = ${now}
-            where id in (select id from services where status in ('active', 'suspended') and expires_at <= ${now}
-                         order by expires_at limit ${limit} for update skip locked)
-            returning id, user_id, plan_id, cycle_id, expires_at`
-        })(undefined)).pipe(
+      Effect.flatMap(clock.now, (now) => rows.expireRows(now, limit)).pipe(
         Effect.orDie,
         // [D101]: in the jobs' batch transaction
         Effect.tap((expired) =>
@@ -267,78 +92,24 @@ export class Services extends Effect.Service<Services>()("services/Services", {
           }))))
       )
 
-    /**
-     * [D96]: active services without auto-renew expiring after `from` and by `to`, by id after
-     * `afterId` (the expiry notices; auto-renewing ones get a renewal invoice instead)
-     */
-    const expiringWithoutRenewal = (options: { readonly from: Date; readonly to: Date; readonly afterId: number; readonly limit: number }) =>
-      SqlSchema.findAll({
-        Request: Schema.Void,
-        Result: RenewalCandidate,
-        execute: () => sql`
-          select id, user_id, plan_id, cycle_id, expires_at from services
-          where status = 'active' and not auto_renew and expires_at > ${options.from} and expires_at <= ${options.to}
-            and id > ${options.afterId}
-          order by id limit ${options.limit}`
-      })(undefined).pipe(Effect.orDie)
-
-    /** [D80]: auto-renewing active services expiring before `horizon`, by id after `afterId` */
-    const renewalCandidates = (options: { readonly horizon: Date; readonly afterId: number; readonly limit: number }) =>
-      Effect.flatMap(clock.now, (now) =>
-        SqlSchema.findAll({
-          Request: Schema.Void,
-          Result: RenewalCandidate,
-          execute: () => sql`
-            select id, user_id, plan_id, cycle_id, expires_at from services
-            where status = 'active' and auto_renew and expires_at > ${now} and expires_at <= ${options.horizon}
-              and id > ${options.afterId}
-            order by id limit ${options.limit}`
-        })(undefined)).pipe(Effect.orDie)
-
     return {
       /** the user's services, newest first */
-      listOf: (userId: number) => Effect.flatMap(Effect.orDie(listRecords({ userId })), withCatalog),
+      listOf: rows.listOf,
       /** any service by id (node and admin routes) */
-      findById: find,
+      findById: rows.findById,
       /** the caller's own service; another user's is none (a 404, [D11]) */
-      findOwned: (userId: number, id: number) => Effect.flatMap(Effect.orDie(ownedRecord({ userId, id })), oneWithCatalog),
+      findOwned: rows.findOwned,
       /** [D34]: the current service */
-      current: (userId: number) =>
-        Effect.flatMap(clock.now, (now) => Effect.flatMap(Effect.orDie(currentRecord({ userId, now })), oneWithCatalog)),
+      current: rows.current,
       /** [D34]: the current service of each user that has one, by user id, in one statement */
-      currentOf: (userIds: ReadonlyArray<number>) =>
-        userIds.length === 0
-          ? Effect.succeed(new Map<number, Subscription>() as ReadonlyMap<number, Subscription>)
-          : Effect.flatMap(clock.now, (now) => Effect.orDie(currentRecords({ userIds: [...new Set(userIds)], now }))).pipe(
-            Effect.flatMap(withCatalog),
-            Effect.map((list) => new Map(list.map((s) => [s.userId, s])) as ReadonlyMap<number, Subscription>)
-          ),
+      currentOf: rows.currentOf,
       /** sets only the flag of the user's own service; none when it is not theirs */
-      setAutoRenew: (userId: number, id: number, autoRenew: boolean) =>
-        Effect.flatMap(clock.now, (now) =>
-          SqlSchema.findOne({
-            Request: Schema.Void,
-            Result: ServiceRecord.pick("auto_renew"),
-            execute: () => sql`update services set auto_renew = ${autoRenew}, updated_at = ${now}
-              where id = ${id} and user_id = ${userId} returning auto_renew`
-          })(undefined)).pipe(Effect.map(Option.map((r) => r.auto_renew)), Effect.orDie),
+      setAutoRenew: rows.setAutoRenew,
       create,
       /** changes the fields given; none when the service does not exist */
       update: (id: number, changes: { readonly status: Option.Option<ServiceStatus>; readonly expiresAt: Option.Option<Date> }) =>
         sql.withTransaction(Effect.flatMap(clock.now, (now) =>
-          SqlSchema.findOne({
-            Request: Schema.Void,
-            Result: Schema.Struct({ ...ServiceRecord.fields, previous: ServiceStatus }),
-            execute: () => sql`
-              with prev as (select id, status from services where id = ${id} for update)
-              update services set
-                status = coalesce(${Option.getOrNull(changes.status)}::text, services.status),
-                expires_at = coalesce(${Option.getOrNull(changes.expiresAt)}::timestamptz, expires_at),
-                updated_at = ${now}
-              from prev where services.id = prev.id
-              returning services.id, user_id, plan_id, cycle_id, services.status, starts_at, expires_at, auto_renew,
-                prev.status as previous`
-          })(undefined).pipe(
+          rows.updateRecord(id, changes, now).pipe(
             // [D101]: a service an admin suspends, in the same transaction
             Effect.tap(Option.match({
               onNone: () => Effect.void,
@@ -356,7 +127,7 @@ export class Services extends Effect.Service<Services>()("services/Services", {
             }))
           ))).pipe(Effect.orDie, Effect.tap(webhooks.wake), Effect.flatMap(Option.match({
             onNone: () => Effect.succeed(Option.none<Subscription>()),
-            onSome: (r) => find(r.id)
+            onSome: (r) => rows.findById(r.id)
           }))),
       /** [D35]: a trial's service, active at once until the trial ends; in the order's transaction */
       startTrial: (trial: { readonly userId: number; readonly plan: Plan; readonly cycle: Cycle }) =>
@@ -385,34 +156,16 @@ export class Services extends Effect.Service<Services>()("services/Services", {
           })
           return { id, expiresAt }
         }),
-      /**
-       * [D92], [D95]: the users whose current service is on a `billing_day` plan and started on
-       * one of the days of the month `anchorDays` (UTC): those whose quota period started again
-       * on a day whose anchors these are.
-       */
-      usersAnchoredOn: (anchorDays: ReadonlySet<number>) =>
-        Effect.gen(function*() {
-          const planIds = yield* catalog.planIdsResetting("billing_day")
-          if (planIds.length === 0 || anchorDays.size === 0) return [] as ReadonlyArray<number>
-          const now = yield* clock.now
-          const rows = yield* SqlSchema.findAll({
-            Request: Schema.Void,
-            Result: Schema.Struct({ user_id: Schema.Int }),
-            execute: () => sql`
-              select distinct user_id from services
-              where plan_id in ${sql.in(planIds)} and status in ('active', 'suspended') and expires_at > ${now}
-                and extract(day from starts_at at time zone 'UTC')::int in ${sql.in([...anchorDays])}`
-          })(undefined)
-          return rows.map((r) => r.user_id)
-        }).pipe(Effect.orDie),
+      /** [D92], [D95]: the users whose quota period started again on a day of `anchorDays` */
+      usersAnchoredOn: rows.usersAnchoredOn,
       activate,
       activatePeriod,
       expireDue,
-      expiringWithoutRenewal,
-      renewalCandidates
+      expiringWithoutRenewal: rows.expiringWithoutRenewal,
+      renewalCandidates: rows.renewalCandidates
     } as const
   }),
-  dependencies: [Catalog.Default, Webhooks.Default]
+  dependencies: [Catalog.Default, ServiceRows.Default, Webhooks.Default]
 }) {
   /** the layer VPN access has used so far */
   static readonly Live = Services.Default

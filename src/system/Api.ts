@@ -3,6 +3,7 @@ import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import * as OpenApi from "@effect/platform/OpenApi"
 import * as Schema from "effect/Schema"
+import { describe } from "../http/Describe.ts"
 import { ServiceUnavailableResponse } from "../http/Errors.ts"
 import { MetricsAccess } from "../http/MetricsAccess.ts"
 import { METRICS_CONTENT_TYPE } from "../platform/Metrics.ts"
@@ -17,8 +18,10 @@ export const HealthResponse = Schema.Struct({
 
 /** `GET /v1/status` ([D10]): 200 when the database answers, 503 when it does not. */
 export class SystemApi extends HttpApiGroup.make("system")
+  .annotate(OpenApi.Description, "Health of the service.")
   .add(
     HttpApiEndpoint.get("status", "/status")
+      .annotateContext(describe("Check the service's health", "Answers 200 with `data.database: \"ok\"` while the server can reach its database, else 503 with `Retry-After`. No credential; use it for load-balancer and container health checks."))
       .addSuccess(HealthResponse)
       .addError(ServiceUnavailableResponse)
   )

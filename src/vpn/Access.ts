@@ -1,6 +1,7 @@
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import { Services as Subscriptions, type Subscription } from "../services/Services.ts"
+import type { Subscription } from "../services/Domain.ts"
+import { Services as Subscriptions } from "../services/Services.ts"
 import { AppClock } from "../platform/Clock.ts"
 import { Forbidden, NotFound, ValidationError } from "../platform/Errors.ts"
 import { anchorDaysStartingIn, isOverLimit } from "./Bandwidth.ts"

@@ -1,7 +1,9 @@
+import * as OpenApi from "@effect/platform/OpenApi"
 import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import * as Schema from "effect/Schema"
+import { describe } from "../http/Describe.ts"
 import { isIP } from "node:net"
 import { AdminAuthentication, Authentication } from "../http/Auth.ts"
 import { Confirmation, Ok, OkMessage, OkPage } from "../http/Envelope.ts"
@@ -201,9 +203,12 @@ const deviceDownload = <const Name extends string>(name: Name, path: `/${string}
 
 /** Servers, config downloads, VPN credentials, bandwidth ([D50]-[D55]). */
 export class VpnApi extends HttpApiGroup.make("vpn")
-  .add(HttpApiEndpoint.get("listServers", "/servers").addSuccess(Ok(Schema.Array(Server), { identifier: "VpnServerList" })))
+  .annotate(OpenApi.Description, "VPN servers, configs, devices and bandwidth.")
+  .add(HttpApiEndpoint.get("listServers", "/servers")
+      .annotateContext(describe("List your VPN servers", "The servers your current plan grants (empty without a current service).")).addSuccess(Ok(Schema.Array(Server), { identifier: "VpnServerList" })))
   .add(
     HttpApiEndpoint.get("getServer", "/servers/:server")
+      .annotateContext(describe("Get a VPN server", "One server; a server your plan does not include is 403."))
       .setPath(serverPath)
       .addSuccess(Ok(Server, { identifier: "VpnServerResponse" }))
       .addError(NotFoundResponse)
@@ -211,28 +216,36 @@ export class VpnApi extends HttpApiGroup.make("vpn")
   )
   .add(
     download("wireguard", "/servers/:server/wireguard")
+      .annotateContext(describe("Download a WireGuard config", "A `.conf` for your account's default device on this server (made on first download). 423 while the service is suspended or over its bandwidth quota; 403 if your plan does not include the server."))
       .addError(errorEnvelope(SubnetFull))
       .addError(errorEnvelope(ServerNotConfigured))
   )
-  .add(download("openvpn", "/servers/:server/openvpn"))
+  .add(download("openvpn", "/servers/:server/openvpn")
+      .annotateContext(describe("Download an OpenVPN profile", "An `.ovpn` profile for this server; sign in with the credentials of `GET /v1/account/vpn-credentials`. Same 403/404/423 rules as WireGuard.")))
   .add(
     HttpApiEndpoint.get("vpnCredentials", "/account/vpn-credentials")
+      .annotateContext(describe("Get your OpenVPN credentials", "The username and password OpenVPN asks for (not your account password)."))
       .addSuccess(Ok(Credentials, { identifier: "VpnCredentialsResponse" }))
   )
   .add(
     HttpApiEndpoint.post("rotateVpnCredentials", "/account/vpn-credentials/rotate")
+      .annotateContext(describe("Renew your OpenVPN password", "A new OpenVPN password; the old one stops working at once."))
       .addSuccess(OkMessage(Credentials, { identifier: "VpnCredentialsRotated" }))
   )
-  .add(HttpApiEndpoint.post("revokeVpnAccess", "/account/vpn/revoke-all").addSuccess(Confirmation("VpnAccessRevoked")))
-  .add(HttpApiEndpoint.get("listDevices", "/devices").addSuccess(Ok(Schema.Array(Device), { identifier: "DeviceList" })))
+  .add(HttpApiEndpoint.post("revokeVpnAccess", "/account/vpn/revoke-all")
+      .annotateContext(describe("Revoke all VPN access", "Every device key and the OpenVPN password are replaced at once; every device must download its config again.")).addSuccess(Confirmation("VpnAccessRevoked")))
+  .add(HttpApiEndpoint.get("listDevices", "/devices")
+      .annotateContext(describe("List your devices", "Your devices (each with its own WireGuard key), with their addresses per server.")).addSuccess(Ok(Schema.Array(Device), { identifier: "DeviceList" })))
   .add(
     HttpApiEndpoint.post("createDevice", "/devices")
+      .annotateContext(describe("Add a device", "A new device with its own key pair, within your plan's device limit (422 beyond it)."))
       .setPayload(CreateDevicePayload)
       .addSuccess(Ok(NewDevice, { identifier: "DeviceCreated", status: 201 }))
       .addError(BusinessRuleViolationResponse)
   )
   .add(
     HttpApiEndpoint.put("renameDevice", "/devices/:device")
+      .annotateContext(describe("Rename a device", "Changes the device's name. Another user's device is 404."))
       .setPath(devicePath)
       .setPayload(RenameDevicePayload)
       .addSuccess(Ok(Device, { identifier: "DeviceRenamed" }))
@@ -240,23 +253,27 @@ export class VpnApi extends HttpApiGroup.make("vpn")
   )
   .add(
     HttpApiEndpoint.del("deleteDevice", "/devices/:device")
+      .annotateContext(describe("Delete a device", "The device leaves every server at once."))
       .setPath(devicePath)
       .addSuccess(Confirmation("DeviceDeleted"))
       .addError(NotFoundResponse)
   )
   .add(
     HttpApiEndpoint.post("rotateDevice", "/devices/:device/rotate")
+      .annotateContext(describe("Rotate a device's key", "A new key pair; the old key stops working at once, download the config again."))
       .setPath(devicePath)
       .addSuccess(OkMessage(NewDevice, { identifier: "DeviceRotated" }))
       .addError(NotFoundResponse)
   )
   .add(
     deviceDownload("deviceWireguard", "/devices/:device/wireguard/:server")
+      .annotateContext(describe("Download a device's WireGuard config", "The `.conf` of this device for this server."))
       .addError(errorEnvelope(SubnetFull))
       .addError(errorEnvelope(ServerNotConfigured))
   )
   .add(
     HttpApiEndpoint.get("deviceWireguardQr", "/devices/:device/wireguard/:server/qr")
+      .annotateContext(describe("Get a device's WireGuard config as a QR code", "A PNG QR code of the same config, for the mobile apps."))
       .setPath(deviceServerPath)
       .addSuccess(HttpApiSchema.Uint8Array({ contentType: "image/png" }))
       .addError(NotFoundResponse)
@@ -266,22 +283,29 @@ export class VpnApi extends HttpApiGroup.make("vpn")
       .addError(errorEnvelope(SubnetFull))
       .addError(errorEnvelope(ServerNotConfigured))
   )
-  .add(deviceDownload("deviceOpenvpn", "/devices/:device/openvpn/:server"))
+  .add(deviceDownload("deviceOpenvpn", "/devices/:device/openvpn/:server")
+      .annotateContext(describe("Download an OpenVPN profile for a device", "The `.ovpn` profile for this server.")))
   .add(
     HttpApiEndpoint.get("serviceBandwidth", "/services/:service/bandwidth")
+      .annotateContext(describe("Get a service's bandwidth", "Used bytes, limit and percentage of one of your services in its current quota period."))
       .setPath(Schema.Struct({ service: IdParam }))
       .addSuccess(Ok(BandwidthUsage, { identifier: "ServiceBandwidthResponse" }))
   )
-  .add(HttpApiEndpoint.get("currentBandwidth", "/bandwidth/current").addSuccess(Ok(BandwidthUsage, { identifier: "CurrentBandwidthResponse" })))
-  .add(HttpApiEndpoint.get("bandwidthHistory", "/bandwidth/history").addSuccess(Ok(Schema.Array(HistoryEntry), { identifier: "BandwidthHistoryResponse" })))
-  .add(HttpApiEndpoint.get("bandwidthSummary", "/bandwidth/summary").addSuccess(Ok(BandwidthSummary, { identifier: "BandwidthSummaryResponse" })))
+  .add(HttpApiEndpoint.get("currentBandwidth", "/bandwidth/current")
+      .annotateContext(describe("Get your current bandwidth", "Used bytes, limit, percentage and reset date of your current service (404 without one).")).addSuccess(Ok(BandwidthUsage, { identifier: "CurrentBandwidthResponse" })))
+  .add(HttpApiEndpoint.get("bandwidthHistory", "/bandwidth/history")
+      .annotateContext(describe("Get your bandwidth history", "Your current service's usage by period, newest first, at most 12 entries.")).addSuccess(Ok(Schema.Array(HistoryEntry), { identifier: "BandwidthHistoryResponse" })))
+  .add(HttpApiEndpoint.get("bandwidthSummary", "/bandwidth/summary")
+      .annotateContext(describe("Get your bandwidth summary", "Totals over your current service's periods.")).addSuccess(Ok(BandwidthSummary, { identifier: "BandwidthSummaryResponse" })))
   .middlewareEndpoints(Authentication)
 {}
 
 /** The node API of [D54], behind node tokens. */
 export class NodeApi extends HttpApiGroup.make("node")
+  .annotate(OpenApi.Description, "The routes the VPN servers' node agents call (node token).")
   .add(
     HttpApiEndpoint.get("peers", "/node/peers")
+      .annotateContext(describe("List this server's peers (node agent)", "The peers and credentials the calling server must serve, with `meta.revision`; with `?since=<revision>` only what changed after it. Node token only."))
       .setUrlParams(Schema.Struct({
         since: Schema.optional(Schema.String.annotations({ description: "A `meta.revision` of an earlier answer: only what changed after it." }))
       }))
@@ -290,6 +314,7 @@ export class NodeApi extends HttpApiGroup.make("node")
   )
   .add(
     HttpApiEndpoint.post("openvpnAuth", "/node/openvpn/auth")
+      .annotateContext(describe("Check an OpenVPN login (node agent)", "200 when the username and password may connect through this OpenVPN server, 403 otherwise. Node token of an OpenVPN server only."))
       .setPayload(Body({ username: string("username"), password: string("password", { max: 255 }) }))
       .addSuccess(Ok(Schema.Struct({
         username: Schema.String,
@@ -301,6 +326,7 @@ export class NodeApi extends HttpApiGroup.make("node")
   )
   .add(
     HttpApiEndpoint.post("usage", "/node/usage")
+      .annotateContext(describe("Report usage deltas (node agent)", "Adds byte deltas of this server's peers to their services' usage; `data.accepted` counts the entries counted. Send an `Idempotency-Key` so a retried report counts once."))
       .setHeaders(IdempotencyKey)
       .setPayload(UsageReport)
       .addSuccess(Ok(Accepted, { identifier: "NodeUsageResponse" }))
@@ -308,6 +334,7 @@ export class NodeApi extends HttpApiGroup.make("node")
   )
   .add(
     HttpApiEndpoint.post("counters", "/node/counters")
+      .annotateContext(describe("Report interface counters (node agent)", "Reports WireGuard's cumulative counters; the server derives the deltas exactly once. Send an `Idempotency-Key` so a retried report counts once."))
       .setHeaders(IdempotencyKey)
       .setPayload(CountersReport)
       .addSuccess(Ok(Accepted, { identifier: "NodeCountersResponse" }))
@@ -318,24 +345,29 @@ export class NodeApi extends HttpApiGroup.make("node")
 
 /** `/v1/admin/servers...` and usage recording ([D70]). */
 export class VpnAdminApi extends HttpApiGroup.make("vpnAdmin")
+  .annotate(OpenApi.Description, "VPN servers and usage, for admins.")
   .add(
     HttpApiEndpoint.get("listServers", "/admin/servers")
+      .annotateContext(describe("List VPN servers (admin)", "Every server with its plans, peers and last contact, 15 a page."))
       .setUrlParams(Schema.Struct({ page: Schema.optional(PageParam) }))
       .addSuccess(OkPage(AdminServer, "AdminVpnServerPage"))
   )
   .add(
     HttpApiEndpoint.get("getServer", "/admin/servers/:server")
+      .annotateContext(describe("Get a VPN server (admin)", "One server with its plans, peer count and last contact."))
       .setPath(serverPath)
       .addSuccess(Ok(AdminServer, { identifier: "AdminVpnServerResponse" }))
       .addError(NotFoundResponse)
   )
   .add(
     HttpApiEndpoint.post("createServer", "/admin/servers")
+      .annotateContext(describe("Add a VPN server (admin)", "A WireGuard or OpenVPN server and the plans that grant it; answers its node token once."))
       .setPayload(CreateServerPayload)
       .addSuccess(Ok(CreatedServer.annotations({ identifier: "VpnServerCreated" }), { identifier: "AdminVpnServerCreated", status: 201 }))
   )
   .add(
     HttpApiEndpoint.put("updateServer", "/admin/servers/:server")
+      .annotateContext(describe("Update a VPN server (admin)", "Changes the fields present."))
       .setPath(serverPath)
       .setPayload(UpdateServerPayload)
       .addSuccess(Ok(Server, { identifier: "AdminVpnServerUpdated" }))
@@ -343,6 +375,7 @@ export class VpnAdminApi extends HttpApiGroup.make("vpnAdmin")
   )
   .add(
     HttpApiEndpoint.post("recordUsage", "/admin/services/:service/usage")
+      .annotateContext(describe("Add usage to a service (admin)", "Adds bytes to a service's usage in a period (the current one by default); quota notices follow."))
       .setPath(Schema.Struct({ service: IdParam }))
       .setPayload(Body({
         bytes: integer("bytes", { min: 0, max: MAX_BYTES }),

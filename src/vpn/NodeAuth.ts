@@ -20,7 +20,7 @@ export class CurrentNode extends Context.Tag("CurrentNode")<CurrentNode, { reado
 export class NodeAuthentication extends HttpApiMiddleware.Tag<NodeAuthentication>()("NodeAuthentication", {
   failure: UnauthenticatedResponse,
   provides: CurrentNode,
-  security: { bearer: HttpApiSecurity.bearer }
+  security: { nodeToken: HttpApiSecurity.bearer }
 }) {}
 
 export const NodeAuthenticationLive = Layer.effect(
@@ -28,7 +28,7 @@ export const NodeAuthenticationLive = Layer.effect(
   Effect.gen(function*() {
     const servers = yield* Servers
     return NodeAuthentication.of({
-      bearer: () =>
+      nodeToken: () =>
         Effect.gen(function*() {
           const secret = yield* bearerSecret
           if (Option.isNone(secret) || secret.value.length > 512) return yield* Effect.fail(new Unauthenticated())

@@ -1,4 +1,4 @@
-import type { Subscription } from "../services/Services.ts"
+import type { Subscription } from "../services/Domain.ts"
 import type { NodePeer, ServerPeer } from "./Peers.ts"
 
 /** What a plan says about speed and the quota ([D103], [D104]). */

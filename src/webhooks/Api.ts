@@ -1,8 +1,10 @@
+import * as OpenApi from "@effect/platform/OpenApi"
 import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as Either from "effect/Either"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
+import { describe } from "../http/Describe.ts"
 import { PageParam } from "../accounts/Api.ts"
 import { AdminAuthentication } from "../http/Auth.ts"
 import { Confirmation, Ok, OkMessage, OkPage } from "../http/Envelope.ts"
@@ -45,24 +47,29 @@ const DeliveryPath = Schema.Struct({ id: IdParam, delivery: IdParam })
 
 /** `/v1/admin/webhooks...` ([D101]): endpoints, their delivery log and redelivery. */
 export class WebhooksAdminApi extends HttpApiGroup.make("webhooksAdmin")
+  .annotate(OpenApi.Description, "Outgoing webhooks, for admins.")
   .add(
     HttpApiEndpoint.get("listWebhooks", "/admin/webhooks")
+      .annotateContext(describe("List webhook endpoints (admin)", "The endpoints that receive the service's events, paginated."))
       .setUrlParams(Schema.Struct({ page: Schema.optional(PageParam) }))
       .addSuccess(OkPage(WebhookEndpoint, "WebhookEndpointPage"))
   )
   .add(
     HttpApiEndpoint.post("createWebhook", "/admin/webhooks")
+      .annotateContext(describe("Add a webhook endpoint (admin)", "An `https://` URL (or `http://` to a private address when the operator allows it) and the events it receives; answers the signing secret once. Deliveries are signed like the payment webhook and retried for 24 h."))
       .setPayload(CreateWebhookPayload)
       .addSuccess(Ok(CreatedWebhookEndpoint, { identifier: "WebhookEndpointCreated", status: 201 }))
   )
   .add(
     HttpApiEndpoint.get("getWebhook", "/admin/webhooks/:id")
+      .annotateContext(describe("Get a webhook endpoint (admin)", "One endpoint with its events and state."))
       .setPath(WebhookPath)
       .addSuccess(Ok(WebhookEndpoint, { identifier: "WebhookEndpointResponse" }))
       .addError(NotFoundResponse)
   )
   .add(
     HttpApiEndpoint.put("updateWebhook", "/admin/webhooks/:id")
+      .annotateContext(describe("Update a webhook endpoint (admin)", "Changes the fields present."))
       .setPath(WebhookPath)
       .setPayload(UpdateWebhookPayload)
       .addSuccess(Ok(WebhookEndpoint, { identifier: "WebhookEndpointUpdated" }))
@@ -70,12 +77,14 @@ export class WebhooksAdminApi extends HttpApiGroup.make("webhooksAdmin")
   )
   .add(
     HttpApiEndpoint.del("deleteWebhook", "/admin/webhooks/:id")
+      .annotateContext(describe("Delete a webhook endpoint (admin)", "The endpoint receives nothing more."))
       .setPath(WebhookPath)
       .addSuccess(Confirmation("WebhookEndpointDeleted"))
       .addError(NotFoundResponse)
   )
   .add(
     HttpApiEndpoint.get("listWebhookDeliveries", "/admin/webhooks/:id/deliveries")
+      .annotateContext(describe("List an endpoint's deliveries (admin)", "Each event sent to the endpoint with its attempts and outcome, newest first, paginated."))
       .setPath(WebhookPath)
       .setUrlParams(Schema.Struct({ page: Schema.optional(PageParam) }))
       .addSuccess(OkPage(WebhookDelivery, "WebhookDeliveryPage"))
@@ -83,6 +92,7 @@ export class WebhooksAdminApi extends HttpApiGroup.make("webhooksAdmin")
   )
   .add(
     HttpApiEndpoint.post("redeliverWebhook", "/admin/webhooks/:id/deliveries/:delivery/redeliver")
+      .annotateContext(describe("Send a delivery again (admin)", "Queues the same event for the endpoint again."))
       .setPath(DeliveryPath)
       .addSuccess(OkMessage(WebhookDelivery, { identifier: "WebhookDeliveryQueued", status: 202 }))
       .addError(NotFoundResponse)

@@ -5,17 +5,19 @@ import * as Effect from "effect/Effect"
 import { Api } from "../Api.ts"
 import { pageResponse } from "../http/Envelope.ts"
 import { WebhookDelivery, WebhookEndpoint } from "./Domain.ts"
-import { Webhooks } from "./Webhooks.ts"
+import { WebhookDeliveries } from "./Deliveries.ts"
+import { WebhookEndpoints } from "./Endpoints.ts"
 
 /** the answer carrying the signing secret is never cached ([D11]) */
 const noStore = HttpApp.appendPreResponseHandler((_request, response) =>
   Effect.succeed(HttpServerResponse.setHeader(response, "cache-control", "no-store"))
 )
 
-/** `/v1/admin/webhooks...` ([D101]); the service comes from `DomainLive`. */
+/** `/v1/admin/webhooks...` ([D101]); the services come from `DomainLive`. */
 export const WebhooksHttpLive = HttpApiBuilder.group(Api, "webhooksAdmin", (handlers) =>
   Effect.gen(function*() {
-    const webhooks = yield* Webhooks
+    const webhooks = yield* WebhookEndpoints
+    const deliveries = yield* WebhookDeliveries
     return handlers
       .handle("listWebhooks", ({ urlParams }) =>
         Effect.map(webhooks.listPage(urlParams.page ?? 1), (page) => pageResponse(WebhookEndpoint, page)))
@@ -24,7 +26,7 @@ export const WebhooksHttpLive = HttpApiBuilder.group(Api, "webhooksAdmin", (hand
       .handle("updateWebhook", ({ path, payload }) => webhooks.update(path.id, payload))
       .handle("deleteWebhook", ({ path }) => webhooks.remove(path.id).pipe(Effect.as("Webhook deleted.")))
       .handle("listWebhookDeliveries", ({ path, urlParams }) =>
-        Effect.map(webhooks.deliveriesPage(path.id, urlParams.page ?? 1), (page) => pageResponse(WebhookDelivery, page)))
+        Effect.map(deliveries.deliveriesPage(path.id, urlParams.page ?? 1), (page) => pageResponse(WebhookDelivery, page)))
       .handle("redeliverWebhook", ({ path }) =>
-        Effect.map(webhooks.redeliver(path.id, path.delivery), (data) => ({ message: "Delivery queued.", data })))
+        Effect.map(deliveries.redeliver(path.id, path.delivery), (data) => ({ message: "Delivery queued.", data })))
   }))

@@ -3,7 +3,7 @@ import type * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as Schema from "effect/Schema"
 import { type Invoice, InvoiceListItem, toListItem } from "../../src/billing/Domain.ts"
 import { renderDetail, ServiceDetail } from "../../src/services/Api.ts"
-import type { Subscription } from "../../src/services/Services.ts"
+import type { Subscription } from "../../src/services/Domain.ts"
 import { makePage, Ok, OkPage, okResponse, pageResponse } from "../../src/http/Envelope.ts"
 
 // issue 8: the hot reads build their wire form directly; it must be what the declared schema

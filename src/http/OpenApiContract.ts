@@ -1,0 +1,186 @@
+/**
+ * What every route does beyond its own endpoint declaration, written into the OpenAPI document so
+ * that it says exactly what the server sends (issue 28): the three credentials as three security
+ * schemes ([D98] key scopes, [D54] node tokens), the general rate limit's 429 on every route
+ * ([D30]), 405 with `Allow`, `HEAD` beside every `GET`, the headers the server sends and reads,
+ * and no status that a route cannot answer (413 without a body, 422 without any input, 404 on a
+ * public route without a path id).
+ */
+type Json = Record<string, unknown>
+
+const isObject = (value: unknown): value is Json => typeof value === "object" && value !== null && !Array.isArray(value)
+const objectAt = (parent: Json, key: string): Json => {
+  const value = parent[key]
+  if (isObject(value)) return value
+  const created: Json = {}
+  parent[key] = created
+  return created
+}
+
+const METHODS = ["get", "put", "post", "delete", "patch"] as const
+
+const header = (description: string, schema: Json = { type: "string" }) => ({ description, schema })
+
+const HEADERS = {
+  requestId: header("This request's id, also in the server's log line for it."),
+  retryAfter: header("Seconds to wait before trying again.", { type: "integer", minimum: 0 }),
+  limit: header("Requests allowed in this route's window for this caller.", { type: "integer", minimum: 0 }),
+  remaining: header("Requests left in the window.", { type: "integer", minimum: 0 }),
+  allow: header("The methods this path serves, comma separated."),
+  noStore: header("`no-store`: the answer holds credentials and must not be cached."),
+  disposition: header("`attachment; filename=\"...\"`: the file name to save the download as.")
+} as const
+
+const envelopeRef = (name: string) => ({ "application/json": { schema: { $ref: `#/components/schemas/${name}` } } })
+
+/** The security schemes: one per kind of credential, each saying which routes take it. */
+export const SECURITY_SCHEMES = {
+  userToken: {
+    type: "http",
+    scheme: "bearer",
+    description: "An access token from `POST /v1/auth/login` or `POST /v1/auth/register`, sent as " +
+      "`Authorization: Bearer <token>`. Accepted by every user route; admin routes need an admin's token."
+  },
+  apiKey: {
+    type: "http",
+    scheme: "bearer",
+    bearerFormat: "vpk_<id>_<secret>",
+    description: "An API key from `POST /v1/account/api-keys`, sent as `Authorization: Bearer vpk_...`. " +
+      "It acts as its owner within its scopes, listed on each operation: `read` (GET of user routes), " +
+      "`write` (the other user routes), `admin:read` and `admin:write` (admin routes, for an admin owner). " +
+      "A key never signs in or out, changes the password, the e-mail or two-factor sign-in, or manages keys " +
+      "and sessions: those operations list only `userToken`. Outside its scopes: 403 `Forbidden.`"
+  },
+  nodeToken: {
+    type: "http",
+    scheme: "bearer",
+    description: "A VPN server's node token (shown once by `POST /v1/admin/servers`), used by the node " +
+      "agent on the `/v1/node/*` routes only."
+  }
+} as const
+
+/** The markers the middleware tags declare (see http/Auth.ts, vpn/NodeAuth.ts). */
+const USER = "userToken"
+const PEOPLE_ONLY = "peopleOnly"
+const NODE = "nodeToken"
+
+const scopeFor = (method: string, path: string) => {
+  const reads = method === "get" || method === "head"
+  return path.startsWith("/v1/admin/") ? (reads ? "admin:read" : "admin:write") : (reads ? "read" : "write")
+}
+
+const securityOf = (operation: Json, method: string, path: string): Array<Json> | undefined => {
+  const declared = Array.isArray(operation["security"]) ? operation["security"].filter(isObject) : []
+  const names = new Set(declared.flatMap((entry) => Object.keys(entry)))
+  if (names.has(NODE)) return [{ [NODE]: [] }]
+  if (names.has(PEOPLE_ONLY)) return [{ [USER]: [] }]
+  if (names.has(USER)) return [{ [USER]: [] }, { apiKey: [scopeFor(method, path)] }]
+  return undefined
+}
+
+const hasParameters = (operation: Json, where: ReadonlyArray<string>) =>
+  Array.isArray(operation["parameters"]) &&
+  operation["parameters"].some((p) => isObject(p) && typeof p["in"] === "string" && where.includes(p["in"]))
+
+const addHeaders = (response: unknown, headers: Json) => {
+  if (!isObject(response)) return
+  Object.assign(objectAt(response, "headers"), headers)
+}
+
+const contentTypes = (response: unknown): ReadonlyArray<string> =>
+  isObject(response) && isObject(response["content"]) ? Object.keys(response["content"]) : []
+
+/**
+ * A body's unknown fields are ignored, never refused ([D12]'s `Body`): its objects say so, so
+ * that a client sending a newer field is not called invalid.
+ */
+const allowUnknownFields = (schema: unknown, components: Json, seen: Set<string>): void => {
+  if (Array.isArray(schema)) return schema.forEach((s) => allowUnknownFields(s, components, seen))
+  if (!isObject(schema)) return
+  const ref = schema["$ref"]
+  if (typeof ref === "string" && ref.startsWith("#/components/schemas/")) {
+    const name = ref.slice("#/components/schemas/".length)
+    if (seen.has(name)) return
+    seen.add(name)
+    return allowUnknownFields(components[name], components, seen)
+  }
+  if (schema["additionalProperties"] === false) schema["additionalProperties"] = true
+  for (const key of ["properties", "items", "anyOf", "oneOf", "allOf"]) {
+    const inner = schema[key]
+    if (key === "properties" && isObject(inner)) Object.values(inner).forEach((s) => allowUnknownFields(s, components, seen))
+    else allowUnknownFields(inner, components, seen)
+  }
+}
+
+const fixOperation = (operation: Json, method: string, path: string, schemas: Json) => {
+  const responses = objectAt(operation, "responses")
+  const security = securityOf(operation, method, path)
+  if (security === undefined) operation["security"] = []
+  else operation["security"] = security
+
+  const body = operation["requestBody"]
+  const takesBody = isObject(body)
+  if (takesBody) allowUnknownFields(body["content"], schemas, new Set())
+  if (!takesBody) delete responses["413"]
+  if (!takesBody && !hasParameters(operation, ["query", "header"])) delete responses["422"]
+  // a public route without a path id has nothing to look up (the 404 of an unknown id or route)
+  if (security === undefined && !hasParameters(operation, ["path"]) && !path.includes("{")) delete responses["404"]
+
+  const routeLimited = isObject(responses["429"])
+  responses["429"] ??= {
+    description: "Too many requests from this address (the general limit) or for this route's own limit.",
+    content: envelopeRef("TooManyAttempts")
+  }
+  addHeaders(responses["429"], {
+    "Retry-After": HEADERS.retryAfter,
+    ...(routeLimited ? { "X-RateLimit-Limit": HEADERS.limit, "X-RateLimit-Remaining": HEADERS.remaining } : {})
+  })
+  responses["405"] = {
+    description: "The path exists but not with this method: `Allow` lists the methods it serves.",
+    headers: { Allow: HEADERS.allow },
+    content: envelopeRef("MethodNotAllowed")
+  }
+  addHeaders(responses["503"], { "Retry-After": HEADERS.retryAfter })
+  for (const [status, response] of Object.entries(responses)) {
+    addHeaders(response, { "X-Request-Id": HEADERS.requestId })
+    if (!status.startsWith("2")) continue
+    if (routeLimited) addHeaders(response, { "X-RateLimit-Limit": HEADERS.limit, "X-RateLimit-Remaining": HEADERS.remaining })
+    const types = contentTypes(response)
+    if (types.some((t) => !t.startsWith("application/json"))) addHeaders(response, { "Cache-Control": HEADERS.noStore })
+    if (types.some((t) => t.startsWith("text/plain"))) addHeaders(response, { "Content-Disposition": HEADERS.disposition })
+  }
+}
+
+/** `HEAD` is served wherever `GET` is: the same answer without its body. */
+const headOf = (get: Json): Json => {
+  const responses: Json = {}
+  for (const [status, response] of Object.entries(isObject(get["responses"]) ? get["responses"] : {})) {
+    if (!isObject(response)) continue
+    const { content: _content, ...rest } = response
+    responses[status] = rest
+  }
+  const operationId = typeof get["operationId"] === "string" ? `${get["operationId"]}Head` : undefined
+  return {
+    ...get,
+    ...(operationId !== undefined ? { operationId } : {}),
+    summary: typeof get["summary"] === "string" ? `${get["summary"]} (headers only)` : "Headers only",
+    responses
+  }
+}
+
+export const declareWhatEveryRouteDoes = (spec: Json): Json => {
+  const paths = isObject(spec["paths"]) ? spec["paths"] : {}
+  const components = objectAt(spec, "components")
+  const schemas = objectAt(components, "schemas")
+  for (const [path, item] of Object.entries(paths)) {
+    if (!isObject(item)) continue
+    for (const method of METHODS) {
+      const operation = item[method]
+      if (isObject(operation)) fixOperation(operation, method, path, schemas)
+    }
+    if (isObject(item["get"]) && item["head"] === undefined) item["head"] = headOf(item["get"])
+  }
+  components["securitySchemes"] = SECURITY_SCHEMES
+  spec["security"] = []
+  return spec
+}

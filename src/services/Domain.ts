@@ -1,0 +1,75 @@
+import * as Schema from "effect/Schema"
+import type { Cycle, Plan, QuotaAction, UsageReset } from "../catalog/Domain.ts"
+
+export const SERVICE_STATUSES = ["pending", "active", "suspended", "expired", "cancelled"] as const
+export const ServiceStatus = Schema.Literal(...SERVICE_STATUSES)
+export type ServiceStatus = typeof ServiceStatus.Type
+
+/** A row of `services`, the table this room owns. */
+export const ServiceRecord = Schema.Struct({
+  id: Schema.Int,
+  user_id: Schema.Int,
+  plan_id: Schema.Int,
+  cycle_id: Schema.Int,
+  status: ServiceStatus,
+  starts_at: Schema.DateFromSelf,
+  expires_at: Schema.DateFromSelf,
+  auto_renew: Schema.Boolean
+})
+export type ServiceRecord = typeof ServiceRecord.Type
+
+/** A service with its plan and cycle (from the catalogue): what the routes and VPN access read. */
+export interface Subscription {
+  readonly id: number
+  readonly userId: number
+  readonly status: ServiceStatus
+  readonly startsAt: Date
+  readonly expiresAt: Date
+  readonly autoRenew: boolean
+  readonly plan: {
+    readonly id: number
+    readonly name: string
+    readonly bandwidthLimitGb: number
+    readonly speedLimitMbps: number | null
+    /** [D90]: 0 = unlimited */
+    readonly deviceLimit: number
+    /** [D95]: when the quota starts again (periods anchored on `startsAt` for `billing_day` and `never`) */
+    readonly usageReset: UsageReset
+    /** [D104]: over the quota, off the node (`suspend`) or at `throttleMbps` (`throttle`) */
+    readonly quotaAction: QuotaAction
+    readonly throttleMbps: number | null
+  }
+  readonly cycle: {
+    readonly id: number
+    readonly name: string
+    readonly durationDays: number
+    readonly price: string
+    readonly currency: string
+  }
+}
+
+export const subscription = (s: ServiceRecord, plan: Plan, cycle: Cycle): Subscription => ({
+  id: s.id,
+  userId: s.user_id,
+  status: s.status,
+  startsAt: s.starts_at,
+  expiresAt: s.expires_at,
+  autoRenew: s.auto_renew,
+  plan: { id: plan.id, name: plan.name, bandwidthLimitGb: plan.bandwidth_limit_gb, speedLimitMbps: plan.speed_limit_mbps, deviceLimit: plan.device_limit, usageReset: plan.usage_reset, quotaAction: plan.quota_action, throttleMbps: plan.throttle_mbps },
+  cycle: { id: cycle.id, name: cycle.name, durationDays: cycle.duration_days, price: cycle.price, currency: cycle.currency }
+})
+
+export const NewService = Schema.Struct({
+  userId: Schema.Int,
+  planId: Schema.Int,
+  cycleId: Schema.Int,
+  status: ServiceStatus,
+  startsAt: Schema.DateFromSelf,
+  expiresAt: Schema.DateFromSelf,
+  autoRenew: Schema.Boolean
+})
+export type NewService = typeof NewService.Type
+
+/** A service that a renewal invoice is due for ([D80]). */
+export const RenewalCandidate = ServiceRecord.pick("id", "user_id", "plan_id", "cycle_id", "expires_at")
+export type RenewalCandidate = typeof RenewalCandidate.Type

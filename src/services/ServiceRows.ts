@@ -1,0 +1,231 @@
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlSchema from "@effect/sql/SqlSchema"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import { Catalog } from "../catalog/Catalog.ts"
+import { AppClock } from "../platform/Clock.ts"
+import { NewService, RenewalCandidate, ServiceRecord, ServiceStatus, subscription, type Subscription } from "./Domain.ts"
+
+/** the key space of this room's advisory locks (one lock per user) */
+const USER_LOCK_SPACE = 4_080_002
+
+const UserId = Schema.Struct({ userId: Schema.Int })
+const UserAt = Schema.Struct({ userId: Schema.Int, now: Schema.DateFromSelf })
+const Id = Schema.Struct({ id: Schema.Int })
+
+/**
+ * The `services` table, the table this room owns, read with the plan and cycle of the catalogue's
+ * in-memory snapshot (one round trip a read). Statements run in the caller's transaction when
+ * there is one (orders and payments start and extend services in theirs). The rules are `Services.ts`.
+ */
+export class ServiceRows extends Effect.Service<ServiceRows>()("services/ServiceRows", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const clock = yield* AppClock
+    const catalog = yield* Catalog
+
+    const columns = sql`id, user_id, plan_id, cycle_id, status, starts_at, expires_at, auto_renew`
+
+    const withCatalog = (rows: ReadonlyArray<ServiceRecord>) =>
+      Effect.map(catalog.rowsOf(rows.map((r) => r.plan_id), rows.map((r) => r.cycle_id)), (c) =>
+        rows.map((r) => subscription(r, c.plan(r.plan_id), c.cycle(r.cycle_id))))
+    const oneWithCatalog = (row: Option.Option<ServiceRecord>) =>
+      Option.match(row, {
+        onNone: () => Effect.succeed(Option.none<Subscription>()),
+        onSome: (r) => Effect.map(withCatalog([r]), (list) => Option.some(list[0]!))
+      })
+
+    const listRecords = SqlSchema.findAll({
+      Request: UserId,
+      Result: ServiceRecord,
+      execute: ({ userId }) => sql`select ${columns} from services where user_id = ${userId} order by created_at desc, id desc`
+    })
+    const byId = SqlSchema.findOne({
+      Request: Id,
+      Result: ServiceRecord,
+      execute: ({ id }) => sql`select ${columns} from services where id = ${id}`
+    })
+    const ownedRecord = SqlSchema.findOne({
+      Request: Schema.Struct({ userId: Schema.Int, id: Schema.Int }),
+      Result: ServiceRecord,
+      execute: ({ id, userId }) => sql`select ${columns} from services where id = ${id} and user_id = ${userId}`
+    })
+    /** [D34]: the newest service that is active or suspended and not past expires_at */
+    const currentRecord = SqlSchema.findOne({
+      Request: UserAt,
+      Result: ServiceRecord,
+      execute: ({ now, userId }) => sql`
+        select ${columns} from services
+        where user_id = ${userId} and status in ('active', 'suspended') and expires_at > ${now}
+        order by created_at desc, id desc limit 1`
+    })
+    /** [D34] for many users at once: each user's newest active or suspended service not past expires_at */
+    const currentRecords = SqlSchema.findAll({
+      Request: Schema.Struct({ userIds: Schema.Array(Schema.Int), now: Schema.DateFromSelf }),
+      Result: ServiceRecord,
+      // the query of `current` once per id, as a lateral lookup: one probe of services_user each
+      // (a join or `= any(...)` over thousands of ids is planned as a scan of the table)
+      execute: ({ now, userIds }) => sql`
+        select s.* from unnest(${`{${userIds.join(",")}}`}::int[]) as ids (id)
+        cross join lateral (
+          select ${columns} from services
+          where user_id = ids.id and status in ('active', 'suspended') and expires_at > ${now}
+          order by created_at desc, id desc limit 1
+        ) s`
+    })
+    const insert = SqlSchema.single({
+      Request: Schema.Struct({ service: NewService, now: Schema.DateFromSelf }),
+      Result: Id,
+      execute: ({ now, service: s }) => {
+        return sql`
+          insert into services (user_id, plan_id, cycle_id, status, starts_at, expires_at, auto_renew, created_at, updated_at)
+          values (${s.userId}, ${s.planId}, ${s.cycleId}, ${s.status}, ${s.startsAt}, ${s.expiresAt}, ${s.autoRenew}, ${now}, ${now})
+          returning id`
+      }
+    })
+    const create = (service: NewService) =>
+      Effect.flatMap(clock.now, (now) => insert({ service, now })).pipe(Effect.map((r) => r.id), Effect.orDie)
+
+    const find = (id: number) => Effect.flatMap(Effect.orDie(byId({ id })), oneWithCatalog)
+
+    /** the user's payments and trials take turns: two at once cannot both start a service */
+    const lockUser = (userId: number) =>
+      sql`select pg_advisory_xact_lock(${USER_LOCK_SPACE}, ${userId})`.pipe(Effect.asVoid, Effect.orDie)
+
+    const extendTo = (id: number, expiresAt: Date, now: Date, reactivate: boolean) =>
+      (reactivate
+        ? sql`update services set expires_at = ${expiresAt},
+            status = case when status = 'suspended' then status else 'active' end, updated_at = ${now} where id = ${id}`
+        : sql`update services set expires_at = ${expiresAt}, updated_at = ${now} where id = ${id}`).pipe(Effect.asVoid)
+
+    const lockedRecord = SqlSchema.findOne({
+      Request: Id,
+      Result: ServiceRecord,
+      execute: ({ id }) => sql`select ${columns} from services where id = ${id} for update`
+    })
+    const lockedCurrentOnPlan = SqlSchema.findOne({
+      Request: Schema.Struct({ userId: Schema.Int, planId: Schema.Int, now: Schema.DateFromSelf }),
+      Result: ServiceRecord,
+      execute: ({ now, planId, userId }) => sql`
+        select ${columns} from services
+        where user_id = ${userId} and plan_id = ${planId} and status in ('active', 'suspended') and expires_at > ${now}
+        order by created_at desc, id desc limit 1 for update`
+    })
+
+    /** [D80]: up to `limit` services past expires_at become expired; them */
+    const expireRows = (now: Date, limit: number) =>
+      SqlSchema.findAll({
+        Request: Schema.Void,
+        Result: RenewalCandidate,
+        execute: () => sql`
+          update services set status = 'expired', updated_at = ${now}
+          where id in (select id from services where status in ('active', 'suspended') and expires_at <= ${now}
+                       order by expires_at limit ${limit} for update skip locked)
+          returning id, user_id, plan_id, cycle_id, expires_at`
+      })(undefined)
+
+    /** changes the fields given, with the status before; none when the service does not exist */
+    const updateRecord = (id: number, changes: { readonly status: Option.Option<ServiceStatus>; readonly expiresAt: Option.Option<Date> }, now: Date) =>
+      SqlSchema.findOne({
+        Request: Schema.Void,
+        Result: Schema.Struct({ ...ServiceRecord.fields, previous: ServiceStatus }),
+        execute: () => sql`
+          with prev as (select id, status from services where id = ${id} for update)
+          update services set
+            status = coalesce(${Option.getOrNull(changes.status)}::text, services.status),
+            expires_at = coalesce(${Option.getOrNull(changes.expiresAt)}::timestamptz, expires_at),
+            updated_at = ${now}
+          from prev where services.id = prev.id
+          returning services.id, user_id, plan_id, cycle_id, services.status, starts_at, expires_at, auto_renew,
+            prev.status as previous`
+      })(undefined)
+
+    /**
+     * [D96]: active services without auto-renew expiring after `from` and by `to`, by id after
+     * `afterId` (the expiry notices; auto-renewing ones get a renewal invoice instead)
+     */
+    const expiringWithoutRenewal = (options: { readonly from: Date; readonly to: Date; readonly afterId: number; readonly limit: number }) =>
+      SqlSchema.findAll({
+        Request: Schema.Void,
+        Result: RenewalCandidate,
+        execute: () => sql`
+          select id, user_id, plan_id, cycle_id, expires_at from services
+          where status = 'active' and not auto_renew and expires_at > ${options.from} and expires_at <= ${options.to}
+            and id > ${options.afterId}
+          order by id limit ${options.limit}`
+      })(undefined).pipe(Effect.orDie)
+
+    /** [D80]: auto-renewing active services expiring before `horizon`, by id after `afterId` */
+    const renewalCandidates = (options: { readonly horizon: Date; readonly afterId: number; readonly limit: number }) =>
+      Effect.flatMap(clock.now, (now) =>
+        SqlSchema.findAll({
+          Request: Schema.Void,
+          Result: RenewalCandidate,
+          execute: () => sql`
+            select id, user_id, plan_id, cycle_id, expires_at from services
+            where status = 'active' and auto_renew and expires_at > ${now} and expires_at <= ${options.horizon}
+              and id > ${options.afterId}
+            order by id limit ${options.limit}`
+        })(undefined)).pipe(Effect.orDie)
+
+    return {
+      /** the user's services, newest first */
+      listOf: (userId: number) => Effect.flatMap(Effect.orDie(listRecords({ userId })), withCatalog),
+      /** any service by id (node and admin routes) */
+      findById: find,
+      /** the caller's own service; another user's is none (a 404, [D11]) */
+      findOwned: (userId: number, id: number) => Effect.flatMap(Effect.orDie(ownedRecord({ userId, id })), oneWithCatalog),
+      /** [D34]: the current service */
+      current: (userId: number) =>
+        Effect.flatMap(clock.now, (now) => Effect.flatMap(Effect.orDie(currentRecord({ userId, now })), oneWithCatalog)),
+      /** [D34]: the current service of each user that has one, by user id, in one statement */
+      currentOf: (userIds: ReadonlyArray<number>) =>
+        userIds.length === 0
+          ? Effect.succeed(new Map<number, Subscription>() as ReadonlyMap<number, Subscription>)
+          : Effect.flatMap(clock.now, (now) => Effect.orDie(currentRecords({ userIds: [...new Set(userIds)], now }))).pipe(
+            Effect.flatMap(withCatalog),
+            Effect.map((list) => new Map(list.map((s) => [s.userId, s])) as ReadonlyMap<number, Subscription>)
+          ),
+      /** sets only the flag of the user's own service; none when it is not theirs */
+      setAutoRenew: (userId: number, id: number, autoRenew: boolean) =>
+        Effect.flatMap(clock.now, (now) =>
+          SqlSchema.findOne({
+            Request: Schema.Void,
+            Result: ServiceRecord.pick("auto_renew"),
+            execute: () => sql`update services set auto_renew = ${autoRenew}, updated_at = ${now}
+              where id = ${id} and user_id = ${userId} returning auto_renew`
+          })(undefined)).pipe(Effect.map(Option.map((r) => r.auto_renew)), Effect.orDie),
+      create,
+      /**
+       * [D92], [D95]: the users whose current service is on a `billing_day` plan and started on
+       * one of the days of the month `anchorDays` (UTC): those whose quota period started again
+       * on a day whose anchors these are.
+       */
+      usersAnchoredOn: (anchorDays: ReadonlySet<number>) =>
+        Effect.gen(function*() {
+          const planIds = yield* catalog.planIdsResetting("billing_day")
+          if (planIds.length === 0 || anchorDays.size === 0) return [] as ReadonlyArray<number>
+          const now = yield* clock.now
+          const rows = yield* SqlSchema.findAll({
+            Request: Schema.Void,
+            Result: Schema.Struct({ user_id: Schema.Int }),
+            execute: () => sql`
+              select distinct user_id from services
+              where plan_id in ${sql.in(planIds)} and status in ('active', 'suspended') and expires_at > ${now}
+                and extract(day from starts_at at time zone 'UTC')::int in ${sql.in([...anchorDays])}`
+          })(undefined)
+          return rows.map((r) => r.user_id)
+        }).pipe(Effect.orDie),
+      expiringWithoutRenewal,
+      renewalCandidates,
+      lockUser,
+      extendTo,
+      lockedRecord,
+      lockedCurrentOnPlan,
+      expireRows,
+      updateRecord
+    } as const
+  }),
+  dependencies: [Catalog.Default]
+}) {}

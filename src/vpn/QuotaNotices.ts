@@ -1,0 +1,50 @@
+import * as Effect from "effect/Effect"
+import { Notifications } from "../outbox/Notifications.ts"
+import type { Subscription } from "../services/Domain.ts"
+import { Webhooks } from "../webhooks/Webhooks.ts"
+import * as Bandwidth from "./Bandwidth.ts"
+
+/** [D96]: the quota notices (a mail and a `usage.threshold` event) of a period crossing 80 % or 100 %. */
+export class QuotaNotices extends Effect.Service<QuotaNotices>()("vpn/QuotaNotices", {
+  effect: Effect.gen(function*() {
+    const notifications = yield* Notifications
+    const webhooks = yield* Webhooks
+
+    /** [D96]: the quota notices of a period whose usage went from `before` to `after` bytes (once per period, [D95]) */
+    const quotaNotices = (service: Subscription, period: Bandwidth.Period, before: number, after: number) =>
+      Effect.gen(function*() {
+        const limit = Bandwidth.limitBytes(service.plan.bandwidthLimitGb)
+        if (limit === null) return
+        for (const percent of [80, 100] as const) {
+          const threshold = (limit * percent) / 100
+          if (before >= threshold || after < threshold) continue
+          yield* notifications.notify({
+            userId: service.userId,
+            kind: percent === 80 ? "quota-80" : "quota-100",
+            dedupeKey: `quota-${percent}:${service.id}:${Bandwidth.labelOf(service.plan.usageReset, period.start)}`,
+            view: {
+              service_id: service.id,
+              plan_name: service.plan.name,
+              used_gb: (after / 1024 ** 3).toFixed(2),
+              limit_gb: service.plan.bandwidthLimitGb,
+              percent: Math.floor((after / limit) * 100),
+              period_start: Bandwidth.labelOf(service.plan.usageReset, period.start),
+              reset_date: period.next
+            }
+          })
+          // [D101]: with the notice, in the report's transaction
+          yield* webhooks.emit("usage.threshold", {
+            service_id: service.id,
+            user_id: service.userId,
+            threshold: percent,
+            period: Bandwidth.labelOf(service.plan.usageReset, period.start),
+            used_bytes: after,
+            limit_bytes: limit
+          })
+        }
+      })
+
+    return { quotaNotices } as const
+  }),
+  dependencies: [Notifications.Default, Webhooks.Default]
+}) {}
