@@ -295,6 +295,14 @@ if [ "$OPENVPN" = 1 ]; then
     printf '#!/bin/sh\nexec %s run %s node-agent openvpn-auth "$@"\n' "$(command -v bun)" "$ROOT/src/cli.ts" >"$OV/auth.sh"
     chmod 700 "$OV/auth.sh"; AUTH_CMD="$OV/auth.sh"
   fi
+  # [D103]: the session's speed on the tun device (client-connect / client-disconnect)
+  if [ -n "${VPN_API_BIN:-}" ]; then CONNECT_CMD="\"${VPN_API[0]} node-agent openvpn-connect\""; DISCONNECT_CMD="\"${VPN_API[0]} node-agent openvpn-disconnect\""; else
+    for mode in connect disconnect; do
+      printf '#!/bin/sh\nexec %s run %s node-agent openvpn-%s "$@"\n' "$(command -v bun)" "$ROOT/src/cli.ts" "$mode" >"$OV/$mode.sh"
+      chmod 700 "$OV/$mode.sh"
+    done
+    CONNECT_CMD="$OV/connect.sh"; DISCONNECT_CMD="$OV/disconnect.sh"
+  fi
   (umask 077; cat >"$OV/server.conf" <<CONF
 dev tun
 proto udp
@@ -312,6 +320,9 @@ script-security 2
 setenv NODE_API_URL $API
 setenv NODE_TOKEN $OV_TOKEN
 auth-user-pass-verify $AUTH_CMD via-file
+setenv OPENVPN_STATE_DIR $OV/state
+client-connect $CONNECT_CMD
+client-disconnect $DISCONNECT_CMD
 tmp-dir $OV
 keepalive 2 10
 verb 3
@@ -463,5 +474,41 @@ while in_s tc class show dev "$WG_S" | grep -q "class htb"; do [ $SECONDS -ge $e
 U_DOWN=$(measure "$NS_A" down)
 at_least "$U_DOWN" 6.6 || fail "the unshaped device measured $U_DOWN Mbps down (at least 3x the throttle)"
 echo "ok 13 - the limit lifted: no class left on $WG_S, the device measures $U_DOWN Mbps down"
+
+# 14. OpenVPN: a session of a 10 Mbps plan is shaped on the server's tun device by openvpn-connect
+if [ "$OPENVPN" = 1 ]; then
+  ok PUT "/v1/admin/plans/$SLOW_PLAN" "$ADMIN" '{"speed_limit_mbps":10}' >/dev/null
+  ok PUT "/v1/admin/servers/$OV_SERVER" "$ADMIN" "{\"plan_ids\":[$PLAN,$SLOW_PLAN]}" >/dev/null
+  if [ "$DEVICES" = 1 ]; then
+    ok POST /v1/devices "$SLOW_TOKEN" '{"name":"router","platform":"router"}' >"$OV/slow-device.json"
+    (umask 077; json '.data.openvpn.username' <"$OV/slow-device.json" >"$OV/slow-creds"; echo >>"$OV/slow-creds"; json '.data.openvpn.password' <"$OV/slow-device.json" >>"$OV/slow-creds"; echo >>"$OV/slow-creds")
+  else
+    ok GET /v1/account/vpn-credentials "$SLOW_TOKEN" >"$OV/slow-creds.json"
+    (umask 077; json '.data.username' <"$OV/slow-creds.json" >"$OV/slow-creds"; echo >>"$OV/slow-creds"; json '.data.password' <"$OV/slow-creds.json" >>"$OV/slow-creds"; echo >>"$OV/slow-creds")
+  fi
+  outcome=$(ovpn_client "$OV/slow-creds" "$OV/client-slow.log")
+  [ "$outcome" = connected ] || { stop_client; fail "the 10 Mbps plan's OpenVPN client: $outcome; $(tail -n 5 "$OV/client-slow.log"); server: $(tail -n 8 "$OV/server.log")"; }
+  OV_DEV=$(sed -n 's/.*TUN\/TAP device \([^ ]*\) opened.*/\1/p' "$OV/server.log" | head -n 1)
+  [ -n "$OV_DEV" ] || { stop_client; fail "no TUN device named in the OpenVPN server's log"; }
+  end=$((SECONDS + 5))
+  until in_s tc class show dev "$OV_DEV" 2>/dev/null | grep -q "rate 10Mbit ceil 10Mbit"; do
+    [ $SECONDS -ge $end ] && { stop_client; fail "no 10Mbit class on $OV_DEV for the OpenVPN session: $(in_s tc class show dev "$OV_DEV" 2>&1); $(tail -n 5 "$OV/server.log")"; }
+    sleep 0.2
+  done
+  setsid ip netns exec "$NS_S" iperf3 -s -B 10.8.0.1 -p 5202 >"$WORK/iperf-ovpn-server.log" 2>&1 &
+  PIDS+=($!)
+  for _ in $(seq 1 50); do grep -q "Server listening" "$WORK/iperf-ovpn-server.log" && break; sleep 0.1; done
+  ovpn_measure() { # $1 up|down
+    local flag=() out="$WORK/iperf-ovpn-$1.json"
+    [ "$1" = down ] && flag=(-R)
+    ip netns exec "$NS_A" timeout 20 iperf3 -c 10.8.0.1 -p 5202 -t 2 "${flag[@]}" -J >"$out" 2>&1 || { stop_client; fail "iperf3 over OpenVPN ($1): $(tail -n 5 "$out")"; }
+    json '.end.sum_received.bits_per_second' <"$out" | awk '{ printf "%.1f", $1 / 1e6 }'
+  }
+  O_DOWN=$(ovpn_measure down); O_UP=$(ovpn_measure up)
+  stop_client
+  echo "  measured: OpenVPN session of the 10 Mbps plan down $O_DOWN / up $O_UP Mbps (class on $OV_DEV)" | tee -a "$SHAPE_LOG"
+  at_most "$O_DOWN" 11 && at_most "$O_UP" 11 || fail "the OpenVPN session of a 10 Mbps plan measured down $O_DOWN / up $O_UP Mbps (at most 11)"
+  echo "ok 14 - OpenVPN: openvpn-connect shapes a 10 Mbps plan's session on $OV_DEV ($O_DOWN down, $O_UP up Mbps)"
+fi
 
 echo "tunnel check passed ($([ $DEVICES = 1 ] && echo "with devices" || echo "devices stood in by a second user"); OpenVPN $([ "$OPENVPN" = 1 ] && echo "checked" || echo "skipped")), poll ${POLL}s"

@@ -199,7 +199,8 @@ const openvpnAuth = Command.make(
 
 /** [D103]: OpenVPN's client-connect / client-disconnect scripts: the session's address shaped on the tun device */
 const openvpnSession = (name: string, what: string, run: (session: SessionEnv, dir: string) => Effect.Effect<unknown, OpenVpnScriptFailed | TcFailed, Tc>) =>
-  Command.make(name, {}, () =>
+  // client-connect passes a file for directives as the last argument: accepted, left empty
+  Command.make(name, { file: Args.text({ name: "file" }).pipe(Args.optional) }, () =>
     Effect.gen(function*() {
       const session = sessionOf(process.env)
       if (session === undefined) return yield* new CliFailure({ message: `${name}: run by OpenVPN (dev, ifconfig_pool_remote_ip, username expected)` })

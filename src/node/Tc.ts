@@ -23,10 +23,15 @@ export class Commands extends Context.Tag("node/Commands")<Commands, CommandRunn
   static readonly Live = Layer.succeed(Commands, (argv) => spawn(argv))
 }
 
+/** OpenVPN runs its scripts with no PATH: `tc` and `ip` are then looked for where systems keep them */
+const SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
 const spawn = (argv: ReadonlyArray<string>): Effect.Effect<string, TcFailed> =>
   Effect.tryPromise({
     try: async () => {
-      const child = Bun.spawn([...argv], { stdout: "pipe", stderr: "pipe", stdin: "ignore" })
+      const [program = "", ...rest] = argv
+      const exe = Bun.which(program) ?? Bun.which(program, { PATH: SYSTEM_PATH }) ?? program
+      const child = Bun.spawn([exe, ...rest], { stdout: "pipe", stderr: "pipe", stdin: "ignore" })
       const [stdout, stderr, code] = await Promise.all([
         new Response(child.stdout).text(),
         new Response(child.stderr).text(),
