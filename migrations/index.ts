@@ -14,6 +14,7 @@ import auditLog from "./0012_audit_log.ts"
 import scaleIndexes from "./0013_scale_indexes.ts"
 import webhooks from "./0014_webhooks.ts"
 import quotaPeriods from "./0015_quota_periods.ts"
+import accountTakeoverLimits from "./0016_account_takeover_limits.ts"
 import planQuotaAction from "./0020_plan_quota_action.ts"
 
 /**
@@ -35,5 +36,6 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "13_scale_indexes": scaleIndexes,
   "14_webhooks": webhooks,
   "15_quota_periods": quotaPeriods,
+  "16_account_takeover_limits": accountTakeoverLimits,
   "20_plan_quota_action": planQuotaAction
 }

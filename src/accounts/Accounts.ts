@@ -6,7 +6,7 @@ import { AuditLog } from "../audit/AuditLog.ts"
 import type { SecurityEvent } from "../audit/Domain.ts"
 import { AppClock } from "../platform/Clock.ts"
 import { AppConfig } from "../platform/Config.ts"
-import { InvalidCredentials, NotFound, orNotFound, ValidationError } from "../platform/Errors.ts"
+import { Forbidden, InvalidCredentials, NotFound, orNotFound, ValidationError } from "../platform/Errors.ts"
 import type { Mail } from "../platform/Mailer.ts"
 import { Notifications } from "../outbox/Notifications.ts"
 import { Outbox } from "../outbox/Outbox.ts"
@@ -23,9 +23,11 @@ import {
   LAST_ADMIN,
   passwordIncorrect
 } from "./Errors.ts"
+import { EmailChanges } from "./EmailChanges.ts"
 import { MailTokens } from "./MailTokens.ts"
 import { emailChangedMail, resetMail, verificationMail } from "./Mails.ts"
 import { Passwords } from "./Passwords.ts"
+import { Revocations } from "./Revocations.ts"
 import { Tokens } from "./Tokens.ts"
 import { TwoFactor } from "./TwoFactor.ts"
 import { Users } from "./Users.ts"
@@ -52,6 +54,8 @@ export class Accounts extends Effect.Service<Accounts>()("accounts/Accounts", {
     const twoFactor = yield* TwoFactor
     const audit = yield* AuditLog
     const notifications = yield* Notifications
+    const revocations = yield* Revocations
+    const emailChanges = yield* EmailChanges
 
     /** a security event of the user's own ([D99]), in the audit log ([D100]) */
     const event = (
@@ -125,8 +129,11 @@ export class Accounts extends Effect.Service<Accounts>()("accounts/Accounts", {
         const { email, password } = input
         const found = yield* users.findByEmail(email)
         if (Option.isNone(found)) {
-          // the same argon2 work as for a real account: response time tells nothing ([D20])
+          // the same work as for a real account's wrong password: the argon2 hash ([D20]) and the
+          // failed sign-in's row in the audit log, naming no one, so that the response time does
+          // not tell which addresses are registered (issue 23, item 15)
           yield* passwords.verifyNobody(password)
+          yield* audit.record({ action: "sign_in_failed", actorId: null, actorKind: "none", resource: null, subjectId: null })
           return yield* Effect.fail(new InvalidCredentials())
         }
         const user = found.value
@@ -150,7 +157,7 @@ export class Accounts extends Effect.Service<Accounts>()("accounts/Accounts", {
         if (outdated) yield* users.setPassword(user.id, yield* passwords.hash(password), yield* clock.now)
         const signedIn = Effect.gen(function*() {
           if (factor.factor === "recovery_code") yield* event("recovery_code_used", user.id, self)
-          const token = yield* tokens.issue(user.id)
+          const token = yield* tokens.issue(user.id, { secondFactor: factor.factor !== "none" })
           yield* event("sign_in", user.id, self, `session:${token.split("|")[0]}`)
           if (factor.factor !== "none") yield* signInMail(user.id, factor)
           return token
@@ -187,11 +194,13 @@ export class Accounts extends Effect.Service<Accounts>()("accounts/Accounts", {
           if (Option.isNone(userId)) return yield* Effect.fail(invalidResetToken())
           yield* users.setPassword(userId.value, passwordHash, now)
           yield* mailTokens.invalidate(userId.value, "reset_password")
-          yield* tokens.revokeAll(userId.value)
+          // every session and every API key, with a mail saying so ([D114])
+          yield* revocations.afterReset(userId.value)
           // configs and credentials handed out before the reset stop working ([D23], [D91])
           yield* vpnAccess.revokeAll(userId.value)
           return userId.value
         })).pipe(Effect.tap((userId) => event("password_reset", userId, { id: null, kind: "none" })))
+        yield* outbox.wake
       })
 
     const verifyEmail = (token: string) =>
@@ -220,24 +229,32 @@ export class Accounts extends Effect.Service<Accounts>()("accounts/Accounts", {
 
     const updateProfile = (caller: Principal, changes: { readonly name?: string | undefined; readonly email?: string | undefined }) =>
       Effect.gen(function*() {
+        // the e-mail leads to the password reset: a key never changes it ([D114])
+        if (caller.kind === "api_key" && changes.email !== undefined) return yield* Effect.fail(new Forbidden())
         const now = yield* clock.now
         const before = yield* existing(caller.userId)
-        const emailChanged = changes.email !== undefined && changes.email !== before.email
-        const result = yield* transaction(Effect.gen(function*() {
+        const newEmail = changes.email
+        const { emailChanged, updated } = yield* transaction(Effect.gen(function*() {
+          // one user's e-mail changes in order, each counted against the limits of [D117]
+          const current: UserRecord = newEmail !== undefined && newEmail !== before.email
+            ? yield* Effect.flatMap(users.lock(caller.userId), orNotFound)
+            : before
+          const emailChanged = newEmail !== undefined && newEmail !== current.email
+          if (emailChanged) yield* emailChanges.admit(caller.userId, newEmail)
           const updated = yield* Effect.flatMap(users.updateProfile(caller.userId, { ...changes, now }), orNotFound)
-          if (!emailChanged) return updated
+          if (!emailChanged) return { emailChanged, updated }
           // the old address's links must not verify the new one
           yield* mailTokens.invalidate(caller.userId, "verify_email")
           const verifyToken = yield* mailTokens.issue(caller.userId, "verify_email", now)
           yield* securityMail("verify_email", caller.userId, verificationMail(config.appUrl, updated, verifyToken))
-          yield* securityMail("email_changed", caller.userId, emailChangedMail(before, updated.email))
-          return updated
+          yield* securityMail("email_changed", caller.userId, emailChangedMail(current, updated.email))
+          return { emailChanged, updated }
         })).pipe(Effect.catchTag("EmailTaken", () => Effect.fail(emailTaken())))
         if (emailChanged) {
           yield* event("email_changed", caller.userId, byCaller(caller))
           yield* outbox.wake
         }
-        return result
+        return updated
       })
 
     const changePassword = (caller: Principal, current: string, password: string) =>
@@ -249,9 +266,11 @@ export class Accounts extends Effect.Service<Accounts>()("accounts/Accounts", {
         yield* transaction(Effect.gen(function*() {
           yield* users.setPassword(user.id, passwordHash, now)
           yield* mailTokens.invalidate(user.id, "reset_password")
-          yield* tokens.revokeAll(user.id, { except: caller.tokenId })
+          // every other session and every API key, with a mail saying so ([D114])
+          yield* revocations.afterPasswordChange(caller)
         }))
         yield* event("password_changed", user.id, byCaller(caller))
+        yield* outbox.wake
       })
 
     const deleteAccount = (caller: Principal, password: string) =>
@@ -309,7 +328,9 @@ export class Accounts extends Effect.Service<Accounts>()("accounts/Accounts", {
       register,
       login,
       logout: (caller: Principal) => tokens.revoke(caller.tokenId),
-      logoutAll: (caller: Principal) => tokens.revokeAll(caller.userId),
+      /** every session, the caller's too; the API keys stay ([D114]) */
+      logoutAll: (caller: Principal) =>
+        transaction(revocations.signOutEverywhere(caller)).pipe(Effect.zipRight(outbox.wake)),
       forgotPassword,
       resetPassword,
       verifyEmail,
@@ -342,6 +363,8 @@ export class Accounts extends Effect.Service<Accounts>()("accounts/Accounts", {
     AuditLog.Default,
     Outbox.Default,
     Notifications.Default,
+    Revocations.Default,
+    EmailChanges.Default,
     Webhooks.Default
   ]
 }) {}

@@ -7,10 +7,11 @@ import { describe } from "../http/Describe.ts"
 import * as ParseResult from "effect/ParseResult"
 import { AdminAuthentication, Authentication, PeopleOnly } from "../http/Auth.ts"
 import { Confirmation, Ok, OkMessage, OkPage } from "../http/Envelope.ts"
-import { errorEnvelope, InvalidCredentialsResponse } from "../http/Errors.ts"
+import { errorEnvelope, InvalidCredentialsResponse, TooManyAttemptsResponse } from "../http/Errors.ts"
 import {
   ForgotPasswordRateLimit,
   LoginRateLimit,
+  PasswordCheckRateLimit,
   RegisterRateLimit,
   ResendVerificationRateLimit,
   ResetPasswordRateLimit,
@@ -148,6 +149,8 @@ export class AccountsApi extends HttpApiGroup.make("accounts")
       .annotateContext(describe("Update name or e-mail", "Changes the fields present. A new e-mail clears `email_verified_at`, sends a verification link to it and a notice to the old address; a taken e-mail is 422. An API key may change the name (`write`) but never the e-mail (403). E-mail changes are limited (429)."))
       .setPayload(ProfilePayload)
       .addSuccess(OkMessage(UserSummary, { identifier: "AccountsProfileUpdated" }))
+      // e-mail changes: 3 an hour per user, 3 a day to any one new address ([D117])
+      .addError(TooManyAttemptsResponse)
   )
   .add(
     HttpApiEndpoint.put("changePassword", "/account/password")
@@ -155,6 +158,7 @@ export class AccountsApi extends HttpApiGroup.make("accounts")
       .setPayload(ChangePasswordPayload)
       .addSuccess(Confirmation("AccountsPasswordChanged"))
       .middleware(PeopleOnly)
+      .middleware(PasswordCheckRateLimit)
   )
   .add(HttpApiEndpoint.get("settings", "/account/settings")
       .annotateContext(describe("Get notification settings", "The caller's settings, such as which e-mails they receive.")).addSuccess(Ok(Settings, { identifier: "AccountsSettingsResponse" })))
@@ -188,6 +192,7 @@ export class AccountsApi extends HttpApiGroup.make("accounts")
       .setPayload(Body({ password: givenPassword() }))
       .addSuccess(Confirmation("AccountsDeleted"))
       .middleware(PeopleOnly)
+      .middleware(PasswordCheckRateLimit)
   )
   // API keys ([D98]) and sessions ([D99]): a person's, never a key's
   .add(
@@ -311,6 +316,8 @@ export class AccountsPagesApi extends HttpApiGroup.make("accountsPages")
     HttpApiEndpoint.get("verifyEmailPage", "/verify-email")
       .setUrlParams(Schema.Struct({ token: Schema.optional(Schema.String) }))
       .addSuccess(Html)
+      // the same per-address counter as POST /v1/auth/verify-email ([D117])
+      .middleware(VerifyEmailRateLimit)
   )
   .add(
     HttpApiEndpoint.get("resetPasswordPage", "/reset-password")
@@ -318,6 +325,7 @@ export class AccountsPagesApi extends HttpApiGroup.make("accountsPages")
       .addSuccess(Html)
   )
   // the form of the reset page posts here (application/x-www-form-urlencoded), so it works without JavaScript
-  .add(HttpApiEndpoint.post("resetPasswordForm", "/reset-password").addSuccess(Html))
+  // the same per-address counter as POST /v1/auth/reset-password ([D117]); the form page itself checks nothing
+  .add(HttpApiEndpoint.post("resetPasswordForm", "/reset-password").addSuccess(Html).middleware(ResetPasswordRateLimit))
   .annotate(OpenApi.Exclude, true)
 {}

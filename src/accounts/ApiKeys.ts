@@ -41,7 +41,8 @@ const LiveKey = Schema.Struct({
   last_used_at: Schema.NullOr(Schema.DateFromSelf),
   expires_at: Schema.NullOr(Schema.DateFromSelf),
   role: Role,
-  two_factor: Schema.Boolean
+  two_factor: Schema.Boolean,
+  second_factor: Schema.Boolean
 })
 
 /**
@@ -63,12 +64,13 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("accounts/ApiKeys", {
         scopes: Schema.String,
         secretHash: Schema.String,
         now: Schema.DateFromSelf,
-        expiresAt: Schema.NullOr(Schema.DateFromSelf)
+        expiresAt: Schema.NullOr(Schema.DateFromSelf),
+        secondFactor: Schema.Boolean
       }),
       Result: Row,
       execute: (k) => sql`
-        insert into api_keys (user_id, name, scopes, secret_hash, created_at, expires_at)
-        values (${k.userId}, ${k.name}, string_to_array(${k.scopes}::text, ' '), ${k.secretHash}, ${k.now}, ${k.expiresAt})
+        insert into api_keys (user_id, name, scopes, secret_hash, created_at, expires_at, second_factor)
+        values (${k.userId}, ${k.name}, string_to_array(${k.scopes}::text, ' '), ${k.secretHash}, ${k.now}, ${k.expiresAt}, ${k.secondFactor})
         returning id, name, array_to_string(scopes, ' ') as scopes, created_at, last_used_at, expires_at`
     })
     const listOf = SqlSchema.findAll({
@@ -83,12 +85,17 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("accounts/ApiKeys", {
       Result: Schema.Struct({ id: Schema.Int }),
       execute: (k) => sql`delete from api_keys where id = ${k.id} and user_id = ${k.userId} returning id`
     })
+    const deleteAllOf = SqlSchema.findAll({
+      Request: Schema.Int,
+      Result: Schema.Struct({ id: Schema.Int }),
+      execute: (userId) => sql`delete from api_keys where user_id = ${userId} returning id`
+    })
     const live = SqlSchema.findOne({
       Request: Schema.Int,
       Result: LiveKey,
       execute: (id) => sql`
         select k.user_id, k.secret_hash, array_to_string(k.scopes, ' ') as scopes, k.last_used_at, k.expires_at, u.role,
-               u.two_factor_secret is not null as two_factor
+               u.two_factor_secret is not null as two_factor, k.second_factor
         from api_keys k join users u on u.id = k.user_id
         where k.id = ${id} and u.status = 1`
     })
@@ -118,7 +125,9 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("accounts/ApiKeys", {
             scopes: scopes.join(" "),
             secretHash: sha256Hex(secret),
             now,
-            expiresAt: input.expires_at ?? null
+            expiresAt: input.expires_at ?? null,
+            // a key is no stronger than the session that made it ([D115])
+            secondFactor: caller.secondFactor
           })
           yield* audit.record({
             action: "api_key_created",
@@ -180,6 +189,7 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("accounts/ApiKeys", {
           userId: row.user_id,
           role: row.role,
           twoFactor: row.two_factor,
+          secondFactor: row.second_factor,
           scopes: row.scopes
         })
       }).pipe(Effect.orDie)
@@ -188,6 +198,8 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("accounts/ApiKeys", {
       create,
       list: (caller: Principal) => Effect.orDie(listOf(caller.userId)),
       revoke,
+      /** every key of the user (a password reset or change, [D114]); how many there were */
+      revokeAll: (userId: number) => Effect.orDie(deleteAllOf(userId)).pipe(Effect.map((rows) => rows.length)),
       verify
     } as const
   }),

@@ -3,6 +3,7 @@ import * as SqlSchema from "@effect/sql/SqlSchema"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import { oneLine } from "./Mails.ts"
 
 const ContactRow = Schema.Struct({
   id: Schema.Int,
@@ -11,7 +12,7 @@ const ContactRow = Schema.Struct({
   email_notifications: Schema.NullOr(Schema.Boolean)
 })
 
-/** How to reach a user: name, address and whether they want notices (on when never set). */
+/** How to reach a user: name (one line, as mails show it, [D117]), address and whether they want notices (on when never set). */
 export const Contact = Schema.Struct({
   userId: Schema.Int,
   name: Schema.String,
@@ -47,13 +48,13 @@ export class Contacts extends Effect.Service<Contacts>()("accounts/Contacts", {
           ? Effect.succeed(new Map())
           : byIds([...new Set(userIds)]).pipe(
             Effect.map((rows) =>
-              new Map(rows.map((r) => [r.id, { userId: r.id, name: r.name, email: r.email, emailNotifications: r.email_notifications ?? true }]))
+              new Map(rows.map((r) => [r.id, { userId: r.id, name: oneLine(r.name), email: r.email, emailNotifications: r.email_notifications ?? true }]))
             ),
             Effect.orDie
           ),
       find: (userId: number): Effect.Effect<Option.Option<Contact>> =>
         byId(userId).pipe(
-          Effect.map(Option.map((r) => ({ userId: r.id, name: r.name, email: r.email, emailNotifications: r.email_notifications ?? true }))),
+          Effect.map(Option.map((r) => ({ userId: r.id, name: oneLine(r.name), email: r.email, emailNotifications: r.email_notifications ?? true }))),
           Effect.orDie
         )
     } as const

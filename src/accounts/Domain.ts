@@ -67,7 +67,7 @@ export const KEY_SCOPES: ReadonlyArray<KeyScope> = ["read", "write", "admin:read
 /**
  * Who a live bearer token belongs to: an access token (`kind: "token"`, `tokenId` its id) or an
  * API key (`kind: "api_key"`, `tokenId` the key's id, within `scopes`); `twoFactor`: two-factor
- * sign-in is on ([D97]).
+ * sign-in is on ([D97]); `secondFactor`: the login behind it passed the second factor ([D115]).
  */
 export const Principal = Schema.Struct({
   kind: Schema.Literal("token", "api_key"),
@@ -75,6 +75,7 @@ export const Principal = Schema.Struct({
   userId: Schema.Int,
   role: Role,
   twoFactor: Schema.Boolean,
+  secondFactor: Schema.Boolean,
   scopes: Schema.Array(KeyScope)
 })
 export type Principal = typeof Principal.Type

@@ -2,11 +2,17 @@ import type { Mail } from "../platform/Mailer.ts"
 
 /** The e-mails of accounts, with the links of [D22] and [D23] (pages of [D26] until a web front exists). */
 
+/**
+ * A name as a mail shows it: one line, every line break a space ([D117]), so a name cannot add
+ * lines of its own (a fake link, a fake signature) to a mail sent to someone else's address.
+ */
+export const oneLine = (text: string): string => text.replace(/\r\n|[\n\r\u000b\u000c\u0085\u2028\u2029]/g, " ")
+
 export const verificationMail = (appUrl: string, to: { readonly name: string; readonly email: string }, token: string): Mail => ({
   to: to.email,
   subject: "Verify your e-mail address",
   text: [
-    `Hello ${to.name},`,
+    `Hello ${oneLine(to.name)},`,
     "",
     "Please confirm your e-mail address by opening this link:",
     "",
@@ -45,7 +51,7 @@ export const emailChangedMail = (to: { readonly name: string; readonly email: st
   to: to.email,
   subject: "Your e-mail address was changed",
   text: [
-    `Hello ${to.name},`,
+    `Hello ${oneLine(to.name)},`,
     "",
     `The e-mail address of your account was changed from ${to.email} to ${newEmail}.`,
     "Messages about your account now go to the new address.",

@@ -21,7 +21,8 @@ const LiveToken = Schema.Struct({
   secret_hash: Schema.String,
   last_used_at: Schema.DateFromSelf,
   role: Role,
-  two_factor: Schema.Boolean
+  two_factor: Schema.Boolean,
+  second_factor: Schema.Boolean
 })
 
 /**
@@ -41,12 +42,13 @@ export class Tokens extends Effect.Service<Tokens>()("accounts/Tokens", {
         secretHash: Schema.String,
         now: Schema.DateFromSelf,
         ip: Schema.NullOr(Schema.String),
-        userAgent: Schema.NullOr(Schema.String)
+        userAgent: Schema.NullOr(Schema.String),
+        secondFactor: Schema.Boolean
       }),
       Result: Schema.Struct({ id: Schema.Int }),
       execute: (t) => sql`
-        insert into access_tokens (user_id, secret_hash, created_at, last_used_at, ip, user_agent)
-        values (${t.userId}, ${t.secretHash}, ${t.now}, ${t.now}, ${t.ip}, ${t.userAgent}) returning id`
+        insert into access_tokens (user_id, secret_hash, created_at, last_used_at, ip, user_agent, second_factor)
+        values (${t.userId}, ${t.secretHash}, ${t.now}, ${t.now}, ${t.ip}, ${t.userAgent}, ${t.secondFactor}) returning id`
     })
     const liveOf = SqlSchema.findAll({
       Request: Schema.Struct({ userId: Schema.Int, since: Schema.DateFromSelf }),
@@ -66,7 +68,7 @@ export class Tokens extends Effect.Service<Tokens>()("accounts/Tokens", {
       Request: Schema.Int,
       Result: LiveToken,
       execute: (id) => sql`
-        select t.user_id, t.secret_hash, t.last_used_at, u.role, u.two_factor_secret is not null as two_factor
+        select t.user_id, t.secret_hash, t.last_used_at, u.role, u.two_factor_secret is not null as two_factor, t.second_factor
         from access_tokens t join users u on u.id = t.user_id
         where t.id = ${id} and u.status = 1`
     })
@@ -75,19 +77,30 @@ export class Tokens extends Effect.Service<Tokens>()("accounts/Tokens", {
       execute: (t) => sql`update access_tokens set last_used_at = ${t.now} where id = ${t.id}`
     })
     const revokeOne = SqlSchema.void({ Request: Schema.Int, execute: (id) => sql`delete from access_tokens where id = ${id}` })
-    const revokeAllOf = SqlSchema.void({
+    const revokeAllOf = SqlSchema.findAll({
       Request: Schema.Struct({ userId: Schema.Int, except: Schema.NullOr(Schema.Int) }),
+      Result: Schema.Struct({ id: Schema.Int }),
       execute: (r) => r.except === null
-        ? sql`delete from access_tokens where user_id = ${r.userId}`
-        : sql`delete from access_tokens where user_id = ${r.userId} and id <> ${r.except}`
+        ? sql`delete from access_tokens where user_id = ${r.userId} returning id`
+        : sql`delete from access_tokens where user_id = ${r.userId} and id <> ${r.except} returning id`
     })
 
-    /** a new session, with the address and user agent of the request that opened it ([D99]) */
-    const issue = (userId: number) =>
+    /**
+     * a new session, with the address and user agent of the request that opened it ([D99]) and
+     * whether its login passed the second factor ([D115])
+     */
+    const issue = (userId: number, options?: { readonly secondFactor?: boolean }) =>
       Effect.gen(function*() {
         const secret = randomToken(40)
         const origin = yield* FiberRef.get(requestOrigin)
-        const row = yield* insert({ userId, secretHash: sha256Hex(secret), now: yield* clock.now, ip: origin.ip, userAgent: origin.userAgent })
+        const row = yield* insert({
+          userId,
+          secretHash: sha256Hex(secret),
+          now: yield* clock.now,
+          ip: origin.ip,
+          userAgent: origin.userAgent,
+          secondFactor: options?.secondFactor ?? false
+        })
         return `${row.id}|${secret}`
       }).pipe(Effect.orDie)
 
@@ -118,7 +131,15 @@ export class Tokens extends Effect.Service<Tokens>()("accounts/Tokens", {
         const now = yield* clock.now
         if (row.last_used_at.getTime() + ttlMs <= now.getTime()) return Option.none<Principal>()
         if (now.getTime() - row.last_used_at.getTime() >= TOUCH_EVERY_MS) yield* touch({ id, now })
-        return Option.some<Principal>({ kind: "token", tokenId: id, userId: row.user_id, role: row.role, twoFactor: row.two_factor, scopes: [] })
+        return Option.some<Principal>({
+          kind: "token",
+          tokenId: id,
+          userId: row.user_id,
+          role: row.role,
+          twoFactor: row.two_factor,
+          secondFactor: row.second_factor,
+          scopes: []
+        })
       }).pipe(Effect.orDie)
 
     return {
@@ -127,8 +148,9 @@ export class Tokens extends Effect.Service<Tokens>()("accounts/Tokens", {
       sessions,
       revokeSession,
       revoke: (tokenId: number) => Effect.orDie(revokeOne(tokenId)),
+      /** every token of the user (but `except`); how many there were */
       revokeAll: (userId: number, options?: { readonly except?: number }) =>
-        Effect.orDie(revokeAllOf({ userId, except: options?.except ?? null }))
+        Effect.orDie(revokeAllOf({ userId, except: options?.except ?? null })).pipe(Effect.map((rows) => rows.length))
     } as const
   })
 }) {}

@@ -102,11 +102,11 @@ export class TwoFactor extends Effect.Service<TwoFactor>()("accounts/TwoFactor",
         const state = yield* stateOf(caller.userId)
         if (state.secret !== null) return yield* Effect.fail(twoFactorAlreadyEnabled())
         const now = yield* clock.now
-        if (state.pending === null || Option.isNone(matchingStep(appKey.decrypt(state.pending), code, now))) {
-          return yield* Effect.fail(twoFactorCodeInvalid("code"))
-        }
+        const step = state.pending === null ? Option.none() : matchingStep(appKey.decrypt(state.pending), code, now)
+        if (state.pending === null || Option.isNone(step)) return yield* Effect.fail(twoFactorCodeInvalid("code"))
         const codes = Array.from({ length: RECOVERY_CODES }, recoveryCode)
-        const enabled = yield* users.enableTwoFactor(caller.userId, state.pending, codes.map(recoveryHash), now)
+        // the confirming code is spent: login takes only a code of a later step ([D115])
+        const enabled = yield* users.enableTwoFactor(caller.userId, state.pending, codes.map(recoveryHash), step.value, now)
         // another set-up replaced the secret meanwhile: this code is not one of the new secret's
         if (!enabled) return yield* Effect.fail(twoFactorCodeInvalid("code"))
         yield* event("two_factor_enabled", caller)

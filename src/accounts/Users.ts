@@ -180,14 +180,15 @@ export class Users extends Effect.Service<Users>()("accounts/Users", {
         where id = ${r.id} and two_factor_secret is null returning id`
     })
     const enableRow = SqlSchema.findOne({
-      Request: Schema.Struct({ id: Id, pending: Sealed, recovery: Schema.String, now: Now }),
+      Request: Schema.Struct({ id: Id, pending: Sealed, recovery: Schema.String, step: Schema.Int, now: Now }),
       Result: Updated,
-      // only the pending secret the code was checked against: a newer one waits for its own code
+      // only the pending secret the code was checked against: a newer one waits for its own code;
+      // the confirming code's step is spent: it does not sign in afterwards ([D115])
       execute: (r) => sql`
         update users set
           two_factor_secret = two_factor_pending,
           two_factor_pending = null,
-          two_factor_last_step = null,
+          two_factor_last_step = ${r.step},
           two_factor_recovery = string_to_array(${r.recovery}::text, ' '),
           updated_at = ${r.now}
         where id = ${r.id} and two_factor_secret is null and two_factor_pending = ${r.pending}
@@ -264,9 +265,12 @@ export class Users extends Effect.Service<Users>()("accounts/Users", {
       /** a new secret being set up; none when two-factor sign-in is on already */
       setTwoFactorPending: (id: number, pending: string, now: Date) =>
         Effect.orDie(setPendingRow({ id, pending, now })).pipe(Effect.map(Option.isSome)),
-      /** turns on the pending secret `pending` with these recovery code hashes; false when it is no longer pending */
-      enableTwoFactor: (id: number, pending: string, recoveryHashes: ReadonlyArray<string>, now: Date) =>
-        Effect.orDie(enableRow({ id, pending, recovery: recoveryHashes.join(" "), now })).pipe(Effect.map(Option.isSome)),
+      /**
+       * turns on the pending secret `pending` with these recovery code hashes, `step` (the
+       * confirming code's) spent; false when it is no longer pending
+       */
+      enableTwoFactor: (id: number, pending: string, recoveryHashes: ReadonlyArray<string>, step: number, now: Date) =>
+        Effect.orDie(enableRow({ id, pending, recovery: recoveryHashes.join(" "), step, now })).pipe(Effect.map(Option.isSome)),
       disableTwoFactor: (id: number, now: Date) => Effect.orDie(disableRow({ id, now })),
       /** records `step` as the last accepted one; false when a step at or after it was accepted already */
       acceptTwoFactorStep: (id: number, step: number) => Effect.orDie(acceptStepRow({ id, step })).pipe(Effect.map(Option.isSome)),

@@ -88,7 +88,10 @@ export class BillingAdminApi extends HttpApiGroup.make("billingAdmin")
       .setPayload(Body({
         plan_id: integer("plan_id", ANY_INT),
         cycle_id: integer("cycle_id", ANY_INT),
-        amount: Schema.optional(Schema.Union(Schema.String, Schema.Number).annotations({ message: () => "The amount field must be a decimal number." })),
+        amount: Schema.optional(Schema.Union(Schema.String, Schema.Number).annotations({
+          message: () => "The amount field must be a decimal number.",
+          jsonSchema: { anyOf: [{ type: "string", pattern: "^\\s*\\d{1,10}(\\.\\d{1,2})?\\s*$", examples: ["9.99"] }, { type: "number", minimum: 0 }] }
+        })),
         status: Schema.optional(oneOf("status", INVOICE_STATUSES)),
         promo_code: Schema.optional(Schema.NullOr(string("promo_code", { max: 64 })))
       }))

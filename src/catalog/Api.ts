@@ -85,7 +85,7 @@ const amount = (field: string) =>
       onNone: () => Either.left(`The ${label(field)} field must be a non-negative amount with at most two decimals.`),
       onSome: Either.right
     })
-  }, { oneOf: [{ type: "string", pattern: "^\\d{1,10}(\\.\\d{1,2})?$" }, { type: "number", minimum: 0 }] })
+  }, { oneOf: [{ type: "string", pattern: "^\\d{1,10}(\\.\\d{1,2})?$", examples: ["9.99"] }, { type: "number", minimum: 0, examples: [9.99] }] })
 
 /** An ISO 8601 timestamp or null. */
 const nullableTimestamp = (field: string) =>
@@ -137,9 +137,14 @@ const planPayloadFields = {
   trial_days: optional(integer("trial_days", { min: 0, max: 3650 })),
   device_limit: optional(integer("device_limit", { min: 0, max: 10_000 })),
   usage_reset: optional(oneOf("usage_reset", USAGE_RESETS)),
-  // [D104]: `throttle_mbps` goes with `throttle` only (checked against the plan by the catalogue)
-  quota_action: optional(oneOf("quota_action", QUOTA_ACTIONS)),
-  throttle_mbps: optional(nullableInteger("throttle_mbps", 1, 10_000)),
+  // [D104]: `throttle_mbps` goes with `throttle` only (checked against the plan by the catalogue);
+  // the document lists `throttle` first so that an example built from it alone is a valid pair
+  quota_action: optional(oneOf("quota_action", [...QUOTA_ACTIONS].reverse()).annotations({
+    description: "`suspend` (default): over the quota the devices leave the nodes; `throttle`: they stay at `throttle_mbps`."
+  })),
+  throttle_mbps: optional(nullableInteger("throttle_mbps", 1, 10_000).annotations({
+    description: "Mbps over the quota; required when `quota_action` is (or stays) `throttle`, absent or null with `suspend` (422)."
+  })),
   is_active: optional(boolean("is_active"))
 }
 

@@ -23,6 +23,11 @@ export interface Principal {
   readonly role: "user" | "admin"
   /** two-factor sign-in is on for the user ([D97]) */
   readonly twoFactor: boolean
+  /**
+   * the login behind this credential passed the second factor ([D115]): a session's own login,
+   * or for an API key the session that created it
+   */
+  readonly secondFactor: boolean
   /** an API key's scopes (unused for an access token, which may do all its owner may) */
   readonly scopes: ReadonlyArray<KeyScope>
 }
@@ -140,7 +145,8 @@ export const TWO_FACTOR_REQUIRED = "Two-factor authentication required."
 
 /**
  * An admin's token (403 `Forbidden.` for anyone else); with `ADMIN_REQUIRE_2FA` also an admin
- * who has two-factor sign-in on (403 `Two-factor authentication required.`, [D97]).
+ * who has two-factor sign-in on and a credential whose login passed it (403 `Two-factor
+ * authentication required.`, [D97], [D115]): enrolling in a password-only session is not enough.
  */
 export const AdminAuthenticationLive = Layer.effect(
   AdminAuthentication,
@@ -152,7 +158,7 @@ export const AdminAuthenticationLive = Layer.effect(
         authenticate(tokens, "admin").pipe(
           Effect.filterOrFail((user) => user.role === "admin", () => new Forbidden()),
           Effect.filterOrFail(
-            (user) => !config.adminRequire2fa || user.twoFactor,
+            (user) => !config.adminRequire2fa || (user.twoFactor && user.secondFactor),
             () => new Forbidden({ message: TWO_FACTOR_REQUIRED })
           )
         )

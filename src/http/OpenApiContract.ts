@@ -112,6 +112,25 @@ const allowUnknownFields = (schema: unknown, components: Json, seen: Set<string>
   }
 }
 
+/** Removes one schema (the Api-wide error) from a status' answers; the status goes when nothing is left. */
+const dropAlternative = (responses: Json, status: string, schemaName: string) => {
+  const response = responses[status]
+  if (!isObject(response) || !isObject(response["content"])) return
+  const isIt = (schema: unknown) => isObject(schema) && schema["$ref"] === `#/components/schemas/${schemaName}`
+  for (const media of Object.values(response["content"])) {
+    if (!isObject(media)) continue
+    const schema = media["schema"]
+    if (isIt(schema)) {
+      delete responses[status]
+      return
+    }
+    if (isObject(schema) && Array.isArray(schema["anyOf"])) {
+      const rest = schema["anyOf"].filter((alternative) => !isIt(alternative))
+      media["schema"] = rest.length === 1 ? rest[0] : { ...schema, anyOf: rest }
+    }
+  }
+}
+
 const fixOperation = (operation: Json, method: string, path: string, schemas: Json) => {
   const responses = objectAt(operation, "responses")
   const security = securityOf(operation, method, path)
@@ -122,9 +141,10 @@ const fixOperation = (operation: Json, method: string, path: string, schemas: Js
   const takesBody = isObject(body)
   if (takesBody) allowUnknownFields(body["content"], schemas, new Set())
   if (!takesBody) delete responses["413"]
-  if (!takesBody && !hasParameters(operation, ["query", "header"])) delete responses["422"]
+  // the Api-wide 422 of a refused input, where there is no input (an endpoint's own 422 stays)
+  if (!takesBody && !hasParameters(operation, ["query", "header"])) dropAlternative(responses, "422", "ValidationError")
   // a public route without a path id has nothing to look up (the 404 of an unknown id or route)
-  if (security === undefined && !hasParameters(operation, ["path"]) && !path.includes("{")) delete responses["404"]
+  if (security === undefined && !hasParameters(operation, ["path"]) && !path.includes("{")) dropAlternative(responses, "404", "NotFound")
 
   const routeLimited = isObject(responses["429"])
   responses["429"] ??= {

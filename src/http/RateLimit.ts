@@ -31,6 +31,11 @@ export class ResetPasswordRateLimit extends HttpApiMiddleware.Tag<ResetPasswordR
 export class VerifyEmailRateLimit extends HttpApiMiddleware.Tag<VerifyEmailRateLimit>()("VerifyEmailRateLimit", { failure }) {}
 /** confirming or turning off two-factor sign-in ([D97]): codes are not guessed at the general rate */
 export class TwoFactorRateLimit extends HttpApiMiddleware.Tag<TwoFactorRateLimit>()("TwoFactorRateLimit", { failure }) {}
+/**
+ * a password checked with a session (`DELETE /v1/account`, `PUT /v1/account/password`): the login
+ * limit's rule, 5 a minute per user, counted before any hash ([D117])
+ */
+export class PasswordCheckRateLimit extends HttpApiMiddleware.Tag<PasswordCheckRateLimit>()("PasswordCheckRateLimit", { failure }) {}
 export class PromoValidateRateLimit extends HttpApiMiddleware.Tag<PromoValidateRateLimit>()("PromoValidateRateLimit", { failure }) {}
 
 const validEmail = Schema.decodeUnknownOption(email())
@@ -91,6 +96,8 @@ export const RateLimitsLive = Layer.unwrapEffect(Effect.gen(function*() {
     Layer.succeed(TicketReplyRateLimit, limit("ticket-reply", 10, one)),
     Layer.succeed(PromoValidateRateLimit, limit("promo-validate", 10, one)),
     Layer.succeed(TwoFactorRateLimit, limit("two-factor", 5, one)),
+    // one counter for both routes: alternating them gives no more guesses
+    Layer.succeed(PasswordCheckRateLimit, limit("password-check", 5, one)),
     Layer.succeed(RegisterRateLimit, limit("register", 10, byAddress)),
     Layer.succeed(ResetPasswordRateLimit, limit("reset-password", 6, byAddress)),
     Layer.succeed(VerifyEmailRateLimit, limit("verify-email", 6, byAddress))

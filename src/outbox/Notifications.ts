@@ -2,6 +2,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { Contacts } from "../accounts/Contacts.ts"
 import { AppConfig } from "../platform/Config.ts"
+import { NoticeMetrics } from "./NoticeMetrics.ts"
 import { Outbox } from "./Outbox.ts"
 import { type NotificationKind, render, renderSecurity, type SecurityKind, type View } from "./Templates.ts"
 
@@ -17,6 +18,7 @@ export class Notifications extends Effect.Service<Notifications>()("outbox/Notif
     const contacts = yield* Contacts
     const outbox = yield* Outbox
     const config = yield* AppConfig
+    const noticeMetrics = yield* NoticeMetrics
 
     /**
      * Writes the notification unless the user turned notices off (or is gone); `true` when a new
@@ -32,11 +34,13 @@ export class Notifications extends Effect.Service<Notifications>()("outbox/Notif
         const contact = yield* contacts.find(input.userId)
         if (Option.isNone(contact) || !contact.value.emailNotifications) return false
         const { html, subject, text } = render(input.kind, { ...input.view, name: contact.value.name, app_url: config.appUrl })
-        return yield* outbox.enqueueMail({
+        const written = yield* outbox.enqueueMail({
           kind: input.kind,
           dedupeKey: input.dedupeKey,
           mail: { to: contact.value.email, subject, text, html }
         })
+        if (written) noticeMetrics.written(input.kind)
+        return written
       })
 
     /** many notifications in one go (the jobs' batches): one read of the contacts, one insert */
@@ -55,7 +59,14 @@ export class Notifications extends Effect.Service<Notifications>()("outbox/Notif
           const { html, subject, text } = render(input.kind, { ...input.view, name: contact.name, app_url: config.appUrl })
           return [{ kind: input.kind, dedupeKey: input.dedupeKey, mail: { to: contact.email, subject, text, html } }]
         })
-        return yield* outbox.enqueueMails(mails)
+        // one statement per kind (the jobs' batches are of one kind): the figures count them by kind
+        let written = 0
+        for (const kind of new Set(mails.map((m) => m.kind))) {
+          const n = yield* outbox.enqueueMails(mails.filter((m) => m.kind === kind))
+          noticeMetrics.written(kind, n)
+          written += n
+        }
+        return written
       })
 
     /**
@@ -67,14 +78,16 @@ export class Notifications extends Effect.Service<Notifications>()("outbox/Notif
         const contact = yield* contacts.find(input.userId)
         if (Option.isNone(contact)) return false
         const { html, subject, text } = renderSecurity(input.kind, { ...input.view, name: contact.value.name, app_url: config.appUrl })
-        return yield* outbox.enqueueMail({
+        const written = yield* outbox.enqueueMail({
           kind: input.kind,
           dedupeKey: `${input.kind}:${input.userId}:${crypto.randomUUID()}`,
           mail: { to: contact.value.email, subject, text, html }
         })
+        if (written) noticeMetrics.written(input.kind)
+        return written
       })
 
     return { notify, notifyMany, security, wake: outbox.wake } as const
   }),
-  dependencies: [Contacts.Default, Outbox.Default]
+  dependencies: [Contacts.Default, Outbox.Default, NoticeMetrics.Default]
 }) {}

@@ -217,6 +217,72 @@ revoke it at once and change your password: {{app_url}} (DELETE /v1/account/api-
 </table>
 <p>It acts as you within its scopes until it expires or is revoked. If you did not create it,
 <a href="{{app_url}}">revoke it at once</a> and change your password.</p>`
+  },
+  // [D114]: each of these says what it revoked
+  "password-changed": {
+    subject: "Your password was changed",
+    text: `Hello {{name}},
+
+The password of your account was changed.
+
+  When:     {{at}}
+  Address:  {{ip}}
+
+Revoked: {{revoked}}
+
+If you did not change it, reset your password at once: {{app_url}} (POST /v1/auth/forgot-password).${SECURITY_FOOTER_TEXT}`,
+    html: `<p>Hello {{name}},</p>
+<p>The password of your account was changed.</p>
+<table>
+<tr><th align="left">When</th><td>{{at}}</td></tr>
+<tr><th align="left">Address</th><td>{{ip}}</td></tr>
+</table>
+<p>Revoked: {{revoked}}</p>
+<p>If you did not change it, <a href="{{app_url}}">reset your password at once</a>.</p>`
+  },
+  "password-reset": {
+    subject: "Your password was reset",
+    text: `Hello {{name}},
+
+The password of your account was reset with a link sent to this address.
+
+  When:     {{at}}
+  Address:  {{ip}}
+
+Revoked: {{revoked}}
+
+If you did not reset it, ask for a new reset link at once and contact support: {{app_url}}.${SECURITY_FOOTER_TEXT}`,
+    html: `<p>Hello {{name}},</p>
+<p>The password of your account was reset with a link sent to this address.</p>
+<table>
+<tr><th align="left">When</th><td>{{at}}</td></tr>
+<tr><th align="left">Address</th><td>{{ip}}</td></tr>
+</table>
+<p>Revoked: {{revoked}}</p>
+<p>If you did not reset it, <a href="{{app_url}}">ask for a new reset link at once</a> and contact support.</p>`
+  },
+  "signed-out-everywhere": {
+    subject: "You were signed out everywhere",
+    text: `Hello {{name}},
+
+Every session of your account was signed out.
+
+  When:     {{at}}
+  Address:  {{ip}}
+
+Revoked: {{revoked}}
+Not revoked: {{kept}}
+
+If you did not do this, change your password: {{app_url}}.${SECURITY_FOOTER_TEXT}`,
+    html: `<p>Hello {{name}},</p>
+<p>Every session of your account was signed out.</p>
+<table>
+<tr><th align="left">When</th><td>{{at}}</td></tr>
+<tr><th align="left">Address</th><td>{{ip}}</td></tr>
+</table>
+<p>Revoked: {{revoked}}</p>
+<p>Not revoked: {{kept}}</p>
+<p>If you did not do this, <a href="{{app_url}}">change your password</a>.</p>`
   }
 } as const satisfies Record<string, Template>
 

@@ -51,6 +51,21 @@ const nulMessage = (field: string) => () => `The ${label(field)} field must not 
 
 const EMAIL = /^[^\s@"<>(),;:\\[\]]+@[^\s@"<>(),;:\\[\]]+\.[^\s@"<>(),;:\\[\]]+$/
 
+const LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/
+const TOP_LABEL = /^(?:[a-z]{2,63}|xn--[a-z0-9-]{1,59})$/
+
+/**
+ * The domain of an address follows host-name rules ([D117]): dot-separated labels of 1-63
+ * letters, digits or hyphens, none starting or ending with a hyphen, no empty label (so no
+ * leading, doubled or trailing dot: `example.test.` is the same mailbox as `example.test`), and a
+ * last label of at least two letters or an `xn--` one. Lower-cased already.
+ */
+const hostName = (domain: string): boolean => {
+  if (domain.length > 253) return false
+  const labels = domain.split(".")
+  return labels.length >= 2 && labels.every((l) => LABEL.test(l)) && TOP_LABEL.test(labels[labels.length - 1]!)
+}
+
 /**
  * Trimmed and lower-cased before it is checked and stored ([D13]). ASCII only (rev. 2): a
  * look-alike (Cyrillic, fullwidth, decomposed accents, invisible characters) is refused, an
@@ -66,7 +81,9 @@ export const email = (field = "email") =>
     Schema.filter((s) => s.length <= 255, {
       message: () => `The ${label(field)} field must not be greater than 255 characters.`
     }),
-    Schema.filter((s) => EMAIL.test(s) && /^[\x21-\x7e]+$/.test(s), { message: () => `The ${label(field)} field must be a valid email address.` })
+    Schema.filter((s) => EMAIL.test(s) && /^[\x21-\x7e]+$/.test(s) && hostName(s.slice(s.lastIndexOf("@") + 1)), {
+      message: () => `The ${label(field)} field must be a valid email address.`
+    })
   )
 
 export const integer = (field: string, options: { readonly min?: number; readonly max?: number } = {}) => {
@@ -105,5 +122,5 @@ export const timestamp = (field: string) => {
   return Schema.String.annotations({ message: () => message }).pipe(
     Schema.filter((s) => TIMESTAMP.test(s.trim()) && !Number.isNaN(new Date(s.trim()).getTime()), { message: () => message }),
     Schema.transform(Schema.DateFromSelf, { strict: true, decode: (s) => new Date(s.trim()), encode: (d) => d.toISOString() })
-  ).annotations({ jsonSchema: { type: "string", format: "date-time" } })
+  ).annotations({ jsonSchema: { type: "string", format: "date-time", examples: ["2026-12-31T23:59:59Z"] } })
 }

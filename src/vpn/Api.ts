@@ -65,13 +65,13 @@ const NewDevice = DeviceWithCredentials.annotations({ identifier: "DeviceWithCre
 const ipAddress = (field: string) =>
   string(field, { max: 45 }).pipe(
     Schema.filter((s) => isIP(s) !== 0, { message: () => `The ${label(field)} field must be a valid IP address.` })
-  )
+  ).annotations({ jsonSchema: { type: "string", minLength: 2, maxLength: 45, pattern: "^[0-9a-fA-F:.]+$", examples: ["203.0.113.10"] } })
 
 const subnet = string("subnet", { max: 18 }).pipe(
   Schema.filter((s) => parseSubnet(s) !== undefined, {
     message: () => "The subnet field must be an IPv4 network in CIDR notation between /8 and /30."
   })
-)
+).annotations({ jsonSchema: { type: "string", pattern: "^\\s*\\d{1,3}(\\.\\d{1,3}){3}/([89]|[12]\\d|30)\\s*$", examples: ["10.66.0.0/16"] } })
 
 /** [D90]: an IPv6 network in CIDR notation, /48 to /112 (peers take the same host number in it). */
 const subnet6 = string("subnet6", { max: 43 }).pipe(
@@ -79,7 +79,7 @@ const subnet6 = string("subnet6", { max: 43 }).pipe(
     const match = /^([0-9a-fA-F:]+)\/(\d{1,3})$/.exec(s.trim())
     return match !== null && isIP(match[1]!) === 6 && Number(match[2]) >= 48 && Number(match[2]) <= 112
   }, { message: () => "The subnet6 field must be an IPv6 network in CIDR notation between /48 and /112." })
-)
+).annotations({ jsonSchema: { type: "string", pattern: "^\\s*[0-9a-fA-F:]+/(4[89]|[5-9]\\d|10\\d|11[0-2])\\s*$", examples: ["fd00:66::/64"] } })
 
 /** [D92]: a server as admins see it. */
 export const AdminServer = Schema.Struct({
@@ -93,7 +93,7 @@ const dns = string("dns", { max: 255 }).pipe(
   Schema.filter((s) => s.split(",").every((part) => isIP(part.trim()) !== 0), {
     message: () => "The dns field must be a comma-separated list of IP addresses."
   })
-)
+).annotations({ jsonSchema: { type: "string", minLength: 1, maxLength: 255, pattern: "^\\s*[0-9a-fA-F:.]+(\\s*,\\s*[0-9a-fA-F:.]+)*\\s*$", examples: ["1.1.1.1, 1.0.0.1"] } })
 
 /** A WireGuard key: base64 of 32 bytes. */
 const publicKey = string("public_key", { max: 44 }).pipe(
@@ -106,7 +106,15 @@ const caCert = string("ca_cert", { max: 20_000 }).pipe(
   Schema.filter((s) => s.includes("-----BEGIN CERTIFICATE-----") && !/<\/?ca>/i.test(s), {
     message: () => "The ca cert field must be a PEM certificate."
   })
-)
+).annotations({
+  jsonSchema: {
+    type: "string",
+    minLength: 27,
+    maxLength: 20_000,
+    pattern: "^(?![\\s\\S]*</?[cC][aA]>)[\\s\\S]*-----BEGIN CERTIFICATE-----",
+    examples: ["-----BEGIN CERTIFICATE-----\nMIIB...\n-----END CERTIFICATE-----\n"]
+  }
+})
 
 const planIds = Schema.Array(integer("plan_ids", { min: 1 })).annotations({
   message: () => "The plan ids field must be an array."
@@ -381,7 +389,7 @@ export class VpnAdminApi extends HttpApiGroup.make("vpnAdmin")
         bytes: integer("bytes", { min: 0, max: MAX_BYTES }),
         period: Schema.optional(string("period", { max: 7 }).pipe(
           Schema.filter((s) => parsePeriod(s) !== undefined, { message: () => "The period field must match the format Y-m." })
-        ))
+        ).annotations({ jsonSchema: { type: "string", pattern: "^\\s*\\d{4}-(0[1-9]|1[0-2])\\s*$", examples: ["2026-11"] } }))
       }))
       .addSuccess(Ok(UsageRecorded.annotations({ identifier: "VpnUsageRecorded" }), { identifier: "AdminVpnUsageRecorded", status: 201 }))
       .addError(NotFoundResponse)

@@ -11,6 +11,7 @@ import { AppConfig } from "../platform/Config.ts"
 import { AppKey, hmacSha256Hex } from "../platform/Crypto.ts"
 import { bareHost, checkAddresses, resolveHost, urlShapeProblem } from "./Addresses.ts"
 import { WEBHOOK_CHANNEL, WebhookDeliveries } from "./Deliveries.ts"
+import { WebhookMetrics } from "./WebhookMetrics.ts"
 
 /** [D101]: a receiver that has not answered in this long has failed this attempt */
 export const WEBHOOK_TIMEOUT_MS = 10_000
@@ -89,6 +90,7 @@ export class WebhookSender extends Effect.Service<WebhookSender>()("webhooks/Web
     const appKey = yield* AppKey
     const config = yield* AppConfig
     const outbox = yield* Outbox
+    const webhookMetrics = yield* WebhookMetrics
     const { setStatus } = yield* WebhookDeliveries
     const allowPrivate = config.webhooksAllowPrivate === true
 
@@ -132,6 +134,7 @@ export class WebhookSender extends Effect.Service<WebhookSender>()("webhooks/Web
           "x-signature": signature
         }
         const outcome = yield* Effect.promise(() => postOnce(row.url, body, headers, allowPrivate))
+        webhookMetrics.attempt(outcome)
         const at = yield* clock.now
         yield* insertAttempt({
           deliveryId: row.id,
@@ -156,5 +159,5 @@ export class WebhookSender extends Effect.Service<WebhookSender>()("webhooks/Web
 
     return { deliver } as const
   }),
-  dependencies: [Outbox.Default, WebhookDeliveries.Default]
+  dependencies: [Outbox.Default, WebhookDeliveries.Default, WebhookMetrics.Default]
 }) {}

@@ -326,7 +326,7 @@ describe("guessing codes", () => {
 })
 
 describe("ADMIN_REQUIRE_2FA", () => {
-  test("an admin without two-factor sign-in gets 403 on admin routes, 200 once it is on; other routes unchanged", async () => {
+  test("an admin without two-factor sign-in gets 403 on admin routes, 200 once it is on and a login passed it ([D115]); other routes unchanged", async () => {
     const strict = await makeTestApp({ config: { adminRequire2fa: true }, reset: false })
     try {
       strict.clock.set(app.clock.get())
@@ -343,7 +343,15 @@ describe("ADMIN_REQUIRE_2FA", () => {
       const secret = (await strict.post("/v1/account/2fa", { token: admin.token })).body.data.secret as string
       const confirmed = await strict.post("/v1/account/2fa/confirm", { token: admin.token, body: { code: codeAt(secret) } })
       expect(confirmed.status).toBe(200)
-      expect((await strict.get("/v1/admin/users", { token: admin.token })).status).toBe(200)
+      // [D115] (rev. 3 of [D97]): the password-only token stays refused; a login with the code passes
+      expect((await strict.get("/v1/admin/users", { token: admin.token })).body).toEqual({ success: false, message: "Two-factor authentication required." })
+      strict.clock.advance(61_000)
+      const signedIn = await strict.post("/v1/auth/login", {
+        headers: anyAddress(),
+        body: { email: admin.email, password: admin.password, otp: codeAt(secret, strict.clock.get().getTime() - app.clock.get().getTime()) }
+      })
+      expect(signedIn.status).toBe(200)
+      expect((await strict.get("/v1/admin/users", { token: signedIn.body.data.token })).status).toBe(200)
     } finally {
       await strict.dispose()
     }
