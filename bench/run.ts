@@ -10,7 +10,6 @@
 import { mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs"
 import { cpus, loadavg, release } from "node:os"
 import { join, resolve } from "node:path"
-import { SQL } from "bun"
 import { startPostgres, type Postgres } from "./lib/postgres.ts"
 import { cpuTicks, freePort, peakRssMb, postgresTicks, resetPeak, rssMb, run, TICK_US } from "./lib/proc.ts"
 import { seed, type Seeded } from "./lib/seed.ts"

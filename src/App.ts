@@ -3,6 +3,7 @@ import * as Layer from "effect/Layer"
 import { Accounts } from "./accounts/Accounts.ts"
 import { ApiKeys } from "./accounts/ApiKeys.ts"
 import { BearerTokensLive } from "./accounts/Auth.ts"
+import { RecipientsLive } from "./accounts/Contacts.ts"
 import { Tokens } from "./accounts/Tokens.ts"
 import { TwoFactor } from "./accounts/TwoFactor.ts"
 import { Api } from "./Api.ts"
@@ -22,6 +23,7 @@ import { Metrics } from "./platform/Metrics.ts"
 import { RateLimiter } from "./platform/RateLimiter.ts"
 import { AccountsHttpLive } from "./accounts/Http.ts"
 import { BillingHttpLive } from "./billing/Http.ts"
+import { PromoUsesLive } from "./billing/PromoUses.ts"
 import { ServicesHttpLive } from "./services/Http.ts"
 import { CatalogHttpLive } from "./catalog/Http.ts"
 import { Faq } from "./support/Faq.ts"
@@ -32,6 +34,7 @@ import { OutboxHttpLive } from "./outbox/Http.ts"
 import { OutboxAdmin } from "./outbox/Admin.ts"
 import { Outbox } from "./outbox/Outbox.ts"
 import { VpnHttpLive, VpnServicesLive } from "./vpn/Http.ts"
+import { VpnAccessControlLive } from "./vpn/VpnAccounts.ts"
 import { WebhooksHttpLive } from "./webhooks/Http.ts"
 import { WebhookDeliveries } from "./webhooks/Deliveries.ts"
 import { WebhookEndpoints } from "./webhooks/Endpoints.ts"
@@ -44,7 +47,7 @@ export const ApiLive = HttpApiBuilder.api(Api).pipe(
   Layer.provide([errorMapping(Api), GuardsLive, adminWritesAudit(Api).pipe(Layer.provide(AdminWritesLive))])
 )
 
-/** The product's services on top of the platform (config, database, clock, mailer, keys). */
+/** The product's services on top of the platform (config, database, clock, mailer, keys), with the ports lower rooms declare. */
 export const DomainLive = Layer.mergeAll(
   BearerTokensLive.pipe(Layer.provideMerge(Layer.merge(Tokens.Default, ApiKeys.Default))),
   AuditLog.Default,
@@ -58,8 +61,9 @@ export const DomainLive = Layer.mergeAll(
   WebhookDeliveries.Default,
   Faq.Default,
   RateLimiter.Live,
+  PromoUsesLive,
   VpnServicesLive
-)
+).pipe(Layer.provideMerge(Layer.mergeAll(RecipientsLive, VpnAccessControlLive)))
 
 /** The platform edges that tests replace: clock, mailer, key generation; the metrics on the clock. */
 export const EdgesLive = Layer.mergeAll(

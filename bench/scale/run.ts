@@ -257,7 +257,7 @@ const OTHERS: ReadonlyArray<Scenario> = [
   {
     id: "admin-search-short",
     title: "GET /v1/admin/users?email=<4 digits> (many matches)",
-    make: (d, i) => ({ path: `/v1/admin/users?email=${String(1000 + ((i * 37) % 9000))}`, token: userToken(1) })
+    make: (_d, i) => ({ path: `/v1/admin/users?email=${String(1000 + ((i * 37) % 9000))}`, token: userToken(1) })
   },
   {
     id: "admin-list",

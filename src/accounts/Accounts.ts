@@ -31,7 +31,7 @@ import { Revocations } from "./Revocations.ts"
 import { Tokens } from "./Tokens.ts"
 import { TwoFactor } from "./TwoFactor.ts"
 import { Users } from "./Users.ts"
-import { VpnAccounts } from "../vpn/VpnAccounts.ts"
+import { VpnAccessControl } from "./VpnAccessControl.ts"
 
 export const ADMIN_PAGE_SIZE = 15
 
@@ -49,7 +49,7 @@ export class Accounts extends Effect.Service<Accounts>()("accounts/Accounts", {
     const users = yield* Users
     const mailTokens = yield* MailTokens
     const passwords = yield* Passwords
-    const vpnAccess = yield* VpnAccounts
+    const vpnAccess = yield* VpnAccessControl
     const tokens = yield* Tokens
     const twoFactor = yield* TwoFactor
     const audit = yield* AuditLog
@@ -218,7 +218,7 @@ export class Accounts extends Effect.Service<Accounts>()("accounts/Accounts", {
         const user = yield* existing(caller.userId)
         if (user.email_verified_at !== null) return "already-verified" as const
         const now = yield* clock.now
-        const token = yield* transaction(Effect.gen(function*() {
+        yield* transaction(Effect.gen(function*() {
           yield* mailTokens.invalidate(user.id, "verify_email")
           const token = yield* mailTokens.issue(user.id, "verify_email", now)
           yield* securityMail("verify_email", user.id, verificationMail(config.appUrl, user, token))
@@ -359,7 +359,6 @@ export class Accounts extends Effect.Service<Accounts>()("accounts/Accounts", {
     Passwords.Default,
     Tokens.Default,
     TwoFactor.Default,
-    VpnAccounts.Default,
     AuditLog.Default,
     Outbox.Default,
     Notifications.Default,

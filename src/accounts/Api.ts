@@ -19,6 +19,7 @@ import {
   VerifyEmailRateLimit
 } from "../http/RateLimit.ts"
 import { Body, boolean, email, IdParam, oneOf, string, timestamp } from "../platform/Fields.ts"
+import { PageParam } from "../platform/Page.ts"
 import { isCommonPassword } from "./CommonPasswords.ts"
 import {
   ApiKey,
@@ -270,14 +271,6 @@ export class AccountsApi extends HttpApiGroup.make("accounts")
 {}
 
 // ---- admin ([D70]) ----------------------------------------------------------------------------
-
-/** `page`: an integer of at least 1 ([D36]). */
-export const PageParam = Schema.String.pipe(
-  Schema.filter((s) => /^-?[0-9]+$/.test(s), { message: () => "The page field must be an integer." }),
-  Schema.filter((s) => Number(s) >= 1, { message: () => "The page field must be at least 1." }),
-  Schema.filter((s) => Number(s) <= 2_147_483_647, { message: () => "The page field must not be greater than 2147483647." }),
-  Schema.transform(Schema.Number, { strict: true, decode: Number, encode: String })
-).annotations({ jsonSchema: { type: "integer", minimum: 1, maximum: 2_147_483_647 } })
 
 export class AccountsAdminApi extends HttpApiGroup.make("accountsAdmin")
   .annotate(OpenApi.Description, "Users, for admins.")

@@ -1,9 +1,11 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as SqlSchema from "@effect/sql/SqlSchema"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { oneLine } from "./Mails.ts"
+import { Recipients } from "../outbox/Recipients.ts"
 
 const ContactRow = Schema.Struct({
   id: Schema.Int,
@@ -60,3 +62,8 @@ export class Contacts extends Effect.Service<Contacts>()("accounts/Contacts", {
     } as const
   })
 }) {}
+
+/** The outbox's `Recipients` port ([D96]), provided by this room: the users' contacts. */
+export const RecipientsLive = Layer.effect(Recipients, Effect.map(Contacts, (contacts) => Recipients.of(contacts))).pipe(
+  Layer.provide(Contacts.Default)
+)

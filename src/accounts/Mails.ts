@@ -6,6 +6,7 @@ import type { Mail } from "../platform/Mailer.ts"
  * A name as a mail shows it: one line, every line break a space ([D117]), so a name cannot add
  * lines of its own (a fake link, a fake signature) to a mail sent to someone else's address.
  */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: vertical tab and form feed break a line in mail clients too
 export const oneLine = (text: string): string => text.replace(/\r\n|[\n\r\u000b\u000c\u0085\u2028\u2029]/g, " ")
 
 export const verificationMail = (appUrl: string, to: { readonly name: string; readonly email: string }, token: string): Mail => ({

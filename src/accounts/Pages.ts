@@ -16,7 +16,7 @@ import { ResetPasswordPayload } from "./Api.ts"
  * labelled fields, no script needed (the reset form is an ordinary form post).
  */
 
-const escape = (text: string) =>
+const escapeHtml = (text: string) =>
   text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;").replace(/'/g, "&#39;")
 
 const page = (status: number, title: string, body: string) =>
@@ -28,7 +28,7 @@ const page = (status: number, title: string, body: string) =>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="no-referrer">
-<title>${escape(title)}</title>
+<title>${escapeHtml(title)}</title>
 <style>
 body { font-family: system-ui, sans-serif; max-width: 32rem; margin: 3rem auto; padding: 0 1rem; line-height: 1.5; color: #111; }
 label { display: block; margin-top: 1rem; font-weight: 600; }
@@ -39,7 +39,7 @@ button { margin-top: 1.5rem; padding: .6rem 1.2rem; font-size: 1rem; }
 </head>
 <body>
 <main>
-<h1>${escape(title)}</h1>
+<h1>${escapeHtml(title)}</h1>
 ${body}
 </main>
 </body>
@@ -50,15 +50,15 @@ ${body}
 const resetForm = (options: { readonly token: string; readonly email: string; readonly errors?: ReadonlyArray<string> }) => {
   const errors = options.errors && options.errors.length > 0
     ? `<div role="alert" class="error" id="errors"><p>Please correct the following:</p><ul>${
-      options.errors.map((e) => `<li>${escape(e)}</li>`).join("")
+      options.errors.map((e) => `<li>${escapeHtml(e)}</li>`).join("")
     }</ul></div>`
     : ""
   return `${errors}
 <p>Choose a new password of at least 8 characters.</p>
 <form method="post" action="/reset-password">
-<input type="hidden" name="token" value="${escape(options.token)}">
+<input type="hidden" name="token" value="${escapeHtml(options.token)}">
 <label for="email">E-mail address</label>
-<input id="email" name="email" type="email" autocomplete="username" required value="${escape(options.email)}">
+<input id="email" name="email" type="email" autocomplete="username" required value="${escapeHtml(options.email)}">
 <label for="password">New password</label>
 <input id="password" name="password" type="password" autocomplete="new-password" minlength="8" maxlength="128" required>
 <label for="password_confirmation">Confirm the new password</label>

@@ -39,7 +39,6 @@ export interface NewRenewal {
   readonly expiresAt: Date
 }
 
-const Id = Schema.Struct({ id: Schema.Int })
 const Count = Schema.Struct({ n: Schema.Int })
 /** a renewal invoice just created: what its notice says ([D96]) */
 const CreatedRenewal = Schema.Struct({

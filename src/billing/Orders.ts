@@ -105,19 +105,7 @@ export class Orders extends Effect.Service<Orders>()("billing/Orders", {
         return { ...link, gateway: gateway.name }
       })
 
-    /**
-     * [D33]: the quote of a promo for a plan and cycle; a signed-in caller's own pending and paid
-     * invoices count against the code's per-user limit (rev. 2), an anonymous one meets only the overall ones.
-     */
-    const quotePromo = (callerId: Option.Option<number>, request: { readonly code: string; readonly plan_id: number; readonly cycle_id: number }) =>
-      catalog.quotePromo({
-        code: request.code,
-        planId: request.plan_id,
-        cycleId: request.cycle_id,
-        usesOfCaller: Option.map(callerId, (userId) => (promoId: number) => invoices.promoUsesOf(userId, promoId))
-      })
-
-    return { place, owned, cancel, paymentLink, quotePromo } as const
+    return { place, owned, cancel, paymentLink } as const
   }),
   dependencies: [Catalog.Default, Invoices.Default, Services.Default, TrialClaims.Default, Users.Default, GatewaysLive, Webhooks.Default]
 }) {}

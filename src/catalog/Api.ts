@@ -11,7 +11,7 @@ import { Ok } from "../http/Envelope.ts"
 import { errorEnvelope } from "../http/Errors.ts"
 import { Body, boolean, IdParam, integer, label, oneOf, string } from "../platform/Fields.ts"
 import { PromoValidateRateLimit } from "../http/RateLimit.ts"
-import { DiscountType, Plan, PromoCode, PromoInvalid, PromoValidation, PublicCycle, PublicPlan, QUOTA_ACTIONS, USAGE_RESETS } from "./Domain.ts"
+import { Plan, PromoCode, PromoInvalid, PromoValidation, PublicCycle, PublicPlan, QUOTA_ACTIONS, USAGE_RESETS } from "./Domain.ts"
 import { parseCents } from "./Money.ts"
 
 // ---- resources -----------------------------------------------------------------------

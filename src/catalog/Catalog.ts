@@ -5,7 +5,7 @@ import { ValidationError } from "../platform/Errors.ts"
 import { catalogChanged } from "./CatalogChanges.ts"
 import { CatalogCache, type Snapshot } from "./CatalogCache.ts"
 import { CatalogRepo, type NewPromo, type PlanChanges } from "./CatalogRepo.ts"
-import { type Cycle, INVALID_CYCLE, INVALID_PLAN, type Plan, type PromoCode, PromoInvalid, PromoValidation, type UsageReset } from "./Domain.ts"
+import { type Cycle, INVALID_CYCLE, INVALID_PLAN, type Plan, PromoInvalid, PromoValidation, type UsageReset } from "./Domain.ts"
 import { applyDiscount, formatCents, toCents } from "./Money.ts"
 import { withQuotaAction } from "./PlanRules.ts"
 

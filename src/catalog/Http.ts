@@ -4,16 +4,16 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import { Api } from "../Api.ts"
-import { Orders } from "../billing/Orders.ts"
 import { BearerTokens, requestPrincipal } from "../http/Auth.ts"
 import { orNotFound } from "../http/Errors.ts"
 import { Catalog } from "./Catalog.ts"
+import { PromoUses } from "./PromoUses.ts"
 
 const CatalogHandlers = HttpApiBuilder.group(Api, "catalog", (handlers) =>
   Effect.gen(function*() {
     const catalog = yield* Catalog
     const tokens = yield* BearerTokens
-    const orders = yield* Orders
+    const promoUses = yield* PromoUses
     return handlers
       // the encoded envelope from memory; the success schema stays declared for OpenAPI
       .handle("listPlans", () =>
@@ -27,9 +27,16 @@ const CatalogHandlers = HttpApiBuilder.group(Api, "catalog", (handlers) =>
         Effect.flatMap(Effect.flatMap(catalog.activePlan(path.plan), orNotFound), (plan) => catalog.cyclesOf(plan.id)))
       .handle("getCycle", ({ path }) =>
         Effect.map(Effect.flatMap(catalog.activeCycle(path.cycle), orNotFound), ({ cycle, plan }) => ({ ...cycle, plan })))
-      // the caller, when a live token comes along: their own uses of the code count ([D33] rev. 2)
+      // [D33]: the caller, when a live token comes along: their own pending and paid invoices
+      // count against the code's per-user limit (rev. 2); an anonymous one meets only the overall ones
       .handle("validatePromo", ({ payload }) =>
-        Effect.flatMap(requestPrincipal(tokens), (caller) => orders.quotePromo(Option.map(caller, (user) => user.userId), payload)))
+        Effect.flatMap(requestPrincipal(tokens), (caller) =>
+          catalog.quotePromo({
+            code: payload.code,
+            planId: payload.plan_id,
+            cycleId: payload.cycle_id,
+            usesOfCaller: Option.map(caller, (user) => (promoId: number) => promoUses.of(user.userId, promoId))
+          })))
   }))
 
 const CatalogAdminHandlers = HttpApiBuilder.group(Api, "catalogAdmin", (handlers) =>
@@ -60,6 +67,7 @@ const CatalogAdminHandlers = HttpApiBuilder.group(Api, "catalogAdmin", (handlers
         }))
   }))
 
+/** the catalogue's handlers; its `PromoUses` port is provided by billing through `DomainLive` */
 export const CatalogHttpLive = Layer.mergeAll(CatalogHandlers, CatalogAdminHandlers).pipe(
-  Layer.provide(Layer.mergeAll(Catalog.Default, Orders.Default))
+  Layer.provide(Catalog.Default)
 )

@@ -2,6 +2,7 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import { RecipientsLive } from "../accounts/Contacts.ts"
 import { Passwords } from "../accounts/Passwords.ts"
 import { Users } from "../accounts/Users.ts"
 import { Invoices } from "../billing/Invoices.ts"
@@ -229,7 +230,7 @@ export const seedDemo = seed.pipe(
       Usage.Default,
       Tickets.Default.pipe(Layer.provide(NoMail)),
       Devices.Default
-    )
+    ).pipe(Layer.provide(RecipientsLive))
   ),
   Effect.orDie
 )

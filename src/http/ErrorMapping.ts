@@ -99,7 +99,9 @@ export const diagnoseDecodeError = (shapes: ReadonlyArray<RouteShape>, error: Ht
       const match = route.pattern.exec(path)!
       const params: Record<string, string> = {}
       try {
-        route.params.forEach((name, i) => (params[name] = decodeURIComponent(match[i + 1]!)))
+        route.params.forEach((name, i) => {
+          params[name] = decodeURIComponent(match[i + 1]!)
+        })
       } catch {
         return undefined
       }

@@ -95,19 +95,23 @@ const contentTypes = (response: unknown): ReadonlyArray<string> =>
  * that a client sending a newer field is not called invalid.
  */
 const allowUnknownFields = (schema: unknown, components: Json, seen: Set<string>): void => {
-  if (Array.isArray(schema)) return schema.forEach((s) => allowUnknownFields(s, components, seen))
+  if (Array.isArray(schema)) {
+    for (const s of schema) allowUnknownFields(s, components, seen)
+    return
+  }
   if (!isObject(schema)) return
   const ref = schema["$ref"]
   if (typeof ref === "string" && ref.startsWith("#/components/schemas/")) {
     const name = ref.slice("#/components/schemas/".length)
     if (seen.has(name)) return
     seen.add(name)
-    return allowUnknownFields(components[name], components, seen)
+    allowUnknownFields(components[name], components, seen)
+    return
   }
   if (schema["additionalProperties"] === false) schema["additionalProperties"] = true
   for (const key of ["properties", "items", "anyOf", "oneOf", "allOf"]) {
     const inner = schema[key]
-    if (key === "properties" && isObject(inner)) Object.values(inner).forEach((s) => allowUnknownFields(s, components, seen))
+    if (key === "properties" && isObject(inner)) for (const s of Object.values(inner)) allowUnknownFields(s, components, seen)
     else allowUnknownFields(inner, components, seen)
   }
 }

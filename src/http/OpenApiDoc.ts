@@ -30,7 +30,10 @@ export const dropFrameworkDefaults = (spec: Json): Json => {
  * many schemas, which strict validators refuse. The schema stays; the id goes.
  */
 const dropGeneratedIds = (value: unknown): void => {
-  if (Array.isArray(value)) return value.forEach(dropGeneratedIds)
+  if (Array.isArray(value)) {
+    for (const v of value) dropGeneratedIds(v)
+    return
+  }
   if (!isObject(value)) return
   if (typeof value["$id"] === "string" && value["$id"].startsWith("/schemas/")) delete value["$id"]
   Object.values(value).forEach(dropGeneratedIds)

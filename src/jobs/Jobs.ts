@@ -5,6 +5,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
+import { RecipientsLive } from "../accounts/Contacts.ts"
 import { Invoices } from "../billing/Invoices.ts"
 import { MailTokens } from "../accounts/MailTokens.ts"
 import { Catalog } from "../catalog/Catalog.ts"
@@ -240,6 +241,7 @@ const recordedRun = Effect.gen(function*() {
 
 /** the rooms the jobs call */
 const JobsRooms = Layer.mergeAll(Services.Default, Invoices.Default, Catalog.Default, MailTokens.Default, OutboxSender.Default, Notifications.Default, Webhooks.Default)
+  .pipe(Layer.provideMerge(RecipientsLive))
 
 /** One run on layers of its own (the CLI's `jobs run-once`, tests). */
 export const runJobsOnce = recordedRun.pipe(Effect.provide(JobsRooms))

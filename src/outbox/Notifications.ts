@@ -1,9 +1,9 @@
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import { Contacts } from "../accounts/Contacts.ts"
 import { AppConfig } from "../platform/Config.ts"
 import { NoticeMetrics } from "./NoticeMetrics.ts"
 import { Outbox } from "./Outbox.ts"
+import { Recipients } from "./Recipients.ts"
 import { type NotificationKind, render, renderSecurity, type SecurityKind, type View } from "./Templates.ts"
 
 /**
@@ -11,11 +11,11 @@ import { type NotificationKind, render, renderSecurity, type SecurityKind, type 
  * written to the outbox in the caller's transaction, at most once per occasion (`dedupeKey`, e.g.
  * `expiry-3d:<service>:<expires_at>`). `security` writes the security mail of [D96] that has a
  * template here (a sign-in with a second factor, an API key created): always sent, whatever the
- * setting.
+ * setting. Who to write to comes through the `Recipients` port (accounts provides it).
  */
 export class Notifications extends Effect.Service<Notifications>()("outbox/Notifications", {
   effect: Effect.gen(function*() {
-    const contacts = yield* Contacts
+    const contacts = yield* Recipients
     const outbox = yield* Outbox
     const config = yield* AppConfig
     const noticeMetrics = yield* NoticeMetrics
@@ -89,5 +89,5 @@ export class Notifications extends Effect.Service<Notifications>()("outbox/Notif
 
     return { notify, notifyMany, security, wake: outbox.wake } as const
   }),
-  dependencies: [Contacts.Default, Outbox.Default, NoticeMetrics.Default]
+  dependencies: [Outbox.Default, NoticeMetrics.Default]
 }) {}

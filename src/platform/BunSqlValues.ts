@@ -9,7 +9,6 @@ import type { SQL } from "bun"
 
 /** per statement text: the 0-based indexes of parameters cast to json/jsonb (`$2::jsonb`) */
 const jsonParamsByText = new Map<string, ReadonlyArray<number>>()
-const noIndexes: ReadonlyArray<number> = []
 const JSON_CAST = /\$(\d+)::jsonb?\b/g
 
 const jsonParams = (text: string): ReadonlyArray<number> => {

@@ -74,6 +74,7 @@ const hostName = (domain: string): boolean => {
  */
 export const email = (field = "email") =>
   Schema.String.annotations({ message: () => `The ${label(field)} field must be a string.` }).pipe(
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: the range is "any non-ASCII character"
     Schema.filter((s) => !/[^\x00-\x7f]/.test(s), { message: () => `The ${label(field)} field must be a valid email address.` }),
     Schema.transform(Schema.String, { strict: true, decode: (s) => s.trim().toLowerCase(), encode: (s) => s }),
     Schema.filter((s) => !s.includes("\u0000"), { message: nulMessage(field) }),

@@ -48,3 +48,11 @@ export const makePage = <A>(options: {
     }
   }
 }
+
+/** `page`: an integer of at least 1 ([D36]). */
+export const PageParam = Schema.String.pipe(
+  Schema.filter((s) => /^-?[0-9]+$/.test(s), { message: () => "The page field must be an integer." }),
+  Schema.filter((s) => Number(s) >= 1, { message: () => "The page field must be at least 1." }),
+  Schema.filter((s) => Number(s) <= 2_147_483_647, { message: () => "The page field must not be greater than 2147483647." }),
+  Schema.transform(Schema.Number, { strict: true, decode: Number, encode: String })
+).annotations({ jsonSchema: { type: "integer", minimum: 1, maximum: 2_147_483_647 } })

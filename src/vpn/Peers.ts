@@ -21,7 +21,6 @@ const PeerRow = Schema.Struct({
   address: Schema.String
 })
 const StoredPeer = Schema.Struct({ ...PeerRow.fields, address6: Schema.NullOr(Schema.String) })
-type PeerRow = typeof PeerRow.Type
 
 /** The device a peer belongs to ([D90]). */
 export interface Device {

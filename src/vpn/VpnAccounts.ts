@@ -1,7 +1,9 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as SqlSchema from "@effect/sql/SqlSchema"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
+import { VpnAccessControl } from "../accounts/VpnAccessControl.ts"
 import { Credentials } from "./Credentials.ts"
 import { Peers } from "./Peers.ts"
 
@@ -37,3 +39,8 @@ export class VpnAccounts extends Effect.Service<VpnAccounts>()("vpn/VpnAccounts"
   }),
   dependencies: [Peers.Default, Credentials.Default]
 }) {}
+
+/** The accounts room's `VpnAccessControl` port, provided by this room. */
+export const VpnAccessControlLive = Layer.effect(VpnAccessControl, Effect.map(VpnAccounts, (accounts) => VpnAccessControl.of(accounts))).pipe(
+  Layer.provide(VpnAccounts.Default)
+)

@@ -45,7 +45,7 @@ const postOnce = async (rawUrl: string, body: string, headers: Record<string, st
   if (shape !== undefined) return { statusCode: null, latencyMs: 0, error: shape }
   const url = new URL(rawUrl)
   const host = bareHost(url)
-  let addresses
+  let addresses: Awaited<ReturnType<typeof resolveHost>>
   try {
     addresses = await resolveHost(host)
   } catch (error) {

@@ -150,7 +150,7 @@ export interface Reply {
   readonly status: number
   readonly ms: number
   readonly headers: Headers
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  // biome-ignore lint/suspicious/noExplicitAny: a response body the tests read field by field
   readonly body: any
   readonly text: string
 }

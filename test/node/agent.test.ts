@@ -16,8 +16,7 @@ import {
   initialState,
   runAgent
 } from "../../src/node/Agent.ts"
-import type { NodeClient } from "../../src/node/NodeClient.ts"
-import { parseDump, type Wg } from "../../src/node/Wg.ts"
+import { parseDump } from "../../src/node/Wg.ts"
 import { KeyGen } from "../../src/platform/KeyGen.ts"
 import { makeTestApp, type TestApp } from "../support/app.ts"
 import { makePlan, makeServer, makeService } from "../vpn/fixtures.ts"

@@ -49,7 +49,7 @@ export interface TestResponse {
   readonly status: number
   readonly headers: Headers
   readonly text: string
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  // biome-ignore lint/suspicious/noExplicitAny: a response body the tests read field by field
   readonly body: any
 }
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test"
 import { Effect } from "effect"
-import { Usage } from "../../src/vpn/Usage.ts"
+import { UsageRows } from "../../src/vpn/UsageRows.ts"
 import { makeTestApp, type TestApp } from "../support/app.ts"
 import { makePlan, makeServer, makeService } from "./fixtures.ts"
 
@@ -19,7 +19,7 @@ const period = () => `${app.clock.get().toISOString().slice(0, 7)}-01`
 
 /** a total written through the room's repository, unchecked (as an operator's fix-up might) */
 const addDirectly = (serviceId: number, rx: number, tx: number, month = period()) =>
-  app.run(Effect.flatMap(Usage, (usage) => usage.add(serviceId, month, rx, tx)).pipe(Effect.provide(Usage.Default)))
+  app.run(Effect.flatMap(UsageRows, (rows) => rows.add(serviceId, month, rx, tx)).pipe(Effect.provide(UsageRows.Default)))
 
 const stored = async (serviceId: number) => {
   const rows = await app.sql<{ rx: string; tx: string }>`

@@ -1,0 +1,21 @@
+import * as Context from "effect/Context"
+import type * as Effect from "effect/Effect"
+import type * as Option from "effect/Option"
+
+/** How to reach a user: name, address and whether they want notices (on when never set). */
+export interface Recipient {
+  readonly userId: number
+  readonly name: string
+  readonly email: string
+  readonly emailNotifications: boolean
+}
+
+/**
+ * Who the notifications of [D96] go to. A port: the outbox declares it, accounts (which owns the
+ * users and their settings) provides it (`accounts/Contacts.ts`), as `http/Auth`'s `BearerTokens`.
+ */
+export class Recipients extends Context.Tag("outbox/Recipients")<Recipients, {
+  readonly find: (userId: number) => Effect.Effect<Option.Option<Recipient>>
+  /** many users at once (the jobs' notices), by user id */
+  readonly findMany: (userIds: ReadonlyArray<number>) => Effect.Effect<ReadonlyMap<number, Recipient>>
+}>() {}
