@@ -3,6 +3,8 @@
 set -euo pipefail
 BIN=$(realpath "${1:-dist/vpn-api}")
 HERE=$(cd "$(dirname "$0")" && pwd)
+# the binary runs in a process group of its own, stopped as a group (issue 23, item 16)
+. "$HERE/lib/process-group.sh"
 
 probe() { # $1 port, $2 log
   for _ in $(seq 1 60); do
@@ -18,16 +20,16 @@ run_on() { # $1 label, then env assignments
   local label=$1; shift
   local port=$((20000 + RANDOM % 20000)) log data
   log=$(mktemp) data=$(mktemp -d)
-  env "$@" PORT=$port DATA_DIR="$data" "$BIN" >"$log" 2>&1 &
-  local pid=$!
+  start_group env "$@" PORT=$port DATA_DIR="$data" "$BIN" >"$log" 2>&1
+  local group=$GROUP
   echo "binary on $label (port $port)"
   local ok=0
   probe "$port" "$log" || ok=1
-  kill -TERM "$pid" 2>/dev/null || true
-  wait "$pid" 2>/dev/null || true
+  stop_group "$group" || ok=1
+  port_closed "$port" || { echo "port $port still answers after the binary's stop"; ok=1; }
   rm -rf "$data" "$log"
   return $ok
 }
 
 run_on embedded
-"$HERE/with-postgres.sh" bash -c "$(declare -f probe run_on); BIN='$BIN'; run_on postgresql DATABASE_URL=\"\$PG_URL\" APP_KEY=$(head -c 32 /dev/urandom | base64)"
+"$HERE/with-postgres.sh" bash -c "$(declare -f probe run_on start_group stop_group group_alive port_closed); BIN='$BIN'; run_on postgresql DATABASE_URL=\"\$PG_URL\" APP_KEY=$(head -c 32 /dev/urandom | base64)"

@@ -39,12 +39,20 @@ WORK=$(mktemp -d /var/tmp/vpn-container.XXXXXX)
 NAME=vpn-api-check-$$
 IMAGE=localhost/vpn-api:check-$$
 
+# the compose project's containers too, should the script stop half-way through its check
+# (issue 23, item 16: a CI step leaves nothing running)
+COMPOSE_PROJECT=vpnapicheck$$
 cleanup() {
   "${PODMAN[@]}" rm -f "$NAME" >/dev/null 2>&1 || true
+  local leftovers
+  leftovers=$("${PODMAN[@]}" ps -aq --filter "name=^${COMPOSE_PROJECT}_" 2>/dev/null || true)
+  [ -z "$leftovers" ] || "${PODMAN[@]}" rm -f $leftovers >/dev/null 2>&1 || true
   "${PODMAN[@]}" rmi -f "$IMAGE" >/dev/null 2>&1 || true
   rm -rf "$WORK"
 }
 trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 
 make_bases() {
   if "${PODMAN[@]}" image exists "$DEBIAN_BASE" && "${PODMAN[@]}" image exists "$NODE_BASE"; then
@@ -133,7 +141,7 @@ compose_check() {
     command -v apt-get >/dev/null && (DEBIAN_FRONTEND=noninteractive timeout 600 apt-get install -y -qq podman-compose >/dev/null 2>&1) || true; }
   command -v podman-compose >/dev/null || { step "compose check skipped: podman-compose cannot be installed here"; return 0; }
   make_postgres_base
-  local project=vpnapicheck$$
+  local project=$COMPOSE_PROJECT
   # the image just built stands for compose's `build: .` (podman-compose builds only a missing image)
   "${PODMAN[@]}" tag "$IMAGE" "localhost/${project}_api:latest"
   cat >"$WORK/containers.conf" <<CONF

@@ -57,7 +57,8 @@ stop_all() {
   for pid in "$@"; do kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || true; done
   for _ in $(seq 1 50); do
     alive=0
-    for pid in "$@"; do kill -0 "$pid" 2>/dev/null && alive=1; done
+    # the group, not only its leader: a leader gone first leaves its children running
+    for pid in "$@"; do { kill -0 -- "-$pid" 2>/dev/null || kill -0 "$pid" 2>/dev/null; } && alive=1; done
     [ $alive = 0 ] && return 0
     sleep 0.1
   done
@@ -74,6 +75,8 @@ cleanup() {
   rm -rf "$WORK"
 }
 trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 in_s() { ip netns exec "$NS_S" "$@"; }
 
 # ---- the network --------------------------------------------------------------------------------

@@ -20,6 +20,9 @@ cleanup() {
   rm -rf "$DIR"
 }
 trap cleanup EXIT
+# a SIGINT or SIGTERM to this script runs the cleanup too: the cluster never outlives it
+trap 'exit 130' INT
+trap 'exit 143' TERM
 as_pg "$PGBIN/initdb" -D "$DIR/data" -U postgres --auth=trust -E UTF8 >/dev/null
 as_pg "$PGBIN/pg_ctl" -D "$DIR/data" -l "$DIR/log" -w \
   -o "-p $PORT -k $DIR -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200" start >/dev/null

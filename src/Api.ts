@@ -13,6 +13,8 @@ import { API_DESCRIPTION, documentTransform } from "./http/OpenApiDoc.ts"
 import { AccountsAdminApi, AccountsApi, AccountsPagesApi } from "./accounts/Api.ts"
 import { AuditAdminApi, AuditApi } from "./audit/Api.ts"
 import { BillingAdminApi, BillingApi, BillingPagesApi } from "./billing/Api.ts"
+import { BillingDocumentsApi } from "./billing/documents/Api.ts"
+import { BillingGatewaysApi } from "./billing/gateways/Api.ts"
 import { ServicesAdminApi, ServicesApi } from "./services/Api.ts"
 import { CatalogAdminApi, CatalogApi } from "./catalog/Api.ts"
 import { SupportAdminApi, SupportApi } from "./support/Api.ts"
@@ -32,6 +34,8 @@ export class Api extends HttpApi.make("vpn")
   .add(ServicesAdminApi)
   .add(BillingApi)
   .add(BillingAdminApi)
+  .add(BillingGatewaysApi)
+  .add(BillingDocumentsApi)
   .add(VpnApi)
   .add(NodeApi)
   .add(VpnAdminApi)

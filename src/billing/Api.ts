@@ -23,7 +23,9 @@ export const PaymentUrl = Schema.Struct({ url: Schema.String, gateway: Schema.St
 export const OrderPayload = Body({
   plan_id: integer("plan_id", ANY_INT),
   cycle_id: integer("cycle_id", ANY_INT),
-  promo_code: Schema.optional(Schema.NullOr(string("promo_code", { max: 64 })))
+  promo_code: Schema.optional(Schema.NullOr(string("promo_code", { max: 64 }))),
+  /** [D112]: a name of `GET /v1/payment-gateways`; absent: DEFAULT_GATEWAY, else `manual` */
+  gateway: Schema.optional(Schema.NullOr(string("gateway", { max: 64 }).annotations({ jsonSchema: { type: "string", minLength: 1, pattern: "\\S", maxLength: 64, examples: ["manual"] } })))
 })
 
 /** The caller's invoices and orders; the payment webhook ([D35]-[D40]). */
@@ -46,7 +48,7 @@ export class BillingApi extends HttpApiGroup.make("billing")
   )
   .add(
     HttpApiEndpoint.get("paymentUrl", "/invoices/:invoice/payment-url")
-      .annotateContext(describe("Get a payment link", "A link where the invoice can be paid, with its expiry. A paid or cancelled invoice is 422 `Invoice is not payable.`."))
+      .annotateContext(describe("Get a payment link", "A link where the invoice can be paid, with its expiry: the `manual` gateway's signed pay page, or a Stripe Checkout page (the same one while it is open). A paid or cancelled invoice is 422 `Invoice is not payable.`."))
       .setPath(Schema.Struct({ invoice: UuidParam }))
       .addSuccess(Ok(PaymentUrl, { identifier: "PaymentUrlResponse" }))
       .addError(NotPayableResponse)
@@ -61,7 +63,7 @@ export class BillingApi extends HttpApiGroup.make("billing")
   )
   .add(
     HttpApiEndpoint.post("placeOrder", "/orders")
-      .annotateContext(describe("Order a plan", "Creates a pending invoice (201) for a plan and cycle, with an optional promo code. When it is paid the service starts, or the current service on that plan is extended."))
+      .annotateContext(describe("Order a plan", "Creates a pending invoice (201) for a plan and cycle, with an optional promo code and an optional `gateway` (a name from `GET /v1/payment-gateways`; default: the deployment's default, else `manual`; another is 422 `errors.gateway`). When it is paid the service starts, or the current service on that plan is extended."))
       .setPayload(OrderPayload)
       .addSuccess(Ok(InvoiceDetail, { identifier: "OrderPlaced", status: 201 }))
       .addError(PromoInvalidResponse)

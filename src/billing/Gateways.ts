@@ -5,18 +5,12 @@ import * as Option from "effect/Option"
 import { AppClock } from "../platform/Clock.ts"
 import { AppConfig } from "../platform/Config.ts"
 import { AppKey, constantTimeEqual } from "../platform/Crypto.ts"
+import { ValidationError } from "../platform/Errors.ts"
+import type { PaymentGateway } from "./gateways/Gateway.ts"
+import { StripeGateway } from "./gateways/Stripe.ts"
 
-/** Where the payer goes to pay one invoice, and until when the link works. */
-export interface PaymentLink {
-  readonly url: string
-  readonly expiresAt: Date
-}
-
-/** One payment provider ([D37]). Its webhook arrives at `/v1/webhooks/payments/{name}` ([D40]). */
-export interface PaymentGateway {
-  readonly name: string
-  readonly paymentLink: (invoice: { readonly uuid: string }) => Effect.Effect<PaymentLink>
-}
+export type { PaymentGateway, PaymentLink, RefundRequest } from "./gateways/Gateway.ts"
+export { GatewayRefundFailed } from "./gateways/Gateway.ts"
 
 /** What a `/pay/{uuid}` link of the manual gateway is worth. */
 export type LinkCheck = "valid" | "invalid" | "expired"
@@ -44,6 +38,8 @@ export class ManualGateway extends Context.Tag("billing/ManualGateway")<ManualGa
       const signatureOf = (uuid: string, expires: number) => appKey.sign(`${uuid}.${expires}`)
       return {
         name: "manual",
+        // [D110]: no `refund`: an operator's transfer is not something we can reverse
+        displayName: "Bank transfer",
         paymentLink: (invoice) =>
           Effect.map(clock.now, (now) => {
             const expires = Math.floor(now.getTime() / 1000) + PAY_LINK_SECONDS
@@ -65,21 +61,43 @@ export class ManualGateway extends Context.Tag("billing/ManualGateway")<ManualGa
   )
 }
 
+/** [D112]: what `POST /v1/orders` (and a plan change) answers for an unknown or disabled gateway */
+export const invalidGateway = () => ValidationError.field("gateway", "The selected gateway is invalid.")
+
 /**
  * The payment providers behind one interface ([D37]): each provider is its own layer, and this
- * registry lists the ones the deployment serves. A real provider adds its layer and its entry.
+ * registry lists the ones the deployment serves ([D112]: `manual` always, `stripe` when its keys
+ * are set). Other rooms resolve a gateway by name here, and refund through it ([D110]).
  */
 export class PaymentGateways extends Context.Tag("billing/PaymentGateways")<PaymentGateways, {
   readonly get: (name: string) => Option.Option<PaymentGateway>
+  /** the enabled gateways, in the order a payer sees them */
+  readonly list: ReadonlyArray<PaymentGateway>
+  /** the named gateway, or the default (DEFAULT_GATEWAY, else `manual`); unknown or disabled: 422 `errors.gateway` */
+  readonly resolve: (name: string | null | undefined) => Effect.Effect<PaymentGateway, ValidationError>
 }>() {
-  static readonly fromList = (gateways: ReadonlyArray<PaymentGateway>) => {
+  static readonly fromList = (gateways: ReadonlyArray<PaymentGateway>, defaultName = "manual") => {
     const byName = new Map(gateways.map((g) => [g.name, g] as const))
-    return PaymentGateways.of({ get: (name) => Option.fromNullable(byName.get(name)) })
+    const get = (name: string) => Option.fromNullable(byName.get(name))
+    return PaymentGateways.of({
+      get,
+      list: gateways,
+      resolve: (name) =>
+        Option.match(get(name ?? defaultName), { onNone: () => Effect.fail(invalidGateway()), onSome: Effect.succeed })
+    })
   }
 
-  /** The built-in gateways: `manual`. */
-  static readonly Live = Layer.effect(PaymentGateways, Effect.map(ManualGateway, (manual) => PaymentGateways.fromList([manual])))
+  /** `manual`, and `stripe` when configured */
+  static readonly Live = Layer.effect(
+    PaymentGateways,
+    Effect.gen(function*() {
+      const config = yield* AppConfig
+      const manual = yield* ManualGateway
+      const stripe = yield* StripeGateway
+      return PaymentGateways.fromList([manual, ...Option.toArray(stripe)], config.defaultGateway ?? "manual")
+    })
+  )
 }
 
 /** The registry with the built-in gateways under it. */
-export const GatewaysLive = PaymentGateways.Live.pipe(Layer.provideMerge(ManualGateway.Live))
+export const GatewaysLive = PaymentGateways.Live.pipe(Layer.provideMerge(Layer.merge(ManualGateway.Live, StripeGateway.Live)))

@@ -14,6 +14,8 @@ import { Invoices } from "./Invoices.ts"
 import { AdminInvoices, Orders } from "./Orders.ts"
 import { Webhooks } from "./Webhooks.ts"
 import { payPage } from "./Pages.ts"
+import { BillingDocumentsHttpLive } from "./documents/Http.ts"
+import { BillingGatewaysHttpLive } from "./gateways/Http.ts"
 
 
 const noStore = HttpApp.appendPreResponseHandler((_request, response) =>
@@ -45,7 +47,8 @@ const BillingHandlers = HttpApiBuilder.group(Api, "billing", (handlers) =>
           orders.place(user.userId, {
             planId: payload.plan_id,
             cycleId: payload.cycle_id,
-            promoCode: Option.fromNullable(payload.promo_code)
+            promoCode: Option.fromNullable(payload.promo_code),
+            gateway: payload.gateway
           })))
       // the signature covers the raw body: the service checks it before parsing ([D40])
       .handle("paymentWebhook", ({ path }) =>
@@ -79,6 +82,6 @@ const BillingPagesHandlers = HttpApiBuilder.group(Api, "billingPages", (handlers
       Effect.map(invoices.linkedByManualGateway(path.invoice, urlParams, manual), payPage))
   }))
 
-export const BillingHttpLive = Layer.mergeAll(BillingHandlers, BillingAdminHandlers, BillingPagesHandlers).pipe(
+export const BillingHttpLive = Layer.mergeAll(BillingHandlers, BillingAdminHandlers, BillingPagesHandlers, BillingGatewaysHttpLive, BillingDocumentsHttpLive).pipe(
   Layer.provide(Layer.mergeAll(Invoices.Default, Orders.Default, AdminInvoices.Default, Webhooks.Default, GatewaysLive))
 )

@@ -26,6 +26,8 @@ export interface NewInvoice {
   readonly promoCode: string | null
   readonly promoId: number | null
   readonly dueDate: Date
+  /** [D112]: the gateway chosen at the order; none: `manual` */
+  readonly gateway?: string
 }
 
 /** A renewal invoice of [D80]: one per service and expiry. */
@@ -167,7 +169,7 @@ export class Invoices extends Effect.Service<Invoices>()("billing/Invoices", {
             insert into invoices (user_id, service_id, plan_id, cycle_id, amount, discount, currency, status, gateway,
                                   promo_code, promo_code_id, due_date, created_at)
             values (${invoice.userId}, ${invoice.serviceId}, ${invoice.planId}, ${invoice.cycleId}, ${invoice.amount},
-                    ${invoice.discount}, ${invoice.currency}, ${invoice.status}, 'manual', ${invoice.promoCode},
+                    ${invoice.discount}, ${invoice.currency}, ${invoice.status}, ${invoice.gateway ?? "manual"}, ${invoice.promoCode},
                     ${invoice.promoId}, ${invoice.dueDate}, ${now})
             returning ${columns}`
         })(undefined)).pipe(
@@ -184,9 +186,11 @@ export class Invoices extends Effect.Service<Invoices>()("billing/Invoices", {
         execute: () => sql`update invoices set status = 'cancelled' where id = ${id} and status = 'pending' returning ${columns}`
       })(undefined).pipe(Effect.orDie)
 
-    const markPaid = (id: number, transactionId: string | null, serviceId: number | null, now: Date) =>
+    /** [D113]: the period the payment bought is kept for the invoice's document */
+    const markPaid = (id: number, transactionId: string | null, serviceId: number | null, now: Date, period: { readonly from: Date; readonly to: Date } | null = null) =>
       sql`update invoices set status = 'paid', paid_at = ${now}, transaction_id = ${transactionId},
-            service_id = coalesce(${serviceId}, service_id) where id = ${id}`.pipe(Effect.asVoid)
+            service_id = coalesce(${serviceId}, service_id),
+            period_start = ${period?.from ?? null}, period_end = ${period?.to ?? null} where id = ${id}`.pipe(Effect.asVoid)
 
     /** which invoice a gateway's transaction paid, if any */
     const paymentOf = (transactionId: string) =>
@@ -219,6 +223,8 @@ export class Invoices extends Effect.Service<Invoices>()("billing/Invoices", {
      * renewal_of_expiry) index makes a second run a no-op); an invoice already waiting for the
      * service (a trial's order) is its renewal. Returns the invoices created (their notices, [D96]).
      */
+    const stripeEnabled = Option.isSome(config.stripe ?? Option.none())
+    const defaultGateway = config.defaultGateway ?? "manual"
     const insertRenewals = (renewals: ReadonlyArray<NewRenewal>) =>
       renewals.length === 0 ? Effect.succeed<ReadonlyArray<CreatedRenewal>>([]) : Effect.flatMap(clock.now, (now) =>
         SqlSchema.findAll({
@@ -227,7 +233,12 @@ export class Invoices extends Effect.Service<Invoices>()("billing/Invoices", {
           execute: () => sql`
             insert into invoices (user_id, service_id, plan_id, cycle_id, amount, discount, currency, status, gateway,
                                   renewal_of_expiry, due_date, created_at)
-            select r.user_id, r.service_id, r.plan_id, r.cycle_id, r.amount, 0, r.currency, 'pending', 'manual',
+            select r.user_id, r.service_id, r.plan_id, r.cycle_id, r.amount, 0, r.currency, 'pending',
+                   -- [D112]: renewed through the gateway the service was last paid by, while it is enabled
+                   coalesce((select p.gateway from invoices p
+                             where p.service_id = r.service_id and p.status = 'paid'
+                               and (p.gateway = 'manual' or (p.gateway = 'stripe' and ${stripeEnabled}))
+                             order by p.paid_at desc, p.id desc limit 1), ${defaultGateway}),
                    r.expires_at, r.expires_at, ${now}
             from jsonb_to_recordset(${JSON.stringify(renewals.map((r) => ({
               user_id: r.userId, service_id: r.serviceId, plan_id: r.planId, cycle_id: r.cycleId,

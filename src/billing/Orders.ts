@@ -22,6 +22,8 @@ export interface OrderRequest {
   readonly planId: number
   readonly cycleId: number
   readonly promoCode: Option.Option<string>
+  /** [D112]: the gateway to pay through; none: DEFAULT_GATEWAY, else `manual` */
+  readonly gateway?: string | null | undefined
 }
 
 /** The caller's orders ([D35]) and cancellations ([D33] rev. 2). */
@@ -43,7 +45,7 @@ export class Orders extends Effect.Service<Orders>()("billing/Orders", {
      * active service at once until the trial's end, when the invoice is due.
      */
     const place = (userId: number, order: OrderRequest) =>
-      sql.withTransaction(Effect.gen(function*() {
+      Effect.flatMap(gateways.resolve(order.gateway), (gateway) => sql.withTransaction(Effect.gen(function*() {
         // one order of a user at a time: two first orders at once cannot both start a trial
         const user = yield* Effect.flatMap(users.lock(userId), Option.match({ onNone: () => Effect.fail(new NotFound()), onSome: Effect.succeed }))
         const priced = yield* catalog.priceOrder({
@@ -68,9 +70,10 @@ export class Orders extends Effect.Service<Orders>()("billing/Orders", {
           status: "pending",
           promoCode: Option.getOrNull(Option.map(priced.promo, (p) => p.code)),
           promoId: Option.getOrNull(Option.map(priced.promo, (p) => p.id)),
-          dueDate: Option.getOrElse(Option.map(trial, (t) => t.expiresAt), () => new Date(now.getTime() + DUE_MS))
+          dueDate: Option.getOrElse(Option.map(trial, (t) => t.expiresAt), () => new Date(now.getTime() + DUE_MS)),
+          gateway: gateway.name
         })
-      })).pipe(
+      }))).pipe(
         Effect.catchTag("SqlError", Effect.die),
         // [D101]: the invoice's (and a trial's) events go out now that they committed
         Effect.tap(() => webhooks.wake),

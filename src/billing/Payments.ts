@@ -58,7 +58,7 @@ export class Payments extends Effect.Service<Payments>()("billing/Payments", {
         const period = user_id === null
           ? null
           : yield* services.activatePeriod({ serviceId: service_id, userId: user_id, planId: plan_id, cycleId: cycle_id })
-        yield* invoices.markPaid(id, options.transactionId, period?.serviceId ?? null, now)
+        yield* invoices.markPaid(id, options.transactionId, period?.serviceId ?? null, now, period)
         // [D101]: with the payment, in its transaction
         yield* webhooks.emit("invoice.paid", invoiceEvent({
           ...invoice.value,

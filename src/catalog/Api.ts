@@ -179,7 +179,7 @@ export const PlanListResponse = Ok(Schema.Array(PublicPlan), { identifier: "Plan
 export class CatalogApi extends HttpApiGroup.make("catalog")
   .annotate(OpenApi.Description, "Plans, billing cycles and promo codes.")
   .add(HttpApiEndpoint.get("listPlans", "/plans")
-      .annotateContext(describe("List plans", "The active plans with their billing cycles and limits (bandwidth, devices, speed). No credential."))
+      .annotateContext(describe("List plans", "The active plans with their limits (bandwidth, devices, speed); a plan's billing cycles are at `GET /v1/plans/{plan}/cycles`. No credential."))
     .addSuccess(PlanListResponse))
   .add(HttpApiEndpoint.get("getPlan", "/plans/:plan")
       .annotateContext(describe("Get a plan", "One active plan with its cycles. An inactive or unknown plan is 404."))

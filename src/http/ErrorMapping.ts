@@ -63,9 +63,27 @@ const routeShapes = <ApiId extends string, Groups extends HttpApiGroup.HttpApiGr
   return shapes
 }
 
+/**
+ * The router's longest path parameter (find-my-way-ts's default `maxParamLength`): a longer
+ * segment matches no route, so it is no id of any route and answers 404 ([D117]), not 405.
+ */
+const MAX_PARAM_LENGTH = 100
+
+const decoded = (segment: string) => {
+  try {
+    return decodeURIComponent(segment)
+  } catch {
+    return segment
+  }
+}
+
 /** Methods served on a path (for `Allow`), empty when the path is unknown. */
 const allowedMethods = (shapes: ReadonlyArray<RouteShape>, path: string): ReadonlyArray<string> => {
-  const methods = new Set(shapes.filter((r) => r.pattern.test(path)).map((r) => r.method))
+  const served = (r: RouteShape) => {
+    const match = r.pattern.exec(path)
+    return match !== null && match.slice(1).every((param) => decoded(param).length <= MAX_PARAM_LENGTH)
+  }
+  const methods = new Set(shapes.filter(served).map((r) => r.method))
   if (methods.has("GET")) methods.add("HEAD")
   return [...methods]
 }

@@ -2,6 +2,7 @@ import * as HttpApp from "@effect/platform/HttpApp"
 import * as HttpMiddleware from "@effect/platform/HttpMiddleware"
 import type { AppConfig } from "../platform/Config.ts"
 import type { RouteFigures } from "../platform/Metrics.ts"
+import { docsHeaders } from "./DocsHeaders.ts"
 import { type InFlight, track } from "./Drain.ts"
 import { requestLog } from "./RequestLog.ts"
 import { requestMetrics } from "./RequestMetrics.ts"
@@ -26,7 +27,7 @@ export const makeServeMiddleware = (options: {
     track(options.inFlight)(
       requestMetrics(options.figuresOf)(
         requestLog(config)(
-          cors(app)
+          cors(docsHeaders(app))
         )
       )
     )

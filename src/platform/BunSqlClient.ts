@@ -91,11 +91,31 @@ const ATTR_DB_NAMESPACE = "db.namespace"
 const ATTR_SERVER_ADDRESS = "server.address"
 const ATTR_SERVER_PORT = "server.port"
 
+/**
+ * The parts the URL names, passed as options too: Bun's SQL lets `PGDATABASE`, `PGPASSWORD`, ...
+ * override them ([D117]); the environment should only fill what the URL leaves out.
+ */
+const namedParts = (url: string) => {
+  try {
+    const parsed = new URL(url)
+    return {
+      ...(parsed.hostname !== "" ? { hostname: decodeURIComponent(parsed.hostname.replace(/^\[(.*)\]$/, "$1")) } : {}),
+      ...(parsed.port !== "" ? { port: Number(parsed.port) } : {}),
+      ...(parsed.username !== "" ? { username: decodeURIComponent(parsed.username) } : {}),
+      ...(parsed.password !== "" ? { password: decodeURIComponent(parsed.password) } : {}),
+      ...(parsed.pathname.length > 1 ? { database: decodeURIComponent(parsed.pathname.slice(1)) } : {})
+    }
+  } catch {
+    return {}
+  }
+}
+
 export const make = (config: BunSqlClientConfig): Effect.Effect<Client.SqlClient, SqlError, Scope.Scope | Reactivity.Reactivity> =>
   Effect.gen(function*() {
     const url = Redacted.value(config.url)
     const prepare = config.prepare
     const db = new SQL(url, {
+      ...namedParts(url),
       max: config.maxConnections,
       prepare,
       connectionTimeout: Duration.toSeconds(config.connectTimeout ?? Duration.seconds(5)),

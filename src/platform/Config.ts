@@ -51,6 +51,25 @@ export interface AppConfigShape {
   readonly hashConcurrency: number
   /** `DB_DRIVER` (issue 8), not in [D1]; absent (fixed configurations of tests and the CLI): `bun` */
   readonly dbDriver?: DbDriver
+  /** [D112]: the `stripe` gateway, enabled when STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET are set */
+  readonly stripe?: Option.Option<StripeConfig>
+  /** [D112] `DEFAULT_GATEWAY`: an order's gateway when it names none; absent: `manual` */
+  readonly defaultGateway?: string
+  /** [D113]: the seller on invoice PDFs, each line optional */
+  readonly company?: CompanyConfig
+}
+
+export interface StripeConfig {
+  readonly secretKey: Redacted.Redacted<string>
+  readonly webhookSecret: Redacted.Redacted<string>
+  /** `STRIPE_API_URL`: another host for the package (a local stand-in in tests); none: Stripe's own */
+  readonly apiUrl: Option.Option<string>
+}
+
+export interface CompanyConfig {
+  readonly name: Option.Option<string>
+  readonly address: Option.Option<string>
+  readonly taxId: Option.Option<string>
 }
 
 /** the PostgreSQL driver (issue 8): Bun's native `Bun.SQL`, or `pg` (the driver of before, for comparison) */
@@ -210,12 +229,37 @@ export const appConfig = Config.all({
       validation: (s) => (dbDrivers as ReadonlyArray<string>).includes(s)
     }),
     Config.map((s) => s as DbDriver)
-  )
+  ),
+  stripeSecretKey: optionalString("STRIPE_SECRET_KEY").pipe(Config.map(Option.map(Redacted.make))),
+  stripeWebhookSecret: optionalString("STRIPE_WEBHOOK_SECRET").pipe(Config.map(Option.map(Redacted.make))),
+  stripeApiUrl: urlString("STRIPE_API_URL"),
+  defaultGateway: optionalString("DEFAULT_GATEWAY").pipe(Config.map(Option.map((s) => s.toLowerCase()))),
+  company: Config.all({
+    name: optionalString("COMPANY_NAME"),
+    // a literal `\n` in an env file is a line break of the address
+    address: optionalString("COMPANY_ADDRESS").pipe(Config.map(Option.map((s) => s.replaceAll("\\n", "\n")))),
+    taxId: optionalString("COMPANY_TAX_ID")
+  })
 }).pipe(
-  Config.map((c): AppConfigShape => {
+  Config.validate({
+    message: "STRIPE_SECRET_KEY, STRIPE_WEBHOOK_SECRET: set both to enable Stripe, or neither",
+    validation: (c) => Option.isSome(c.stripeSecretKey) === Option.isSome(c.stripeWebhookSecret)
+  }),
+  Config.validate({
+    message: "DEFAULT_GATEWAY: must be an enabled gateway (manual, or stripe when it is configured)",
+    validation: (c) => Option.match(c.defaultGateway, {
+      onNone: () => true,
+      onSome: (g) => g === "manual" || (g === "stripe" && Option.isSome(c.stripeSecretKey))
+    })
+  }),
+  Config.map(({ defaultGateway, stripeApiUrl, stripeSecretKey, stripeWebhookSecret, ...c }): AppConfigShape => {
     const publicUrl = trailingSlashless(Option.getOrElse(c.publicUrl, () => `http://localhost:${c.port}`))
     return {
       ...c,
+      stripe: Option.all({ secretKey: stripeSecretKey, webhookSecret: stripeWebhookSecret }).pipe(
+        Option.map((keys) => ({ ...keys, apiUrl: Option.map(stripeApiUrl, trailingSlashless) }))
+      ),
+      defaultGateway: Option.getOrElse(defaultGateway, () => "manual"),
       publicUrl,
       appUrl: trailingSlashless(Option.getOrElse(c.appUrl, () => publicUrl))
     }

@@ -75,9 +75,14 @@ export const PGDATA = "pgdata"
 const MAX_SOCKET_PATH = 100
 export const SOCKET_NAME = ".s.PGSQL.5432"
 
-/** How each driver reaches a PostgreSQL socket in `dir` (its file named as PostgreSQL names it). */
+/**
+ * How each driver reaches a PostgreSQL socket in `dir` (its file named as PostgreSQL names it).
+ * Every part is written out, port and TLS included ([D117]): what a URL leaves out, both drivers
+ * take from the libpq environment (`PGPORT`, `PG_PORT`, `PGSSLMODE`, ...), which names some
+ * other PostgreSQL, never this one.
+ */
 export const socketUrl = (dir: string, driver: DbDriver) =>
-  `postgres://postgres@localhost/postgres?${driver === "pg" ? "host" : "path"}=${encodeURIComponent(dir)}`
+  `postgres://postgres@localhost:5432/postgres?${driver === "pg" ? "host" : "path"}=${encodeURIComponent(dir)}&sslmode=disable`
 
 /**
  * PGlite served on a Unix socket in a 0700 directory, so the same SQL client reaches it and no

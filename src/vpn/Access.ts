@@ -139,10 +139,13 @@ export class Access extends Effect.Service<Access>()("vpn/Access", {
     return {
       /**
        * [D54]: the node's OpenVPN hook; 403 for credentials that are wrong or on hold ([D91]), and
-       * for a user whose service may not connect to this server
+       * for a user whose service may not connect to this server; [D116]: 403 from a server that is
+       * not an OpenVPN one, before any credential is looked at
        */
       authenticate: (serverId: number, username: string, password: string) =>
         Effect.gen(function*() {
+          const server = yield* servers.find(serverId)
+          if (Option.isNone(server) || server.value.protocol !== "openvpn") return yield* Effect.fail(new Forbidden())
           const userId = yield* credentials.verify(username, password)
           if (Option.isNone(userId)) return yield* Effect.fail(new Forbidden())
           const speed = yield* granting(userId.value, serverId).pipe(Effect.flatMap(usable), Effect.mapError(() => new Forbidden()))

@@ -8,8 +8,6 @@ import { Webhooks } from "../webhooks/Webhooks.ts"
 import { AppClock } from "../platform/Clock.ts"
 import { NotFound, orNotFound, ValidationError } from "../platform/Errors.ts"
 import * as Bandwidth from "./Bandwidth.ts"
-import { Credentials } from "./Credentials.ts"
-import { Peers } from "./Peers.ts"
 import { QuotaNotices } from "./QuotaNotices.ts"
 import {
   type Addition,
@@ -19,9 +17,9 @@ import {
   type FieldErrors,
   firstPastMax,
   pastMax,
-  type ReportEntry,
   TOTALS
 } from "./ReportCheck.ts"
+import { ReportOwners } from "./ReportOwners.ts"
 import { idempotencyKeyErrors, UsageReports } from "./UsageReports.ts"
 import { UsageRows } from "./UsageRows.ts"
 
@@ -45,8 +43,7 @@ export class Usage extends Effect.Service<Usage>()("vpn/Usage", {
     const sql = yield* SqlClient.SqlClient
     const clock = yield* AppClock
     const subscriptions = yield* Subscriptions
-    const peers = yield* Peers
-    const credentials = yield* Credentials
+    const owners = yield* ReportOwners
     const reports = yield* UsageReports
     const webhooks = yield* Webhooks
     const usageRows = yield* UsageRows
@@ -59,14 +56,6 @@ export class Usage extends Effect.Service<Usage>()("vpn/Usage", {
     /** [D95]: the bytes of each service's current period, by service id */
     const currentTotals = (services: ReadonlyArray<Subscription>) =>
       Effect.flatMap(clock.now, (now) => periodTotals(services.map((s) => ({ serviceId: s.id, period: periodOf(s, now).start }))))
-
-    /** the owners of a report's entries on this node's server, by entry (unknown peers are absent) */
-    const ownersOf = (serverId: number, entries: ReadonlyArray<ReportEntry>) =>
-      Effect.gen(function*() {
-        const byKey = yield* peers.ownersOf(serverId, entries.flatMap((e) => e.public_key ?? []))
-        const byName = yield* credentials.usersOf(entries.flatMap((e) => e.username ?? []))
-        return entries.map((e) => (e.public_key !== undefined ? byKey.get(e.public_key) : byName.get(e.username ?? "")))
-      })
 
     /**
      * Adds a report's entries to each owner's current service for its current period ([D95]), all or nothing:
@@ -128,15 +117,16 @@ export class Usage extends Effect.Service<Usage>()("vpn/Usage", {
       })
 
     /**
-     * [D54]: a node's counter deltas, added to each owner's current service for its current period ([D95]).
+     * [D54]: a node's counter deltas, added to each owner's current service for its current period ([D95]);
+     * [D116]: only the entries this node's server serves.
      * [D94]: under an `Idempotency-Key`, a retry answers the first answer and adds nothing.
      */
     const record = (serverId: number, payload: ReadonlyArray<unknown>, key?: string) =>
       Effect.flatMap(checked(payload, key, DELTAS, false), (entries) =>
         reports.once(serverId, "usage", key, Effect.gen(function*() {
-          const owners = yield* ownersOf(serverId, entries)
+          const served = yield* owners.ownersOf(serverId, entries)
           const additions = entries.flatMap((e, index) => {
-            const owner = owners[index]
+            const owner = served[index]
             return owner === undefined ? [] : [{ index, owner, rx: e.rx, tx: e.tx }]
           })
           return yield* addToMonths(additions, DELTAS)
@@ -150,9 +140,9 @@ export class Usage extends Effect.Service<Usage>()("vpn/Usage", {
     const recordCounters = (serverId: number, payload: ReadonlyArray<unknown>, key?: string) =>
       Effect.flatMap(checked(payload, key, TOTALS, true), (entries) =>
         reports.once(serverId, "counters", key, Effect.gen(function*() {
-          const owners = yield* ownersOf(serverId, entries)
+          const served = yield* owners.ownersOf(serverId, entries)
           const known = entries.flatMap((e, index) => {
-            const owner = owners[index]
+            const owner = served[index]
             if (owner === undefined) return []
             const [kind, peerKey] = e.public_key !== undefined ? ["public_key", e.public_key] as const : ["username", e.username ?? ""] as const
             return [{ index, owner, kind, peer_key: peerKey, rx_total: e.rx, tx_total: e.tx }]
@@ -175,15 +165,22 @@ export class Usage extends Effect.Service<Usage>()("vpn/Usage", {
       Effect.gen(function*() {
         const service = yield* orNotFound(yield* subscriptions.findById(serviceId))
         const anchor = { usageReset: service.plan.usageReset, startsAt: service.startsAt }
+        const current = periodOf(service, yield* clock.now)
         const period = periodLabel !== undefined
           ? Bandwidth.periodInMonth(anchor, Bandwidth.parsePeriod(periodLabel)!)
-          : periodOf(service, yield* clock.now).start
+          : current.start
         const refused = ValidationError.field("bytes", pastMax("bytes"))
         const total = yield* sql.withTransaction(Effect.gen(function*() {
           if ((yield* month(service.id, period)) + bytes > MAX_BYTES) return yield* Effect.fail(refused)
           const written = yield* usageRows.guardedUpsert({ serviceId: service.id, period, rx: bytes, tx: 0 }).pipe(Effect.orDie)
-          return Option.isSome(written) ? written.value.used : yield* Effect.fail(refused)
-        })).pipe(Effect.catchTag("SqlError", Effect.die))
+          if (Option.isNone(written)) return yield* Effect.fail(refused)
+          // [D117]: the notices of [D96] follow the admin's bytes too (those of the current period:
+          // an old period's quota no longer limits anything); the row's own total, so the bytes
+          // before this addition are exact even with concurrent writers
+          const after = written.value.used
+          if (period === current.start) yield* quotaNotices(service, current, after - bytes, after)
+          return after
+        })).pipe(Effect.catchTag("SqlError", Effect.die), Effect.tap(() => webhooks.wake))
         const recorded: typeof UsageRecorded.Type = {
           service_id: service.id,
           period: Bandwidth.labelOf(service.plan.usageReset, period),
@@ -237,7 +234,7 @@ export class Usage extends Effect.Service<Usage>()("vpn/Usage", {
         })
     } as const
   }),
-  dependencies: [Subscriptions.Default, Peers.Default, Credentials.Default, UsageReports.Default, UsageRows.Default, QuotaNotices.Default, Webhooks.Default]
+  dependencies: [Subscriptions.Default, ReportOwners.Default, UsageReports.Default, UsageRows.Default, QuotaNotices.Default, Webhooks.Default]
 }) {
   /** [D94]: the jobs' purge of `Idempotency-Key`s older than 24 h */
   static readonly purgeReports = UsageReports.purge

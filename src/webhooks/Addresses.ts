@@ -62,24 +62,45 @@ const blockedV4 = (address: string) => {
   return BLOCKED_V4.some(([base, prefix]) => inRange(value, v4ToBigInt(base), prefix, 32))
 }
 
-/** `true` for an address no webhook may reach without `WEBHOOKS_ALLOW_PRIVATE` (IPv4-mapped IPv6 too) */
+const dottedOf = (v4: bigint) => [24n, 16n, 8n, 0n].map((s) => String((v4 >> s) & 0xffn)).join(".")
+const MASK32 = 0xffffffffn
+
+/**
+ * [D117]: the IPv4 addresses an IPv6 address carries, by the forms that reach an IPv4 host:
+ * IPv4-mapped `::ffff:0:0/96`, IPv4-translated `::ffff:0:0:0/96`, IPv4-compatible `::/96`,
+ * 6to4 `2002::/16` (bits 16-47), NAT64 `64:ff9b::/96` and the local-use `64:ff9b:1::/48` (RFC
+ * 8215: each RFC 6052 position, /48 to /96, that holds a non-zero address with a zero suffix),
+ * Teredo `2001::/32` (the server in bits 32-63, the client inverted in the last 32).
+ */
+export const embeddedV4 = (value: bigint): ReadonlyArray<string> => {
+  const high96 = value >> 32n
+  const low = value & MASK32
+  if (high96 === 0xffffn || high96 === 0xffff0000n) return [dottedOf(low)]
+  // ::a.b.c.d; `::` and `::1` are IPv6's own (unspecified, loopback)
+  if (high96 === 0n) return value > 1n ? [dottedOf(low)] : []
+  if (value >> 112n === 0x2002n) return [dottedOf((value >> 80n) & MASK32)]
+  if (high96 === 0x64ff9b0000000000000000n) return [dottedOf(low)]
+  if (value >> 80n === 0x64ff9b0001n) {
+    const octets = value.toString(16).padStart(32, "0").match(/../g)!.map((h) => BigInt(parseInt(h, 16)))
+    // RFC 6052 positions of the /48, /56 and /64 forms (the u octet, 8, skipped); each holds an
+    // address only when the suffix after it is zero and it is not all zero itself
+    const form = (indexes: ReadonlyArray<number>) =>
+      octets.slice(indexes.at(-1)! + 1).every((o) => o === 0n) ? indexes.reduce((acc, i) => (acc << 8n) + octets[i]!, 0n) : 0n
+    const forms = [form([6, 7, 9, 10]), form([7, 9, 10, 11]), form([9, 10, 11, 12]), low].filter((v4) => v4 !== 0n)
+    return forms.length === 0 ? [dottedOf(0n)] : forms.map(dottedOf)
+  }
+  if (value >> 96n === 0x20010000n) return [dottedOf((value >> 64n) & MASK32), dottedOf(low ^ MASK32)]
+  return []
+}
+
+/** `true` for an address no webhook may reach without `WEBHOOKS_ALLOW_PRIVATE` (IPv6 judged by the IPv4 it carries too) */
 export const isPrivateAddress = (address: string): boolean => {
   const bare = address.startsWith("[") && address.endsWith("]") ? address.slice(1, -1) : address
   const family = isIP(bare)
   if (family === 4) return blockedV4(bare)
   if (family !== 6) return true
   const value = v6ToBigInt(bare)
-  // ::ffff:a.b.c.d (mapped) and ::a.b.c.d (compatible, deprecated): judged as the IPv4 address
-  if (value >> 32n === 0xffffn || value >> 32n === 0n) {
-    const v4 = value & 0xffffffffn
-    const dotted = [24n, 16n, 8n, 0n].map((s) => String((v4 >> s) & 0xffn)).join(".")
-    if (value >> 32n === 0xffffn || value > 1n) return blockedV4(dotted)
-  }
-  // NAT64 (64:ff9b::/96) carries an IPv4 address too
-  if (value >> 32n === 0x64ff9b0000000000000000n) {
-    const v4 = value & 0xffffffffn
-    return blockedV4([24n, 16n, 8n, 0n].map((s) => String((v4 >> s) & 0xffn)).join("."))
-  }
+  if (embeddedV4(value).some(blockedV4)) return true
   return BLOCKED_V6.some(([base, prefix]) => inRange(value, v6ToBigInt(base), prefix, 128))
 }
 

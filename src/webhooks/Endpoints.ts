@@ -116,9 +116,13 @@ export class WebhookEndpoints extends Effect.Service<WebhookEndpoints>()("webhoo
         const shape = urlShapeProblem(raw, allowPrivate)
         if (shape !== undefined) return yield* Effect.fail(ValidationError.field("url", shape))
         const url = new URL(raw)
-        // a name that does not resolve now is kept: it is checked again before every send
+        // an https name that does not resolve now is kept: it is checked again before every send;
+        // [D117]: http:// needs every address known now to be private, so it must resolve
         const addresses = yield* Effect.promise(() => resolveHost(bareHost(url)).catch(() => undefined))
-        if (addresses === undefined || addresses.length === 0) return url.href
+        if (addresses === undefined || addresses.length === 0) {
+          if (url.protocol === "http:") return yield* Effect.fail(ValidationError.field("url", "The url host does not resolve."))
+          return url.href
+        }
         const checked = checkAddresses(url, addresses, allowPrivate)
         if (!checked.ok) return yield* Effect.fail(ValidationError.field("url", checked.reason))
         return url.href

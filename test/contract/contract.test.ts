@@ -82,7 +82,7 @@ beforeAll(async () => {
     stdout: "ignore",
     stderr: "ignore"
   })
-  await waitForStatus(port)
+  await waitForStatus(port, 480) // up to 2 min: a fresh embedded database on a busy machine
   doc = (await call("GET", "/v1/openapi.json")).body as Json
 
   tokens.admin = String(data(await call("POST", "/v1/auth/login", { body: ADMIN }))["token"])
@@ -134,7 +134,7 @@ beforeAll(async () => {
   }))["id"])
   fixtures["delivery"] = "1"
   fixtures["gateway"] = "manual"
-}, 120_000)
+}, 240_000)
 
 afterAll(() => {
   server?.kill("SIGTERM")

@@ -19,7 +19,9 @@ const dataDir = mkdtempSync(join(tmpdir(), "vpn-oversized-"))
 
 beforeAll(async () => {
   port = await freePort()
-  child = Bun.spawn([process.execPath, "run", "src/main.ts"], {
+  // --smol: the collector runs early, so the memory figure below is what the server keeps, not
+  // how far this machine's collector lets garbage pile up (issue 23, item 14)
+  child = Bun.spawn([process.execPath, "--smol", "run", "src/main.ts"], {
     cwd: ROOT,
     env: { ...process.env, PORT: String(port), HOST: "127.0.0.1", DATA_DIR: dataDir, LOG_LEVEL: "error", GENERAL_RATE_LIMIT: "0" },
     stdout: "ignore",
@@ -247,7 +249,9 @@ describe("oversized bodies [D11] (issue 19)", () => {
       }
     }
 
-    // memory: sampled through the run; the baseline after a few requests of each kind
+    // what the 200 bodies come to: a server that kept them would grow by that much
+    const volume = Array.from({ length: 200 }, (_, i) => kind(i).body.length).reduce((sum, n) => sum + n, 0)
+    // memory: sampled through the run; the baseline after a few requests of each kind, in this test
     for (let i = 0; i < 4; i++) await fresh(200 + i)
     served = 0
     const baseline = rss()
@@ -283,17 +287,19 @@ describe("oversized bodies [D11] (issue 19)", () => {
     peak = Math.max(peak, rss())
 
     console.log(
-      `[oversized] ${served} bodies in ${Date.now() - started} ms; load: ${load.ok} ok, ${load.other} other; ` +
-        `server RSS ${Math.round(baseline / MiB)} MiB at start, ${Math.round(peak / MiB)} MiB at peak`
+      `[oversized] ${served} bodies (${Math.round(volume / MiB)} MiB) in ${Date.now() - started} ms; load: ${load.ok} ok, ${load.other} other; ` +
+        `server RSS ${Math.round(baseline / MiB)} MiB at start, ${Math.round(peak / MiB)} MiB at peak (+${Math.round((peak - baseline) / MiB)} MiB)`
     )
     expect(failures).toEqual([])
     expect(served).toBe(200)
     expect(load.other).toBe(0)
     expect(load.ok).toBeGreaterThan(0)
-    // the bodies come to 675 MiB; none is kept past its first 1 MiB (and Bun reads a body only as
-    // fast as it is consumed), so the server grows by the drained chunks the collector has not
-    // reclaimed yet (120-200 MiB measured), not by the bodies
-    expect(peak - baseline).toBeLessThan(320 * MiB)
+    // issue 23, item 14: the bound is the workload's, not the machine's. None of the bodies is kept
+    // past its first 1 MiB (and Bun reads a body only as fast as it is consumed), so the server
+    // grows by the drained chunks its collector has not reclaimed yet, not by the bodies: a
+    // server that kept even a quarter of them would pass the bound (a fixed 320 MiB failed at 339
+    // on another machine, the collector running later there)
+    expect(peak - baseline).toBeLessThan(volume / 4)
   }, 120_000)
 
   test("a body over the limit that stalls is answered after 5 s, and the connection closed", async () => {

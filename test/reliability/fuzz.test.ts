@@ -330,3 +330,114 @@ test("hostile content types, strings, numbers and nesting on every operation wit
   expect(sent).toBeGreaterThan(100)
   expect(failures).toEqual([])
 }, 600_000)
+
+/**
+ * Issue 23: the input classes of the second outside review that the runs above lacked, on every
+ * documented operation: a path id of 100+ characters (the router's limit is 100: 404 like any
+ * unknown id, [D117]), bodies in UTF-16 and in invalid UTF-8, a 60 000-element array and JSON
+ * nested 70 000 deep. Zero 5xx; every refusal a [D11] pair.
+ */
+test("the second review's input classes on every documented operation: long path ids, UTF-16 and invalid UTF-8 bodies, 60 000 elements, 70 000 deep: no 5xx [D117]", async () => {
+  await refreshTokens()
+  const doc = (await app.get("/v1/openapi.json")).body as Json
+  const failures: Array<string> = []
+  const statuses = new Map<number, number>()
+  let sent = 0
+  let address = 0
+
+  const send = async (method: string, path: string, token: string | undefined, body: Uint8Array<ArrayBuffer> | string | undefined, contentType: string | undefined, label: string) => {
+    const headers: Record<string, string> = { accept: "application/json", "x-forwarded-for": `10.201.${Math.floor(++address / 250)}.${(address % 250) + 1}` }
+    if (contentType !== undefined) headers["content-type"] = contentType
+    if (token !== undefined) headers["authorization"] = `Bearer ${token}`
+    if (path.startsWith("/v1/webhooks")) headers["x-signature"] = "t=1,v1=00"
+    const res = await app.fetch(new Request(`http://localhost:3000${path}`, { method, headers, ...(body !== undefined ? { body } : {}) }))
+    const text = await res.text()
+    sent++
+    statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1)
+    let parsed: Json | undefined
+    try {
+      parsed = text.length > 0 ? JSON.parse(text) as Json : undefined
+    } catch {
+      parsed = undefined
+    }
+    const where = `${method} ${path.slice(0, 60)}${path.length > 60 ? `...(${path.length})` : ""} ${label}`
+    if (res.status >= 500) failures.push(`${res.status} ${where} -> ${text.slice(0, 160)}`)
+    // a HEAD answer has no body to carry the envelope
+    else if (res.status >= 400 && method !== "HEAD" && !(MESSAGES[res.status] ?? []).includes(String(parsed?.["message"]))) {
+      failures.push(`${res.status} "${String(parsed?.["message"])}" is not a [D11] pair: ${where}`)
+    }
+    return { status: res.status, body: parsed }
+  }
+
+  const utf16 = (text: string, bom: boolean): Uint8Array<ArrayBuffer> => {
+    const out = new Uint8Array((bom ? 2 : 0) + text.length * 2)
+    if (bom) out.set([0xff, 0xfe])
+    for (let i = 0; i < text.length; i++) {
+      out[(bom ? 2 : 0) + i * 2] = text.charCodeAt(i) & 0xff
+      out[(bom ? 2 : 0) + i * 2 + 1] = text.charCodeAt(i) >> 8
+    }
+    return out
+  }
+  const bytes = (...parts: Array<string | ReadonlyArray<number>>): Uint8Array<ArrayBuffer> => {
+    const chunks = parts.map((p) => (typeof p === "string" ? new TextEncoder().encode(p) : Uint8Array.from(p)))
+    const out = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0))
+    let at = 0
+    for (const c of chunks) {
+      out.set(c, at)
+      at += c.length
+    }
+    return out
+  }
+  const wide = `[${Array.from({ length: 60_000 }, () => "1").join(",")}]`
+  const wideObjects = `[${Array.from({ length: 60_000 }, () => "{}").join(",")}]`
+  const deepObjects = `${"{\"a\":".repeat(70_000)}1${"}".repeat(70_000)}`
+  const deepArrays = "[".repeat(70_000) + "]".repeat(70_000)
+
+  let longIds = 0
+  for (const [path, item] of Object.entries(doc["paths"] as Json)) {
+    for (const [method, raw] of Object.entries(item as Json)) {
+      if (!isObject(raw)) continue
+      const verb = method.toUpperCase()
+      const token = path.startsWith("/v1/admin/") ? tokens.admin : path.startsWith("/v1/node/") ? tokens.node : Array.isArray(raw["security"]) && (raw["security"] as Array<unknown>).length > 0 ? tokens.user : undefined
+      const content = isObject(raw["requestBody"]) ? ((raw["requestBody"] as Json)["content"] as Json | undefined) : undefined
+      const hasBody = content !== undefined && isObject(content["application/json"])
+      const properties = hasBody ? Object.keys(resolve(doc, (content["application/json"] as Json)["schema"])["properties"] as Json ?? {}) : []
+      const valid = JSON.stringify(Object.fromEntries(properties.map((k) => [k, "Access check"])))
+
+      // a path id of 100 characters and more: 404 Resource not found. ([D117])
+      if (path.includes("{")) {
+        for (const id of ["1".repeat(100), "1".repeat(101), "7".repeat(5000), "a".repeat(150), "%F0%9F%98%80".repeat(40)]) {
+          const res = await send(verb, path.replace(/\{\w+\}/g, id), token, hasBody ? valid : undefined, hasBody ? "application/json" : undefined, `id(${id.length})`)
+          longIds++
+          // past the router's 100 characters no route matches: 404 whatever the route would check first
+          if (decodeURIComponent(id).length > 100 && res.status !== 404) failures.push(`${res.status} for a path id of ${id.length} characters: ${verb} ${path}`)
+        }
+      }
+      if (!hasBody) continue
+      const target = path.replace(/\{\w+\}/g, "1")
+      const field = properties[0] ?? "name"
+      const cases: ReadonlyArray<readonly [string, Uint8Array<ArrayBuffer> | string, string]> = [
+        ["utf-16le with BOM", utf16(valid, true), "application/json; charset=utf-16"],
+        ["utf-16le without BOM", utf16(valid, false), "application/json"],
+        ["utf-16 declared, utf-8 sent", valid, "application/json; charset=utf-16"],
+        ["invalid utf-8 in a string", bytes(`{"${field}":"`, [0xc3, 0x28, 0xff, 0xfe, 0x80], `"}`), "application/json"],
+        ["overlong utf-8", bytes(`{"${field}":"`, [0xc0, 0xaf, 0xe0, 0x80, 0xaf], `"}`), "application/json"],
+        ["lone surrogate in utf-8", bytes(`{"${field}":"`, [0xed, 0xa0, 0x80], `"}`), "application/json"],
+        ["invalid utf-8 outside strings", bytes([0xff, 0xfe, 0xfd]), "application/json"],
+        ["60 000 numbers", wide, "application/json"],
+        ["60 000 objects", wideObjects, "application/json"],
+        [`{${field}: 60 000 numbers}`, `{"${field}":${wide}}`, "application/json"],
+        ["70 000 deep objects", deepObjects, "application/json"],
+        ["70 000 deep arrays", deepArrays, "application/json"]
+      ]
+      for (const [label, body, type] of cases) await send(verb, target, token, body, type, label)
+      // logout and admin changes revoke or disable: fresh tokens for the next operation
+      await refreshTokens()
+    }
+  }
+  const summary = [...statuses.entries()].sort(([a], [b]) => a - b).map(([s, n]) => `${s}:${n}`).join(" ")
+  console.log(`review-2 classes: ${sent} requests (${longIds} with long path ids); statuses ${summary}; failures ${failures.length}`)
+  for (const failure of failures.slice(0, 40)) console.log(`  FAIL ${failure}`)
+  expect(longIds).toBeGreaterThan(50)
+  expect(failures).toEqual([])
+}, 600_000)

@@ -159,20 +159,24 @@ describe("POST /v1/node/openvpn/auth [D54]", () => {
 })
 
 describe("POST /v1/node/usage [D54]", () => {
-  test("adds deltas by public key and by username to the current service's month; accepted counts them", async () => {
+  test("adds deltas by public key (WireGuard node) and by username (OpenVPN node) to the current service's month; accepted counts them", async () => {
     const a = await withPeer()
+    const ovpn = await makeServer(app, { protocol: "openvpn", planIds: [a.plan.planId] })
     const creds = (await app.get("/v1/account/vpn-credentials", { token: a.user.token })).body.data
     const res = await app.post("/v1/node/usage", {
       token: a.server.nodeToken,
       body: [
         { public_key: a.publicKey, rx_bytes: 1000, tx_bytes: 200 },
-        { username: creds.username, rx_bytes: 5, tx_bytes: 7 },
-        { public_key: "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=", rx_bytes: 1, tx_bytes: 1 },
-        { username: "u0-nobody", rx_bytes: 1, tx_bytes: 1 }
+        { public_key: "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=", rx_bytes: 1, tx_bytes: 1 }
       ]
     })
     expect(res.status).toBe(200)
-    expect(res.body).toEqual({ success: true, data: { accepted: 2 } })
+    expect(res.body).toEqual({ success: true, data: { accepted: 1 } })
+    const byName = await app.post("/v1/node/usage", {
+      token: ovpn.nodeToken,
+      body: [{ username: creds.username, rx_bytes: 5, tx_bytes: 7 }, { username: "u0-nobody", rx_bytes: 1, tx_bytes: 1 }]
+    })
+    expect(byName.body).toEqual({ success: true, data: { accepted: 1 } })
     expect(await usageOf(a.serviceId)).toEqual({ rx: 1005, tx: 207 })
     const again = await app.post("/v1/node/usage", { token: a.server.nodeToken, body: [{ public_key: a.publicKey, rx_bytes: 1, tx_bytes: 2 }] })
     expect(again.body.data.accepted).toBe(1)

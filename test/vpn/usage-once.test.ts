@@ -208,16 +208,15 @@ describe("POST /v1/node/counters [D94]", () => {
     expect(await usageOf(a.serviceId)).toEqual({ rx: 400, tx: 40 })
   })
 
-  test("OpenVPN users by username; unknown peers and peers of other servers are not counted", async () => {
-    const { a, b, server, other, username } = await setup()
-    const res = await send("counters", server, [
-      { username, rx_total: 70, tx_total: 7 },
-      totals("AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=", 1, 1),
-      { username: "u0-nobody", rx_total: 1, tx_total: 1 }
-    ])
+  test("OpenVPN users by username on an OpenVPN node; unknown peers and peers of other servers are not counted", async () => {
+    const { a, b, plan, server, other, username } = await setup()
+    const ovpn = await makeServer(app, { protocol: "openvpn", planIds: [plan.planId] })
+    const res = await send("counters", server, [totals(a.publicKey, 30, 3), totals("AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=", 1, 1)])
     expect(res.body).toEqual({ success: true, data: { accepted: 1 } })
-    await send("counters", server, [{ username, rx_total: 100, tx_total: 7 }])
-    expect(await usageOf(a.serviceId)).toEqual({ rx: 100, tx: 7 })
+    const byName = await send("counters", ovpn, [{ username, rx_total: 70, tx_total: 7 }, { username: "u0-nobody", rx_total: 1, tx_total: 1 }])
+    expect(byName.body).toEqual({ success: true, data: { accepted: 1 } })
+    await send("counters", ovpn, [{ username, rx_total: 100, tx_total: 7 }])
+    expect(await usageOf(a.serviceId)).toEqual({ rx: 130, tx: 10 })
     const foreign = await send("counters", other, [totals(b.publicKey, 10, 10)])
     expect(foreign.body).toEqual({ success: true, data: { accepted: 0 } })
     expect(await usageOf(b.serviceId)).toEqual({ rx: 0, tx: 0 })
@@ -332,11 +331,19 @@ test("the OpenAPI document shows both reports with their Idempotency-Key header 
 // ---- properties ----------------------------------------------------------------------------
 
 const PEERS = 3
-/** The three peers of a property run: A's WireGuard key and OpenVPN username (service A), B's key (service B). */
+/**
+ * The three peers of a property run: A's two WireGuard keys (two devices of service A), B's key
+ * (service B). [D116]: one node serves one protocol, so a usable report names keys only.
+ */
 const propertyWorld = async () => {
   const w = await setup()
+  const device = await app.post("/v1/devices", { token: w.a.user.token, body: { name: "Laptop", platform: "linux" } })
+  expect(device.status).toBe(201)
+  expect((await app.get(`/v1/devices/${device.body.data.id}/wireguard/${w.server.id}`, { token: w.a.user.token })).status).toBe(200)
+  const [second] = await app.sql<{ public_key: string }>`
+    select public_key from wireguard_peers where device_id = ${device.body.data.id} and server_id = ${w.server.id}`
   const entryOf = (peer: number): Record<string, string> =>
-    peer === 0 ? { public_key: w.a.publicKey } : peer === 1 ? { username: w.username } : { public_key: w.b.publicKey }
+    peer === 0 ? { public_key: w.a.publicKey } : peer === 1 ? { public_key: second!.public_key } : { public_key: w.b.publicKey }
   const serviceOf = (peer: number) => (peer === 2 ? w.b.serviceId : w.a.serviceId)
   return { ...w, entryOf, serviceOf }
 }

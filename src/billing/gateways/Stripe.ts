@@ -1,0 +1,174 @@
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import Stripe from "stripe"
+import { Catalog } from "../../catalog/Catalog.ts"
+import { toCents } from "../../catalog/Money.ts"
+import { AppClock } from "../../platform/Clock.ts"
+import { AppConfig, type StripeConfig } from "../../platform/Config.ts"
+import { InvalidSignature, ServiceUnavailable } from "../../platform/Errors.ts"
+import { type Invoice, InvoiceNotPayable } from "../Domain.ts"
+import { GatewayRefundFailed, type PaymentGateway, type RefundRequest } from "./Gateway.ts"
+import { StripeRecords } from "./StripeRecords.ts"
+
+/** [D112]: Stripe's webhook signatures are good for this long */
+export const STRIPE_SIGNATURE_TOLERANCE_SECONDS = 300
+
+/** Stripe's currencies without minor units, and those with three (charged in tens) */
+const ZERO_DECIMAL = new Set(["BIF", "CLP", "DJF", "GNF", "JPY", "KMF", "KRW", "MGA", "PYG", "RWF", "UGX", "VND", "VUV", "XAF", "XOF", "XPF"])
+const THREE_DECIMAL = new Set(["BHD", "JOD", "KWD", "OMR", "TND"])
+
+/** [D112]: an amount of two decimals in the currency's minor units, as Stripe counts them (a fraction is dropped) */
+export const toMinorUnits = (amount: string, currency: string): number => {
+  const cents = toCents(amount)
+  const code = currency.toUpperCase()
+  if (ZERO_DECIMAL.has(code)) return Math.floor(cents / 100)
+  if (THREE_DECIMAL.has(code)) return cents * 10
+  return cents
+}
+
+/** `STRIPE_API_URL` as the package's host, port and protocol options (tests: a local stand-in) */
+export const stripeOptions = (apiUrl: Option.Option<string>): Stripe.StripeConfig =>
+  Option.match(apiUrl, {
+    onNone: () => ({ maxNetworkRetries: 2, timeout: 20_000 }),
+    onSome: (raw) => {
+      const url = new URL(raw)
+      const protocol = url.protocol === "http:" ? "http" as const : "https" as const
+      return {
+        host: url.hostname,
+        port: url.port === "" ? (protocol === "http" ? 80 : 443) : Number(url.port),
+        protocol,
+        maxNetworkRetries: 0,
+        timeout: 10_000
+      }
+    }
+  })
+
+export interface StripeApi extends PaymentGateway {
+  /** the event, when `Stripe-Signature` is the package's signature of these bytes, made within 300 s of `now` */
+  readonly verifyEvent: (raw: string, signature: string | undefined, now: Date) => Effect.Effect<Stripe.Event, InvalidSignature>
+}
+
+/**
+ * The `stripe` gateway ([D112]) through the official package: an invoice's payment URL is a
+ * Checkout Session (one open session per invoice at a time), its webhook is verified by the
+ * package, and a refund is a Stripe refund of the payment intent that paid the invoice. None
+ * when STRIPE_SECRET_KEY / STRIPE_WEBHOOK_SECRET are not set.
+ */
+export class StripeGateway extends Context.Tag("billing/StripeGateway")<StripeGateway, Option.Option<StripeApi>>() {
+  static readonly Live = Layer.effect(
+    StripeGateway,
+    Effect.gen(function*() {
+      const config = yield* AppConfig
+      const stripeConfig = Option.flatten(Option.fromNullable(config.stripe))
+      if (Option.isNone(stripeConfig)) return Option.none()
+      return Option.some(yield* make(stripeConfig.value, config.appUrl))
+    })
+  ).pipe(Layer.provide(Layer.mergeAll(StripeRecords.Default, Catalog.Default)))
+}
+
+const make = (stripeConfig: StripeConfig, appUrl: string) =>
+  Effect.gen(function*() {
+    const clock = yield* AppClock
+    const catalog = yield* Catalog
+    const records = yield* StripeRecords
+    const stripe = new Stripe(Redacted.value(stripeConfig.secretKey), stripeOptions(stripeConfig.apiUrl))
+    const webhookSecret = Redacted.value(stripeConfig.webhookSecret)
+
+    /** a call to Stripe's API; its failure is a 503 for our caller, logged without secrets */
+    const call = <A>(what: string, f: () => Promise<A>) =>
+      Effect.tryPromise({ try: f, catch: (e) => e }).pipe(
+        Effect.tapError((e) => Effect.logWarning(`stripe: ${what} failed`, e instanceof Error ? e.message : String(e))),
+        Effect.mapError(() => new ServiceUnavailable({ message: "The payment gateway is unavailable." }))
+      )
+
+    const linkOf = (session: Stripe.Checkout.Session) =>
+      session.url === null
+        ? Effect.fail(new ServiceUnavailable({ message: "The payment gateway is unavailable." }))
+        : Effect.succeed({ url: session.url, expiresAt: new Date(session.expires_at * 1000) })
+
+    const paymentLink = (invoice: Invoice) =>
+      Effect.gen(function*() {
+        const now = yield* clock.now
+        const amountMinor = toMinorUnits(invoice.amount, invoice.currency)
+        const currency = invoice.currency.toLowerCase()
+        const latest = yield* records.latestSession(invoice.id)
+        // a second call while the session is open answers the same session
+        if (Option.isSome(latest) && latest.value.expires_at > now && latest.value.amount_minor === amountMinor && latest.value.currency === currency) {
+          const live = yield* call("retrieve checkout session", () => stripe.checkout.sessions.retrieve(latest.value.session_id))
+          if (live.status === "open") return yield* linkOf(live)
+          // paid at Stripe, its webhook not yet here: a second session would take the money twice
+          if (live.status === "complete") return yield* Effect.fail(new InvoiceNotPayable())
+        }
+        const { cycle, plan } = yield* Effect.map(catalog.rowsOf([invoice.plan_id], [invoice.cycle_id]), (c) => ({
+          plan: c.plan(invoice.plan_id),
+          cycle: c.cycle(invoice.cycle_id)
+        }))
+        const made = Option.match(latest, { onNone: () => 0, onSome: (s) => s.made })
+        const back = `${appUrl}/invoices/${invoice.uuid}`
+        const session = yield* call("create checkout session", () =>
+          stripe.checkout.sessions.create({
+            mode: "payment",
+            line_items: [{
+              quantity: 1,
+              price_data: {
+                currency,
+                unit_amount: amountMinor,
+                product_data: { name: `${plan.name} (${cycle.name})`, description: `Invoice ${invoice.uuid}` }
+              }
+            }],
+            client_reference_id: invoice.uuid,
+            metadata: { invoice_uuid: invoice.uuid },
+            payment_intent_data: { metadata: { invoice_uuid: invoice.uuid } },
+            success_url: `${back}?checkout=success`,
+            cancel_url: `${back}?checkout=cancelled`
+          }, {
+            // two calls at once get one session from Stripe; a new one only after the last closed
+            idempotencyKey: `checkout:${invoice.uuid}:${made}:${amountMinor}`
+          }))
+        const link = yield* linkOf(session)
+        yield* records.insertSession({
+          invoice_id: invoice.id,
+          session_id: session.id,
+          url: link.url,
+          amount_minor: amountMinor,
+          currency,
+          expires_at: link.expiresAt,
+          payment_intent: null
+        })
+        return link
+      })
+
+    /** a refund of the payment intent that paid the invoice (its transaction id, [D112]) */
+    const refund = (payment: RefundRequest) =>
+      Effect.gen(function*() {
+        const intent = payment.transactionId
+        // marked paid by an operator's hand, not through Stripe: nothing to pay back there
+        if (intent === null || !intent.startsWith("pi_")) {
+          return yield* Effect.fail(new GatewayRefundFailed({ message: "The invoice was not paid through Stripe: refund to the balance instead." }))
+        }
+        const made = yield* Effect.tryPromise({
+          try: () =>
+            stripe.refunds.create({
+              payment_intent: intent,
+              amount: toMinorUnits(payment.amount, payment.currency),
+              metadata: { invoice_uuid: payment.invoiceUuid }
+            }),
+          catch: (e) => e
+        }).pipe(
+          Effect.tapError((e) => Effect.logWarning("stripe: create refund failed", e instanceof Error ? e.message : String(e))),
+          Effect.mapError(() => new GatewayRefundFailed())
+        )
+        return { refundId: made.id }
+      })
+
+    const verifyEvent = (raw: string, signature: string | undefined, now: Date) =>
+      Effect.tryPromise({
+        try: () => stripe.webhooks.constructEventAsync(raw, signature ?? "", webhookSecret, STRIPE_SIGNATURE_TOLERANCE_SECONDS, undefined, now.getTime()),
+        catch: () => new InvalidSignature()
+      })
+
+    return { name: "stripe", displayName: "Card (Stripe)", paymentLink, refund, verifyEvent } satisfies StripeApi
+  })
