@@ -16,6 +16,8 @@ import webhooks from "./0014_webhooks.ts"
 import quotaPeriods from "./0015_quota_periods.ts"
 import accountTakeoverLimits from "./0016_account_takeover_limits.ts"
 import planQuotaAction from "./0020_plan_quota_action.ts"
+import nodePush from "./0022_node_push.ts"
+import deviceActivity from "./0023_device_activity.ts"
 import stripeGateway from "./0034_stripe_gateway.ts"
 import invoicesPaidByService from "./0035_invoices_paid_by_service.ts"
 
@@ -40,6 +42,8 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "15_quota_periods": quotaPeriods,
   "16_account_takeover_limits": accountTakeoverLimits,
   "20_plan_quota_action": planQuotaAction,
+  "22_node_push": nodePush,
+  "23_device_activity": deviceActivity,
   "34_stripe_gateway": stripeGateway,
   "35_invoices_paid_by_service": invoicesPaidByService
 }

@@ -151,6 +151,7 @@ say "admin made plan $PLAN, server $SERVER (endpoint 10.240.1.1:51820, the inter
 setsid ip netns exec "$NS_S" env NODE_API_URL="$API" NODE_TOKEN="$NODE_TOKEN" WG_INTERFACE="$WG_S" NODE_POLL_SECONDS="$POLL" \
   "${VPN_API[@]}" node-agent >"$WORK/agent.log" 2>&1 &
 PIDS+=($!)
+AGENT_PID=$!
 say "node agent on $WG_S, polling every $POLL s"
 
 # a user who bought the plan: register, order, the admin marks the invoice paid -> token on stdout
@@ -277,6 +278,61 @@ on_server_within "$WORK/b2.conf" "$TWO_POLLS" || fail "the fresh config's peer i
 apply_config "$NS_B" "$WG_B" "$WORK/b2.conf"
 passes_within "$NS_B" 10 || fail "a fresh download after the password reset does not pass"
 echo "ok 7 - a fresh download after the reset passes"
+
+# ---- changes pushed ([D105]) and devices you can see ([D107]) (node-push's checks) -------------
+# The agent again, with NODE_POLL_SECONDS=60: within 1.5 s only the push stream can do it.
+now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
+key_present() { in_s wg show "$WG_S" peers | grep -qxF "$1"; }
+# ms from $T0 until the key left the server's interface; fails after 5 s
+gone_ms() { local end=$(( $(now_ms) + 5000 )); while key_present "$1"; do [ "$(now_ms)" -ge $end ] && return 1; sleep 0.02; done; echo $(( $(now_ms) - T0 )); }
+present_within() { local end=$((SECONDS + $2)); until key_present "$1"; do [ $SECONDS -ge $end ] && return 1; sleep 0.05; done; }
+if [ "$DEVICES" = 1 ]; then
+  stop_all "$AGENT_PID"
+  setsid ip netns exec "$NS_S" env NODE_API_URL="$API" NODE_TOKEN="$NODE_TOKEN" WG_INTERFACE="$WG_S" NODE_POLL_SECONDS=60 NODE_REPORT_SECONDS=1 \
+    "${VPN_API[@]}" node-agent >"$WORK/agent-push.log" 2>&1 &
+  PIDS+=($!)
+  for _ in $(seq 1 100); do grep -q "push stream up" "$WORK/agent-push.log" 2>/dev/null && break; sleep 0.2; done
+  grep -q "push stream up" "$WORK/agent-push.log" || fail "the agent's push stream did not come up: $(tail -n 5 "$WORK/agent-push.log")"
+  say "agent restarted with NODE_POLL_SECONDS=60 NODE_REPORT_SECONDS=1; push stream up"
+
+  # P1. GET /v1/devices: device B online, with bytes ([D107])
+  ip netns exec "$NS_B" ping -c 5 -i 0.2 -s 1000 -q 10.66.0.1 >/dev/null || fail "device B does not pass before the push checks"
+  seen=""
+  for _ in $(seq 1 40); do
+    seen=$(ok GET /v1/devices "$TOKEN" | json ".data.find((d) => d.id === $DEV_B)")
+    [ "$(printf '%s' "$seen" | json '.online')" = true ] && [ "$(printf '%s' "$seen" | json '.period_bytes')" -ge 10000 ] && break
+    sleep 0.5
+  done
+  [ "$(printf '%s' "$seen" | json '.online')" = true ] || fail "GET /v1/devices does not show device B online: $seen"
+  [ "$(printf '%s' "$seen" | json '.period_bytes')" -ge 10000 ] || fail "GET /v1/devices shows device B without its bytes: $seen"
+  echo "ok P1 - GET /v1/devices: device B online, last handshake $(printf '%s' "$seen" | json '.last_handshake_at'), $(printf '%s' "$seen" | json '.period_bytes') bytes this period"
+
+  # P2. a deleted device leaves the interface within 1.5 s
+  DEV_C=$(ok POST /v1/devices "$TOKEN" '{"name":"tablet","platform":"android"}' | json '.data.id')
+  ok GET "/v1/devices/$DEV_C/wireguard/$SERVER" "$TOKEN" >"$WORK/c.conf"
+  KEY_C=$(key_of "$WORK/c.conf")
+  present_within "$KEY_C" 3 || fail "device C's new peer is not pushed to $WG_S within 3 s"
+  T0=$(now_ms); ok DELETE "/v1/devices/$DEV_C" "$TOKEN" >/dev/null
+  ms=$(gone_ms "$KEY_C") || fail "a deleted device's key is still on $WG_S 5 s later (NODE_POLL_SECONDS=60)"
+  [ "$ms" -le 1500 ] || fail "a deleted device left the interface after $ms ms (> 1500)"
+  echo "ok P2 - push: a deleted device leaves the interface in $ms ms (poll 60 s)"
+
+  # P3. a disabled user leaves it within 1.5 s; enabled again, back
+  KEY_B=$(key_of "$WORK/b2.conf")
+  key_present "$KEY_B" || fail "device B's key is not on $WG_S before P3"
+  T0=$(now_ms); ok PUT "/v1/admin/users/$USER_ID" "$ADMIN" '{"status":0}' >/dev/null
+  ms=$(gone_ms "$KEY_B") || fail "a disabled user's key is still on $WG_S 5 s later (NODE_POLL_SECONDS=60)"
+  [ "$ms" -le 1500 ] || fail "a disabled user's device left the interface after $ms ms (> 1500)"
+  echo "ok P3 - push: a disabled user's device leaves the interface in $ms ms"
+  ok PUT "/v1/admin/users/$USER_ID" "$ADMIN" '{"status":1}' >/dev/null
+  present_within "$KEY_B" 3 || fail "device B is not back on $WG_S within 3 s of its user being enabled"
+
+  # P4. a rotated key leaves it within 1.5 s
+  T0=$(now_ms); ok POST "/v1/devices/$DEV_B/rotate" "$TOKEN" >/dev/null
+  ms=$(gone_ms "$KEY_B") || fail "a rotated key is still on $WG_S 5 s later (NODE_POLL_SECONDS=60)"
+  [ "$ms" -le 1500 ] || fail "a rotated key left the interface after $ms ms (> 1500)"
+  echo "ok P4 - push: a rotated key leaves the interface in $ms ms"
+fi
 # ---- OpenVPN: the same API and agent binary, the agent as the server's auth-user-pass-verify script
 if [ "$OPENVPN" = 1 ]; then
   OV="$WORK/ovpn"; mkdir -m 700 "$OV"
@@ -329,6 +385,7 @@ client-disconnect $DISCONNECT_CMD
 tmp-dir $OV
 keepalive 2 10
 verb 3
+management 127.0.0.1 7505
 CONF
   )
   setsid ip netns exec "$NS_S" openvpn --config "$OV/server.conf" >"$OV/server.log" 2>&1 &
@@ -380,6 +437,28 @@ CONF
   outcome=$(ovpn_client "$OV/creds" "$OV/client3.log"); stop_client
   [ "$outcome" = refused ] || fail "a disabled user's OpenVPN credentials were not refused: $outcome"
   echo "ok 9 - OpenVPN: a wrong password and a disabled user's credentials are refused (AUTH_FAILED)"
+
+  # ---- [D106] (node-push): the agent with OPENVPN_MANAGEMENT ends a disabled user's open session
+  ok PUT "/v1/admin/users/$OV_USER_ID" "$ADMIN" '{"status":1}' >/dev/null
+  setsid ip netns exec "$NS_S" env NODE_API_URL="$API" NODE_TOKEN="$OV_TOKEN" OPENVPN_MANAGEMENT=127.0.0.1:7505 NODE_POLL_SECONDS=60 \
+    "${VPN_API[@]}" node-agent >"$WORK/agent-ovpn.log" 2>&1 &
+  PIDS+=($!)
+  for _ in $(seq 1 100); do grep -q "push stream up" "$WORK/agent-ovpn.log" 2>/dev/null && break; sleep 0.2; done
+  grep -q "push stream up" "$WORK/agent-ovpn.log" || fail "the OpenVPN agent's push stream did not come up: $(tail -n 5 "$WORK/agent-ovpn.log")"
+  outcome=$(ovpn_client "$OV/creds" "$OV/client4.log")
+  [ "$outcome" = connected ] || { stop_client; fail "the OpenVPN client did not connect again once enabled: $outcome"; }
+  ip netns exec "$NS_A" ping -c 1 -W 2 -q 10.8.0.1 >/dev/null || { stop_client; fail "connected over OpenVPN but 10.8.0.1 does not answer (P5)"; }
+  T0=$(now_ms); ok PUT "/v1/admin/users/$OV_USER_ID" "$ADMIN" '{"status":0}' >/dev/null
+  ended=""
+  while [ $(( $(now_ms) - T0 )) -lt 5000 ]; do
+    if ! ip netns exec "$NS_A" ping -c 1 -W 0.2 -q 10.8.0.1 >/dev/null 2>&1; then ended=$(( $(now_ms) - T0 )); break; fi
+    sleep 0.05
+  done
+  stop_client
+  [ -n "$ended" ] || fail "a disabled user's open OpenVPN session still passes 5 s later"
+  grep -q "ended the OpenVPN sessions of" "$WORK/agent-ovpn.log" || fail "the agent did not kill the session: $(tail -n 5 "$WORK/agent-ovpn.log")"
+  [ "$ended" -le 2000 ] || fail "a disabled user's open OpenVPN session ended after $ended ms (> 2000)"
+  echo "ok P5 - OpenVPN: a disabled user's open session ends in $ended ms (kill through the management interface)"
 fi
 
 # ==== [D103] speed limits and [D104] throttling on the node, measured with iperf3 (issue 25) ========

@@ -12,16 +12,19 @@ import { InFlight } from "./http/Drain.ts"
 import { routeMatcher } from "./http/RouteTemplates.ts"
 import { makeServeMiddleware } from "./http/ServeMiddleware.ts"
 import { AppConfig } from "./platform/Config.ts"
+import { NodeRpcLive } from "./vpn/NodeRpc.ts"
 import { Metrics, UNMATCHED_ROUTE } from "./platform/Metrics.ts"
 
 /** The API with its documents (`/v1/openapi.json`, `/docs`) over the product's services. */
 export const ApiWithDocs = Layer.mergeAll(
   HttpApiSwagger.layer({ path: "/docs" }),
-  HttpApiBuilder.middlewareOpenApi({ path: "/v1/openapi.json" })
+  HttpApiBuilder.middlewareOpenApi({ path: "/v1/openapi.json" }),
+  // [D105]: the node protocol (`/v1/node/rpc`) on the same router and port
+  NodeRpcLive
 ).pipe(Layer.provideMerge(ApiLive), Layer.provide(DomainLive))
 
 /** The routes served beside the API's endpoints (the documents). */
-const OTHER_ROUTES = ["/docs", "/v1/openapi.json"]
+const OTHER_ROUTES = ["/docs", "/v1/openapi.json", "/v1/node/rpc"]
 
 /** The middleware around the whole app, built once per server. */
 export const serveMiddleware = Effect.gen(function*() {

@@ -25,6 +25,9 @@ import { AppConfig, loadConfig } from "../platform/Config.ts"
 import { DatabaseInfo, DatabaseLive } from "../platform/Database.ts"
 import { Metrics } from "../platform/Metrics.ts"
 import { runAgent } from "../node/Agent.ts"
+import { OpenVpnManagement } from "../node/Management.ts"
+import { runOpenVpnAgent } from "../node/OpenVpnFollow.ts"
+import { PushClient } from "../node/Watch.ts"
 import { agentConfig, load as loadNodeConfig, nodeConnection } from "../node/AgentConfig.ts"
 import { NodeClient } from "../node/NodeClient.ts"
 import { openvpnAuthFromFile } from "../node/OpenVpnAuth.ts"
@@ -216,18 +219,33 @@ const openvpnConnectCommand = openvpnSession("openvpn-connect",
   openvpnConnect)
 const openvpnDisconnectCommand = openvpnSession("openvpn-disconnect",
   "OpenVPN client-disconnect script: remove the session's shaping [D103].", openvpnDisconnect)
+const VERSION = "0.1.0"
 
 const nodeAgent = Command.make("node-agent", {}, () =>
   Effect.gen(function*() {
     const config = yield* loadNodeConfig(agentConfig).pipe(Effect.mapError((message) => new CliFailure({ message })))
+    const http = Layer.mergeAll(NodeClient.layer(config), PushClient.layer(config)).pipe(Layer.provide(FetchHttpClient.layer))
+    if (Option.isSome(config.openvpnManagement)) {
+      // [D106]: an OpenVPN server's agent ends the sessions of credentials no longer enabled
+      return yield* runOpenVpnAgent({ pollSeconds: config.pollSeconds, version: `vpn-api ${VERSION}` }).pipe(
+        Effect.provide(Layer.mergeAll(http, OpenVpnManagement.layer(config.openvpnManagement.value)))
+      )
+    }
     // [D103]: NODE_SHAPING (default true) shapes the peers' speeds with tc
     const shaping = yield* shaperFor(config.iface).pipe(Effect.mapError((e) => new CliFailure({ message: `Invalid node agent configuration: NODE_SHAPING ${String(e)}` })))
-    return yield* runAgent({ iface: config.iface, pollSeconds: config.pollSeconds, ...shaping }).pipe(
-      Effect.provide(Layer.mergeAll(Wg.Live, NodeClient.layer(config).pipe(Layer.provide(FetchHttpClient.layer))))
+    return yield* runAgent({
+      ...shaping,
+      iface: config.iface,
+      pollSeconds: config.pollSeconds,
+      reportSeconds: config.reportSeconds,
+      version: `vpn-api ${VERSION}`
+    }).pipe(
+      // [D105]: the push stream beside the poll
+      Effect.provide(Layer.mergeAll(Wg.Live, http))
     )
   })).pipe(
     Command.withDescription(
-      "Run on a VPN server: keep WG_INTERFACE's peers in sync with NODE_API_URL (node token NODE_TOKEN) every NODE_POLL_SECONDS and report its counters."
+      "Run on a VPN server: keep WG_INTERFACE's peers in sync with NODE_API_URL (node token NODE_TOKEN) (changes pushed at once over /v1/node/rpc, a poll every NODE_POLL_SECONDS as a safety net) and report its counters."
     ),
     Command.withSubcommands([openvpnAuth, openvpnConnectCommand, openvpnDisconnectCommand])
   )
@@ -237,4 +255,4 @@ export const adminCli = Command.make("vpn-api").pipe(
   Command.withSubcommands([migrate, createAdmin, seed, jobs, backup, restore, nodeAgent])
 )
 
-export const runCli = Command.run(adminCli, { name: "vpn-api admin CLI", version: "0.1.0" })
+export const runCli = Command.run(adminCli, { name: "vpn-api admin CLI", version: VERSION })

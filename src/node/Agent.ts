@@ -5,6 +5,8 @@ import * as Ref from "effect/Ref"
 import * as Schedule from "effect/Schedule"
 import { type CounterEntry, NodeClient, type PeerEntry } from "./NodeClient.ts"
 import type { Shaper } from "./Shaping.ts"
+import type { PeersBatch } from "../vpn/NodeProtocol.ts"
+import { startPush } from "./Watch.ts"
 import { type DumpPeer, normaliseIps, parseDump, Wg } from "./Wg.ts"
 
 /**
@@ -23,6 +25,10 @@ export interface AgentOptions {
   readonly pollSeconds: number
   /** [D103]: shapes the listed peers' speeds (absent: NODE_SHAPING=false) */
   readonly shaper?: Shaper
+  /** what the agent reports it runs ([D105]) */
+  readonly version?: string
+  /** [D105]: counters go this often between polls (`NODE_REPORT_SECONDS`; default: with each poll only) */
+  readonly reportSeconds?: number
 }
 
 /** What the agent remembers between polls. */
@@ -83,7 +89,9 @@ export const reportOf = (
   undelivered: ReadonlyMap<string, CounterEntry>
 ): ReadonlyArray<CounterEntry> => {
   const entries = new Map<string, CounterEntry>(undelivered)
-  for (const p of actual) entries.set(p.publicKey, { public_key: p.publicKey, rx_total: p.rx, tx_total: p.tx })
+  for (const p of actual) {
+    entries.set(p.publicKey, { public_key: p.publicKey, rx_total: p.rx, tx_total: p.tx, latest_handshake: p.latestHandshake })
+  }
   return [...entries.values()].filter((e) => e.rx_total > 0 || e.tx_total > 0)
 }
 
@@ -176,15 +184,97 @@ export const cycle = (options: AgentOptions, state: Ref.Ref<AgentState>, newKey:
     }
   })
 
-/** The agent's loop: a cycle every `pollSeconds`, backing off (at most 60 s) while cycles fail. */
+/**
+ * [D105]: the counters alone, between polls (every `NODE_REPORT_SECONDS`): with changes pushed the
+ * poll is rare, and the report interval bounds what a device uses past its quota. Totals not
+ * delivered go with the next report, as in `cycle`.
+ */
+export const reportCounters = (options: AgentOptions, state: Ref.Ref<AgentState>, newKey: Effect.Effect<string>) =>
+  Effect.gen(function*() {
+    const wg = yield* Wg
+    const api = yield* NodeClient
+    const actual = parseDump(yield* wg.dump(options.iface).pipe(Effect.mapError((e) => `${e.command}: ${e.message}`)))
+    const report = reportOf(actual, (yield* Ref.get(state)).undelivered)
+    if (report.length === 0) return
+    const sent = yield* Effect.either(api.counters(report, yield* newKey))
+    yield* Ref.update(state, (s) => ({
+      ...s,
+      undelivered: sent._tag === "Right" ? new Map() : new Map(report.map((e) => [e.public_key, e]))
+    }))
+    if (sent._tag === "Left") return yield* Effect.fail(`counters: ${sent.left.message}`)
+  })
+
+/**
+ * [D105]: one pushed batch applied to the interface (the whole list, or the changes after the
+ * revision the agent holds). When `wg` fails the list is kept and the revision is not: the next
+ * poll or stream asks for all of it.
+ */
+export const applyBatch = (options: AgentOptions, state: Ref.Ref<AgentState>, batch: PeersBatch) =>
+  Effect.gen(function*() {
+    const wg = yield* Wg
+    const before = yield* Ref.get(state)
+    // WireGuard entries only (an OpenVPN server's credentials are [D106]'s, see OpenVpnFollow.ts)
+    const entries = batch.peers.flatMap((p) => ("public_key" in p ? [p] : []))
+    const desired = batch.full || Option.isNone(before.desired)
+      ? desiredOf(entries)
+      : applyChanges(before.desired.value, entries)
+    const applied = yield* Effect.either(Effect.gen(function*() {
+      const changes = diffPeers(desired, parseDump(yield* wg.dump(options.iface)))
+      for (const key of changes.remove) yield* wg.set(options.iface, ["peer", key, "remove"])
+      for (const peer of changes.set) {
+        yield* wg.set(options.iface, ["peer", peer.publicKey, "allowed-ips", peer.allowedIps.join(",")])
+      }
+      return changes
+    }))
+    // [D103]: the pushed speeds follow the same batch
+    if (options.shaper !== undefined) {
+      const shaped = yield* Effect.either(options.shaper.apply(entries, batch.full))
+      if (shaped._tag === "Left") {
+        yield* Effect.logWarning(`node agent: shaping: ${shaped.left.command}: ${shaped.left.message}; it is made again next time`)
+      }
+    }
+    yield* Ref.set(state, {
+      ...before,
+      desired: Option.some(desired),
+      revision: applied._tag === "Left" ? Option.none() : Option.some(String(batch.revision))
+    })
+    if (applied._tag === "Left") return yield* Effect.fail(`${applied.left.command}: ${applied.left.message}`)
+    const { remove, set } = applied.right
+    if (set.length > 0 || remove.length > 0) {
+      yield* Effect.logInfo(`node agent: pushed revision ${batch.revision}: peers set ${set.length}, removed ${remove.length}`)
+    }
+  })
+
+/**
+ * The agent's loop: a cycle every `pollSeconds` (at most every 10 s while the push stream of
+ * [D105] is down), backing off (at most 60 s) while cycles fail. Cycles and pushed batches take
+ * turns on the interface.
+ */
 export const runAgent = (options: AgentOptions) =>
   Effect.gen(function*() {
     const state = yield* Ref.make(initialState)
     const newKey = Effect.sync(() => `node-agent-${crypto.randomUUID()}`)
-    yield* Effect.logInfo(`node agent: syncing ${options.iface} every ${options.pollSeconds} s`)
+    const lock = yield* Effect.makeSemaphore(1)
+    const wg = yield* Wg
+    const push = yield* startPush({
+      pollSeconds: options.pollSeconds,
+      version: options.version ?? "vpn-api",
+      apply: (batch) => lock.withPermits(1)(applyBatch(options, state, batch)).pipe(Effect.provideService(Wg, wg)),
+      resumeFrom: Effect.map(Ref.get(state), (s) =>
+        Option.isSome(s.desired) ? Option.map(s.revision, Number) : Option.none())
+    })
+    if (options.reportSeconds !== undefined && options.reportSeconds < options.pollSeconds) {
+      yield* lock.withPermits(1)(reportCounters(options, state, newKey)).pipe(
+        Effect.catchAll((message) => Effect.logDebug(`node agent: ${message}; the totals go with the next report`)),
+        Effect.provideService(Wg, wg),
+        Effect.schedule(Schedule.spaced(Duration.seconds(options.reportSeconds))),
+        Effect.forkScoped
+      )
+    }
+    yield* Effect.logInfo(`node agent: syncing ${options.iface} every ${options.pollSeconds} s (every 10 s while the push stream is down)`)
     let failures = 0
     for (;;) {
-      const outcome = yield* cycle(options, state, newKey)
+      const outcome = yield* lock.withPermits(1)(cycle(options, state, newKey))
       if (Option.isSome(outcome.reportFailure)) {
         yield* Effect.logWarning(`node agent: ${outcome.reportFailure.value}; the totals go with the next report`)
       }
@@ -199,7 +289,7 @@ export const runAgent = (options: AgentOptions) =>
         if (outcome.added > 0 || outcome.removed > 0) {
           yield* Effect.logInfo(`node agent: peers set ${outcome.added}, removed ${outcome.removed}`)
         }
-        yield* Effect.sleep(Duration.seconds(options.pollSeconds))
+        yield* Effect.sleep(Duration.seconds(yield* push.pollSeconds))
       }
     }
-  })
+  }).pipe(Effect.scoped)

@@ -1,7 +1,9 @@
 import * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
+import type * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import { describeConfigError } from "../platform/Config.ts"
+import { type ManagementTarget, parseManagementTarget } from "./Management.ts"
 
 /** The node agent's environment ([D93]); the API server's own configuration is not needed. */
 export interface AgentConfigShape {
@@ -11,8 +13,12 @@ export interface AgentConfigShape {
   readonly token: Redacted.Redacted<string>
   /** `WG_INTERFACE` (default `wg0`) */
   readonly iface: string
-  /** `NODE_POLL_SECONDS` (default 10) */
+  /** `NODE_POLL_SECONDS` (default 60 since [D105]: the push stream carries changes; 10 s while it is down) */
   readonly pollSeconds: number
+  /** `NODE_REPORT_SECONDS` (default 10): counters between polls ([D105]) */
+  readonly reportSeconds: number
+  /** [D106] `OPENVPN_MANAGEMENT`: the OpenVPN server's management interface; set: the agent follows OpenVPN credentials */
+  readonly openvpnManagement: Option.Option<ManagementTarget>
 }
 
 const apiUrl = Config.string("NODE_API_URL").pipe(
@@ -47,10 +53,18 @@ export const agentConfig = Config.all({
     Config.validate({ message: "must be an interface name (1-15 of A-Z a-z 0-9 _ = + . -)", validation: (s) => /^[A-Za-z0-9_=+.-]{1,15}$/.test(s) })
   ),
   pollSeconds: Config.integer("NODE_POLL_SECONDS").pipe(
+    Config.withDefault(60),
+    Config.validate({ message: "must be an integer between 1 and 3600", validation: (n) => n >= 1 && n <= 3600 })
+  ),
+  reportSeconds: Config.integer("NODE_REPORT_SECONDS").pipe(
     Config.withDefault(10),
     Config.validate({ message: "must be an integer between 1 and 3600", validation: (n) => n >= 1 && n <= 3600 })
-  )
-}).pipe(Config.map(({ connection, iface, pollSeconds }): AgentConfigShape => ({ ...connection, iface, pollSeconds })))
+  ),
+  openvpnManagement: Config.option(Config.string("OPENVPN_MANAGEMENT").pipe(
+    Config.validate({ message: "must be host:port or an absolute Unix socket path", validation: (s) => parseManagementTarget(s) !== undefined }),
+    Config.map((s) => parseManagementTarget(s)!)
+  ))
+}).pipe(Config.map(({ connection, ...rest }): AgentConfigShape => ({ ...connection, ...rest })))
 
 /** Reads a configuration; a bad value is one line naming the variable. */
 export const load = <A>(config: Config.Config<A>): Effect.Effect<A, string> =>

@@ -71,6 +71,8 @@ export interface CounterEntry {
   readonly public_key: string
   readonly rx_total: number
   readonly tx_total: number
+  /** [D107]: unix seconds of the peer's last handshake (0 = never) */
+  readonly latest_handshake?: number
 }
 
 const REQUEST_TIMEOUT = Duration.seconds(30)

@@ -50,6 +50,8 @@ export interface DumpPeer {
   readonly allowedIps: ReadonlyArray<string>
   readonly rx: number
   readonly tx: number
+  /** [D107]: unix seconds of the last handshake, 0 = never */
+  readonly latestHandshake: number
 }
 
 /**
@@ -67,7 +69,8 @@ export const parseDump = (text: string): ReadonlyArray<DumpPeer> =>
       publicKey: fields[0]!,
       allowedIps: normaliseIps(fields[3]!),
       rx: Number(fields[5]),
-      tx: Number(fields[6])
+      tx: Number(fields[6]),
+      latestHandshake: Number(fields[4]) || 0
     }))
 
 /** `10.66.0.2/32, fd42::2/128` or `(none)` -> a sorted list without blanks */

@@ -1,5 +1,6 @@
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import { PlanMembers } from "../services/PlanMembers.ts"
 import type { Subscription } from "../services/Domain.ts"
 import { Services as Subscriptions } from "../services/Services.ts"
 import { AppClock } from "../platform/Clock.ts"
@@ -7,6 +8,7 @@ import { Forbidden, NotFound, ValidationError } from "../platform/Errors.ts"
 import { anchorDaysStartingIn, isOverLimit } from "./Bandwidth.ts"
 import { Credentials } from "./Credentials.ts"
 import { BandwidthExceeded, PlanExcludesServer, ServiceSuspended } from "./Errors.ts"
+import { OpenVpnEntries, OVPN_KEY_PREFIX } from "./OpenVpnEntries.ts"
 import { PeerChanges } from "./PeerChanges.ts"
 import { type Allowance, nodeEntry, refusedOverQuota, speedOf } from "./NodeEntries.ts"
 import { Peers, type ServerPeer } from "./Peers.ts"
@@ -27,6 +29,8 @@ export class Access extends Effect.Service<Access>()("vpn/Access", {
     const credentials = yield* Credentials
     const clock = yield* AppClock
     const changes = yield* PeerChanges
+    const members = yield* PlanMembers
+    const credentialRows = yield* OpenVpnEntries
 
     const granting = (userId: number, serverId: number) =>
       Effect.gen(function*() {
@@ -99,6 +103,25 @@ export class Access extends Effect.Service<Access>()("vpn/Access", {
       Effect.map(connectableUsers(serverId, [...new Set(list.flatMap((p) => p.held ? [] : [p.userId]))]), (allowed) =>
         list.map((p) => nodeEntry(p, allowed.get(p.userId))))
 
+    const isOpenVpn = (serverId: number) =>
+      Effect.map(servers.find(serverId), (found) => Option.isSome(found) && found.value.protocol === "openvpn")
+
+    /**
+     * [D106]: an OpenVPN server's entries: every credential of the users its plans serve
+     * (`everything`), or of the changed users and usernames; usernames gone as removed
+     */
+    const openvpnEntries = (serverId: number, everything: boolean, userIds: ReadonlyArray<number>, usernames: ReadonlyArray<string>) =>
+      Effect.gen(function*() {
+        const users = everything ? yield* members.usersOnPlans(yield* servers.planIdsOf(serverId)) : userIds
+        const rows = yield* credentialRows.of(users, everything ? [] : usernames)
+        const allowed = yield* connectableUsers(serverId, [...new Set(rows.flatMap((r) => r.held ? [] : [r.user_id]))])
+        const present = new Set(rows.map((r) => r.username))
+        return [
+          ...rows.map((r) => ({ username: r.username, enabled: allowed.has(r.user_id), speed_limit_mbps: allowed.get(r.user_id)?.speedLimitMbps ?? null })),
+          ...usernames.filter((u) => !present.has(u)).map((username) => ({ username, removed: true as const }))
+        ]
+      })
+
     /**
      * [D92]: the node's list with its revision: everything, or what changed after `since` (removed
      * keys as `{public_key, removed: true}`); 422 `errors.since` for a cursor this log cannot answer.
@@ -109,6 +132,7 @@ export class Access extends Effect.Service<Access>()("vpn/Access", {
         const state = yield* changes.state(today)
         yield* servers.seen(serverId)
         if (since === undefined) {
+          if (yield* isOpenVpn(serverId)) return { peers: yield* openvpnEntries(serverId, true, [], []), revision: state.head }
           return { peers: yield* asNodePeers(serverId, yield* peers.ofServer(serverId)), revision: state.head }
         }
         const after = /^\d{1,15}$/.test(since) ? Number(since) : Number.NaN
@@ -128,11 +152,17 @@ export class Access extends Effect.Service<Access>()("vpn/Access", {
           if (Option.isNone(from) || from.value.slice(0, 7) !== today.slice(0, 7)) everything = true
           else userIds = [...userIds, ...(yield* subscriptions.usersAnchoredOn(anchorDaysStartingIn(from.value, today)))]
         }
+        // [D106]: an OpenVPN server's list names credentials (log keys `ovpn:<username>`)
+        const usernames = changed.keys.filter((k) => k.startsWith(OVPN_KEY_PREFIX)).map((k) => k.slice(OVPN_KEY_PREFIX.length))
+        if (yield* isOpenVpn(serverId)) {
+          return { peers: yield* openvpnEntries(serverId, everything, userIds, usernames), revision: state.head }
+        }
+        const keys = changed.keys.filter((k) => !k.startsWith(OVPN_KEY_PREFIX))
         const list = everything
           ? yield* peers.ofServer(serverId)
-          : yield* peers.someOfServer(serverId, changed.keys, userIds)
+          : yield* peers.someOfServer(serverId, keys, userIds)
         const present = new Set(list.map((p) => p.publicKey))
-        const removed = changed.keys.filter((k) => !present.has(k)).map((k) => ({ public_key: k, removed: true as const }))
+        const removed = keys.filter((k) => !present.has(k)).map((k) => ({ public_key: k, removed: true as const }))
         return { peers: [...(yield* asNodePeers(serverId, list)), ...removed], revision: state.head }
       })
 
@@ -162,5 +192,14 @@ export class Access extends Effect.Service<Access>()("vpn/Access", {
           Option.isNone(current) ? Effect.succeed([]) : servers.grantedToPlan(current.value.plan.id))
     } as const
   }),
-  dependencies: [Subscriptions.Default, Servers.Default, Usage.Default, Peers.Default, Credentials.Default, PeerChanges.Default]
+  dependencies: [
+    Subscriptions.Default,
+    Servers.Default,
+    Usage.Default,
+    Peers.Default,
+    Credentials.Default,
+    PeerChanges.Default,
+    PlanMembers.Default,
+    OpenVpnEntries.Default
+  ]
 }) {}

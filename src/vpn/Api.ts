@@ -10,7 +10,6 @@ import { Confirmation, Ok, OkMessage, OkPage } from "../http/Envelope.ts"
 import {
   BusinessRuleViolationResponse,
   errorEnvelope,
-  ForbiddenResponse,
   NotFoundResponse,
   ValidationErrorResponse
 } from "../http/Errors.ts"
@@ -20,44 +19,22 @@ import { parseSubnet } from "./Configs.ts"
 import { BandwidthExceeded, PlanExcludesServer, ServerNotConfigured, ServiceSuspended, SubnetFull } from "./Errors.ts"
 import { VpnCredentials } from "./Credentials.ts"
 import { Device as DeviceFields, DeviceWithCredentials, PLATFORMS } from "./Devices.ts"
-import { NodeAuthentication } from "./NodeAuth.ts"
-import { NodePeer as NodePeerFields } from "./Peers.ts"
 import { PageParam } from "../platform/Page.ts"
+import { DeviceDetail, DeviceSeen } from "./DeviceActivity.ts"
+import { AgentStatus } from "./NodeAgents.ts"
 import { CreatedServer, Server as ServerFields, ServerRecord } from "./Servers.ts"
 import { UsageRecorded } from "./Usage.ts"
-import { Accepted } from "./UsageReports.ts"
 
 // ---- resources ---------------------------------------------------------------------------
 
 /** The spec's VPN server, exactly its fields ([D50]). */
 export const Server = ServerFields.annotations({ identifier: "VpnServer" })
 
-export const NodePeer = NodePeerFields.annotations({ identifier: "NodePeer" })
-
-/** [D92]: a peer that left the server since the cursor. */
-export const RemovedPeer = Schema.Struct({ public_key: Schema.String, removed: Schema.Literal(true) })
-  .annotations({ identifier: "RemovedNodePeer" })
-
-/** [D92]: `{success: true, data: [...], meta: {revision}}`; the handler returns `{data, meta}`. */
-const NodeSyncBody = Schema.Struct({
-  data: Schema.Array(Schema.Union(NodePeer, RemovedPeer)),
-  meta: Schema.Struct({
-    revision: Schema.Number.annotations({ description: "An opaque cursor that only grows: send it back as `since`." })
-  })
-})
-const NodeSyncResponse = Schema.transform(
-  Schema.Struct({ success: Schema.Literal(true), ...NodeSyncBody.fields }),
-  Schema.typeSchema(NodeSyncBody),
-  {
-    strict: true,
-    decode: ({ data, meta }) => ({ data, meta }),
-    encode: ({ data, meta }) => ({ success: true as const, data, meta })
-  }
-).annotations({ identifier: "NodePeerList" })
-
 const Credentials = VpnCredentials.annotations({ identifier: "VpnCredentials" })
 
 export const Device = DeviceFields.annotations({ identifier: "Device" })
+/** [D107]: a device with its last handshake, whether it is online and its bytes this period */
+const SeenDevice = DeviceSeen.annotations({ identifier: "DeviceWithActivity" })
 const NewDevice = DeviceWithCredentials.annotations({ identifier: "DeviceWithCredentials" })
 
 // ---- payload fields ----------------------------------------------------------------------
@@ -86,7 +63,10 @@ export const AdminServer = Schema.Struct({
   ...ServerRecord.fields,
   last_seen_at: Schema.NullOr(Schema.DateFromString),
   peers: Schema.Int,
-  plan_ids: Schema.Array(Schema.Int)
+  plan_ids: Schema.Array(Schema.Int),
+  /** [D105]: the node agent's push stream, applied revision and lag */
+  agent: Schema.Struct({ ...AgentStatus.fields, last_seen_at: Schema.NullOr(Schema.DateFromString) })
+    .annotations({ identifier: "NodeAgentStatus" })
 }).annotations({ identifier: "AdminVpnServer" })
 
 const dns = string("dns", { max: 255 }).pipe(
@@ -145,38 +125,6 @@ export const UpdateServerPayload = Body({
   city: Schema.optional(serverFields.city),
   protocol: Schema.optional(serverFields.protocol),
   ip: Schema.optional(serverFields.ip)
-})
-
-const nodeReport = (fields: readonly [string, string], description: string) =>
-  Schema.Array(
-    Schema.Unknown.annotations({
-      jsonSchema: {
-        type: "object",
-        properties: {
-          public_key: { type: "string" },
-          username: { type: "string" },
-          [fields[0]]: { type: "integer", minimum: 0, maximum: MAX_BYTES },
-          [fields[1]]: { type: "integer", minimum: 0, maximum: MAX_BYTES }
-        },
-        required: [...fields]
-      }
-    })
-  ).annotations({ message: () => "The body must be a JSON array.", description })
-
-/** The node's counter deltas: an array of entries, each checked by `Usage.record` (`0.rx_bytes`). */
-export const UsageReport = nodeReport(["rx_bytes", "tx_bytes"], "Counter deltas per peer ([D54]).")
-
-/** [D94]: the node's cumulative counters (what `wg show <if> dump` prints), checked by `Usage.recordCounters`. */
-export const CountersReport = nodeReport(
-  ["rx_total", "tx_total"],
-  "Cumulative counters per peer ([D94]): the increase since the last report counts; a total below the last one is a counter reset."
-)
-
-/** [D94]: a retry under the same key (same node, within 24 h) answers the first answer and adds nothing. */
-const IdempotencyKey = Schema.Struct({
-  "idempotency-key": Schema.optional(Schema.String.annotations({
-    description: "1-255 visible ASCII characters naming this report; retry a report with its key until it is answered."
-  }))
 })
 
 /** [D90]: a device's name (1-64) and platform. */
@@ -243,7 +191,14 @@ export class VpnApi extends HttpApiGroup.make("vpn")
   .add(HttpApiEndpoint.post("revokeVpnAccess", "/account/vpn/revoke-all")
       .annotateContext(describe("Revoke all VPN access", "Every device key and the OpenVPN password are replaced at once; every device must download its config again.")).addSuccess(Confirmation("VpnAccessRevoked")))
   .add(HttpApiEndpoint.get("listDevices", "/devices")
-      .annotateContext(describe("List your devices", "Your devices (each with its own WireGuard key), with their addresses per server.")).addSuccess(Ok(Schema.Array(Device), { identifier: "DeviceList" })))
+      .annotateContext(describe("List your devices", "Your devices (each with its own WireGuard key), with their addresses per server.")).addSuccess(Ok(Schema.Array(SeenDevice), { identifier: "DeviceList" })))
+  .add(
+    HttpApiEndpoint.get("getDevice", "/devices/:device")
+      .annotateContext(describe("One of your devices", "The device with its last handshake, whether it is online and its bytes this period, per server [D107]."))
+      .setPath(devicePath)
+      .addSuccess(Ok(DeviceDetail.annotations({ identifier: "DeviceDetail" }), { identifier: "DeviceDetailResponse" }))
+      .addError(NotFoundResponse)
+  )
   .add(
     HttpApiEndpoint.post("createDevice", "/devices")
       .annotateContext(describe("Add a device", "A new device with its own key pair, within your plan's device limit (422 beyond it)."))
@@ -308,49 +263,6 @@ export class VpnApi extends HttpApiGroup.make("vpn")
   .middlewareEndpoints(Authentication)
 {}
 
-/** The node API of [D54], behind node tokens. */
-export class NodeApi extends HttpApiGroup.make("node")
-  .annotate(OpenApi.Description, "The routes the VPN servers' node agents call (node token).")
-  .add(
-    HttpApiEndpoint.get("peers", "/node/peers")
-      .annotateContext(describe("List this server's peers (node agent)", "The peers and credentials the calling server must serve, with `meta.revision`; with `?since=<revision>` only what changed after it. Node token only."))
-      .setUrlParams(Schema.Struct({
-        since: Schema.optional(Schema.String.annotations({ description: "A `meta.revision` of an earlier answer: only what changed after it." }))
-      }))
-      .addSuccess(NodeSyncResponse)
-      .addError(ValidationErrorResponse)
-  )
-  .add(
-    HttpApiEndpoint.post("openvpnAuth", "/node/openvpn/auth")
-      .annotateContext(describe("Check an OpenVPN login (node agent)", "200 when the username and password may connect through this OpenVPN server, 403 otherwise. Node token of an OpenVPN server only."))
-      .setPayload(Body({ username: string("username"), password: string("password", { max: 255 }) }))
-      .addSuccess(Ok(Schema.Struct({
-        username: Schema.String,
-        allowed: Schema.Literal(true),
-        /** [D103]: the speed to shape the session to (Mbps, both ways); null: none */
-        speed_limit_mbps: Schema.NullOr(Schema.Int)
-      }), { identifier: "NodeOpenVpnAuthResponse" }))
-      .addError(ForbiddenResponse)
-  )
-  .add(
-    HttpApiEndpoint.post("usage", "/node/usage")
-      .annotateContext(describe("Report usage deltas (node agent)", "Adds byte deltas of this server's peers to their services' usage; `data.accepted` counts the entries counted. Send an `Idempotency-Key` so a retried report counts once."))
-      .setHeaders(IdempotencyKey)
-      .setPayload(UsageReport)
-      .addSuccess(Ok(Accepted, { identifier: "NodeUsageResponse" }))
-      .addError(ValidationErrorResponse)
-  )
-  .add(
-    HttpApiEndpoint.post("counters", "/node/counters")
-      .annotateContext(describe("Report interface counters (node agent)", "Reports WireGuard's cumulative counters; the server derives the deltas exactly once. Send an `Idempotency-Key` so a retried report counts once."))
-      .setHeaders(IdempotencyKey)
-      .setPayload(CountersReport)
-      .addSuccess(Ok(Accepted, { identifier: "NodeCountersResponse" }))
-      .addError(ValidationErrorResponse)
-  )
-  .middlewareEndpoints(NodeAuthentication)
-{}
-
 /** `/v1/admin/servers...` and usage recording ([D70]). */
 export class VpnAdminApi extends HttpApiGroup.make("vpnAdmin")
   .annotate(OpenApi.Description, "VPN servers and usage, for admins.")
@@ -365,6 +277,13 @@ export class VpnAdminApi extends HttpApiGroup.make("vpnAdmin")
       .annotateContext(describe("Get a VPN server (admin)", "One server with its plans, peer count and last contact."))
       .setPath(serverPath)
       .addSuccess(Ok(AdminServer, { identifier: "AdminVpnServerResponse" }))
+      .addError(NotFoundResponse)
+  )
+  .add(
+    HttpApiEndpoint.get("userDevices", "/admin/users/:user/devices")
+      .annotateContext(describe("A user's devices (admin)", "The user's devices with their last handshake, whether they are online and their bytes this period [D107]."))
+      .setPath(Schema.Struct({ user: IdParam }))
+      .addSuccess(Ok(Schema.Array(SeenDevice), { identifier: "AdminUserDeviceList" }))
       .addError(NotFoundResponse)
   )
   .add(

@@ -11,6 +11,7 @@ import { AppConfig } from "../platform/Config.ts"
 import { orNotFound } from "../platform/Errors.ts"
 import { Metrics } from "../platform/Metrics.ts"
 import { Access } from "./Access.ts"
+import { DeviceActivity } from "./DeviceActivity.ts"
 import { Devices } from "./Devices.ts"
 import { type ClientFile, Downloads, qrPng } from "./Downloads.ts"
 import { CurrentNode, NodeAuthenticationLive } from "./NodeAuth.ts"
@@ -35,6 +36,7 @@ const VpnLive = HttpApiBuilder.group(Api, "vpn", (handlers) =>
     const access = yield* Access
     const downloads = yield* Downloads
     const devices = yield* Devices
+    const activity = yield* DeviceActivity
     const usage = yield* Usage
     const accounts = yield* VpnAccounts
     const audit = yield* AuditLog
@@ -57,7 +59,8 @@ const VpnLive = HttpApiBuilder.group(Api, "vpn", (handlers) =>
         Effect.flatMap(caller, (userId) =>
           Effect.map(devices.rotateDefaultCredentials(userId), (data) => ({ message: "VPN credentials rotated.", data }))
         ).pipe(Effect.zipLeft(noStore)))
-      .handle("listDevices", () => Effect.flatMap(caller, devices.list))
+      .handle("listDevices", () => Effect.flatMap(caller, activity.list))
+      .handle("getDevice", ({ path }) => Effect.flatMap(caller, (userId) => activity.detail(userId, path.device)))
       .handle("createDevice", ({ payload }) =>
         Effect.flatMap(caller, (userId) => devices.create(userId, payload)).pipe(Effect.zipLeft(noStore)))
       .handle("renameDevice", ({ path, payload }) =>
@@ -96,6 +99,7 @@ const NodeLive = HttpApiBuilder.group(Api, "node", (handlers) =>
   Effect.gen(function*() {
     const access = yield* Access
     const usage = yield* Usage
+    const activity = yield* DeviceActivity
     const metrics = yield* Metrics
     const node = Effect.map(CurrentNode, (n) => n.serverId)
 
@@ -112,7 +116,12 @@ const NodeLive = HttpApiBuilder.group(Api, "node", (handlers) =>
       .handle("usage", ({ headers, payload }) =>
         Effect.flatMap(node, (serverId) => usage.record(serverId, payload, headers["idempotency-key"])))
       .handle("counters", ({ headers, payload }) =>
-        Effect.flatMap(node, (serverId) => usage.recordCounters(serverId, payload, headers["idempotency-key"])))
+        Effect.flatMap(node, (serverId) =>
+          activity.checkHandshakes(payload).pipe(
+            Effect.zipRight(usage.recordCounters(serverId, payload, headers["idempotency-key"])),
+            // [D107]: the peers' last handshakes (a repeat changes nothing)
+            Effect.tap(() => activity.recordHandshakes(serverId, payload))
+          )))
   }))
 
 const ADMIN_SERVERS_PER_PAGE = 15
@@ -122,6 +131,7 @@ const AdminLive = HttpApiBuilder.group(Api, "vpnAdmin", (handlers) =>
     const config = yield* AppConfig
     const servers = yield* Servers
     const usage = yield* Usage
+    const activity = yield* DeviceActivity
 
     return handlers
       .handle("listServers", ({ urlParams }) => {
@@ -130,6 +140,7 @@ const AdminLive = HttpApiBuilder.group(Api, "vpnAdmin", (handlers) =>
           makePage({ rows, total, page, perPage: ADMIN_SERVERS_PER_PAGE, baseUrl: `${config.publicUrl}/v1/admin/servers` }))
       })
       .handle("getServer", ({ path }) => Effect.flatMap(servers.adminOne(path.server), orNotFound))
+      .handle("userDevices", ({ path }) => activity.ofUser(path.user))
       .handle("createServer", ({ payload }) =>
         servers.create(payload).pipe(Effect.zipLeft(noStore)))
       .handle("updateServer", ({ path, payload }) => servers.update(path.server, payload))
@@ -141,6 +152,7 @@ const AdminLive = HttpApiBuilder.group(Api, "vpnAdmin", (handlers) =>
 export const VpnServicesLive = Layer.mergeAll(
   Downloads.Default,
   Devices.Default,
+  DeviceActivity.Default,
   VpnAccounts.Default,
   Access.Default,
   Usage.Default,

@@ -11,6 +11,7 @@ import { NotFound, ValidationError } from "../platform/Errors.ts"
 import { KeyGen } from "../platform/KeyGen.ts"
 import { Metrics, type NodeSeenRow } from "../platform/Metrics.ts"
 import { formatSubnet, parseSubnet } from "./Configs.ts"
+import { AgentRow, agentRowColumn, AgentStatus, agentStatusOf } from "./NodeAgents.ts"
 
 export const Protocol = Schema.Literal("wireguard", "openvpn")
 export type Protocol = typeof Protocol.Type
@@ -43,13 +44,21 @@ export const AdminServer = Schema.Struct({
   ...ServerRecord.fields,
   last_seen_at: Schema.NullOr(Schema.DateFromSelf),
   peers: Schema.Int,
-  plan_ids: Schema.Array(Schema.Int)
+  plan_ids: Schema.Array(Schema.Int),
+  /** [D105]: the node agent's push stream and applied revision */
+  agent: AgentStatus
 })
 const AdminServerRow = Schema.Struct({
   ...ServerRecord.fields,
   last_seen_at: Schema.NullOr(Schema.DateFromSelf),
   peers: Schema.Int,
-  plan_ids: Schema.parseJson(Schema.Array(Schema.Int))
+  plan_ids: Schema.parseJson(Schema.Array(Schema.Int)),
+  agent_row: Schema.parseJson(AgentRow)
+})
+/** [D105]: the row with its agent's status at `now` */
+const adminServerOf = (now: Date) => ({ agent_row, ...row }: typeof AdminServerRow.Type): typeof AdminServer.Type => ({
+  ...row,
+  agent: agentStatusOf(agent_row, now)
 })
 
 /** The spec's Server fields, exactly ([D50]). */
@@ -170,7 +179,8 @@ export class Servers extends Effect.Service<Servers>()("vpn/Servers", {
     const adminColumns = sql`
       ${columns}, s.last_seen_at,
       (select count(*)::int from wireguard_peers p where p.server_id = s.id) as peers,
-      coalesce((select json_agg(sp.plan_id order by sp.plan_id) from server_plans sp where sp.server_id = s.id), '[]')::text as plan_ids`
+      coalesce((select json_agg(sp.plan_id order by sp.plan_id) from server_plans sp where sp.server_id = s.id), '[]')::text as plan_ids,
+      ${agentRowColumn(sql)}`
     const adminPage = SqlSchema.findAll({
       Request: Schema.Struct({ limit: Schema.Int, offset: Schema.Int }),
       Result: AdminServerRow,
@@ -324,11 +334,12 @@ export class Servers extends Effect.Service<Servers>()("vpn/Servers", {
         ),
       /** [D92]: a page of servers for admins, oldest first */
       adminPage: (page: number, perPage: number) =>
-        Effect.all({ rows: adminPage({ limit: perPage, offset: (page - 1) * perPage }), total: total(undefined) }).pipe(
-          Effect.map(({ rows, total }) => ({ rows, total: total.n })),
+        Effect.all({ rows: adminPage({ limit: perPage, offset: (page - 1) * perPage }), total: total(undefined), now: clock.now }).pipe(
+          Effect.map(({ now, rows, total }) => ({ rows: rows.map(adminServerOf(now)), total: total.n })),
           Effect.orDie
         ),
-      adminOne: (id: number) => adminOne(id).pipe(Effect.orDie),
+      adminOne: (id: number) =>
+        Effect.all([adminOne(id), clock.now]).pipe(Effect.map(([row, now]) => Option.map(row, adminServerOf(now))), Effect.orDie),
       /** the plans that grant the server */
       planIdsOf: (serverId: number) => planIdsOfRows(serverId).pipe(Effect.map((rows) => rows.map((r) => r.plan_id)), Effect.orDie),
       /** [D92]: the node polled now; a write at most once a minute per server (and per instance) */

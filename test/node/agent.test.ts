@@ -109,7 +109,7 @@ describe("node agent sync [D93]", () => {
     expect(await usedBytes(a.user.token)).toBe(1500)
     const reports = api.seen.filter((r) => r.path === "/v1/node/counters")
     expect(reports).toHaveLength(2)
-    expect(JSON.parse(reports[0]!.body)).toEqual([{ public_key: a.key, rx_total: 1000, tx_total: 500 }])
+    expect(JSON.parse(reports[0]!.body)).toEqual([{ public_key: a.key, rx_total: 1000, tx_total: 500, latest_handshake: 0 }])
     expect(new Set(reports.map((r) => r.key)).size).toBe(2)
     expect(reports.every((r) => r.key !== null)).toBe(true)
   })
@@ -269,8 +269,8 @@ describe("pure parts", () => {
       ""
     ].join("\n")
     expect(parseDump(dump)).toEqual([
-      { publicKey: "KEY1=", allowedIps: ["10.66.0.2/32", "fd42::2/128"], rx: 123, tx: 456 },
-      { publicKey: "KEY2=", allowedIps: [], rx: 0, tx: 0 }
+      { publicKey: "KEY1=", allowedIps: ["10.66.0.2/32", "fd42::2/128"], rx: 123, tx: 456, latestHandshake: 1700000000 },
+      { publicKey: "KEY2=", allowedIps: [], rx: 0, tx: 0, latestHandshake: 0 }
     ])
   })
 

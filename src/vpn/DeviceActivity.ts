@@ -1,0 +1,199 @@
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlSchema from "@effect/sql/SqlSchema"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import { Contacts } from "../accounts/Contacts.ts"
+import { Services as Subscriptions } from "../services/Services.ts"
+import { AppClock } from "../platform/Clock.ts"
+import { NotFound, ValidationError } from "../platform/Errors.ts"
+import { periodAt, periodStart } from "./Bandwidth.ts"
+import { Device, Devices } from "./Devices.ts"
+
+/**
+ * [D107] Devices you can see: each device's last handshake (the newest a node reported for one
+ * of its peers), whether it is online (a handshake in the last 180 s) and its bytes in the
+ * current quota period ([D95]), in all and per server. The bytes come from `vpn_device_usage`,
+ * which migration 23's trigger fills from the same counters reports as the services' usage, in
+ * the same transaction: counted exactly once ([D94]).
+ */
+
+/** a handshake this recent means the device is online */
+export const ONLINE_WITHIN_MS = 180_000
+
+/** [D107]: a device in `GET /v1/devices` */
+export const DeviceSeen = Schema.Struct({
+  ...Device.fields,
+  last_handshake_at: Schema.NullOr(Schema.DateFromString),
+  online: Schema.Boolean,
+  period_bytes: Schema.Int
+})
+export type DeviceSeen = typeof DeviceSeen.Type
+
+/** [D107]: one server of a device, with the bytes of the current period */
+export const DeviceServer = Schema.Struct({
+  server_id: Schema.Int,
+  server_name: Schema.String,
+  /** its WireGuard address on that server (null: no WireGuard peer there, e.g. OpenVPN) */
+  address: Schema.NullOr(Schema.String),
+  last_handshake_at: Schema.NullOr(Schema.DateFromString),
+  rx_bytes: Schema.Int,
+  tx_bytes: Schema.Int
+})
+
+/** [D107]: `GET /v1/devices/{device}` */
+export const DeviceDetail = Schema.Struct({ ...DeviceSeen.fields, servers: Schema.Array(DeviceServer) })
+export type DeviceDetail = typeof DeviceDetail.Type
+
+const ServerRow = Schema.Struct({
+  device_id: Schema.Int,
+  server_id: Schema.Int,
+  server_name: Schema.String,
+  address: Schema.NullOr(Schema.String),
+  last_handshake_at: Schema.NullOr(Schema.DateFromSelf),
+  rx_bytes: Schema.NumberFromString,
+  tx_bytes: Schema.NumberFromString
+})
+type ServerRow = typeof ServerRow.Type
+
+/** the largest handshake time accepted (unix seconds, year 9999) */
+const MAX_HANDSHAKE = 253_402_300_799
+
+/** [D107]: `latest_handshake` of a counters entry: absent, or unix seconds (0 = never) */
+export const handshakeErrors = (payload: ReadonlyArray<unknown>): Record<string, Array<string>> => {
+  const errors: Record<string, Array<string>> = {}
+  payload.forEach((raw, i) => {
+    if (typeof raw !== "object" || raw === null || !("latest_handshake" in raw)) return
+    const v = (raw as { readonly latest_handshake: unknown }).latest_handshake
+    if (v === undefined || v === null) return
+    if (typeof v !== "number" || !Number.isInteger(v) || v < 0 || v > MAX_HANDSHAKE) {
+      errors[`${i}.latest_handshake`] = [`The ${i}.latest_handshake field must be an integer between 0 and ${MAX_HANDSHAKE}.`]
+    }
+  })
+  return errors
+}
+
+/** the WireGuard entries of a report that name a handshake */
+const handshakesOf = (payload: ReadonlyArray<unknown>) =>
+  payload.flatMap((raw) => {
+    if (typeof raw !== "object" || raw === null) return []
+    const e = raw as { readonly public_key?: unknown; readonly latest_handshake?: unknown }
+    return typeof e.public_key === "string" && typeof e.latest_handshake === "number" && e.latest_handshake > 0
+      ? [{ key: e.public_key, at: e.latest_handshake }]
+      : []
+  })
+
+export class DeviceActivity extends Effect.Service<DeviceActivity>()("vpn/DeviceActivity", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const clock = yield* AppClock
+    const devices = yield* Devices
+    const subscriptions = yield* Subscriptions
+    const contacts = yield* Contacts
+
+    // [D116]: only this server's peers; a handshake never goes back in time
+    const writeHandshakes = SqlSchema.void({
+      Request: Schema.Struct({ serverId: Schema.Int, entries: Schema.String }),
+      execute: ({ entries, serverId }) => sql`
+        update wireguard_peers p set last_handshake_at = to_timestamp(e.at)
+        from jsonb_to_recordset(${entries}::jsonb) as e(key text, at bigint)
+        where p.server_id = ${serverId} and p.public_key = e.key
+          and (p.last_handshake_at is null or p.last_handshake_at < to_timestamp(e.at))`
+    })
+    /** each device's servers: those it has a peer on or bytes on since `since` */
+    const serverRows = SqlSchema.findAll({
+      Request: Schema.Struct({ userId: Schema.Int, since: Schema.String, deviceId: Schema.NullOr(Schema.Int) }),
+      Result: ServerRow,
+      execute: ({ deviceId, since, userId }) => sql`
+        with mine as (
+          select id from vpn_devices where user_id = ${userId} and (${deviceId}::int is null or id = ${deviceId}::int)
+        ), used as (
+          select u.device_id, u.server_id, sum(u.rx_bytes) as rx, sum(u.tx_bytes) as tx
+          from vpn_device_usage u join mine on mine.id = u.device_id
+          where u.day >= ${since}::date group by u.device_id, u.server_id
+        ), peers as (
+          select p.device_id, p.server_id, host(p.address) as address, p.last_handshake_at
+          from wireguard_peers p join mine on mine.id = p.device_id
+        )
+        select coalesce(p.device_id, used.device_id) as device_id, s.id as server_id, s.name as server_name,
+               p.address, p.last_handshake_at,
+               coalesce(used.rx, 0)::text as rx_bytes, coalesce(used.tx, 0)::text as tx_bytes
+        from peers p full join used on used.device_id = p.device_id and used.server_id = p.server_id
+        join servers s on s.id = coalesce(p.server_id, used.server_id)
+        order by 1, 2`
+    })
+
+    /** [D95]: the start of the user's current quota period (a calendar month without a service) */
+    const periodSince = (userId: number) =>
+      Effect.gen(function*() {
+        const now = yield* clock.now
+        const current = yield* subscriptions.current(userId)
+        return Option.match(current, {
+          onNone: () => periodStart(now),
+          onSome: (s) => periodAt({ usageReset: s.plan.usageReset, startsAt: s.startsAt }, now).start
+        })
+      })
+
+    const seen = (device: Device, rows: ReadonlyArray<ServerRow>, now: Date): DeviceSeen => {
+      const mine = rows.filter((r) => r.device_id === device.id)
+      const last = mine.reduce<Date | null>((newest, r) =>
+        r.last_handshake_at !== null && (newest === null || r.last_handshake_at > newest) ? r.last_handshake_at : newest, null)
+      return {
+        ...device,
+        last_handshake_at: last,
+        online: last !== null && now.getTime() - last.getTime() <= ONLINE_WITHIN_MS,
+        period_bytes: Math.min(Number.MAX_SAFE_INTEGER, mine.reduce((n, r) => n + r.rx_bytes + r.tx_bytes, 0))
+      }
+    }
+
+    /** [D107]: a user's devices, oldest first, each with its activity */
+    const list = (userId: number) =>
+      Effect.gen(function*() {
+        const all = yield* devices.list(userId)
+        const rows = yield* serverRows({ userId, since: yield* periodSince(userId), deviceId: null }).pipe(Effect.orDie)
+        const now = yield* clock.now
+        return all.map((d) => seen(d, rows, now))
+      })
+
+    /** [D107]: one of the user's devices with its servers; 404 for another user's */
+    const detail = (userId: number, deviceId: number): Effect.Effect<DeviceDetail, NotFound> =>
+      Effect.gen(function*() {
+        const device = (yield* devices.list(userId)).find((d) => d.id === deviceId)
+        if (device === undefined) return yield* Effect.fail(new NotFound())
+        const rows = yield* serverRows({ userId, since: yield* periodSince(userId), deviceId }).pipe(Effect.orDie)
+        const now = yield* clock.now
+        return {
+          ...seen(device, rows, now),
+          servers: rows.map((r) => ({
+            server_id: r.server_id,
+            server_name: r.server_name,
+            address: r.address,
+            last_handshake_at: r.last_handshake_at,
+            rx_bytes: r.rx_bytes,
+            tx_bytes: r.tx_bytes
+          }))
+        }
+      })
+
+    return {
+      list,
+      /** [D107]: an admin's view of a user's devices; 404 for an unknown user */
+      ofUser: (userId: number) =>
+        Effect.flatMap(contacts.find(userId), (found) => Option.isNone(found) ? Effect.fail(new NotFound()) : list(userId)),
+      detail,
+      /** 422 for a `latest_handshake` that is not unix seconds, before the report counts */
+      checkHandshakes: (payload: ReadonlyArray<unknown>) => {
+        const errors = handshakeErrors(payload)
+        return Object.keys(errors).length > 0 ? Effect.fail(new ValidationError({ errors })) : Effect.void
+      },
+      /** [D107]: the handshakes of a counters report, for this server's peers */
+      recordHandshakes: (serverId: number, payload: ReadonlyArray<unknown>) => {
+        const entries = handshakesOf(payload)
+        return entries.length === 0
+          ? Effect.void
+          : writeHandshakes({ serverId, entries: JSON.stringify(entries) }).pipe(Effect.orDie)
+      }
+    } as const
+  }),
+  dependencies: [Devices.Default, Subscriptions.Default, Contacts.Default]
+}) {}

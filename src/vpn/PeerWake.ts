@@ -1,0 +1,118 @@
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlSchema from "@effect/sql/SqlSchema"
+import { SQL } from "bun"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as PubSub from "effect/PubSub"
+import * as Redacted from "effect/Redacted"
+import * as Runtime from "effect/Runtime"
+import * as Schedule from "effect/Schedule"
+import * as Schema from "effect/Schema"
+import { AppConfig } from "../platform/Config.ts"
+
+/**
+ * [D105]: wakes the push streams of this instance when the node change log ([D92]) grows, on
+ * whichever instance (or tool) wrote it:
+ * 1. on PostgreSQL each instance LISTENs on `vpn_peer_changes` (migration 22's triggers notify at
+ *    commit) on a dedicated connection (`application_name` `vpn-api-listen-peers`);
+ * 2. the newest revision is also read every `POLL_MS` while streams are open and that connection
+ *    is not subscribed (the embedded database, a lost connection), and every `SAFETY_MS` while it
+ *    is: a missed notification delays a push, it never loses one (streams read the log itself).
+ * Each wake publishes the newest revision; a stream asks the log what changed after its own.
+ */
+
+/** the channel migration 22's triggers notify */
+export const PEER_CHANNEL = "vpn_peer_changes"
+export const LISTEN_PEERS_APPLICATION_NAME = "vpn-api-listen-peers"
+const POLL_MS = 200
+const SAFETY_MS = 5_000
+
+export class PeerWake extends Effect.Service<PeerWake>()("vpn/PeerWake", {
+  scoped: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const config = yield* AppConfig
+    const runtime = yield* Effect.runtime<never>()
+    const heads = yield* PubSub.sliding<number>(4)
+    const head = SqlSchema.single({
+      Request: Schema.Void,
+      Result: Schema.Struct({ head: Schema.NullOr(Schema.NumberFromString) }),
+      execute: () => sql`select (select max(revision) from vpn_peer_changes)::text as head`
+    })
+
+    let streams = 0
+    let subscribed = false
+    let published = 0
+    const check = head(undefined).pipe(
+      Effect.flatMap(({ head }) => {
+        if (head === null || head <= published) return Effect.void
+        published = head
+        return PubSub.publish(heads, head)
+      }),
+      Effect.catchAllCause((cause) => Effect.logDebug("peer wake: the newest revision was not read", cause))
+    )
+    // one check at a time: a burst of notifications reads the head once or twice, not once each
+    const checking = yield* Effect.makeSemaphore(1)
+    let pending = false
+    const wake = Effect.suspend(() => {
+      if (pending) return Effect.void
+      pending = true
+      return checking.withPermits(1)(Effect.suspend(() => {
+        pending = false
+        return check
+      }))
+    })
+
+    yield* Effect.suspend(() => (streams > 0 ? wake : Effect.void)).pipe(
+      Effect.zipRight(Effect.suspend(() => Effect.sleep(subscribed ? SAFETY_MS : POLL_MS))),
+      Effect.forever,
+      Effect.forkScoped
+    )
+
+    if (Option.isSome(config.databaseUrl)) {
+      yield* listen(Redacted.value(config.databaseUrl.value), {
+        notified: () => Runtime.runFork(runtime)(wake),
+        subscribed: () => {
+          subscribed = true
+          Runtime.runFork(runtime)(wake)
+        },
+        lost: () => {
+          subscribed = false
+        }
+      })
+    }
+
+    return {
+      /**
+       * The newest revisions from now on, for as long as the scope lasts (subscribe before
+       * reading the log, so no commit falls between the read and the subscription).
+       */
+      subscribe: Effect.acquireRelease(
+        Effect.sync(() => {
+          streams++
+        }),
+        () => Effect.sync(() => {
+          streams--
+        })
+      ).pipe(Effect.zipRight(PubSub.subscribe(heads))),
+      /** read the newest revision now and wake the streams if it moved (a write of this instance) */
+      wake
+    } as const
+  })
+}) {}
+
+/**
+ * LISTEN on a dedicated connection (Bun's `SQL.listen`, which reconnects and subscribes again,
+ * calling `subscribed` each time); the first subscription is retried without holding up the start.
+ */
+const listen = (url: string, on: { notified: () => void; subscribed: () => void; lost: () => void }) =>
+  Effect.gen(function*() {
+    const client = yield* Effect.acquireRelease(
+      Effect.sync(() => new SQL(url, { max: 1, connection: { application_name: LISTEN_PEERS_APPLICATION_NAME }, onclose: () => on.lost() })),
+      (client) => Effect.promise(() => client.close({ timeout: 1 }).catch(() => {})).pipe(Effect.timeout("2 seconds"), Effect.ignore)
+    )
+    const subscribe = Effect.tryPromise(() => client.listen(PEER_CHANNEL, () => on.notified(), () => on.subscribed())).pipe(
+      Effect.tapError(() => Effect.logWarning("peer wake: LISTEN failed; retrying, reading the log every 200 ms meanwhile")),
+      Effect.retry(Schedule.exponential("100 millis").pipe(Schedule.union(Schedule.spaced("5 seconds"))))
+    )
+    yield* Effect.forkScoped(subscribe)
+  })

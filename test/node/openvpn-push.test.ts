@@ -1,0 +1,169 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test"
+import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
+import * as Logger from "effect/Logger"
+import * as LogLevel from "effect/LogLevel"
+import * as Redacted from "effect/Redacted"
+import { createServer, type Server } from "node:net"
+import { OpenVpnManagement, parseManagementTarget } from "../../src/node/Management.ts"
+import { runOpenVpnAgent } from "../../src/node/OpenVpnFollow.ts"
+import { PushClient } from "../../src/node/Watch.ts"
+import { makeTestApp, type TestApp } from "../support/app.ts"
+import { watch } from "../support/node-rpc.ts"
+import { makePlan, makeServer, makeService } from "../vpn/fixtures.ts"
+
+// [D106]: an OpenVPN server's node list and stream carry its credentials, and the agent ends a
+// disabled user's open sessions through OpenVPN's management interface within a second.
+let app: TestApp
+let admin: Awaited<ReturnType<TestApp["createUser"]>>
+beforeAll(async () => {
+  app = await makeTestApp()
+  admin = await app.createUser({ role: "admin" })
+})
+afterAll(() => app.dispose())
+
+/** a user with two devices on a plan granting an OpenVPN and a WireGuard server */
+const setup = async () => {
+  const plan = await makePlan(app, 0)
+  const ovpn = await makeServer(app, { protocol: "openvpn", planIds: [plan.planId] })
+  const wg = await makeServer(app, { planIds: [plan.planId] })
+  const user = await app.createUser()
+  await makeService(app, user.id, plan)
+  const phone = (await app.post("/v1/devices", { token: user.token, body: { name: "Phone", platform: "ios" } })).body.data
+  const laptop = (await app.post("/v1/devices", { token: user.token, body: { name: "Laptop", platform: "linux" } })).body.data
+  return { ovpn, wg, user, phone, laptop }
+}
+
+const poll = async (token: string, since?: number) => {
+  const res = await app.get(`/v1/node/peers${since === undefined ? "" : `?since=${since}`}`, { token })
+  expect(res.status).toBe(200)
+  return { data: res.body.data as Array<Record<string, unknown>>, revision: res.body.meta.revision as number }
+}
+
+describe("an OpenVPN server's node list [D106]", () => {
+  test("{username, enabled, speed_limit_mbps}; a disabled user's entries enabled: false; a deleted device's username removed", async () => {
+    const { laptop, ovpn, phone, user, wg } = await setup()
+    const first = await poll(ovpn.nodeToken)
+    expect(first.data).toEqual([
+      { username: phone.openvpn.username, enabled: true, speed_limit_mbps: null },
+      { username: laptop.openvpn.username, enabled: true, speed_limit_mbps: null }
+    ])
+    // a WireGuard server's list never names usernames
+    expect((await poll(wg.nodeToken)).data.some((e) => "username" in e)).toBe(false)
+
+    expect((await app.put(`/v1/admin/users/${user.id}`, { token: admin.token, body: { status: 0 } })).status).toBe(200)
+    const disabled = await poll(ovpn.nodeToken, first.revision)
+    expect(disabled.data).toEqual([
+      { username: phone.openvpn.username, enabled: false, speed_limit_mbps: null },
+      { username: laptop.openvpn.username, enabled: false, speed_limit_mbps: null }
+    ])
+    expect((await app.put(`/v1/admin/users/${user.id}`, { token: admin.token, body: { status: 1 } })).status).toBe(200)
+    const back = await poll(ovpn.nodeToken, disabled.revision)
+
+    expect((await app.del(`/v1/devices/${phone.id}`, { token: user.token })).status).toBe(200)
+    const removed = await poll(ovpn.nodeToken, back.revision)
+    expect(removed.data).toEqual([{ username: phone.openvpn.username, removed: true }])
+    // the WireGuard server is not told about the username
+    expect((await poll(wg.nodeToken, back.revision)).data).toEqual([])
+  })
+
+  test("the stream carries the same entries", async () => {
+    const { ovpn, phone, user } = await setup()
+    const stream = watch(app, ovpn.nodeToken, null)
+    try {
+      await stream.waitFor((b) => b.full)
+      expect((await app.put(`/v1/admin/users/${user.id}`, { token: admin.token, body: { status: 0 } })).status).toBe(200)
+      await stream.waitFor((b) => b.peers.some((p) => "username" in p && p.username === phone.openvpn.username && "enabled" in p && !p.enabled))
+    } finally {
+      await stream.close()
+    }
+  })
+})
+
+/**
+ * A stand-in for OpenVPN's management interface (we cannot run OpenVPN here; the tunnel test
+ * does): the banner, then `kill <cn>` answered as OpenVPN answers it, recording each with its time.
+ */
+const fakeManagement = async (connected: Set<string>) => {
+  const kills: Array<{ name: string; at: number }> = []
+  const server: Server = createServer((socket) => {
+    socket.write(">INFO:OpenVPN Management Interface Version 5 -- type 'help' for more info\r\n")
+    let buffer = ""
+    socket.on("data", (chunk) => {
+      buffer += chunk.toString()
+      for (let end = buffer.indexOf("\n"); end >= 0; end = buffer.indexOf("\n")) {
+        const line = buffer.slice(0, end).trim()
+        buffer = buffer.slice(end + 1)
+        const kill = /^kill (\S+)$/.exec(line)
+        if (kill !== null) {
+          kills.push({ name: kill[1]!, at: performance.now() })
+          socket.write(connected.delete(kill[1]!)
+            ? `SUCCESS: common name '${kill[1]}' found, 1 client(s) killed\r\n`
+            : `ERROR: common name '${kill[1]}' not found\r\n`)
+        } else if (line === "quit") socket.end()
+      }
+    })
+  })
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+  const address = server.address()
+  const port = typeof address === "object" && address !== null ? address.port : 0
+  return { kills, target: `127.0.0.1:${port}`, close: () => server.close() }
+}
+
+describe("the OpenVPN agent with OPENVPN_MANAGEMENT [D106]", () => {
+  test("parses host:port and socket paths", () => {
+    expect(parseManagementTarget("127.0.0.1:7505")).toEqual({ host: "127.0.0.1", port: 7505 })
+    expect(parseManagementTarget("[::1]:7505")).toEqual({ host: "::1", port: 7505 })
+    expect(parseManagementTarget("/run/openvpn/mgmt.sock")).toEqual({ path: "/run/openvpn/mgmt.sock" })
+    expect(parseManagementTarget("localhost")).toBeUndefined()
+    expect(parseManagementTarget("h:99999")).toBeUndefined()
+  })
+
+  test("a disabled user's sessions are killed within 1 s of the commit; a deleted device's too; enabled ones are left alone", async () => {
+    const { laptop, ovpn, phone, user } = await setup()
+    const other = await app.createUser()
+    const connected = new Set([phone.openvpn.username, laptop.openvpn.username])
+    const management = await fakeManagement(connected)
+    const viaHandler = Object.assign((input: RequestInfo | URL, init?: RequestInit) => app.fetch(new Request(input, init)), {
+      preconnect: fetch.preconnect
+    }) as typeof fetch
+    const layer = Layer.mergeAll(
+      PushClient.layer({ apiUrl: "http://localhost:3000", token: Redacted.make(ovpn.nodeToken) }).pipe(
+        Layer.provide(FetchHttpClient.layer),
+        Layer.provide(Layer.succeed(FetchHttpClient.Fetch, viaHandler))
+      ),
+      OpenVpnManagement.layer(parseManagementTarget(management.target)!)
+    )
+    const fiber = Effect.runFork(runOpenVpnAgent({ pollSeconds: 60, version: "test" }).pipe(Effect.provide(layer), Logger.withMinimumLogLevel(LogLevel.None)))
+    try {
+      // connected: the agent reported its first revision
+      for (let i = 0; i < 200; i++) {
+        if ((await app.get(`/v1/admin/servers/${ovpn.id}`, { token: admin.token })).body.data.agent.applied_revision !== null) break
+        await Bun.sleep(20)
+      }
+      expect(management.kills).toEqual([])
+
+      // another user's change kills nothing here
+      expect((await app.put(`/v1/admin/users/${other.id}`, { token: admin.token, body: { status: 0 } })).status).toBe(200)
+      const committed = performance.now()
+      expect((await app.put(`/v1/admin/users/${user.id}`, { token: admin.token, body: { status: 0 } })).status).toBe(200)
+      for (let i = 0; i < 150 && management.kills.length < 2; i++) await Bun.sleep(10)
+      expect(management.kills.map((k) => k.name).sort()).toEqual([laptop.openvpn.username, phone.openvpn.username].sort())
+      for (const k of management.kills) expect(k.at - committed).toBeLessThan(1000)
+      expect(connected.size).toBe(0)
+
+      // enabled again, then a device deleted: its username is killed
+      expect((await app.put(`/v1/admin/users/${user.id}`, { token: admin.token, body: { status: 1 } })).status).toBe(200)
+      await Bun.sleep(300)
+      const before = management.kills.length
+      expect((await app.del(`/v1/devices/${phone.id}`, { token: user.token })).status).toBe(200)
+      for (let i = 0; i < 150 && management.kills.length === before; i++) await Bun.sleep(10)
+      expect(management.kills.slice(before).map((k) => k.name)).toEqual([phone.openvpn.username])
+    } finally {
+      await Effect.runPromise(Fiber.interrupt(fiber))
+      management.close()
+    }
+  })
+})
