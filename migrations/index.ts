@@ -20,6 +20,7 @@ import nodePush from "./0022_node_push.ts"
 import deviceActivity from "./0023_device_activity.ts"
 import stripeGateway from "./0034_stripe_gateway.ts"
 import invoicesPaidByService from "./0035_invoices_paid_by_service.ts"
+import usageLogPerStatement from "./0040_usage_log_per_statement.ts"
 
 /**
  * Every migration, imported statically so that a compiled binary carries them.
@@ -45,5 +46,6 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "22_node_push": nodePush,
   "23_device_activity": deviceActivity,
   "34_stripe_gateway": stripeGateway,
-  "35_invoices_paid_by_service": invoicesPaidByService
+  "35_invoices_paid_by_service": invoicesPaidByService,
+  "40_usage_log_per_statement": usageLogPerStatement
 }

@@ -38,7 +38,7 @@ import { VpnAccessControlLive } from "./vpn/VpnAccounts.ts"
 import { WebhooksHttpLive } from "./webhooks/Http.ts"
 import { WebhookDeliveries } from "./webhooks/Deliveries.ts"
 import { WebhookEndpoints } from "./webhooks/Endpoints.ts"
-import { Webhooks } from "./webhooks/Webhooks.ts"
+import { DomainEventsLive } from "./webhooks/Webhooks.ts"
 
 /** Every group's handlers, the auth middleware and the error mapping, over the services. */
 export const ApiLive = HttpApiBuilder.api(Api).pipe(
@@ -47,8 +47,19 @@ export const ApiLive = HttpApiBuilder.api(Api).pipe(
   Layer.provide([errorMapping(Api), GuardsLive, adminWritesAudit(Api).pipe(Layer.provide(AdminWritesLive))])
 )
 
-/** The product's services on top of the platform (config, database, clock, mailer, keys), with the ports lower rooms declare. */
-export const DomainLive = Layer.mergeAll(
+/**
+ * The ports lower rooms declare, as the higher rooms provide them: `Recipients` (outbox, from
+ * accounts), `VpnAccessControl` (accounts, from vpn), `DomainEvents` (events, from webhooks);
+ * `PromoUses` (catalog, from billing) is provided beside the services it reads.
+ */
+export const PortsLive = Layer.mergeAll(RecipientsLive, VpnAccessControlLive, DomainEventsLive)
+
+/**
+ * The product's services on top of the platform (config, database, clock, mailer, keys). `swap`
+ * (tests): `Test` layers that replace ports or services, both for the services built here and for
+ * the handlers.
+ */
+export const makeDomainLive = (swap: Layer.Layer<never> = Layer.empty) => Layer.mergeAll(
   BearerTokensLive.pipe(Layer.provideMerge(Layer.merge(Tokens.Default, ApiKeys.Default))),
   AuditLog.Default,
   Accounts.Default,
@@ -56,14 +67,15 @@ export const DomainLive = Layer.mergeAll(
   Tickets.Default,
   Outbox.Default,
   OutboxAdmin.Default,
-  Webhooks.Default,
   WebhookEndpoints.Default,
   WebhookDeliveries.Default,
   Faq.Default,
   RateLimiter.Live,
   PromoUsesLive,
   VpnServicesLive
-).pipe(Layer.provideMerge(Layer.mergeAll(RecipientsLive, VpnAccessControlLive)))
+).pipe(Layer.provideMerge(Layer.merge(PortsLive, swap)), (domain) => Layer.merge(domain, swap))
+
+export const DomainLive = makeDomainLive()
 
 /** The platform edges that tests replace: clock, mailer, key generation; the metrics on the clock. */
 export const EdgesLive = Layer.mergeAll(

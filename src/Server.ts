@@ -15,13 +15,16 @@ import { AppConfig } from "./platform/Config.ts"
 import { NodeRpcLive } from "./vpn/NodeRpc.ts"
 import { Metrics, UNMATCHED_ROUTE } from "./platform/Metrics.ts"
 
-/** The API with its documents (`/v1/openapi.json`, `/docs`) over the product's services. */
-export const ApiWithDocs = Layer.mergeAll(
-  HttpApiSwagger.layer({ path: "/docs" }),
-  HttpApiBuilder.middlewareOpenApi({ path: "/v1/openapi.json" }),
-  // [D105]: the node protocol (`/v1/node/rpc`) on the same router and port
-  NodeRpcLive
-).pipe(Layer.provideMerge(ApiLive), Layer.provide(DomainLive))
+/** The API with its documents (`/v1/openapi.json`, `/docs`) over the product's services (`domain`: tests swap ports). */
+export const makeApiWithDocs = (domain: typeof DomainLive) =>
+  Layer.mergeAll(
+    HttpApiSwagger.layer({ path: "/docs" }),
+    HttpApiBuilder.middlewareOpenApi({ path: "/v1/openapi.json" }),
+    // [D105]: the node protocol (`/v1/node/rpc`) on the same router and port
+    NodeRpcLive
+  ).pipe(Layer.provideMerge(ApiLive), Layer.provide(domain))
+
+export const ApiWithDocs = makeApiWithDocs(DomainLive)
 
 /** The routes served beside the API's endpoints (the documents). */
 const OTHER_ROUTES = ["/docs", "/v1/openapi.json", "/v1/node/rpc"]

@@ -4,6 +4,7 @@ import * as FiberRef from "effect/FiberRef"
 import * as Option from "effect/Option"
 import { AuditLog } from "../audit/AuditLog.ts"
 import type { SecurityEvent } from "../audit/Domain.ts"
+import { DomainEvents } from "../events/DomainEvents.ts"
 import { AppClock } from "../platform/Clock.ts"
 import { AppConfig } from "../platform/Config.ts"
 import { Forbidden, InvalidCredentials, NotFound, orNotFound, ValidationError } from "../platform/Errors.ts"
@@ -11,7 +12,6 @@ import type { Mail } from "../platform/Mailer.ts"
 import { Notifications } from "../outbox/Notifications.ts"
 import { Outbox } from "../outbox/Outbox.ts"
 import { mailTime } from "../outbox/Templates.ts"
-import { Webhooks } from "../webhooks/Webhooks.ts"
 import { makePage } from "../platform/Page.ts"
 import { requestOrigin } from "../platform/RequestOrigin.ts"
 import type { Principal, Role, UserRecord } from "./Domain.ts"
@@ -45,7 +45,7 @@ export class Accounts extends Effect.Service<Accounts>()("accounts/Accounts", {
     const clock = yield* AppClock
     const config = yield* AppConfig
     const outbox = yield* Outbox
-    const webhooks = yield* Webhooks
+    const domainEvents = yield* DomainEvents
     const users = yield* Users
     const mailTokens = yield* MailTokens
     const passwords = yield* Passwords
@@ -111,7 +111,7 @@ export class Accounts extends Effect.Service<Accounts>()("accounts/Accounts", {
           const verifyToken = yield* mailTokens.issue(user.id, "verify_email", now)
           yield* securityMail("verify_email", user.id, verificationMail(config.appUrl, user, verifyToken))
           // [D101]: the new account's public fields, in its transaction
-          yield* webhooks.emit("user.registered", { id: user.id, name: user.name, email: user.email, created_at: now.toISOString() })
+          yield* domainEvents.emit({ type: "user.registered", data: { id: user.id, name: user.name, email: user.email, created_at: now.toISOString() } })
           return { user, token }
         })).pipe(Effect.catchTag("EmailTaken", () => Effect.fail(emailTaken())))
         yield* outbox.wake
@@ -363,7 +363,6 @@ export class Accounts extends Effect.Service<Accounts>()("accounts/Accounts", {
     Outbox.Default,
     Notifications.Default,
     Revocations.Default,
-    EmailChanges.Default,
-    Webhooks.Default
+    EmailChanges.Default
   ]
 }) {}

@@ -9,6 +9,12 @@ import type { ParseError } from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import { Role, Settings, TwoFactorState, UserRecord } from "./Domain.ts"
 
+/**
+ * The unfiltered admin user list counts its total exactly up to this many users; above, the total
+ * is PostgreSQL's estimate (issue 27, [D70]: no counting a million rows for a page of 15).
+ */
+export const EXACT_TOTAL_LIMIT = 10_000
+
 /** The e-mail is held by another account (the unique index on `lower(email)`). */
 export class EmailTaken extends Data.TaggedError("EmailTaken")<{}> {}
 
@@ -135,10 +141,25 @@ export class Users extends Effect.Service<Users>()("accounts/Users", {
      */
     const matching = (q: typeof ListQuery.Type) =>
       q.needle === null ? sql.literal("true") : sql`lower(email) like ${`%${q.needle.replace(/[\\%_]/g, (c) => `\\${c}`)}%`}`
+    /**
+     * The list's total. Filtered: an exact count (the trigram index serves it). Unfiltered
+     * (issue 27, [D70]): exact while the table holds at most EXACT_TOTAL_LIMIT users (a count that
+     * stops there, so it never reads more), else PostgreSQL's own estimate of the table's rows
+     * (`pg_class.reltuples`, kept by autovacuum / ANALYZE) and never below the limit + 1.
+     */
     const countRows = SqlSchema.single({
       Request: ListQuery,
       Result: Schema.Struct({ total: Schema.Int }),
-      execute: (q) => sql`select count(*)::int as total from users where ${matching(q)}`
+      execute: (q) =>
+        q.needle !== null
+          ? sql`select count(*)::int as total from users where ${matching(q)}`
+          : sql`
+            with capped as (select count(*)::int as n from (select 1 from users limit ${EXACT_TOTAL_LIMIT + 1}) as s)
+            select case when capped.n <= ${EXACT_TOTAL_LIMIT} then capped.n
+                        else greatest(${EXACT_TOTAL_LIMIT + 1},
+                                      coalesce((select reltuples from pg_class where oid = 'users'::regclass), 0))::int
+                   end as total
+            from capped`
     })
     const pageRows = SqlSchema.findAll({
       Request: ListQuery,

@@ -12,7 +12,7 @@ import { InvoiceListItem } from "./Domain.ts"
 import { GatewaysLive, ManualGateway } from "./Gateways.ts"
 import { Invoices } from "./Invoices.ts"
 import { AdminInvoices, Orders } from "./Orders.ts"
-import { Webhooks } from "./Webhooks.ts"
+import { PaymentWebhooks } from "./PaymentWebhooks.ts"
 import { payPage } from "./Pages.ts"
 import { BillingDocumentsHttpLive } from "./documents/Http.ts"
 import { BillingGatewaysHttpLive } from "./gateways/Http.ts"
@@ -25,7 +25,7 @@ const BillingHandlers = HttpApiBuilder.group(Api, "billing", (handlers) =>
   Effect.gen(function*() {
     const invoices = yield* Invoices
     const orders = yield* Orders
-    const webhooks = yield* Webhooks
+    const paymentWebhooks = yield* PaymentWebhooks
     return handlers
       // a hot read: its wire form built directly, one query
       .handle("listInvoices", ({ urlParams }) =>
@@ -55,7 +55,7 @@ const BillingHandlers = HttpApiBuilder.group(Api, "billing", (handlers) =>
         Effect.gen(function*() {
           const request = yield* HttpServerRequest.HttpServerRequest
           const raw = yield* Effect.orElseSucceed(request.text, () => "")
-          return yield* webhooks.accept(path.gateway, raw, request.headers["x-signature"])
+          return yield* paymentWebhooks.accept(path.gateway, raw, request.headers["x-signature"])
         }))
   }))
 
@@ -83,5 +83,5 @@ const BillingPagesHandlers = HttpApiBuilder.group(Api, "billingPages", (handlers
   }))
 
 export const BillingHttpLive = Layer.mergeAll(BillingHandlers, BillingAdminHandlers, BillingPagesHandlers, BillingGatewaysHttpLive, BillingDocumentsHttpLive).pipe(
-  Layer.provide(Layer.mergeAll(Invoices.Default, Orders.Default, AdminInvoices.Default, Webhooks.Default, GatewaysLive))
+  Layer.provide(Layer.mergeAll(Invoices.Default, Orders.Default, AdminInvoices.Default, PaymentWebhooks.Default, GatewaysLive))
 )

@@ -5,10 +5,10 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { Catalog } from "../catalog/Catalog.ts"
+import { DomainEvents } from "../events/DomainEvents.ts"
 import { AppClock } from "../platform/Clock.ts"
 import { AppConfig } from "../platform/Config.ts"
 import { makePage } from "../platform/Page.ts"
-import { Webhooks } from "../webhooks/Webhooks.ts"
 import { Invoice, type InvoiceDetail, toListItem } from "./Domain.ts"
 
 /** [D36]: invoices pages hold 15 */
@@ -82,7 +82,7 @@ export class Invoices extends Effect.Service<Invoices>()("billing/Invoices", {
     const clock = yield* AppClock
     const catalog = yield* Catalog
     const config = yield* AppConfig
-    const webhooks = yield* Webhooks
+    const domainEvents = yield* DomainEvents
 
     const columns = sql`
       id, uuid::text as uuid, user_id, service_id, plan_id, cycle_id, amount::text as amount, discount::text as discount,
@@ -175,7 +175,7 @@ export class Invoices extends Effect.Service<Invoices>()("billing/Invoices", {
         })(undefined)).pipe(
         Effect.orDie,
         // [D101], in the caller's transaction
-        Effect.tap((created) => webhooks.emit("invoice.created", invoiceEvent(created)))
+        Effect.tap((created) => domainEvents.emit({ type: "invoice.created", data: invoiceEvent(created) }))
       )
 
     /** pending -> cancelled, once (a concurrent cancel finds it cancelled already) */
@@ -252,7 +252,7 @@ export class Invoices extends Effect.Service<Invoices>()("billing/Invoices", {
         Effect.orDie,
         // [D101]: each renewal is an invoice created, in the jobs' batch transaction
         Effect.tap((created) =>
-          webhooks.emitMany("invoice.created", created.map((r) => ({
+          domainEvents.emitMany("invoice.created", created.map((r) => ({
             uuid: r.uuid,
             user_id: r.user_id,
             service_id: r.service_id,
@@ -291,5 +291,5 @@ export class Invoices extends Effect.Service<Invoices>()("billing/Invoices", {
       insertRenewals
     } as const
   }),
-  dependencies: [Catalog.Default, Webhooks.Default]
+  dependencies: [Catalog.Default]
 }) {}

@@ -4,13 +4,13 @@ import * as Option from "effect/Option"
 import { Users } from "../accounts/Users.ts"
 import { Catalog } from "../catalog/Catalog.ts"
 import { normalizeAmount, parseCents } from "../catalog/Money.ts"
+import { DomainEvents } from "../events/DomainEvents.ts"
 import { AppClock } from "../platform/Clock.ts"
 import { NotFound, ValidationError } from "../platform/Errors.ts"
 import { Services } from "../services/Services.ts"
 import { InvoiceNotPayable } from "./Domain.ts"
 import { GatewaysLive, PaymentGateways } from "./Gateways.ts"
 import { Invoices } from "./Invoices.ts"
-import { Webhooks } from "../webhooks/Webhooks.ts"
 import { Payments } from "./Payments.ts"
 import { TrialClaims } from "./TrialClaims.ts"
 
@@ -33,7 +33,7 @@ export class Orders extends Effect.Service<Orders>()("billing/Orders", {
     const clock = yield* AppClock
     const catalog = yield* Catalog
     const invoices = yield* Invoices
-    const webhooks = yield* Webhooks
+    const domainEvents = yield* DomainEvents
     const services = yield* Services
     const trials = yield* TrialClaims
     const users = yield* Users
@@ -76,7 +76,7 @@ export class Orders extends Effect.Service<Orders>()("billing/Orders", {
       }))).pipe(
         Effect.catchTag("SqlError", Effect.die),
         // [D101]: the invoice's (and a trial's) events go out now that they committed
-        Effect.tap(() => webhooks.wake),
+        Effect.tap(() => domainEvents.wake),
         Effect.flatMap(invoices.detail)
       )
 
@@ -110,7 +110,7 @@ export class Orders extends Effect.Service<Orders>()("billing/Orders", {
 
     return { place, owned, cancel, paymentLink } as const
   }),
-  dependencies: [Catalog.Default, Invoices.Default, Services.Default, TrialClaims.Default, Users.Default, GatewaysLive, Webhooks.Default]
+  dependencies: [Catalog.Default, Invoices.Default, Services.Default, TrialClaims.Default, Users.Default, GatewaysLive]
 }) {}
 
 /** An admin's invoice for a user ([D70]): any plan, an optional amount, promo and status. */
@@ -120,7 +120,7 @@ export class AdminInvoices extends Effect.Service<AdminInvoices>()("billing/Admi
     const clock = yield* AppClock
     const catalog = yield* Catalog
     const invoices = yield* Invoices
-    const webhooks = yield* Webhooks
+    const domainEvents = yield* DomainEvents
     const payments = yield* Payments
     const users = yield* Users
 
@@ -163,7 +163,7 @@ export class AdminInvoices extends Effect.Service<AdminInvoices>()("billing/Admi
           // a cancelled invoice holds no promo use ([D33]): it is given back in the same transaction
           if (request.status === "cancelled" && promoId !== null) yield* catalog.releasePromoUses([promoId])
           return invoice
-        })).pipe(Effect.catchTag("SqlError", Effect.die), Effect.tap(() => webhooks.wake))
+        })).pipe(Effect.catchTag("SqlError", Effect.die), Effect.tap(() => domainEvents.wake))
         if (request.status === "paid") yield* payments.markPaid(created.id, { transactionId: null, gateway: "manual" })
         return yield* Effect.flatMap(Effect.flatMap(invoices.byId(created.id), Option.match({
           onNone: () => Effect.dieMessage("a created invoice is gone"),
@@ -184,5 +184,5 @@ export class AdminInvoices extends Effect.Service<AdminInvoices>()("billing/Admi
 
     return { create, markPaid } as const
   }),
-  dependencies: [Catalog.Default, Invoices.Default, Payments.Default, Users.Default, Webhooks.Default]
+  dependencies: [Catalog.Default, Invoices.Default, Payments.Default, Users.Default]
 }) {}

@@ -2,13 +2,13 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import { SqlError } from "@effect/sql/SqlError"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import { DomainEvents } from "../events/DomainEvents.ts"
 import { AppClock } from "../platform/Clock.ts"
 import { ValidationError } from "../platform/Errors.ts"
 import { Notifications } from "../outbox/Notifications.ts"
 import { Services } from "../services/Services.ts"
 import { InvoiceNotPayable } from "./Domain.ts"
 import { invoiceEvent, Invoices } from "./Invoices.ts"
-import { Webhooks } from "../webhooks/Webhooks.ts"
 
 export type PaidOutcome = "paid" | "already-paid"
 
@@ -35,7 +35,7 @@ export class Payments extends Effect.Service<Payments>()("billing/Payments", {
     const invoices = yield* Invoices
     const services = yield* Services
     const notifications = yield* Notifications
-    const webhooks = yield* Webhooks
+    const domainEvents = yield* DomainEvents
 
     const markPaid = (invoiceId: number, options: { readonly transactionId: string | null; readonly gateway: string; readonly payload?: unknown }) =>
       sql.withTransaction(Effect.gen(function*() {
@@ -60,13 +60,13 @@ export class Payments extends Effect.Service<Payments>()("billing/Payments", {
           : yield* services.activatePeriod({ serviceId: service_id, userId: user_id, planId: plan_id, cycleId: cycle_id })
         yield* invoices.markPaid(id, options.transactionId, period?.serviceId ?? null, now, period)
         // [D101]: with the payment, in its transaction
-        yield* webhooks.emit("invoice.paid", invoiceEvent({
+        yield* domainEvents.emit({ type: "invoice.paid", data: invoiceEvent({
           ...invoice.value,
           status: "paid",
           paid_at: now,
           transaction_id: options.transactionId,
           service_id: period?.serviceId ?? service_id
-        }))
+        }) })
         if (user_id !== null) {
           // [D96]: the receipt, written with the payment, once per invoice
           yield* notifications.notify({
@@ -96,5 +96,5 @@ export class Payments extends Effect.Service<Payments>()("billing/Payments", {
 
     return { markPaid } as const
   }),
-  dependencies: [Invoices.Default, Services.Default, Notifications.Default, Webhooks.Default]
+  dependencies: [Invoices.Default, Services.Default, Notifications.Default]
 }) {}

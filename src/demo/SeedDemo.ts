@@ -14,6 +14,7 @@ import { Services } from "../services/Services.ts"
 import { Faq } from "../support/Faq.ts"
 import { Tickets } from "../support/Tickets.ts"
 import { Devices } from "../vpn/Devices.ts"
+import { DomainEventsLive } from "../webhooks/Webhooks.ts"
 import { Servers } from "../vpn/Servers.ts"
 import { Usage } from "../vpn/Usage.ts"
 
@@ -230,7 +231,7 @@ export const seedDemo = seed.pipe(
       Usage.Default,
       Tickets.Default.pipe(Layer.provide(NoMail)),
       Devices.Default
-    ).pipe(Layer.provide(RecipientsLive))
+    ).pipe(Layer.provide(Layer.mergeAll(RecipientsLive, DomainEventsLive)))
   ),
   Effect.orDie
 )

@@ -13,9 +13,15 @@ const tagResponse = (id: string) => (_request: HttpServerRequest.HttpServerReque
       : HttpServerResponse.setHeader(response, "x-request-id", id)
   )
 
+/** a logfmt value as Effect's `Logger.logFmt` writes it: bare when it has no space, quote or `=` */
+const value = (v: string) => (/^[^\s"=]*$/.test(v) ? v : JSON.stringify(v))
+
 /**
  * Method, path, status, duration and request id; never a header, query or body. The log line
- * is only built when `LOG_LEVEL` lets info through (issue 8: it cost a fifth of a request).
+ * is only built when `LOG_LEVEL` lets info through (issue 8: it cost a fifth of a request), and
+ * it is written as the logfmt line `Logger.logFmt` writes (timestamp, level, fiber, message, the
+ * fields) but straight to the console: through the fiber logger it cost about 25 times more
+ * per request (issue 27, `bun run bench/pipeline.ts`).
  */
 export const requestLog = (config: AppConfig["Type"]) => (app: HttpApp.Default): HttpApp.Default => {
   const logs = LogLevel.lessThanEqual(config.logLevel, LogLevel.Info)
@@ -25,14 +31,15 @@ export const requestLog = (config: AppConfig["Type"]) => (app: HttpApp.Default):
     const tagged = Effect.zipRight(HttpApp.appendPreResponseHandler(tagResponse(id)), app)
     if (!logs) return tagged
     const start = performance.now()
-    return Effect.tap(tagged, (response) =>
-      Effect.logInfo("request").pipe(Effect.annotateLogs({
-        method: request.method,
-        path: request.url.split("?")[0],
-        status: response.status,
-        ms: Math.round((performance.now() - start) * 10) / 10,
-        request_id: id
-      })))
+    return Effect.withFiberRuntime((fiber) =>
+      Effect.tap(tagged, (response) => {
+        const ms = Math.round((performance.now() - start) * 10) / 10
+        const path = request.url.split("?")[0]!
+        console.log(
+          `timestamp=${new Date().toISOString()} level=INFO fiber=#${fiber.id().id} message=request method=${value(request.method)} ` +
+            `path=${value(path)} status=${response.status} ms=${ms} request_id=${value(id)}`
+        )
+      })
+    )
   })
 }
-

@@ -17,7 +17,7 @@ import { PeerChanges } from "../vpn/PeerChanges.ts"
 import { Usage } from "../vpn/Usage.ts"
 import { Notifications } from "../outbox/Notifications.ts"
 import { OutboxSender } from "../outbox/Sender.ts"
-import { Webhooks } from "../webhooks/Webhooks.ts"
+import { DomainEventsLive } from "../webhooks/Webhooks.ts"
 
 /** What one run of the jobs of [D80] did. */
 export interface JobsReport {
@@ -240,8 +240,8 @@ const recordedRun = Effect.gen(function*() {
 })
 
 /** the rooms the jobs call */
-const JobsRooms = Layer.mergeAll(Services.Default, Invoices.Default, Catalog.Default, MailTokens.Default, OutboxSender.Default, Notifications.Default, Webhooks.Default)
-  .pipe(Layer.provideMerge(RecipientsLive))
+const JobsRooms = Layer.mergeAll(Services.Default, Invoices.Default, Catalog.Default, MailTokens.Default, OutboxSender.Default, Notifications.Default)
+  .pipe(Layer.provideMerge(Layer.mergeAll(RecipientsLive, DomainEventsLive)))
 
 /** One run on layers of its own (the CLI's `jobs run-once`, tests). */
 export const runJobsOnce = recordedRun.pipe(Effect.provide(JobsRooms))

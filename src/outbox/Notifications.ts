@@ -1,6 +1,7 @@
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { AppConfig } from "../platform/Config.ts"
+import { mapSliced } from "../platform/Slices.ts"
 import { NoticeMetrics } from "./NoticeMetrics.ts"
 import { Outbox } from "./Outbox.ts"
 import { Recipients } from "./Recipients.ts"
@@ -53,12 +54,13 @@ export class Notifications extends Effect.Service<Notifications>()("outbox/Notif
       Effect.gen(function*() {
         if (inputs.length === 0) return 0
         const people = yield* contacts.findMany(inputs.map((i) => i.userId))
-        const mails = inputs.flatMap((input) => {
+        // rendered in slices of a few ms: a batch of 500 mails does not block the API (issue 27)
+        const mails = (yield* mapSliced(inputs, (input) => {
           const contact = people.get(input.userId)
           if (contact === undefined || !contact.emailNotifications) return []
           const { html, subject, text } = render(input.kind, { ...input.view, name: contact.name, app_url: config.appUrl })
           return [{ kind: input.kind, dedupeKey: input.dedupeKey, mail: { to: contact.email, subject, text, html } }]
-        })
+        })).flat()
         // one statement per kind (the jobs' batches are of one kind): the figures count them by kind
         let written = 0
         for (const kind of new Set(mails.map((m) => m.kind))) {

@@ -6,6 +6,7 @@ import * as Schema from "effect/Schema"
 import { AppClock } from "../platform/Clock.ts"
 import { AppKey } from "../platform/Crypto.ts"
 import { type Mail } from "../platform/Mailer.ts"
+import { mapSliced } from "../platform/Slices.ts"
 import { type NewMessage } from "./Messages.ts"
 import { OutboxSender } from "./Sender.ts"
 
@@ -87,19 +88,20 @@ export class Outbox extends Effect.Service<Outbox>()("outbox/Outbox", {
 
     /** many e-mails in one statement, in the caller's transaction; how many were new */
     const enqueueMails = (inputs: ReadonlyArray<{ readonly kind: string; readonly dedupeKey: string; readonly mail: Mail }>) =>
-      inputs.length === 0 ? Effect.succeed(0) : Effect.flatMap(clock.now, (now) =>
-        insertMany({
-          now,
-          rows: JSON.stringify(inputs.map((i) => ({
-            channel: "mail",
-            kind: i.kind,
-            dedupe_key: i.dedupeKey,
-            ordering_key: null,
-            recipient: i.mail.to,
-            subject: i.mail.subject,
-            payload: appKey.encrypt(JSON.stringify(i.mail))
-          })))
-        })).pipe(Effect.map((rows) => rows.length), Effect.orDie)
+      inputs.length === 0 ? Effect.succeed(0) : Effect.gen(function*() {
+        const now = yield* clock.now
+        // encrypted in slices of a few ms: a jobs batch does not block the API (issue 27)
+        const rows = yield* mapSliced(inputs, (i) => ({
+          channel: "mail",
+          kind: i.kind,
+          dedupe_key: i.dedupeKey,
+          ordering_key: null,
+          recipient: i.mail.to,
+          subject: i.mail.subject,
+          payload: appKey.encrypt(JSON.stringify(i.mail))
+        }))
+        return yield* insertMany({ now, rows: JSON.stringify(rows) })
+      }).pipe(Effect.map((rows) => rows.length), Effect.orDie)
 
     return {
       enqueue,

@@ -3,8 +3,8 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { Catalog } from "../catalog/Catalog.ts"
 import type { Cycle, Plan } from "../catalog/Domain.ts"
+import { DomainEvents } from "../events/DomainEvents.ts"
 import { AppClock } from "../platform/Clock.ts"
-import { Webhooks } from "../webhooks/Webhooks.ts"
 import type { ServiceStatus, Subscription } from "./Domain.ts"
 import { ServiceRows } from "./ServiceRows.ts"
 
@@ -18,7 +18,7 @@ export class Services extends Effect.Service<Services>()("services/Services", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const clock = yield* AppClock
-    const webhooks = yield* Webhooks
+    const domainEvents = yield* DomainEvents
     const catalog = yield* Catalog
     const rows = yield* ServiceRows
     const { create, extendTo, lockedCurrentOnPlan, lockedRecord, lockUser } = rows
@@ -64,7 +64,7 @@ export class Services extends Effect.Service<Services>()("services/Services", {
       }).pipe(
         // [D101]: the period a payment bought, in the payment's transaction
         Effect.tap((period) =>
-          webhooks.emit("service.activated", {
+          domainEvents.emit({ type: "service.activated", data: {
             id: period.serviceId,
             user_id: paid.userId,
             plan_id: paid.planId,
@@ -72,7 +72,7 @@ export class Services extends Effect.Service<Services>()("services/Services", {
             status: "active",
             period_start: period.from.toISOString(),
             expires_at: period.to.toISOString()
-          })),
+          } })),
         Effect.orDie
       )
 
@@ -82,7 +82,7 @@ export class Services extends Effect.Service<Services>()("services/Services", {
         Effect.orDie,
         // [D101]: in the jobs' batch transaction
         Effect.tap((expired) =>
-          webhooks.emitMany("service.expired", expired.map((r) => ({
+          domainEvents.emitMany("service.expired", expired.map((r) => ({
             id: r.id,
             user_id: r.user_id,
             plan_id: r.plan_id,
@@ -115,17 +115,17 @@ export class Services extends Effect.Service<Services>()("services/Services", {
               onNone: () => Effect.void,
               onSome: (r) =>
                 r.status === "suspended" && r.previous !== "suspended"
-                  ? webhooks.emit("service.suspended", {
+                  ? domainEvents.emit({ type: "service.suspended", data: {
                     id: r.id,
                     user_id: r.user_id,
                     plan_id: r.plan_id,
                     cycle_id: r.cycle_id,
                     status: r.status,
                     expires_at: r.expires_at.toISOString()
-                  })
+                  } })
                   : Effect.void
             }))
-          ))).pipe(Effect.orDie, Effect.tap(webhooks.wake), Effect.flatMap(Option.match({
+          ))).pipe(Effect.orDie, Effect.tap(domainEvents.wake), Effect.flatMap(Option.match({
             onNone: () => Effect.succeed(Option.none<Subscription>()),
             onSome: (r) => rows.findById(r.id)
           }))),
@@ -145,7 +145,7 @@ export class Services extends Effect.Service<Services>()("services/Services", {
             autoRenew: true
           })
           // [D101]: in the order's transaction
-          yield* webhooks.emit("service.activated", {
+          yield* domainEvents.emit({ type: "service.activated", data: {
             id,
             user_id: trial.userId,
             plan_id: trial.plan.id,
@@ -153,7 +153,7 @@ export class Services extends Effect.Service<Services>()("services/Services", {
             status: "active",
             period_start: now.toISOString(),
             expires_at: expiresAt.toISOString()
-          })
+          } })
           return { id, expiresAt }
         }),
       /** [D92], [D95]: the users whose quota period started again on a day of `anchorDays` */
@@ -165,7 +165,7 @@ export class Services extends Effect.Service<Services>()("services/Services", {
       renewalCandidates: rows.renewalCandidates
     } as const
   }),
-  dependencies: [Catalog.Default, ServiceRows.Default, Webhooks.Default]
+  dependencies: [Catalog.Default, ServiceRows.Default]
 }) {
   /** the layer VPN access has used so far */
   static readonly Live = Services.Default

@@ -2,9 +2,9 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import * as SqlSchema from "@effect/sql/SqlSchema"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
+import { DomainEvents } from "../events/DomainEvents.ts"
 import { AppClock } from "../platform/Clock.ts"
 import { orNotFound } from "../platform/Errors.ts"
-import { Webhooks } from "../webhooks/Webhooks.ts"
 import { Notifications } from "../outbox/Notifications.ts"
 import { Reply, Ticket } from "./Domain.ts"
 
@@ -22,7 +22,7 @@ export class Tickets extends Effect.Service<Tickets>()("support/Tickets", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const clock = yield* AppClock
-    const webhooks = yield* Webhooks
+    const domainEvents = yield* DomainEvents
     const notifications = yield* Notifications
 
     const columns = sql`id, user_id, subject, status, created_at, last_reply_at`
@@ -82,14 +82,14 @@ export class Tickets extends Effect.Service<Tickets>()("support/Tickets", {
         const reply = yield* insertReply({ ticketId, authorId, message, isAdmin, now })
         yield* touch({ ticketId, now })
         // [D101]: with the reply, in its transaction
-        yield* webhooks.emit("ticket.replied", {
+        yield* domainEvents.emit({ type: "ticket.replied", data: {
           ticket_id: ticketId,
           reply_id: reply.id,
           author_id: authorId,
           is_staff: isAdmin,
           message,
           created_at: now.toISOString()
-        })
+        } })
         return reply
       }).pipe(sql.withTransaction, Effect.orDie)
 
@@ -103,16 +103,16 @@ export class Tickets extends Effect.Service<Tickets>()("support/Tickets", {
           const ticket = yield* insertTicket({ userId, subject: input.subject, now })
           yield* insertReply({ ticketId: ticket.id, authorId: userId, message: input.message, isAdmin: false, now })
           // [D101]: with the ticket, in its transaction
-          yield* webhooks.emit("ticket.created", {
+          yield* domainEvents.emit({ type: "ticket.created", data: {
             id: ticket.id,
             user_id: userId,
             subject: input.subject,
             status: ticket.status,
             message: input.message,
             created_at: now.toISOString()
-          })
+          } })
           return ticket
-        }).pipe(sql.withTransaction, Effect.orDie, Effect.tap(webhooks.wake)),
+        }).pipe(sql.withTransaction, Effect.orDie, Effect.tap(domainEvents.wake)),
 
       /** the caller's ticket with every reply, oldest first */
       detail: (ticketId: number, userId: number) =>
@@ -122,7 +122,7 @@ export class Tickets extends Effect.Service<Tickets>()("support/Tickets", {
         }),
 
       reply: (ticketId: number, userId: number, message: string) =>
-        Effect.flatMap(find(ticketId, userId), (ticket) => addReply(ticket.id, userId, message, false)).pipe(Effect.tap(webhooks.wake)),
+        Effect.flatMap(find(ticketId, userId), (ticket) => addReply(ticket.id, userId, message, false)).pipe(Effect.tap(domainEvents.wake)),
 
       /** closing a closed ticket is a 200 too ([D60]) */
       close: (ticketId: number, userId: number) =>
@@ -152,5 +152,5 @@ export class Tickets extends Effect.Service<Tickets>()("support/Tickets", {
         })
     } as const
   }),
-  dependencies: [Notifications.Default, Webhooks.Default]
+  dependencies: [Notifications.Default]
 }) {}

@@ -3,7 +3,7 @@ import * as SqlSchema from "@effect/sql/SqlSchema"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import { Webhooks } from "../webhooks/Webhooks.ts"
+import { DomainEvents } from "../events/DomainEvents.ts"
 import { Services as Subscriptions } from "../services/Services.ts"
 import { AppClock } from "../platform/Clock.ts"
 import { BusinessRuleViolation, NotFound } from "../platform/Errors.ts"
@@ -54,7 +54,7 @@ export class Devices extends Effect.Service<Devices>()("vpn/Devices", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const clock = yield* AppClock
-    const webhooks = yield* Webhooks
+    const domainEvents = yield* DomainEvents
     const subscriptions = yield* Subscriptions
     const credentials = yield* Credentials
     const peers = yield* Peers
@@ -126,11 +126,11 @@ export class Devices extends Effect.Service<Devices>()("vpn/Devices", {
         }
         const row = yield* insertRow({ userId, name: input.name, platform: input.platform, now: yield* clock.now })
         // [D101]: in the device's transaction
-        yield* webhooks.emit("device.created", { ...show(row), user_id: userId })
+        yield* domainEvents.emit({ type: "device.created", data: { ...show(row), created_at: row.created_at.toISOString(), user_id: userId } })
         return withCredentials(row, yield* credentials.ofDevice({ userId, deviceId: row.id }))
       })).pipe(
         Effect.catchTags({ SqlError: Effect.die, ParseError: Effect.die, NoSuchElementException: Effect.die }),
-        Effect.tap(webhooks.wake)
+        Effect.tap(domainEvents.wake)
       )
 
     /**
@@ -174,9 +174,9 @@ export class Devices extends Effect.Service<Devices>()("vpn/Devices", {
         sql.withTransaction(Effect.flatMap(deleteRow({ userId, id }), Option.match({
           onNone: () => Effect.succeed(false),
           // [D101]: in the deletion's transaction
-          onSome: () => Effect.as(webhooks.emit("device.deleted", { id, user_id: userId }), true)
+          onSome: () => Effect.as(domainEvents.emit({ type: "device.deleted", data: { id, user_id: userId } }), true)
         }))).pipe(Effect.orDie, Effect.flatMap((deleted) =>
-          deleted ? webhooks.wake : Effect.fail(new NotFound()))),
+          deleted ? domainEvents.wake : Effect.fail(new NotFound()))),
       rotate: (userId: number, id: number) => Effect.flatMap(owned(userId, id), rotateRow),
       defaultOf,
       /** [D53] on the default device: its credentials, and their rotation */
@@ -186,5 +186,5 @@ export class Devices extends Effect.Service<Devices>()("vpn/Devices", {
         Effect.flatMap(defaultOf(userId), (row) => credentials.renew({ userId, deviceId: row.id }))
     } as const
   }),
-  dependencies: [Subscriptions.Default, Credentials.Default, Peers.Default, Webhooks.Default]
+  dependencies: [Subscriptions.Default, Credentials.Default, Peers.Default]
 }) {}

@@ -1,14 +1,14 @@
 import * as Effect from "effect/Effect"
+import { DomainEvents } from "../events/DomainEvents.ts"
 import { Notifications } from "../outbox/Notifications.ts"
 import type { Subscription } from "../services/Domain.ts"
-import { Webhooks } from "../webhooks/Webhooks.ts"
 import * as Bandwidth from "./Bandwidth.ts"
 
 /** [D96]: the quota notices (a mail and a `usage.threshold` event) of a period crossing 80 % or 100 %. */
 export class QuotaNotices extends Effect.Service<QuotaNotices>()("vpn/QuotaNotices", {
   effect: Effect.gen(function*() {
     const notifications = yield* Notifications
-    const webhooks = yield* Webhooks
+    const domainEvents = yield* DomainEvents
 
     /** [D96]: the quota notices of a period whose usage went from `before` to `after` bytes (once per period, [D95]) */
     const quotaNotices = (service: Subscription, period: Bandwidth.Period, before: number, after: number) =>
@@ -33,18 +33,18 @@ export class QuotaNotices extends Effect.Service<QuotaNotices>()("vpn/QuotaNotic
             }
           })
           // [D101]: with the notice, in the report's transaction
-          yield* webhooks.emit("usage.threshold", {
+          yield* domainEvents.emit({ type: "usage.threshold", data: {
             service_id: service.id,
             user_id: service.userId,
             threshold: percent,
             period: Bandwidth.labelOf(service.plan.usageReset, period.start),
             used_bytes: after,
             limit_bytes: limit
-          })
+          } })
         }
       })
 
     return { quotaNotices } as const
   }),
-  dependencies: [Notifications.Default, Webhooks.Default]
+  dependencies: [Notifications.Default]
 }) {}

@@ -2,9 +2,9 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import { DomainEvents } from "../events/DomainEvents.ts"
 import { Services as Subscriptions } from "../services/Services.ts"
 import type { Subscription } from "../services/Domain.ts"
-import { Webhooks } from "../webhooks/Webhooks.ts"
 import { AppClock } from "../platform/Clock.ts"
 import { NotFound, orNotFound, ValidationError } from "../platform/Errors.ts"
 import * as Bandwidth from "./Bandwidth.ts"
@@ -45,7 +45,7 @@ export class Usage extends Effect.Service<Usage>()("vpn/Usage", {
     const subscriptions = yield* Subscriptions
     const owners = yield* ReportOwners
     const reports = yield* UsageReports
-    const webhooks = yield* Webhooks
+    const domainEvents = yield* DomainEvents
     const usageRows = yield* UsageRows
     const { quotaNotices } = yield* QuotaNotices
     const { history, month, periodTotals } = usageRows
@@ -130,7 +130,7 @@ export class Usage extends Effect.Service<Usage>()("vpn/Usage", {
             return owner === undefined ? [] : [{ index, owner, rx: e.rx, tx: e.tx }]
           })
           return yield* addToMonths(additions, DELTAS)
-        }))).pipe(Effect.tap(() => webhooks.wake))
+        }))).pipe(Effect.tap(() => domainEvents.wake))
 
     /**
      * [D94]: a node's cumulative counters. The server keeps each peer's last totals (those of
@@ -155,7 +155,7 @@ export class Usage extends Effect.Service<Usage>()("vpn/Usage", {
             const row = added.get(`${k.kind}:${k.peer_key}`)!
             return { index: k.index, owner: k.owner, rx: row.rx_added, tx: row.tx_added }
           }), TOTALS)
-        }))).pipe(Effect.tap(() => webhooks.wake))
+        }))).pipe(Effect.tap(() => domainEvents.wake))
 
     /**
      * [D70]: an admin adds bytes to a service's period: by default the current one ([D95]), else
@@ -180,7 +180,7 @@ export class Usage extends Effect.Service<Usage>()("vpn/Usage", {
           const after = written.value.used
           if (period === current.start) yield* quotaNotices(service, current, after - bytes, after)
           return after
-        })).pipe(Effect.catchTag("SqlError", Effect.die), Effect.tap(() => webhooks.wake))
+        })).pipe(Effect.catchTag("SqlError", Effect.die), Effect.tap(() => domainEvents.wake))
         const recorded: typeof UsageRecorded.Type = {
           service_id: service.id,
           period: Bandwidth.labelOf(service.plan.usageReset, period),
@@ -234,7 +234,7 @@ export class Usage extends Effect.Service<Usage>()("vpn/Usage", {
         })
     } as const
   }),
-  dependencies: [Subscriptions.Default, ReportOwners.Default, UsageReports.Default, UsageRows.Default, QuotaNotices.Default, Webhooks.Default]
+  dependencies: [Subscriptions.Default, ReportOwners.Default, UsageReports.Default, UsageRows.Default, QuotaNotices.Default]
 }) {
   /** [D94]: the jobs' purge of `Idempotency-Key`s older than 24 h */
   static readonly purgeReports = UsageReports.purge

@@ -1,20 +1,9 @@
 import * as Schema from "effect/Schema"
+import { EVENT_TYPES, type EventType } from "../events/Events.ts"
 
-/** [D101]: exactly the events an endpoint may subscribe to. */
-export const WEBHOOK_EVENTS = [
-  "user.registered",
-  "invoice.created",
-  "invoice.paid",
-  "service.activated",
-  "service.expired",
-  "service.suspended",
-  "usage.threshold",
-  "device.created",
-  "device.deleted",
-  "ticket.created",
-  "ticket.replied"
-] as const
-export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number]
+/** [D101]: exactly the events an endpoint may subscribe to: the domain events (`events/Events.ts`). */
+export const WEBHOOK_EVENTS = EVENT_TYPES
+export type WebhookEvent = EventType
 
 export const DELIVERY_STATUSES = ["pending", "delivered", "failed"] as const
 

@@ -1,8 +1,11 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as SqlSchema from "@effect/sql/SqlSchema"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import { randomUUID } from "node:crypto"
+import { DomainEvents } from "../events/DomainEvents.ts"
+import { encodeEvent } from "../events/Events.ts"
 import { Outbox } from "../outbox/Outbox.ts"
 import { AppClock } from "../platform/Clock.ts"
 import { AppKey } from "../platform/Crypto.ts"
@@ -64,3 +67,14 @@ export class Webhooks extends Effect.Service<Webhooks>()("webhooks/Webhooks", {
   }),
   dependencies: [Outbox.Default, WebhookDeliveries.Default, WebhookSender.Default]
 }) {}
+
+/** The events port ([D101]) as this room provides it: each payload encoded by its schema, then `emit`. */
+export const DomainEventsLive = Layer.effect(
+  DomainEvents,
+  Effect.map(Webhooks, (webhooks) =>
+    DomainEvents.of({
+      emit: (event) => webhooks.emit(event.type, encodeEvent(event.type, event.data)),
+      emitMany: (type, events) => webhooks.emitMany(type, events.map((data) => encodeEvent(type, data))),
+      wake: webhooks.wake
+    }))
+).pipe(Layer.provide(Webhooks.Default))

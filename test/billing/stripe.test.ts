@@ -4,6 +4,7 @@ import Stripe from "stripe"
 import { GatewaysLive, PaymentGateways } from "../../src/billing/Gateways.ts"
 import { Invoices } from "../../src/billing/Invoices.ts"
 import { runJobsOnce } from "../../src/jobs/Jobs.ts"
+import { DomainEventsLive } from "../../src/webhooks/Webhooks.ts"
 import { makeTestApp, type TestApp } from "../support/app.ts"
 import { startStripeStandIn, stripeEvent, type StripeStandIn } from "../support/stripe-stand-in.ts"
 
@@ -324,7 +325,7 @@ describe("a refund through the gateway [D110] [D112]", () => {
       const gateway = Option.getOrThrow(gateways.get(gatewayName))
       if (gateway.refund === undefined) return "cannot refund" as const
       return yield* Effect.either(gateway.refund({ invoiceUuid: invoice.uuid, transactionId: invoice.transaction_id, amount, currency: invoice.currency }))
-    }).pipe(Effect.provide(Layer.mergeAll(GatewaysLive, Invoices.Default))))
+    }).pipe(Effect.provide(Layer.mergeAll(GatewaysLive, Invoices.Default).pipe(Layer.provide(DomainEventsLive)))))
 
   test("stripe: a refund of the payment intent that paid the session, in minor units", async () => {
     const { uuid, session } = await paidSession()

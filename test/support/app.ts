@@ -9,7 +9,8 @@ import { AppKey } from "../../src/platform/Crypto.ts"
 import { KeyGen } from "../../src/platform/KeyGen.ts"
 import { Mailer } from "../../src/platform/Mailer.ts"
 import { Metrics } from "../../src/platform/Metrics.ts"
-import { ApiWithDocs, serveMiddleware } from "../../src/Server.ts"
+import { makeDomainLive } from "../../src/App.ts"
+import { ApiWithDocs, makeApiWithDocs, serveMiddleware } from "../../src/Server.ts"
 import { resetDatabase, sharedDatabase, sqlLayerFor } from "./database.ts"
 
 export const testConfig = (overrides: Partial<AppConfigShape> = {}): AppConfigShape => ({
@@ -64,6 +65,8 @@ export const makeTestApp = async (options: {
   readonly database?: { readonly url: string; readonly embedded: boolean }
   /** the application key of a real data directory, instead of the fixed test key */
   readonly appKey?: Uint8Array
+  /** `Test` layers (`makeTestLayer`) that replace ports or services under the handlers */
+  readonly swap?: Layer.Layer<never>
 } = {}) => {
   const shared = options.database ?? await sharedDatabase()
   const config = testConfig(options.config)
@@ -85,7 +88,8 @@ export const makeTestApp = async (options: {
   if (options.reset !== false) await runtime.runPromise(resetDatabase)
   const { middleware } = await runtime.runPromise(serveMiddleware)
   const { dispose: disposeHandler, handler } = HttpApiBuilder.toWebHandler(
-    Layer.mergeAll(ApiWithDocs, HttpServer.layerContext).pipe(Layer.provide(Platform)),
+    Layer.mergeAll(options.swap === undefined ? ApiWithDocs : makeApiWithDocs(makeDomainLive(options.swap)), HttpServer.layerContext)
+      .pipe(Layer.provide(Platform)),
     { middleware, memoMap }
   )
 

@@ -110,6 +110,31 @@ describe("GET /v1/node/peers?since= [D92]", () => {
     expect(await step()).toEqual([])
   })
 
+  test("one usage report of many peers: those that crossed the limit are disabled, each logged once; the rest unchanged (issue 27, migration 40)", async () => {
+    const { join, server } = await setup(1)
+    const members = []
+    for (let i = 0; i < 5; i++) members.push(await join())
+    const cursor = (await poll(server.nodeToken)).revision
+    const [before] = await app.sql<{ n: number }>`select count(*)::int as n from vpn_peer_changes`
+    // one statement writes five usage rows: two cross the 1 GiB limit, three stay under it
+    const report = members.map((m, i) => ({ public_key: m.key, rx_bytes: i < 2 ? GIB : 1000, tx_bytes: 0 }))
+    const res = await app.post("/v1/node/usage", { token: server.nodeToken, body: report })
+    expect(res.status).toBe(200)
+    const [after] = await app.sql<{ n: number }>`select count(*)::int as n from vpn_peer_changes`
+    expect(after!.n - before!.n).toBe(2)
+    const changed = await poll(server.nodeToken, cursor)
+    expect(changed.data.map((e) => [e.public_key, e.enabled]).sort()).toEqual(
+      [[members[0]!.key, false], [members[1]!.key, false]].sort()
+    )
+    // the crossings are written at commit and then gone: nothing waits in the table
+    const [left] = await app.sql<{ n: number }>`select count(*)::int as n from vpn_usage_crossings`
+    expect(left!.n).toBe(0)
+    // more usage of an exhausted peer and of one under the limit: no crossing, nothing logged
+    const again = await app.post("/v1/node/usage", { token: server.nodeToken, body: [report[0], report[3]] })
+    expect(again.status).toBe(200)
+    expect(await poll(server.nodeToken, changed.revision)).toEqual({ data: [], revision: changed.revision })
+  })
+
   test("a plan that stops granting the server changes every peer of it", async () => {
     const { join, server, plan } = await setup()
     const a = await join()

@@ -53,7 +53,7 @@ const fieldErrors = (error: ParseResult.ParseError) => {
 }
 
 /** The payment webhook of [D40], after the transport: the signature, the event, the payment. */
-export class Webhooks extends Effect.Service<Webhooks>()("billing/Webhooks", {
+export class PaymentWebhooks extends Effect.Service<PaymentWebhooks>()("billing/PaymentWebhooks", {
   effect: Effect.gen(function*() {
     const config = yield* AppConfig
     const clock = yield* AppClock

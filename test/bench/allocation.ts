@@ -4,10 +4,10 @@
  * Peers are seeded with plain SQL; each sample is a fresh user's first download through the real
  * API (in process, on the test database: PGlite, or PostgreSQL with TEST_DATABASE_URL).
  *
- *   bun run bench/allocation.ts            # SAMPLES=40 by default
+ *   bun run test/bench/allocation.ts            # SAMPLES=40 by default
  */
-import { makeTestApp } from "../test/support/app.ts"
-import { makePlan, makeServer, makeService } from "../test/vpn/fixtures.ts"
+import { makeTestApp } from "../support/app.ts"
+import { makePlan, makeServer, makeService } from "../vpn/fixtures.ts"
 
 const SAMPLES = Number(process.env.SAMPLES ?? 40)
 const app = await makeTestApp()

@@ -1,0 +1,393 @@
+/**
+ * `npm run bench:soak` (issue 27): two API instances on one PostgreSQL under mixed traffic for a
+ * while; prints whether any answer was a 5xx, the p99 of the first and of the last minute (and
+ * their ratio), and each instance's RSS after the first minute and at the end (and their ratio).
+ *
+ * The traffic (open loop, paced, every request to 127.0.0.1 only, at most SOAK_MAX_INFLIGHT in
+ * flight: an action due while the cap is reached is counted as shed, never queued without bound):
+ *  - the README tour: register, plans, cycles, order with WELCOME10, the signed payment webhook,
+ *    services/current, the invoice, servers, a WireGuard download (a new user each time);
+ *  - reads of users the tour made (services/current, invoices, servers, the config again);
+ *  - node polls (`GET /v1/node/peers`) and counters reports (`POST /v1/node/counters`, rising
+ *    totals for the peers the poll saw, an Idempotency-Key each);
+ *  - logins (seeded users, one shared argon2id hash), status and plans.
+ * The rate: SOAK_RATE actions/s, or by default half the capacity measured first (a closed loop
+ * of the same mix, 16 workers, SOAK_CAPACITY_SECONDS).
+ *
+ * Knobs: SOAK_SECONDS (600), SOAK_RATE, SOAK_CAPACITY_SECONDS (10), SOAK_MAX_INFLIGHT (64),
+ * SOAK_WINDOW (60: the "first/last minute", shrunk to a third of SOAK_SECONDS for short runs).
+ */
+import { mkdirSync, writeFileSync } from "node:fs"
+import { cpus, loadavg } from "node:os"
+import { join, resolve } from "node:path"
+import { createHmac } from "node:crypto"
+import { SQL } from "bun"
+import { ARGON2ID } from "../../src/accounts/Passwords.ts"
+import { startPostgres } from "../lib/postgres.ts"
+import { freePort, rssMb, run } from "../lib/proc.ts"
+
+const ROOT = resolve(import.meta.dir, "../..")
+const BUN = process.execPath
+const SECONDS = Number(process.env.SOAK_SECONDS ?? 600)
+const CAPACITY_SECONDS = Number(process.env.SOAK_CAPACITY_SECONDS ?? 10)
+const MAX_INFLIGHT = Number(process.env.SOAK_MAX_INFLIGHT ?? 64)
+const WINDOW = Math.max(5, Math.min(Number(process.env.SOAK_WINDOW ?? 60), Math.floor(SECONDS / 3)))
+const WEBHOOK_SECRET = "soak-webhook-secret"
+const LOGIN_PASSWORD = "soak-Password-2026"
+const LOGIN_USERS = 2_000
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+const round = (x: number, d = 2) => (Number.isFinite(x) ? Math.round(x * 10 ** d) / 10 ** d : null)
+const p99 = (xs: ReadonlyArray<number>) => {
+  const s = [...xs].sort((a, b) => a - b)
+  return s.length === 0 ? NaN : s[Math.min(s.length - 1, Math.ceil(0.99 * s.length) - 1)]!
+}
+
+// ---- instances -------------------------------------------------------------------------------
+
+interface Instance {
+  readonly base: string
+  readonly proc: Bun.Subprocess
+}
+
+const startInstance = async (env: Record<string, string>): Promise<Instance> => {
+  const port = freePort()
+  const proc = Bun.spawn([BUN, "run", "src/main.ts"], {
+    cwd: ROOT,
+    env: { ...process.env, ...env, PORT: String(port) },
+    stdout: "ignore",
+    stderr: "pipe"
+  })
+  const base = `http://127.0.0.1:${port}`
+  const deadline = performance.now() + 120_000
+  for (;;) {
+    if (proc.exitCode !== null) throw new Error(`instance exited ${proc.exitCode}: ${await new Response(proc.stderr).text()}`)
+    try {
+      const res = await fetch(`${base}/v1/status`)
+      await res.arrayBuffer()
+      if (res.status === 200) return { base, proc }
+    } catch {
+      // not listening yet
+    }
+    if (performance.now() > deadline) {
+      proc.kill("SIGKILL")
+      throw new Error("instance not ready within 120 s")
+    }
+    await sleep(100)
+  }
+}
+
+const stopInstance = async (i: Instance) => {
+  i.proc.kill("SIGTERM")
+  const exited = await Promise.race([i.proc.exited.then(() => true), sleep(15_000).then(() => false)])
+  if (!exited) i.proc.kill("SIGKILL")
+}
+
+// ---- requests --------------------------------------------------------------------------------
+
+interface Sample {
+  readonly at: number
+  readonly ms: number
+  readonly status: number
+  readonly kind: string
+}
+
+let samples: Array<Sample> = []
+let ipCounter = 0
+const nextIp = () => {
+  const i = ipCounter++
+  return `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`
+}
+
+interface Req {
+  readonly kind: string
+  readonly path: string
+  readonly method?: string
+  readonly token?: string
+  readonly body?: string
+  readonly headers?: Record<string, string>
+}
+
+const send = async (base: string, r: Req): Promise<{ status: number; text: string }> => {
+  const headers: Record<string, string> = { accept: "application/json", "x-forwarded-for": nextIp(), ...r.headers }
+  if (r.token) headers.authorization = `Bearer ${r.token}`
+  if (r.body !== undefined) headers["content-type"] = "application/json"
+  const t = performance.now()
+  let status = 599
+  let text = ""
+  try {
+    const res = await fetch(base + r.path, { method: r.method ?? "GET", headers, ...(r.body !== undefined ? { body: r.body } : {}) })
+    text = await res.text()
+    status = res.status
+  } catch (e) {
+    text = String(e)
+  }
+  samples.push({ at: t, ms: performance.now() - t, status, kind: r.kind })
+  return { status, text }
+}
+
+const dataOf = <A>(text: string): A | undefined => {
+  try {
+    return (JSON.parse(text) as { data?: A }).data
+  } catch {
+    return undefined
+  }
+}
+
+// ---- the mix ---------------------------------------------------------------------------------
+
+interface TourUser {
+  readonly token: string
+  readonly invoice: string
+  readonly server: number
+}
+
+interface Node {
+  readonly token: string
+  keys: ReadonlyArray<string>
+  totals: number
+}
+
+interface World {
+  readonly instances: ReadonlyArray<Instance>
+  readonly nodes: ReadonlyArray<Node>
+  readonly users: Array<TourUser>
+  tours: number
+  logins: number
+}
+
+const pick = <A>(xs: ReadonlyArray<A>) => xs[Math.floor(Math.random() * xs.length)]!
+
+const tour = async (base: string, w: World) => {
+  const n = w.tours++
+  const email = `soak-${Date.now()}-${n}-${Math.floor(Math.random() * 1e6)}@soak.example`
+  const password = "soak-Tour-Passw0rd-2026"
+  const reg = await send(base, {
+    kind: "tour",
+    path: "/v1/auth/register",
+    method: "POST",
+    body: JSON.stringify({ name: "Soak User", email, password, password_confirmation: password })
+  })
+  const token = dataOf<{ token: string }>(reg.text)?.token
+  if (!token) return
+  const plans = dataOf<Array<{ id: number }>>((await send(base, { kind: "tour", path: "/v1/plans" })).text)
+  const plan = plans?.[0]?.id
+  if (plan === undefined) return
+  const cycle = dataOf<Array<{ id: number }>>((await send(base, { kind: "tour", path: `/v1/plans/${plan}/cycles` })).text)?.[0]?.id
+  if (cycle === undefined) return
+  const order = await send(base, {
+    kind: "tour",
+    path: "/v1/orders",
+    method: "POST",
+    token,
+    body: JSON.stringify({ plan_id: plan, cycle_id: cycle, promo_code: "WELCOME10" })
+  })
+  const invoice = dataOf<{ uuid: string }>(order.text)?.uuid
+  if (!invoice) return
+  const body = JSON.stringify({ invoice_uuid: invoice, status: "paid", transaction_id: `tx-soak-${invoice}` })
+  const t = Math.floor(Date.now() / 1000)
+  const signature = `t=${t},v1=${createHmac("sha256", WEBHOOK_SECRET).update(`${t}.${body}`).digest("hex")}`
+  await send(base, { kind: "tour", path: "/v1/webhooks/payments/manual", method: "POST", body, headers: { "x-signature": signature } })
+  await send(base, { kind: "tour", path: "/v1/services/current", token })
+  await send(base, { kind: "tour", path: `/v1/invoices/${invoice}`, token })
+  const servers = dataOf<Array<{ id: number; protocol: string }>>((await send(base, { kind: "tour", path: "/v1/servers", token })).text)
+  const server = servers?.find((s) => s.protocol === "wireguard")?.id
+  if (server === undefined) return
+  await send(base, { kind: "tour", path: `/v1/servers/${server}/wireguard`, token })
+  w.users.push({ token, invoice, server })
+  if (w.users.length > 500) w.users.shift()
+}
+
+const userRead = async (base: string, w: World) => {
+  if (w.users.length === 0) return send(base, { kind: "read", path: "/v1/plans" })
+  const u = pick(w.users)
+  const paths = ["/v1/services/current", `/v1/invoices/${u.invoice}`, "/v1/invoices", "/v1/servers", `/v1/servers/${u.server}/wireguard`, "/v1/user"]
+  return send(base, { kind: "read", path: pick(paths), token: u.token })
+}
+
+const nodePoll = async (base: string, w: World, which?: Node) => {
+  const node = which ?? pick(w.nodes)
+  const r = await send(base, { kind: "node-poll", path: "/v1/node/peers", token: node.token })
+  const peers = dataOf<Array<{ public_key: string }>>(r.text)
+  if (peers) node.keys = peers.map((p) => p.public_key).slice(0, 200)
+}
+
+const nodeReport = async (base: string, w: World) => {
+  const node = pick(w.nodes)
+  if (node.keys.length === 0) return nodePoll(base, w)
+  node.totals += 1_000_000
+  const body = JSON.stringify(node.keys.map((k) => ({ public_key: k, rx_total: node.totals, tx_total: node.totals / 2 })))
+  return send(base, { kind: "node-report", path: "/v1/node/counters", method: "POST", token: node.token, body, headers: { "idempotency-key": `soak-${crypto.randomUUID()}` } })
+}
+
+const login = (base: string, w: World) =>
+  send(base, {
+    kind: "login",
+    path: "/v1/auth/login",
+    method: "POST",
+    body: JSON.stringify({ email: `soak-login-${w.logins++ % LOGIN_USERS}@soak.example`, password: LOGIN_PASSWORD })
+  })
+
+/** one action of the mix; weights per 100 */
+const action = (w: World): ((base: string, w: World) => Promise<unknown>) => {
+  const x = Math.random() * 100
+  if (x < 3) return tour
+  if (x < 8) return login
+  if (x < 20) return (base) => nodePoll(base, w)
+  if (x < 26) return nodeReport
+  if (x < 66) return userRead
+  if (x < 83) return (base) => send(base, { kind: "status", path: "/v1/status" })
+  return (base) => send(base, { kind: "plans", path: "/v1/plans" })
+}
+
+// ---- main ------------------------------------------------------------------------------------
+
+const uptime = () => run(["uptime"]).trim()
+
+const main = async () => {
+  console.log(`soak: ${SECONDS} s, window ${WINDOW} s; ${uptime()}`)
+  const pg = startPostgres({ max_connections: "200" })
+  const cleanup: Array<() => Promise<void> | void> = [() => pg.stop()]
+  process.on("SIGINT", async () => {
+    for (const f of cleanup.reverse()) await f()
+    process.exit(130)
+  })
+  try {
+    const env = {
+      DATABASE_URL: pg.url,
+      APP_KEY: Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString("base64"),
+      PUBLIC_URL: "http://soak.example",
+      HOST: "127.0.0.1",
+      TRUST_PROXY: "true",
+      GENERAL_RATE_LIMIT: "0",
+      PAYMENT_WEBHOOK_SECRET: WEBHOOK_SECRET,
+      ADMIN_REQUIRE_2FA: "false"
+    }
+    run([BUN, "run", "src/cli.ts", "migrate"], env)
+    const seeded = run([BUN, "run", "src/cli.ts", "seed-demo"], env)
+    const nodeTokens = [...seeded.matchAll(/node token of .*\(shown once\): (\S+)/g)].map((m) => m[1]!)
+    const sql = new SQL(pg.url, { max: 1 })
+    const hash = await Bun.password.hash(LOGIN_PASSWORD, ARGON2ID)
+    await sql`
+      insert into users (name, email, password_hash, email_verified_at)
+      select 'Soak ' || n, 'soak-login-' || n || '@soak.example', ${hash}, now() from generate_series(0, ${LOGIN_USERS - 1}) as n`
+    await sql.close()
+
+    const instances = await Promise.all([startInstance(env), startInstance(env)])
+    cleanup.push(() => Promise.all(instances.map(stopInstance)).then(() => undefined))
+    const pids = instances.map((i) => i.proc.pid)
+    const world: World = { instances, nodes: nodeTokens.map((token) => ({ token, keys: [], totals: 0 })), users: [], tours: 0, logins: 0 }
+    // a few tours so that reads and node reports have something to work on
+    for (let i = 0; i < 4; i++) await tour(instances[i % 2]!.base, world)
+    for (const n of world.nodes) await nodePoll(instances[0]!.base, world, n)
+
+    // capacity: a closed loop of the mix
+    let rate = Number(process.env.SOAK_RATE ?? NaN)
+    let capacity: number | null = null
+    if (!Number.isFinite(rate)) {
+      samples = []
+      const until = performance.now() + CAPACITY_SECONDS * 1000
+      let k = 0
+      await Promise.all(Array.from({ length: 16 }, async () => {
+        while (performance.now() < until) await action(world)(instances[k++ % 2]!.base, world)
+      }))
+      capacity = samples.length / CAPACITY_SECONDS
+      const perAction = samples.length / Math.max(1, k)
+      rate = Math.max(1, capacity / 2 / perAction)
+      console.log(`capacity (closed loop, 16 workers, ${CAPACITY_SECONDS} s): ${round(capacity, 0)} req/s; soak at ${round(rate, 1)} actions/s (≈ ${round(rate * perAction, 0)} req/s)`)
+    }
+
+    // the soak
+    samples = []
+    let inflight = 0
+    let shed = 0
+    let started = 0
+    const t0 = performance.now()
+    const end = t0 + SECONDS * 1000
+    let rssFirst: Array<number | undefined> = []
+    let firstTaken = false
+    let k = 0
+    while (performance.now() < end) {
+      const now = performance.now()
+      const due = Math.floor(((now - t0) / 1000) * rate)
+      while (started < due) {
+        started++
+        if (inflight >= MAX_INFLIGHT) {
+          shed++
+          continue
+        }
+        inflight++
+        void action(world)(instances[k++ % 2]!.base, world).finally(() => inflight--)
+      }
+      if (!firstTaken && now - t0 >= WINDOW * 1000) {
+        firstTaken = true
+        rssFirst = pids.map(rssMb)
+        console.log(`after ${WINDOW} s: RSS ${rssFirst.map((r) => `${round(r ?? NaN, 1)} MiB`).join(", ")}; ${samples.length} requests`)
+      }
+      await sleep(5)
+    }
+    while (inflight > 0) await sleep(10)
+    const rssEnd = pids.map(rssMb)
+
+    const inWindow = (from: number, to: number) => samples.filter((s) => s.at >= from && s.at < to)
+    const first = inWindow(t0, t0 + WINDOW * 1000)
+    const last = inWindow(end - WINDOW * 1000, end)
+    const fiveXx = samples.filter((s) => s.status >= 500)
+    const byStatus: Record<string, number> = {}
+    for (const s of samples) byStatus[s.status] = (byStatus[s.status] ?? 0) + 1
+    const byKind: Record<string, { n: number; p99Ms: number | null }> = {}
+    for (const kind of new Set(samples.map((s) => s.kind))) {
+      const xs = samples.filter((s) => s.kind === kind)
+      byKind[kind] = { n: xs.length, p99Ms: round(p99(xs.map((s) => s.ms))) }
+    }
+    const p99First = p99(first.map((s) => s.ms))
+    const p99Last = p99(last.map((s) => s.ms))
+    // the same without the requests that wait for argon2id (logins, the tour's registration steps)
+    const hashless = (xs: ReadonlyArray<Sample>) => xs.filter((s) => s.kind !== "login" && s.kind !== "tour").map((s) => s.ms)
+    const p99FirstNoHash = p99(hashless(first))
+    const p99LastNoHash = p99(hashless(last))
+    const rssRatios = pids.map((_, i) => (rssEnd[i]! / rssFirst[i]!))
+    const result = {
+      seconds: SECONDS,
+      window: WINDOW,
+      capacityReqPerSec: capacity === null ? null : round(capacity, 0),
+      rateActionsPerSec: round(rate, 1),
+      requests: samples.length,
+      reqPerSec: round(samples.length / SECONDS, 1),
+      shedActions: shed,
+      tours: world.tours,
+      status: byStatus,
+      kinds: byKind,
+      fiveXx: fiveXx.length,
+      p99FirstMs: round(p99First),
+      p99LastMs: round(p99Last),
+      p99Ratio: round(p99Last / p99First),
+      p99FirstNoHashMs: round(p99FirstNoHash),
+      p99LastNoHashMs: round(p99LastNoHash),
+      p99RatioNoHash: round(p99LastNoHash / p99FirstNoHash),
+      rssFirstMb: rssFirst.map((r) => round(r ?? NaN, 1)),
+      rssEndMb: rssEnd.map((r) => round(r ?? NaN, 1)),
+      rssRatio: rssRatios.map((r) => round(r, 3)),
+      load: uptime()
+    }
+    const verdict = (ok: boolean) => (ok ? "met" : "NOT met")
+    console.log(`
+requests: ${result.requests} (${result.reqPerSec} req/s), shed actions: ${shed}, tours: ${world.tours}
+statuses: ${JSON.stringify(byStatus)}
+per kind: ${JSON.stringify(byKind)}
+5xx: ${fiveXx.length} (${verdict(fiveXx.length === 0)}: zero 5xx)${fiveXx.length ? ` e.g. ${fiveXx[0]!.kind}` : ""}
+p99 first ${WINDOW} s: ${result.p99FirstMs} ms, last ${WINDOW} s: ${result.p99LastMs} ms, ratio ${result.p99Ratio} (${verdict(p99Last <= 1.2 * p99First)}: ≤ 1.2)
+  without logins and tours (argon2id): ${result.p99FirstNoHashMs} ms -> ${result.p99LastNoHashMs} ms, ratio ${result.p99RatioNoHash}
+RSS after ${WINDOW} s: ${result.rssFirstMb.join(" / ")} MiB, at the end: ${result.rssEndMb.join(" / ")} MiB, ratio ${result.rssRatio.join(" / ")} (${verdict(rssRatios.every((r) => r <= 1.1))}: within 10 %)
+load at the end: ${result.load}`)
+    const dir = join(ROOT, "bench/results")
+    mkdirSync(dir, { recursive: true })
+    const file = join(dir, `soak-${new Date().toISOString().replace(/[:.]/g, "-")}.json`)
+    writeFileSync(file, JSON.stringify({ kind: "soak", at: new Date().toISOString(), machine: { cpus: cpus().length, loadavg: loadavg() }, postgres: pg.version, result }, null, 2))
+    console.log(`results: ${file}`)
+  } finally {
+    for (const f of cleanup.reverse()) await f()
+  }
+}
+
+await main()
