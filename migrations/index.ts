@@ -18,6 +18,10 @@ import accountTakeoverLimits from "./0016_account_takeover_limits.ts"
 import planQuotaAction from "./0020_plan_quota_action.ts"
 import nodePush from "./0022_node_push.ts"
 import deviceActivity from "./0023_device_activity.ts"
+import balance from "./0030_balance.ts"
+import creditNotes from "./0031_credit_notes.ts"
+import serviceCancelAndChanges from "./0032_service_cancel_and_changes.ts"
+import changeInvoices from "./0033_change_invoices.ts"
 import stripeGateway from "./0034_stripe_gateway.ts"
 import invoicesPaidByService from "./0035_invoices_paid_by_service.ts"
 import usageLogPerStatement from "./0040_usage_log_per_statement.ts"
@@ -45,6 +49,10 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "20_plan_quota_action": planQuotaAction,
   "22_node_push": nodePush,
   "23_device_activity": deviceActivity,
+  "30_balance": balance,
+  "31_credit_notes": creditNotes,
+  "32_service_cancel_and_changes": serviceCancelAndChanges,
+  "33_change_invoices": changeInvoices,
   "34_stripe_gateway": stripeGateway,
   "35_invoices_paid_by_service": invoicesPaidByService,
   "40_usage_log_per_statement": usageLogPerStatement

@@ -13,6 +13,9 @@ import { API_DESCRIPTION, documentTransform } from "./http/OpenApiDoc.ts"
 import { AccountsAdminApi, AccountsApi, AccountsPagesApi } from "./accounts/Api.ts"
 import { AuditAdminApi, AuditApi } from "./audit/Api.ts"
 import { BillingAdminApi, BillingApi, BillingPagesApi } from "./billing/Api.ts"
+import { BalanceAdminApi, BalanceApi } from "./billing/balance/Api.ts"
+import { RefundsAdminApi } from "./billing/refunds/Api.ts"
+import { SubscriptionsApi } from "./billing/subscriptions/Api.ts"
 import { BillingDocumentsApi } from "./billing/documents/Api.ts"
 import { BillingGatewaysApi } from "./billing/gateways/Api.ts"
 import { ServicesAdminApi, ServicesApi } from "./services/Api.ts"
@@ -35,6 +38,10 @@ export class Api extends HttpApi.make("vpn")
   .add(ServicesAdminApi)
   .add(BillingApi)
   .add(BillingAdminApi)
+  .add(BalanceApi)
+  .add(BalanceAdminApi)
+  .add(RefundsAdminApi)
+  .add(SubscriptionsApi)
   .add(BillingGatewaysApi)
   .add(BillingDocumentsApi)
   .add(VpnApi)

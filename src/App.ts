@@ -23,6 +23,9 @@ import { Metrics } from "./platform/Metrics.ts"
 import { RateLimiter } from "./platform/RateLimiter.ts"
 import { AccountsHttpLive } from "./accounts/Http.ts"
 import { BillingHttpLive } from "./billing/Http.ts"
+import { BalanceHttpLive } from "./billing/balance/Http.ts"
+import { RefundsHttpLive } from "./billing/refunds/Http.ts"
+import { SubscriptionsHttpLive } from "./billing/subscriptions/Http.ts"
 import { PromoUsesLive } from "./billing/PromoUses.ts"
 import { ServicesHttpLive } from "./services/Http.ts"
 import { CatalogHttpLive } from "./catalog/Http.ts"
@@ -42,7 +45,7 @@ import { DomainEventsLive } from "./webhooks/Webhooks.ts"
 
 /** Every group's handlers, the auth middleware and the error mapping, over the services. */
 export const ApiLive = HttpApiBuilder.api(Api).pipe(
-  Layer.provide([SystemLive, MetricsLive, AccountsHttpLive, CatalogHttpLive, ServicesHttpLive, BillingHttpLive, VpnHttpLive, SupportHttpLive, AuditHttpLive, OutboxHttpLive, WebhooksHttpLive]),
+  Layer.provide([SystemLive, MetricsLive, AccountsHttpLive, CatalogHttpLive, ServicesHttpLive, BillingHttpLive, BalanceHttpLive, RefundsHttpLive, SubscriptionsHttpLive, VpnHttpLive, SupportHttpLive, AuditHttpLive, OutboxHttpLive, WebhooksHttpLive]),
   Layer.provide([AuthenticationLive, AdminAuthenticationLive, PeopleOnlyLive, RateLimitsLive, MetricsAccessLive]),
   Layer.provide([errorMapping(Api), GuardsLive, adminWritesAudit(Api).pipe(Layer.provide(AdminWritesLive))])
 )

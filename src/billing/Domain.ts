@@ -14,6 +14,12 @@ export const Invoice = Schema.Struct({
   cycle_id: Schema.Int,
   amount: Schema.String,
   discount: Schema.String,
+  /** [D109]: what the balance paid; `amount` is what is left for a gateway */
+  balance_applied: Schema.String,
+  /** [D110]: the sum of its credit notes */
+  refunded_amount: Schema.String,
+  /** [D108]: a plan change's invoice: the prorated credit of the period it replaces (else null) */
+  change_credit: Schema.NullOr(Schema.String),
   currency: Schema.String,
   status: InvoiceStatus,
   gateway: Schema.String,
@@ -26,6 +32,18 @@ export const Invoice = Schema.Struct({
 })
 export type Invoice = typeof Invoice.Type
 
+/** [D110]: a credit note (a refund of a paid invoice) as the API shows it */
+export const CreditNote = Schema.Struct({
+  id: Schema.Int,
+  invoice_uuid: Schema.String,
+  amount: Schema.String,
+  currency: Schema.String,
+  to: Schema.Literal("balance", "gateway"),
+  reason: Schema.String,
+  created_at: Schema.Date
+}).annotations({ identifier: "CreditNote" })
+export type CreditNote = typeof CreditNote.Type
+
 /** The spec's Invoice as listed: the row's public columns, times as ISO 8601. */
 export const InvoiceListItem = Schema.Struct({
   ...Invoice.pick("id", "uuid", "amount", "currency", "status", "gateway").fields,
@@ -37,6 +55,9 @@ export const InvoiceListItem = Schema.Struct({
 export const InvoiceDetail = Schema.Struct({
   ...InvoiceListItem.fields,
   discount: Schema.String,
+  balance_applied: Schema.String,
+  refunded_amount: Schema.String,
+  credit_notes: Schema.Array(CreditNote),
   promo_code: Schema.NullOr(Schema.String),
   plan: Schema.Struct({ name: Schema.String }),
   cycle: Schema.Struct({ name: Schema.String, duration_days: Schema.Int }),

@@ -9,7 +9,7 @@ import { DomainEvents } from "../events/DomainEvents.ts"
 import { AppClock } from "../platform/Clock.ts"
 import { AppConfig } from "../platform/Config.ts"
 import { makePage } from "../platform/Page.ts"
-import { Invoice, type InvoiceDetail, toListItem } from "./Domain.ts"
+import { CreditNote, Invoice, type InvoiceDetail, toListItem } from "./Domain.ts"
 
 /** [D36]: invoices pages hold 15 */
 const PER_PAGE = 15
@@ -86,6 +86,8 @@ export class Invoices extends Effect.Service<Invoices>()("billing/Invoices", {
 
     const columns = sql`
       id, uuid::text as uuid, user_id, service_id, plan_id, cycle_id, amount::text as amount, discount::text as discount,
+      balance_applied::text as balance_applied, refunded_amount::text as refunded_amount,
+      change_credit::text as change_credit,
       currency, status, gateway, promo_code, promo_code_id, due_date, paid_at, transaction_id, created_at`
 
     const findBy = (where: Fragment) =>
@@ -97,9 +99,19 @@ export class Invoices extends Effect.Service<Invoices>()("billing/Invoices", {
     /** the invoice row locked until the transaction ends */
     const lock = (id: number) => findBy(sql`id = ${id} for update`)
 
+    /** [D110]: the invoice's credit notes, oldest first (none unless it was refunded) */
+    const creditNotesOf = (r: Invoice) =>
+      r.refunded_amount === "0.00" ? Effect.succeed<ReadonlyArray<CreditNote>>([]) : SqlSchema.findAll({
+        Request: Schema.Void,
+        Result: Schema.Struct({ ...CreditNote.fields, created_at: Schema.DateFromSelf }),
+        execute: () => sql`
+          select id, ${r.uuid}::text as invoice_uuid, amount::text as amount, currency, refund_to as to, reason, created_at
+          from credit_notes where invoice_id = ${r.id} order by id`
+      })(undefined).pipe(Effect.orDie)
+
     /** the detail fields, with the plan's and cycle's names */
     const detail = (r: Invoice) =>
-      Effect.map(catalog.rowsOf([r.plan_id], [r.cycle_id]), (c): InvoiceDetail => {
+      Effect.zipWith(catalog.rowsOf([r.plan_id], [r.cycle_id]), creditNotesOf(r), (c, notes): InvoiceDetail => {
         const cycle = c.cycle(r.cycle_id)
         return {
           id: r.id,
@@ -111,6 +123,9 @@ export class Invoices extends Effect.Service<Invoices>()("billing/Invoices", {
           created_at: r.created_at,
           paid_at: r.paid_at,
           discount: r.discount,
+          balance_applied: r.balance_applied,
+          refunded_amount: r.refunded_amount,
+          credit_notes: notes,
           promo_code: r.promo_code,
           plan: { name: c.plan(r.plan_id).name },
           cycle: { name: cycle.name, duration_days: cycle.duration_days },
@@ -210,12 +225,18 @@ export class Invoices extends Effect.Service<Invoices>()("billing/Invoices", {
       Effect.flatMap(clock.now, (now) =>
         SqlSchema.findAll({
           Request: Schema.Void,
-          Result: Schema.Struct({ id: Schema.Int, promo_code_id: Schema.NullOr(Schema.Int) }),
+          Result: Schema.Struct({
+            id: Schema.Int,
+            promo_code_id: Schema.NullOr(Schema.Int),
+            user_id: Schema.NullOr(Schema.Int),
+            currency: Schema.String,
+            balance_applied: Schema.String
+          }),
           execute: () => sql`
             update invoices set status = 'cancelled'
             where id in (select id from invoices where status = 'pending' and due_date < ${now}
                          order by due_date limit ${limit} for update skip locked)
-            returning id, promo_code_id`
+            returning id, promo_code_id, user_id, currency, balance_applied::text as balance_applied`
         })(undefined)).pipe(Effect.orDie)
 
     /**

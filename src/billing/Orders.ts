@@ -13,6 +13,8 @@ import { GatewaysLive, PaymentGateways } from "./Gateways.ts"
 import { Invoices } from "./Invoices.ts"
 import { Payments } from "./Payments.ts"
 import { TrialClaims } from "./TrialClaims.ts"
+import { Balance } from "./Balance.ts"
+import { Funding } from "./Funding.ts"
 
 const DAY_MS = 86_400_000
 /** [D36]: an invoice is due 7 days after it is made */
@@ -38,6 +40,12 @@ export class Orders extends Effect.Service<Orders>()("billing/Orders", {
     const trials = yield* TrialClaims
     const users = yield* Users
     const gateways = yield* PaymentGateways
+    const funding = yield* Funding
+    const balance = yield* Balance
+
+    /** the invoice as it is now (after the balance paid some or all of it) */
+    const reread = (id: number) =>
+      Effect.flatMap(invoices.byId(id), Option.match({ onNone: () => Effect.dieMessage("a created invoice is gone"), onSome: Effect.succeed }))
 
     /**
      * A pending invoice for the plan and cycle, priced with the promo (its use counted with the
@@ -59,7 +67,7 @@ export class Orders extends Effect.Service<Orders>()("billing/Orders", {
         const trial = plan.trial_days > 0 && user.email_verified_at !== null && (yield* trials.claim(user.email))
           ? Option.some(yield* services.startTrial({ userId, plan, cycle }))
           : Option.none()
-        return yield* invoices.insert({
+        const created = yield* invoices.insert({
           userId,
           serviceId: Option.getOrNull(Option.map(trial, (t) => t.id)),
           planId: plan.id,
@@ -73,6 +81,9 @@ export class Orders extends Effect.Service<Orders>()("billing/Orders", {
           dueDate: Option.getOrElse(Option.map(trial, (t) => t.expiresAt), () => new Date(now.getTime() + DUE_MS)),
           gateway: gateway.name
         })
+        // [D109]: the balance pays what it can, in this transaction (the balance row locked)
+        yield* funding.fund(created)
+        return yield* reread(created.id)
       }))).pipe(
         Effect.catchTag("SqlError", Effect.die),
         // [D101]: the invoice's (and a trial's) events go out now that they committed
@@ -95,6 +106,13 @@ export class Orders extends Effect.Service<Orders>()("billing/Orders", {
         const cancelled = yield* invoices.cancelPending(invoice.id)
         if (Option.isNone(cancelled)) return yield* Effect.fail(new InvoiceNotPayable())
         if (cancelled.value.promo_code_id !== null) yield* catalog.releasePromoUses([cancelled.value.promo_code_id])
+        // [D109]: what the balance paid goes back to it
+        yield* balance.returnFrom({
+          id: cancelled.value.id,
+          userId: cancelled.value.user_id,
+          balanceApplied: cancelled.value.balance_applied,
+          currency: cancelled.value.currency
+        })
         return cancelled.value
       })).pipe(Effect.catchTag("SqlError", Effect.die), Effect.flatMap(invoices.detail))
 
@@ -110,7 +128,7 @@ export class Orders extends Effect.Service<Orders>()("billing/Orders", {
 
     return { place, owned, cancel, paymentLink } as const
   }),
-  dependencies: [Catalog.Default, Invoices.Default, Services.Default, TrialClaims.Default, Users.Default, GatewaysLive]
+  dependencies: [Catalog.Default, Invoices.Default, Services.Default, TrialClaims.Default, Users.Default, GatewaysLive, Funding.Default, Balance.Default]
 }) {}
 
 /** An admin's invoice for a user ([D70]): any plan, an optional amount, promo and status. */

@@ -7,7 +7,11 @@ import { AppClock } from "../platform/Clock.ts"
 import { ValidationError } from "../platform/Errors.ts"
 import { Notifications } from "../outbox/Notifications.ts"
 import { Services } from "../services/Services.ts"
-import { InvoiceNotPayable } from "./Domain.ts"
+import { Catalog } from "../catalog/Catalog.ts"
+import { toCents } from "../catalog/Money.ts"
+import { Schedules } from "../services/Schedule.ts"
+import { Balance } from "./Balance.ts"
+import { type Invoice, InvoiceNotPayable } from "./Domain.ts"
 import { invoiceEvent, Invoices } from "./Invoices.ts"
 
 export type PaidOutcome = "paid" | "already-paid"
@@ -36,13 +40,43 @@ export class Payments extends Effect.Service<Payments>()("billing/Payments", {
     const services = yield* Services
     const notifications = yield* Notifications
     const domainEvents = yield* DomainEvents
+    const schedules = yield* Schedules
+    const balance = yield* Balance
+    const catalog = yield* Catalog
+
+    /**
+     * [D108]: a change invoice switches its service at once (a credit above the price goes to the
+     * balance, [D109]); a renewal for the downgrade scheduled on its service continues on the new
+     * plan; any other invoice activates or extends as [D35] says.
+     */
+    const activateOrChange = (invoice: Invoice, userId: number) =>
+      Effect.gen(function*() {
+        const { change_credit, cycle_id, plan_id, service_id } = invoice
+        if (service_id !== null && change_credit !== null) {
+          const period = yield* schedules.switchPlan({ serviceId: service_id, userId, planId: plan_id, cycleId: cycle_id, kind: "upgrade", startNow: true })
+          const { cycle } = yield* Effect.orDie(catalog.anyPlanAndCycle(plan_id, cycle_id))
+          const excess = toCents(change_credit) - toCents(cycle.price)
+          if (excess > 0) {
+            yield* Effect.orDie(balance.adjust({ userId, currency: invoice.currency, cents: excess, reason: "Plan change credit", invoiceId: invoice.id }))
+          }
+          return { serviceId: service_id, ...period }
+        }
+        if (service_id !== null) {
+          const scheduled = (yield* schedules.of(service_id)).scheduled_change
+          if (scheduled !== null && scheduled.plan.id === plan_id && scheduled.cycle.id === cycle_id) {
+            const period = yield* schedules.switchPlan({ serviceId: service_id, userId, planId: plan_id, cycleId: cycle_id, kind: "downgrade", startNow: false })
+            return { serviceId: service_id, ...period }
+          }
+        }
+        return yield* services.activatePeriod({ serviceId: service_id, userId, planId: plan_id, cycleId: cycle_id })
+      })
 
     const markPaid = (invoiceId: number, options: { readonly transactionId: string | null; readonly gateway: string; readonly payload?: unknown }) =>
       sql.withTransaction(Effect.gen(function*() {
         const now = yield* clock.now
         const invoice = yield* invoices.lock(invoiceId)
         if (Option.isNone(invoice)) return yield* Effect.fail(new InvoiceNotPayable())
-        const { id, plan_id, service_id, status, user_id, cycle_id } = invoice.value
+        const { id, service_id, status, user_id } = invoice.value
         if (options.transactionId !== null) {
           const used = yield* invoices.paymentOf(options.transactionId)
           if (Option.isSome(used)) {
@@ -57,7 +91,7 @@ export class Payments extends Effect.Service<Payments>()("billing/Payments", {
         }
         const period = user_id === null
           ? null
-          : yield* services.activatePeriod({ serviceId: service_id, userId: user_id, planId: plan_id, cycleId: cycle_id })
+          : yield* activateOrChange(invoice.value, user_id)
         yield* invoices.markPaid(id, options.transactionId, period?.serviceId ?? null, now, period)
         // [D101]: with the payment, in its transaction
         yield* domainEvents.emit({ type: "invoice.paid", data: invoiceEvent({
@@ -77,6 +111,8 @@ export class Payments extends Effect.Service<Payments>()("billing/Payments", {
               invoice_uuid: invoice.value.uuid,
               amount: invoice.value.amount,
               currency: invoice.value.currency,
+              // [D109]: what the balance paid, shown on the receipt when it paid some
+              balance_applied: invoice.value.balance_applied === "0.00" ? null : invoice.value.balance_applied,
               paid_at: now.toISOString(),
               service_id: period?.serviceId ?? null,
               period_start: period === null ? null : period.from.toISOString(),
@@ -96,5 +132,5 @@ export class Payments extends Effect.Service<Payments>()("billing/Payments", {
 
     return { markPaid } as const
   }),
-  dependencies: [Invoices.Default, Services.Default, Notifications.Default]
+  dependencies: [Invoices.Default, Services.Default, Notifications.Default, Schedules.Default, Balance.Default, Catalog.Default]
 }) {}

@@ -6,6 +6,8 @@ import * as Layer from "effect/Layer"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import { RecipientsLive } from "../accounts/Contacts.ts"
+import { Balance } from "../billing/Balance.ts"
+import { Funding } from "../billing/Funding.ts"
 import { Invoices } from "../billing/Invoices.ts"
 import { MailTokens } from "../accounts/MailTokens.ts"
 import { Catalog } from "../catalog/Catalog.ts"
@@ -13,6 +15,7 @@ import { RateLimiter } from "../platform/RateLimiter.ts"
 import { AppClock } from "../platform/Clock.ts"
 import { Metrics } from "../platform/Metrics.ts"
 import { Services } from "../services/Services.ts"
+import { Schedules } from "../services/Schedule.ts"
 import { PeerChanges } from "../vpn/PeerChanges.ts"
 import { Usage } from "../vpn/Usage.ts"
 import { Notifications } from "../outbox/Notifications.ts"
@@ -67,6 +70,9 @@ const runJobs = Effect.gen(function*() {
   const mailTokens = yield* MailTokens
   const outbox = yield* OutboxSender
   const notifications = yield* Notifications
+  const balance = yield* Balance
+  const funding = yield* Funding
+  const schedules = yield* Schedules
 
   const tryLock = SqlSchema.single({
     Request: Schema.Void,
@@ -120,7 +126,13 @@ const runJobs = Effect.gen(function*() {
   let renewalsCreated = 0
   for (;;) {
     const step = yield* batch(Effect.gen(function*() {
-      const due = yield* services.renewalCandidates({ horizon, afterId, limit: JOBS_BATCH })
+      const candidates = yield* services.renewalCandidates({ horizon, afterId, limit: JOBS_BATCH })
+      // [D108]: a service with a downgrade scheduled is renewed on the new plan and cycle
+      const scheduled = yield* schedules.ofMany(candidates.map((s) => s.id))
+      const due = candidates.map((s) => {
+        const next = scheduled.get(s.id)?.scheduled_change
+        return next == null ? s : { ...s, plan_id: next.plan.id, cycle_id: next.cycle.id }
+      })
       const prices = yield* catalog.rowsOf(due.map((s) => s.plan_id), due.map((s) => s.cycle_id))
       const created = yield* invoices.insertRenewals(due.map((s) => {
         const cycle = prices.cycle(s.cycle_id)
@@ -134,8 +146,15 @@ const runJobs = Effect.gen(function*() {
           expiresAt: s.expires_at
         }
       }))
-      // [D96]: the renewal invoice's notice, written with it
-      noticesWritten += yield* notifications.notifyMany(created.map((invoice) => ({
+      // [D109]: each renewal takes what it can from the balance (a whole one is paid at once)
+      const paidByBalance = new Set<string>()
+      const withBalance = yield* balance.holders(created.map((r) => r.user_id))
+      for (const renewal of created.filter((r) => withBalance.has(`${r.user_id}:${r.currency}`))) {
+        const invoice = yield* invoices.byUuid(renewal.uuid)
+        if (invoice._tag === "Some" && (yield* funding.fund(invoice.value)) === "paid") paidByBalance.add(renewal.uuid)
+      }
+      // [D96]: the renewal invoice's notice, written with it (one the balance paid has its receipt instead)
+      noticesWritten += yield* notifications.notifyMany(created.filter((i) => !paidByBalance.has(i.uuid)).map((invoice) => ({
         userId: invoice.user_id,
         kind: "renewal-invoice" as const,
         dedupeKey: `renewal-invoice:${invoice.uuid}`,
@@ -188,6 +207,10 @@ const runJobs = Effect.gen(function*() {
     const cancelled = yield* invoices.cancelOverdue(JOBS_BATCH)
     const promoIds = cancelled.flatMap((i) => (i.promo_code_id === null ? [] : [i.promo_code_id]))
     yield* catalog.releasePromoUses(promoIds)
+    // [D109]: what the balance paid of each goes back to it, in the same transaction
+    for (const i of cancelled) {
+      yield* balance.returnFrom({ id: i.id, userId: i.user_id, balanceApplied: i.balance_applied, currency: i.currency })
+    }
     invoicesCancelled += cancelled.length
     promoUsesReleased += promoIds.length
     return cancelled.length
@@ -240,7 +263,7 @@ const recordedRun = Effect.gen(function*() {
 })
 
 /** the rooms the jobs call */
-const JobsRooms = Layer.mergeAll(Services.Default, Invoices.Default, Catalog.Default, MailTokens.Default, OutboxSender.Default, Notifications.Default)
+const JobsRooms = Layer.mergeAll(Services.Default, Invoices.Default, Balance.Default, Funding.Default, Schedules.Default, Catalog.Default, MailTokens.Default, OutboxSender.Default, Notifications.Default)
   .pipe(Layer.provideMerge(Layer.mergeAll(RecipientsLive, DomainEventsLive)))
 
 /** One run on layers of its own (the CLI's `jobs run-once`, tests). */

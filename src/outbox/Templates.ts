@@ -118,7 +118,8 @@ Thank you: we received your payment.
 
   Invoice:  {{invoice_uuid}}
   Amount:   {{amount}} {{currency}}
-  Paid at:  {{paid_at}}
+{{#balance_applied}}  From your balance: {{balance_applied}} {{currency}}
+{{/balance_applied}}  Paid at:  {{paid_at}}
 {{#service_id}}  Service:  #{{service_id}}, {{period_start}} to {{period_end}}
 {{/service_id}}
 Your invoices: {{app_url}} (GET /v1/invoices/{{invoice_uuid}}).${FOOTER_TEXT}`,
@@ -127,6 +128,7 @@ Your invoices: {{app_url}} (GET /v1/invoices/{{invoice_uuid}}).${FOOTER_TEXT}`,
 <table>
 <tr><th align="left">Invoice</th><td>{{invoice_uuid}}</td></tr>
 <tr><th align="left">Amount</th><td>{{amount}} {{currency}}</td></tr>
+{{#balance_applied}}<tr><th align="left">From your balance</th><td>{{balance_applied}} {{currency}}</td></tr>{{/balance_applied}}
 <tr><th align="left">Paid at</th><td>{{paid_at}}</td></tr>
 {{#service_id}}<tr><th align="left">Service</th><td>#{{service_id}}, {{period_start}} to {{period_end}}</td></tr>{{/service_id}}
 </table>
@@ -146,6 +148,41 @@ Read the whole conversation and answer it in the app (ticket #{{ticket_id}}, GET
 <p>Our support team replied to your ticket #{{ticket_id}} &ldquo;{{ticket_subject}}&rdquo;:</p>
 <blockquote style="white-space: pre-wrap">{{message}}</blockquote>
 <p><a href="{{app_url}}">Read the whole conversation and answer it</a> (ticket #{{ticket_id}}).</p>`
+  },
+  "refund-issued": {
+    subject: "Refund for invoice {{invoice_uuid}}",
+    text: `Hello {{name}},
+
+We refunded {{amount}} {{currency}} of invoice {{invoice_uuid}}.
+
+  Credit note: #{{credit_note_id}}
+  Amount:      {{amount}} {{currency}}
+  Refunded to: {{to_text}}
+  Reason:      {{reason}}
+
+Your invoices: {{app_url}} (GET /v1/invoices/{{invoice_uuid}}).${FOOTER_TEXT}`,
+    html: `<p>Hello {{name}},</p>
+<p>We refunded {{amount}} {{currency}} of invoice {{invoice_uuid}}.</p>
+<table>
+<tr><th align="left">Credit note</th><td>#{{credit_note_id}}</td></tr>
+<tr><th align="left">Amount</th><td>{{amount}} {{currency}}</td></tr>
+<tr><th align="left">Refunded to</th><td>{{to_text}}</td></tr>
+<tr><th align="left">Reason</th><td>{{reason}}</td></tr>
+</table>
+<p><a href="{{app_url}}">Your invoices</a></p>`
+  },
+  "service-cancelled": {
+    subject: "Your VPN service #{{service_id}} is cancelled",
+    text: `Hello {{name}},
+
+{{#at_period_end}}Your service #{{service_id}} ({{plan_name}}) will not renew: it stays active until {{ends_at}}, then ends.
+You can resume it until then (POST /v1/services/{{service_id}}/resume).{{/at_period_end}}{{^at_period_end}}Your service #{{service_id}} ({{plan_name}}) is cancelled: its VPN access stopped on {{ends_at}}.{{/at_period_end}}
+
+Your services: {{app_url}}${FOOTER_TEXT}`,
+    html: `<p>Hello {{name}},</p>
+{{#at_period_end}}<p>Your service #{{service_id}} ({{plan_name}}) will not renew: it stays active until {{ends_at}}, then ends.
+You can resume it until then.</p>{{/at_period_end}}{{^at_period_end}}<p>Your service #{{service_id}} ({{plan_name}}) is cancelled: its VPN access stopped on {{ends_at}}.</p>{{/at_period_end}}
+<p><a href="{{app_url}}">Your services</a></p>`
   }
 } as const satisfies Record<string, Template>
 

@@ -8,6 +8,7 @@ import { AdminAuthentication, Authentication } from "../http/Auth.ts"
 import { Ok, OkMessage } from "../http/Envelope.ts"
 import { Body, boolean, IdParam, integer, label, oneOf } from "../platform/Fields.ts"
 import { SERVICE_STATUSES, ServiceStatus, type Subscription } from "./Domain.ts"
+import { noSchedule, type ServiceSchedule } from "./Schedule.ts"
 
 // ---- resources ([D34]) ------------------------------------------------------------------
 
@@ -45,7 +46,15 @@ export const ServiceDetail = Schema.Struct({
   status: Status,
   starts_at: Schema.String,
   expires_at: Schema.String,
-  auto_renew: Schema.Boolean
+  auto_renew: Schema.Boolean,
+  /** [D111]: when a cancel at the period's end takes effect (null unless so) */
+  cancel_at: Schema.NullOr(Schema.String),
+  /** [D108]: a downgrade waiting for the period's end (null unless one is scheduled) */
+  scheduled_change: Schema.NullOr(Schema.Struct({
+    plan: Schema.Struct({ id: Schema.Int, name: Schema.String }),
+    cycle: Schema.Struct({ id: Schema.Int, name: Schema.String, duration_days: Schema.Int, price: Schema.String }),
+    effective_at: Schema.String
+  }))
 }).annotations({ identifier: "ServiceDetail" })
 
 /** The list shape of the spec: plan {id, name}, cycle {name, duration_days, price}. */
@@ -59,8 +68,8 @@ export const renderListItem = (s: Subscription): typeof ServiceListItem.Encoded 
   auto_renew: s.autoRenew
 })
 
-/** Every Service field ([D34]): plan with limits, cycle with id and currency. */
-export const renderDetail = (s: Subscription): typeof ServiceDetail.Encoded => ({
+/** Every Service field ([D34]): plan with limits, cycle with id and currency; its schedule ([D108], [D111]). */
+export const renderDetail = (s: Subscription, schedule: ServiceSchedule = noSchedule): typeof ServiceDetail.Encoded => ({
   id: s.id,
   plan: {
     id: s.plan.id,
@@ -78,7 +87,9 @@ export const renderDetail = (s: Subscription): typeof ServiceDetail.Encoded => (
   status: s.status,
   starts_at: s.startsAt.toISOString(),
   expires_at: s.expiresAt.toISOString(),
-  auto_renew: s.autoRenew
+  auto_renew: s.autoRenew,
+  cancel_at: schedule.cancel_at,
+  scheduled_change: schedule.scheduled_change
 })
 
 export const AutoRenew = Schema.Struct({ auto_renew: Schema.Boolean }).annotations({ identifier: "ServiceAutoRenew" })

@@ -9,20 +9,25 @@ import { orNotFound } from "../http/Errors.ts"
 import { renderDetail, renderListItem, ServiceDetail } from "./Api.ts"
 import { ServiceGrants } from "./Grants.ts"
 import { Services } from "./Services.ts"
+import { Schedules } from "./Schedule.ts"
+import type { Subscription } from "./Domain.ts"
 
 const ServicesHandlers = HttpApiBuilder.group(Api, "services", (handlers) =>
   Effect.gen(function*() {
     const services = yield* Services
+    const schedules = yield* Schedules
+    /** [D108] [D111]: the detail with its `cancel_at` and `scheduled_change` */
+    const detailOf = (s: Subscription) => Effect.map(schedules.of(s.id), (schedule) => renderDetail(s, schedule))
     return handlers
       .handle("listServices", () =>
         Effect.flatMap(CurrentUser, (user) => Effect.map(services.listOf(user.userId), (list) => list.map(renderListItem))))
       // [D34]: the newest active or suspended service not past expires_at
       .handle("currentService", () =>
         Effect.flatMap(CurrentUser, (user) =>
-          Effect.map(Effect.flatMap(services.current(user.userId), orNotFound), (s) => okResponse(ServiceDetail, renderDetail(s)))))
+          Effect.map(Effect.flatMap(Effect.flatMap(services.current(user.userId), orNotFound), detailOf), (d) => okResponse(ServiceDetail, d))))
       .handle("getService", ({ path }) =>
         Effect.flatMap(CurrentUser, (user) =>
-          Effect.map(Effect.flatMap(services.findOwned(user.userId, path.service), orNotFound), renderDetail)))
+          Effect.flatMap(Effect.flatMap(services.findOwned(user.userId, path.service), orNotFound), detailOf)))
       .handle("setAutoRenew", ({ path, payload }) =>
         Effect.flatMap(CurrentUser, (user) =>
           Effect.map(Effect.flatMap(services.setAutoRenew(user.userId, path.service, payload.auto_renew), orNotFound), (autoRenew) => ({
@@ -35,6 +40,7 @@ const ServicesAdminHandlers = HttpApiBuilder.group(Api, "servicesAdmin", (handle
   Effect.gen(function*() {
     const services = yield* Services
     const grants = yield* ServiceGrants
+    const schedules = yield* Schedules
     return handlers
       .handle("grantService", ({ path, payload }) =>
         Effect.map(grants.grant(path.user, {
@@ -46,15 +52,15 @@ const ServicesAdminHandlers = HttpApiBuilder.group(Api, "servicesAdmin", (handle
           autoRenew: Option.fromNullable(payload.auto_renew)
         }), renderDetail))
       .handle("updateService", ({ path, payload }) =>
-        Effect.map(
+        Effect.flatMap(
           Effect.flatMap(services.update(path.service, {
             status: Option.fromNullable(payload.status),
             expiresAt: Option.fromNullable(payload.expires_at)
           }), orNotFound),
-          renderDetail
+          (s) => Effect.map(schedules.of(s.id), (schedule) => renderDetail(s, schedule))
         ))
   }))
 
 export const ServicesHttpLive = Layer.mergeAll(ServicesHandlers, ServicesAdminHandlers).pipe(
-  Layer.provide(Layer.mergeAll(Services.Default, ServiceGrants.Default))
+  Layer.provide(Layer.mergeAll(Services.Default, ServiceGrants.Default, Schedules.Default))
 )

@@ -193,7 +193,8 @@ export class ServiceRows extends Effect.Service<ServiceRows>()("services/Service
           SqlSchema.findOne({
             Request: Schema.Void,
             Result: ServiceRecord.pick("auto_renew"),
-            execute: () => sql`update services set auto_renew = ${autoRenew}, updated_at = ${now}
+            execute: () => sql`update services set auto_renew = ${autoRenew}, updated_at = ${now},
+              cancel_at = case when ${autoRenew}::boolean then null else cancel_at end
               where id = ${id} and user_id = ${userId} returning auto_renew`
           })(undefined)).pipe(Effect.map(Option.map((r) => r.auto_renew)), Effect.orDie),
       create,

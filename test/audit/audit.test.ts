@@ -44,6 +44,8 @@ const writes = (w: World): Record<string, { readonly values: Record<string, stri
   "PUT /v1/admin/servers/{server}": { values: { server: String(w.servers.bWireguard.id) }, body: { name: "Renamed" } },
   "POST /v1/admin/users/{user}/invoices": { values: { user: String(w.b.id) }, body: { plan_id: w.b.planId, cycle_id: w.b.cycleId } },
   "POST /v1/admin/invoices/{invoice}/mark-paid": { values: { invoice: w.b.invoiceUuids[0]! } },
+  "POST /v1/admin/invoices/{invoice}/refund": { values: { invoice: w.b.invoiceUuids[0]! }, body: { amount: "1.00", to: "balance", reason: "Audited refund" } },
+  "POST /v1/admin/users/{user}/balance": { values: { user: String(w.b.id) }, body: { amount: "5.00", currency: "USD", reason: "Goodwill" } },
   "POST /v1/admin/services/{service}/usage": { values: { service: String(w.b.serviceId) }, body: { bytes: 1000 } },
   "POST /v1/admin/tickets/{ticket}/reply": { values: { ticket: String(w.b.ticketId) }, body: { message: "Staff here." } },
   "POST /v1/admin/faq": { values: {}, body: { question: "Audited?", answer: "Yes." } },

@@ -51,7 +51,9 @@ describe("POST /v1/admin/users/{user}/services", () => {
         status: "active",
         starts_at: now().toISOString(),
         expires_at: days(now(), 30).toISOString(),
-        auto_renew: true
+        auto_renew: true,
+        cancel_at: null,
+        scheduled_change: null
       }
     })
     const current = await app.get("/v1/services/current", { token: user.token })
@@ -168,7 +170,9 @@ describe("PUT /v1/admin/services/{service}", () => {
         status: "suspended",
         starts_at: now().toISOString(),
         expires_at: days(now(), 30).toISOString(),
-        auto_renew: false
+        auto_renew: false,
+        cancel_at: null,
+        scheduled_change: null
       }
     })
 

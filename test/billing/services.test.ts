@@ -101,7 +101,9 @@ describe("GET /v1/services/current [D34]", () => {
         status: "suspended",
         starts_at: now().toISOString(),
         expires_at: days(now(), 10).toISOString(),
-        auto_renew: true
+        auto_renew: true,
+        cancel_at: null,
+        scheduled_change: null
       }
     })
   })
@@ -146,7 +148,9 @@ describe("GET /v1/services/{service} [D34] [D11]", () => {
         status: "pending",
         starts_at: days(now(), -1).toISOString(),
         expires_at: days(now(), 29).toISOString(),
-        auto_renew: false
+        auto_renew: false,
+        cancel_at: null,
+        scheduled_change: null
       }
     })
   })

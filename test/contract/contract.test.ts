@@ -198,7 +198,12 @@ const STATE_MESSAGES: Record<string, string> = {
   "billingAdmin.createInvoice": "Invalid or expired promo code.",
   "billing.paymentUrl": "Invoice is not payable.", // the fixture invoice is paid
   "billing.cancelInvoice": "Invoice is not payable.",
-  "vpn.createDevice": "Device limit reached." // the plan's devices are all made
+  "vpn.createDevice": "Device limit reached.", // the plan's devices are all made
+  "subscriptions.cancelService": "Service cannot be cancelled.", // [D111]: the fixture service may be cancelled already
+  "subscriptions.resumeService": "Service cannot be resumed.", // not cancelling at the period's end
+  "subscriptions.changePlan": "Service cannot be changed.",
+  "subscriptions.changeQuote": "Service cannot be changed.",
+  "refundsAdmin.refundInvoice": "Invoice is not refundable."
 }
 const STATE_422: Record<string, ReadonlyArray<string>> = {
   "accounts.resetPassword": ["token"], // no e-mailed token: a made-up one is refused
@@ -206,7 +211,10 @@ const STATE_422: Record<string, ReadonlyArray<string>> = {
   "accounts.confirmTwoFactor": ["code"], // the sampled code is not the current TOTP code
   "accounts.disableTwoFactor": ["two_factor", "code"], // two-factor sign-in is off
   "catalog.validatePromo": ["promo_code", "code"], // no such promo code
-  "billing.placeOrder": ["promo_code"]
+  "billing.placeOrder": ["promo_code"],
+  "subscriptions.changePlan": ["plan_id", "cycle_id"], // [D108]: the sample may be the fixture service's own plan and cycle, or a cycle of another plan
+  "subscriptions.changeQuote": ["plan_id", "cycle_id"],
+  "refundsAdmin.refundInvoice": ["amount", "to"] // [D110]: the fixture invoice may be refunded already, or paid through `manual`
 }
 
 /** a route with its own per-user limit ([D30]): its variations may use it up (429, declared) */

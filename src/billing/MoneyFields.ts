@@ -1,0 +1,52 @@
+import * as Either from "effect/Either"
+import * as ParseResult from "effect/ParseResult"
+import * as Schema from "effect/Schema"
+import { MAX_CENTS } from "../catalog/Money.ts"
+import { label } from "../platform/Fields.ts"
+
+/** A field checked by hand, so that a number-or-string fails with one message, not one per member. */
+const checked = <A, I>(target: Schema.Schema<A, I>, parse: (input: unknown) => Either.Either<A, string>, jsonSchema: object) =>
+  Schema.transformOrFail(Schema.Unknown, Schema.typeSchema(target), {
+    strict: true,
+    decode: (input, _, ast) =>
+      Either.match(parse(input), {
+        onLeft: (message) => ParseResult.fail(new ParseResult.Type(ast, input, message)),
+        onRight: ParseResult.succeed
+      }),
+    encode: ParseResult.succeed
+  }).annotations({ jsonSchema })
+
+const SIGNED = /^(-?)(\d{1,10})(?:\.(\d{1,2}))?$/
+
+/** `"-5"`, `"12.5"`, `-5.25` -> signed cents; never through a float ([D32]) */
+export const parseSignedCents = (input: unknown): Either.Either<number, "format"> => {
+  const text = typeof input === "number" ? (Number.isFinite(input) ? String(input) : "") : typeof input === "string" ? input.trim() : ""
+  const match = SIGNED.exec(text)
+  if (match === null) return Either.left("format")
+  const cents = Number(match[2]) * 100 + Number((match[3] ?? "").padEnd(2, "0"))
+  if (cents > MAX_CENTS) return Either.left("format")
+  return Either.right(match[1] === "-" ? -cents : cents)
+}
+
+/** [D109]: a signed amount in cents (a decimal string or number with at most two decimals), not 0.00 */
+export const signedAmount = (field: string) =>
+  checked(Schema.Int, (input) =>
+    Either.flatMap(
+      Either.mapLeft(parseSignedCents(input), () => `The ${label(field)} field must be a decimal number with at most two decimals.`),
+      (cents) => cents === 0 ? Either.left(`The ${label(field)} field must not be zero.`) : Either.right(cents)
+    ), { oneOf: [{ type: "string", pattern: "^-?\\d{1,10}(\\.\\d{1,2})?$", examples: ["5.00"] }, { type: "number", examples: [5] }] })
+
+/** [D110]: a positive amount in cents */
+export const positiveAmount = (field: string) =>
+  checked(Schema.Int, (input) =>
+    Either.flatMap(
+      Either.mapLeft(parseSignedCents(input), () => `The ${label(field)} field must be a decimal number with at most two decimals.`),
+      (cents) => cents <= 0 ? Either.left(`The ${label(field)} field must be greater than 0.00.`) : Either.right(cents)
+    ), { oneOf: [{ type: "string", pattern: "^\\d{1,10}(\\.\\d{1,2})?$", examples: ["1.00"] }, { type: "number", minimum: 0.01, examples: [1] }] })
+
+/** A three-letter currency code, upper-cased (`usd` -> `USD`). */
+export const currencyCode = (field: string) =>
+  checked(Schema.String, (input) =>
+    typeof input === "string" && /^[A-Za-z]{3}$/.test(input.trim())
+      ? Either.right(input.trim().toUpperCase())
+      : Either.left(`The ${label(field)} field must be a 3-letter currency code.`), { type: "string", pattern: "^[A-Za-z]{3}$" })

@@ -1,0 +1,178 @@
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlSchema from "@effect/sql/SqlSchema"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import { Catalog } from "../catalog/Catalog.ts"
+import { formatCents, toCents } from "../catalog/Money.ts"
+import { AppClock } from "../platform/Clock.ts"
+import { BusinessRuleViolation, NotFound, ValidationError } from "../platform/Errors.ts"
+import type { Subscription } from "../services/Domain.ts"
+import { Schedules } from "../services/Schedule.ts"
+import { Services } from "../services/Services.ts"
+import { Webhooks } from "../webhooks/Webhooks.ts"
+import { Balance } from "./Balance.ts"
+import { Funding } from "./Funding.ts"
+import { GatewaysLive, PaymentGateways } from "./Gateways.ts"
+import { Invoices } from "./Invoices.ts"
+import { Payments } from "./Payments.ts"
+import { type ChangeKind, changeKind, prorate, type Prorated } from "./Proration.ts"
+
+const DAY_MS = 86_400_000
+/** [D36]: an invoice is due 7 days after it is made */
+const DUE_MS = 7 * DAY_MS
+
+export const cannotChange = () => new BusinessRuleViolation({ message: "Service cannot be changed." })
+
+export interface ChangeRequest {
+  readonly planId: number
+  readonly cycleId: number
+  /** [D112]: the upgrade invoice's gateway (absent: the default) */
+  readonly gateway?: string | null | undefined
+}
+
+/** [D108]: the answer of a quote */
+export interface ChangeQuote {
+  readonly kind: ChangeKind
+  readonly credit: string
+  readonly amount_due: string
+  readonly currency: string
+  readonly effective_at: Date | null
+}
+
+/**
+ * [D108] Plan changes. An upgrade is an invoice of the new cycle's price less the prorated credit
+ * of the paid period (`change_credit` kept on it); paying it switches the service at once
+ * (`Payments`), a 0.00 one is paid at once from here. A downgrade is scheduled for the period's
+ * end and the renewal of [D80] bills the new cycle. A second change cancels a pending change
+ * invoice (its balance given back, [D109]).
+ */
+export class PlanChanges extends Effect.Service<PlanChanges>()("billing/PlanChanges", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const clock = yield* AppClock
+    const catalog = yield* Catalog
+    const services = yield* Services
+    const schedules = yield* Schedules
+    const invoices = yield* Invoices
+    const balance = yield* Balance
+    const funding = yield* Funding
+    const payments = yield* Payments
+    const webhooks = yield* Webhooks
+    const gateways = yield* PaymentGateways
+
+    /** what was paid for the current period: the newest paid invoice of the service, less its refunds */
+    const paidForPeriod = (serviceId: number) =>
+      SqlSchema.findOne({
+        Request: Schema.Void,
+        Result: Schema.Struct({ paid: Schema.String }),
+        execute: () => sql`select (amount + balance_applied - refunded_amount)::text as paid from invoices
+          where service_id = ${serviceId} and status = 'paid' order by paid_at desc, id desc limit 1`
+      })(undefined).pipe(Effect.map(Option.match({ onNone: () => 0, onSome: (r) => toCents(r.paid) })), Effect.orDie)
+
+    /** the caller's active service, the target plan and cycle checked as [D108] says, and the money */
+    const price = (userId: number, serviceId: number, request: ChangeRequest) =>
+      Effect.gen(function*() {
+        const service = yield* Effect.flatMap(services.findOwned(userId, serviceId), Option.match({
+          onNone: () => Effect.fail(new NotFound()),
+          onSome: Effect.succeed
+        }))
+        const now = yield* clock.now
+        if (service.status !== "active" || service.expiresAt.getTime() <= now.getTime()) return yield* Effect.fail(cannotChange())
+        const { cycle } = yield* catalog.planAndCycle(request.planId, request.cycleId)
+        if (cycle.currency !== service.cycle.currency) {
+          return yield* Effect.fail(ValidationError.field("cycle_id", `The cycle must be billed in ${service.cycle.currency}, the currency of the current cycle.`))
+        }
+        if (request.planId === service.plan.id && request.cycleId === service.cycle.id) {
+          return yield* Effect.fail(ValidationError.field("plan_id", "The service is already on this plan and cycle."))
+        }
+        const kind = changeKind(
+          { priceCents: toCents(service.cycle.price), days: service.cycle.durationDays },
+          { priceCents: toCents(cycle.price), days: cycle.duration_days }
+        )
+        const priceCents = toCents(cycle.price)
+        // the current period: the last cycle before expires_at, never before the service started
+        const periodStart = new Date(Math.max(service.startsAt.getTime(), service.expiresAt.getTime() - service.cycle.durationDays * DAY_MS))
+        const money: Prorated = kind === "upgrade"
+          ? prorate({ paidCents: yield* paidForPeriod(service.id), periodStart, periodEnd: service.expiresAt, now, priceCents })
+          : { creditCents: 0, amountDueCents: priceCents, excessCents: 0 }
+        return { service, cycle, kind, money, now }
+      })
+
+    const quote = (userId: number, serviceId: number, request: ChangeRequest) =>
+      Effect.map(price(userId, serviceId, request), ({ cycle, kind, money, service }): ChangeQuote => ({
+        kind,
+        credit: formatCents(money.creditCents),
+        amount_due: formatCents(money.amountDueCents),
+        currency: cycle.currency,
+        effective_at: kind === "downgrade" ? service.expiresAt : null
+      }))
+
+    /** [D108]: a pending change invoice of the service is cancelled (its balance given back) */
+    const cancelPendingChange = (serviceId: number) =>
+      Effect.gen(function*() {
+        const cancelled = yield* SqlSchema.findAll({
+          Request: Schema.Void,
+          Result: Schema.Struct({ id: Schema.Int, user_id: Schema.NullOr(Schema.Int), currency: Schema.String, balance_applied: Schema.String }),
+          execute: () => sql`update invoices set status = 'cancelled'
+            where service_id = ${serviceId} and status = 'pending' and change_credit is not null
+            returning id, user_id, currency, balance_applied::text as balance_applied`
+        })(undefined).pipe(Effect.orDie)
+        for (const i of cancelled) {
+          yield* balance.returnFrom({ id: i.id, userId: i.user_id, balanceApplied: i.balance_applied, currency: i.currency })
+        }
+      })
+
+    /** [D108]: an upgrade's invoice (201), or the service with its scheduled downgrade */
+    const change = (userId: number, serviceId: number, request: ChangeRequest) =>
+      Effect.flatMap(gateways.resolve(request.gateway), (gateway) => sql.withTransaction(Effect.gen(function*() {
+        const { cycle, kind, money, now, service } = yield* price(userId, serviceId, request)
+        yield* cancelPendingChange(service.id)
+        if (kind === "downgrade") {
+          yield* schedules.schedule(service.id, request.planId, request.cycleId)
+          return { kind, invoiceId: Option.none<number>(), service }
+        }
+        const created = yield* invoices.insert({
+          userId,
+          serviceId: service.id,
+          planId: request.planId,
+          cycleId: request.cycleId,
+          amount: formatCents(money.amountDueCents),
+          discount: "0.00",
+          currency: cycle.currency,
+          status: "pending",
+          promoCode: null,
+          promoId: null,
+          dueDate: new Date(now.getTime() + DUE_MS),
+          gateway: gateway.name
+        })
+        yield* sql`update invoices set change_credit = ${formatCents(money.creditCents)} where id = ${created.id}`.pipe(Effect.orDie)
+        if (money.amountDueCents === 0) {
+          // [D108]: nothing to pay: paid at once from the balance's side, the change takes effect now
+          yield* sql`update invoices set gateway = 'balance' where id = ${created.id}`.pipe(Effect.orDie)
+          yield* Effect.orDie(payments.markPaid(created.id, { transactionId: null, gateway: "balance" }))
+        } else {
+          yield* funding.fund(created)
+        }
+        return { kind, invoiceId: Option.some(created.id), service }
+      }))).pipe(
+        Effect.catchTag("SqlError", Effect.die),
+        Effect.tap(() => webhooks.wake)
+      )
+
+    /** [D108]: the scheduled downgrade is removed (and a pending change invoice cancelled) */
+    const removeScheduled = (userId: number, serviceId: number) =>
+      Effect.gen(function*() {
+        const service = yield* Effect.flatMap(services.findOwned(userId, serviceId), Option.match({
+          onNone: () => Effect.fail(new NotFound()),
+          onSome: (s: Subscription) => Effect.succeed(s)
+        }))
+        yield* sql.withTransaction(Effect.zipRight(schedules.unschedule(service.id), cancelPendingChange(service.id)))
+          .pipe(Effect.catchTag("SqlError", Effect.die))
+        return service
+      })
+
+    return { quote, change, removeScheduled } as const
+  }),
+  dependencies: [Catalog.Default, Services.Default, Schedules.Default, Invoices.Default, Balance.Default, Funding.Default, Payments.Default, Webhooks.Default, GatewaysLive]
+}) {}

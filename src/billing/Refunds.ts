@@ -1,0 +1,143 @@
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlSchema from "@effect/sql/SqlSchema"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import { formatCents, toCents } from "../catalog/Money.ts"
+import { Notifications } from "../outbox/Notifications.ts"
+import { AppClock } from "../platform/Clock.ts"
+import { BusinessRuleViolation, NotFound, ValidationError } from "../platform/Errors.ts"
+import { Cancellation } from "../services/Cancellation.ts"
+import { Webhooks } from "../webhooks/Webhooks.ts"
+import { Balance } from "./Balance.ts"
+import { GatewaysLive, PaymentGateways } from "./Gateways.ts"
+import { CreditNote } from "./Domain.ts"
+import { invoiceEvent, Invoices } from "./Invoices.ts"
+
+const CreditNoteRow = Schema.Struct({ ...CreditNote.fields, created_at: Schema.DateFromSelf })
+
+export const notRefundable = () => new BusinessRuleViolation({ message: "Invoice is not refundable." })
+
+export interface RefundRequest {
+  /** cents; none: all that is not yet refunded */
+  readonly amount: Option.Option<number>
+  readonly to: "balance" | "gateway"
+  readonly reason: string
+  readonly endService: boolean
+}
+
+/**
+ * [D110] Refunds as credit notes. The invoice row is locked for the whole refund, so two refunds
+ * of one invoice take turns and the second sees what the first refunded: together they never
+ * exceed what was paid (the gateway's `amount` plus `balance_applied`; the table's CHECK is the
+ * last line). `to: balance` credits the user's balance ([D109]); `to: gateway` asks the invoice's
+ * gateway for a refund of its payment (`manual` and `balance` cannot: 422 `errors.to`).
+ */
+export class Refunds extends Effect.Service<Refunds>()("billing/Refunds", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const clock = yield* AppClock
+    const invoices = yield* Invoices
+    const balance = yield* Balance
+    const gateways = yield* PaymentGateways
+    const cancellation = yield* Cancellation
+    const webhooks = yield* Webhooks
+    const notifications = yield* Notifications
+
+    const notesOf = (invoiceId: number) =>
+      SqlSchema.findAll({
+        Request: Schema.Void,
+        Result: CreditNoteRow,
+        execute: () => sql`
+          select c.id, i.uuid::text as invoice_uuid, c.amount::text as amount, c.currency, c.refund_to as to, c.reason, c.created_at
+          from credit_notes c join invoices i on i.id = c.invoice_id
+          where c.invoice_id = ${invoiceId} order by c.id`
+      })(undefined).pipe(Effect.orDie)
+
+    const refund = (uuid: string, request: RefundRequest) =>
+      sql.withTransaction(Effect.gen(function*() {
+        const found = yield* invoices.byUuid(uuid)
+        if (Option.isNone(found)) return yield* Effect.fail(new NotFound())
+        const invoice = yield* Effect.flatMap(invoices.lock(found.value.id), Option.match({
+          onNone: () => Effect.fail(new NotFound()),
+          onSome: Effect.succeed
+        }))
+        if (invoice.status !== "paid") return yield* Effect.fail(notRefundable())
+        const notes = yield* notesOf(invoice.id)
+        const refunded = notes.reduce((sum, n) => sum + toCents(n.amount), 0)
+        const toGateway = notes.filter((n) => n.to === "gateway").reduce((sum, n) => sum + toCents(n.amount), 0)
+        const paid = toCents(invoice.amount) + toCents(invoice.balance_applied)
+        const gateway = request.to === "gateway" ? gateways.get(invoice.gateway) : Option.none()
+        const refundVia = Option.flatMap(gateway, (g) => Option.fromNullable(g.refund))
+        if (request.to === "gateway" && Option.isNone(refundVia)) {
+          return yield* Effect.fail(ValidationError.field("to", `The ${invoice.gateway} gateway cannot refund: refund to the balance instead.`))
+        }
+        if (request.to === "balance" && invoice.user_id === null) {
+          return yield* Effect.fail(ValidationError.field("to", "The invoice's user no longer exists: refund through the gateway instead."))
+        }
+        // through the gateway only what it took; to the balance anything paid and not yet refunded
+        const left = request.to === "gateway" ? Math.min(paid - refunded, toCents(invoice.amount) - toGateway) : paid - refunded
+        const cents = Option.getOrElse(request.amount, () => left)
+        if (cents <= 0 || cents > left) {
+          return yield* Effect.fail(ValidationError.field("amount", `The amount must be between 0.01 and ${formatCents(Math.max(left, 0))} (what is left to refund).`))
+        }
+        const now = yield* clock.now
+        const gatewayRefund = Option.isSome(refundVia)
+          ? Option.some(yield* refundVia.value({ invoiceUuid: invoice.uuid, transactionId: invoice.transaction_id, amount: formatCents(cents), currency: invoice.currency }))
+          : Option.none()
+        const note = yield* SqlSchema.single({
+          Request: Schema.Void,
+          Result: CreditNoteRow,
+          execute: () => sql`
+            with c as (
+              insert into credit_notes (invoice_id, amount, currency, refund_to, reason, gateway_refund_id, created_at)
+              values (${invoice.id}, ${formatCents(cents)}, ${invoice.currency}, ${request.to}, ${request.reason},
+                      ${Option.getOrNull(Option.map(gatewayRefund, (r) => r.refundId))}, ${now})
+              returning id, amount, currency, refund_to, reason, created_at
+            ), i as (
+              update invoices set refunded_amount = refunded_amount + ${formatCents(cents)} where id = ${invoice.id}
+            )
+            select c.id, ${invoice.uuid}::text as invoice_uuid, c.amount::text as amount, c.currency, c.refund_to as to, c.reason, c.created_at from c`
+        })(undefined).pipe(Effect.orDie)
+        if (request.to === "balance" && invoice.user_id !== null) {
+          yield* Effect.catchTag(
+            balance.adjust({ userId: invoice.user_id, currency: invoice.currency, cents, reason: `Refund: ${request.reason}`, invoiceId: invoice.id }),
+            "ValidationError",
+            Effect.die
+          )
+        }
+        // [D110] end_service: the invoice's service is cancelled at once ([D91]: access stops)
+        if (request.endService && invoice.service_id !== null) {
+          yield* Effect.catchTag(cancellation.now(invoice.service_id, Option.none()), "BusinessRuleViolation", () => Effect.void)
+        }
+        yield* webhooks.emit("invoice.refunded", {
+          ...invoiceEvent(invoice),
+          refunded_amount: formatCents(refunded + cents),
+          credit_note: { id: note.id, amount: note.amount, currency: note.currency, to: note.to, reason: note.reason, created_at: note.created_at.toISOString() }
+        })
+        if (invoice.user_id !== null) {
+          // [D96]: the refund notice, with the refund
+          yield* notifications.notify({
+            userId: invoice.user_id,
+            kind: "refund-issued",
+            dedupeKey: `refund-issued:${note.id}`,
+            view: {
+              invoice_uuid: invoice.uuid,
+              credit_note_id: note.id,
+              amount: note.amount,
+              currency: note.currency,
+              to_text: request.to === "balance" ? "your balance" : `your original payment (${invoice.gateway})`,
+              reason: request.reason
+            }
+          })
+        }
+        return note
+      })).pipe(
+        Effect.catchTag("SqlError", Effect.die),
+        Effect.tap(() => Effect.zipRight(webhooks.wake, notifications.wake))
+      )
+
+    return { refund } as const
+  }),
+  dependencies: [Invoices.Default, Balance.Default, GatewaysLive, Cancellation.Default, Webhooks.Default, Notifications.Default]
+}) {}

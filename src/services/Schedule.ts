@@ -1,0 +1,136 @@
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlSchema from "@effect/sql/SqlSchema"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import { Catalog } from "../catalog/Catalog.ts"
+import { AppClock } from "../platform/Clock.ts"
+import { Webhooks } from "../webhooks/Webhooks.ts"
+
+/** [D108]: a downgrade waiting for the period's end, as service responses show it */
+export interface ScheduledChange {
+  readonly plan: { readonly id: number; readonly name: string }
+  readonly cycle: { readonly id: number; readonly name: string; readonly duration_days: number; readonly price: string }
+  readonly effective_at: string
+}
+
+/** [D111] [D108]: what a service response adds: `cancel_at` and `scheduled_change` */
+export interface ServiceSchedule {
+  readonly cancel_at: string | null
+  readonly scheduled_change: ScheduledChange | null
+}
+
+export const noSchedule: ServiceSchedule = { cancel_at: null, scheduled_change: null }
+
+const Row = Schema.Struct({
+  id: Schema.Int,
+  expires_at: Schema.DateFromSelf,
+  cancel_at: Schema.NullOr(Schema.DateFromSelf),
+  scheduled_plan_id: Schema.NullOr(Schema.Int),
+  scheduled_cycle_id: Schema.NullOr(Schema.Int)
+})
+
+const DAY_MS = 86_400_000
+
+/**
+ * The future of a service ([D111] cancel at period end, [D108] a scheduled downgrade): read for
+ * the service responses, and the plan switches of a change (an upgrade paid, a downgrade's renewal
+ * paid), which emit `service.changed` ([D101]) in the payment's transaction.
+ */
+export class Schedules extends Effect.Service<Schedules>()("services/Schedules", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const clock = yield* AppClock
+    const catalog = yield* Catalog
+    const webhooks = yield* Webhooks
+
+    const rowsOf = (ids: ReadonlyArray<number>) =>
+      ids.length === 0 ? Effect.succeed([]) : SqlSchema.findAll({
+        Request: Schema.Void,
+        Result: Row,
+        execute: () => sql`select id, expires_at, cancel_at, scheduled_plan_id, scheduled_cycle_id from services where id in ${sql.in([...ids])}`
+      })(undefined).pipe(Effect.orDie)
+
+    /** the schedule of each service, by id */
+    const ofMany = (ids: ReadonlyArray<number>) =>
+      Effect.gen(function*() {
+        const rows = yield* rowsOf(ids)
+        const planIds = rows.flatMap((r) => r.scheduled_plan_id === null ? [] : [r.scheduled_plan_id])
+        const cycleIds = rows.flatMap((r) => r.scheduled_cycle_id === null ? [] : [r.scheduled_cycle_id])
+        const c = yield* catalog.rowsOf(planIds, cycleIds)
+        return new Map(rows.map((r): [number, ServiceSchedule] => {
+          const scheduled: ScheduledChange | null = r.scheduled_plan_id === null || r.scheduled_cycle_id === null ? null : (() => {
+            const cycle = c.cycle(r.scheduled_cycle_id)
+            return {
+              plan: { id: r.scheduled_plan_id, name: c.plan(r.scheduled_plan_id).name },
+              cycle: { id: cycle.id, name: cycle.name, duration_days: cycle.duration_days, price: cycle.price },
+              effective_at: r.expires_at.toISOString()
+            }
+          })()
+          return [r.id, { cancel_at: r.cancel_at === null ? null : r.cancel_at.toISOString(), scheduled_change: scheduled }]
+        })) as ReadonlyMap<number, ServiceSchedule>
+      })
+
+    const of = (id: number) => Effect.map(ofMany([id]), (m) => m.get(id) ?? noSchedule)
+
+    /** [D108]: a downgrade for the period's end (replacing one scheduled before) */
+    const schedule = (serviceId: number, planId: number, cycleId: number) =>
+      Effect.flatMap(clock.now, (now) =>
+        sql`update services set scheduled_plan_id = ${planId}, scheduled_cycle_id = ${cycleId}, updated_at = ${now} where id = ${serviceId}`)
+        .pipe(Effect.asVoid, Effect.orDie)
+
+    /** [D108]: removes a scheduled downgrade; whether there was one */
+    const unschedule = (serviceId: number) =>
+      Effect.flatMap(clock.now, (now) =>
+        SqlSchema.findOne({
+          Request: Schema.Void,
+          Result: Schema.Struct({ id: Schema.Int }),
+          execute: () => sql`update services set scheduled_plan_id = null, scheduled_cycle_id = null, updated_at = ${now}
+            where id = ${serviceId} and scheduled_plan_id is not null returning id`
+        })(undefined)).pipe(Effect.map(Option.isSome), Effect.orDie)
+
+    /**
+     * [D108]: the service moves to another plan and cycle. `startNow`: an upgrade paid, its new
+     * period starting now for the new cycle; else (a downgrade's renewal paid) the period follows
+     * on from `expires_at`. Emits `service.changed`. Run it in the payment's transaction.
+     */
+    const switchPlan = (change: {
+      readonly serviceId: number
+      readonly userId: number
+      readonly planId: number
+      readonly cycleId: number
+      readonly kind: "upgrade" | "downgrade"
+      readonly startNow: boolean
+    }) =>
+      Effect.gen(function*() {
+        const now = yield* clock.now
+        const { cycle } = yield* Effect.orDie(catalog.anyPlanAndCycle(change.planId, change.cycleId))
+        const row = yield* SqlSchema.single({
+          Request: Schema.Void,
+          Result: Schema.Struct({ starts_at: Schema.DateFromSelf, expires_at: Schema.DateFromSelf }),
+          execute: () => change.startNow
+            ? sql`update services set plan_id = ${change.planId}, cycle_id = ${change.cycleId}, starts_at = ${now},
+                expires_at = ${new Date(now.getTime() + cycle.duration_days * DAY_MS)}, status = 'active',
+                scheduled_plan_id = null, scheduled_cycle_id = null, updated_at = ${now}
+              where id = ${change.serviceId} returning starts_at, expires_at`
+            : sql`update services set plan_id = ${change.planId}, cycle_id = ${change.cycleId},
+                expires_at = (case when expires_at > ${now} then expires_at else ${now} end) + make_interval(days => ${cycle.duration_days}),
+                status = 'active', scheduled_plan_id = null, scheduled_cycle_id = null, updated_at = ${now}
+              where id = ${change.serviceId} returning starts_at, expires_at`
+        })(undefined).pipe(Effect.orDie)
+        yield* webhooks.emit("service.changed", {
+          id: change.serviceId,
+          user_id: change.userId,
+          plan_id: change.planId,
+          cycle_id: change.cycleId,
+          kind: change.kind,
+          starts_at: row.starts_at.toISOString(),
+          expires_at: row.expires_at.toISOString()
+        })
+        return { from: row.starts_at, to: row.expires_at }
+      })
+
+    return { of, ofMany, schedule, unschedule, switchPlan } as const
+  }),
+  dependencies: [Catalog.Default, Webhooks.Default]
+}) {}
