@@ -15,6 +15,7 @@ import scaleIndexes from "./0013_scale_indexes.ts"
 import webhooks from "./0014_webhooks.ts"
 import quotaPeriods from "./0015_quota_periods.ts"
 import accountTakeoverLimits from "./0016_account_takeover_limits.ts"
+import planQuotaAction from "./0020_plan_quota_action.ts"
 import nodePush from "./0022_node_push.ts"
 import deviceActivity from "./0023_device_activity.ts"
 import balance from "./0030_balance.ts"
@@ -45,6 +46,7 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "14_webhooks": webhooks,
   "15_quota_periods": quotaPeriods,
   "16_account_takeover_limits": accountTakeoverLimits,
+  "20_plan_quota_action": planQuotaAction,
   "22_node_push": nodePush,
   "23_device_activity": deviceActivity,
   "30_balance": balance,

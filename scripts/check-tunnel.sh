@@ -28,6 +28,8 @@ command -v wg >/dev/null || missing+=(wireguard-tools)
 command -v ip >/dev/null || missing+=(iproute2)
 command -v ping >/dev/null || missing+=(iputils-ping)
 command -v curl >/dev/null || missing+=(curl)
+command -v iperf3 >/dev/null || missing+=(iperf3)
+command -v tc >/dev/null || missing+=(iproute2)
 if [ ${#missing[@]} -gt 0 ]; then
   command -v apt-get >/dev/null || skip "missing ${missing[*]} and no apt-get to install them"
   echo "installing ${missing[*]} with apt-get"
@@ -112,7 +114,8 @@ say "namespaces $NS_S (server), $NS_A and $NS_B (clients); wireguard-go interfac
 # ---- the API, in the server's namespace ---------------------------------------------------------
 if [ -n "${VPN_API_BIN:-}" ]; then VPN_API=("$(realpath "$VPN_API_BIN")"); SERVE=("${VPN_API[@]}");
 else VPN_API=(bun run "$ROOT/src/cli.ts"); SERVE=(bun run "$ROOT/src/main.ts"); fi
-PORT=3900
+# TUNNEL_API_PORT: another port, so that two copies of this check can run at once
+PORT=${TUNNEL_API_PORT:-3900}
 API="http://127.0.0.1:$PORT"
 ADMIN_EMAIL="admin@tunnel.test" ADMIN_PASSWORD="tunnel-Admin-2026!"
 setsid ip netns exec "$NS_S" env DATA_DIR="$WORK/data" PORT=$PORT HOST=127.0.0.1 ADMIN_EMAIL="$ADMIN_EMAIL" ADMIN_PASSWORD="$ADMIN_PASSWORD" \
@@ -152,10 +155,10 @@ AGENT_PID=$!
 say "node agent on $WG_S, polling every $POLL s"
 
 # a user who bought the plan: register, order, the admin marks the invoice paid -> token on stdout
-subscriber() { # $1 email $2 password
+subscriber() { # $1 email $2 password [$3 plan $4 cycle: default the tunnel plan]
   local token invoice
   token=$(ok POST /v1/auth/register "" "{\"name\":\"Tunnel User\",\"email\":\"$1\",\"password\":\"$2\",\"password_confirmation\":\"$2\"}" | json '.data.token')
-  invoice=$(ok POST /v1/orders "$token" "{\"plan_id\":$PLAN,\"cycle_id\":$CYCLE}" | json '.data.uuid')
+  invoice=$(ok POST /v1/orders "$token" "{\"plan_id\":${3:-$PLAN},\"cycle_id\":${4:-$CYCLE}}" | json '.data.uuid')
   ok POST "/v1/admin/invoices/$invoice/mark-paid" "$ADMIN" >/dev/null
   printf '%s' "$token"
 }
@@ -351,6 +354,14 @@ if [ "$OPENVPN" = 1 ]; then
     printf '#!/bin/sh\nexec %s run %s node-agent openvpn-auth "$@"\n' "$(command -v bun)" "$ROOT/src/cli.ts" >"$OV/auth.sh"
     chmod 700 "$OV/auth.sh"; AUTH_CMD="$OV/auth.sh"
   fi
+  # [D103]: the session's speed on the tun device (client-connect / client-disconnect)
+  if [ -n "${VPN_API_BIN:-}" ]; then CONNECT_CMD="\"${VPN_API[0]} node-agent openvpn-connect\""; DISCONNECT_CMD="\"${VPN_API[0]} node-agent openvpn-disconnect\""; else
+    for mode in connect disconnect; do
+      printf '#!/bin/sh\nexec %s run %s node-agent openvpn-%s "$@"\n' "$(command -v bun)" "$ROOT/src/cli.ts" "$mode" >"$OV/$mode.sh"
+      chmod 700 "$OV/$mode.sh"
+    done
+    CONNECT_CMD="$OV/connect.sh"; DISCONNECT_CMD="$OV/disconnect.sh"
+  fi
   (umask 077; cat >"$OV/server.conf" <<CONF
 dev tun
 proto udp
@@ -368,6 +379,9 @@ script-security 2
 setenv NODE_API_URL $API
 setenv NODE_TOKEN $OV_TOKEN
 auth-user-pass-verify $AUTH_CMD via-file
+setenv OPENVPN_STATE_DIR $OV/state
+client-connect $CONNECT_CMD
+client-disconnect $DISCONNECT_CMD
 tmp-dir $OV
 keepalive 2 10
 verb 3
@@ -445,6 +459,138 @@ CONF
   grep -q "ended the OpenVPN sessions of" "$WORK/agent-ovpn.log" || fail "the agent did not kill the session: $(tail -n 5 "$WORK/agent-ovpn.log")"
   [ "$ended" -le 2000 ] || fail "a disabled user's open OpenVPN session ended after $ended ms (> 2000)"
   echo "ok P5 - OpenVPN: a disabled user's open session ends in $ended ms (kill through the management interface)"
+fi
+
+# ==== [D103] speed limits and [D104] throttling on the node, measured with iperf3 (issue 25) ========
+# Two new subscribers on the same node: device S on a plan of 10 Mbps (1 GB quota, throttle to
+# 2 Mbps over it) in namespace A, device F on a plan without a speed limit in namespace B. The
+# agent shapes S with tc (an HTB class each way); F is not shaped. iperf3 runs 2 s per direction.
+SHAPE_LOG="$WORK/shaping.txt"
+plan_with_cycle() { # $1 plan JSON -> "plan cycle"
+  local plan cycle
+  plan=$(ok POST /v1/admin/plans "$ADMIN" "$1" | json '.data.id')
+  cycle=$(ok POST "/v1/admin/plans/$plan/cycles" "$ADMIN" '{"name":"Monthly","duration_days":30,"price":"5.00","currency":"USD"}' | json '.data.id')
+  echo "$plan $cycle"
+}
+read -r SLOW_PLAN SLOW_CYCLE <<<"$(plan_with_cycle '{"name":"Ten Mbps","bandwidth_limit_gb":1,"speed_limit_mbps":10,"quota_action":"throttle","throttle_mbps":2}')"
+read -r FAST_PLAN FAST_CYCLE <<<"$(plan_with_cycle '{"name":"No speed limit","bandwidth_limit_gb":0}')"
+ok PUT "/v1/admin/servers/$SERVER" "$ADMIN" "{\"plan_ids\":[$PLAN,$SLOW_PLAN,$FAST_PLAN]}" >/dev/null
+SLOW_TOKEN=$(subscriber "tunnel-slow@example.com" "$PASSWORD" "$SLOW_PLAN" "$SLOW_CYCLE")
+FAST_TOKEN=$(subscriber "tunnel-fast@example.com" "$PASSWORD" "$FAST_PLAN" "$FAST_CYCLE")
+SLOW_SERVICE=$(ok GET /v1/services/current "$SLOW_TOKEN" | json '.data.id')
+ok GET "/v1/servers/$SERVER/wireguard" "$SLOW_TOKEN" >"$WORK/slow.conf"
+ok GET "/v1/servers/$SERVER/wireguard" "$FAST_TOKEN" >"$WORK/fast.conf"
+SLOW_ADDR=$(sed -n 's/^Address = \([^,/]*\).*/\1/p' "$WORK/slow.conf")
+on_server_within "$WORK/slow.conf" "$TWO_POLLS" || fail "device S's peer is not on $WG_S two polls after its download"
+on_server_within "$WORK/fast.conf" "$TWO_POLLS" || fail "device F's peer is not on $WG_S two polls after its download"
+apply_config "$NS_A" "$WG_A" "$WORK/slow.conf"
+apply_config "$NS_B" "$WG_B" "$WORK/fast.conf"
+passes_within "$NS_A" 10 || fail "device S does not reach 10.66.0.1 through the tunnel"
+passes_within "$NS_B" 10 || fail "device F does not reach 10.66.0.1 through the tunnel"
+setsid ip netns exec "$NS_S" iperf3 -s -B 10.66.0.1 >"$WORK/iperf-server.log" 2>&1 &
+PIDS+=($!)
+for _ in $(seq 1 50); do grep -q "Server listening" "$WORK/iperf-server.log" && break; sleep 0.1; done
+
+# the class of S's address on the server's interface has this rate (tc prints 10Mbit, 5Mbit, ...)
+class_rate_is() { in_s tc class show dev "$WG_S" | grep -q "rate $1Mbit ceil $1Mbit"; }
+now_ms() { date +%s%3N; }
+# iperf3 from a client namespace: $1 namespace, $2 up|down, [$3 seconds] -> Mbps received, one decimal
+measure() {
+  local flag=() out="$WORK/iperf-$1-$2.json"
+  [ "$2" = down ] && flag=(-R)
+  ip netns exec "$1" timeout 20 iperf3 -c 10.66.0.1 -t "${3:-2}" "${flag[@]}" -J >"$out" 2>&1 || fail "iperf3 from $1 ($2): $(tail -n 5 "$out")"
+  json '.end.sum_received.bits_per_second' <"$out" | awk '{ printf "%.1f", $1 / 1e6 }'
+}
+at_most() { awk -v m="$1" -v l="$2" 'BEGIN { exit !(m <= l) }'; }
+at_least() { awk -v m="$1" -v l="$2" 'BEGIN { exit !(m >= l) }'; }
+
+# 10. the 10 Mbps device: at most 11 Mbps each way; the device without a limit: at least 3x that
+class_rate_is 10 || fail "no 10Mbit class on $WG_S for device S: $(in_s tc class show dev "$WG_S")"
+S_DOWN=$(measure "$NS_A" down); S_UP=$(measure "$NS_A" up)
+F_DOWN=$(measure "$NS_B" down); F_UP=$(measure "$NS_B" up)
+echo "  measured: 10 Mbps plan down $S_DOWN / up $S_UP Mbps; no-limit plan down $F_DOWN / up $F_UP Mbps" | tee -a "$SHAPE_LOG"
+at_most "$S_DOWN" 11 && at_most "$S_UP" 11 || fail "the 10 Mbps device measured down $S_DOWN / up $S_UP Mbps (at most 11 each way)"
+at_least "$F_DOWN" 33 && at_least "$F_UP" 33 || fail "the device without a limit measured down $F_DOWN / up $F_UP Mbps (at least 33 each way)"
+echo "ok 10 - a 10 Mbps plan's device gets at most 11 Mbps each way ($S_DOWN down, $S_UP up); a no-limit device on the same node at least 3x ($F_DOWN down, $F_UP up)"
+
+# 11. an admin sets the plan to 5 Mbps during a download: at most 5.5 Mbps from 3 s after the change
+ip netns exec "$NS_A" timeout 20 iperf3 -c 10.66.0.1 -R -t 6 -i 0.5 -J >"$WORK/iperf-change.json" 2>&1 &
+IPERF_CLIENT=$!
+started=$(now_ms)
+sleep 1
+changed=$(now_ms)
+ok PUT "/v1/admin/plans/$SLOW_PLAN" "$ADMIN" '{"speed_limit_mbps":5}' >/dev/null
+until class_rate_is 5; do [ $(( $(now_ms) - changed )) -gt 3000 ] && fail "the 5 Mbps class is not on $WG_S 3 s after the admin's change"; sleep 0.05; done
+APPLIED_MS=$(( $(now_ms) - changed ))
+wait "$IPERF_CLIENT" || fail "iperf3 during the change: $(tail -n 5 "$WORK/iperf-change.json")"
+offset=$(awk -v a="$started" -v b="$changed" 'BEGIN { printf "%.3f", (b - a) / 1000 }')
+# the intervals that start 3 s after the change, as the client received them
+AFTER=$(node -e '
+  const j = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")), from = Number(process.argv[2]) + 3
+  const after = j.intervals.map((i) => i.sum).filter((s) => s.start >= from - 0.01)
+  process.stdout.write(after.length === 0 ? "none" : Math.max(...after.map((s) => s.bits_per_second / 1e6)).toFixed(1))
+' "$WORK/iperf-change.json" "$offset")
+[ "$AFTER" != none ] || fail "no iperf3 interval 3 s after the change"
+S5_UP=$(measure "$NS_A" up)
+echo "  measured: class at 5 Mbps ${APPLIED_MS} ms after the admin's change; download from 3 s after it at most $AFTER Mbps; upload $S5_UP Mbps" | tee -a "$SHAPE_LOG"
+at_most "$AFTER" 5.5 && at_most "$S5_UP" 5.5 || fail "after the change to 5 Mbps the device measured $AFTER down / $S5_UP up (at most 5.5)"
+echo "ok 11 - an admin's change to 5 Mbps is on the node in ${APPLIED_MS} ms; from 3 s after it the device measures at most $AFTER Mbps down, $S5_UP up"
+
+# 12. over the quota of a throttle plan the device keeps its tunnel at the throttle speed (2 Mbps)
+ok POST "/v1/admin/services/$SLOW_SERVICE/usage" "$ADMIN" '{"bytes":1073741824}' >/dev/null
+[ "$(ok GET /v1/bandwidth/current "$SLOW_TOKEN" | json '.data.throttled')" = true ] || fail "/v1/bandwidth/current does not say throttled over the quota of a throttle plan"
+end=$((SECONDS + TWO_POLLS))
+until class_rate_is 2; do [ $SECONDS -ge $end ] && fail "no 2 Mbps class for the throttled device two polls after its quota ran out"; sleep 0.1; done
+passes "$NS_A" || fail "the throttled device lost its tunnel"
+T_DOWN=$(measure "$NS_A" down); T_UP=$(measure "$NS_A" up)
+echo "  measured: throttled (over quota) down $T_DOWN / up $T_UP Mbps" | tee -a "$SHAPE_LOG"
+at_most "$T_DOWN" 2.2 && at_most "$T_UP" 2.2 && at_least "$T_DOWN" 1 && at_least "$T_UP" 1 \
+  || fail "the throttled device measured down $T_DOWN / up $T_UP Mbps (between 1 and 2.2)"
+[ "$(call GET "/v1/servers/$SERVER/wireguard" "$SLOW_TOKEN" >/dev/null; status)" = 200 ] || fail "a throttled device's config download answered $(status), not 200"
+echo "ok 12 - over the quota of a throttle plan the device keeps its tunnel at $T_DOWN down / $T_UP up Mbps (throttle 2), downloads still 200"
+
+# 13. the limit lifted: the class goes, the device is unshaped again
+ok PUT "/v1/admin/plans/$SLOW_PLAN" "$ADMIN" '{"quota_action":"suspend","bandwidth_limit_gb":0,"speed_limit_mbps":null}' >/dev/null
+end=$((SECONDS + TWO_POLLS))
+while in_s tc class show dev "$WG_S" | grep -q "class htb"; do [ $SECONDS -ge $end ] && fail "a class is left on $WG_S two polls after the limit was lifted"; sleep 0.1; done
+U_DOWN=$(measure "$NS_A" down)
+at_least "$U_DOWN" 6.6 || fail "the unshaped device measured $U_DOWN Mbps down (at least 3x the throttle)"
+echo "ok 13 - the limit lifted: no class left on $WG_S, the device measures $U_DOWN Mbps down"
+
+# 14. OpenVPN: a session of a 10 Mbps plan is shaped on the server's tun device by openvpn-connect
+if [ "$OPENVPN" = 1 ]; then
+  ok PUT "/v1/admin/plans/$SLOW_PLAN" "$ADMIN" '{"speed_limit_mbps":10}' >/dev/null
+  ok PUT "/v1/admin/servers/$OV_SERVER" "$ADMIN" "{\"plan_ids\":[$PLAN,$SLOW_PLAN]}" >/dev/null
+  if [ "$DEVICES" = 1 ]; then
+    ok POST /v1/devices "$SLOW_TOKEN" '{"name":"router","platform":"router"}' >"$OV/slow-device.json"
+    (umask 077; json '.data.openvpn.username' <"$OV/slow-device.json" >"$OV/slow-creds"; echo >>"$OV/slow-creds"; json '.data.openvpn.password' <"$OV/slow-device.json" >>"$OV/slow-creds"; echo >>"$OV/slow-creds")
+  else
+    ok GET /v1/account/vpn-credentials "$SLOW_TOKEN" >"$OV/slow-creds.json"
+    (umask 077; json '.data.username' <"$OV/slow-creds.json" >"$OV/slow-creds"; echo >>"$OV/slow-creds"; json '.data.password' <"$OV/slow-creds.json" >>"$OV/slow-creds"; echo >>"$OV/slow-creds")
+  fi
+  outcome=$(ovpn_client "$OV/slow-creds" "$OV/client-slow.log")
+  [ "$outcome" = connected ] || { stop_client; fail "the 10 Mbps plan's OpenVPN client: $outcome; $(tail -n 5 "$OV/client-slow.log"); server: $(tail -n 8 "$OV/server.log")"; }
+  OV_DEV=$(sed -n 's/.*TUN\/TAP device \([^ ]*\) opened.*/\1/p' "$OV/server.log" | head -n 1)
+  [ -n "$OV_DEV" ] || { stop_client; fail "no TUN device named in the OpenVPN server's log"; }
+  end=$((SECONDS + 5))
+  until in_s tc class show dev "$OV_DEV" 2>/dev/null | grep -q "rate 10Mbit ceil 10Mbit"; do
+    [ $SECONDS -ge $end ] && { stop_client; fail "no 10Mbit class on $OV_DEV for the OpenVPN session: $(in_s tc class show dev "$OV_DEV" 2>&1); $(tail -n 5 "$OV/server.log")"; }
+    sleep 0.2
+  done
+  setsid ip netns exec "$NS_S" iperf3 -s -B 10.8.0.1 -p 5202 >"$WORK/iperf-ovpn-server.log" 2>&1 &
+  PIDS+=($!)
+  for _ in $(seq 1 50); do grep -q "Server listening" "$WORK/iperf-ovpn-server.log" && break; sleep 0.1; done
+  ovpn_measure() { # $1 up|down
+    local flag=() out="$WORK/iperf-ovpn-$1.json"
+    [ "$1" = down ] && flag=(-R)
+    ip netns exec "$NS_A" timeout 20 iperf3 -c 10.8.0.1 -p 5202 -t 2 "${flag[@]}" -J >"$out" 2>&1 || { stop_client; fail "iperf3 over OpenVPN ($1): $(tail -n 5 "$out")"; }
+    json '.end.sum_received.bits_per_second' <"$out" | awk '{ printf "%.1f", $1 / 1e6 }'
+  }
+  O_DOWN=$(ovpn_measure down); O_UP=$(ovpn_measure up)
+  stop_client
+  echo "  measured: OpenVPN session of the 10 Mbps plan down $O_DOWN / up $O_UP Mbps (class on $OV_DEV)" | tee -a "$SHAPE_LOG"
+  at_most "$O_DOWN" 11 && at_most "$O_UP" 11 || fail "the OpenVPN session of a 10 Mbps plan measured down $O_DOWN / up $O_UP Mbps (at most 11)"
+  echo "ok 14 - OpenVPN: openvpn-connect shapes a 10 Mbps plan's session on $OV_DEV ($O_DOWN down, $O_UP up Mbps)"
 fi
 
 echo "tunnel check passed ($([ $DEVICES = 1 ] && echo "with devices" || echo "devices stood in by a second user"); OpenVPN $([ "$OPENVPN" = 1 ] && echo "checked" || echo "skipped")), poll ${POLL}s"

@@ -11,7 +11,7 @@ import { Ok } from "../http/Envelope.ts"
 import { errorEnvelope } from "../http/Errors.ts"
 import { Body, boolean, IdParam, integer, label, oneOf, string } from "../platform/Fields.ts"
 import { PromoValidateRateLimit } from "../http/RateLimit.ts"
-import { Plan, PromoCode, PromoInvalid, PromoValidation, PublicCycle, PublicPlan, USAGE_RESETS } from "./Domain.ts"
+import { Plan, PromoCode, PromoInvalid, PromoValidation, PublicCycle, PublicPlan, QUOTA_ACTIONS, USAGE_RESETS } from "./Domain.ts"
 import { parseCents } from "./Money.ts"
 
 // ---- resources -----------------------------------------------------------------------
@@ -64,16 +64,16 @@ const checked = <A, I>(
   }).annotations({ jsonSchema })
 
 /** An integer or null (null clears it, e.g. "no speed limit"). */
-const nullableInteger = (field: string, min: number) =>
+const nullableInteger = (field: string, min: number, max = 2_147_483_647) =>
   checked(Schema.NullOr(Schema.Number), (input) => {
     if (input === null) return Either.right(null)
     if (typeof input !== "number" || !Number.isInteger(input)) {
       return Either.left(`The ${label(field)} field must be an integer.`)
     }
     if (input < min) return Either.left(`The ${label(field)} field must be at least ${min}.`)
-    if (input > 2_147_483_647) return Either.left(`The ${label(field)} field must not be greater than 2147483647.`)
+    if (input > max) return Either.left(`The ${label(field)} field must not be greater than ${max}.`)
     return Either.right(input)
-  }, { type: ["integer", "null"], minimum: min })
+  }, { type: ["integer", "null"], minimum: min, maximum: max })
 
 /** An amount as a decimal string ("9.99") or a JSON number, at most two decimals; in cents. */
 const amount = (field: string) =>
@@ -137,6 +137,14 @@ const planPayloadFields = {
   trial_days: optional(integer("trial_days", { min: 0, max: 3650 })),
   device_limit: optional(integer("device_limit", { min: 0, max: 10_000 })),
   usage_reset: optional(oneOf("usage_reset", USAGE_RESETS)),
+  // [D104]: `throttle_mbps` goes with `throttle` only (checked against the plan by the catalogue);
+  // the document lists `throttle` first so that an example built from it alone is a valid pair
+  quota_action: optional(oneOf("quota_action", [...QUOTA_ACTIONS].reverse()).annotations({
+    description: "`suspend` (default): over the quota the devices leave the nodes; `throttle`: they stay at `throttle_mbps`."
+  })),
+  throttle_mbps: optional(nullableInteger("throttle_mbps", 1, 10_000).annotations({
+    description: "Mbps over the quota; required when `quota_action` is (or stays) `throttle`, absent or null with `suspend` (422)."
+  })),
   is_active: optional(boolean("is_active"))
 }
 

@@ -7,6 +7,7 @@ import { CatalogCache, type Snapshot } from "./CatalogCache.ts"
 import { CatalogRepo, type NewPromo, type PlanChanges } from "./CatalogRepo.ts"
 import { type Cycle, INVALID_CYCLE, INVALID_PLAN, type Plan, PromoInvalid, PromoValidation, type UsageReset } from "./Domain.ts"
 import { applyDiscount, formatCents, toCents } from "./Money.ts"
+import { withQuotaAction } from "./PlanRules.ts"
 
 export interface PricedOrder {
   readonly plan: Plan
@@ -175,8 +176,14 @@ export class Catalog extends Effect.Service<Catalog>()("catalog/Catalog", {
       releasePromoUses: repo.releasePromoUses,
       /** the ids among `ids` that are plans (any, also inactive) */
       existingPlanIds: repo.existingPlanIds,
-      createPlan: (plan: PlanChanges & { readonly name: string }) => changed(repo.createPlan(plan)),
-      updatePlan: (id: number, changes: PlanChanges) => changed(repo.updatePlan(id, changes)),
+      /** [D104]: `throttle_mbps` only with (and always with) `quota_action: throttle` (422) */
+      createPlan: (plan: PlanChanges & { readonly name: string }) =>
+        Effect.flatMap(withQuotaAction(undefined, plan), (checked) => changed(repo.createPlan(checked))),
+      updatePlan: (id: number, changes: PlanChanges) =>
+        Effect.flatMap(anyPlan(id), (current) =>
+          Option.isNone(current)
+            ? Effect.succeed(Option.none<Plan>())
+            : Effect.flatMap(withQuotaAction(current.value, changes), (checked) => changed(repo.updatePlan(id, checked)))),
       createCycle: (cycle: { planId: number; name: string; durationDays: number; priceCents: number; currency: string }) =>
         changed(repo.createCycle(cycle)),
       /** [D33]: a percentage is at most 100; the code (any case) and the plans are checked (422) */

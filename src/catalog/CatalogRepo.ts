@@ -3,7 +3,7 @@ import * as SqlSchema from "@effect/sql/SqlSchema"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import { AppClock } from "../platform/Clock.ts"
-import { Cycle, DiscountType, Plan, PromoCode, UsageReset } from "./Domain.ts"
+import { Cycle, DiscountType, Plan, PromoCode, QuotaAction, UsageReset } from "./Domain.ts"
 import { formatCents } from "./Money.ts"
 
 /** What an admin sets on a plan ([D70]); each field optional on update. */
@@ -15,6 +15,8 @@ const PlanChanges = Schema.Struct({
   trial_days: Schema.optional(Schema.Int),
   device_limit: Schema.optional(Schema.Int),
   usage_reset: Schema.optional(UsageReset),
+  quota_action: Schema.optional(QuotaAction),
+  throttle_mbps: Schema.optional(Schema.NullOr(Schema.Int)),
   is_active: Schema.optional(Schema.Boolean)
 })
 export type PlanChanges = typeof PlanChanges.Type
@@ -43,7 +45,7 @@ export class CatalogRepo extends Effect.Service<CatalogRepo>()("catalog/CatalogR
     const sql = yield* SqlClient.SqlClient
     const clock = yield* AppClock
 
-    const planColumns = sql`id, name, description, bandwidth_limit_gb, speed_limit_mbps, trial_days, device_limit, usage_reset, is_active`
+    const planColumns = sql`id, name, description, bandwidth_limit_gb, speed_limit_mbps, trial_days, device_limit, usage_reset, quota_action, throttle_mbps, is_active`
     const cycleColumns = sql`id, plan_id, name, duration_days, price::text as price, currency`
     const promoColumns = sql`id, code, type, value::text as value, expires_at, max_uses, max_uses_per_user, uses`
 
@@ -64,9 +66,10 @@ export class CatalogRepo extends Effect.Service<CatalogRepo>()("catalog/CatalogR
       Request: Schema.Struct({ plan: NewPlan, now: Schema.DateFromSelf }),
       Result: Plan,
       execute: ({ now, plan: p }) => {
-        return sql`insert into plans (name, description, bandwidth_limit_gb, speed_limit_mbps, trial_days, device_limit, usage_reset, is_active, created_at, updated_at)
+        return sql`insert into plans (name, description, bandwidth_limit_gb, speed_limit_mbps, trial_days, device_limit, usage_reset, quota_action, throttle_mbps, is_active, created_at, updated_at)
           values (${p.name}, ${p.description ?? ""}, ${p.bandwidth_limit_gb ?? 0}, ${p.speed_limit_mbps ?? null},
-                  ${p.trial_days ?? 0}, ${p.device_limit ?? 5}, ${p.usage_reset ?? "monthly"}, ${p.is_active ?? true}, ${now}, ${now})
+                  ${p.trial_days ?? 0}, ${p.device_limit ?? 5}, ${p.usage_reset ?? "monthly"}, ${p.quota_action ?? "suspend"},
+                  ${p.throttle_mbps ?? null}, ${p.is_active ?? true}, ${now}, ${now})
           returning ${planColumns}`
       }
     })

@@ -14,6 +14,11 @@ export const USAGE_RESETS = ["monthly", "billing_day", "never"] as const
 export const UsageReset = Schema.Literal(...USAGE_RESETS)
 export type UsageReset = typeof UsageReset.Type
 
+/** [D104]: over the quota the peers leave the node (`suspend`) or stay at `throttle_mbps` (`throttle`). */
+export const QUOTA_ACTIONS = ["suspend", "throttle"] as const
+export const QuotaAction = Schema.Literal(...QUOTA_ACTIONS)
+export type QuotaAction = typeof QuotaAction.Type
+
 export const Plan = Schema.Struct({
   id: Schema.Int,
   name: Schema.String,
@@ -25,6 +30,10 @@ export const Plan = Schema.Struct({
   device_limit: Schema.Int,
   /** [D95]: when the plan's quota starts again */
   usage_reset: UsageReset,
+  /** [D104]: what the quota does when used up */
+  quota_action: QuotaAction,
+  /** [D104]: the speed over the quota of a `throttle` plan; null with `suspend` */
+  throttle_mbps: Schema.NullOr(Schema.Int),
   is_active: Schema.Boolean
 }).annotations({ identifier: "AdminPlan" })
 export type Plan = typeof Plan.Type

@@ -31,6 +31,9 @@ import { PushClient } from "../node/Watch.ts"
 import { agentConfig, load as loadNodeConfig, nodeConnection } from "../node/AgentConfig.ts"
 import { NodeClient } from "../node/NodeClient.ts"
 import { openvpnAuthFromFile } from "../node/OpenVpnAuth.ts"
+import { shaperFor } from "../node/Shaping.ts"
+import { openvpnConnect, openvpnDisconnect, type OpenVpnScriptFailed, openvpnStateDir, rememberSpeed, type SessionEnv, sessionOf } from "../node/OpenVpnShaping.ts"
+import { Tc, type TcFailed } from "../node/Tc.ts"
 import { Wg } from "../node/Wg.ts"
 
 /**
@@ -179,17 +182,43 @@ const openvpnAuth = Command.make(
   ({ file }) =>
     Effect.gen(function*() {
       const connection = yield* loadNodeConfig(nodeConnection).pipe(Effect.mapError((message) => new CliFailure({ message })))
-      const allowed = yield* openvpnAuthFromFile(file).pipe(
+      const answer = yield* openvpnAuthFromFile(file).pipe(
         Effect.provide(NodeClient.layer(connection).pipe(Layer.provide(FetchHttpClient.layer))),
         Effect.mapError((e) => new CliFailure({ message: `openvpn-auth: refused (${e.message})` }))
       )
       // OpenVPN lets the client in on exit code 0 only
-      if (!allowed) return yield* new CliFailure({ message: "openvpn-auth: refused" })
+      if (!answer.allowed) return yield* new CliFailure({ message: "openvpn-auth: refused" })
+      // [D103]: the speed for the client-connect script that follows (best effort: unshaped without it)
+      const dir = yield* Effect.orElseSucceed(openvpnStateDir, () => undefined)
+      if (dir !== undefined) {
+        yield* rememberSpeed(dir, answer.username, answer.speedLimitMbps).pipe(
+          Effect.catchAll((e) => Console.error(`openvpn-auth: the speed could not be kept in ${dir} (${e.message}); the session is not shaped`))
+        )
+      }
     })
 ).pipe(Command.withDescription(
   "OpenVPN auth-user-pass-verify script (via-file): exit 0 when POST /v1/node/openvpn/auth allows the file's username and password, else 1."
 ))
 
+/** [D103]: OpenVPN's client-connect / client-disconnect scripts: the session's address shaped on the tun device */
+const openvpnSession = (name: string, what: string, run: (session: SessionEnv, dir: string) => Effect.Effect<unknown, OpenVpnScriptFailed | TcFailed, Tc>) =>
+  // client-connect passes a file for directives as the last argument: accepted, left empty
+  Command.make(name, { file: Args.text({ name: "file" }).pipe(Args.optional) }, () =>
+    Effect.gen(function*() {
+      const session = sessionOf(process.env)
+      if (session === undefined) return yield* new CliFailure({ message: `${name}: run by OpenVPN (dev, ifconfig_pool_remote_ip, username expected)` })
+      const dir = yield* openvpnStateDir.pipe(Effect.mapError((e) => new CliFailure({ message: `${name}: OPENVPN_STATE_DIR ${String(e)}` })))
+      // a session is never refused for its shaping: the failure is logged, the client connects unshaped
+      yield* run(session, dir).pipe(
+        Effect.provide(Tc.Live),
+        Effect.catchAll((e) => Console.error(`${name}: ${"command" in e ? `${e.command}: ` : ""}${e.message}`))
+      )
+    })).pipe(Command.withDescription(what))
+const openvpnConnectCommand = openvpnSession("openvpn-connect",
+  "OpenVPN client-connect script: shape the client's ifconfig_pool_remote_ip on the tun device at the speed openvpn-auth was given [D103].",
+  openvpnConnect)
+const openvpnDisconnectCommand = openvpnSession("openvpn-disconnect",
+  "OpenVPN client-disconnect script: remove the session's shaping [D103].", openvpnDisconnect)
 const VERSION = "0.1.0"
 
 const nodeAgent = Command.make("node-agent", {}, () =>
@@ -202,7 +231,10 @@ const nodeAgent = Command.make("node-agent", {}, () =>
         Effect.provide(Layer.mergeAll(http, OpenVpnManagement.layer(config.openvpnManagement.value)))
       )
     }
+    // [D103]: NODE_SHAPING (default true) shapes the peers' speeds with tc
+    const shaping = yield* shaperFor(config.iface).pipe(Effect.mapError((e) => new CliFailure({ message: `Invalid node agent configuration: NODE_SHAPING ${String(e)}` })))
     return yield* runAgent({
+      ...shaping,
       iface: config.iface,
       pollSeconds: config.pollSeconds,
       reportSeconds: config.reportSeconds,
@@ -215,7 +247,7 @@ const nodeAgent = Command.make("node-agent", {}, () =>
     Command.withDescription(
       "Run on a VPN server: keep WG_INTERFACE's peers in sync with NODE_API_URL (node token NODE_TOKEN) (changes pushed at once over /v1/node/rpc, a poll every NODE_POLL_SECONDS as a safety net) and report its counters."
     ),
-    Command.withSubcommands([openvpnAuth])
+    Command.withSubcommands([openvpnAuth, openvpnConnectCommand, openvpnDisconnectCommand])
   )
 
 export const adminCli = Command.make("vpn-api").pipe(

@@ -4,6 +4,7 @@ import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import * as Schedule from "effect/Schedule"
 import { type CounterEntry, NodeClient, type PeerEntry } from "./NodeClient.ts"
+import type { Shaper } from "./Shaping.ts"
 import type { PeersBatch } from "../vpn/NodeProtocol.ts"
 import { startPush } from "./Watch.ts"
 import { type DumpPeer, normaliseIps, parseDump, Wg } from "./Wg.ts"
@@ -22,6 +23,8 @@ export const MAX_BACKOFF_SECONDS = 60
 export interface AgentOptions {
   readonly iface: string
   readonly pollSeconds: number
+  /** [D103]: shapes the listed peers' speeds (absent: NODE_SHAPING=false) */
+  readonly shaper?: Shaper
   /** what the agent reports it runs ([D105]) */
   readonly version?: string
   /** [D105]: counters go this often between polls (`NODE_REPORT_SECONDS`; default: with each poll only) */
@@ -159,6 +162,13 @@ export const cycle = (options: AgentOptions, state: Ref.Ref<AgentState>, newKey:
         yield* wg.set(options.iface, ["peer", peer.publicKey, "allowed-ips", peer.allowedIps.join(",")])
       }
     }))
+    // [D103]: the speeds follow the same list; a failed `tc` is logged and starts over next time
+    if (options.shaper !== undefined) {
+      const shaped = yield* Effect.either(options.shaper.apply(answer.peers, answer.full))
+      if (shaped._tag === "Left") {
+        yield* Effect.logWarning(`node agent: shaping: ${shaped.left.command}: ${shaped.left.message}; it is made again next time`)
+      }
+    }
     // when `wg set` fails the list is kept and the revision is not: the next poll asks for all of it
     yield* Ref.update(state, (s) => ({
       ...s,
@@ -216,6 +226,13 @@ export const applyBatch = (options: AgentOptions, state: Ref.Ref<AgentState>, ba
       }
       return changes
     }))
+    // [D103]: the pushed speeds follow the same batch
+    if (options.shaper !== undefined) {
+      const shaped = yield* Effect.either(options.shaper.apply(entries, batch.full))
+      if (shaped._tag === "Left") {
+        yield* Effect.logWarning(`node agent: shaping: ${shaped.left.command}: ${shaped.left.message}; it is made again next time`)
+      }
+    }
     yield* Ref.set(state, {
       ...before,
       desired: Option.some(desired),

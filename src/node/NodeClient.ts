@@ -33,7 +33,9 @@ const PeerEntry = Schema.Struct({
   public_key: Schema.String,
   allowed_ips: Schema.optional(Schema.String),
   enabled: Schema.optional(Schema.Boolean),
-  removed: Schema.optional(Schema.Boolean)
+  removed: Schema.optional(Schema.Boolean),
+  /** [D103]: Mbps both ways; null or absent (an API without [D103]): not shaped */
+  speed_limit_mbps: Schema.optional(Schema.NullOr(Schema.Int))
 })
 export type PeerEntry = typeof PeerEntry.Type
 
@@ -55,6 +57,16 @@ export interface PeerListAnswer {
   readonly full: boolean
 }
 
+export interface OpenVpnAllowance {
+  readonly allowed: boolean
+  readonly speedLimitMbps: number | null
+}
+
+/** [D103]: the speed of an allowed session; an API without it answers none */
+const AuthAnswer = Schema.Struct({
+  data: Schema.Struct({ speed_limit_mbps: Schema.optional(Schema.NullOr(Schema.Int)) })
+})
+
 export interface CounterEntry {
   readonly public_key: string
   readonly rx_total: number
@@ -71,6 +83,8 @@ export interface NodeClientShape {
   readonly counters: (entries: ReadonlyArray<CounterEntry>, idempotencyKey: string) => Effect.Effect<void, ApiUnavailable>
   /** [D54]: whether the API allows these OpenVPN credentials on this node */
   readonly openvpnAuth: (username: string, password: string) => Effect.Effect<boolean, ApiUnavailable>
+  /** [D54], [D103]: the same, with the speed to shape the session to (null: none) */
+  readonly openvpnAllow: (username: string, password: string) => Effect.Effect<OpenVpnAllowance, ApiUnavailable>
 }
 
 export class NodeClient extends Context.Tag("node/NodeClient")<NodeClient, NodeClientShape>() {
@@ -142,17 +156,22 @@ export const make = (config: NodeClientConfig) =>
         if (response.status !== 200) return yield* unexpected(request, response)
       })
 
-    const openvpnAuth = (username: string, password: string) =>
+    const openvpnAllow = (username: string, password: string) =>
       Effect.gen(function*() {
         const request = HttpClientRequest.post(`${base}/v1/node/openvpn/auth`).pipe(
           HttpClientRequest.bodyUnsafeJson({ username, password })
         )
         const response = yield* send(request)
-        if (response.status === 200) return true
+        if (response.status === 200) {
+          const body = yield* response.json.pipe(Effect.flatMap(Schema.decodeUnknown(AuthAnswer)), Effect.option)
+          const speed = body._tag === "Some" ? body.value.data.speed_limit_mbps ?? null : null
+          return { allowed: true, speedLimitMbps: speed } satisfies OpenVpnAllowance
+        }
         // refused (403) or not a valid pair at all (422): not allowed
-        if (response.status === 403 || response.status === 422) return false
+        if (response.status === 403 || response.status === 422) return { allowed: false, speedLimitMbps: null } satisfies OpenVpnAllowance
         return yield* unexpected(request, response)
       })
+    const openvpnAuth = (username: string, password: string) => Effect.map(openvpnAllow(username, password), (a) => a.allowed)
 
-    return { peers, counters, openvpnAuth } satisfies NodeClientShape
+    return { peers, counters, openvpnAuth, openvpnAllow } satisfies NodeClientShape
   })

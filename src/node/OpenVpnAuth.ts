@@ -16,7 +16,7 @@ export const parseCredentialsFile = (text: string): { readonly username: string;
   return username !== undefined && password !== undefined && username.length > 0 ? { username, password } : undefined
 }
 
-/** whether the API lets these credentials connect to this node (an unreadable file: no) */
+/** whether the API lets these credentials connect to this node (an unreadable file: no), at what speed ([D103]) */
 export const openvpnAuthFromFile = (file: string) =>
   Effect.gen(function*() {
     const api = yield* NodeClient
@@ -26,5 +26,6 @@ export const openvpnAuthFromFile = (file: string) =>
     })
     const credentials = parseCredentialsFile(text)
     if (credentials === undefined) return yield* Effect.fail(new CredentialsFileUnreadable({ message: "expected a username and a password on two lines" }))
-    return yield* api.openvpnAuth(credentials.username, credentials.password)
+    const allowance = yield* api.openvpnAllow(credentials.username, credentials.password)
+    return { ...allowance, username: credentials.username }
   })

@@ -1,5 +1,5 @@
 import * as Schema from "effect/Schema"
-import type { Cycle, Plan, UsageReset } from "../catalog/Domain.ts"
+import type { Cycle, Plan, QuotaAction, UsageReset } from "../catalog/Domain.ts"
 
 export const SERVICE_STATUSES = ["pending", "active", "suspended", "expired", "cancelled"] as const
 export const ServiceStatus = Schema.Literal(...SERVICE_STATUSES)
@@ -35,6 +35,9 @@ export interface Subscription {
     readonly deviceLimit: number
     /** [D95]: when the quota starts again (periods anchored on `startsAt` for `billing_day` and `never`) */
     readonly usageReset: UsageReset
+    /** [D104]: over the quota, off the node (`suspend`) or at `throttleMbps` (`throttle`) */
+    readonly quotaAction: QuotaAction
+    readonly throttleMbps: number | null
   }
   readonly cycle: {
     readonly id: number
@@ -52,7 +55,7 @@ export const subscription = (s: ServiceRecord, plan: Plan, cycle: Cycle): Subscr
   startsAt: s.starts_at,
   expiresAt: s.expires_at,
   autoRenew: s.auto_renew,
-  plan: { id: plan.id, name: plan.name, bandwidthLimitGb: plan.bandwidth_limit_gb, speedLimitMbps: plan.speed_limit_mbps, deviceLimit: plan.device_limit, usageReset: plan.usage_reset },
+  plan: { id: plan.id, name: plan.name, bandwidthLimitGb: plan.bandwidth_limit_gb, speedLimitMbps: plan.speed_limit_mbps, deviceLimit: plan.device_limit, usageReset: plan.usage_reset, quotaAction: plan.quota_action, throttleMbps: plan.throttle_mbps },
   cycle: { id: cycle.id, name: cycle.name, durationDays: cycle.duration_days, price: cycle.price, currency: cycle.currency }
 })
 

@@ -10,7 +10,8 @@ import { Credentials } from "./Credentials.ts"
 import { BandwidthExceeded, PlanExcludesServer, ServiceSuspended } from "./Errors.ts"
 import { OpenVpnEntries, OVPN_KEY_PREFIX } from "./OpenVpnEntries.ts"
 import { PeerChanges } from "./PeerChanges.ts"
-import { type NodePeer, Peers, type ServerPeer } from "./Peers.ts"
+import { type Allowance, nodeEntry, refusedOverQuota, speedOf } from "./NodeEntries.ts"
+import { Peers, type ServerPeer } from "./Peers.ts"
 import { type Protocol, type ServerRow, Servers } from "./Servers.ts"
 import { Usage } from "./Usage.ts"
 
@@ -46,11 +47,15 @@ export class Access extends Effect.Service<Access>()("vpn/Access", {
         ? Effect.succeed(false)
         : Effect.map(usage.currentTotals([service]), (used) => isOverLimit(used.get(service.id) ?? 0, service.plan.bandwidthLimitGb))
 
-    /** 423 for a suspended or over-limit service: what a download or a connection needs */
-    const usable = (service: Subscription): Effect.Effect<void, ServiceSuspended | BandwidthExceeded> =>
+    /**
+     * 423 for a suspended service, or one over the quota of a `suspend` plan ([D104]): what a
+     * download or a connection needs; the speed its devices get ([D103])
+     */
+    const usable = (service: Subscription): Effect.Effect<number | null, ServiceSuspended | BandwidthExceeded> =>
       service.status !== "active"
         ? Effect.fail(new ServiceSuspended())
-        : Effect.flatMap(overLimit(service), (over) => over ? Effect.fail(new BandwidthExceeded()) : Effect.void)
+        : Effect.flatMap(overLimit(service), (over) =>
+          refusedOverQuota(service.plan, over) ? Effect.fail(new BandwidthExceeded()) : Effect.succeed(speedOf(service.plan, over)))
 
     /**
      * A user's way to a server, in the order of [D11]: an unknown server (or one of another
@@ -71,29 +76,32 @@ export class Access extends Effect.Service<Access>()("vpn/Access", {
         return { server: found.value.server, service: current.value }
       })
 
-    /** the users among `userIds` whose service may connect to the server now: three set-based queries */
+    /**
+     * the users among `userIds` whose service may connect to the server now, with the speed it
+     * gives them ([D103], [D104]): three set-based queries
+     */
     const connectableUsers = (serverId: number, userIds: ReadonlyArray<number>) =>
       Effect.gen(function*() {
-        const allowed = new Set<number>()
-        if (userIds.length === 0) return allowed as ReadonlySet<number>
+        const allowed = new Map<number, Allowance>()
+        if (userIds.length === 0) return allowed as ReadonlyMap<number, Allowance>
         const granted = new Set(yield* servers.planIdsOf(serverId))
         const current = yield* subscriptions.currentOf(userIds)
         const services = [...current.values()].filter((s) => s.status === "active" && granted.has(s.plan.id))
         const used = yield* usage.currentTotals(services)
         for (const s of services) {
-          if (!isOverLimit(used.get(s.id) ?? 0, s.plan.bandwidthLimitGb)) allowed.add(s.userId)
+          const over = isOverLimit(used.get(s.id) ?? 0, s.plan.bandwidthLimitGb)
+          if (!refusedOverQuota(s.plan, over)) allowed.set(s.userId, { speedLimitMbps: speedOf(s.plan, over) })
         }
-        return allowed as ReadonlySet<number>
+        return allowed as ReadonlyMap<number, Allowance>
       })
 
-    /** [D54]: peers as the node is told them, `enabled` when their user is not on hold ([D91]) and may connect */
+    /**
+     * [D54]: peers as the node is told them, `enabled` when their user is not on hold ([D91]) and
+     * may connect, at their service's speed ([D103]); shaped by `nodeEntry` alone
+     */
     const asNodePeers = (serverId: number, list: ReadonlyArray<ServerPeer>) =>
       Effect.map(connectableUsers(serverId, [...new Set(list.flatMap((p) => p.held ? [] : [p.userId]))]), (allowed) =>
-        list.map((p): typeof NodePeer.Type => ({
-          public_key: p.publicKey,
-          allowed_ips: p.address6 === null ? `${p.address}/32` : `${p.address}/32, ${p.address6}/128`,
-          enabled: allowed.has(p.userId)
-        })))
+        list.map((p) => nodeEntry(p, allowed.get(p.userId))))
 
     const isOpenVpn = (serverId: number) =>
       Effect.map(servers.find(serverId), (found) => Option.isSome(found) && found.value.protocol === "openvpn")
@@ -109,7 +117,7 @@ export class Access extends Effect.Service<Access>()("vpn/Access", {
         const allowed = yield* connectableUsers(serverId, [...new Set(rows.flatMap((r) => r.held ? [] : [r.user_id]))])
         const present = new Set(rows.map((r) => r.username))
         return [
-          ...rows.map((r) => ({ username: r.username, enabled: allowed.has(r.user_id), speed_limit_mbps: null })),
+          ...rows.map((r) => ({ username: r.username, enabled: allowed.has(r.user_id), speed_limit_mbps: allowed.get(r.user_id)?.speedLimitMbps ?? null })),
           ...usernames.filter((u) => !present.has(u)).map((username) => ({ username, removed: true as const }))
         ]
       })
@@ -170,8 +178,8 @@ export class Access extends Effect.Service<Access>()("vpn/Access", {
           if (Option.isNone(server) || server.value.protocol !== "openvpn") return yield* Effect.fail(new Forbidden())
           const userId = yield* credentials.verify(username, password)
           if (Option.isNone(userId)) return yield* Effect.fail(new Forbidden())
-          yield* granting(userId.value, serverId).pipe(Effect.flatMap(usable), Effect.mapError(() => new Forbidden()))
-          return { username, allowed: true as const }
+          const speed = yield* granting(userId.value, serverId).pipe(Effect.flatMap(usable), Effect.mapError(() => new Forbidden()))
+          return { username, allowed: true as const, speed_limit_mbps: speed }
         }),
       nodeSync,
       locate,

@@ -153,14 +153,22 @@ export const BandwidthUsage = Schema.Struct({
   percentage: Schema.NullOr(Schema.Number),
   unlimited: Schema.Boolean,
   /** [D95]: the next period's start; null when the quota never resets */
-  reset_date: Schema.NullOr(Schema.String)
+  reset_date: Schema.NullOr(Schema.String),
+  /** [D104]: over the quota of a `throttle` plan (devices connected at the throttle speed) */
+  throttled: Schema.Boolean
 }).annotations({ identifier: "BandwidthUsage" })
 export type BandwidthUsage = typeof BandwidthUsage.Type
 
 /** Two decimals, as a number. */
 const round2 = (n: number) => Math.round(n * 100) / 100
 
-export const usage = (options: { readonly usedBytes: number; readonly bandwidthLimitGb: number; readonly resetDate: string | null }): BandwidthUsage => {
+export const usage = (options: {
+  readonly usedBytes: number
+  readonly bandwidthLimitGb: number
+  readonly resetDate: string | null
+  /** [D104]: the plan's `quota_action` (default `suspend`) */
+  readonly quotaAction?: "suspend" | "throttle"
+}): BandwidthUsage => {
   const limit = limitBytes(options.bandwidthLimitGb)
   return {
     used_bytes: options.usedBytes,
@@ -169,7 +177,8 @@ export const usage = (options: { readonly usedBytes: number; readonly bandwidthL
     limit_formatted: limit === null ? "Unlimited" : formatBytes(limit),
     percentage: limit === null ? null : round2((options.usedBytes / limit) * 100),
     unlimited: limit === null,
-    reset_date: options.resetDate
+    reset_date: options.resetDate,
+    throttled: options.quotaAction === "throttle" && isOverLimit(options.usedBytes, options.bandwidthLimitGb)
   }
 }
 

@@ -91,7 +91,12 @@ export class NodeApi extends HttpApiGroup.make("node")
     HttpApiEndpoint.post("openvpnAuth", "/node/openvpn/auth")
       .annotateContext(describe("Check an OpenVPN login (node agent)", "200 when the username and password may connect through this OpenVPN server, 403 otherwise. Node token of an OpenVPN server only."))
       .setPayload(Body({ username: string("username"), password: string("password", { max: 255 }) }))
-      .addSuccess(Ok(Schema.Struct({ username: Schema.String, allowed: Schema.Literal(true) }), { identifier: "NodeOpenVpnAuthResponse" }))
+      .addSuccess(Ok(Schema.Struct({
+        username: Schema.String,
+        allowed: Schema.Literal(true),
+        /** [D103]: the speed to shape the session to (Mbps, both ways); null: none */
+        speed_limit_mbps: Schema.NullOr(Schema.Int)
+      }), { identifier: "NodeOpenVpnAuthResponse" }))
       .addError(ForbiddenResponse)
   )
   .add(

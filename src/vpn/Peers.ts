@@ -42,7 +42,9 @@ export interface Peer {
 export const NodePeer = Schema.Struct({
   public_key: Schema.String,
   allowed_ips: Schema.String,
-  enabled: Schema.Boolean
+  enabled: Schema.Boolean,
+  /** [D103]: the peer's speed both ways in Mbps (10^6 bit/s); null: not shaped */
+  speed_limit_mbps: Schema.NullOr(Schema.Int)
 })
 
 /** A peer as a node sees it: `held` when its user's VPN access is on hold ([D91]). */

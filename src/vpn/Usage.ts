@@ -194,7 +194,8 @@ export class Usage extends Effect.Service<Usage>()("vpn/Usage", {
       Effect.gen(function*() {
         const period = periodOf(service, yield* clock.now)
         const usedBytes = yield* month(service.id, period.start)
-        return Bandwidth.usage({ usedBytes, bandwidthLimitGb: service.plan.bandwidthLimitGb, resetDate: period.next })
+        const plan = service.plan
+        return Bandwidth.usage({ usedBytes, bandwidthLimitGb: plan.bandwidthLimitGb, resetDate: period.next, quotaAction: plan.quotaAction })
       })
 
     const currentService = (userId: number) => Effect.flatMap(subscriptions.current(userId), orNotFound)

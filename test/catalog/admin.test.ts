@@ -60,6 +60,8 @@ describe("POST /v1/admin/plans", () => {
         trial_days: 3,
         device_limit: 5,
         usage_reset: "monthly",
+        quota_action: "suspend",
+        throttle_mbps: null,
         is_active: false
       }
     })
@@ -76,6 +78,8 @@ describe("POST /v1/admin/plans", () => {
       trial_days: 0,
       device_limit: 5,
       usage_reset: "monthly",
+      quota_action: "suspend",
+      throttle_mbps: null,
       is_active: true
     })
   })
@@ -134,6 +138,8 @@ describe("PUT /v1/admin/plans/{plan}", () => {
         trial_days: 2,
         device_limit: 5,
         usage_reset: "monthly",
+        quota_action: "suspend",
+        throttle_mbps: null,
         is_active: true
       }
     })

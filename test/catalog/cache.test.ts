@@ -30,7 +30,7 @@ const listed = async () => {
 /** what the database holds, as the spec's envelope (field order of the Plan schema) */
 const expectedText = async () => {
   const rows = await app.sql<Plan>`
-    select id, name, description, bandwidth_limit_gb, speed_limit_mbps, trial_days, device_limit, usage_reset
+    select id, name, description, bandwidth_limit_gb, speed_limit_mbps, trial_days, device_limit, usage_reset, quota_action, throttle_mbps
     from plans where is_active order by id`
   return JSON.stringify({
     success: true,
@@ -42,7 +42,9 @@ const expectedText = async () => {
       speed_limit_mbps: r.speed_limit_mbps,
       trial_days: r.trial_days,
       device_limit: r.device_limit,
-      usage_reset: r.usage_reset
+      usage_reset: r.usage_reset,
+      quota_action: r.quota_action,
+      throttle_mbps: r.throttle_mbps
     }))
   })
 }
@@ -154,6 +156,8 @@ describe("the cache's bookkeeping (a repository whose reads the test releases)",
     trial_days: 0,
     device_limit: 5,
     usage_reset: "monthly",
+    quota_action: "suspend",
+    throttle_mbps: null,
     is_active: true
   })
 

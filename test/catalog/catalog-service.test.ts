@@ -41,7 +41,7 @@ describe("planAndCycle / anyPlanAndCycle", () => {
   test("an active plan and its cycle", async () => {
     const found = await withCatalog((c) => c.planAndCycle(basic.id, monthly.id))
     expect(found).toEqual({
-      plan: { id: basic.id, name: "Basic", description: "A plan", bandwidth_limit_gb: 50, speed_limit_mbps: 100, trial_days: 7, device_limit: 5, usage_reset: "monthly", is_active: true },
+      plan: { id: basic.id, name: "Basic", description: "A plan", bandwidth_limit_gb: 50, speed_limit_mbps: 100, trial_days: 7, device_limit: 5, usage_reset: "monthly", quota_action: "suspend", throttle_mbps: null, is_active: true },
       cycle: { id: monthly.id, plan_id: basic.id, name: "Monthly", duration_days: 30, price: "9.99", currency: "USD" }
     })
   })

@@ -1,8 +1,10 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test"
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import * as Effect from "effect/Effect"
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { parseCredentialsFile } from "../../src/node/OpenVpnAuth.ts"
+import { recalledSpeed } from "../../src/node/OpenVpnShaping.ts"
 import { makeTestApp, type TestApp } from "../support/app.ts"
 import { vpnMember } from "../vpn/fixtures.ts"
 import { appFetch } from "./fakes.ts"
@@ -61,6 +63,22 @@ describe("vpn-api node-agent openvpn-auth <file> [D93]", () => {
     const admin = await app.createUser({ role: "admin" })
     await app.put(`/v1/admin/users/${m.user.id}`, { token: admin.token, body: { status: 0 } })
     expect((await script(credentialsFile(`${m.username}\n${m.secret}\n`), env)).code).toBe(1)
+  }, 60_000)
+
+  test("an allowed session leaves its speed in OPENVPN_STATE_DIR for openvpn-connect [D103]", async () => {
+    const m = await vpnMember(app)
+    const [row] = await app.sql<{ plan_id: number }>`select plan_id from services where user_id = ${m.user.id}`
+    const admin = await app.createUser({ role: "admin" })
+    expect((await app.put(`/v1/admin/plans/${row!.plan_id}`, { token: admin.token, body: { speed_limit_mbps: 12 } })).status).toBe(200)
+    const stateDir = join(dir, "state")
+    const env = { NODE_API_URL: `http://127.0.0.1:${server.port}`, NODE_TOKEN: m.ovpn.nodeToken, OPENVPN_STATE_DIR: stateDir }
+    expect((await script(credentialsFile(`${m.username}\n${m.secret}\n`), env)).code).toBe(0)
+    expect(await Effect.runPromise(recalledSpeed(stateDir, m.username))).toBe(12)
+    // the file holds the speed only, named by a hash: no username, no secret
+    for (const name of readdirSync(stateDir)) {
+      expect(name).not.toContain(m.username)
+      expect(readFileSync(join(stateDir, name), "utf8")).toBe("12\n")
+    }
   }, 60_000)
 
   test("the file: username and password on two lines, CRLF too", () => {

@@ -34,11 +34,11 @@ describe("VpnAccounts.setUserEnabled [D21] [D91]", () => {
     const m = await member()
     const other = await member()
     const publicKey = KeyGen.publicKeyOf(privateKeyOf(m.conf))
-    expect(await nodePeers(m.wg.nodeToken)).toEqual([{ public_key: publicKey, allowed_ips: `${addressOf(m.conf)}`, enabled: true }])
+    expect(await nodePeers(m.wg.nodeToken)).toEqual([{ public_key: publicKey, allowed_ips: `${addressOf(m.conf)}`, enabled: true, speed_limit_mbps: null }])
     expect((await openvpnAuth(m.ovpn.nodeToken, m.username, m.secret)).status).toBe(200)
 
     await inTransaction((accounts) => accounts.setUserEnabled(m.user.id, false))
-    expect(await nodePeers(m.wg.nodeToken)).toEqual([{ public_key: publicKey, allowed_ips: `${addressOf(m.conf)}`, enabled: false }])
+    expect(await nodePeers(m.wg.nodeToken)).toEqual([{ public_key: publicKey, allowed_ips: `${addressOf(m.conf)}`, enabled: false, speed_limit_mbps: null }])
     const refused = await openvpnAuth(m.ovpn.nodeToken, m.username, m.secret)
     expect(refused.status).toBe(403)
     expect(refused.body).toEqual({ success: false, message: "Forbidden." })

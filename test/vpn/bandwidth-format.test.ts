@@ -31,7 +31,8 @@ describe("usage [D55]", () => {
       limit_formatted: "100.00 GB",
       percentage: 1.5,
       unlimited: false,
-      reset_date: "2026-02-01"
+      reset_date: "2026-02-01",
+      throttled: false
     })
   })
 
@@ -49,7 +50,8 @@ describe("usage [D55]", () => {
       limit_formatted: "Unlimited",
       percentage: null,
       unlimited: true,
-      reset_date: "2026-02-01"
+      reset_date: "2026-02-01",
+      throttled: false
     })
     expect(limitBytes(0)).toBeNull()
     expect(isOverLimit(10 ** 15, 0)).toBe(false)

@@ -34,7 +34,8 @@ describe("GET /v1/bandwidth/current [D55]", () => {
         limit_formatted: "100.00 GB",
         percentage: 1.5,
         unlimited: false,
-        reset_date: "2026-02-01"
+        reset_date: "2026-02-01",
+        throttled: false
       }
     })
   })
@@ -56,7 +57,8 @@ describe("GET /v1/bandwidth/current [D55]", () => {
       limit_formatted: "Unlimited",
       percentage: null,
       unlimited: true,
-      reset_date: "2026-02-01"
+      reset_date: "2026-02-01",
+      throttled: false
     })
   })
 

@@ -98,7 +98,7 @@ export const vpnMember = async (app: TestApp) => {
 export const nodePeersOf = async (app: TestApp, nodeToken: string) => {
   const res = await app.get("/v1/node/peers", { token: nodeToken })
   if (res.status !== 200) throw new Error(`node peers failed: ${res.status} ${res.text}`)
-  return res.body.data as Array<{ public_key: string; allowed_ips: string; enabled: boolean }>
+  return res.body.data as Array<{ public_key: string; allowed_ips: string; enabled: boolean; speed_limit_mbps: number | null }>
 }
 
 /** The node's auth-user-pass check ([D54]). */

@@ -37,7 +37,7 @@ test("admin server -> user config -> node peers and usage -> bandwidth moves -> 
   const clientKey = /^PrivateKey = (\S+)$/m.exec(conf.text)![1]!
 
   const peers = await app.get("/v1/node/peers", { token: node_token })
-  expect(peers.body.data).toEqual([{ public_key: KeyGen.publicKeyOf(clientKey), allowed_ips: "10.66.0.2/32", enabled: true }])
+  expect(peers.body.data).toEqual([{ public_key: KeyGen.publicKeyOf(clientKey), allowed_ips: "10.66.0.2/32", enabled: true, speed_limit_mbps: null }])
 
   const before = await app.get("/v1/bandwidth/current", { token: user.token })
   expect(before.body.data.used_bytes).toBe(0)

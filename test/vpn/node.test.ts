@@ -59,7 +59,7 @@ describe("GET /v1/node/peers [D54]", () => {
     const a = await withPeer()
     const res = await app.get("/v1/node/peers", { token: a.server.nodeToken })
     expect(res.status).toBe(200)
-    expect(res.body.data).toEqual([{ public_key: a.publicKey, allowed_ips: `${a.address}/32`, enabled: true }])
+    expect(res.body.data).toEqual([{ public_key: a.publicKey, allowed_ips: `${a.address}/32`, enabled: true, speed_limit_mbps: null }])
   })
 
   test("enabled is false for a suspended, expired, over-limit, missing or no-longer-granting service", async () => {
@@ -120,7 +120,7 @@ describe("POST /v1/node/openvpn/auth [D54]", () => {
     const { creds, auth } = await setup()
     const ok = await auth({ username: creds.username, password: creds.password })
     expect(ok.status).toBe(200)
-    expect(ok.body).toEqual({ success: true, data: { username: creds.username, allowed: true } })
+    expect(ok.body).toEqual({ success: true, data: { username: creds.username, allowed: true, speed_limit_mbps: null } })
     for (const body of [{ username: creds.username, password: "wrong" }, { username: "u0-nobody", password: creds.password }]) {
       const res = await auth(body)
       expect(res.status).toBe(403)
