@@ -1,8 +1,10 @@
 import { afterAll, beforeAll, expect, test } from "bun:test"
 import type { Effect } from "effect"
+import { Secret, TOTP } from "otpauth"
+import { TOTP_PARAMETERS } from "../../src/accounts/TwoFactor.ts"
 import { makeTestApp, type TestApp } from "../support/app.ts"
 import { fails, ok, typedClient } from "../support/typed.ts"
-import { anyAddress, freshEmail, PASSWORD } from "./helpers.ts"
+import { anyAddress, freshEmail, PASSWORD, resetTokenOf, verifyTokenOf, waitForMail } from "./helpers.ts"
 
 // The accounts room's main flows through the typed client (issue 24): the answers are decoded by
 // the contract's own schemas, so a changed contract breaks this file at compile time.
@@ -142,4 +144,52 @@ test("admin: list users by e-mail, disable and promote one [D70] [D91]", async (
 
   // a plain user is refused the admin routes
   expect((await fails((await typedClient(app, { token: (await app.createUser()).token })).accountsAdmin.listUsers({ urlParams: {} })))._tag).toBe("Forbidden")
+})
+
+test("e-mail verification and password reset from the mailed links [D22] [D23]", async () => {
+  const anonymous = await typedClient(app, { headers: anyAddress() })
+  const email = freshEmail("mailed")
+  const registered = await ok(anonymous.accounts.register({ payload: { name: "Mailed", email, password: PASSWORD, password_confirmation: PASSWORD } }))
+  const verifyMail = await waitForMail(app, (mail) => mail.to === email && mail.text.includes("/verify-email?token="))
+  expect(typeof await ok(anonymous.accounts.verifyEmail({ payload: { token: verifyTokenOf(verifyMail) } }))).toBe("string")
+  const me = await typedClient(app, { token: registered.token })
+  expect((await ok(me.accounts.user())).email_verified_at).toBeInstanceOf(Date)
+
+  expect(typeof await ok(anonymous.accounts.forgotPassword({ payload: { email } }))).toBe("string")
+  const resetMail = await waitForMail(app, (mail) => mail.to === email && mail.text.includes("/reset-password?token="))
+  await ok(anonymous.accounts.resetPassword({
+    payload: { token: resetTokenOf(resetMail), email, password: "Reset-Pass-2026-x", password_confirmation: "Reset-Pass-2026-x" }
+  }))
+  const login = await ok(anonymous.accounts.login({ payload: { email, password: "Reset-Pass-2026-x" } }))
+  expect(login.user.id).toBe(registered.user.id)
+})
+
+test("two-factor sign-in: set up, confirm, sign in with a code, disable [D97]", async () => {
+  const user = await app.createUser()
+  const me = await typedClient(app, { token: user.token })
+  const setup = await ok(me.accounts.setUpTwoFactor())
+  expect(setup.otpauth_url.startsWith("otpauth://totp/")).toBe(true)
+  const code = (offsetMs = 0) =>
+    TOTP.generate({ ...TOTP_PARAMETERS, secret: Secret.fromBase32(setup.secret), timestamp: app.clock.get().getTime() + offsetMs })
+  const enabled = await ok(me.accounts.confirmTwoFactor({ payload: { code: code() } }))
+  expect(enabled.data.recovery_codes.length).toBeGreaterThanOrEqual(8)
+
+  app.clock.advance(61_000)
+  const anonymous = await typedClient(app, { headers: anyAddress() })
+  const withoutCode = await fails(anonymous.accounts.login({ payload: { email: user.email, password: user.password } }))
+  expect(withoutCode._tag).not.toBe("ParseError")
+  const login = await ok(anonymous.accounts.login({ payload: { email: user.email, password: user.password, otp: code() } }))
+  expect(login.user.id).toBe(user.id)
+
+  app.clock.advance(61_000)
+  expect(typeof await ok(me.accounts.disableTwoFactor({ payload: { password: user.password, code: code() } }))).toBe("string")
+  app.clock.advance(61_000)
+  expect((await ok(anonymous.accounts.login({ payload: { email: user.email, password: user.password } }))).user.id).toBe(user.id)
+})
+
+test("account deletion with the password: the token stops working [D25]", async () => {
+  const user = await app.createUser()
+  const me = await typedClient(app, { token: user.token })
+  expect(typeof await ok(me.accounts.deleteAccount({ payload: { password: user.password } }))).toBe("string")
+  expect((await fails(me.accounts.user()))._tag).toBe("Unauthenticated")
 })
