@@ -102,7 +102,7 @@ test("sessions: list with the current one marked, revoke another, logout, logout
 
   // logout ends only the token it is sent with
   const clients = await Promise.all([second.token, third.token].map((token) => typedClient(app, { token })))
-  const alive = []
+  const alive: Array<(typeof clients)[number]> = []
   for (const client of clients) if ((await outcome(client.accounts.user())) === "ok") alive.push(client)
   expect(alive.length).toBe(1)
   expect(typeof await ok(alive[0]!.accounts.logout())).toBe("string")

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, expect, test } from "bun:test"
 import { anyAddress, waitForMail } from "../accounts/helpers.ts"
+import type { OutboxMessage } from "../../src/outbox/Domain.ts"
 import { makeTestApp, type TestApp } from "../support/app.ts"
 import { fails, ok, typedClient } from "../support/typed.ts"
 
@@ -20,7 +21,7 @@ test("a reset mail is listed in the admin outbox as sent; a user is refused [D96
 
   // the send is recorded after the mail leaves: wait for the row to say so
   const deadline = Date.now() + 3000
-  let row
+  let row: OutboxMessage | undefined
   for (;;) {
     const page = await ok(admin.outboxAdmin.listOutbox({ urlParams: { status: "sent" } }))
     row = page.data.find((message) => message.recipient === user.email)
