@@ -125,3 +125,37 @@ test("admin grants a service and suspends it [D34] [D70]", async () => {
   const me = await typedClient(app, { token: user.token })
   expect((await ok(me.services.getService({ path: { service: granted.id } }))).status).toBe("suspended")
 })
+
+test("plan changes: an upgrade is an invoice that switches the plan once paid; a downgrade is scheduled and removed [D108]", async () => {
+  const basic = await planWithCycle("Typed Change Basic", 10)
+  const pro = await planWithCycle("Typed Change Pro", 30)
+  const user = await app.createUser()
+  const me = await typedClient(app, { token: user.token })
+  await ok(admin.billingAdmin.markPaid({ path: { invoice: (await ok(me.billing.placeOrder({ payload: { plan_id: basic.plan.id, cycle_id: basic.cycle.id } }))).uuid } }))
+  const service = await ok(me.services.currentService())
+
+  // the change answers either an invoice (upgrade, 201) or the service (downgrade, 200): both decode
+  const upgrade = await ok(me.subscriptions.changePlan({ path: { service: service.id }, payload: { plan_id: pro.plan.id, cycle_id: pro.cycle.id } }))
+  if (!("uuid" in upgrade)) throw new Error("an upgrade answers an invoice")
+  expect(upgrade).toMatchObject({ status: "pending", currency: "EUR", plan: { name: "Typed Change Pro" }, cycle: { name: "Monthly", duration_days: 30 } })
+  await ok(admin.billingAdmin.markPaid({ path: { invoice: upgrade.uuid } }))
+  expect((await ok(me.services.getService({ path: { service: service.id } }))).plan).toMatchObject({ id: pro.plan.id, name: "Typed Change Pro" })
+
+  const downgrade = await ok(me.subscriptions.changePlan({ path: { service: service.id }, payload: { plan_id: basic.plan.id, cycle_id: basic.cycle.id } }))
+  if ("uuid" in downgrade) throw new Error("a downgrade answers the service")
+  expect(downgrade.plan.id).toBe(pro.plan.id)
+  expect(downgrade.scheduled_change).toMatchObject({ plan: { id: basic.plan.id, name: "Typed Change Basic" }, cycle: { id: basic.cycle.id, price: "10.00" } })
+  const removed = await ok(me.subscriptions.removeChange({ path: { service: service.id } }))
+  expect(removed).toMatchObject({ id: service.id, scheduled_change: null })
+})
+
+test("admin creates an invoice for a user with another amount; the user sees it [D35] [D70]", async () => {
+  const { cycle, plan } = await planWithCycle("Typed Admin Invoice", 20)
+  const user = await app.createUser()
+  const invoice = await ok(admin.billingAdmin.createInvoice({ path: { user: user.id }, payload: { plan_id: plan.id, cycle_id: cycle.id, amount: "4.50" } }))
+  expect(invoice).toMatchObject({ amount: "4.50", currency: "EUR", status: "pending", plan: { name: "Typed Admin Invoice" } })
+  const me = await typedClient(app, { token: user.token })
+  expect((await ok(me.billing.listInvoices({ urlParams: {} }))).data.map((item) => ({ uuid: item.uuid, amount: item.amount }))).toEqual([
+    { uuid: invoice.uuid, amount: "4.50" }
+  ])
+})
