@@ -126,3 +126,12 @@ test("bandwidth: admin records usage; current, per service, history and summary 
     total_used_bytes: 2 * GIB, total_used_formatted: "2.00 GB", current_month_bytes: 2 * GIB, current_month_formatted: "2.00 GB"
   })
 })
+
+test("revoke all VPN access: the OpenVPN password is replaced [D90] [D91]", async () => {
+  const { me } = setup
+  const before = await ok(me.vpn.vpnCredentials())
+  expect(typeof await ok(me.vpn.revokeVpnAccess())).toBe("string")
+  const after = await ok(me.vpn.vpnCredentials())
+  expect(after.username).toBe(before.username)
+  expect(after.password).not.toBe(before.password)
+})
