@@ -139,6 +139,47 @@ describe("plan changes [D108]", () => {
     })
   })
 
+  test("a downgrade scheduled after its renewal invoice was made replaces that invoice with one for the new cycle (its balance moved); DELETE puts the old cycle back; paying it switches at renewal", async () => {
+    const { service, user } = await subscriber(2)
+    await app.post(`/v1/admin/users/${user.id}/balance`, { token: admin.token, body: { amount: "3.00", currency: "USD", reason: "x" } })
+    app.clock.set(new Date(new Date(service.expires_at).getTime() - 2 * DAY))
+    await app.run(runJobsOnce)
+    const pending = async () => (await app.get("/v1/invoices?status=pending", { token: user.token })).body.data as Array<{ uuid: string }>
+    const [old] = await pending()
+    expect((await app.get(`/v1/invoices/${old!.uuid}`, { token: user.token })).body.data).toMatchObject({ amount: "27.00", balance_applied: "3.00", plan: { name: "Pro" } })
+    const change = await app.post(`/v1/services/${service.id}/change`, { token: user.token, body: { plan_id: 1, cycle_id: 1 } })
+    expect(change.status).toBe(200)
+    expect(change.body.data.scheduled_change).toMatchObject({ plan: { id: 1 }, cycle: { id: 1 }, effective_at: service.expires_at })
+    // [D108]: the renewal is made for the new cycle: the old one cancelled, one pending renewal of 10.00 less the balance
+    expect((await app.get(`/v1/invoices/${old!.uuid}`, { token: user.token })).body.data.status).toBe("cancelled")
+    const [renewal] = await pending()
+    expect(await pending()).toHaveLength(1)
+    expect((await app.get(`/v1/invoices/${renewal!.uuid}`, { token: user.token })).body.data).toMatchObject({
+      status: "pending", amount: "7.00", balance_applied: "3.00", plan: { name: "Basic" }, cycle: { name: "Monthly" }
+    })
+    // a second jobs run makes no other renewal
+    await app.run(runJobsOnce)
+    expect(await pending()).toHaveLength(1)
+    // DELETE: the renewal goes back to the current cycle
+    expect((await app.del(`/v1/services/${service.id}/change`, { token: user.token })).status).toBe(200)
+    const [back] = await pending()
+    expect(await pending()).toHaveLength(1)
+    expect((await app.get(`/v1/invoices/${back!.uuid}`, { token: user.token })).body.data).toMatchObject({ amount: "27.00", balance_applied: "3.00", plan: { name: "Pro" } })
+    // scheduled again, the renewal paid: the service continues on the new plan for the new cycle
+    await app.post(`/v1/services/${service.id}/change`, { token: user.token, body: { plan_id: 1, cycle_id: 1 } })
+    const [again] = await pending()
+    expect((await app.get(`/v1/invoices/${again!.uuid}`, { token: user.token })).body.data).toMatchObject({ amount: "7.00", plan: { name: "Basic" } })
+    expect((await app.post(`/v1/admin/invoices/${again!.uuid}/mark-paid`, { token: admin.token })).status).toBe(200)
+    expect((await app.get(`/v1/services/${service.id}`, { token: user.token })).body.data).toMatchObject({
+      plan: { id: 1 },
+      cycle: { id: 1 },
+      scheduled_change: null,
+      expires_at: new Date(new Date(service.expires_at).getTime() + 30 * DAY).toISOString()
+    })
+    // [D109]: the ledger still sums to the balance (0.00: all of it paid the renewal)
+    expect((await app.get("/v1/account/balance", { token: user.token })).body.data).toEqual([{ currency: "USD", amount: "0.00" }])
+  })
+
   test("a second change while a change invoice is pending cancels the first; the balance pays a change invoice too", async () => {
     const { service, user } = await subscriber()
     await app.post(`/v1/admin/users/${user.id}/balance`, { token: admin.token, body: { amount: "5.00", currency: "USD", reason: "x" } })
