@@ -215,6 +215,27 @@ describe("plan changes [D108]", () => {
     expect(cancelled.body).toEqual({ success: false, message: "Service cannot be changed." })
   })
 
+  test("the quote of a service that is not active: 422 `Service cannot be changed.`", async () => {
+    const { service, user } = await subscriber()
+    await app.post(`/v1/services/${service.id}/cancel`, { token: user.token, body: { at: "now" } })
+    const q = await quote(user.token, service.id, 2, 2)
+    expect(q.status).toBe(422)
+    expect(q.body).toEqual({ success: false, message: "Service cannot be changed." })
+  })
+
+  test("an upgrade paid on a service cancelling at its period's end: it still ends at its (new) period's end, cancel_at = expires_at [D111]", async () => {
+    const { service, user } = await subscriber()
+    await app.post(`/v1/services/${service.id}/cancel`, { token: user.token, body: { at: "period_end" } })
+    app.clock.advance(10 * DAY)
+    const change = await app.post(`/v1/services/${service.id}/change`, { token: user.token, body: { plan_id: 2, cycle_id: 2 } })
+    expect(change.status).toBe(201)
+    expect((await app.post(`/v1/admin/invoices/${change.body.data.uuid}/mark-paid`, { token: admin.token })).status).toBe(200)
+    const after = (await app.get(`/v1/services/${service.id}`, { token: user.token })).body.data
+    expect(after).toMatchObject({ plan: { id: 2 }, auto_renew: false })
+    expect(after.expires_at).not.toBe(service.expires_at)
+    expect(after.cancel_at).toBe(after.expires_at)
+  })
+
   test("a period nobody paid for (an admin grant) credits 0.00", async () => {
     const user = await app.createUser()
     const grant = await app.post(`/v1/admin/users/${user.id}/services`, { token: admin.token, body: { plan_id: 1, cycle_id: 1 } })

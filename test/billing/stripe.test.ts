@@ -344,7 +344,7 @@ describe("a refund through the gateway [D110] [D112]", () => {
     }
   })
 
-  test("manual has no refund (422 errors.to for the caller); a stripe invoice an admin marked paid (no payment intent): GatewayRefundFailed", async () => {
+  test("manual has no refund (422 errors.to for the caller); a stripe invoice an admin marked paid (no payment intent): RefundUnavailable", async () => {
     const manual = await order({})
     const admin = await app.createUser({ role: "admin" })
     expect((await app.post(`/v1/admin/invoices/${manual.uuid}/mark-paid`, { token: admin.token })).status).toBe(200)
@@ -353,6 +353,7 @@ describe("a refund through the gateway [D110] [D112]", () => {
     expect((await app.post(`/v1/admin/invoices/${byHand.uuid}/mark-paid`, { token: admin.token })).status).toBe(200)
     const before = standIn.refunds.length
     const noIntent = await refund(byHand.uuid, "stripe", "1.00")
+    expect(noIntent !== "cannot refund" && Either.isLeft(noIntent) && noIntent.left._tag).toBe("RefundUnavailable")
     expect(noIntent !== "cannot refund" && Either.isLeft(noIntent) && noIntent.left.message)
       .toBe("The invoice was not paid through Stripe: refund to the balance instead.")
     expect(standIn.refunds).toHaveLength(before)
@@ -395,6 +396,20 @@ describe("POST /v1/admin/invoices/{invoice}/refund to: gateway, Stripe [D110] [D
     expect(beyond.status).toBe(422)
     expect(Object.keys(beyond.body.errors)).toEqual(["amount"])
     expect(standIn.refunds).toHaveLength(before + 2)
+  })
+
+  test("a Stripe invoice an admin marked paid (no payment intent to refund): 422 errors.to, nothing asked of Stripe, nothing recorded", async () => {
+    const admin = await app.createUser({ role: "admin" })
+    const byHand = await order()
+    expect((await app.post(`/v1/admin/invoices/${byHand.uuid}/mark-paid`, { token: admin.token })).status).toBe(200)
+    const before = standIn.requests.filter((r) => r.path === "/v1/refunds").length
+    const res = await app.post(`/v1/admin/invoices/${byHand.uuid}/refund`, { token: admin.token, body: { to: "gateway", reason: "x" } })
+    expect(res.status).toBe(422)
+    expect(res.body.errors).toEqual({ to: ["The invoice was not paid through Stripe: refund to the balance instead."] })
+    expect(standIn.requests.filter((r) => r.path === "/v1/refunds")).toHaveLength(before)
+    expect((await app.get(`/v1/invoices/${byHand.uuid}`, { token: byHand.user.token })).body.data).toMatchObject({ refunded_amount: "0.00", credit_notes: [] })
+    // to the balance it can be refunded
+    expect((await app.post(`/v1/admin/invoices/${byHand.uuid}/refund`, { token: admin.token, body: { to: "balance", reason: "x" } })).status).toBe(201)
   })
 
   test("Stripe failing the refund: 502 in the envelope, no credit note, nothing refunded", async () => {
