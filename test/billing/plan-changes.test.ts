@@ -236,6 +236,21 @@ describe("plan changes [D108]", () => {
     expect(after.cancel_at).toBe(after.expires_at)
   })
 
+  test("an upgrade paid while a renewal invoice waits: the renewal (of a period that is gone) is cancelled and its balance given back", async () => {
+    const { service, user } = await subscriber()
+    await app.post(`/v1/admin/users/${user.id}/balance`, { token: admin.token, body: { amount: "2.00", currency: "USD", reason: "x" } })
+    app.clock.set(new Date(new Date(service.expires_at).getTime() - 2 * DAY))
+    await app.run(runJobsOnce)
+    const [renewal] = (await app.get("/v1/invoices?status=pending", { token: user.token })).body.data as Array<{ uuid: string }>
+    expect((await app.get(`/v1/invoices/${renewal!.uuid}`, { token: user.token })).body.data).toMatchObject({ amount: "8.00", balance_applied: "2.00" })
+    const change = await app.post(`/v1/services/${service.id}/change`, { token: user.token, body: { plan_id: 2, cycle_id: 2 } })
+    expect(change.status).toBe(201)
+    expect((await app.post(`/v1/admin/invoices/${change.body.data.uuid}/mark-paid`, { token: admin.token })).status).toBe(200)
+    expect((await app.get(`/v1/invoices/${renewal!.uuid}`, { token: user.token })).body.data.status).toBe("cancelled")
+    expect((await app.get("/v1/account/balance", { token: user.token })).body.data).toEqual([{ currency: "USD", amount: "2.00" }])
+    expect((await app.get(`/v1/services/${service.id}`, { token: user.token })).body.data).toMatchObject({ plan: { id: 2 }, cycle: { id: 2 } })
+  })
+
   test("a period nobody paid for (an admin grant) credits 0.00", async () => {
     const user = await app.createUser()
     const grant = await app.post(`/v1/admin/users/${user.id}/services`, { token: admin.token, body: { plan_id: 1, cycle_id: 1 } })
