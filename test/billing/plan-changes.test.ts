@@ -251,6 +251,38 @@ describe("plan changes [D108]", () => {
     expect((await app.get(`/v1/services/${service.id}`, { token: user.token })).body.data).toMatchObject({ plan: { id: 2 }, cycle: { id: 2 } })
   })
 
+  test("more devices than the new plan allows: they are kept, but no new one until there are fewer", async () => {
+    const { service, user } = await subscriber(2)
+    const device = (name: string) => app.post("/v1/devices", { token: user.token, body: { name, platform: "ios" } })
+    const ids: Array<number> = []
+    for (const name of ["A", "B", "C"]) {
+      const made = await device(name)
+      expect(made.status).toBe(201)
+      ids.push(made.body.data.id)
+    }
+    // Basic (the downgrade's plan) allows 2 devices; the change is made and its renewal paid
+    const limit = (n: number) => app.put("/v1/admin/plans/1", { token: admin.token, body: { device_limit: n } })
+    expect((await limit(2)).status).toBe(200)
+    try {
+      await app.post(`/v1/services/${service.id}/change`, { token: user.token, body: { plan_id: 1, cycle_id: 1 } })
+      app.clock.set(new Date(new Date(service.expires_at).getTime() - 2 * DAY))
+      await app.run(runJobsOnce)
+      const [renewal] = (await app.get("/v1/invoices?status=pending", { token: user.token })).body.data as Array<{ uuid: string }>
+      expect((await app.post(`/v1/admin/invoices/${renewal!.uuid}/mark-paid`, { token: admin.token })).status).toBe(200)
+      expect((await app.get("/v1/services/current", { token: user.token })).body.data.plan.id).toBe(1)
+      expect((await app.get("/v1/devices", { token: user.token })).body.data).toHaveLength(3)
+      const refused = await device("D")
+      expect(refused.status).toBe(422)
+      expect(refused.body.message).toBe("Device limit reached.")
+      expect((await app.del(`/v1/devices/${ids[0]}`, { token: user.token })).status).toBeLessThan(300)
+      expect((await device("D")).status).toBe(422)
+      expect((await app.del(`/v1/devices/${ids[1]}`, { token: user.token })).status).toBeLessThan(300)
+      expect((await device("D")).status).toBe(201)
+    } finally {
+      await limit(5) // the column's default ([D90]): as the plan was made
+    }
+  })
+
   test("a period nobody paid for (an admin grant) credits 0.00", async () => {
     const user = await app.createUser()
     const grant = await app.post(`/v1/admin/users/${user.id}/services`, { token: admin.token, body: { plan_id: 1, cycle_id: 1 } })
