@@ -5,7 +5,12 @@ import { MAX_CENTS } from "../catalog/Money.ts"
 import { label } from "../platform/Fields.ts"
 
 /** A field checked by hand, so that a number-or-string fails with one message, not one per member. */
-const checked = <A, I>(target: Schema.Schema<A, I>, parse: (input: unknown) => Either.Either<A, string>, jsonSchema: object) =>
+const checked = <A, I>(
+  target: Schema.Schema<A, I>,
+  parse: (input: unknown) => Either.Either<A, string>,
+  jsonSchema: object,
+  toWire: (value: A) => unknown = (value) => value
+) =>
   Schema.transformOrFail(Schema.Unknown, Schema.typeSchema(target), {
     strict: true,
     decode: (input, _, ast) =>
@@ -13,8 +18,14 @@ const checked = <A, I>(target: Schema.Schema<A, I>, parse: (input: unknown) => E
         onLeft: (message) => ParseResult.fail(new ParseResult.Type(ast, input, message)),
         onRight: ParseResult.succeed
       }),
-    encode: ParseResult.succeed
+    encode: (value) => ParseResult.succeed(toWire(value))
   }).annotations({ jsonSchema })
+
+/** cents back to the decimal string the wire carries (a typed client sends `250` cents as `"2.50"`) */
+const centsToDecimal = (cents: number) => {
+  const abs = Math.abs(cents)
+  return `${cents < 0 ? "-" : ""}${Math.floor(abs / 100)}.${String(abs % 100).padStart(2, "0")}`
+}
 
 const SIGNED = /^(-?)(\d{1,10})(?:\.(\d{1,2}))?$/
 
@@ -34,7 +45,7 @@ export const signedAmount = (field: string) =>
     Either.flatMap(
       Either.mapLeft(parseSignedCents(input), () => `The ${label(field)} field must be a decimal number with at most two decimals.`),
       (cents) => cents === 0 ? Either.left(`The ${label(field)} field must not be zero.`) : Either.right(cents)
-    ), { oneOf: [{ type: "string", pattern: "^-?\\d{1,10}(\\.\\d{1,2})?$", examples: ["5.00"] }, { type: "number", examples: [5] }] })
+    ), { oneOf: [{ type: "string", pattern: "^-?\\d{1,10}(\\.\\d{1,2})?$", examples: ["5.00"] }, { type: "number", examples: [5] }] }, centsToDecimal)
 
 /** [D110]: a positive amount in cents */
 export const positiveAmount = (field: string) =>
@@ -42,7 +53,7 @@ export const positiveAmount = (field: string) =>
     Either.flatMap(
       Either.mapLeft(parseSignedCents(input), () => `The ${label(field)} field must be a decimal number with at most two decimals.`),
       (cents) => cents <= 0 ? Either.left(`The ${label(field)} field must be greater than 0.00.`) : Either.right(cents)
-    ), { oneOf: [{ type: "string", pattern: "^\\d{1,10}(\\.\\d{1,2})?$", examples: ["1.00"] }, { type: "number", minimum: 0.01, examples: [1] }] })
+    ), { oneOf: [{ type: "string", pattern: "^\\d{1,10}(\\.\\d{1,2})?$", examples: ["1.00"] }, { type: "number", minimum: 0.01, examples: [1] }] }, centsToDecimal)
 
 /** A three-letter currency code, upper-cased (`usd` -> `USD`). */
 export const currencyCode = (field: string) =>
