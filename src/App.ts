@@ -30,6 +30,7 @@ import { PromoUsesLive } from "./billing/PromoUses.ts"
 import { ServicesHttpLive } from "./services/Http.ts"
 import { CatalogHttpLive } from "./catalog/Http.ts"
 import { Faq } from "./support/Faq.ts"
+import { JobMetricsLive } from "./jobs/JobMetrics.ts"
 import { SupportHttpLive } from "./support/Http.ts"
 import { Tickets } from "./support/Tickets.ts"
 import { MetricsLive, SystemLive } from "./system/Http.ts"
@@ -75,7 +76,8 @@ export const makeDomainLive = (swap: Layer.Layer<never> = Layer.empty) => Layer.
   Faq.Default,
   RateLimiter.Live,
   PromoUsesLive,
-  VpnServicesLive
+  VpnServicesLive,
+  JobMetricsLive
 ).pipe(Layer.provideMerge(Layer.merge(PortsLive, swap)), (domain) => Layer.merge(domain, swap))
 
 export const DomainLive = makeDomainLive()
