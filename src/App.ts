@@ -8,11 +8,8 @@ import { Tokens } from "./accounts/Tokens.ts"
 import { TwoFactor } from "./accounts/TwoFactor.ts"
 import { Api } from "./Api.ts"
 import { AuditLog } from "./audit/AuditLog.ts"
-import { AdminWritesLive, AuditHttpLive } from "./audit/Http.ts"
-import { adminWritesAudit } from "./http/AdminWrites.ts"
+import { AuditHttpLive } from "./audit/Http.ts"
 import { AdminAuthenticationLive, AuthenticationLive, PeopleOnlyLive } from "./http/Auth.ts"
-import { errorMapping } from "./http/ErrorMapping.ts"
-import { GuardsLive } from "./http/Guards.ts"
 import { MetricsAccessLive } from "./http/MetricsAccess.ts"
 import { RateLimitsLive } from "./http/RateLimit.ts"
 import { AppClock } from "./platform/Clock.ts"
@@ -44,11 +41,10 @@ import { WebhookDeliveries } from "./webhooks/Deliveries.ts"
 import { WebhookEndpoints } from "./webhooks/Endpoints.ts"
 import { DomainEventsLive } from "./webhooks/Webhooks.ts"
 
-/** Every group's handlers, the auth middleware and the error mapping, over the services. */
+/** Every group's handlers and the endpoints' middleware (auth, rate limits), over the services; `Server.ts` adds the API-wide layers. */
 export const ApiLive = HttpApiBuilder.api(Api).pipe(
   Layer.provide([SystemLive, MetricsLive, AccountsHttpLive, CatalogHttpLive, ServicesHttpLive, BillingHttpLive, BalanceHttpLive, RefundsHttpLive, SubscriptionsHttpLive, VpnHttpLive, SupportHttpLive, AuditHttpLive, OutboxHttpLive, WebhooksHttpLive]),
-  Layer.provide([AuthenticationLive, AdminAuthenticationLive, PeopleOnlyLive, RateLimitsLive, MetricsAccessLive]),
-  Layer.provide([errorMapping(Api), GuardsLive, adminWritesAudit(Api).pipe(Layer.provide(AdminWritesLive))])
+  Layer.provide([AuthenticationLive, AdminAuthenticationLive, PeopleOnlyLive, RateLimitsLive, MetricsAccessLive])
 )
 
 /**
