@@ -8,11 +8,8 @@ import { Tokens } from "./accounts/Tokens.ts"
 import { TwoFactor } from "./accounts/TwoFactor.ts"
 import { Api } from "./Api.ts"
 import { AuditLog } from "./audit/AuditLog.ts"
-import { AdminWritesLive, AuditHttpLive } from "./audit/Http.ts"
-import { adminWritesAudit } from "./http/AdminWrites.ts"
+import { AuditHttpLive } from "./audit/Http.ts"
 import { AdminAuthenticationLive, AuthenticationLive, PeopleOnlyLive } from "./http/Auth.ts"
-import { errorMapping } from "./http/ErrorMapping.ts"
-import { GuardsLive } from "./http/Guards.ts"
 import { MetricsAccessLive } from "./http/MetricsAccess.ts"
 import { RateLimitsLive } from "./http/RateLimit.ts"
 import { AppClock } from "./platform/Clock.ts"
@@ -30,6 +27,7 @@ import { PromoUsesLive } from "./billing/PromoUses.ts"
 import { ServicesHttpLive } from "./services/Http.ts"
 import { CatalogHttpLive } from "./catalog/Http.ts"
 import { Faq } from "./support/Faq.ts"
+import { JobMetricsLive } from "./jobs/JobMetrics.ts"
 import { SupportHttpLive } from "./support/Http.ts"
 import { Tickets } from "./support/Tickets.ts"
 import { MetricsLive, SystemLive } from "./system/Http.ts"
@@ -43,11 +41,10 @@ import { WebhookDeliveries } from "./webhooks/Deliveries.ts"
 import { WebhookEndpoints } from "./webhooks/Endpoints.ts"
 import { DomainEventsLive } from "./webhooks/Webhooks.ts"
 
-/** Every group's handlers, the auth middleware and the error mapping, over the services. */
+/** Every group's handlers and the endpoints' middleware (auth, rate limits), over the services; `Server.ts` adds the API-wide layers. */
 export const ApiLive = HttpApiBuilder.api(Api).pipe(
   Layer.provide([SystemLive, MetricsLive, AccountsHttpLive, CatalogHttpLive, ServicesHttpLive, BillingHttpLive, BalanceHttpLive, RefundsHttpLive, SubscriptionsHttpLive, VpnHttpLive, SupportHttpLive, AuditHttpLive, OutboxHttpLive, WebhooksHttpLive]),
-  Layer.provide([AuthenticationLive, AdminAuthenticationLive, PeopleOnlyLive, RateLimitsLive, MetricsAccessLive]),
-  Layer.provide([errorMapping(Api), GuardsLive, adminWritesAudit(Api).pipe(Layer.provide(AdminWritesLive))])
+  Layer.provide([AuthenticationLive, AdminAuthenticationLive, PeopleOnlyLive, RateLimitsLive, MetricsAccessLive])
 )
 
 /**
@@ -75,7 +72,8 @@ export const makeDomainLive = (swap: Layer.Layer<never> = Layer.empty) => Layer.
   Faq.Default,
   RateLimiter.Live,
   PromoUsesLive,
-  VpnServicesLive
+  VpnServicesLive,
+  JobMetricsLive
 ).pipe(Layer.provideMerge(Layer.merge(PortsLive, swap)), (domain) => Layer.merge(domain, swap))
 
 export const DomainLive = makeDomainLive()

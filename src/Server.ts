@@ -1,5 +1,6 @@
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpApiSwagger from "@effect/platform/HttpApiSwagger"
+import * as HttpApp from "@effect/platform/HttpApp"
 import * as HttpMiddleware from "@effect/platform/HttpMiddleware"
 import * as BunHttpServer from "@effect/platform-bun/BunHttpServer"
 import * as Duration from "effect/Duration"
@@ -7,27 +8,75 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { Api } from "./Api.ts"
 import { ApiLive, DomainLive } from "./App.ts"
-import { DRAIN_MAX_BYTES } from "./http/BodyLimit.ts"
-import { InFlight } from "./http/Drain.ts"
+import { AdminWritesLive } from "./audit/Http.ts"
+import { adminWritesAudit } from "./http/AdminWrites.ts"
+import { BearerTokens } from "./http/Auth.ts"
+import { bodyLimit, DRAIN_MAX_BYTES } from "./http/BodyLimit.ts"
+import { withRequestOrigin } from "./http/ClientAddress.ts"
+import { docsHeaders } from "./http/DocsHeaders.ts"
+import { InFlight, track } from "./http/Drain.ts"
+import { errorMapping } from "./http/ErrorMapping.ts"
+import { generalLimit } from "./http/GeneralLimit.ts"
+import { jsonBody } from "./http/JsonBody.ts"
+import { requestLog } from "./http/RequestLog.ts"
+import { requestMetrics } from "./http/RequestMetrics.ts"
 import { routeMatcher } from "./http/RouteTemplates.ts"
-import { makeServeMiddleware } from "./http/ServeMiddleware.ts"
 import { AppConfig } from "./platform/Config.ts"
+import { Metrics, type RouteFigures, UNMATCHED_ROUTE } from "./platform/Metrics.ts"
+import { RateLimiter } from "./platform/RateLimiter.ts"
 import { NodeRpcLive } from "./vpn/NodeRpc.ts"
-import { Metrics, UNMATCHED_ROUTE } from "./platform/Metrics.ts"
 
-/** The API with its documents (`/v1/openapi.json`, `/docs`) over the product's services (`domain`: tests swap ports). */
-export const makeApiWithDocs = (domain: typeof DomainLive) =>
-  Layer.mergeAll(
-    HttpApiSwagger.layer({ path: "/docs" }),
-    HttpApiBuilder.middlewareOpenApi({ path: "/v1/openapi.json" }),
-    // [D105]: the node protocol (`/v1/node/rpc`) on the same router and port
-    NodeRpcLive
-  ).pipe(Layer.provideMerge(ApiLive), Layer.provide(domain))
+/*
+ * THE REQUEST PIPELINE, outermost first: every layer a request passes on its way to a handler.
+ *
+ *  around the whole app (the server's middleware, `serveMiddleware` below)
+ *   1. track          counted in flight, so a shutdown drains it ([D5])
+ *   2. requestMetrics its route template's count and latency ([D102])
+ *   3. requestLog     one log line, the request id ([D11])
+ *   4. cors           when `CORS_ORIGINS` is set
+ *   5. docsHeaders    the documents' own headers (`/docs`, `/v1/openapi.json`)
+ *  inside the API (`HttpApiBuilder.middleware`: their answers pass the API's pre-response handlers)
+ *   6. errorMapping   the framework's failures in the envelope (decode 422, 404/405, database 503/500)
+ *   7. apiGuards      the request's origin ([D99], [D100]), the 413 ([D11]), the general limit
+ *                     ([D30]), the one JSON body every decoder reads
+ *   8. adminWrites    every admin write that succeeded, audited ([D100])
+ *  per endpoint (`HttpApiMiddleware` tags on the groups, `App.ts`)
+ *   9. Authentication / AdminAuthentication / PeopleOnly, the rate limits of `http/RateLimit.ts`,
+ *      the metrics token; then the payload's schema, then the handler.
+ * 6-8 are layers built together (their order among themselves is the framework's, as before).
+ */
 
-export const ApiWithDocs = makeApiWithDocs(DomainLive)
-
-/** The routes served beside the API's endpoints (the documents). */
+/** The routes served beside the API's endpoints (the documents, the node protocol). */
 const OTHER_ROUTES = ["/docs", "/v1/openapi.json", "/v1/node/rpc"]
+
+/** Applies `layers` to `app`, the first outermost. */
+const pipeline = (layers: ReadonlyArray<(app: HttpApp.Default) => HttpApp.Default>) => (app: HttpApp.Default) =>
+  layers.reduceRight((inner, layer) => layer(inner), app)
+
+const corsOf = (config: AppConfig["Type"]) =>
+  config.corsOrigins.length === 0
+    ? (app: HttpApp.Default) => app
+    : HttpMiddleware.cors({
+      allowedOrigins: config.corsOrigins.includes("*") ? [] : (origin: string) => config.corsOrigins.includes(origin),
+      allowedHeaders: ["authorization", "content-type", "x-request-id", "x-signature"],
+      exposedHeaders: ["x-ratelimit-limit", "x-ratelimit-remaining", "retry-after", "content-disposition", "x-request-id"],
+      maxAge: 600
+    })
+
+/** Layers 1-5, outermost first. */
+export const makeServeMiddleware = (options: {
+  readonly inFlight: InFlight
+  readonly config: AppConfig["Type"]
+  /** the metrics of a request's route template ([D102]) */
+  readonly figuresOf: (url: string) => RouteFigures
+}) =>
+  pipeline([
+    track(options.inFlight),
+    requestMetrics(options.figuresOf),
+    requestLog(options.config),
+    corsOf(options.config),
+    docsHeaders
+  ])
 
 /** The middleware around the whole app, built once per server. */
 export const serveMiddleware = Effect.gen(function*() {
@@ -40,6 +89,37 @@ export const serveMiddleware = Effect.gen(function*() {
   const figuresOf = (url: string) => routeFigures(url) ?? unmatched
   return { inFlight, middleware: makeServeMiddleware({ inFlight, config, figuresOf }) }
 })
+
+/** Layer 7: the API's guards, outermost first. */
+const ApiGuardsLive = Layer.unwrapEffect(Effect.gen(function*() {
+  const config = yield* AppConfig
+  const tokens = yield* BearerTokens
+  const metrics = yield* Metrics
+  const generalLimiter = yield* RateLimiter.memory
+  return HttpApiBuilder.middleware(pipeline([
+    withRequestOrigin(config),
+    bodyLimit,
+    generalLimit(generalLimiter, config, tokens, metrics),
+    jsonBody
+  ]))
+}))
+
+/** The API with its documents (`/v1/openapi.json`, `/docs`) over the product's services (`domain`: tests swap ports). */
+export const makeApiWithDocs = (domain: typeof DomainLive) =>
+  Layer.mergeAll(
+    HttpApiSwagger.layer({ path: "/docs" }),
+    HttpApiBuilder.middlewareOpenApi({ path: "/v1/openapi.json" }),
+    // [D105]: the node protocol (`/v1/node/rpc`) on the same router and port
+    NodeRpcLive
+  ).pipe(
+    Layer.provideMerge(ApiLive.pipe(
+      // layers 6-8
+      Layer.provide([errorMapping(Api), ApiGuardsLive, adminWritesAudit(Api).pipe(Layer.provide(AdminWritesLive))])
+    )),
+    Layer.provide(domain)
+  )
+
+export const ApiWithDocs = makeApiWithDocs(DomainLive)
 
 /** Waits up to 10 s for requests in flight when the server is shut down ([D5]). */
 const drain = (inFlight: InFlight) =>

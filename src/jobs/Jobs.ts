@@ -13,7 +13,6 @@ import { MailTokens } from "../accounts/MailTokens.ts"
 import { Catalog } from "../catalog/Catalog.ts"
 import { RateLimiter } from "../platform/RateLimiter.ts"
 import { AppClock } from "../platform/Clock.ts"
-import { Metrics } from "../platform/Metrics.ts"
 import { Services } from "../services/Services.ts"
 import { Schedules } from "../services/Schedule.ts"
 import { PeerChanges } from "../vpn/PeerChanges.ts"
@@ -21,6 +20,7 @@ import { Usage } from "../vpn/Usage.ts"
 import { Notifications } from "../outbox/Notifications.ts"
 import { OutboxSender } from "../outbox/Sender.ts"
 import { DomainEventsLive } from "../webhooks/Webhooks.ts"
+import { jobMetrics } from "./JobMetrics.ts"
 
 /** What one run of the jobs of [D80] did. */
 export interface JobsReport {
@@ -240,12 +240,12 @@ const runJobs = Effect.gen(function*() {
 
 /** One run with its outcome, duration and rows in the metrics ([D102]). */
 const recordedRun = Effect.gen(function*() {
-  const metrics = yield* Metrics
+  const jobFigures = yield* jobMetrics
   const start = performance.now()
   const seconds = () => (performance.now() - start) / 1000
   return yield* runJobs.pipe(
     Effect.tap((report) =>
-      metrics.jobsRan({
+      jobFigures.ran({
         skipped: report.skipped,
         seconds: seconds(),
         rows: {
@@ -258,7 +258,7 @@ const recordedRun = Effect.gen(function*() {
         }
       })
     ),
-    Effect.tapErrorCause((cause) => Cause.isInterruptedOnly(cause) ? Effect.void : metrics.jobsFailed(seconds()))
+    Effect.tapErrorCause((cause) => Cause.isInterruptedOnly(cause) ? Effect.void : jobFigures.failed(seconds()))
   )
 })
 

@@ -5,10 +5,10 @@ import * as Runtime from "effect/Runtime"
 import * as Schema from "effect/Schema"
 import { AppClock } from "../platform/Clock.ts"
 import { AppConfig } from "../platform/Config.ts"
-import { Metrics, type OutboxDepthRow } from "../platform/Metrics.ts"
 import { makePage } from "../platform/Page.ts"
 import { type OutboxMessage, type OutboxStatus } from "./Domain.ts"
 import { OUTBOX_PAGE_SIZE } from "./Messages.ts"
+import { outboxMetrics, type OutboxDepthRow } from "./OutboxMetrics.ts"
 
 const ListRow = Schema.Struct({
   id: Schema.Int,
@@ -35,7 +35,7 @@ export class OutboxAdmin extends Effect.Service<OutboxAdmin>()("outbox/OutboxAdm
     const clock = yield* AppClock
     const config = yield* AppConfig
     const runtime = yield* Effect.runtime<never>()
-    const metrics = yield* Metrics
+    const outboxFigures = yield* outboxMetrics
 
     const listRows = SqlSchema.findAll({
       Request: Schema.Struct({ status: Schema.NullOr(Schema.String), limit: Schema.Int, offset: Schema.Int }),
@@ -111,7 +111,7 @@ export class OutboxAdmin extends Effect.Service<OutboxAdmin>()("outbox/OutboxAdm
       Effect.timeoutTo({ duration: "2 seconds", onTimeout: () => undefined, onSuccess: (rows) => rows }),
       Effect.catchAllCause((cause) => Effect.as(Effect.logWarning("outbox: depth not read for the metrics", cause), undefined))
     )
-    metrics.outboxDepthFrom(() => Runtime.runPromise(runtime)(depth))
+    outboxFigures.depthFrom(() => Runtime.runPromise(runtime)(depth))
 
     return { listPage } as const
   })

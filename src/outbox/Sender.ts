@@ -6,7 +6,6 @@ import * as Schema from "effect/Schema"
 import { AppClock } from "../platform/Clock.ts"
 import { AppKey } from "../platform/Crypto.ts"
 import { Mailer } from "../platform/Mailer.ts"
-import { Metrics } from "../platform/Metrics.ts"
 import {
   backoffMs,
   CLAIM_LEASE_MS,
@@ -17,6 +16,7 @@ import {
   type SendReport,
   SENT_RETENTION_MS
 } from "./Messages.ts"
+import { outboxMetrics } from "./OutboxMetrics.ts"
 
 const ClaimedRow = Schema.Struct({
   id: Schema.Int,
@@ -53,7 +53,7 @@ export class OutboxSender extends Effect.Service<OutboxSender>()("outbox/OutboxS
     const appKey = yield* AppKey
     const mailer = yield* Mailer
     const runtime = yield* Effect.runtime<never>()
-    const metrics = yield* Metrics
+    const outboxFigures = yield* outboxMetrics
 
     const deliveries = new Map<string, Delivery>()
     const decodeMail = Schema.decodeUnknownSync(Schema.parseJson(MailBody))
@@ -120,14 +120,14 @@ export class OutboxSender extends Effect.Service<OutboxSender>()("outbox/OutboxS
         if (outcome._tag === "Right") {
           // in order per ordering key: its next row may only be claimed once this one is marked
           if (message.orderingKey !== null) yield* markSent({ ids: [message.id], now })
-          metrics.outboxAttempt(message.channel, message.kind, "sent")
+          outboxFigures.attempt(message.channel, message.kind, "sent")
           return "sent" as const
         }
         const attempts = message.attempts + 1
         const next = new Date(now.getTime() + backoffMs(attempts))
         const giveUp = next.getTime() >= message.createdAt.getTime() + GIVE_UP_AFTER_MS
         yield* markFailure({ id: message.id, now, next, giveUp, error: outcome.left.reason.slice(0, 500) })
-        metrics.outboxAttempt(message.channel, message.kind, giveUp ? "given_up" : "error")
+        outboxFigures.attempt(message.channel, message.kind, giveUp ? "given_up" : "error")
         if (giveUp) yield* Effect.logWarning("outbox: message given up", { id: message.id, kind: message.kind, attempts })
         return giveUp ? "failed" as const : "retried" as const
       }).pipe(Effect.orDie)

@@ -24,33 +24,6 @@ export interface RouteFigures {
 /** How the database failed a request, as the error mapping tells it. */
 export type DatabaseErrorKind = "connection_lost" | "unstorable_input" | "query"
 
-/** What one run of the jobs did, as the metrics show it (rows per step). */
-export interface JobsRun {
-  readonly skipped: boolean
-  readonly seconds: number
-  readonly rows: Readonly<Record<string, number>>
-}
-
-/** Messages of the outbox waiting or given up, of one channel, kind and status ([D96]). */
-export interface OutboxDepthRow {
-  readonly channel: string
-  readonly kind: string
-  readonly status: "pending" | "failed"
-  readonly count: number
-  /** seconds since the oldest of them was written */
-  readonly oldestSeconds: number
-}
-
-/** A VPN node's last poll as the database keeps it ([D92]: any instance's, to the minute). */
-export interface NodeSeenRow {
-  readonly server: number
-  readonly status: string
-  readonly ageSeconds: number
-}
-
-/** What one delivery attempt of the outbox's sender came to. */
-export type OutboxAttempt = "sent" | "error" | "given_up"
-
 /**
  * The figures of [D102], in one prom-client `Registry` of this app (not prom-client's global
  * one: two apps in one process, as in the tests, keep their own). The rooms and the HTTP layer
@@ -65,27 +38,32 @@ export interface MetricsShape {
   readonly databaseError: (kind: DatabaseErrorKind) => void
   /** a request refused by the rate limit `limit` (`login`, ..., `general`) */
   readonly rateLimitRefused: (limit: string) => void
-  readonly jobsRan: (run: JobsRun) => Effect.Effect<void>
-  readonly jobsFailed: (seconds: number) => Effect.Effect<void>
   /** password hashes waiting for a thread of the hashing pool, and running on one */
   readonly hashQueued: (delta: 1 | -1) => void
   readonly hashRunning: (delta: 1 | -1) => void
-  /** a node fetched its peer list (`GET /v1/node/peers`) */
-  readonly nodePolled: (serverId: number, peers: number) => Effect.Effect<void>
-  /**
-   * where the outbox gauges read the messages waiting and given up, when scraped (the database's
-   * count, the same on every instance); `undefined` when it could not be read (the last figures stay)
-   */
-  readonly outboxDepthFrom: (read: () => Promise<ReadonlyArray<OutboxDepthRow> | undefined>) => void
-  /** one delivery attempt of the outbox's sender: sent, failed (to be retried), or failed and given up */
-  readonly outboxAttempt: (channel: string, kind: string, outcome: OutboxAttempt) => void
-  /** where the gauge of every node's last poll (database-wide) reads it, when scraped */
-  readonly nodesSeenFrom: (read: () => Promise<ReadonlyArray<NodeSeenRow> | undefined>) => void
   /** the text of `GET /metrics` */
   readonly exposition: Effect.Effect<string>
+  /** the metrics' clock in epoch milliseconds (the app's clock: node poll ages, job times) */
+  readonly now: () => number
+  /** a database read for a scrape, skipped (`undefined`) when no connection is free */
+  readonly whenConnectionFree: <A>(read: () => Promise<A | undefined>) => Promise<A | undefined>
 }
 
 export class Metrics extends Context.Tag("Metrics")<Metrics, MetricsShape>() {
+  /**
+   * A room's own figures in this registry, made once per registry by `make` (each room declares
+   * its metrics beside its code: outbox, vpn nodes, jobs, webhooks); the room asks for them where
+   * it records.
+   */
+  static readonly ofRoom = <A>(make: (metrics: MetricsShape) => A): Effect.Effect<A, never, Metrics> => {
+    const made = new WeakMap<Prometheus.Registry, A>()
+    return Effect.map(Metrics, (metrics) => {
+      let figures = made.get(metrics.registry)
+      if (figures === undefined) made.set(metrics.registry, figures = make(metrics))
+      return figures
+    })
+  }
+
   /** A fresh registry per app; node poll ages and job times on the app's clock. */
   static readonly Live: Layer.Layer<Metrics, never, AppClock> = Layer.effect(Metrics, Effect.map(AppClock, (clock) => makeMetrics(clock)))
 }
@@ -164,28 +142,6 @@ const makeMetrics = (clock: AppClock["Type"]): MetricsShape => {
     labelNames: ["limit"] as const,
     registers
   })
-  const jobRuns = new Prometheus.Counter({
-    name: "vpn_api_jobs_runs_total",
-    help: "Runs of the scheduled jobs: done, skipped (another instance held the lock) or failed.",
-    labelNames: ["outcome"] as const,
-    registers
-  })
-  const jobLastRun = new Prometheus.Gauge({
-    name: "vpn_api_jobs_last_run_timestamp_seconds",
-    help: "When the last run of the jobs ended (Unix time).",
-    registers
-  })
-  const jobDuration = new Prometheus.Gauge({
-    name: "vpn_api_jobs_last_run_duration_seconds",
-    help: "How long the last run of the jobs took.",
-    registers
-  })
-  const jobRows = new Prometheus.Counter({
-    name: "vpn_api_jobs_rows_total",
-    help: "Rows the jobs changed, by step.",
-    labelNames: ["step"] as const,
-    registers
-  })
   let queued = 0
   let running = 0
   new Prometheus.Gauge({
@@ -204,29 +160,6 @@ const makeMetrics = (clock: AppClock["Type"]): MetricsShape => {
       this.set(running)
     }
   })
-  const polls = new Map<number, { at: number; labels: { readonly server: string } }>()
-  new Prometheus.Gauge({
-    name: "vpn_api_node_last_poll_age_seconds",
-    help: "Seconds since each VPN node last fetched its peer list, by server id.",
-    labelNames: ["server"] as const,
-    registers,
-    collect() {
-      const at = now()
-      for (const poll of polls.values()) this.set(poll.labels, Math.max(0, (at - poll.at) / 1000))
-    }
-  })
-  const peersServed = new Prometheus.Gauge({
-    name: "vpn_api_node_peers_served",
-    help: "Peers in the last list each VPN node fetched, by server id.",
-    labelNames: ["server"] as const,
-    registers
-  })
-  const nodePolls = new Prometheus.Counter({
-    name: "vpn_api_node_polls_total",
-    help: "Peer lists fetched by VPN nodes, by server id.",
-    labelNames: ["server"] as const,
-    registers
-  })
 
   /**
    * A scrape never queues for a database connection: with every connection busy (or queries
@@ -237,82 +170,6 @@ const makeMetrics = (clock: AppClock["Type"]): MetricsShape => {
     if (pool.max > 0 && (pool.waiting > 0 || pool.inUse >= pool.max)) return Promise.resolve(undefined)
     return read().catch(() => undefined)
   }
-
-  // every node's last poll as the database keeps it: the same on every instance, there after a restart
-  let nodesSource: () => Promise<ReadonlyArray<NodeSeenRow> | undefined> = () => Promise.resolve([])
-  new Prometheus.Gauge({
-    name: "vpn_api_node_last_seen_age_seconds",
-    help: "Seconds since each VPN node last fetched its peer list through any instance (the servers' last_seen_at, to the minute), by server id and status; nodes never seen are absent.",
-    labelNames: ["server", "status"] as const,
-    registers,
-    async collect() {
-      const rows = await whenConnectionFree(nodesSource)
-      if (rows === undefined) return
-      this.reset()
-      for (const row of rows) this.set({ server: String(row.server), status: row.status }, row.ageSeconds)
-    }
-  })
-
-  // the outbox ([D96]): depth and given-up messages from the database, read once per scrape by
-  // the three gauges together; a label set seen before and now empty reads 0, not absent
-  let outboxSource: () => Promise<ReadonlyArray<OutboxDepthRow> | undefined> = () => Promise.resolve([])
-  let outboxReading: Promise<ReadonlyArray<OutboxDepthRow> | undefined> | undefined
-  const readOutbox = () =>
-    outboxReading ??= whenConnectionFree(outboxSource).finally(() => {
-      outboxReading = undefined
-    })
-  const seenDepth = new Map<string, { channel: string; kind: string }>()
-  const seenOldest = new Map<string, { channel: string }>()
-  const depthGauge = (status: OutboxDepthRow["status"], name: string, help: string) =>
-    new Prometheus.Gauge({
-      name,
-      help,
-      labelNames: ["channel", "kind"] as const,
-      registers,
-      async collect() {
-        const rows = await readOutbox()
-        if (rows === undefined) return
-        const now = new Map<string, number>()
-        for (const row of rows) {
-          if (row.status !== status) continue
-          const key = `${status}\u0000${row.channel}\u0000${row.kind}`
-          if (!seenDepth.has(key)) seenDepth.set(key, { channel: row.channel, kind: row.kind })
-          now.set(key, row.count)
-        }
-        for (const [key, labels] of seenDepth) if (key.startsWith(`${status}\u0000`)) this.set(labels, now.get(key) ?? 0)
-      }
-    })
-  depthGauge("pending", "vpn_api_outbox_pending_messages", "Outbox messages waiting to be sent (first try or retry), by channel and kind.")
-  depthGauge("failed", "vpn_api_outbox_failed_messages", "Outbox messages given up after 24 h of failures, still listed for admins, by channel and kind.")
-  new Prometheus.Gauge({
-    name: "vpn_api_outbox_oldest_pending_age_seconds",
-    help: "Seconds since the oldest message still waiting in the outbox was written, by channel (0: none waits).",
-    labelNames: ["channel"] as const,
-    registers,
-    async collect() {
-      const rows = await readOutbox()
-      if (rows === undefined) return
-      const oldest = new Map<string, number>()
-      for (const row of rows) {
-        if (row.status !== "pending") continue
-        oldest.set(row.channel, Math.max(oldest.get(row.channel) ?? 0, row.oldestSeconds))
-        if (!seenOldest.has(row.channel)) seenOldest.set(row.channel, { channel: row.channel })
-      }
-      for (const [channel, labels] of seenOldest) this.set(labels, oldest.get(channel) ?? 0)
-    }
-  })
-  const outboxAttempts = new Prometheus.Counter({
-    name: "vpn_api_outbox_deliveries_total",
-    help: "Delivery attempts of the outbox's sender, by channel, kind and outcome: sent, error (retried later), given_up.",
-    labelNames: ["channel", "kind", "outcome"] as const,
-    registers
-  })
-  const outboxErrors = new Prometheus.Counter({
-    name: "vpn_api_outbox_send_errors_total",
-    help: "Failed delivery attempts of the outbox (SMTP or endpoint errors, timeouts), by channel and kind.",
-    labelNames: ["channel", "kind"] as const,
-    registers
-  })
 
   const route = (template: string): RouteFigures => {
     // label sets by method, then status: made on first use, reused by every later request
@@ -360,39 +217,10 @@ const makeMetrics = (clock: AppClock["Type"]): MetricsShape => {
       if (labels === undefined) limitLabels.set(limit, labels = { limit })
       refusals.inc(labels)
     },
-    jobsRan: (run) =>
-      Effect.sync(() => {
-        jobRuns.inc({ outcome: run.skipped ? "skipped" : "done" })
-        jobLastRun.set(now() / 1000)
-        jobDuration.set(run.seconds)
-        for (const [step, rows] of Object.entries(run.rows)) jobRows.inc({ step }, rows)
-      }),
-    jobsFailed: (seconds) =>
-      Effect.sync(() => {
-        jobRuns.inc({ outcome: "failed" })
-        jobLastRun.set(now() / 1000)
-        jobDuration.set(seconds)
-      }),
     hashQueued: (delta) => void (queued += delta),
     hashRunning: (delta) => void (running += delta),
-    nodePolled: (serverId, peers) =>
-      Effect.map(clock.now, (at) => {
-        let poll = polls.get(serverId)
-        if (poll === undefined) polls.set(serverId, poll = { at: 0, labels: { server: String(serverId) } })
-        poll.at = at.getTime()
-        peersServed.set(poll.labels, peers)
-        nodePolls.inc(poll.labels)
-      }),
-    nodesSeenFrom: (read) => {
-      nodesSource = read
-    },
-    outboxDepthFrom: (read) => {
-      outboxSource = read
-    },
-    outboxAttempt: (channel, kind, outcome) => {
-      outboxAttempts.inc({ channel, kind, outcome })
-      if (outcome !== "sent") outboxErrors.inc({ channel, kind })
-    },
-    exposition: Effect.promise(() => registry.metrics())
+    exposition: Effect.promise(() => registry.metrics()),
+    now,
+    whenConnectionFree
   }
 }

@@ -9,7 +9,6 @@ import { CurrentUser } from "../http/Auth.ts"
 import { makePage } from "../http/Envelope.ts"
 import { AppConfig } from "../platform/Config.ts"
 import { orNotFound } from "../platform/Errors.ts"
-import { Metrics } from "../platform/Metrics.ts"
 import { Access } from "./Access.ts"
 import { DeviceActivity } from "./DeviceActivity.ts"
 import { Devices } from "./Devices.ts"
@@ -18,6 +17,7 @@ import { CurrentNode, NodeAuthenticationLive } from "./NodeAuth.ts"
 import { Servers } from "./Servers.ts"
 import { Usage } from "./Usage.ts"
 import { VpnAccounts } from "./VpnAccounts.ts"
+import { nodeMetrics } from "./NodeMetrics.ts"
 
 /** Responses that carry a token, a key or a config file are never cached ([D11]). */
 const noStore = HttpApp.appendPreResponseHandler((_request, response) =>
@@ -100,7 +100,7 @@ const NodeLive = HttpApiBuilder.group(Api, "node", (handlers) =>
     const access = yield* Access
     const usage = yield* Usage
     const activity = yield* DeviceActivity
-    const metrics = yield* Metrics
+    const nodeFigures = yield* nodeMetrics
     const node = Effect.map(CurrentNode, (n) => n.serverId)
 
     return handlers
@@ -108,19 +108,18 @@ const NodeLive = HttpApiBuilder.group(Api, "node", (handlers) =>
       .handle("peers", ({ urlParams }) =>
         Effect.flatMap(node, (serverId) =>
           access.nodeSync(serverId, urlParams.since).pipe(
-            Effect.tap((sync) => metrics.nodePolled(serverId, sync.peers.length)),
+            Effect.tap((sync) => nodeFigures.polled(serverId, sync.peers.length)),
             Effect.map((sync) => ({ data: sync.peers, meta: { revision: sync.revision } }))
           )))
       .handle("openvpnAuth", ({ payload }) =>
         Effect.flatMap(node, (serverId) => access.authenticate(serverId, payload.username, payload.password)))
       .handle("usage", ({ headers, payload }) =>
-        Effect.flatMap(node, (serverId) => usage.record(serverId, payload, headers["idempotency-key"])))
+        Effect.flatMap(node, (serverId) => usage.record(serverId, payload.entries, headers["idempotency-key"])))
       .handle("counters", ({ headers, payload }) =>
         Effect.flatMap(node, (serverId) =>
-          activity.checkHandshakes(payload).pipe(
-            Effect.zipRight(usage.recordCounters(serverId, payload, headers["idempotency-key"])),
+          usage.recordCounters(serverId, payload.entries, headers["idempotency-key"]).pipe(
             // [D107]: the peers' last handshakes (a repeat changes nothing)
-            Effect.tap(() => activity.recordHandshakes(serverId, payload))
+            Effect.tap(() => activity.recordHandshakes(serverId, payload.raw))
           )))
   }))
 

@@ -9,9 +9,9 @@ import { AppClock } from "../platform/Clock.ts"
 import { randomToken, sha256Hex } from "../platform/Crypto.ts"
 import { NotFound, ValidationError } from "../platform/Errors.ts"
 import { KeyGen } from "../platform/KeyGen.ts"
-import { Metrics, type NodeSeenRow } from "../platform/Metrics.ts"
 import { formatSubnet, parseSubnet } from "./Configs.ts"
 import { AgentRow, agentRowColumn, AgentStatus, agentStatusOf } from "./NodeAgents.ts"
+import { nodeMetrics, type NodeSeenRow } from "./NodeMetrics.ts"
 
 export const Protocol = Schema.Literal("wireguard", "openvpn")
 export type Protocol = typeof Protocol.Type
@@ -174,8 +174,8 @@ export class Servers extends Effect.Service<Servers>()("vpn/Servers", {
       Effect.catchAllCause((cause) => Effect.as(Effect.logWarning("servers: last polls not read for the metrics", cause), undefined))
     )
     const runtime = yield* Effect.runtime<never>()
-    const metrics = yield* Metrics
-    metrics.nodesSeenFrom(() => Runtime.runPromise(runtime)(nodesSeen))
+    const nodeFigures = yield* nodeMetrics
+    nodeFigures.seenFrom(() => Runtime.runPromise(runtime)(nodesSeen))
     const adminColumns = sql`
       ${columns}, s.last_seen_at,
       (select count(*)::int from wireguard_peers p where p.server_id = s.id) as peers,
