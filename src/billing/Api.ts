@@ -10,7 +10,7 @@ import { Ok, OkPage } from "../http/Envelope.ts"
 import { errorEnvelope, ForbiddenResponse, InvalidSignatureResponse } from "../http/Errors.ts"
 import { PromoInvalid } from "../catalog/Domain.ts"
 import { Body, IdParam, integer, oneOf, string, UuidParam } from "../platform/Fields.ts"
-import { INVOICE_STATUSES, InvoiceDetail, InvoiceListItem, InvoiceNotPayable } from "./Domain.ts"
+import { INVOICE_STATUSES, InvoiceDetail, InvoiceListItem, InvoiceNotPayable, paymentWebhookContract } from "./Domain.ts"
 
 const NotPayableResponse = errorEnvelope(InvoiceNotPayable)
 const PromoInvalidResponse = errorEnvelope(PromoInvalid)
@@ -74,6 +74,8 @@ export class BillingApi extends HttpApiGroup.make("billing")
     HttpApiEndpoint.post("paymentWebhook", "/webhooks/payments/:gateway")
       .annotateContext(describe("Receive a payment event (gateway)", "Called by a payment gateway, signed with `X-Signature: t=<unix>,v1=<hex HMAC-SHA256 of \"<t>.<raw body>\">`. A bad or stale signature is 401 `Invalid signature.` and changes nothing; the same event twice changes nothing the second time."))
       .setPath(Schema.Struct({ gateway: Schema.String }))
+      // the handler reads the raw body (the signature covers its bytes): the document says what it holds
+      .annotateContext(OpenApi.annotations({ override: paymentWebhookContract }))
       .addSuccess(Ok(InvoiceDetail, { identifier: "PaymentWebhookAccepted" }))
       .addError(InvalidSignatureResponse)
       .addError(NotPayableResponse)

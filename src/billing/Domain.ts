@@ -1,5 +1,7 @@
 import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
+import * as JSONSchema from "effect/JSONSchema"
 import * as Schema from "effect/Schema"
+import { label, oneOf, requiredMessage, string } from "../platform/Fields.ts"
 
 export const INVOICE_STATUSES = ["pending", "paid", "cancelled"] as const
 export const InvoiceStatus = Schema.Literal(...INVOICE_STATUSES)
@@ -81,3 +83,46 @@ export const toListItem = (r: Invoice): typeof InvoiceListItem.Encoded => ({
 export class InvoiceNotPayable extends Schema.TaggedError<InvoiceNotPayable>()("InvoiceNotPayable", {
   message: Schema.optionalWith(Schema.String, { default: () => "Invoice is not payable." })
 }, HttpApiSchema.annotations({ status: 422 })) {}
+
+const transactionMessage = "The transaction id field must be a string of at most 255 characters."
+
+/** [D40]: the event a gateway sends; `amount` and `currency`, when present, must be the invoice's. */
+export const PaymentEvent = Schema.Struct({
+  invoice_uuid: string("invoice_uuid", { max: 1000 }),
+  status: oneOf("status", ["paid"]),
+  transaction_id: Schema.Unknown.pipe(
+    Schema.filter((v) => v !== null && v !== "", { message: () => requiredMessage("transaction_id") }),
+    Schema.filter((v): v is string => typeof v === "string" && v.length <= 255, { message: () => transactionMessage })
+  ).annotations({ jsonSchema: { type: "string", minLength: 1, maxLength: 255 } }),
+  amount: Schema.optional(Schema.Union(Schema.String, Schema.Number).annotations({ message: () => `The ${label("amount")} field must be a decimal string.` })),
+  currency: Schema.optional(string("currency", { max: 3 }))
+}).annotations({ parseOptions: { errors: "all", onExcessProperty: "ignore", exact: true } })
+export type PaymentEvent = typeof PaymentEvent.Type
+
+/**
+ * What the OpenAPI document says of `POST /v1/webhooks/payments/{gateway}` beyond its endpoint
+ * (issue 28): the handler reads the raw body, so the body and the `X-Signature` header are
+ * declared here, the body from the schema above.
+ */
+const bodySchemaOf = (schema: Schema.Schema.Any) => {
+  const { $schema: _dialect, ...rest } = JSONSchema.make(schema, { target: "openApi3.1" })
+  // unknown fields are ignored, as every body's are
+  return { ...rest, additionalProperties: true }
+}
+
+export const paymentWebhookContract = {
+  parameters: [
+    { name: "gateway", in: "path", required: true, schema: { type: "string", examples: ["manual"] }, description: "The invoice's gateway." },
+    {
+      name: "X-Signature",
+      in: "header",
+      required: true,
+      schema: { type: "string", pattern: "^t=\\d+,v1=[0-9a-fA-F]{64}$" },
+      description: "`t=<unix seconds>,v1=<hex HMAC-SHA256 of \"<t>.<raw body>\" with PAYMENT_WEBHOOK_SECRET>`; more than 300 s from now or wrong: 401."
+    }
+  ],
+  requestBody: {
+    required: true,
+    content: { "application/json": { schema: bodySchemaOf(PaymentEvent) } }
+  }
+}

@@ -8,7 +8,8 @@ import { AppClock } from "../platform/Clock.ts"
 import { AppConfig } from "../platform/Config.ts"
 import { constantTimeEqual, hmacSha256Hex } from "../platform/Crypto.ts"
 import { InvalidSignature, NotFound, ValidationError } from "../platform/Errors.ts"
-import { label, oneOf, requiredMessage, string } from "../platform/Fields.ts"
+import { PaymentEvent } from "./Domain.ts"
+import { requiredMessage } from "../platform/Fields.ts"
 import { GatewaysLive, PaymentGateways } from "./Gateways.ts"
 import { Invoices } from "./Invoices.ts"
 import { Payments } from "./Payments.ts"
@@ -24,20 +25,6 @@ const parseSignature = (header: string | undefined) => {
   return t && /^\d{1,12}$/.test(t) && v1 && /^[0-9a-f]{64}$/i.test(v1) ? Option.some({ t: Number(t), v1: v1.toLowerCase() }) : Option.none()
 }
 
-const transactionMessage = "The transaction id field must be a string of at most 255 characters."
-
-/** [D40]: the event a gateway sends; `amount` and `currency`, when present, must be the invoice's. */
-export const PaymentEvent = Schema.Struct({
-  invoice_uuid: string("invoice_uuid", { max: 1000 }),
-  status: oneOf("status", ["paid"]),
-  transaction_id: Schema.Unknown.pipe(
-    Schema.filter((v) => v !== null && v !== "", { message: () => requiredMessage("transaction_id") }),
-    Schema.filter((v): v is string => typeof v === "string" && v.length <= 255, { message: () => transactionMessage })
-  ),
-  amount: Schema.optional(Schema.Union(Schema.String, Schema.Number).annotations({ message: () => `The ${label("amount")} field must be a decimal string.` })),
-  currency: Schema.optional(string("currency", { max: 3 }))
-}).annotations({ parseOptions: { errors: "all", onExcessProperty: "ignore", exact: true } })
-export type PaymentEvent = typeof PaymentEvent.Type
 
 const decodeEvent = Schema.decodeUnknownEither(Schema.parseJson())
 

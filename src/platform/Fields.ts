@@ -85,7 +85,11 @@ export const email = (field = "email") =>
     Schema.filter((s) => EMAIL.test(s) && /^[\x21-\x7e]+$/.test(s) && hostName(s.slice(s.lastIndexOf("@") + 1)), {
       message: () => `The ${label(field)} field must be a valid email address.`
     })
-  )
+  ).annotations({ jsonSchema: { type: "string", maxLength: 255, pattern: EMAIL_PATTERN, examples: ["user@example.com"] } })
+
+/** The rules above as one JSON Schema pattern (the OpenAPI document's, issue 28): trimmed, ASCII. */
+const EMAIL_PATTERN = "^\\s*[\\x21\\x23-\\x27\\x2a\\x2b\\x2d-\\x39\\x3d\\x3f\\x41-\\x5a\\x5e-\\x7e]+@" +
+  "(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)+(?:[A-Za-z]{2,63}|[Xx][Nn]--[A-Za-z0-9-]{1,59})\\s*$"
 
 export const integer = (field: string, options: { readonly min?: number; readonly max?: number } = {}) => {
   const min = options.min ?? 0

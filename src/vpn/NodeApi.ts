@@ -71,7 +71,12 @@ export const CountersReport = nodeReport(
 /** [D94]: a retry under the same key (same node, within 24 h) answers the first answer and adds nothing. */
 const IdempotencyKey = Schema.Struct({
   "idempotency-key": Schema.optional(Schema.String.annotations({
-    description: "1-255 visible ASCII characters naming this report; retry a report with its key until it is answered."
+    description: "1-255 visible ASCII characters naming this report; retry a report with its key until it is answered.",
+    jsonSchema: {
+      type: "string",
+      pattern: "^[\\x21-\\x7e]{1,255}$",
+      description: "1-255 visible ASCII characters naming this report; retry a report with its key until it is answered."
+    }
   }))
 })
 

@@ -57,14 +57,24 @@ const check = (op: Operation | string, ok: boolean, detail: () => string) => {
 
 const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b)
 
+/** [D108]: a plan change names another plan and cycle (B's, active, same currency) */
+const changeTarget = () => ({ plan_id: world.b.planId, cycle_id: world.b.cycleId })
+
+const queryFor = (op: Operation) => {
+  if (op.path !== "/v1/services/{service}/change-quote") return ""
+  const { plan_id, cycle_id } = changeTarget()
+  return `?plan_id=${plan_id}&cycle_id=${cycle_id}`
+}
+
 const bodyFor = (op: Operation): unknown => {
+  if (op.method === "POST" && op.path === "/v1/services/{service}/change") return changeTarget()
   const known = KNOWN_BODIES[`${op.method} ${op.path}`]
   if (known !== undefined) return known
   return op.body ? sampleValue(doc, op.body) : undefined
 }
 
 const send = (method: string, op: Operation, values: Record<string, string>, token: string | undefined) =>
-  app.request(method, fill(op.path, values), {
+  app.request(method, fill(op.path, values) + queryFor(op), {
     ...(token !== undefined ? { token } : {}),
     ...(op.body ? { body: bodyFor(op) } : {})
   })

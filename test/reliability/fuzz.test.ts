@@ -26,7 +26,11 @@ const MESSAGES: Record<number, ReadonlyArray<string>> = {
   404: ["Resource not found."],
   405: ["Method not allowed."],
   413: ["Payload too large."],
-  422: ["The given data was invalid.", "Invalid or expired promo code.", "Invoice is not payable.", "Device limit reached."],
+  422: [
+    "The given data was invalid.", "Invalid or expired promo code.", "Invoice is not payable.", "Device limit reached.",
+    // [D108], [D110], [D111]
+    "Service cannot be changed.", "Service cannot be resumed.", "Invoice is not refundable."
+  ],
   423: ["Service suspended.", "Bandwidth limit exceeded."],
   429: ["Too Many Attempts."]
 }
@@ -302,7 +306,8 @@ test("hostile content types, strings, numbers and nesting on every operation wit
       const content = (raw["requestBody"] as Json)["content"] as Json | undefined
       if (!content || !isObject(content["application/json"])) continue
       const schema = resolve(doc, (content["application/json"] as Json)["schema"])
-      const target = path.replace(/\{\w+\}/g, "1")
+      // an invoice is named by its uuid ([D36]): a well-formed one, so the body is what is refused
+      const target = path.replace(/\{(\w+)\}/g, (_, name: string) => (name === "invoice" ? "00000000-0000-4000-8000-000000000001" : "1"))
       const token = path.startsWith("/v1/admin/") ? tokens.admin : path.startsWith("/v1/node/") ? tokens.node : Array.isArray(raw["security"]) && (raw["security"] as Array<unknown>).length > 0 ? tokens.user : undefined
       const verb = method.toUpperCase()
       const json = JSON.stringify(Object.fromEntries(Object.keys(isObject(schema["properties"]) ? schema["properties"] : {}).map((k) => [k, "x"])))
