@@ -201,6 +201,16 @@ export class Invoices extends Effect.Service<Invoices>()("billing/Invoices", {
         execute: () => sql`update invoices set status = 'cancelled' where id = ${id} and status = 'pending' returning ${columns}`
       })(undefined).pipe(Effect.orDie)
 
+    /** [D108]: the pending renewals of a service whose period an upgrade replaced, cancelled; them (their balance goes back) */
+    const cancelPendingRenewals = (serviceId: number) =>
+      SqlSchema.findAll({
+        Request: Schema.Void,
+        Result: Schema.Struct({ id: Schema.Int, user_id: Schema.NullOr(Schema.Int), currency: Schema.String, balance_applied: Schema.String }),
+        execute: () => sql`update invoices set status = 'cancelled'
+          where service_id = ${serviceId} and status = 'pending' and renewal_of_expiry is not null
+          returning id, user_id, currency, balance_applied::text as balance_applied`
+      })(undefined).pipe(Effect.orDie)
+
     /** [D113]: the period the payment bought is kept for the invoice's document */
     const markPaid = (id: number, transactionId: string | null, serviceId: number | null, now: Date, period: { readonly from: Date; readonly to: Date } | null = null) =>
       sql`update invoices set status = 'paid', paid_at = ${now}, transaction_id = ${transactionId},
@@ -305,6 +315,7 @@ export class Invoices extends Effect.Service<Invoices>()("billing/Invoices", {
         }),
       insert,
       cancelPending,
+      cancelPendingRenewals,
       markPaid,
       paymentOf,
       recordPayment,

@@ -54,6 +54,11 @@ export class Payments extends Effect.Service<Payments>()("billing/Payments", {
         const { change_credit, cycle_id, plan_id, service_id } = invoice
         if (service_id !== null && change_credit !== null) {
           const period = yield* schedules.switchPlan({ serviceId: service_id, userId, planId: plan_id, cycleId: cycle_id, kind: "upgrade", startNow: true })
+          // the period a waiting renewal of [D80] would have renewed is gone: it is cancelled, its balance given back
+          const stale = yield* invoices.cancelPendingRenewals(service_id)
+          for (const r of stale) {
+            yield* balance.returnFrom({ id: r.id, userId: r.user_id, balanceApplied: r.balance_applied, currency: r.currency })
+          }
           const { cycle } = yield* Effect.orDie(catalog.anyPlanAndCycle(plan_id, cycle_id))
           const excess = toCents(change_credit) - toCents(cycle.price)
           if (excess > 0) {

@@ -123,6 +123,57 @@ export class PlanChanges extends Effect.Service<PlanChanges>()("billing/PlanChan
         }
       })
 
+    /**
+     * [D108]: a pending renewal of [D80] made before the schedule changed is made again for the
+     * plan and cycle the service now renews on: the old one is cancelled (its balance given back,
+     * [D109]; its expiry handed to the new one, which keeps it as the one renewal of that expiry)
+     * and the new one, on the same gateway and due date, takes what it can from the balance.
+     */
+    const renewOn = (serviceId: number, planId: number, cycleId: number) =>
+      Effect.gen(function*() {
+        const pending = yield* SqlSchema.findAll({
+          Request: Schema.Void,
+          Result: Schema.Struct({
+            id: Schema.Int,
+            user_id: Schema.NullOr(Schema.Int),
+            plan_id: Schema.Int,
+            cycle_id: Schema.Int,
+            currency: Schema.String,
+            balance_applied: Schema.String,
+            gateway: Schema.String,
+            due_date: Schema.DateFromSelf,
+            renewal_of_expiry: Schema.DateFromSelf
+          }),
+          execute: () => sql`select id, user_id, plan_id, cycle_id, currency, balance_applied::text as balance_applied, gateway,
+              due_date, renewal_of_expiry from invoices
+            where service_id = ${serviceId} and status = 'pending' and renewal_of_expiry is not null
+              and (plan_id <> ${planId} or cycle_id <> ${cycleId})
+            order by id for update`
+        })(undefined).pipe(Effect.orDie)
+        for (const old of pending) {
+          if (old.user_id === null) continue
+          yield* sql`update invoices set status = 'cancelled', renewal_of_expiry = null where id = ${old.id}`.pipe(Effect.orDie)
+          yield* balance.returnFrom({ id: old.id, userId: old.user_id, balanceApplied: old.balance_applied, currency: old.currency })
+          const { cycle } = yield* Effect.orDie(catalog.anyPlanAndCycle(planId, cycleId))
+          const created = yield* invoices.insert({
+            userId: old.user_id,
+            serviceId,
+            planId,
+            cycleId,
+            amount: cycle.price,
+            discount: "0.00",
+            currency: cycle.currency,
+            status: "pending",
+            promoCode: null,
+            promoId: null,
+            dueDate: old.due_date,
+            gateway: old.gateway === "balance" ? undefined : old.gateway
+          })
+          yield* sql`update invoices set renewal_of_expiry = ${old.renewal_of_expiry} where id = ${created.id}`.pipe(Effect.orDie)
+          yield* funding.fund(created)
+        }
+      })
+
     /** [D108]: an upgrade's invoice (201), or the service with its scheduled downgrade */
     const change = (userId: number, serviceId: number, request: ChangeRequest) =>
       Effect.flatMap(gateways.resolve(request.gateway), (gateway) => sql.withTransaction(Effect.gen(function*() {
@@ -130,6 +181,8 @@ export class PlanChanges extends Effect.Service<PlanChanges>()("billing/PlanChan
         yield* cancelPendingChange(service.id)
         if (kind === "downgrade") {
           yield* schedules.schedule(service.id, request.planId, request.cycleId)
+          // [D108]: the renewal is made for the new cycle, also one made before this change
+          yield* renewOn(service.id, request.planId, request.cycleId)
           return { kind, invoiceId: Option.none<number>(), service }
         }
         const created = yield* invoices.insert({
@@ -167,8 +220,12 @@ export class PlanChanges extends Effect.Service<PlanChanges>()("billing/PlanChan
           onNone: () => Effect.fail(new NotFound()),
           onSome: (s: Subscription) => Effect.succeed(s)
         }))
-        yield* sql.withTransaction(Effect.zipRight(schedules.unschedule(service.id), cancelPendingChange(service.id)))
-          .pipe(Effect.catchTag("SqlError", Effect.die))
+        yield* sql.withTransaction(Effect.all([
+          schedules.unschedule(service.id),
+          cancelPendingChange(service.id),
+          // [D108]: a renewal made for the downgrade goes back to the current plan and cycle
+          renewOn(service.id, service.plan.id, service.cycle.id)
+        ], { discard: true })).pipe(Effect.catchTag("SqlError", Effect.die))
         return service
       })
 

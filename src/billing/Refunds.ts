@@ -83,7 +83,10 @@ export class Refunds extends Effect.Service<Refunds>()("billing/Refunds", {
         }
         const now = yield* clock.now
         const gatewayRefund = Option.isSome(refundVia)
-          ? Option.some(yield* refundVia.value({ invoiceUuid: invoice.uuid, transactionId: invoice.transaction_id, amount: formatCents(cents), currency: invoice.currency }))
+          ? Option.some(yield* refundVia.value({ invoiceUuid: invoice.uuid, transactionId: invoice.transaction_id, amount: formatCents(cents), currency: invoice.currency }).pipe(
+            // nothing the gateway could pay back (paid by an operator's hand): the caller's `to` is the problem
+            Effect.catchTag("RefundUnavailable", (e) => Effect.fail(ValidationError.field("to", e.message)))
+          ))
           : Option.none()
         const note = yield* SqlSchema.single({
           Request: Schema.Void,

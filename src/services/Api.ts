@@ -14,6 +14,13 @@ import { noSchedule, type ServiceSchedule } from "./Schedule.ts"
 
 const Status = ServiceStatus
 
+/** [D108]: a downgrade waiting for the period's end (null unless one is scheduled) */
+const ScheduledChangeField = Schema.NullOr(Schema.Struct({
+  plan: Schema.Struct({ id: Schema.Int, name: Schema.String }),
+  cycle: Schema.Struct({ id: Schema.Int, name: Schema.String, duration_days: Schema.Int, price: Schema.String }),
+  effective_at: Schema.String
+}))
+
 /** The spec's Service as listed: plan {id, name}, cycle {name, duration_days, price}. */
 export const ServiceListItem = Schema.Struct({
   id: Schema.Int,
@@ -22,7 +29,11 @@ export const ServiceListItem = Schema.Struct({
   status: Status,
   starts_at: Schema.String,
   expires_at: Schema.String,
-  auto_renew: Schema.Boolean
+  auto_renew: Schema.Boolean,
+  /** [D111]: when a cancel at the period's end takes effect (null unless so) */
+  cancel_at: Schema.NullOr(Schema.String),
+  /** [D108] */
+  scheduled_change: ScheduledChangeField
 }).annotations({ identifier: "ServiceListItem" })
 
 const PlanWithLimits = Schema.Struct({
@@ -50,22 +61,20 @@ export const ServiceDetail = Schema.Struct({
   /** [D111]: when a cancel at the period's end takes effect (null unless so) */
   cancel_at: Schema.NullOr(Schema.String),
   /** [D108]: a downgrade waiting for the period's end (null unless one is scheduled) */
-  scheduled_change: Schema.NullOr(Schema.Struct({
-    plan: Schema.Struct({ id: Schema.Int, name: Schema.String }),
-    cycle: Schema.Struct({ id: Schema.Int, name: Schema.String, duration_days: Schema.Int, price: Schema.String }),
-    effective_at: Schema.String
-  }))
+  scheduled_change: ScheduledChangeField
 }).annotations({ identifier: "ServiceDetail" })
 
 /** The list shape of the spec: plan {id, name}, cycle {name, duration_days, price}. */
-export const renderListItem = (s: Subscription): typeof ServiceListItem.Encoded => ({
+export const renderListItem = (s: Subscription, schedule: ServiceSchedule = noSchedule): typeof ServiceListItem.Encoded => ({
   id: s.id,
   plan: { id: s.plan.id, name: s.plan.name },
   cycle: { name: s.cycle.name, duration_days: s.cycle.durationDays, price: s.cycle.price },
   status: s.status,
   starts_at: s.startsAt.toISOString(),
   expires_at: s.expiresAt.toISOString(),
-  auto_renew: s.autoRenew
+  auto_renew: s.autoRenew,
+  cancel_at: schedule.cancel_at,
+  scheduled_change: schedule.scheduled_change
 })
 
 /** Every Service field ([D34]): plan with limits, cycle with id and currency; its schedule ([D108], [D111]). */

@@ -20,7 +20,11 @@ const ServicesHandlers = HttpApiBuilder.group(Api, "services", (handlers) =>
     const detailOf = (s: Subscription) => Effect.map(schedules.of(s.id), (schedule) => renderDetail(s, schedule))
     return handlers
       .handle("listServices", () =>
-        Effect.flatMap(CurrentUser, (user) => Effect.map(services.listOf(user.userId), (list) => list.map(renderListItem))))
+        Effect.flatMap(CurrentUser, (user) =>
+          Effect.flatMap(services.listOf(user.userId), (list) =>
+            // [D108] [D111]: each item with its `cancel_at` and `scheduled_change`, in one read
+            Effect.map(schedules.ofMany(list.map((s) => s.id)), (byId) =>
+              list.map((s) => renderListItem(s, byId.get(s.id)))))))
       // [D34]: the newest active or suspended service not past expires_at
       .handle("currentService", () =>
         Effect.flatMap(CurrentUser, (user) =>

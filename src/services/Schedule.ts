@@ -111,6 +111,8 @@ export class Schedules extends Effect.Service<Schedules>()("services/Schedules",
           execute: () => change.startNow
             ? sql`update services set plan_id = ${change.planId}, cycle_id = ${change.cycleId}, starts_at = ${now},
                 expires_at = ${new Date(now.getTime() + cycle.duration_days * DAY_MS)}, status = 'active',
+                -- [D111]: a service cancelling at its period's end still ends at it: the new one
+                cancel_at = case when cancel_at is null then null else ${new Date(now.getTime() + cycle.duration_days * DAY_MS)}::timestamptz end,
                 scheduled_plan_id = null, scheduled_cycle_id = null, updated_at = ${now}
               where id = ${change.serviceId} returning starts_at, expires_at`
             : sql`update services set plan_id = ${change.planId}, cycle_id = ${change.cycleId},

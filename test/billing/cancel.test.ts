@@ -31,6 +31,15 @@ describe("cancel and resume [D111]", () => {
     const { user, service } = await subscriber()
     const res = await app.get(`/v1/services/${service.id}`, { token: user.token })
     expect(res.body.data).toMatchObject({ cancel_at: null, scheduled_change: null, auto_renew: true })
+    // the list items and the current service carry them too
+    expect((await app.get("/v1/services", { token: user.token })).body.data).toEqual([
+      expect.objectContaining({ id: service.id, cancel_at: null, scheduled_change: null })
+    ])
+    expect((await app.get("/v1/services/current", { token: user.token })).body.data).toMatchObject({ id: service.id, cancel_at: null, scheduled_change: null })
+    await app.post(`/v1/services/${service.id}/cancel`, { token: user.token, body: { at: "period_end" } })
+    const [item] = (await app.get("/v1/services", { token: user.token })).body.data
+    expect(item).toMatchObject({ id: service.id, auto_renew: false, cancel_at: service.expires_at, scheduled_change: null })
+    expect((await app.get("/v1/services/current", { token: user.token })).body.data).toMatchObject({ cancel_at: service.expires_at })
   })
 
   test("period_end: 200, auto_renew false, cancel_at = expires_at, still active; a confirmation mail; no renewal invoice; resume undoes it once", async () => {

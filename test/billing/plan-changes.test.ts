@@ -139,6 +139,47 @@ describe("plan changes [D108]", () => {
     })
   })
 
+  test("a downgrade scheduled after its renewal invoice was made replaces that invoice with one for the new cycle (its balance moved); DELETE puts the old cycle back; paying it switches at renewal", async () => {
+    const { service, user } = await subscriber(2)
+    await app.post(`/v1/admin/users/${user.id}/balance`, { token: admin.token, body: { amount: "3.00", currency: "USD", reason: "x" } })
+    app.clock.set(new Date(new Date(service.expires_at).getTime() - 2 * DAY))
+    await app.run(runJobsOnce)
+    const pending = async () => (await app.get("/v1/invoices?status=pending", { token: user.token })).body.data as Array<{ uuid: string }>
+    const [old] = await pending()
+    expect((await app.get(`/v1/invoices/${old!.uuid}`, { token: user.token })).body.data).toMatchObject({ amount: "27.00", balance_applied: "3.00", plan: { name: "Pro" } })
+    const change = await app.post(`/v1/services/${service.id}/change`, { token: user.token, body: { plan_id: 1, cycle_id: 1 } })
+    expect(change.status).toBe(200)
+    expect(change.body.data.scheduled_change).toMatchObject({ plan: { id: 1 }, cycle: { id: 1 }, effective_at: service.expires_at })
+    // [D108]: the renewal is made for the new cycle: the old one cancelled, one pending renewal of 10.00 less the balance
+    expect((await app.get(`/v1/invoices/${old!.uuid}`, { token: user.token })).body.data.status).toBe("cancelled")
+    const [renewal] = await pending()
+    expect(await pending()).toHaveLength(1)
+    expect((await app.get(`/v1/invoices/${renewal!.uuid}`, { token: user.token })).body.data).toMatchObject({
+      status: "pending", amount: "7.00", balance_applied: "3.00", plan: { name: "Basic" }, cycle: { name: "Monthly" }
+    })
+    // a second jobs run makes no other renewal
+    await app.run(runJobsOnce)
+    expect(await pending()).toHaveLength(1)
+    // DELETE: the renewal goes back to the current cycle
+    expect((await app.del(`/v1/services/${service.id}/change`, { token: user.token })).status).toBe(200)
+    const [back] = await pending()
+    expect(await pending()).toHaveLength(1)
+    expect((await app.get(`/v1/invoices/${back!.uuid}`, { token: user.token })).body.data).toMatchObject({ amount: "27.00", balance_applied: "3.00", plan: { name: "Pro" } })
+    // scheduled again, the renewal paid: the service continues on the new plan for the new cycle
+    await app.post(`/v1/services/${service.id}/change`, { token: user.token, body: { plan_id: 1, cycle_id: 1 } })
+    const [again] = await pending()
+    expect((await app.get(`/v1/invoices/${again!.uuid}`, { token: user.token })).body.data).toMatchObject({ amount: "7.00", plan: { name: "Basic" } })
+    expect((await app.post(`/v1/admin/invoices/${again!.uuid}/mark-paid`, { token: admin.token })).status).toBe(200)
+    expect((await app.get(`/v1/services/${service.id}`, { token: user.token })).body.data).toMatchObject({
+      plan: { id: 1 },
+      cycle: { id: 1 },
+      scheduled_change: null,
+      expires_at: new Date(new Date(service.expires_at).getTime() + 30 * DAY).toISOString()
+    })
+    // [D109]: the ledger still sums to the balance (0.00: all of it paid the renewal)
+    expect((await app.get("/v1/account/balance", { token: user.token })).body.data).toEqual([{ currency: "USD", amount: "0.00" }])
+  })
+
   test("a second change while a change invoice is pending cancels the first; the balance pays a change invoice too", async () => {
     const { service, user } = await subscriber()
     await app.post(`/v1/admin/users/${user.id}/balance`, { token: admin.token, body: { amount: "5.00", currency: "USD", reason: "x" } })
@@ -172,6 +213,74 @@ describe("plan changes [D108]", () => {
     const cancelled = await post({ plan_id: 2, cycle_id: 2 })
     expect(cancelled.status).toBe(422)
     expect(cancelled.body).toEqual({ success: false, message: "Service cannot be changed." })
+  })
+
+  test("the quote of a service that is not active: 422 `Service cannot be changed.`", async () => {
+    const { service, user } = await subscriber()
+    await app.post(`/v1/services/${service.id}/cancel`, { token: user.token, body: { at: "now" } })
+    const q = await quote(user.token, service.id, 2, 2)
+    expect(q.status).toBe(422)
+    expect(q.body).toEqual({ success: false, message: "Service cannot be changed." })
+  })
+
+  test("an upgrade paid on a service cancelling at its period's end: it still ends at its (new) period's end, cancel_at = expires_at [D111]", async () => {
+    const { service, user } = await subscriber()
+    await app.post(`/v1/services/${service.id}/cancel`, { token: user.token, body: { at: "period_end" } })
+    app.clock.advance(10 * DAY)
+    const change = await app.post(`/v1/services/${service.id}/change`, { token: user.token, body: { plan_id: 2, cycle_id: 2 } })
+    expect(change.status).toBe(201)
+    expect((await app.post(`/v1/admin/invoices/${change.body.data.uuid}/mark-paid`, { token: admin.token })).status).toBe(200)
+    const after = (await app.get(`/v1/services/${service.id}`, { token: user.token })).body.data
+    expect(after).toMatchObject({ plan: { id: 2 }, auto_renew: false })
+    expect(after.expires_at).not.toBe(service.expires_at)
+    expect(after.cancel_at).toBe(after.expires_at)
+  })
+
+  test("an upgrade paid while a renewal invoice waits: the renewal (of a period that is gone) is cancelled and its balance given back", async () => {
+    const { service, user } = await subscriber()
+    await app.post(`/v1/admin/users/${user.id}/balance`, { token: admin.token, body: { amount: "2.00", currency: "USD", reason: "x" } })
+    app.clock.set(new Date(new Date(service.expires_at).getTime() - 2 * DAY))
+    await app.run(runJobsOnce)
+    const [renewal] = (await app.get("/v1/invoices?status=pending", { token: user.token })).body.data as Array<{ uuid: string }>
+    expect((await app.get(`/v1/invoices/${renewal!.uuid}`, { token: user.token })).body.data).toMatchObject({ amount: "8.00", balance_applied: "2.00" })
+    const change = await app.post(`/v1/services/${service.id}/change`, { token: user.token, body: { plan_id: 2, cycle_id: 2 } })
+    expect(change.status).toBe(201)
+    expect((await app.post(`/v1/admin/invoices/${change.body.data.uuid}/mark-paid`, { token: admin.token })).status).toBe(200)
+    expect((await app.get(`/v1/invoices/${renewal!.uuid}`, { token: user.token })).body.data.status).toBe("cancelled")
+    expect((await app.get("/v1/account/balance", { token: user.token })).body.data).toEqual([{ currency: "USD", amount: "2.00" }])
+    expect((await app.get(`/v1/services/${service.id}`, { token: user.token })).body.data).toMatchObject({ plan: { id: 2 }, cycle: { id: 2 } })
+  })
+
+  test("more devices than the new plan allows: they are kept, but no new one until there are fewer", async () => {
+    const { service, user } = await subscriber(2)
+    const device = (name: string) => app.post("/v1/devices", { token: user.token, body: { name, platform: "ios" } })
+    const ids: Array<number> = []
+    for (const name of ["A", "B", "C"]) {
+      const made = await device(name)
+      expect(made.status).toBe(201)
+      ids.push(made.body.data.id)
+    }
+    // Basic (the downgrade's plan) allows 2 devices; the change is made and its renewal paid
+    const limit = (n: number) => app.put("/v1/admin/plans/1", { token: admin.token, body: { device_limit: n } })
+    expect((await limit(2)).status).toBe(200)
+    try {
+      await app.post(`/v1/services/${service.id}/change`, { token: user.token, body: { plan_id: 1, cycle_id: 1 } })
+      app.clock.set(new Date(new Date(service.expires_at).getTime() - 2 * DAY))
+      await app.run(runJobsOnce)
+      const [renewal] = (await app.get("/v1/invoices?status=pending", { token: user.token })).body.data as Array<{ uuid: string }>
+      expect((await app.post(`/v1/admin/invoices/${renewal!.uuid}/mark-paid`, { token: admin.token })).status).toBe(200)
+      expect((await app.get("/v1/services/current", { token: user.token })).body.data.plan.id).toBe(1)
+      expect((await app.get("/v1/devices", { token: user.token })).body.data).toHaveLength(3)
+      const refused = await device("D")
+      expect(refused.status).toBe(422)
+      expect(refused.body.message).toBe("Device limit reached.")
+      expect((await app.del(`/v1/devices/${ids[0]}`, { token: user.token })).status).toBeLessThan(300)
+      expect((await device("D")).status).toBe(422)
+      expect((await app.del(`/v1/devices/${ids[1]}`, { token: user.token })).status).toBeLessThan(300)
+      expect((await device("D")).status).toBe(201)
+    } finally {
+      await limit(5) // the column's default ([D90]): as the plan was made
+    }
   })
 
   test("a period nobody paid for (an admin grant) credits 0.00", async () => {

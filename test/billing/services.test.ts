@@ -46,7 +46,10 @@ describe("GET /v1/services", () => {
       status: "expired",
       starts_at: days(now(), -100).toISOString(),
       expires_at: days(now(), -10).toISOString(),
-      auto_renew: false
+      auto_renew: false,
+      // [D111] [D108]: list items carry them too
+      cancel_at: null,
+      scheduled_change: null
     })
     expect(res.body.meta).toBeUndefined()
   })

@@ -344,7 +344,7 @@ describe("a refund through the gateway [D110] [D112]", () => {
     }
   })
 
-  test("manual has no refund (422 errors.to for the caller); a stripe invoice an admin marked paid (no payment intent): GatewayRefundFailed", async () => {
+  test("manual has no refund (422 errors.to for the caller); a stripe invoice an admin marked paid (no payment intent): RefundUnavailable", async () => {
     const manual = await order({})
     const admin = await app.createUser({ role: "admin" })
     expect((await app.post(`/v1/admin/invoices/${manual.uuid}/mark-paid`, { token: admin.token })).status).toBe(200)
@@ -353,9 +353,79 @@ describe("a refund through the gateway [D110] [D112]", () => {
     expect((await app.post(`/v1/admin/invoices/${byHand.uuid}/mark-paid`, { token: admin.token })).status).toBe(200)
     const before = standIn.refunds.length
     const noIntent = await refund(byHand.uuid, "stripe", "1.00")
+    expect(noIntent !== "cannot refund" && Either.isLeft(noIntent) && noIntent.left._tag).toBe("RefundUnavailable")
     expect(noIntent !== "cannot refund" && Either.isLeft(noIntent) && noIntent.left.message)
       .toBe("The invoice was not paid through Stripe: refund to the balance instead.")
     expect(standIn.refunds).toHaveLength(before)
+  })
+})
+
+// [D110] `to: gateway` through the admin HTTP route, for a Stripe invoice: the stand-in (the fake
+// at the edge) must receive a refund of the payment intent that paid the session.
+describe("POST /v1/admin/invoices/{invoice}/refund to: gateway, Stripe [D110] [D112]", () => {
+  test("201 credit note `to: gateway`; the stand-in got a refund of the session's payment intent in minor units; the rest by default; then 422 errors.amount", async () => {
+    const admin = await app.createUser({ role: "admin" })
+    const { uuid, session, user } = await paidSession()
+    expect((await deliver(stripeEvent("checkout.session.completed", session))).status).toBe(200)
+    const before = standIn.refunds.length
+    const res = await app.post(`/v1/admin/invoices/${uuid}/refund`, { token: admin.token, body: { amount: "4.00", to: "gateway", reason: "Goodwill" } })
+    expect(res.status).toBe(201)
+    expect(res.body.success).toBe(true)
+    expect(res.body.data).toEqual({
+      id: expect.any(Number),
+      invoice_uuid: uuid,
+      amount: "4.00",
+      currency: "USD",
+      to: "gateway",
+      reason: "Goodwill",
+      created_at: expect.any(String)
+    })
+    expect(standIn.refunds).toHaveLength(before + 1)
+    expect(standIn.refunds.at(-1)).toMatchObject({ payment_intent: session.payment_intent, amount: 400, metadata: { invoice_uuid: uuid } })
+    const sent = standIn.requests.filter((r) => r.method === "POST" && r.path === "/v1/refunds").at(-1)!
+    expect(sent.body).toMatchObject({ payment_intent: session.payment_intent, amount: "400" })
+    // no amount: all not yet refunded (6.00 -> 600)
+    const rest = await app.post(`/v1/admin/invoices/${uuid}/refund`, { token: admin.token, body: { to: "gateway", reason: "The rest" } })
+    expect(rest.status).toBe(201)
+    expect(rest.body.data).toMatchObject({ amount: "6.00", to: "gateway" })
+    expect(standIn.refunds.at(-1)).toMatchObject({ payment_intent: session.payment_intent, amount: 600 })
+    const detail = await app.get(`/v1/invoices/${uuid}`, { token: user.token })
+    expect(detail.body.data).toMatchObject({ status: "paid", refunded_amount: "10.00" })
+    expect(detail.body.data.credit_notes.map((n: { amount: string; to: string }) => [n.amount, n.to])).toEqual([["4.00", "gateway"], ["6.00", "gateway"]])
+    const beyond = await app.post(`/v1/admin/invoices/${uuid}/refund`, { token: admin.token, body: { amount: "0.01", to: "gateway", reason: "More" } })
+    expect(beyond.status).toBe(422)
+    expect(Object.keys(beyond.body.errors)).toEqual(["amount"])
+    expect(standIn.refunds).toHaveLength(before + 2)
+  })
+
+  test("a Stripe invoice an admin marked paid (no payment intent to refund): 422 errors.to, nothing asked of Stripe, nothing recorded", async () => {
+    const admin = await app.createUser({ role: "admin" })
+    const byHand = await order()
+    expect((await app.post(`/v1/admin/invoices/${byHand.uuid}/mark-paid`, { token: admin.token })).status).toBe(200)
+    const before = standIn.requests.filter((r) => r.path === "/v1/refunds").length
+    const res = await app.post(`/v1/admin/invoices/${byHand.uuid}/refund`, { token: admin.token, body: { to: "gateway", reason: "x" } })
+    expect(res.status).toBe(422)
+    expect(res.body.errors).toEqual({ to: ["The invoice was not paid through Stripe: refund to the balance instead."] })
+    expect(standIn.requests.filter((r) => r.path === "/v1/refunds")).toHaveLength(before)
+    expect((await app.get(`/v1/invoices/${byHand.uuid}`, { token: byHand.user.token })).body.data).toMatchObject({ refunded_amount: "0.00", credit_notes: [] })
+    // to the balance it can be refunded
+    expect((await app.post(`/v1/admin/invoices/${byHand.uuid}/refund`, { token: admin.token, body: { to: "balance", reason: "x" } })).status).toBe(201)
+  })
+
+  test("Stripe failing the refund: 502 in the envelope, no credit note, nothing refunded", async () => {
+    const admin = await app.createUser({ role: "admin" })
+    const { uuid, session, user } = await paidSession()
+    expect((await deliver(stripeEvent("checkout.session.completed", session))).status).toBe(200)
+    standIn.controls.failing = true
+    try {
+      const res = await app.post(`/v1/admin/invoices/${uuid}/refund`, { token: admin.token, body: { to: "gateway", reason: "x" } })
+      expect(res.status).toBe(502)
+      expect(res.body).toEqual({ success: false, message: "The payment gateway could not refund the payment." })
+    } finally {
+      standIn.controls.failing = false
+    }
+    const detail = await app.get(`/v1/invoices/${uuid}`, { token: user.token })
+    expect(detail.body.data).toMatchObject({ status: "paid", refunded_amount: "0.00", credit_notes: [] })
   })
 })
 

@@ -25,6 +25,14 @@ export class GatewayRefundFailed extends Schema.TaggedError<GatewayRefundFailed>
   message: Schema.optionalWith(Schema.String, { default: () => "The payment gateway could not refund the payment." })
 }, HttpApiSchema.annotations({ status: 502 })) {}
 
+/**
+ * [D110]: the gateway has no payment of this invoice to pay back (a Stripe invoice an operator
+ * marked paid by hand): the caller's `to: gateway` cannot be honoured, a 422 `errors.to`.
+ */
+export class RefundUnavailable extends Schema.TaggedError<RefundUnavailable>()("RefundUnavailable", {
+  message: Schema.String
+}) {}
+
 /** One payment provider ([D37]). Its webhook arrives at `/v1/webhooks/payments/{name}` ([D40]). */
 export interface PaymentGateway {
   readonly name: string
@@ -35,5 +43,5 @@ export interface PaymentGateway {
    * [D110]: pays `amount` of a paid invoice back to the payer; the provider's refund id. Absent
    * when the provider cannot refund (`manual`): a refund `to: gateway` is then 422 `errors.to`.
    */
-  readonly refund?: (payment: RefundRequest) => Effect.Effect<{ readonly refundId: string }, GatewayRefundFailed>
+  readonly refund?: (payment: RefundRequest) => Effect.Effect<{ readonly refundId: string }, GatewayRefundFailed | RefundUnavailable>
 }

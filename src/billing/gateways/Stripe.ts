@@ -10,7 +10,7 @@ import { AppClock } from "../../platform/Clock.ts"
 import { AppConfig, type StripeConfig } from "../../platform/Config.ts"
 import { InvalidSignature, ServiceUnavailable } from "../../platform/Errors.ts"
 import { type Invoice, InvoiceNotPayable } from "../Domain.ts"
-import { GatewayRefundFailed, type PaymentGateway, type RefundRequest } from "./Gateway.ts"
+import { GatewayRefundFailed, type PaymentGateway, type RefundRequest, RefundUnavailable } from "./Gateway.ts"
 import { StripeRecords } from "./StripeRecords.ts"
 
 /** [D112]: Stripe's webhook signatures are good for this long */
@@ -147,7 +147,7 @@ const make = (stripeConfig: StripeConfig, appUrl: string) =>
         const intent = payment.transactionId
         // marked paid by an operator's hand, not through Stripe: nothing to pay back there
         if (intent === null || !intent.startsWith("pi_")) {
-          return yield* Effect.fail(new GatewayRefundFailed({ message: "The invoice was not paid through Stripe: refund to the balance instead." }))
+          return yield* Effect.fail(new RefundUnavailable({ message: "The invoice was not paid through Stripe: refund to the balance instead." }))
         }
         const made = yield* Effect.tryPromise({
           try: () =>
