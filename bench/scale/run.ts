@@ -21,7 +21,7 @@ import { cpus, loadavg } from "node:os"
 import { join, resolve } from "node:path"
 import { SQL } from "bun"
 import { startPostgres } from "../lib/postgres.ts"
-import { freePort, run } from "../lib/proc.ts"
+import { freePort, peakRssMb, resetPeak, rssMb, run } from "../lib/proc.ts"
 import { nodeToken, peerKey, type ScaleData, seedScale, type Size, userToken } from "./seed.ts"
 
 const ROOT = resolve(import.meta.dir, "../..")
@@ -268,7 +268,7 @@ const OTHERS: ReadonlyArray<Scenario> = [
   {
     id: "node-peers",
     title: "GET /v1/node/peers (every peer of server 1)",
-    // streamed in pages of 5 000 peers, one statement each ([D92])
+    // streamed in pages of 1 000 peers by key (issue 27); the server's RSS is printed around it
     n: (s) => (s.peers > 20_000 ? 10 : 30),
     concurrency: 1,
     warmup: 0,
@@ -504,6 +504,8 @@ const main = async () => {
         for (const [k, p] of prepared.entries()) {
           for (let i = 0; i < (s.warmup ?? 5); i++) await send(servers[k]!.base, s.make(p.data, 100_000 + i))
         }
+        // issue 27: the server's resident memory across the path's requests (the full node list)
+        const rssBefore = servers.map((srv) => (resetPeak(srv.proc.pid), rssMb(srv.proc.pid)))
         for (let r = 0; r < rounds; r++) {
           for (const [k, p] of prepared.entries()) {
             const n = s.n?.(p.size) ?? SAMPLES
@@ -523,6 +525,12 @@ const main = async () => {
           const m = stats(all.latencies, all.errors, all.firstError, all.bytes)
           ;(table[p.size.label] ??= {})[s.id] = m
           console.log(`[${p.size.label}] ${s.title}: median ${m.medianMs} ms, p99 ${m.p99Ms} ms (n ${m.n}${m.errors ? `, ${m.errors} errors: ${m.firstError}` : ""})`)
+          if (s.id === "node-peers") {
+            const pid = servers[k]!.proc.pid
+            const rss = { beforeMiB: round(rssBefore[k] ?? NaN), afterMiB: round(rssMb(pid) ?? NaN), peakMiB: round(peakRssMb(pid) ?? NaN), bytes: all.bytes }
+            ;(results[p.size.label] ??= {})["node-peers-rss"] = rss
+            console.log(`[${p.size.label}] server RSS over the ${m.n} full lists (${all.bytes} bytes each): ${rss.beforeMiB} -> ${rss.afterMiB} MiB, peak ${rss.peakMiB} MiB`)
+          }
         }
       }
       // an unchanged incremental poll, when the API gives the peers' revision (the devices work)

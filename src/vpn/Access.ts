@@ -1,5 +1,6 @@
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import * as Stream from "effect/Stream"
 import { PlanMembers } from "../services/PlanMembers.ts"
 import type { Subscription } from "../services/Domain.ts"
 import { Services as Subscriptions } from "../services/Services.ts"
@@ -14,6 +15,12 @@ import { type Allowance, nodeEntry, refusedOverQuota, speedOf } from "./NodeEntr
 import { Peers, type ServerPeer } from "./Peers.ts"
 import { type Protocol, type ServerRow, Servers } from "./Servers.ts"
 import { Usage } from "./Usage.ts"
+
+/** issue 27: the peers of one page of the streamed full node list */
+export const NODE_LIST_PAGE = 1000
+
+/** an entry of the full node list: a peer ([D54]) or an OpenVPN credential ([D106]) */
+export type NodeListEntry = Effect.Effect.Success<ReturnType<Access["nodeSync"]>>["peers"][number]
 
 /**
  * Who may use which server ([D51], [D52], [D54]): the caller's current service must grant the
@@ -166,7 +173,34 @@ export class Access extends Effect.Service<Access>()("vpn/Access", {
         return { peers: [...(yield* asNodePeers(serverId, list)), ...removed], revision: state.head }
       })
 
+    /**
+     * issue 27: the full list as `nodeSync` answers it without `since` (the same entries in the
+     * same order, the same revision), in pages of `NODE_LIST_PAGE` peers by key, each page its own
+     * queries: what a streamed answer writes as it reads. The first page is read here (a failure
+     * is an error answer, not a cut one); an OpenVPN server's credentials are one page.
+     */
+    const nodeFull = (serverId: number) =>
+      Effect.gen(function*() {
+        const today = (yield* clock.now).toISOString().slice(0, 10)
+        const state = yield* changes.state(today)
+        yield* servers.seen(serverId)
+        if (yield* isOpenVpn(serverId)) {
+          const entries: ReadonlyArray<NodeListEntry> = yield* openvpnEntries(serverId, true, [], [])
+          return { revision: state.head, pages: Stream.make(entries) }
+        }
+        const page = (after: number) =>
+          Effect.flatMap(peers.pageOfServer(serverId, after, NODE_LIST_PAGE), (found) =>
+            Effect.map(asNodePeers(serverId, found.peers), (entries): readonly [ReadonlyArray<NodeListEntry>, Option.Option<number>] => [
+              entries,
+              found.peers.length < NODE_LIST_PAGE ? Option.none() : Option.some(found.last)
+            ]))
+        const [first, next] = yield* page(0)
+        const rest = Option.match(next, { onNone: () => Stream.empty, onSome: (after) => Stream.paginateEffect(after, page) })
+        return { revision: state.head, pages: Stream.concat(Stream.make(first), rest) }
+      })
+
     return {
+      nodeFull,
       /**
        * [D54]: the node's OpenVPN hook; 403 for credentials that are wrong or on hold ([D91]), and
        * for a user whose service may not connect to this server; [D116]: 403 from a server that is

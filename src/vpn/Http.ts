@@ -8,11 +8,13 @@ import { AuditLog } from "../audit/AuditLog.ts"
 import { CurrentUser } from "../http/Auth.ts"
 import { makePage } from "../http/Envelope.ts"
 import { AppConfig } from "../platform/Config.ts"
-import { orNotFound } from "../platform/Errors.ts"
+import { orNotFound, type ValidationError } from "../platform/Errors.ts"
 import { Access } from "./Access.ts"
 import { DeviceActivity } from "./DeviceActivity.ts"
 import { Devices } from "./Devices.ts"
 import { type ClientFile, Downloads, qrPng } from "./Downloads.ts"
+import type { NodeSyncBody } from "./NodeApi.ts"
+import { streamedNodeList } from "./NodeListStream.ts"
 import { CurrentNode, NodeAuthenticationLive } from "./NodeAuth.ts"
 import { Servers } from "./Servers.ts"
 import { Usage } from "./Usage.ts"
@@ -106,8 +108,12 @@ const NodeLive = HttpApiBuilder.group(Api, "node", (handlers) =>
     return handlers
       // each poll is seen by the metrics: the node's last poll and the peers it was served ([D102])
       .handle("peers", ({ urlParams }) =>
-        Effect.flatMap(node, (serverId) =>
-          access.nodeSync(serverId, urlParams.since).pipe(
+        Effect.flatMap(node, (serverId): Effect.Effect<HttpServerResponse.HttpServerResponse | typeof NodeSyncBody.Type, ValidationError> =>
+          // issue 27: the full list streamed, pages in key order; `?since=` answers as built
+          urlParams.since === undefined
+            ? Effect.map(access.nodeFull(serverId), ({ pages, revision }) =>
+              streamedNodeList(revision, pages, (entries) => nodeFigures.polled(serverId, entries)))
+            : access.nodeSync(serverId, urlParams.since).pipe(
             Effect.tap((sync) => nodeFigures.polled(serverId, sync.peers.length)),
             Effect.map((sync) => ({ data: sync.peers, meta: { revision: sync.revision } }))
           )))

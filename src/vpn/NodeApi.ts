@@ -25,7 +25,7 @@ export const RemovedPeer = Schema.Struct({ public_key: Schema.String, removed: S
   .annotations({ identifier: "RemovedNodePeer" })
 
 /** [D92]: `{success: true, data: [...], meta: {revision}}`; the handler returns `{data, meta}`. */
-const NodeSyncBody = Schema.Struct({
+export const NodeSyncBody = Schema.Struct({
   data: Schema.Array(Schema.Union(
     NodePeer,
     RemovedPeer,
@@ -37,7 +37,7 @@ const NodeSyncBody = Schema.Struct({
     revision: Schema.Number.annotations({ description: "An opaque cursor that only grows: send it back as `since`." })
   })
 })
-const NodeSyncResponse = Schema.transform(
+export const NodeSyncResponse = Schema.transform(
   Schema.Struct({ success: Schema.Literal(true), ...NodeSyncBody.fields }),
   Schema.typeSchema(NodeSyncBody),
   {

@@ -142,6 +142,15 @@ export class Peers extends Effect.Service<Peers>()("vpn/Peers", {
         select ${nodeColumns}
         from wireguard_peers p join servers s on s.id = p.server_id where p.server_id = ${serverId} order by p.id`
     })
+    /** issue 27: one page of the server's peers in key order, after the peer `after` (keyset) */
+    const pageOfServerRows = SqlSchema.findAll({
+      Request: Schema.Struct({ serverId: Schema.Int, after: Schema.Int, limit: Schema.Int }),
+      Result: Schema.Struct({ id: Schema.Int, ...NodePeerRow.fields }),
+      execute: ({ after, limit, serverId }) => sql`
+        select p.id, ${nodeColumns}
+        from wireguard_peers p join servers s on s.id = p.server_id
+        where p.server_id = ${serverId} and p.id > ${after} order by p.id limit ${limit}`
+    })
     /** [D92]: the server's peers among these keys or of these users (both as JSON arrays) */
     const someOfServerRows = SqlSchema.findAll({
       Request: Schema.Struct({ serverId: Schema.Int, keys: Schema.String, users: Schema.String }),
@@ -242,6 +251,15 @@ export class Peers extends Effect.Service<Peers>()("vpn/Peers", {
         ),
       /** the server's peers for its node, each with whether its user's access is on hold (one query) */
       ofServer: (serverId: number) => ofServerRows(serverId).pipe(Effect.map((rows) => rows.map(serverPeer)), Effect.orDie),
+      /**
+       * issue 27: at most `limit` of the server's peers after the peer id `after`, in the order of
+       * `ofServer`, with the id to continue after (one query)
+       */
+      pageOfServer: (serverId: number, after: number, limit: number) =>
+        pageOfServerRows({ serverId, after, limit }).pipe(
+          Effect.map((rows) => ({ peers: rows.map(serverPeer), last: rows.length === 0 ? after : rows[rows.length - 1]!.id })),
+          Effect.orDie
+        ),
       /** [D92]: the server's peers with one of these keys or of one of these users (one query) */
       someOfServer: (serverId: number, keys: ReadonlyArray<string>, userIds: ReadonlyArray<number>) =>
         (keys.length === 0 && userIds.length === 0
