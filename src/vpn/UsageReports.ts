@@ -15,8 +15,14 @@ export type ReportRoute = "usage" | "counters"
 export const Accepted = Schema.Struct({ accepted: Schema.Int })
 export type Accepted = typeof Accepted.Type
 
-/** [D94]: 1 to 255 visible ASCII characters (RFC 5234 VCHAR); the header's schema (`NodeApi.ts`) checks it */
+/** [D94]: 1 to 255 visible ASCII characters (RFC 5234 VCHAR) */
 export const VALID_KEY = /^[\x21-\x7e]{1,255}$/
+
+/** The field error of a bad `Idempotency-Key`, if it is bad; none when absent. */
+export const idempotencyKeyErrors = (key: string | undefined): Record<string, Array<string>> =>
+  key === undefined || VALID_KEY.test(key)
+    ? {}
+    : { idempotency_key: ["The idempotency key must be between 1 and 255 visible ASCII characters."] }
 
 const ReportKey = Schema.Struct({ serverId: Schema.Int, route: Schema.String, key: Schema.String })
 
