@@ -32,7 +32,6 @@ interface RouteShape {
   readonly path: Option.Option<Decoder>
   readonly urlParams: Option.Option<Decoder>
   readonly payload: Option.Option<Decoder>
-  readonly headers: Option.Option<Decoder>
 }
 
 const routeShapes = <ApiId extends string, Groups extends HttpApiGroup.HttpApiGroup.Any, E, R>(
@@ -57,8 +56,7 @@ const routeShapes = <ApiId extends string, Groups extends HttpApiGroup.HttpApiGr
         params,
         path: Option.map(endpoint.pathSchema, (schema) => schema.ast),
         urlParams: Option.map(endpoint.urlParamsSchema, (schema) => schema.ast),
-        payload: Option.map(endpoint.payloadSchema, (schema) => schema.ast),
-        headers: Option.map(endpoint.headersSchema, (schema) => schema.ast)
+        payload: Option.map(endpoint.payloadSchema, (schema) => schema.ast)
       })
     }
   })
@@ -130,22 +128,13 @@ export const diagnoseDecodeError = (shapes: ReadonlyArray<RouteShape>, error: Ht
         const query = Schema.decodeUnknownEither(Schema.make(route.urlParams.value), { errors: "all" })(queryRecord(request.url))
         if (Either.isLeft(query)) return new ValidationError({ errors: fieldErrors(query.left.issue) })
       }
-      // a header's field is named with underscores (`Idempotency-Key`: `errors.idempotency_key`), before the body's
-      const headerErrors: Record<string, Array<string>> = {}
-      if (Option.isSome(route.headers)) {
-        const headers = Schema.decodeUnknownEither(Schema.make(route.headers.value), { errors: "all" })(request.headers)
-        if (Either.isLeft(headers)) {
-          for (const [field, messages] of Object.entries(fieldErrors(headers.left.issue))) headerErrors[field.replace(/-/g, "_")] = messages
-        }
-      }
       if (Option.isSome(route.payload) && request.method !== "GET" && request.method !== "HEAD") {
         const body = yield* Effect.either(Effect.flatten(decodeJsonBody(request)))
         if (Either.isRight(body)) {
           const payload = Schema.decodeUnknownEither(Schema.make(route.payload.value), { errors: "all" })(body.right)
-          if (Either.isLeft(payload)) return new ValidationError({ errors: { ...headerErrors, ...fieldErrors(payload.left.issue) } })
+          if (Either.isLeft(payload)) return new ValidationError({ errors: fieldErrors(payload.left.issue) })
         }
       }
-      if (Object.keys(headerErrors).length > 0) return new ValidationError({ errors: headerErrors })
     }
     // not one of the endpoint's inputs (headers, say): each field the framework named is invalid
     const errors: Record<string, Array<string>> = {}

@@ -6,7 +6,7 @@ import * as Schema from "effect/Schema"
 import { Contacts } from "../accounts/Contacts.ts"
 import { Services as Subscriptions } from "../services/Services.ts"
 import { AppClock } from "../platform/Clock.ts"
-import { NotFound } from "../platform/Errors.ts"
+import { NotFound, ValidationError } from "../platform/Errors.ts"
 import { periodAt, periodStart } from "./Bandwidth.ts"
 import { Device, Devices } from "./Devices.ts"
 
@@ -55,6 +55,23 @@ const ServerRow = Schema.Struct({
   tx_bytes: Schema.NumberFromString
 })
 type ServerRow = typeof ServerRow.Type
+
+/** the largest handshake time accepted (unix seconds, year 9999) */
+const MAX_HANDSHAKE = 253_402_300_799
+
+/** [D107]: `latest_handshake` of a counters entry: absent, or unix seconds (0 = never) */
+export const handshakeErrors = (payload: ReadonlyArray<unknown>): Record<string, Array<string>> => {
+  const errors: Record<string, Array<string>> = {}
+  payload.forEach((raw, i) => {
+    if (typeof raw !== "object" || raw === null || !("latest_handshake" in raw)) return
+    const v = (raw as { readonly latest_handshake: unknown }).latest_handshake
+    if (v === undefined || v === null) return
+    if (typeof v !== "number" || !Number.isInteger(v) || v < 0 || v > MAX_HANDSHAKE) {
+      errors[`${i}.latest_handshake`] = [`The ${i}.latest_handshake field must be an integer between 0 and ${MAX_HANDSHAKE}.`]
+    }
+  })
+  return errors
+}
 
 /** the WireGuard entries of a report that name a handshake */
 const handshakesOf = (payload: ReadonlyArray<unknown>) =>
@@ -165,6 +182,10 @@ export class DeviceActivity extends Effect.Service<DeviceActivity>()("vpn/Device
         Effect.flatMap(contacts.find(userId), (found) => Option.isNone(found) ? Effect.fail(new NotFound()) : list(userId)),
       detail,
       /** 422 for a `latest_handshake` that is not unix seconds, before the report counts */
+      checkHandshakes: (payload: ReadonlyArray<unknown>) => {
+        const errors = handshakeErrors(payload)
+        return Object.keys(errors).length > 0 ? Effect.fail(new ValidationError({ errors })) : Effect.void
+      },
       /** [D107]: the handshakes of a counters report, for this server's peers */
       recordHandshakes: (serverId: number, payload: ReadonlyArray<unknown>) => {
         const entries = handshakesOf(payload)

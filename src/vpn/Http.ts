@@ -120,12 +120,13 @@ const NodeLive = HttpApiBuilder.group(Api, "node", (handlers) =>
       .handle("openvpnAuth", ({ payload }) =>
         Effect.flatMap(node, (serverId) => access.authenticate(serverId, payload.username, payload.password)))
       .handle("usage", ({ headers, payload }) =>
-        Effect.flatMap(node, (serverId) => usage.record(serverId, payload.entries, headers["idempotency-key"])))
+        Effect.flatMap(node, (serverId) => usage.record(serverId, payload, headers["idempotency-key"])))
       .handle("counters", ({ headers, payload }) =>
         Effect.flatMap(node, (serverId) =>
-          usage.recordCounters(serverId, payload.entries, headers["idempotency-key"]).pipe(
+          activity.checkHandshakes(payload).pipe(
+            Effect.zipRight(usage.recordCounters(serverId, payload, headers["idempotency-key"])),
             // [D107]: the peers' last handshakes (a repeat changes nothing)
-            Effect.tap(() => activity.recordHandshakes(serverId, payload.raw))
+            Effect.tap(() => activity.recordHandshakes(serverId, payload))
           )))
   }))
 

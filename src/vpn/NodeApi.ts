@@ -1,10 +1,7 @@
 import * as OpenApi from "@effect/platform/OpenApi"
 import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
-import * as Arr from "effect/Array"
-import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
-import * as AST from "effect/SchemaAST"
 import { describe } from "../http/Describe.ts"
 import { Ok } from "../http/Envelope.ts"
 import { ForbiddenResponse, ValidationErrorResponse } from "../http/Errors.ts"
@@ -13,8 +10,7 @@ import { MAX_BYTES } from "./Bandwidth.ts"
 import { NodeAuthentication } from "./NodeAuth.ts"
 import { OpenVpnEntry, RemovedOpenVpnEntry } from "./OpenVpnEntries.ts"
 import { NodePeer as NodePeerFields } from "./Peers.ts"
-import { checkReport, type CounterFields, DELTAS, type FieldErrors, handshakeErrors, TOTALS } from "./ReportCheck.ts"
-import { Accepted, VALID_KEY } from "./UsageReports.ts"
+import { Accepted } from "./UsageReports.ts"
 
 // The node routes of [D54], [D92], [D94], [D106] (moved out of vpn/Api.ts whole).
 
@@ -47,56 +43,7 @@ export const NodeSyncResponse = Schema.transform(
   }
 ).annotations({ identifier: "NodePeerList" })
 
-/** One entry of a report once checked: a peer's (`public_key`) or an OpenVPN user's (`username`) two counters. */
-const ReportEntry = Schema.Struct({
-  public_key: Schema.optional(Schema.String),
-  username: Schema.optional(Schema.String),
-  rx: Schema.Number,
-  tx: Schema.Number
-})
-
-/** A checked report: its entries, and the entries as sent (what the handshakes of [D107] are read from). */
-const CheckedReport = Schema.Struct({ entries: Schema.Array(ReportEntry), raw: Schema.Array(Schema.Unknown) })
-
-/** The field errors of a report as the issue the error mapping reads (`0.rx_bytes`, `body`): one message each. */
-const reportIssue = (actual: unknown, errors: FieldErrors): ParseResult.ParseIssue => {
-  const issues = Object.entries(errors).flatMap(([key, messages]) =>
-    messages.map((message): ParseResult.ParseIssue => {
-      const leaf = new ParseResult.Type(AST.unknownKeyword, actual, message)
-      const [head, ...rest] = key.split(".")
-      return key === "body" ? leaf : new ParseResult.Pointer([head ?? key, ...rest], actual, leaf)
-    })
-  )
-  return Arr.isNonEmptyReadonlyArray(issues)
-    ? new ParseResult.Composite(AST.unknownKeyword, actual, issues)
-    : new ParseResult.Type(AST.unknownKeyword, actual)
-}
-
-/**
- * A node's report checked at the boundary ([D54], [D94], [D107]), field by field
- * (`ReportCheck.checkReport`, keyed `<index>.<field>` as Laravel does for arrays); a counters
- * report's handshakes first.
- */
-const nodeReport = (fields: CounterFields, description: string, counters: boolean) =>
-  Schema.transformOrFail(
-    wireReport(fields, description),
-    CheckedReport,
-    {
-      strict: true,
-      decode: (raw) => {
-        const handshakes = counters ? handshakeErrors(raw) : {}
-        if (Object.keys(handshakes).length > 0) return ParseResult.fail(reportIssue(raw, handshakes))
-        const report = checkReport(raw, fields, counters)
-        return Object.keys(report.errors).length > 0
-          ? ParseResult.fail(reportIssue(raw, report.errors))
-          : ParseResult.succeed({ entries: report.entries, raw })
-      },
-      encode: ({ raw }) => ParseResult.succeed(raw)
-    }
-  )
-
-/** A report as it arrives: an array of entries (what the documents show). */
-const wireReport = (fields: readonly [string, string], description: string) =>
+const nodeReport = (fields: readonly [string, string], description: string) =>
   Schema.Array(
     Schema.Unknown.annotations({
       jsonSchema: {
@@ -112,21 +59,18 @@ const wireReport = (fields: readonly [string, string], description: string) =>
     })
   ).annotations({ message: () => "The body must be a JSON array.", description })
 
-/** The node's counter deltas: an array of entries, each checked here (`0.rx_bytes`). */
-export const UsageReport = nodeReport(DELTAS, "Counter deltas per peer ([D54]).", false)
+/** The node's counter deltas: an array of entries, each checked by `Usage.record` (`0.rx_bytes`). */
+export const UsageReport = nodeReport(["rx_bytes", "tx_bytes"], "Counter deltas per peer ([D54]).")
 
-/** [D94]: the node's cumulative counters (what `wg show <if> dump` prints), each peer once per report. */
+/** [D94]: the node's cumulative counters (what `wg show <if> dump` prints), checked by `Usage.recordCounters`. */
 export const CountersReport = nodeReport(
-  TOTALS,
-  "Cumulative counters per peer ([D94]): the increase since the last report counts; a total below the last one is a counter reset.",
-  true
+  ["rx_total", "tx_total"],
+  "Cumulative counters per peer ([D94]): the increase since the last report counts; a total below the last one is a counter reset."
 )
 
 /** [D94]: a retry under the same key (same node, within 24 h) answers the first answer and adds nothing. */
 const IdempotencyKey = Schema.Struct({
-  "idempotency-key": Schema.optional(Schema.String.pipe(Schema.filter((key) => VALID_KEY.test(key))).annotations({
-    // the error mapping names a header's field with underscores: `errors.idempotency_key`
-    message: () => "The idempotency key must be between 1 and 255 visible ASCII characters.",
+  "idempotency-key": Schema.optional(Schema.String.annotations({
     description: "1-255 visible ASCII characters naming this report; retry a report with its key until it is answered.",
     jsonSchema: {
       type: "string",

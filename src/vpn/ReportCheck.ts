@@ -86,23 +86,6 @@ export const checkReport = (
   return { entries: out, errors }
 }
 
-/** the largest handshake time accepted (unix seconds, year 9999) */
-const MAX_HANDSHAKE = 253_402_300_799
-
-/** [D107]: `latest_handshake` of a counters entry: absent, or unix seconds (0 = never) */
-export const handshakeErrors = (payload: ReadonlyArray<unknown>): Record<string, Array<string>> => {
-  const errors: Record<string, Array<string>> = {}
-  payload.forEach((raw, i) => {
-    if (typeof raw !== "object" || raw === null || !("latest_handshake" in raw)) return
-    const v = (raw as { readonly latest_handshake: unknown }).latest_handshake
-    if (v === undefined || v === null) return
-    if (typeof v !== "number" || !Number.isInteger(v) || v < 0 || v > MAX_HANDSHAKE) {
-      errors[`${i}.latest_handshake`] = [`The ${i}.latest_handshake field must be an integer between 0 and ${MAX_HANDSHAKE}.`]
-    }
-  })
-  return errors
-}
-
 /** What one entry of a report adds to its owner's month, `index` its place in the report. */
 export interface Addition {
   readonly index: number

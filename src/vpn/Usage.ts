@@ -11,7 +11,7 @@ import * as Bandwidth from "./Bandwidth.ts"
 import { QuotaNotices } from "./QuotaNotices.ts"
 import {
   type Addition,
-  type ReportEntry,
+  checkReport,
   type CounterFields,
   DELTAS,
   type FieldErrors,
@@ -20,7 +20,7 @@ import {
   TOTALS
 } from "./ReportCheck.ts"
 import { ReportOwners } from "./ReportOwners.ts"
-import { UsageReports } from "./UsageReports.ts"
+import { idempotencyKeyErrors, UsageReports } from "./UsageReports.ts"
 import { UsageRows } from "./UsageRows.ts"
 
 const MAX_BYTES = Bandwidth.MAX_BYTES
@@ -107,13 +107,22 @@ export class Usage extends Effect.Service<Usage>()("vpn/Usage", {
         return { accepted: [...sums.values()].reduce((n, s) => n + s.additions.length, 0) }
       })
 
+    /** a 422 for every bad field of the report and of its `Idempotency-Key` */
+    const checked = (payload: ReadonlyArray<unknown>, key: string | undefined, fields: CounterFields, distinct: boolean) =>
+      Effect.gen(function*() {
+        const report = checkReport(payload, fields, distinct)
+        const errors = { ...idempotencyKeyErrors(key), ...report.errors }
+        if (Object.keys(errors).length > 0) return yield* Effect.fail(new ValidationError({ errors }))
+        return report.entries
+      })
+
     /**
      * [D54]: a node's counter deltas, added to each owner's current service for its current period ([D95]);
      * [D116]: only the entries this node's server serves.
      * [D94]: under an `Idempotency-Key`, a retry answers the first answer and adds nothing.
      */
-    const record = (serverId: number, entries: ReadonlyArray<ReportEntry>, key?: string) =>
-      Effect.suspend(() =>
+    const record = (serverId: number, payload: ReadonlyArray<unknown>, key?: string) =>
+      Effect.flatMap(checked(payload, key, DELTAS, false), (entries) =>
         reports.once(serverId, "usage", key, Effect.gen(function*() {
           const served = yield* owners.ownersOf(serverId, entries)
           const additions = entries.flatMap((e, index) => {
@@ -128,8 +137,8 @@ export class Usage extends Effect.Service<Usage>()("vpn/Usage", {
      * every known peer, counted or not, so traffic outside a service is never billed later) and
      * adds what they grew by; a repeated report adds nothing, a lost one is covered by the next.
      */
-    const recordCounters = (serverId: number, entries: ReadonlyArray<ReportEntry>, key?: string) =>
-      Effect.suspend(() =>
+    const recordCounters = (serverId: number, payload: ReadonlyArray<unknown>, key?: string) =>
+      Effect.flatMap(checked(payload, key, TOTALS, true), (entries) =>
         reports.once(serverId, "counters", key, Effect.gen(function*() {
           const served = yield* owners.ownersOf(serverId, entries)
           const known = entries.flatMap((e, index) => {

@@ -16,7 +16,7 @@ export const Accepted = Schema.Struct({ accepted: Schema.Int })
 export type Accepted = typeof Accepted.Type
 
 /** [D94]: 1 to 255 visible ASCII characters (RFC 5234 VCHAR) */
-export const VALID_KEY = /^[\x21-\x7e]{1,255}$/
+const VALID_KEY = /^[\x21-\x7e]{1,255}$/
 
 /** The field error of a bad `Idempotency-Key`, if it is bad; none when absent. */
 export const idempotencyKeyErrors = (key: string | undefined): Record<string, Array<string>> =>
