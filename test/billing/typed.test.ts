@@ -95,7 +95,8 @@ test("balance: admin credit, the user's balance and ledger; a refund to the bala
   const me = await typedClient(app, { token: user.token })
   expect(await ok(me.balance.getBalance())).toEqual([])
 
-  const credit = await ok(admin.balanceAdmin.adjustBalance({ path: { user: user.id }, payload: { amount: 5, currency: "EUR", reason: "goodwill" } }))
+  // the typed client speaks cents for these amounts and sends them as the decimal string ("5.00")
+  const credit = await ok(admin.balanceAdmin.adjustBalance({ path: { user: user.id }, payload: { amount: 500, currency: "EUR", reason: "goodwill" } }))
   expect(credit).toMatchObject({ currency: "EUR", amount: "5.00", transaction: { amount: "5.00", currency: "EUR", reason: "goodwill", invoice_uuid: null } })
   expect(await ok(me.balance.getBalance())).toEqual([{ currency: "EUR", amount: "5.00" }])
 
@@ -103,7 +104,7 @@ test("balance: admin credit, the user's balance and ledger; a refund to the bala
   const invoice = await ok(me.billing.placeOrder({ payload: { plan_id: plan.id, cycle_id: cycle.id } }))
   expect(invoice).toMatchObject({ amount: "7.00", balance_applied: "5.00" })
   await ok(admin.billingAdmin.markPaid({ path: { invoice: invoice.uuid } }))
-  const note = await ok(admin.refundsAdmin.refundInvoice({ path: { invoice: invoice.uuid }, payload: { amount: 3, to: "balance", reason: "outage" } }))
+  const note = await ok(admin.refundsAdmin.refundInvoice({ path: { invoice: invoice.uuid }, payload: { amount: 300, to: "balance", reason: "outage" } }))
   expect(note).toMatchObject({ invoice_uuid: invoice.uuid, amount: "3.00", currency: "EUR", to: "balance", reason: "outage" })
 
   expect(await ok(me.balance.getBalance())).toEqual([{ currency: "EUR", amount: "3.00" }])
