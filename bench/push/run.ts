@@ -12,48 +12,19 @@ import { FetchHttpClient, HttpClient, HttpClientRequest } from "@effect/platform
 import { RpcClient, RpcSerialization } from "@effect/rpc"
 import { Effect, Fiber, Layer, Stream } from "effect"
 import { createHash } from "node:crypto"
-import { resolve } from "node:path"
 import pg from "pg"
 import { NodeRpcs } from "../../src/vpn/NodeProtocol.ts"
 import { startPostgres } from "../lib/postgres.ts"
-import { freePort } from "../lib/proc.ts"
+import { type Server as Instance, startServer } from "../lib/server.ts"
 
-const ROOT = resolve(import.meta.dir, "../..")
-const BUN = process.execPath
+const startServerInherit = (env: Record<string, string>) => startServer(env, { stderr: "inherit" })
+
 const AGENTS = Number(process.env.AGENTS ?? 20)
 const REVOCATIONS = Number(process.env.REVOCATIONS ?? 50)
 const GAP_MS = Number(process.env.GAP_MS ?? 100)
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 const sha256 = (s: string) => createHash("sha256").update(s).digest("hex")
 
-interface Instance {
-  readonly base: string
-  readonly proc: Bun.Subprocess
-}
-
-const startInstance = async (env: Record<string, string>): Promise<Instance> => {
-  const port = freePort()
-  const proc = Bun.spawn([BUN, "run", "src/main.ts"], {
-    cwd: ROOT,
-    env: { ...process.env, ...env, PORT: String(port) },
-    stdout: "ignore",
-    stderr: "inherit"
-  })
-  const base = `http://127.0.0.1:${port}`
-  const deadline = performance.now() + 120_000
-  for (;;) {
-    if (proc.exitCode !== null) throw new Error(`instance exited ${proc.exitCode}`)
-    try {
-      const res = await fetch(`${base}/v1/status`)
-      await res.arrayBuffer()
-      if (res.status === 200) return { base, proc }
-    } catch {
-      // not listening yet
-    }
-    if (performance.now() > deadline) throw new Error("instance not ready within 120 s")
-    await sleep(100)
-  }
-}
 
 /** one simulated agent: WatchPeers on `base`, recording when each disabled key arrives */
 const agent = (base: string, token: string, seen: Map<string, number>) =>
@@ -95,8 +66,8 @@ const main = async () => {
       ADMIN_PASSWORD: "bench-admin-password-1234",
       ADMIN_REQUIRE_2FA: "false"
     }
-    instances.push(await startInstance(env)) // migrates
-    instances.push(await startInstance(env))
+    instances.push(await startServerInherit(env)) // migrates
+    instances.push(await startServerInherit(env))
 
     // seed: one plan granting AGENTS servers; REVOCATIONS users with an active service and a peer on each server
     const db = new pg.Client({ connectionString: pgServer.url })

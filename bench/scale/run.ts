@@ -21,7 +21,8 @@ import { cpus, loadavg } from "node:os"
 import { join, resolve } from "node:path"
 import { SQL } from "bun"
 import { startPostgres } from "../lib/postgres.ts"
-import { freePort, peakRssMb, resetPeak, rssMb, run } from "../lib/proc.ts"
+import { startServer, stopServer } from "../lib/server.ts"
+import { peakRssMb, resetPeak, rssMb, run } from "../lib/proc.ts"
 import { nodeToken, peerKey, type ScaleData, seedScale, type Size, userToken } from "./seed.ts"
 
 const ROOT = resolve(import.meta.dir, "../..")
@@ -123,43 +124,6 @@ const sample = async (base: string, n: number, concurrency: number, make: (i: nu
 
 // ---- the server ------------------------------------------------------------------------------
 
-interface Server {
-  readonly base: string
-  readonly proc: Bun.Subprocess
-}
-
-const startServer = async (env: Record<string, string>): Promise<Server> => {
-  const port = freePort()
-  const proc = Bun.spawn([BUN, "run", "src/main.ts"], {
-    cwd: ROOT,
-    env: { ...process.env, ...env, PORT: String(port) },
-    stdout: "ignore",
-    stderr: "pipe"
-  })
-  const base = `http://127.0.0.1:${port}`
-  const deadline = performance.now() + 120_000
-  for (;;) {
-    if (proc.exitCode !== null) throw new Error(`server exited ${proc.exitCode}: ${await new Response(proc.stderr).text()}`)
-    try {
-      const res = await fetch(`${base}/v1/status`)
-      await res.arrayBuffer()
-      if (res.status === 200) return { base, proc }
-    } catch {
-      // not listening yet
-    }
-    if (performance.now() > deadline) {
-      proc.kill("SIGKILL")
-      throw new Error("server not ready within 120 s")
-    }
-    await sleep(50)
-  }
-}
-
-const stopServer = async (s: Server) => {
-  s.proc.kill("SIGTERM")
-  const exited = await Promise.race([s.proc.exited.then(() => true), sleep(15_000).then(() => false)])
-  if (!exited) s.proc.kill("SIGKILL")
-}
 
 // ---- the paths -------------------------------------------------------------------------------
 

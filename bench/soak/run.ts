@@ -24,7 +24,8 @@ import { createHmac } from "node:crypto"
 import { SQL } from "bun"
 import { ARGON2ID } from "../../src/accounts/Passwords.ts"
 import { startPostgres } from "../lib/postgres.ts"
-import { freePort, rssMb, run } from "../lib/proc.ts"
+import { type Server as Instance, startServer as startInstance, stopServer as stopInstance } from "../lib/server.ts"
+import { rssMb, run } from "../lib/proc.ts"
 
 const ROOT = resolve(import.meta.dir, "../..")
 const BUN = process.execPath
@@ -45,43 +46,6 @@ const p99 = (xs: ReadonlyArray<number>) => {
 
 // ---- instances -------------------------------------------------------------------------------
 
-interface Instance {
-  readonly base: string
-  readonly proc: Bun.Subprocess
-}
-
-const startInstance = async (env: Record<string, string>): Promise<Instance> => {
-  const port = freePort()
-  const proc = Bun.spawn([BUN, "run", "src/main.ts"], {
-    cwd: ROOT,
-    env: { ...process.env, ...env, PORT: String(port) },
-    stdout: "ignore",
-    stderr: "pipe"
-  })
-  const base = `http://127.0.0.1:${port}`
-  const deadline = performance.now() + 120_000
-  for (;;) {
-    if (proc.exitCode !== null) throw new Error(`instance exited ${proc.exitCode}: ${await new Response(proc.stderr).text()}`)
-    try {
-      const res = await fetch(`${base}/v1/status`)
-      await res.arrayBuffer()
-      if (res.status === 200) return { base, proc }
-    } catch {
-      // not listening yet
-    }
-    if (performance.now() > deadline) {
-      proc.kill("SIGKILL")
-      throw new Error("instance not ready within 120 s")
-    }
-    await sleep(100)
-  }
-}
-
-const stopInstance = async (i: Instance) => {
-  i.proc.kill("SIGTERM")
-  const exited = await Promise.race([i.proc.exited.then(() => true), sleep(15_000).then(() => false)])
-  if (!exited) i.proc.kill("SIGKILL")
-}
 
 // ---- requests --------------------------------------------------------------------------------
 
