@@ -5,7 +5,7 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { Catalog } from "../catalog/Catalog.ts"
 import { AppClock } from "../platform/Clock.ts"
-import { NewService, RenewalCandidate, ServiceRecord, ServiceStatus, subscription, type Subscription } from "./Domain.ts"
+import { type ActiveService, ActiveOnPlan, NewService, planOf, RenewalCandidate, ServiceRecord, ServiceStatus, subscription, type Subscription } from "./Domain.ts"
 
 /** the key space of this room's advisory locks (one lock per user) */
 const USER_LOCK_SPACE = 4_080_002
@@ -73,6 +73,22 @@ export class ServiceRows extends Effect.Service<ServiceRows>()("services/Service
           where user_id = ids.id and status in ('active', 'suspended') and expires_at > ${now}
           order by created_at desc, id desc limit 1
         ) s`
+    })
+    /**
+     * issue 27: `currentRecords`, then only the current services that are active and on one of
+     * `planIds`, lean (what a node's list needs of them: no cycle, no expiry, no renewal flag)
+     */
+    const activeOnPlansRecords = SqlSchema.findAll({
+      Request: Schema.Struct({ userIds: Schema.Array(Schema.Int), planIds: Schema.Array(Schema.Int), now: Schema.DateFromSelf }),
+      Result: ActiveOnPlan,
+      execute: ({ now, planIds, userIds }) => sql`
+        select s.id, s.user_id, s.plan_id, s.starts_at from unnest(${`{${userIds.join(",")}}`}::int[]) as ids (id)
+        cross join lateral (
+          select id, user_id, plan_id, status, starts_at from services
+          where user_id = ids.id and status in ('active', 'suspended') and expires_at > ${now}
+          order by created_at desc, id desc limit 1
+        ) s
+        where s.status = 'active' and s.plan_id = any(${`{${planIds.join(",")}}`}::int[])`
     })
     const insert = SqlSchema.single({
       Request: Schema.Struct({ service: NewService, now: Schema.DateFromSelf }),
@@ -186,6 +202,26 @@ export class ServiceRows extends Effect.Service<ServiceRows>()("services/Service
           : Effect.flatMap(clock.now, (now) => Effect.orDie(currentRecords({ userIds: [...new Set(userIds)], now }))).pipe(
             Effect.flatMap(withCatalog),
             Effect.map((list) => new Map(list.map((s) => [s.userId, s])) as ReadonlyMap<number, Subscription>)
+          ),
+      /**
+       * issue 27, [D34]: of these users, those whose current service is active and on one of
+       * `planIds`: that service, lean (id, user, start, plan), by user id, in one statement
+       */
+      activeOnPlansOf: (userIds: ReadonlyArray<number>, planIds: ReadonlyArray<number>) =>
+        userIds.length === 0 || planIds.length === 0
+          ? Effect.succeed(new Map<number, ActiveService>() as ReadonlyMap<number, ActiveService>)
+          : Effect.flatMap(clock.now, (now) => Effect.orDie(activeOnPlansRecords({ userIds: [...new Set(userIds)], planIds, now }))).pipe(
+            Effect.flatMap((rows) =>
+              Effect.map(catalog.rowsOf(rows.map((r) => r.plan_id), []), (c) => {
+                const plans = new Map<number, Subscription["plan"]>()
+                const found = new Map<number, ActiveService>()
+                for (const r of rows) {
+                  let plan = plans.get(r.plan_id)
+                  if (plan === undefined) plans.set(r.plan_id, plan = planOf(c.plan(r.plan_id)))
+                  found.set(r.user_id, { id: r.id, userId: r.user_id, startsAt: r.starts_at, plan })
+                }
+                return found as ReadonlyMap<number, ActiveService>
+              }))
           ),
       /** sets only the flag of the user's own service; none when it is not theirs */
       setAutoRenew: (userId: number, id: number, autoRenew: boolean) =>

@@ -103,6 +103,8 @@ export class Services extends Effect.Service<Services>()("services/Services", {
       current: rows.current,
       /** [D34]: the current service of each user that has one, by user id, in one statement */
       currentOf: rows.currentOf,
+      /** issue 27, [D34]: of these users, those whose current service is active and on one of the plans, lean, by user id */
+      activeOnPlansOf: rows.activeOnPlansOf,
       /** sets only the flag of the user's own service; none when it is not theirs */
       setAutoRenew: rows.setAutoRenew,
       create,

@@ -103,6 +103,23 @@ export class Access extends Effect.Service<Access>()("vpn/Access", {
       })
 
     /**
+     * issue 27: `connectableUsers` for one page of the full list, the server's grants read once
+     * for the whole list, each owner's current service read lean: the same allowances
+     */
+    const pageAllowances = (granted: ReadonlyArray<number>, list: ReadonlyArray<ServerPeer>) =>
+      Effect.gen(function*() {
+        const allowed = new Map<number, Allowance>()
+        const userIds = [...new Set(list.flatMap((p) => p.held ? [] : [p.userId]))]
+        const services = [...(yield* subscriptions.activeOnPlansOf(userIds, granted)).values()]
+        const used = yield* usage.currentTotals(services)
+        for (const s of services) {
+          const over = isOverLimit(used.get(s.id) ?? 0, s.plan.bandwidthLimitGb)
+          if (!refusedOverQuota(s.plan, over)) allowed.set(s.userId, { speedLimitMbps: speedOf(s.plan, over) })
+        }
+        return allowed as ReadonlyMap<number, Allowance>
+      })
+
+    /**
      * [D54]: peers as the node is told them, `enabled` when their user is not on hold ([D91]) and
      * may connect, at their service's speed ([D103]); shaped by `nodeEntry` alone
      */
@@ -188,14 +205,22 @@ export class Access extends Effect.Service<Access>()("vpn/Access", {
           const entries: ReadonlyArray<NodeListEntry> = yield* openvpnEntries(serverId, true, [], [])
           return { revision: state.head, pages: Stream.make(entries) }
         }
+        // the server's grants once for the whole list (a grant changed meanwhile is a change the
+        // node's next `?since=` poll answers, [D92])
+        const granted = yield* servers.planIdsOf(serverId)
         const page = (after: number) =>
           Effect.flatMap(peers.pageOfServer(serverId, after, NODE_LIST_PAGE), (found) =>
-            Effect.map(asNodePeers(serverId, found.peers), (entries): readonly [ReadonlyArray<NodeListEntry>, Option.Option<number>] => [
-              entries,
+            Effect.map(pageAllowances(granted, found.peers), (allowed): readonly [ReadonlyArray<NodeListEntry>, Option.Option<number>] => [
+              found.peers.map((p) => nodeEntry(p, allowed.get(p.userId))),
               found.peers.length < NODE_LIST_PAGE ? Option.none() : Option.some(found.last)
             ]))
         const [first, next] = yield* page(0)
-        const rest = Option.match(next, { onNone: () => Stream.empty, onSome: (after) => Stream.paginateEffect(after, page) })
+        // the next page is read while this one is encoded and written (PostgreSQL and the
+        // JavaScript thread work at once); at most three pages are held
+        const rest = Option.match(next, {
+          onNone: () => Stream.empty,
+          onSome: (after) => Stream.paginateEffect(after, page).pipe(Stream.buffer({ capacity: 1 }))
+        })
         return { revision: state.head, pages: Stream.concat(Stream.make(first), rest) }
       })
 

@@ -21,7 +21,8 @@ export const streamedNodeList = (
   const body = pages.pipe(
     Stream.filter((page) => page.length > 0),
     Stream.map((page) => {
-      const json = page.map((entry) => JSON.stringify(entry)).join(",")
+      // the page as one array, brackets off: the entries joined by commas, as the whole list writes them
+      const json = JSON.stringify(page).slice(1, -1)
       const chunk = written === 0 ? json : `,${json}`
       written += page.length
       return encoder.encode(chunk)
