@@ -1,5 +1,6 @@
 import * as Schema from "effect/Schema"
 import type { Cycle, Plan, QuotaAction, UsageReset } from "../catalog/Domain.ts"
+import { leanRow } from "../platform/LeanRow.ts"
 
 export const SERVICE_STATUSES = ["pending", "active", "suspended", "expired", "cancelled"] as const
 export const ServiceStatus = Schema.Literal(...SERVICE_STATUSES)
@@ -72,7 +73,7 @@ export const subscription = (s: ServiceRecord, plan: Plan, cycle: Cycle): Subscr
 })
 
 /** issue 27: a current service that is active, lean: what a node's list needs of it */
-export const ActiveOnPlan = ServiceRecord.pick("id", "user_id", "plan_id", "starts_at")
+export const ActiveOnPlan = leanRow("ActiveOnPlan", { id: "int", user_id: "int", plan_id: "int", starts_at: "date" })
 export type ActiveService = Pick<Subscription, "id" | "userId" | "startsAt" | "plan">
 
 export const NewService = Schema.Struct({

@@ -13,6 +13,8 @@ const USER_LOCK_SPACE = 4_080_002
 const UserId = Schema.Struct({ userId: Schema.Int })
 const UserAt = Schema.Struct({ userId: Schema.Int, now: Schema.DateFromSelf })
 const Id = Schema.Struct({ id: Schema.Int })
+/** a PostgreSQL `int[]` literal of these numbers */
+const intArray = (ids: Iterable<number>) => `{${[...ids].join(",")}}`
 
 /**
  * The `services` table, the table this room owns, read with the plan and cycle of the catalogue's
@@ -79,16 +81,17 @@ export class ServiceRows extends Effect.Service<ServiceRows>()("services/Service
      * `planIds`, lean (what a node's list needs of them: no cycle, no expiry, no renewal flag)
      */
     const activeOnPlansRecords = SqlSchema.findAll({
-      Request: Schema.Struct({ userIds: Schema.Array(Schema.Int), planIds: Schema.Array(Schema.Int), now: Schema.DateFromSelf }),
+      // the ids as PostgreSQL array literals (`{1,2}`, made of numbers): thousands of them a call
+      Request: Schema.Struct({ userIds: Schema.String, planIds: Schema.String, now: Schema.DateFromSelf }),
       Result: ActiveOnPlan,
       execute: ({ now, planIds, userIds }) => sql`
-        select s.id, s.user_id, s.plan_id, s.starts_at from unnest(${`{${userIds.join(",")}}`}::int[]) as ids (id)
+        select s.id, s.user_id, s.plan_id, s.starts_at from unnest(${userIds}::int[]) as ids (id)
         cross join lateral (
           select id, user_id, plan_id, status, starts_at from services
           where user_id = ids.id and status in ('active', 'suspended') and expires_at > ${now}
           order by created_at desc, id desc limit 1
         ) s
-        where s.status = 'active' and s.plan_id = any(${`{${planIds.join(",")}}`}::int[])`
+        where s.status = 'active' and s.plan_id = any(${planIds}::int[])`
     })
     const insert = SqlSchema.single({
       Request: Schema.Struct({ service: NewService, now: Schema.DateFromSelf }),
@@ -210,9 +213,9 @@ export class ServiceRows extends Effect.Service<ServiceRows>()("services/Service
       activeOnPlansOf: (userIds: ReadonlyArray<number>, planIds: ReadonlyArray<number>) =>
         userIds.length === 0 || planIds.length === 0
           ? Effect.succeed(new Map<number, ActiveService>() as ReadonlyMap<number, ActiveService>)
-          : Effect.flatMap(clock.now, (now) => Effect.orDie(activeOnPlansRecords({ userIds: [...new Set(userIds)], planIds, now }))).pipe(
+          : Effect.flatMap(clock.now, (now) => Effect.orDie(activeOnPlansRecords({ userIds: intArray(new Set(userIds)), planIds: intArray(planIds), now }))).pipe(
             Effect.flatMap((rows) =>
-              Effect.map(catalog.rowsOf(rows.map((r) => r.plan_id), []), (c) => {
+              Effect.map(catalog.rowsOf(new Set(rows.map((r) => r.plan_id)), []), (c) => {
                 const plans = new Map<number, Subscription["plan"]>()
                 const found = new Map<number, ActiveService>()
                 for (const r of rows) {

@@ -111,7 +111,8 @@ export class Access extends Effect.Service<Access>()("vpn/Access", {
         const allowed = new Map<number, Allowance>()
         const userIds = [...new Set(list.flatMap((p) => p.held ? [] : [p.userId]))]
         const services = [...(yield* subscriptions.activeOnPlansOf(userIds, granted)).values()]
-        const used = yield* usage.currentTotals(services)
+        // an unlimited plan is never over ([D95]): its usage is not read
+        const used = yield* usage.currentTotals(services.filter((s) => s.plan.bandwidthLimitGb !== 0))
         for (const s of services) {
           const over = isOverLimit(used.get(s.id) ?? 0, s.plan.bandwidthLimitGb)
           if (!refusedOverQuota(s.plan, over)) allowed.set(s.userId, { speedLimitMbps: speedOf(s.plan, over) })

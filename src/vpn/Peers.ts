@@ -9,6 +9,7 @@ import * as Schema from "effect/Schema"
 import { AppClock } from "../platform/Clock.ts"
 import { AppKey } from "../platform/Crypto.ts"
 import { KeyGen } from "../platform/KeyGen.ts"
+import { leanRow } from "../platform/LeanRow.ts"
 import { hostCount, intToIpv4, parseSubnet } from "./Configs.ts"
 import { SubnetFull } from "./Errors.ts"
 import type { ServerRow } from "./Servers.ts"
@@ -145,7 +146,8 @@ export class Peers extends Effect.Service<Peers>()("vpn/Peers", {
     /** issue 27: one page of the server's peers in key order, after the peer `after` (keyset) */
     const pageOfServerRows = SqlSchema.findAll({
       Request: Schema.Struct({ serverId: Schema.Int, after: Schema.Int, limit: Schema.Int }),
-      Result: Schema.Struct({ id: Schema.Int, ...NodePeerRow.fields }),
+      // thousands of rows a page: checked lean, the fields of `NodePeerRow` and the key
+      Result: leanRow("NodePageRow", { id: "int", user_id: "int", public_key: "string", address: "string", address6: "string?", held: "boolean" }),
       execute: ({ after, limit, serverId }) => sql`
         select p.id, ${nodeColumns}
         from wireguard_peers p join servers s on s.id = p.server_id
