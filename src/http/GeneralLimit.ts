@@ -4,7 +4,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type { AppConfig } from "../platform/Config.ts"
 import type { Metrics } from "../platform/Metrics.ts"
-import type { RateLimiter } from "../platform/RateLimiter.ts"
+import { RateLimiter } from "../platform/RateLimiter.ts"
 import { type BearerTokens, requestPrincipal } from "./Auth.ts"
 import { clientAddressWith } from "./ClientAddress.ts"
 import { envelope } from "./Responses.ts"
@@ -14,6 +14,14 @@ import { envelope } from "./Responses.ts"
  * user's tokens count together) or else per address, in memory ([D30]). A token that is not live
  * counts against the address, so rotating made-up tokens buys nothing.
  */
+/**
+ * The one in-memory limiter of the general limit: the pipeline's guard and the fast lane
+ * (`FastLane.ts`, issue 27) count on the same windows.
+ */
+export class GeneralLimiter extends Effect.Service<GeneralLimiter>()("http/GeneralLimiter", {
+  effect: Effect.map(RateLimiter.memory, (limiter) => ({ limiter }))
+}) {}
+
 const OWN_LIMITS = /^\/v1\/(auth\/(login|forgot-password|resend-verification|register|reset-password|verify-email)|tickets(\/[^/]+\/reply)?|promos\/validate)\/?$/
 
 export const generalLimit = (
