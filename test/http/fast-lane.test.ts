@@ -158,6 +158,7 @@ describe("fast lane: the same answers as the pipeline", () => {
       { method: "OPTIONS", path: "/v1/status", headers: from("10.0.0.13") },
       // a bearer token (not a live one): handed to the pipeline, counted per address
       { method: "GET", path: "/v1/plans", headers: from("10.0.0.14", { authorization: "Bearer not-a-token" }) },
+      { method: "HEAD", path: "/v1/status", headers: from("10.0.0.15", { authorization: "Bearer not-a-token" }) },
       // no proxy header, or one the proxy did not write: the socket's address
       { method: "GET", path: "/v1/status" },
       { method: "GET", path: "/v1/plans", headers: from("not-an-address") },
