@@ -182,7 +182,7 @@ describe("fast lane: the same answers as the pipeline", () => {
     // the table did reach the limit and the logs (not two empty sides)
     expect(metrics).toContain('vpn_api_rate_limit_refusals_total{limit="general"} 4')
     expect(lines.filter((l) => l.includes("status=429"))).toHaveLength(4)
-    expect(lines.filter((l) => l.includes("method=HEAD path=/v1/status status=200"))).toHaveLength(1)
+    expect(lines.filter((l) => l.includes("method=HEAD path=/v1/status status=200"))).toHaveLength(2)
     const plans = await (await fetch(`${pair.on.base}/v1/plans`, { headers: from("10.0.3.1") })).json() as { data: Array<unknown> }
     expect(plans.data.length).toBeGreaterThan(0)
   }, 180_000)
