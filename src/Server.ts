@@ -46,6 +46,10 @@ import { NodeRpcLive } from "./vpn/NodeRpc.ts"
  *   9. Authentication / AdminAuthentication / PeopleOnly, the rate limits of `http/RateLimit.ts`,
  *      the metrics token; then the payload's schema, then the handler.
  * 6-8 are layers built together (their order among themselves is the framework's, as before).
+ *
+ * Beside it, the FAST LANE (`http/FastLane.ts`, issue 27): `GET`/`HEAD` `/v1/status` and
+ * `/v1/plans` as Bun routes doing 1-3 and 7 (the general limit) themselves, with the same
+ * instances; off with `FAST_LANE=false` or when `CORS_ORIGINS` is set.
  */
 
 /** The routes served beside the API's endpoints (the documents, the node protocol). */
