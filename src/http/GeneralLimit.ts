@@ -10,11 +10,6 @@ import { clientAddressWith } from "./ClientAddress.ts"
 import { envelope } from "./Responses.ts"
 
 /**
- * The spec's other routes: `GENERAL_RATE_LIMIT` a minute per user (a live bearer token: all of a
- * user's tokens count together) or else per address, in memory ([D30]). A token that is not live
- * counts against the address, so rotating made-up tokens buys nothing.
- */
-/**
  * The one in-memory limiter of the general limit: the pipeline's guard and the fast lane
  * (`FastLane.ts`, issue 27) count on the same windows.
  */
@@ -22,6 +17,11 @@ export class GeneralLimiter extends Effect.Service<GeneralLimiter>()("http/Gener
   effect: Effect.map(RateLimiter.memory, (limiter) => ({ limiter }))
 }) {}
 
+/**
+ * The spec's other routes: `GENERAL_RATE_LIMIT` a minute per user (a live bearer token: all of a
+ * user's tokens count together) or else per address, in memory ([D30]). A token that is not live
+ * counts against the address, so rotating made-up tokens buys nothing.
+ */
 const OWN_LIMITS = /^\/v1\/(auth\/(login|forgot-password|resend-verification|register|reset-password|verify-email)|tickets(\/[^/]+\/reply)?|promos\/validate)\/?$/
 
 export const generalLimit = (
