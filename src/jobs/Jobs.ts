@@ -13,6 +13,8 @@ import { MailTokens } from "../accounts/MailTokens.ts"
 import { Catalog } from "../catalog/Catalog.ts"
 import { RateLimiter } from "../platform/RateLimiter.ts"
 import { AppClock } from "../platform/Clock.ts"
+import { AppConfig, JOBS_PAUSE_DEFAULT } from "../platform/Config.ts"
+import { pauseFor } from "../platform/Slices.ts"
 import { Services } from "../services/Services.ts"
 import { Schedules } from "../services/Schedule.ts"
 import { PeerChanges } from "../vpn/PeerChanges.ts"
@@ -73,6 +75,7 @@ const runJobs = Effect.gen(function*() {
   const balance = yield* Balance
   const funding = yield* Funding
   const schedules = yield* Schedules
+  const pausePercent = (yield* AppConfig).jobsPausePercent ?? JOBS_PAUSE_DEFAULT
 
   const tryLock = SqlSchema.single({
     Request: Schema.Void,
@@ -85,13 +88,23 @@ const runJobs = Effect.gen(function*() {
   // Once started, a run waits its turn for each batch (another run's batch is short), so it
   // never stops half-way; each batch sees what the batches before it committed.
   let started = false
-  /** one batch in its own transaction under the lock; none when this run is skipped */
+  /**
+   * one batch in its own transaction under the lock; none when this run is skipped. After it
+   * commits, the run waits `JOBS_PAUSE` percent of the batch's time (issue 27): the batches'
+   * statements and JavaScript leave the cores to requests between them, whatever is due.
+   */
   const batch = <A>(work: Effect.Effect<A>) =>
-    sql.withTransaction(Effect.flatMap(started ? waitLock : tryLock(undefined), ({ locked }) => {
-      if (!locked) return Effect.succeedNone
-      started = true
-      return Effect.asSome(work)
-    })).pipe(Effect.orDie)
+    Effect.suspend(() => {
+      const start = performance.now()
+      return sql.withTransaction(Effect.flatMap(started ? waitLock : tryLock(undefined), ({ locked }) => {
+        if (!locked) return Effect.succeedNone
+        started = true
+        return Effect.asSome(work)
+      })).pipe(
+        Effect.orDie,
+        Effect.tap((done) => done._tag === "None" ? Effect.void : pauseFor(((performance.now() - start) * pausePercent) / 100))
+      )
+    })
 
   /** runs batches while they come back full; none when the run is skipped */
   const drain = (step: Effect.Effect<number>) =>
