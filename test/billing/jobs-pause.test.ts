@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import { JOBS_BATCH, runJobsOnce } from "../../src/jobs/Jobs.ts"
+import { JOBS_BATCH, JOBS_BATCH_MIN, JOBS_BATCH_TARGET_MS, nextBatchSize, runJobsOnce } from "../../src/jobs/Jobs.ts"
 import { JOBS_PAUSE_DEFAULT, loadConfig } from "../../src/platform/Config.ts"
 import { makeTestApp, type TestApp } from "../support/app.ts"
 import { days, servicesFixtures } from "./services-fixtures.ts"
@@ -23,6 +23,16 @@ describe("JOBS_PAUSE", () => {
   test("a negative or non-integer pause stops start-up naming the variable", () => {
     expect(load({ JOBS_PAUSE: "-1" })).toEqual(Either.left("Invalid configuration: JOBS_PAUSE: must be an integer of at least 0"))
     expect(Either.isLeft(load({ JOBS_PAUSE: "half" }))).toBe(true)
+  })
+})
+
+describe("batches sized by time", () => {
+  test("the next batch aims at the target time, within JOBS_BATCH_MIN and JOBS_BATCH rows", () => {
+    expect(nextBatchSize(100, JOBS_BATCH_TARGET_MS)).toBe(100)
+    expect(nextBatchSize(100, JOBS_BATCH_TARGET_MS * 2)).toBe(50)
+    expect(nextBatchSize(100, JOBS_BATCH_TARGET_MS / 2)).toBe(200)
+    expect(nextBatchSize(400, 1)).toBe(JOBS_BATCH)
+    expect(nextBatchSize(100, 10_000)).toBe(JOBS_BATCH_MIN)
   })
 })
 
