@@ -50,6 +50,11 @@ export interface AppConfigShape {
    */
   readonly hashConcurrency: number
   /**
+   * `JOBS_PAUSE` (issue 27): after each batch the jobs of [D80] wait this many percent of the
+   * batch's time, leaving the cores to requests; absent (tests): JOBS_PAUSE_DEFAULT
+   */
+  readonly jobsPausePercent?: number
+  /**
    * `FAST_LANE` (issue 27), not in [D1]: `GET`/`HEAD` `/v1/status` and `/v1/plans` answered
    * by Bun routes beside the pipeline (`http/FastLane.ts`, docs/decisions.md "Fast lane"); absent (tests, CLI): off
    */
@@ -80,6 +85,9 @@ export interface CompanyConfig {
 /** the PostgreSQL driver (issue 8): Bun's native `Bun.SQL`, or `pg` (the driver of before, for comparison) */
 export type DbDriver = "bun" | "pg"
 export const dbDrivers: ReadonlyArray<DbDriver> = ["bun", "pg"]
+
+/** `JOBS_PAUSE`'s default: the jobs wait as long as each batch took (a 50 % duty cycle, issue 27) */
+export const JOBS_PAUSE_DEFAULT = 100
 
 export class AppConfig extends Context.Tag("AppConfig")<AppConfig, AppConfigShape>() {
   /** a layer holding a fixed configuration (tests, CLI) */
@@ -232,6 +240,7 @@ export const appConfig = Config.all({
     Config.map((s) => parseBoolean(s)!)
   ),
   hashConcurrency: positiveInt("HASH_CONCURRENCY", Math.max(1, (navigator.hardwareConcurrency || 2) - 1)),
+  jobsPausePercent: positiveInt("JOBS_PAUSE", JOBS_PAUSE_DEFAULT, 0),
   dbDriver: Config.string("DB_DRIVER").pipe(
     Config.withDefault("bun"),
     Config.map((s) => s.trim().toLowerCase()),
