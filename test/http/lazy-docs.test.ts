@@ -26,7 +26,7 @@ const eagerDocuments = () =>
     const layers = Layer.mergeAll(
       HttpApiSwagger.layer({ path: "/docs" }),
       HttpApiBuilder.middlewareOpenApi({ path: "/v1/openapi.json" })
-    ).pipe(Layer.provideMerge(HttpApiBuilder.Router.Live), Layer.provide(Layer.succeed(HttpApi.Api, { api: Api, context: Context.empty() })))
+    ).pipe(Layer.provideMerge(HttpApiBuilder.Router.Live), Layer.provide(Layer.succeed(HttpApi.Api, { api: Api as unknown as HttpApi.Api["Type"]["api"], context: Context.empty() })))
     const context = yield* Layer.build(layers)
     const router = yield* Effect.provide(HttpApiBuilder.Router.router, context)
     const handler = HttpApp.toWebHandler(router)
