@@ -2,6 +2,7 @@ import * as HttpApi from "@effect/platform/HttpApi"
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpApiSwagger from "@effect/platform/HttpApiSwagger"
 import * as HttpApp from "@effect/platform/HttpApp"
+import * as HttpServer from "@effect/platform/HttpServer"
 import * as OpenApi from "@effect/platform/OpenApi"
 import { afterAll, beforeAll, expect, test } from "bun:test"
 import * as Context from "effect/Context"
@@ -29,7 +30,7 @@ const eagerDocuments = () =>
     ).pipe(Layer.provideMerge(HttpApiBuilder.Router.Live), Layer.provide(Layer.succeed(HttpApi.Api, { api: Api as unknown as HttpApi.Api["Type"]["api"], context: Context.empty() })))
     const context = yield* Layer.build(layers)
     const router = yield* Effect.provide(HttpApiBuilder.Router.router, context)
-    const handler = HttpApp.toWebHandler(router)
+    const handler = HttpApp.toWebHandler(Effect.provide(router, HttpServer.layerContext))
     const read = async (path: string) => {
       const res = await handler(new Request(`http://localhost:3000${path}`))
       return { status: res.status, contentType: res.headers.get("content-type"), text: await res.text() }
