@@ -1,5 +1,4 @@
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
-import * as HttpApiSwagger from "@effect/platform/HttpApiSwagger"
 import * as HttpApp from "@effect/platform/HttpApp"
 import * as HttpMiddleware from "@effect/platform/HttpMiddleware"
 import * as BunHttpServer from "@effect/platform-bun/BunHttpServer"
@@ -20,6 +19,7 @@ import { CatalogCache } from "./catalog/CatalogCache.ts"
 import { makeFastLane } from "./http/FastLane.ts"
 import { generalLimit, GeneralLimiter } from "./http/GeneralLimit.ts"
 import { jsonBody } from "./http/JsonBody.ts"
+import { DOCS_PATH, LazyDocsLive, OPENAPI_PATH } from "./http/LazyDocs.ts"
 import { requestLog } from "./http/RequestLog.ts"
 import { requestMetrics } from "./http/RequestMetrics.ts"
 import { routeMatcher } from "./http/RouteTemplates.ts"
@@ -53,7 +53,7 @@ import { NodeRpcLive } from "./vpn/NodeRpc.ts"
  */
 
 /** The routes served beside the API's endpoints (the documents, the node protocol). */
-const OTHER_ROUTES = ["/docs", "/v1/openapi.json", "/v1/node/rpc"]
+const OTHER_ROUTES = [DOCS_PATH, OPENAPI_PATH, "/v1/node/rpc"]
 
 /** Applies `layers` to `app`, the first outermost. */
 const pipeline = (layers: ReadonlyArray<(app: HttpApp.Default) => HttpApp.Default>) => (app: HttpApp.Default) =>
@@ -113,8 +113,8 @@ const ApiGuardsLive = Layer.unwrapEffect(Effect.gen(function*() {
 /** The API with its documents (`/v1/openapi.json`, `/docs`) over the product's services (`domain`: tests swap ports). */
 export const makeApiWithDocs = (domain: typeof DomainLive) =>
   Layer.mergeAll(
-    HttpApiSwagger.layer({ path: "/docs" }),
-    HttpApiBuilder.middlewareOpenApi({ path: "/v1/openapi.json" }),
+    // `/docs` and `/v1/openapi.json`, made at their first request
+    LazyDocsLive,
     // [D105]: the node protocol (`/v1/node/rpc`) on the same router and port
     NodeRpcLive
   ).pipe(

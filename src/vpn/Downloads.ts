@@ -1,5 +1,4 @@
 import * as Effect from "effect/Effect"
-import QRCode from "qrcode"
 import { Access } from "./Access.ts"
 import { openvpnProfile, slug, wireguardConfig } from "./Configs.ts"
 import { Devices } from "./Devices.ts"
@@ -12,9 +11,14 @@ export interface ClientFile {
   readonly filename: string
 }
 
-/** [D90]: a QR code (PNG) of exactly this text, for phone apps to scan. */
+/**
+ * [D90]: a QR code (PNG) of exactly this text, for phone apps to scan. The `qrcode` package (about
+ * 12 MB resident) is loaded at the first QR code a process draws, not at start-up (issue 27; docs/decisions.md, "Idle memory").
+ */
 export const qrPng = (text: string): Effect.Effect<Uint8Array> =>
-  Effect.promise(() => QRCode.toBuffer(text, { type: "png", errorCorrectionLevel: "M", margin: 4, scale: 4 })).pipe(
+  Effect.promise(() =>
+    import("qrcode").then(({ default: QRCode }) => QRCode.toBuffer(text, { type: "png", errorCorrectionLevel: "M", margin: 4, scale: 4 }))
+  ).pipe(
     Effect.map((buffer) => new Uint8Array(buffer))
   )
 
