@@ -21,6 +21,15 @@ const PeerRow = Schema.Struct({
   address: Schema.String
 })
 const StoredPeer = Schema.Struct({ ...PeerRow.fields, address6: Schema.NullOr(Schema.String) })
+/** a user's default device and its peer on a server: the peer's columns null when it has none yet */
+const DefaultDevicePeer = Schema.Struct({
+  device_id: Schema.Int,
+  user_id: Schema.NullOr(Schema.Int),
+  public_key: Schema.NullOr(Schema.String),
+  private_key_enc: Schema.NullOr(Schema.String),
+  address: Schema.NullOr(Schema.String),
+  address6: Schema.NullOr(Schema.String)
+})
 
 /** The device a peer belongs to ([D90]). */
 export interface Device {
@@ -106,6 +115,19 @@ export class Peers extends Effect.Service<Peers>()("vpn/Peers", {
         select p.user_id, p.public_key, p.private_key_enc, host(p.address) as address, ${address6} as address6
         from wireguard_peers p join servers s on s.id = p.server_id
         where p.device_id = ${deviceId} and p.server_id = ${serverId}`
+    })
+    /**
+     * issue 27: the user's default device (their oldest, as `Devices.defaultOf` picks it) and its
+     * peer on the server, in one read: a download's device and peer in one round trip once made
+     */
+    const defaultDevicePeer = SqlSchema.findOne({
+      Request: Schema.Struct({ userId: Schema.Int, serverId: Schema.Int }),
+      Result: DefaultDevicePeer,
+      execute: ({ serverId, userId }) => sql`
+        select d.id as device_id, p.user_id, p.public_key, p.private_key_enc, host(p.address) as address, ${address6} as address6
+        from (select id from vpn_devices where user_id = ${userId} order by created_at, id limit 1) d
+        left join wireguard_peers p on p.device_id = d.id and p.server_id = ${serverId}
+        left join servers s on s.id = p.server_id`
     })
     const lockServer = SqlSchema.findOne({
       Request: Schema.Int,
@@ -248,6 +270,25 @@ export class Peers extends Effect.Service<Peers>()("vpn/Peers", {
               Effect.catchTag("Retry", (e) => Effect.die(e.cause))
             )
           )
+        ),
+      /**
+       * the peer of the user's default device on the server when both exist (one query); none
+       * sends the caller the long way (`Devices.defaultOf`, then `ensure`)
+       */
+      ofDefaultDevice: (userId: number, serverId: number) =>
+        defaultDevicePeer({ userId, serverId }).pipe(
+          Effect.map((found) =>
+            Option.isNone(found) || found.value.user_id === null || found.value.public_key === null ||
+              found.value.private_key_enc === null || found.value.address === null
+              ? Option.none<Peer>()
+              : Option.some(open({
+                user_id: found.value.user_id,
+                public_key: found.value.public_key,
+                private_key_enc: found.value.private_key_enc,
+                address: found.value.address,
+                address6: found.value.address6
+              }))),
+          Effect.orDie
         ),
       /** the server's peers for its node, each with whether its user's access is on hold (one query) */
       ofServer: (serverId: number) => ofServerRows(serverId).pipe(Effect.map((rows) => rows.map(serverPeer)), Effect.orDie),
