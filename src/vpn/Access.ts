@@ -68,20 +68,21 @@ export class Access extends Effect.Service<Access>()("vpn/Access", {
      * A user's way to a server, in the order of [D11]: an unknown server (or one of another
      * protocol) 404, not granted by the current service 403. Two queries on the way through.
      */
-    const locate = (userId: number, serverId: number, protocol?: Protocol) =>
-      Effect.gen(function*() {
-        const ofProtocol = (server: ServerRow) => protocol === undefined || server.protocol === protocol
-        const current = yield* subscriptions.current(userId)
-        if (Option.isNone(current)) {
-          const server = yield* servers.find(serverId)
-          if (Option.isNone(server) || !ofProtocol(server.value)) return yield* Effect.fail(new NotFound())
-          return yield* Effect.fail(new PlanExcludesServer())
-        }
-        const found = yield* servers.findGranted(serverId, current.value.plan.id)
-        if (Option.isNone(found) || !ofProtocol(found.value.server)) return yield* Effect.fail(new NotFound())
-        if (!found.value.granted) return yield* Effect.fail(new PlanExcludesServer())
-        return { server: found.value.server, service: current.value }
-      })
+    type Located = Effect.Effect<{ readonly server: ServerRow; readonly service: Subscription }, NotFound | PlanExcludesServer>
+    const locate = (userId: number, serverId: number, protocol?: Protocol) => {
+      const ofProtocol = (server: ServerRow) => protocol === undefined || server.protocol === protocol
+      // issue 27: a chain of steps on the downloads' hot path (no generator)
+      return Effect.flatMap(subscriptions.current(userId), (current): Located =>
+        Option.isNone(current)
+          ? Effect.flatMap(servers.find(serverId), (server): Located =>
+            Effect.fail(Option.isNone(server) || !ofProtocol(server.value) ? new NotFound() : new PlanExcludesServer()))
+          : Effect.flatMap(servers.findGranted(serverId, current.value.plan.id), (found): Located =>
+            Option.isNone(found) || !ofProtocol(found.value.server)
+              ? Effect.fail(new NotFound())
+              : !found.value.granted
+              ? Effect.fail(new PlanExcludesServer())
+              : Effect.succeed({ server: found.value.server, service: current.value })))
+    }
 
     /**
      * the users among `userIds` whose service may connect to the server now, with the speed it
