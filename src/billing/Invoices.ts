@@ -1,6 +1,5 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as SqlSchema from "@effect/sql/SqlSchema"
-import type { Fragment } from "@effect/sql/Statement"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
@@ -92,24 +91,35 @@ export class Invoices extends Effect.Service<Invoices>()("billing/Invoices", {
       change_credit::text as change_credit,
       currency, status, gateway, promo_code, promo_code_id, due_date, paid_at, transaction_id, created_at`
 
-    const findBy = (where: Fragment) =>
-      SqlSchema.findOne({ Request: Schema.Void, Result: Invoice, execute: () => sql`select ${columns} from invoices where ${where}` })(undefined)
-        .pipe(Effect.orDie)
-
-    const byUuid = (uuid: string) => findBy(sql`uuid = ${uuid}::uuid`)
-    const byId = (id: number) => findBy(sql`id = ${id}`)
+    // issue 27: the reads of one invoice built once, not per call
+    const byUuidRow = SqlSchema.findOne({
+      Request: Schema.String,
+      Result: Invoice,
+      execute: (uuid) => sql`select ${columns} from invoices where uuid = ${uuid}::uuid`
+    })
+    const byIdRow = SqlSchema.findOne({ Request: Schema.Int, Result: Invoice, execute: (id) => sql`select ${columns} from invoices where id = ${id}` })
+    const lockRow = SqlSchema.findOne({
+      Request: Schema.Int,
+      Result: Invoice,
+      execute: (id) => sql`select ${columns} from invoices where id = ${id} for update`
+    })
+    const byUuid = (uuid: string) => Effect.orDie(byUuidRow(uuid))
+    const byId = (id: number) => Effect.orDie(byIdRow(id))
     /** the invoice row locked until the transaction ends */
-    const lock = (id: number) => findBy(sql`id = ${id} for update`)
+    const lock = (id: number) => Effect.orDie(lockRow(id))
 
+    const creditNoteRows = SqlSchema.findAll({
+      Request: Schema.Struct({ id: Schema.Int, uuid: Schema.String }),
+      Result: Schema.Struct({ ...CreditNote.fields, created_at: Schema.DateFromSelf }),
+      execute: (r) => sql`
+        select id, ${r.uuid}::text as invoice_uuid, amount::text as amount, currency, refund_to as to, reason, created_at
+        from credit_notes where invoice_id = ${r.id} order by id`
+    })
     /** [D110]: the invoice's credit notes, oldest first (none unless it was refunded) */
     const creditNotesOf = (r: Invoice) =>
-      r.refunded_amount === "0.00" ? Effect.succeed<ReadonlyArray<CreditNote>>([]) : SqlSchema.findAll({
-        Request: Schema.Void,
-        Result: Schema.Struct({ ...CreditNote.fields, created_at: Schema.DateFromSelf }),
-        execute: () => sql`
-          select id, ${r.uuid}::text as invoice_uuid, amount::text as amount, currency, refund_to as to, reason, created_at
-          from credit_notes where invoice_id = ${r.id} order by id`
-      })(undefined).pipe(Effect.orDie)
+      r.refunded_amount === "0.00"
+        ? Effect.succeed<ReadonlyArray<CreditNote>>([])
+        : Effect.orDie(creditNoteRows({ id: r.id, uuid: r.uuid }))
 
     /** the detail fields, with the plan's and cycle's names */
     const detail = (r: Invoice) =>
