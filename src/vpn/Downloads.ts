@@ -5,7 +5,7 @@ import { Access } from "./Access.ts"
 import { openvpnProfile, slug, wireguardConfig } from "./Configs.ts"
 import { Devices } from "./Devices.ts"
 import { ServerNotConfigured, type SubnetFull } from "./Errors.ts"
-import { Peers } from "./Peers.ts"
+import { type Peer, Peers } from "./Peers.ts"
 
 /** A client file and the name it is saved under. */
 export interface ClientFile {
@@ -35,30 +35,35 @@ export class Downloads extends Effect.Service<Downloads>()("vpn/Downloads", {
     return {
       /** [D52]: the device's WireGuard config, its peer made on first download */
       wireguard: (userId: number, serverId: number, deviceId?: number) =>
-        // issue 27: a chain of steps on the hot path (no generator); the default device's peer in one read
+        // issue 27: a chain of steps on the hot path (no generator); for the spec's route the
+        // server, its grant, the usage and the default device's peer in one read ([D52])
         Effect.flatMap(deviceOf(userId, deviceId), (chosen) =>
-          Effect.flatMap(access.reach(userId, serverId, "wireguard"), ({ server }): Effect.Effect<ClientFile, ServerNotConfigured | SubnetFull> => {
-            const publicKey = server.public_key
-            if (publicKey === null) return Effect.fail(new ServerNotConfigured())
-            const peer = chosen !== undefined
-              ? peers.ensure({ id: chosen.id, userId }, server)
-              : Effect.flatMap(peers.ofDefaultDevice(userId, server.id), (found) =>
-                Option.isSome(found)
-                  ? Effect.succeed(found.value)
-                  : Effect.flatMap(devices.defaultOf(userId), (device) => peers.ensure({ id: device.id, userId }, server)))
-            return Effect.map(peer, (p): ClientFile => ({
-              text: wireguardConfig({
-                privateKey: p.privateKey,
-                address: p.address,
-                address6: p.address6,
-                dns: server.dns,
-                serverPublicKey: publicKey,
-                serverIp: server.ip,
-                port: server.port
-              }),
-              filename: `${slug(server.name)}.conf`
-            }))
-          })),
+          Effect.flatMap(
+            chosen === undefined
+              ? access.reachWireguard(userId, serverId)
+              : Effect.map(access.reach(userId, serverId, "wireguard"), ({ server }) => ({ server, peer: Option.none<Peer>() })),
+            ({ peer: known, server }): Effect.Effect<ClientFile, ServerNotConfigured | SubnetFull> => {
+              const publicKey = server.public_key
+              if (publicKey === null) return Effect.fail(new ServerNotConfigured())
+              const peer = Option.isSome(known)
+                ? Effect.succeed(known.value)
+                : chosen !== undefined
+                ? peers.ensure({ id: chosen.id, userId }, server)
+                : Effect.flatMap(devices.defaultOf(userId), (device) => peers.ensure({ id: device.id, userId }, server))
+              return Effect.map(peer, (p): ClientFile => ({
+                text: wireguardConfig({
+                  privateKey: p.privateKey,
+                  address: p.address,
+                  address6: p.address6,
+                  dns: server.dns,
+                  serverPublicKey: publicKey,
+                  serverIp: server.ip,
+                  port: server.port
+                }),
+                filename: `${slug(server.name)}.conf`
+              }))
+            }
+          )),
       /** [D53]: the OpenVPN client profile (the same for every user and device of the server) */
       openvpn: (userId: number, serverId: number, deviceId?: number) =>
         Effect.zipRight(

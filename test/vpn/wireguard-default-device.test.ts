@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test"
 import { makeTestApp, type TestApp } from "../support/app.ts"
-import { makePlan, makeServer, makeService, subscriber } from "./fixtures.ts"
+import { GIB, makePlan, makeServer, makeService, setUsage, subscriber } from "./fixtures.ts"
 
 // Issue 27: the spec's WireGuard download reads the default device and its peer in one statement
 // once both exist; the file, its headers and which device and peer it is stay as they were ([D52], [D90]).
@@ -69,5 +69,25 @@ describe("GET /v1/servers/{server}/wireguard: the default device's peer (issue 2
     expect(theirs.status).toBe(200)
     expect(theirs.text).not.toBe(mine.text)
     expect(theirs.text).toContain("Address = 10.66.0.3/32")
+  })
+
+  test("the answers keep their order in the one read: 404, then 403, then 423 ([D11], [D95])", async () => {
+    const { server, user, serviceId, plan } = await subscriber(app, { limitGb: 1 })
+    const elsewhere = await makeServer(app, { subnet: "10.72.0.0/16" })
+    const ovpn = await makeServer(app, { protocol: "openvpn", planIds: [plan.planId] })
+    await setUsage(app, serviceId, app.clock.get().toISOString().slice(0, 7), GIB)
+    await app.sql`update services set status = 'suspended' where id = ${serviceId}`
+    const get = (id: number) => app.get(`/v1/servers/${id}/wireguard`, { token: user.token })
+    expect((await get(999_999)).status).toBe(404)
+    expect((await get(ovpn.id)).status).toBe(404)
+    expect((await get(elsewhere.id)).text).toBe(JSON.stringify({ success: false, message: "Your plan does not include this server." }))
+    expect((await get(server.id)).text).toBe(JSON.stringify({ success: false, message: "Service suspended." }))
+    await app.sql`update services set status = 'active' where id = ${serviceId}`
+    const over = await get(server.id)
+    expect(over.status).toBe(423)
+    expect(over.text).toBe(JSON.stringify({ success: false, message: "Bandwidth limit exceeded." }))
+    await setUsage(app, serviceId, app.clock.get().toISOString().slice(0, 7), GIB - 1)
+    expect((await get(server.id)).status).toBe(200)
+    expect(await devicesOf(user.id)).toHaveLength(1)
   })
 })
