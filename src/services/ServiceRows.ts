@@ -6,6 +6,7 @@ import * as Schema from "effect/Schema"
 import { Catalog } from "../catalog/Catalog.ts"
 import { AppClock } from "../platform/Clock.ts"
 import { type ActiveService, ActiveOnPlan, NewService, planOf, RenewalCandidate, ServiceRecord, ServiceStatus, subscription, type Subscription } from "./Domain.ts"
+import { ScheduleColumns, scheduledIds, scheduleOf, type ServiceSchedule } from "./Schedule.ts"
 
 /** the key space of this room's advisory locks (one lock per user) */
 const USER_LOCK_SPACE = 4_080_002
@@ -15,6 +16,16 @@ const UserAt = Schema.Struct({ userId: Schema.Int, now: Schema.DateFromSelf })
 const Id = Schema.Struct({ id: Schema.Int })
 /** a PostgreSQL `int[]` literal of these numbers */
 const intArray = (ids: Iterable<number>) => `{${[...ids].join(",")}}`
+
+/** a service's row with its future ([D108], [D111]): what the service responses show, in one read */
+const ScheduledRecord = Schema.Struct({ ...ServiceRecord.fields, ...ScheduleColumns })
+type ScheduledRecord = typeof ScheduledRecord.Type
+
+/** a service with its schedule, as the service responses show it */
+export interface ScheduledService {
+  readonly service: Subscription
+  readonly schedule: ServiceSchedule
+}
 
 /**
  * The `services` table, the table this room owns, read with the plan and cycle of the catalogue's
@@ -37,6 +48,40 @@ export class ServiceRows extends Effect.Service<ServiceRows>()("services/Service
         onNone: () => Effect.succeed(Option.none<Subscription>()),
         onSome: (r) => Effect.map(withCatalog([r]), (list) => Option.some(list[0]!))
       })
+
+    /** issue 27: the service and its schedule from one row, the names from one catalogue snapshot */
+    const withSchedules = (rows: ReadonlyArray<ScheduledRecord>) =>
+      Effect.map(
+        catalog.rowsOf(
+          rows.flatMap((r) => [r.plan_id, ...scheduledIds(r).planIds]),
+          rows.flatMap((r) => [r.cycle_id, ...scheduledIds(r).cycleIds])
+        ),
+        (c) => rows.map((r): ScheduledService => ({ service: subscription(r, c.plan(r.plan_id), c.cycle(r.cycle_id)), schedule: scheduleOf(r, c) }))
+      )
+    const oneWithSchedule = (row: Option.Option<ScheduledRecord>) =>
+      Option.isNone(row)
+        ? Effect.succeed(Option.none<ScheduledService>())
+        : Effect.map(withSchedules([row.value]), (list) => Option.some(list[0]!))
+    const scheduledColumns = sql`${columns}, cancel_at, scheduled_plan_id, scheduled_cycle_id`
+    const listScheduled = SqlSchema.findAll({
+      Request: UserId,
+      Result: ScheduledRecord,
+      execute: ({ userId }) => sql`select ${scheduledColumns} from services where user_id = ${userId} order by created_at desc, id desc`
+    })
+    const ownedScheduled = SqlSchema.findOne({
+      Request: Schema.Struct({ userId: Schema.Int, id: Schema.Int }),
+      Result: ScheduledRecord,
+      execute: ({ id, userId }) => sql`select ${scheduledColumns} from services where id = ${id} and user_id = ${userId}`
+    })
+    /** [D34]: as `currentRecord`, with the schedule */
+    const currentScheduled = SqlSchema.findOne({
+      Request: UserAt,
+      Result: ScheduledRecord,
+      execute: ({ now, userId }) => sql`
+        select ${scheduledColumns} from services
+        where user_id = ${userId} and status in ('active', 'suspended') and expires_at > ${now}
+        order by created_at desc, id desc limit 1`
+    })
 
     const listRecords = SqlSchema.findAll({
       Request: UserId,
@@ -198,6 +243,13 @@ export class ServiceRows extends Effect.Service<ServiceRows>()("services/Service
       /** [D34]: the current service */
       current: (userId: number) =>
         Effect.flatMap(clock.now, (now) => Effect.flatMap(Effect.orDie(currentRecord({ userId, now })), oneWithCatalog)),
+      /** the user's services with their schedules, newest first (one round trip) */
+      listScheduledOf: (userId: number) => Effect.flatMap(Effect.orDie(listScheduled({ userId })), withSchedules),
+      /** the caller's own service with its schedule; another user's is none (one round trip) */
+      findOwnedScheduled: (userId: number, id: number) => Effect.flatMap(Effect.orDie(ownedScheduled({ userId, id })), oneWithSchedule),
+      /** [D34]: the current service with its schedule (one round trip) */
+      currentScheduled: (userId: number) =>
+        Effect.flatMap(clock.now, (now) => Effect.flatMap(Effect.orDie(currentScheduled({ userId, now })), oneWithSchedule)),
       /** [D34]: the current service of each user that has one, by user id, in one statement */
       currentOf: (userIds: ReadonlyArray<number>) =>
         userIds.length === 0

@@ -101,6 +101,10 @@ export class Services extends Effect.Service<Services>()("services/Services", {
       findOwned: rows.findOwned,
       /** [D34]: the current service */
       current: rows.current,
+      /** [D108] [D111]: the reads of the service responses, each service with its schedule in the same statement */
+      listScheduledOf: rows.listScheduledOf,
+      findOwnedScheduled: rows.findOwnedScheduled,
+      currentScheduled: rows.currentScheduled,
       /** [D34]: the current service of each user that has one, by user id, in one statement */
       currentOf: rows.currentOf,
       /** issue 27, [D34]: of these users, those whose current service is active and on one of the plans, lean, by user id */

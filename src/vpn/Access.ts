@@ -12,7 +12,7 @@ import { BandwidthExceeded, PlanExcludesServer, ServiceSuspended } from "./Error
 import { OpenVpnEntries, OVPN_KEY_PREFIX } from "./OpenVpnEntries.ts"
 import { PeerChanges } from "./PeerChanges.ts"
 import { type Allowance, nodeEntry, refusedOverQuota, speedOf } from "./NodeEntries.ts"
-import { Peers, type ServerPeer } from "./Peers.ts"
+import { type Peer, Peers, type ServerPeer } from "./Peers.ts"
 import { type Protocol, type ServerRow, Servers } from "./Servers.ts"
 import { Usage } from "./Usage.ts"
 
@@ -68,20 +68,25 @@ export class Access extends Effect.Service<Access>()("vpn/Access", {
      * A user's way to a server, in the order of [D11]: an unknown server (or one of another
      * protocol) 404, not granted by the current service 403. Two queries on the way through.
      */
-    const locate = (userId: number, serverId: number, protocol?: Protocol) =>
-      Effect.gen(function*() {
-        const ofProtocol = (server: ServerRow) => protocol === undefined || server.protocol === protocol
-        const current = yield* subscriptions.current(userId)
-        if (Option.isNone(current)) {
-          const server = yield* servers.find(serverId)
-          if (Option.isNone(server) || !ofProtocol(server.value)) return yield* Effect.fail(new NotFound())
-          return yield* Effect.fail(new PlanExcludesServer())
-        }
-        const found = yield* servers.findGranted(serverId, current.value.plan.id)
-        if (Option.isNone(found) || !ofProtocol(found.value.server)) return yield* Effect.fail(new NotFound())
-        if (!found.value.granted) return yield* Effect.fail(new PlanExcludesServer())
-        return { server: found.value.server, service: current.value }
-      })
+    type Reached = Effect.Effect<
+      { readonly server: ServerRow; readonly peer: Option.Option<Peer> },
+      NotFound | PlanExcludesServer | ServiceSuspended | BandwidthExceeded
+    >
+    type Located = Effect.Effect<{ readonly server: ServerRow; readonly service: Subscription }, NotFound | PlanExcludesServer>
+    const locate = (userId: number, serverId: number, protocol?: Protocol) => {
+      const ofProtocol = (server: ServerRow) => protocol === undefined || server.protocol === protocol
+      // issue 27: a chain of steps on the downloads' hot path (no generator)
+      return Effect.flatMap(subscriptions.current(userId), (current): Located =>
+        Option.isNone(current)
+          ? Effect.flatMap(servers.find(serverId), (server): Located =>
+            Effect.fail(Option.isNone(server) || !ofProtocol(server.value) ? new NotFound() : new PlanExcludesServer()))
+          : Effect.flatMap(servers.findGranted(serverId, current.value.plan.id), (found): Located =>
+            Option.isNone(found) || !ofProtocol(found.value.server)
+              ? Effect.fail(new NotFound())
+              : !found.value.granted
+              ? Effect.fail(new PlanExcludesServer())
+              : Effect.succeed({ server: found.value.server, service: current.value })))
+    }
 
     /**
      * the users among `userIds` whose service may connect to the server now, with the speed it
@@ -243,6 +248,28 @@ export class Access extends Effect.Service<Access>()("vpn/Access", {
         }),
       nodeSync,
       locate,
+      /**
+       * issue 27: `reach` for the spec's WireGuard download, with the default device's peer: the
+       * current service, then the server, its grant, the period's usage and the peer in one read
+       * of this room. The same answers in the same order as `reach` (404, 403, then 423).
+       */
+      reachWireguard: (userId: number, serverId: number) =>
+        Effect.flatMap(subscriptions.current(userId), (current): Reached => {
+          if (Option.isNone(current)) return Effect.map(locate(userId, serverId, "wireguard"), (found) => ({ server: found.server, peer: Option.none() }))
+          const service = current.value
+          return Effect.flatMap(clock.now, (now) =>
+            Effect.flatMap(
+              peers.downloadOf({ serverId, planId: service.plan.id, serviceId: service.id, period: usage.periodOf(service, now).start, userId }),
+              (found): Reached => {
+                if (Option.isNone(found) || found.value.server.protocol !== "wireguard") return Effect.fail(new NotFound())
+                if (!found.value.granted) return Effect.fail(new PlanExcludesServer())
+                if (service.status !== "active") return Effect.fail(new ServiceSuspended())
+                const over = service.plan.bandwidthLimitGb !== 0 && isOverLimit(found.value.usedBytes, service.plan.bandwidthLimitGb)
+                if (refusedOverQuota(service.plan, over)) return Effect.fail(new BandwidthExceeded())
+                return Effect.succeed({ server: found.value.server, peer: found.value.peer })
+              }
+            ))
+        }),
       /** `locate`, then 423 for a suspended or over-limit service: what a config download needs */
       reach: (userId: number, serverId: number, protocol: Protocol) =>
         Effect.flatMap(locate(userId, serverId, protocol), (found) => Effect.as(usable(found.service), found)),
