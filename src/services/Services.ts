@@ -103,6 +103,8 @@ export class Services extends Effect.Service<Services>()("services/Services", {
       current: rows.current,
       /** [D34]: the current service of each user that has one, by user id, in one statement */
       currentOf: rows.currentOf,
+      /** [D34], [D95]: each user's current service as a usage report needs it, by user id, in one statement */
+      currentQuotasOf: rows.currentQuotasOf,
       /** sets only the flag of the user's own service; none when it is not theirs */
       setAutoRenew: rows.setAutoRenew,
       create,
