@@ -1,5 +1,4 @@
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
-import * as HttpApiSwagger from "@effect/platform/HttpApiSwagger"
 import * as HttpApp from "@effect/platform/HttpApp"
 import * as HttpMiddleware from "@effect/platform/HttpMiddleware"
 import * as BunHttpServer from "@effect/platform-bun/BunHttpServer"
@@ -16,14 +15,17 @@ import { withRequestOrigin } from "./http/ClientAddress.ts"
 import { docsHeaders } from "./http/DocsHeaders.ts"
 import { InFlight, track } from "./http/Drain.ts"
 import { errorMapping } from "./http/ErrorMapping.ts"
-import { generalLimit } from "./http/GeneralLimit.ts"
+import { CatalogCache } from "./catalog/CatalogCache.ts"
+import { makeFastLane } from "./http/FastLane.ts"
+import { generalLimit, GeneralLimiter } from "./http/GeneralLimit.ts"
 import { jsonBody } from "./http/JsonBody.ts"
+import { DOCS_PATH, LazyDocsLive, OPENAPI_PATH } from "./http/LazyDocs.ts"
 import { requestLog } from "./http/RequestLog.ts"
 import { requestMetrics } from "./http/RequestMetrics.ts"
 import { routeMatcher } from "./http/RouteTemplates.ts"
 import { AppConfig } from "./platform/Config.ts"
 import { Metrics, type RouteFigures, UNMATCHED_ROUTE } from "./platform/Metrics.ts"
-import { RateLimiter } from "./platform/RateLimiter.ts"
+import { STATUS_DOWN, STATUS_UP, StatusProbe } from "./system/Probe.ts"
 import { NodeRpcLive } from "./vpn/NodeRpc.ts"
 
 /*
@@ -44,10 +46,14 @@ import { NodeRpcLive } from "./vpn/NodeRpc.ts"
  *   9. Authentication / AdminAuthentication / PeopleOnly, the rate limits of `http/RateLimit.ts`,
  *      the metrics token; then the payload's schema, then the handler.
  * 6-8 are layers built together (their order among themselves is the framework's, as before).
+ *
+ * Beside it, the FAST LANE (`http/FastLane.ts`, issue 27): `GET`/`HEAD` `/v1/status` and
+ * `/v1/plans` as Bun routes doing 1-3 and 7 (the general limit) themselves, with the same
+ * instances; off with `FAST_LANE=false` or when `CORS_ORIGINS` is set.
  */
 
 /** The routes served beside the API's endpoints (the documents, the node protocol). */
-const OTHER_ROUTES = ["/docs", "/v1/openapi.json", "/v1/node/rpc"]
+const OTHER_ROUTES = [DOCS_PATH, OPENAPI_PATH, "/v1/node/rpc"]
 
 /** Applies `layers` to `app`, the first outermost. */
 const pipeline = (layers: ReadonlyArray<(app: HttpApp.Default) => HttpApp.Default>) => (app: HttpApp.Default) =>
@@ -87,7 +93,7 @@ export const serveMiddleware = Effect.gen(function*() {
   const routeFigures = routeMatcher(Api, OTHER_ROUTES, metrics.route)
   const unmatched = metrics.route(UNMATCHED_ROUTE)
   const figuresOf = (url: string) => routeFigures(url) ?? unmatched
-  return { inFlight, middleware: makeServeMiddleware({ inFlight, config, figuresOf }) }
+  return { inFlight, figuresOf, middleware: makeServeMiddleware({ inFlight, config, figuresOf }) }
 })
 
 /** Layer 7: the API's guards, outermost first. */
@@ -95,20 +101,20 @@ const ApiGuardsLive = Layer.unwrapEffect(Effect.gen(function*() {
   const config = yield* AppConfig
   const tokens = yield* BearerTokens
   const metrics = yield* Metrics
-  const generalLimiter = yield* RateLimiter.memory
+  const { limiter: generalLimiter } = yield* GeneralLimiter
   return HttpApiBuilder.middleware(pipeline([
     withRequestOrigin(config),
     bodyLimit,
     generalLimit(generalLimiter, config, tokens, metrics),
     jsonBody
   ]))
-}))
+})).pipe(Layer.provide(GeneralLimiter.Default))
 
 /** The API with its documents (`/v1/openapi.json`, `/docs`) over the product's services (`domain`: tests swap ports). */
 export const makeApiWithDocs = (domain: typeof DomainLive) =>
   Layer.mergeAll(
-    HttpApiSwagger.layer({ path: "/docs" }),
-    HttpApiBuilder.middlewareOpenApi({ path: "/v1/openapi.json" }),
+    // `/docs` and `/v1/openapi.json`, made at their first request
+    LazyDocsLive,
     // [D105]: the node protocol (`/v1/node/rpc`) on the same router and port
     NodeRpcLive
   ).pipe(
@@ -127,18 +133,40 @@ const drain = (inFlight: InFlight) =>
     Effect.promise(() => inFlight.drained()).pipe(Effect.timeout(Duration.seconds(10)), Effect.ignore)
   ))
 
-/** The Bun server on `HOST:PORT`, tracing off (it read the client address on every request). */
-export const HttpServerLive = Layer.unwrapScoped(Effect.gen(function*() {
-  const config = yield* AppConfig
-  const { inFlight, middleware } = yield* serveMiddleware
-  return drain(inFlight).pipe(
-    Layer.provideMerge(HttpApiBuilder.serve(middleware).pipe(HttpMiddleware.withTracerDisabledWhen(() => true))),
-    Layer.provide(ApiWithDocs),
-    Layer.provide(BunHttpServer.layer({
+/**
+ * The Bun server on `HOST:PORT`, with the fast lane's routes (`http/FastLane.ts`, issue 27) built
+ * from the services the pipeline uses: the same catalogue cache, status probe and general limiter
+ * (one instance each: layers are shared within the server's build).
+ */
+const bunServer = (serve: { readonly inFlight: InFlight; readonly figuresOf: (url: string) => RouteFigures }) =>
+  Layer.unwrapEffect(Effect.gen(function*() {
+    const config = yield* AppConfig
+    const catalog = yield* CatalogCache
+    const routes = makeFastLane({
+      config,
+      inFlight: serve.inFlight,
+      figuresOf: serve.figuresOf,
+      metrics: yield* Metrics,
+      generalLimiter: (yield* GeneralLimiter).limiter,
+      databaseUp: (yield* StatusProbe).databaseUp,
+      status: { up: STATUS_UP, down: STATUS_DOWN },
+      cachedPlanList: catalog.cachedPlanListJson
+    })
+    return BunHttpServer.layer({
       port: config.port,
       hostname: config.host,
       // an oversized body is read to its end before the 413 ([D11], issue 19); never kept past 1 MiB
-      maxRequestBodySize: DRAIN_MAX_BYTES
-    }))
+      maxRequestBodySize: DRAIN_MAX_BYTES,
+      routes
+    })
+  })).pipe(Layer.provide([CatalogCache.Default, StatusProbe.Default, GeneralLimiter.Default]))
+
+/** The Bun server on `HOST:PORT`, tracing off (it read the client address on every request). */
+export const HttpServerLive = Layer.unwrapScoped(Effect.gen(function*() {
+  const { inFlight, figuresOf, middleware } = yield* serveMiddleware
+  return drain(inFlight).pipe(
+    Layer.provideMerge(HttpApiBuilder.serve(middleware).pipe(HttpMiddleware.withTracerDisabledWhen(() => true))),
+    Layer.provide(ApiWithDocs),
+    Layer.provide(bunServer({ inFlight, figuresOf }))
   )
 }))

@@ -9,14 +9,18 @@ export interface Server {
   readonly proc: Bun.Subprocess
 }
 
-/** Starts `src/main.ts` on a free port with `env` and waits up to 120 s for `GET /v1/status` 200. */
+/**
+ * Starts `src/main.ts` on a free port with `env` and waits up to 120 s for `GET /v1/status` 200;
+ * `preload`: modules loaded into the server before it (e.g. `bench/lib/loop-lag.ts`).
+ */
 export const startServer = async (
   env: Record<string, string>,
-  options: { readonly stderr?: "pipe" | "inherit" } = {}
+  options: { readonly stderr?: "pipe" | "inherit"; readonly preload?: ReadonlyArray<string> } = {}
 ): Promise<Server> => {
   const port = freePort()
   const stderr = options.stderr ?? "pipe"
-  const proc = Bun.spawn([process.execPath, "run", "src/main.ts"], {
+  const preload = (options.preload ?? []).flatMap((p) => ["--preload", resolve(ROOT, p)])
+  const proc = Bun.spawn([process.execPath, "run", ...preload, "src/main.ts"], {
     cwd: ROOT,
     env: { ...process.env, ...env, PORT: String(port) },
     stdout: "ignore",

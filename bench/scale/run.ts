@@ -14,7 +14,8 @@
  * bench/results/.
  *
  * Knobs: SCALE (1), SCALE_SAMPLES (200 per read), SCALE_ONLY=small|large, SCALE_PATHS=<ids,...>
- * (only these paths; no EXPLAIN pass, and no jobs run unless SCALE_JOBS=1).
+ * (only these paths; no EXPLAIN pass, and no jobs run unless SCALE_JOBS=1), SCALE_JOBS_BASELINE=start
+ * (the jobs run's baseline is the server's first seconds, as before issue 27, instead of a warm minute).
  */
 import { mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs"
 import { cpus, loadavg } from "node:os"
@@ -24,11 +25,14 @@ import { startPostgres } from "../lib/postgres.ts"
 import { startServer, stopServer } from "../lib/server.ts"
 import { peakRssMb, resetPeak, rssMb, run } from "../lib/proc.ts"
 import { nodeToken, peerKey, type ScaleData, seedScale, type Size, userToken } from "./seed.ts"
+import { clearStalls, describeStalls, lagFile, LOOP_LAG_PRELOAD, readStalls, type StallReport, stallReport, type Timed } from "./stalls.ts"
 
 const ROOT = resolve(import.meta.dir, "../..")
 const SCALE = Number(process.env.SCALE ?? 1)
 const SAMPLES = Number(process.env.SCALE_SAMPLES ?? 200)
 const ONLY = process.env.SCALE_ONLY
+/** issue 27: the jobs run's baseline is a minute of the warm server (`SCALE_JOBS_BASELINE=start`: its first seconds, as before) */
+const WARM_BASELINE = process.env.SCALE_JOBS_BASELINE !== "start"
 const PATHS = process.env.SCALE_PATHS?.split(",").map((p) => p.trim()).filter(Boolean)
 const BUN = process.execPath
 const ENTRIES = 5_000
@@ -95,6 +99,8 @@ const send = async (base: string, r: Req) => {
 
 interface Raw {
   readonly latencies: ReadonlyArray<number>
+  /** each request's start (epoch ms) and duration, for laying them over the server's stalls */
+  readonly timed: ReadonlyArray<Timed>
   readonly errors: number
   readonly firstError: string | undefined
   readonly bytes: number
@@ -103,6 +109,7 @@ interface Raw {
 /** `n` requests from `concurrency` workers; `make(i)` gives the i-th */
 const sample = async (base: string, n: number, concurrency: number, make: (i: number) => Req): Promise<Raw> => {
   const latencies: Array<number> = []
+  const timed: Array<Timed> = []
   let errors = 0
   let firstError: string | undefined
   let next = 0
@@ -110,8 +117,10 @@ const sample = async (base: string, n: number, concurrency: number, make: (i: nu
   await Promise.all(Array.from({ length: concurrency }, async () => {
     while (next < n) {
       const i = next++
+      const start = Date.now()
       const r = await send(base, make(i))
       latencies.push(r.ms)
+      timed.push({ start, ms: r.ms })
       bytes = r.text.length
       if (r.status >= 400) {
         errors++
@@ -119,7 +128,7 @@ const sample = async (base: string, n: number, concurrency: number, make: (i: nu
       }
     }
   }))
-  return { latencies, errors, firstError, bytes }
+  return { latencies, timed, errors, firstError, bytes }
 }
 
 // ---- the server ------------------------------------------------------------------------------
@@ -327,41 +336,58 @@ const explainPass = async (
 // ---- the jobs --------------------------------------------------------------------------------
 
 /**
- * A jobs run as production does it: the server's own scheduler (a run 5 s after start, [D80]).
- * 10% of the services are made past their expiry and as many invoices pending past their due
- * date, then a server starts; `GET /v1/plans` and an authenticated read are probed from its
- * start (the baseline, before the run) until no due row is left (during the run).
+ * A jobs run as production does it: the server's own scheduler (a run 5 s after start, then
+ * every 60 s, [D80]). A server starts; 10 s after it is ready 10% of the services are made past
+ * their expiry and as many invoices pending past their due date, and the scheduler's next run does
+ * them; `GET /v1/plans` and an authenticated read are probed from its start (the baseline, before
+ * the run: a warm minute) until no due row is left (during the run).
  */
 const jobsRun = async (url: string, env: Record<string, string>, d: ScaleData) => {
   const due = Math.round(d.size.users / 10)
   const sql = new SQL(url, { max: 1 })
-  await sql.unsafe(`
+  const makeDue = () => sql.unsafe(`
     update services set expires_at = now() - interval '1 minute' where id % 10 = 3;
     update invoices set status = 'pending', paid_at = null, due_date = now() - interval '1 day'
       where id in (select id from invoices where service_id % 10 = 7 and user_id <> ${d.measured} order by id limit ${due});
     analyze services; analyze invoices;`)
+  if (!WARM_BASELINE) await makeDue()
   const remaining = async () => {
     const [r] = await sql.unsafe(`
       select (select count(*) from services where status in ('active', 'suspended') and expires_at <= now())::int
            + (select count(*) from invoices where status = 'pending' and due_date < now())::int as n`)
     return r.n as number
   }
-  const initial = await remaining()
-  const server = await startServer(env)
+  let initial = await remaining()
+  const lag = lagFile(`jobs-${d.size.label}`)
+  clearStalls(lag)
+  const server = await startServer({ ...env, LOOP_LAG_FILE: lag }, { preload: [LOOP_LAG_PRELOAD] })
   const ready = performance.now()
   let began: number | undefined
   let ended: number | undefined
+  // issue 27: the warm baseline. The rows become due 10 s after the server is ready (its
+  // scheduler's first run, 5 s after start, has found nothing), and its next run, 60 s after that
+  // one, does them: the baseline is a minute of a warm server, not its first seconds. The update
+  // itself (and a second after it) is left out of the baseline.
+  let updating: readonly [number, number] | undefined
+  const dueMade = !WARM_BASELINE ? Promise.resolve() : sleep(10_000).then(async () => {
+    const from = performance.now()
+    await makeDue()
+    initial = await remaining()
+    updating = [from, performance.now() + 1000]
+  })
   const probe = async (make: () => Req) => {
-    const samples: Array<{ at: number; ms: number; ok: boolean }> = []
+    const samples: Array<{ at: number; start: number; ms: number; ok: boolean }> = []
     while (ended === undefined && performance.now() - ready < 600_000) {
       const at = performance.now()
+      const start = Date.now()
       const r = await send(server.base, make())
-      samples.push({ at, ms: r.ms, ok: r.status < 400 })
+      samples.push({ at, start, ms: r.ms, ok: r.status < 400 })
       await sleep(5)
     }
     return samples
   }
   const watch = async () => {
+    await dueMade
     while (performance.now() - ready < 600_000) {
       const n = await remaining()
       if (began === undefined && n < initial) began = performance.now()
@@ -378,20 +404,27 @@ const jobsRun = async (url: string, env: Record<string, string>, d: ScaleData) =
     probe(() => ({ path: "/v1/services/current", token: userToken(d.measured) })),
     watch()
   ])
+  await sleep(1100) // the server writes its stalls once a second
   await stopServer(server)
   await sql.close()
   const start = began ?? ready
-  const split = (xs: ReadonlyArray<{ at: number; ms: number; ok: boolean }>) => {
+  const epoch = (t: number) => performance.timeOrigin + t
+  const stalls = readStalls(lag)
+  const split = (xs: ReadonlyArray<{ at: number; start: number; ms: number; ok: boolean }>) => {
     // the server's first second is its warm-up, not its baseline
-    const before = xs.filter((x) => x.at >= ready + 1000 && x.at < start - 200)
+    const before = xs.filter((x) => x.at >= ready + 1000 && x.at < start - 200 && !(updating && x.at + x.ms >= updating[0] && x.at <= updating[1]))
     const during = xs.filter((x) => x.at >= start - 200)
     return {
       before: stats(before.map((x) => x.ms), before.filter((x) => !x.ok).length),
-      during: stats(during.map((x) => x.ms), during.filter((x) => !x.ok).length)
+      during: stats(during.map((x) => x.ms), during.filter((x) => !x.ok).length),
+      // issue 27: what the slowest requests ran into, before and during the run
+      stallsBefore: stallReport(before, stalls.filter((s) => s.at >= epoch(ready + 1000) && s.at < epoch(start - 200))),
+      stallsDuring: stallReport(during, stalls.filter((s) => s.at >= epoch(start - 200) && s.at <= epoch(ended ?? performance.now())))
     }
   }
   const p = split(plans)
   const c = split(current)
+  clearStalls(lag)
   return {
     due,
     dueRows: initial,
@@ -460,11 +493,24 @@ const main = async () => {
 
     // both servers at once; each path is measured in rounds that alternate the sizes, so that
     // the machine's other load falls on both alike
-    const servers = await Promise.all(prepared.map((p) => startServer(p.env)))
+    // issue 27: each server notes its event-loop stalls, laid over each path's slowest requests
+    const lags = prepared.map((p) => lagFile(p.size.label))
+    lags.forEach(clearStalls)
+    const servers = await Promise.all(prepared.map((p, k) => startServer({ ...p.env, LOOP_LAG_FILE: lags[k]! }, { preload: [LOOP_LAG_PRELOAD] })))
+    const stallsOf: Record<string, Record<string, StallReport>> = {}
+    const reportStalls = async (label: string, id: string, k: number, timed: ReadonlyArray<Timed>) => {
+      if (timed.length === 0) return
+      await sleep(1100) // the server writes its stalls once a second
+      const from = Math.min(...timed.map((t) => t.start))
+      const to = Math.max(...timed.map((t) => t.start + t.ms))
+      const r = stallReport(timed, readStalls(lags[k]!, from, to))
+      stallsOf[label] = { ...stallsOf[label], [id]: r }
+      console.log(`[${label}]   ${describeStalls(r)}`)
+    }
     try {
       for (const s of [...READS, ...OTHERS].filter((s) => !PATHS || PATHS.includes(s.id))) {
         const rounds = 4
-        const lat = prepared.map(() => ({ latencies: [] as Array<number>, errors: 0, firstError: undefined as string | undefined, bytes: 0 }))
+        const lat = prepared.map(() => ({ latencies: [] as Array<number>, timed: [] as Array<Timed>, errors: 0, firstError: undefined as string | undefined, bytes: 0 }))
         for (const [k, p] of prepared.entries()) {
           for (let i = 0; i < (s.warmup ?? 5); i++) await send(servers[k]!.base, s.make(p.data, 100_000 + i))
         }
@@ -479,6 +525,7 @@ const main = async () => {
             const part = await sample(servers[k]!.base, to - from, s.concurrency ?? 2, (i) => s.make(p.data, from + i))
             const all = lat[k]!
             all.latencies.push(...part.latencies)
+            all.timed.push(...part.timed)
             all.errors += part.errors
             all.firstError ??= part.firstError
             all.bytes = part.bytes
@@ -489,6 +536,7 @@ const main = async () => {
           const m = stats(all.latencies, all.errors, all.firstError, all.bytes)
           ;(table[p.size.label] ??= {})[s.id] = m
           console.log(`[${p.size.label}] ${s.title}: median ${m.medianMs} ms, p99 ${m.p99Ms} ms (n ${m.n}${m.errors ? `, ${m.errors} errors: ${m.firstError}` : ""})`)
+          await reportStalls(p.size.label, s.id, k, all.timed)
           if (s.id === "node-peers") {
             const pid = servers[k]!.proc.pid
             const rss = { beforeMiB: round(rssBefore[k] ?? NaN), afterMiB: round(rssMb(pid) ?? NaN), peakMiB: round(peakRssMb(pid) ?? NaN), bytes: all.bytes }
@@ -510,11 +558,16 @@ const main = async () => {
         const m = stats(raw.latencies, raw.errors, raw.firstError, raw.bytes)
         table[p.size.label]!["node-peers-since"] = m
         console.log(`[${p.size.label}] node peers ?since= unchanged: median ${m.medianMs} ms, p99 ${m.p99Ms} ms`)
+        await reportStalls(p.size.label, "node-peers-since", k, raw.timed)
       }
     } finally {
       await Promise.all(servers.map(stopServer))
+      lags.forEach(clearStalls)
     }
-    for (const p of prepared) results[p.size.label]!.paths = table[p.size.label]
+    for (const p of prepared) {
+      results[p.size.label]!.paths = table[p.size.label]
+      results[p.size.label]!.stalls = stallsOf[p.size.label]
+    }
 
     const large = prepared.find((p) => p.size.label === "large")
     if (large && !PATHS) {
@@ -530,6 +583,10 @@ const main = async () => {
       const jobs = await jobsRun(p.url, p.env, p.data)
       results[p.size.label]!.jobs = jobs
       console.log(`[${p.size.label}] jobs: ${jobs.dueRows} due rows done in ${jobs.seconds} s; GET /v1/plans p99 ${jobs.plans.before.p99Ms} -> ${jobs.plans.during.p99Ms} ms (x${jobs.plansP99Ratio}), GET /v1/services/current p99 ${jobs.current.before.p99Ms} -> ${jobs.current.during.p99Ms} ms (x${jobs.currentP99Ratio})`)
+      for (const [name, x] of [["GET /v1/plans", jobs.plans], ["GET /v1/services/current", jobs.current]] as const) {
+        console.log(`[${p.size.label}]   ${name} before the run: ${describeStalls(x.stallsBefore)}`)
+        console.log(`[${p.size.label}]   ${name} during the run: ${describeStalls(x.stallsDuring)}`)
+      }
     }
   } finally {
     cleanup()

@@ -170,29 +170,35 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("accounts/ApiKeys", {
       })
 
     /** the principal of a live key: right secret, owner active, not expired */
-    const verify = (key: string) =>
-      Effect.gen(function*() {
-        const match = KEY_SHAPE.exec(key)
-        if (!match) return Option.none<Principal>()
-        const id = Number(match[1])
-        if (id > MAX_INT4) return Option.none<Principal>()
-        const found = yield* live(id)
-        if (Option.isNone(found) || !constantTimeEqual(found.value.secret_hash, sha256Hex(match[2]!))) return Option.none<Principal>()
+    const none = Effect.succeed(Option.none<Principal>())
+    // issue 27: the bearer check of every request made with a key, as a chain of steps (no
+    // generator): one query, never cached ([D4])
+    const verify = (key: string): Effect.Effect<Option.Option<Principal>> => {
+      const match = KEY_SHAPE.exec(key)
+      if (!match) return none
+      const id = Number(match[1])
+      if (id > MAX_INT4) return none
+      return Effect.flatMap(live(id), (found) => {
+        if (Option.isNone(found) || !constantTimeEqual(found.value.secret_hash, sha256Hex(match[2]!))) return none
         const row = found.value
-        const now = yield* clock.now
-        if (row.expires_at !== null && row.expires_at.getTime() <= now.getTime()) return Option.none<Principal>()
-        // a read stays cheap: the last use is written at most once a minute
-        if (row.last_used_at === null || now.getTime() - row.last_used_at.getTime() >= TOUCH_EVERY_MS) yield* touch({ id, now })
-        return Option.some<Principal>({
-          kind: "api_key",
-          tokenId: id,
-          userId: row.user_id,
-          role: row.role,
-          twoFactor: row.two_factor,
-          secondFactor: row.second_factor,
-          scopes: row.scopes
+        return Effect.flatMap(clock.now, (now) => {
+          if (row.expires_at !== null && row.expires_at.getTime() <= now.getTime()) return none
+          const principal = Option.some<Principal>({
+            kind: "api_key",
+            tokenId: id,
+            userId: row.user_id,
+            role: row.role,
+            twoFactor: row.two_factor,
+            secondFactor: row.second_factor,
+            scopes: row.scopes
+          })
+          // a read stays cheap: the last use is written at most once a minute
+          return row.last_used_at === null || now.getTime() - row.last_used_at.getTime() >= TOUCH_EVERY_MS
+            ? Effect.as(touch({ id, now }), principal)
+            : Effect.succeed(principal)
         })
       }).pipe(Effect.orDie)
+    }
 
     return {
       create,

@@ -1,7 +1,7 @@
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { randomInt } from "node:crypto"
-import { Secret, TOTP } from "otpauth"
+import type * as OtpAuth from "otpauth"
 import { AuditLog } from "../audit/AuditLog.ts"
 import { AppClock } from "../platform/Clock.ts"
 import { AppConfig } from "../platform/Config.ts"
@@ -26,6 +26,14 @@ const RECOVERY_CODES = 10
 const RECOVERY_ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789"
 
 /**
+ * otpauth (about 6 MB resident) is loaded at the first second-factor set-up or check a process
+ * makes, not at start-up (issue 27; docs/decisions.md, "Idle memory"); synchronously, as the
+ * checks below are plain functions.
+ */
+let otpauthModule: typeof OtpAuth | undefined
+const otpauth = (): typeof OtpAuth => (otpauthModule ??= require("otpauth"))
+
+/**
  * The time step `code` belongs to, when it is a code of `secret` (base32) within one step of
  * `now`; the library compares in constant time.
  */
@@ -33,6 +41,7 @@ export const matchingStep = (secret: string, code: string, now: Date): Option.Op
   const token = code.replace(/\s+/g, "")
   if (!/^[0-9]{6}$/.test(token)) return Option.none()
   const timestamp = now.getTime()
+  const { Secret, TOTP } = otpauth()
   const delta = TOTP.validate({ ...TOTP_PARAMETERS, token, secret: Secret.fromBase32(secret), timestamp, window: WINDOW })
   return delta === null ? Option.none() : Option.some(TOTP.counter({ period: TOTP_PARAMETERS.period, timestamp }) + delta)
 }
@@ -89,6 +98,7 @@ export class TwoFactor extends Effect.Service<TwoFactor>()("accounts/TwoFactor",
       Effect.gen(function*() {
         const user = yield* Effect.flatMap(users.findById(caller.userId), orNotFound)
         if (user.two_factor) return yield* Effect.fail(twoFactorAlreadyEnabled())
+        const { Secret, TOTP } = otpauth()
         const secret = new Secret({ size: 20 })
         const stored = yield* users.setTwoFactorPending(user.id, appKey.encrypt(secret.base32), yield* clock.now)
         if (!stored) return yield* Effect.fail(twoFactorAlreadyEnabled())

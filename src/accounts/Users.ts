@@ -145,7 +145,10 @@ export class Users extends Effect.Service<Users>()("accounts/Users", {
      * The list's total. Filtered: an exact count (the trigram index serves it). Unfiltered
      * (issue 27, [D70]): exact while the table holds at most EXACT_TOTAL_LIMIT users (a count that
      * stops there, so it never reads more), else PostgreSQL's own estimate of the table's rows
-     * (`pg_class.reltuples`, kept by autovacuum / ANALYZE) and never below the limit + 1.
+     * (`pg_class.reltuples`, kept by autovacuum / ANALYZE) and never below the limit + 1. When the
+     * estimate is over twice the limit the capped count is not run at all (the `case` evaluates
+     * only the branch it takes): it would read 10 001 rows for every page of a big table, and
+     * only an estimate off by half could make the count come out at or under the limit.
      */
     const countRows = SqlSchema.single({
       Request: ListQuery,
@@ -154,12 +157,13 @@ export class Users extends Effect.Service<Users>()("accounts/Users", {
         q.needle !== null
           ? sql`select count(*)::int as total from users where ${matching(q)}`
           : sql`
-            with capped as (select count(*)::int as n from (select 1 from users limit ${EXACT_TOTAL_LIMIT + 1}) as s)
-            select case when capped.n <= ${EXACT_TOTAL_LIMIT} then capped.n
-                        else greatest(${EXACT_TOTAL_LIMIT + 1},
-                                      coalesce((select reltuples from pg_class where oid = 'users'::regclass), 0))::int
+            with estimate as (select coalesce((select reltuples from pg_class where oid = 'users'::regclass), 0) as n)
+            select case when estimate.n > ${EXACT_TOTAL_LIMIT * 2} then estimate.n::int
+                        else (select case when capped.n <= ${EXACT_TOTAL_LIMIT} then capped.n
+                                          else greatest(${EXACT_TOTAL_LIMIT + 1}, estimate.n)::int end
+                              from (select count(*)::int as n from (select 1 from users limit ${EXACT_TOTAL_LIMIT + 1}) as s) as capped)
                    end as total
-            from capped`
+            from estimate`
     })
     const pageRows = SqlSchema.findAll({
       Request: ListQuery,

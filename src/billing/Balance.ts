@@ -146,32 +146,36 @@ export class Balance extends Effect.Service<Balance>()("billing/Balance", {
           Effect.die
         ))
 
+    // issue 27: the caller's reads built once, not per call
+    const amountRows = SqlSchema.findAll({
+      Request: Schema.Int,
+      Result: BalanceAmount,
+      execute: (userId) => sql`select currency, amount::text as amount from balances where user_id = ${userId} order by currency`
+    })
+    const transactionRows = SqlSchema.findAll({
+      Request: Schema.Struct({ userId: Schema.Int, offset: Schema.Int }),
+      Result: TransactionPageRow,
+      execute: ({ offset, userId }) => sql`
+        select t.id, t.amount::text as amount, t.currency, t.reason, i.uuid::text as invoice_uuid, t.created_at,
+               count(*) over ()::int as total_rows
+        from balance_transactions t left join invoices i on i.id = t.invoice_id
+        where t.user_id = ${userId}
+        order by t.created_at desc, t.id desc limit ${PER_PAGE} offset ${offset}`
+    })
+    const transactionCount = SqlSchema.single({
+      Request: Schema.Int,
+      Result: Count,
+      execute: (userId) => sql`select count(*)::int as n from balance_transactions where user_id = ${userId}`
+    })
+
     /** [D109]: the caller's balances, every currency ever credited */
-    const amountsOf = (userId: number) =>
-      SqlSchema.findAll({
-        Request: Schema.Void,
-        Result: BalanceAmount,
-        execute: () => sql`select currency, amount::text as amount from balances where user_id = ${userId} order by currency`
-      })(undefined).pipe(Effect.orDie)
+    const amountsOf = (userId: number) => Effect.orDie(amountRows(userId))
 
     /** [D109]: one page of the ledger, newest first */
     const transactionsPage = (userId: number, pageNo: number) =>
       Effect.gen(function*() {
-        const rows = yield* SqlSchema.findAll({
-          Request: Schema.Void,
-          Result: TransactionPageRow,
-          execute: () => sql`
-            select t.id, t.amount::text as amount, t.currency, t.reason, i.uuid::text as invoice_uuid, t.created_at,
-                   count(*) over ()::int as total_rows
-            from balance_transactions t left join invoices i on i.id = t.invoice_id
-            where t.user_id = ${userId}
-            order by t.created_at desc, t.id desc limit ${PER_PAGE} offset ${(pageNo - 1) * PER_PAGE}`
-        })(undefined)
-        const total = rows[0]?.total_rows ?? (pageNo === 1 ? 0 : (yield* SqlSchema.single({
-          Request: Schema.Void,
-          Result: Count,
-          execute: () => sql`select count(*)::int as n from balance_transactions where user_id = ${userId}`
-        })(undefined)).n)
+        const rows = yield* transactionRows({ userId, offset: (pageNo - 1) * PER_PAGE })
+        const total = rows[0]?.total_rows ?? (pageNo === 1 ? 0 : (yield* transactionCount(userId)).n)
         return makePage({
           rows: rows.map(({ total_rows: _, ...r }) => r),
           total,

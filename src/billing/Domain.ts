@@ -68,7 +68,10 @@ export const InvoiceDetail = Schema.Struct({
 export type InvoiceDetail = typeof InvoiceDetail.Type
 
 /** The wire form of a list item, built directly for the invoices page (a hot read). */
-export const toListItem = (r: Invoice): typeof InvoiceListItem.Encoded => ({
+/** the columns of an invoice that the list shows */
+export const InvoiceListRow = Invoice.pick("id", "uuid", "amount", "currency", "status", "gateway", "created_at", "paid_at")
+
+export const toListItem = (r: typeof InvoiceListRow.Type): typeof InvoiceListItem.Encoded => ({
   id: r.id,
   uuid: r.uuid,
   amount: r.amount,

@@ -1,6 +1,5 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as SqlSchema from "@effect/sql/SqlSchema"
-import type { Fragment } from "@effect/sql/Statement"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
@@ -9,7 +8,7 @@ import { DomainEvents } from "../events/DomainEvents.ts"
 import { AppClock } from "../platform/Clock.ts"
 import { AppConfig } from "../platform/Config.ts"
 import { makePage } from "../platform/Page.ts"
-import { CreditNote, Invoice, type InvoiceDetail, toListItem } from "./Domain.ts"
+import { CreditNote, Invoice, type InvoiceDetail, InvoiceListRow, toListItem } from "./Domain.ts"
 
 /** [D36]: invoices pages hold 15 */
 const PER_PAGE = 15
@@ -69,7 +68,9 @@ export const invoiceEvent = (i: Invoice) => ({
   created_at: i.created_at.toISOString()
 })
 
-const PageRow = Schema.Struct({ ...Invoice.fields, total_rows: Schema.Int })
+/** a row of a page of the list: the listed columns and the total of the filter ([D36]) */
+const PageRow = Schema.Struct({ ...InvoiceListRow.fields, total_rows: Schema.Int })
+const PageQuery = Schema.Struct({ userId: Schema.Int, status: Schema.NullOr(Schema.String), limit: Schema.Int, offset: Schema.Int })
 
 /**
  * The billing room's `invoices` and `payment_events`. Reads for the routes render the plan's
@@ -90,24 +91,35 @@ export class Invoices extends Effect.Service<Invoices>()("billing/Invoices", {
       change_credit::text as change_credit,
       currency, status, gateway, promo_code, promo_code_id, due_date, paid_at, transaction_id, created_at`
 
-    const findBy = (where: Fragment) =>
-      SqlSchema.findOne({ Request: Schema.Void, Result: Invoice, execute: () => sql`select ${columns} from invoices where ${where}` })(undefined)
-        .pipe(Effect.orDie)
-
-    const byUuid = (uuid: string) => findBy(sql`uuid = ${uuid}::uuid`)
-    const byId = (id: number) => findBy(sql`id = ${id}`)
+    // issue 27: the reads of one invoice built once, not per call
+    const byUuidRow = SqlSchema.findOne({
+      Request: Schema.String,
+      Result: Invoice,
+      execute: (uuid) => sql`select ${columns} from invoices where uuid = ${uuid}::uuid`
+    })
+    const byIdRow = SqlSchema.findOne({ Request: Schema.Int, Result: Invoice, execute: (id) => sql`select ${columns} from invoices where id = ${id}` })
+    const lockRow = SqlSchema.findOne({
+      Request: Schema.Int,
+      Result: Invoice,
+      execute: (id) => sql`select ${columns} from invoices where id = ${id} for update`
+    })
+    const byUuid = (uuid: string) => Effect.orDie(byUuidRow(uuid))
+    const byId = (id: number) => Effect.orDie(byIdRow(id))
     /** the invoice row locked until the transaction ends */
-    const lock = (id: number) => findBy(sql`id = ${id} for update`)
+    const lock = (id: number) => Effect.orDie(lockRow(id))
 
+    const creditNoteRows = SqlSchema.findAll({
+      Request: Schema.Struct({ id: Schema.Int, uuid: Schema.String }),
+      Result: Schema.Struct({ ...CreditNote.fields, created_at: Schema.DateFromSelf }),
+      execute: (r) => sql`
+        select id, ${r.uuid}::text as invoice_uuid, amount::text as amount, currency, refund_to as to, reason, created_at
+        from credit_notes where invoice_id = ${r.id} order by id`
+    })
     /** [D110]: the invoice's credit notes, oldest first (none unless it was refunded) */
     const creditNotesOf = (r: Invoice) =>
-      r.refunded_amount === "0.00" ? Effect.succeed<ReadonlyArray<CreditNote>>([]) : SqlSchema.findAll({
-        Request: Schema.Void,
-        Result: Schema.Struct({ ...CreditNote.fields, created_at: Schema.DateFromSelf }),
-        execute: () => sql`
-          select id, ${r.uuid}::text as invoice_uuid, amount::text as amount, currency, refund_to as to, reason, created_at
-          from credit_notes where invoice_id = ${r.id} order by id`
-      })(undefined).pipe(Effect.orDie)
+      r.refunded_amount === "0.00"
+        ? Effect.succeed<ReadonlyArray<CreditNote>>([])
+        : Effect.orDie(creditNoteRows({ id: r.id, uuid: r.uuid }))
 
     /** the detail fields, with the plan's and cycle's names */
     const detail = (r: Invoice) =>
@@ -133,30 +145,34 @@ export class Invoices extends Effect.Service<Invoices>()("billing/Invoices", {
         }
       })
 
+    // issue 27: the list's statements built once; the page reads only the columns it shows
+    const statusFilter = (status: string | null) => status === null ? sql`` : sql`and status = ${status}`
+    const pageRows = SqlSchema.findAll({
+      Request: PageQuery,
+      Result: PageRow,
+      execute: (q) => sql`
+        select id, uuid::text as uuid, amount::text as amount, currency, status, gateway, created_at, paid_at,
+          count(*) over ()::int as total_rows from invoices
+        where user_id = ${q.userId} ${statusFilter(q.status)}
+        order by created_at desc, id desc limit ${q.limit} offset ${q.offset}`
+    })
+    const countOf = SqlSchema.single({
+      Request: PageQuery.pick("userId", "status"),
+      Result: Count,
+      execute: (q) => sql`select count(*)::int as n from invoices where user_id = ${q.userId} ${statusFilter(q.status)}`
+    })
+
     /** the caller's invoices, newest first; the page and the total in one round trip */
-    const page = (userId: number, status: Option.Option<string>, page: number, perPage: number) =>
-      Effect.gen(function*() {
-        const filter = Option.match(status, { onNone: () => sql``, onSome: (s) => sql`and status = ${s}` })
-        const found = yield* SqlSchema.findAll({
-          Request: Schema.Void,
-          Result: PageRow,
-          execute: () => sql`
-            select ${columns}, count(*) over ()::int as total_rows from invoices
-            where user_id = ${userId} ${filter}
-            order by created_at desc, id desc limit ${perPage} offset ${(page - 1) * perPage}`
-        })(undefined)
+    const page = (userId: number, status: string | null, page: number, perPage: number) =>
+      Effect.flatMap(pageRows({ userId, status, limit: perPage, offset: (page - 1) * perPage }), (found) =>
         // a page past the end has no row to carry the total: only then is it counted on its own
-        const total = found[0]?.total_rows ?? (page === 1 ? 0 : (yield* SqlSchema.single({
-          Request: Schema.Void,
-          Result: Count,
-          execute: () => sql`select count(*)::int as n from invoices where user_id = ${userId} ${filter}`
-        })(undefined)).n)
-        return { rows: found as ReadonlyArray<Invoice>, total }
-      }).pipe(Effect.orDie)
+        found.length > 0 || page === 1
+          ? Effect.succeed({ rows: found, total: found[0]?.total_rows ?? 0 })
+          : Effect.map(countOf({ userId, status }), (count) => ({ rows: found, total: count.n }))).pipe(Effect.orDie)
 
     /** [D36]: one page of the caller's invoices in their wire form, with its meta and links */
     const listPage = (userId: number, status: string | undefined, pageNo: number) =>
-      Effect.map(page(userId, Option.fromNullable(status), pageNo, PER_PAGE), ({ rows, total }) =>
+      Effect.map(page(userId, status ?? null, pageNo, PER_PAGE), ({ rows, total }) =>
         makePage({
           rows: rows.map(toListItem),
           total,

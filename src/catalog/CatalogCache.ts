@@ -143,7 +143,14 @@ export class CatalogCache extends Effect.Service<CatalogCache>()("catalog/Catalo
       })
     }
 
-    return { snapshot, snapshotWith, planListJson: Effect.map(snapshot, (s) => s.planListJson) } as const
+    /**
+     * The body of `GET /v1/plans` when the cache answers from memory now; undefined when a read
+     * must go to the database (not loaded yet, or the LISTEN connection is down): the fast lane
+     * (`http/FastLane.ts`, issue 27) then hands the request to the pipeline, which reads it.
+     */
+    const cachedPlanListJson = (): Uint8Array | undefined => (serving ? cached?.planListJson : undefined)
+
+    return { snapshot, snapshotWith, planListJson: Effect.map(snapshot, (s) => s.planListJson), cachedPlanListJson } as const
   }),
   dependencies: [CatalogRepo.Default]
 }) {}

@@ -60,12 +60,16 @@ export class Authentication extends HttpApiMiddleware.Tag<Authentication>()("Aut
  */
 export const currentPrincipal = FiberRef.unsafeMake<Option.Option<Principal>>(Option.none())
 
-/** The `Bearer` scheme only, case-insensitively (the framework cuts 7 characters unchecked). */
-export const bearerSecret = Effect.map(HttpServerRequest.HttpServerRequest, (request) => {
-  const header = request.headers["authorization"] ?? ""
-  const match = /^bearer +(\S.*)$/i.exec(header)
+const BEARER = /^bearer +(\S.*)$/i
+
+/** the secret of a request's `Bearer` header, if it has one */
+const secretOf = (request: HttpServerRequest.HttpServerRequest): Option.Option<string> => {
+  const match = BEARER.exec(request.headers["authorization"] ?? "")
   return match ? Option.some(match[1]!.trim()) : Option.none<string>()
-})
+}
+
+/** The `Bearer` scheme only, case-insensitively (the framework cuts 7 characters unchecked). */
+export const bearerSecret = Effect.map(HttpServerRequest.HttpServerRequest, secretOf)
 
 /** Routes under `/v1/admin` ([D70]): a live token (401) of an admin (403 `Forbidden.`). */
 export class AdminAuthentication extends HttpApiMiddleware.Tag<AdminAuthentication>()("AdminAuthentication", {
@@ -88,10 +92,17 @@ export const requestPrincipal = (tokens: BearerTokens["Type"]) =>
     const key: object = typeof request.source === "object" && request.source !== null ? request.source : request
     const known = verified.get(key)
     if (known !== undefined) return Effect.succeed(known)
-    return Effect.flatMap(bearerSecret, (secret) =>
-      Option.isNone(secret) ? Effect.succeed(Option.none<Principal>()) : tokens.verify(secret.value)).pipe(
-        Effect.tap((principal) => Effect.sync(() => verified.set(key, principal)))
-      )
+    const secret = secretOf(request)
+    if (Option.isNone(secret)) {
+      const nobody = Option.none<Principal>()
+      verified.set(key, nobody)
+      return Effect.succeed(nobody)
+    }
+    // issue 27: one step for the answer's memo, not a tap with its own effect
+    return Effect.map(tokens.verify(secret.value), (principal) => {
+      verified.set(key, principal)
+      return principal
+    })
   })
 
 /**
@@ -103,16 +114,15 @@ const scopeNeeded = (method: string, area: "user" | "admin"): KeyScope => {
   return area === "admin" ? (reads ? "admin:read" : "admin:write") : (reads ? "read" : "write")
 }
 
+// issue 27: a chain of steps on the hot path, not a generator
 const authenticate = (tokens: BearerTokens["Type"], area: "user" | "admin") =>
-  Effect.gen(function*() {
-    const principal = yield* requestPrincipal(tokens)
-    if (Option.isNone(principal)) return yield* Effect.fail(new Unauthenticated())
-    yield* FiberRef.set(currentPrincipal, principal)
-    if (principal.value.kind === "api_key") {
-      const request = yield* HttpServerRequest.HttpServerRequest
-      if (!principal.value.scopes.includes(scopeNeeded(request.method, area))) return yield* Effect.fail(new Forbidden())
-    }
-    return principal.value
+  Effect.flatMap(requestPrincipal(tokens), (principal): Effect.Effect<Principal, Unauthenticated | Forbidden, HttpServerRequest.HttpServerRequest> => {
+    if (Option.isNone(principal)) return Effect.fail(new Unauthenticated())
+    const user = principal.value
+    const kept = FiberRef.set(currentPrincipal, principal)
+    if (user.kind !== "api_key") return Effect.as(kept, user)
+    return Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
+      Effect.zipRight(kept, user.scopes.includes(scopeNeeded(request.method, area)) ? Effect.succeed(user) : Effect.fail(new Forbidden())))
   })
 
 /**

@@ -44,11 +44,28 @@ export const limitAddress = (address: string): string => {
  * nearest trusted proxy appended. Entries left of it were written by the client and are never
  * read; a header too short for N proxies did not come through them: the socket's address.
  */
-export const clientIp = (request: HttpServerRequest.HttpServerRequest, trustProxy: false | number): string => {
-  const socket = Option.getOrElse(request.remoteAddress, () => "unknown")
-  if (trustProxy === false) return socket
-  const header = request.headers["x-forwarded-for"]
-  if (header === undefined) return socket
+export const clientIp = (request: HttpServerRequest.HttpServerRequest, trustProxy: false | number): string =>
+  clientIpOf(socketAddress(request), request.headers["x-forwarded-for"], trustProxy)
+
+/**
+ * The header by which the fast lane (`FastLane.ts`) hands a request it delegates to the pipeline
+ * the socket's address: Bun gives such a request no server to ask. Read only for those requests
+ * (asking theirs throws); the lane always sets it, so a client's own copy is never believed.
+ */
+export const DELEGATED_ADDRESS_HEADER = "x-vpn-lane-socket-address"
+
+/** The socket's address, or for a request the fast lane delegated, the one it handed on. */
+const socketAddress = (request: HttpServerRequest.HttpServerRequest): string => {
+  try {
+    return Option.getOrElse(request.remoteAddress, () => "unknown")
+  } catch {
+    return request.headers[DELEGATED_ADDRESS_HEADER] ?? "unknown"
+  }
+}
+
+/** `clientIp` from its parts: the socket's address and the `X-Forwarded-For` header. */
+export const clientIpOf = (socket: string, header: string | null | undefined, trustProxy: false | number): string => {
+  if (trustProxy === false || header === undefined || header === null) return socket
   const entries = header.split(",").map((entry) => entry.trim())
   const entry = entries.length >= trustProxy ? entries[entries.length - trustProxy]! : ""
   return isIP(entry.startsWith("[") && entry.endsWith("]") ? entry.slice(1, -1) : entry) === 0 ? socket : entry

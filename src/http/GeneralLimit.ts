@@ -4,10 +4,18 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type { AppConfig } from "../platform/Config.ts"
 import type { Metrics } from "../platform/Metrics.ts"
-import type { RateLimiter } from "../platform/RateLimiter.ts"
+import { RateLimiter } from "../platform/RateLimiter.ts"
 import { type BearerTokens, requestPrincipal } from "./Auth.ts"
 import { clientAddressWith } from "./ClientAddress.ts"
 import { envelope } from "./Responses.ts"
+
+/**
+ * The one in-memory limiter of the general limit: the pipeline's guard and the fast lane
+ * (`FastLane.ts`, issue 27) count on the same windows.
+ */
+export class GeneralLimiter extends Effect.Service<GeneralLimiter>()("http/GeneralLimiter", {
+  effect: Effect.map(RateLimiter.memory, (limiter) => ({ limiter }))
+}) {}
 
 /**
  * The spec's other routes: `GENERAL_RATE_LIMIT` a minute per user (a live bearer token: all of a

@@ -1,6 +1,6 @@
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Prometheus from "prom-client"
+import * as Prometheus from "../platform/Prometheus.ts"
 import { Metrics } from "../platform/Metrics.ts"
 
 /** What one run of the jobs did, as the metrics show it (rows per step). */

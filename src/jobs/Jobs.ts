@@ -3,6 +3,7 @@ import * as SqlSchema from "@effect/sql/SqlSchema"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import { RecipientsLive } from "../accounts/Contacts.ts"
@@ -13,6 +14,8 @@ import { MailTokens } from "../accounts/MailTokens.ts"
 import { Catalog } from "../catalog/Catalog.ts"
 import { RateLimiter } from "../platform/RateLimiter.ts"
 import { AppClock } from "../platform/Clock.ts"
+import { AppConfig, JOBS_PAUSE_DEFAULT } from "../platform/Config.ts"
+import { pauseFor } from "../platform/Slices.ts"
 import { Services } from "../services/Services.ts"
 import { Schedules } from "../services/Schedule.ts"
 import { PeerChanges } from "../vpn/PeerChanges.ts"
@@ -45,8 +48,22 @@ export const JOBS_LOCK_KEY = 4_080_001
 /** [D80]: a renewal invoice is created this long before a service's expiry. */
 export const RENEWAL_WINDOW_MS = 3 * 86_400_000
 
-/** rows per batch: each batch is one short transaction, whatever is due ([D80] rev. 2) */
+/** rows per batch at most: each batch is one short transaction, whatever is due ([D80] rev. 2) */
 export const JOBS_BATCH = 500
+
+/**
+ * Issue 27: batches are sized by time. A run starts with JOBS_BATCH_FIRST rows and sizes each
+ * next batch so that it takes about JOBS_BATCH_TARGET_MS (between JOBS_BATCH_MIN and JOBS_BATCH
+ * rows): what a batch holds the thread and its connection for stays short however slow the
+ * machine, and the pause after it is as short.
+ */
+export const JOBS_BATCH_FIRST = 100
+export const JOBS_BATCH_MIN = 20
+export const JOBS_BATCH_TARGET_MS = 25
+
+/** the next batch's rows after one of `rows` that took `ms` */
+export const nextBatchSize = (rows: number, ms: number): number =>
+  Math.max(JOBS_BATCH_MIN, Math.min(JOBS_BATCH, Math.round((rows * JOBS_BATCH_TARGET_MS) / Math.max(ms, 1))))
 
 const skipped: JobsReport = { skipped: true, expired: 0, renewalsCreated: 0, invoicesCancelled: 0, promoUsesReleased: 0 }
 
@@ -73,6 +90,7 @@ const runJobs = Effect.gen(function*() {
   const balance = yield* Balance
   const funding = yield* Funding
   const schedules = yield* Schedules
+  const pausePercent = (yield* AppConfig).jobsPausePercent ?? JOBS_PAUSE_DEFAULT
 
   const tryLock = SqlSchema.single({
     Request: Schema.Void,
@@ -85,30 +103,47 @@ const runJobs = Effect.gen(function*() {
   // Once started, a run waits its turn for each batch (another run's batch is short), so it
   // never stops half-way; each batch sees what the batches before it committed.
   let started = false
-  /** one batch in its own transaction under the lock; none when this run is skipped */
-  const batch = <A>(work: Effect.Effect<A>) =>
-    sql.withTransaction(Effect.flatMap(started ? waitLock : tryLock(undefined), ({ locked }) => {
-      if (!locked) return Effect.succeedNone
-      started = true
-      return Effect.asSome(work)
-    })).pipe(Effect.orDie)
+  /**
+   * one batch in its own transaction under the lock; none when this run is skipped. After it
+   * commits, the run waits `JOBS_PAUSE` percent of the batch's time (issue 27): the batches'
+   * statements and JavaScript leave the cores to requests between them, whatever is due.
+   */
+  let size = JOBS_BATCH_FIRST
+  const batch = <A>(work: (limit: number) => Effect.Effect<A>) =>
+    Effect.suspend(() => {
+      const start = performance.now()
+      const limit = size
+      return sql.withTransaction(Effect.flatMap(started ? waitLock : tryLock(undefined), ({ locked }) => {
+        if (!locked) return Effect.succeedNone
+        started = true
+        return Effect.asSome(work(limit))
+      })).pipe(
+        Effect.orDie,
+        Effect.flatMap((done) => {
+          if (done._tag === "None") return Effect.succeedNone
+          const took = performance.now() - start
+          size = nextBatchSize(limit, took)
+          return Effect.as(pauseFor((took * pausePercent) / 100), Option.some({ value: done.value, limit }))
+        })
+      )
+    })
 
   /** runs batches while they come back full; none when the run is skipped */
-  const drain = (step: Effect.Effect<number>) =>
+  const drain = (step: (limit: number) => Effect.Effect<number>) =>
     Effect.gen(function*() {
       let total = 0
       for (;;) {
         const done = yield* batch(step)
         if (done._tag === "None") return { skipped: true, total }
-        total += done.value
-        if (done.value < JOBS_BATCH) return { skipped: false, total }
+        total += done.value.value
+        if (done.value.value < done.value.limit) return { skipped: false, total }
       }
     })
 
   let noticesWritten = 0
   // (a) with each batch, its "service expired" notices ([D96]), one per service and expiry
-  const expired = yield* drain(Effect.gen(function*() {
-    const gone = yield* services.expireDue(JOBS_BATCH)
+  const expired = yield* drain((limit) => Effect.gen(function*() {
+    const gone = yield* services.expireDue(limit)
     const plans = yield* catalog.rowsOf(gone.map((s) => s.plan_id), gone.map((s) => s.cycle_id))
     noticesWritten += yield* notifications.notifyMany(gone.map((s) => ({
       userId: s.user_id,
@@ -125,8 +160,8 @@ const runJobs = Effect.gen(function*() {
   let afterId = 0
   let renewalsCreated = 0
   for (;;) {
-    const step = yield* batch(Effect.gen(function*() {
-      const candidates = yield* services.renewalCandidates({ horizon, afterId, limit: JOBS_BATCH })
+    const step = yield* batch((limit) => Effect.gen(function*() {
+      const candidates = yield* services.renewalCandidates({ horizon, afterId, limit })
       // [D108]: a service with a downgrade scheduled is renewed on the new plan and cycle
       const scheduled = yield* schedules.ofMany(candidates.map((s) => s.id))
       const due = candidates.map((s) => {
@@ -170,9 +205,9 @@ const runJobs = Effect.gen(function*() {
       return { created: created.length, seen: due.length, lastId: due.at(-1)?.id ?? afterId }
     }))
     if (step._tag === "None") break
-    renewalsCreated += step.value.created
-    afterId = step.value.lastId
-    if (step.value.seen < JOBS_BATCH) break
+    renewalsCreated += step.value.value.created
+    afterId = step.value.value.lastId
+    if (step.value.value.seen < step.value.limit) break
   }
 
   // [D96]: services without auto-renew expiring within 1 day, and within 3 days (but not 1), are
@@ -184,8 +219,8 @@ const runJobs = Effect.gen(function*() {
   for (const notice of notices) {
     let after = 0
     for (;;) {
-      const step = yield* batch(Effect.gen(function*() {
-        const due = yield* services.expiringWithoutRenewal({ from: notice.from, to: notice.to, afterId: after, limit: JOBS_BATCH })
+      const step = yield* batch((limit) => Effect.gen(function*() {
+        const due = yield* services.expiringWithoutRenewal({ from: notice.from, to: notice.to, afterId: after, limit })
         const plans = yield* catalog.rowsOf(due.map((s) => s.plan_id), due.map((s) => s.cycle_id))
         noticesWritten += yield* notifications.notifyMany(due.map((s) => ({
           userId: s.user_id,
@@ -196,15 +231,15 @@ const runJobs = Effect.gen(function*() {
         return { seen: due.length, lastId: due.at(-1)?.id ?? after }
       }))
       if (step._tag === "None") break
-      after = step.value.lastId
-      if (step.value.seen < JOBS_BATCH) break
+      after = step.value.value.lastId
+      if (step.value.value.seen < step.value.limit) break
     }
   }
 
   let invoicesCancelled = 0
   let promoUsesReleased = 0
-  yield* drain(Effect.gen(function*() {
-    const cancelled = yield* invoices.cancelOverdue(JOBS_BATCH)
+  yield* drain((limit) => Effect.gen(function*() {
+    const cancelled = yield* invoices.cancelOverdue(limit)
     const promoIds = cancelled.flatMap((i) => (i.promo_code_id === null ? [] : [i.promo_code_id]))
     yield* catalog.releasePromoUses(promoIds)
     // [D109]: what the balance paid of each goes back to it, in the same transaction

@@ -1,4 +1,4 @@
-import * as Prometheus from "prom-client"
+import * as Prometheus from "../platform/Prometheus.ts"
 import { Metrics } from "../platform/Metrics.ts"
 
 /** Messages of the outbox waiting or given up, of one channel, kind and status ([D96]). */

@@ -49,6 +49,16 @@ export interface AppConfigShape {
    * (at least 1): the event loop and the database keep a core while a login flood runs.
    */
   readonly hashConcurrency: number
+  /**
+   * `JOBS_PAUSE` (issue 27): after each batch the jobs of [D80] wait this many percent of the
+   * batch's time, leaving the cores to requests; absent (tests): JOBS_PAUSE_DEFAULT
+   */
+  readonly jobsPausePercent?: number
+  /**
+   * `FAST_LANE` (issue 27), not in [D1]: `GET`/`HEAD` `/v1/status` and `/v1/plans` answered
+   * by Bun routes beside the pipeline (`http/FastLane.ts`, docs/decisions.md "Fast lane"); absent (tests, CLI): off
+   */
+  readonly fastLane?: boolean
   /** `DB_DRIVER` (issue 8), not in [D1]; absent (fixed configurations of tests and the CLI): `bun` */
   readonly dbDriver?: DbDriver
   /** [D112]: the `stripe` gateway, enabled when STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET are set */
@@ -75,6 +85,9 @@ export interface CompanyConfig {
 /** the PostgreSQL driver (issue 8): Bun's native `Bun.SQL`, or `pg` (the driver of before, for comparison) */
 export type DbDriver = "bun" | "pg"
 export const dbDrivers: ReadonlyArray<DbDriver> = ["bun", "pg"]
+
+/** `JOBS_PAUSE`'s default: the jobs wait as long as each batch took (a 50 % duty cycle, issue 27) */
+export const JOBS_PAUSE_DEFAULT = 100
 
 export class AppConfig extends Context.Tag("AppConfig")<AppConfig, AppConfigShape>() {
   /** a layer holding a fixed configuration (tests, CLI) */
@@ -220,7 +233,14 @@ export const appConfig = Config.all({
     Config.validate({ message: `LOG_LEVEL: must be one of ${Object.keys(levels).join(", ")}`, validation: (s) => s in levels }),
     Config.map((s) => levels[s]!)
   ),
+  fastLane: Config.string("FAST_LANE").pipe(
+    Config.withDefault("true"),
+    Config.map((s) => s.trim().toLowerCase()),
+    Config.validate({ message: "FAST_LANE: must be true or false", validation: (s) => parseBoolean(s) !== undefined }),
+    Config.map((s) => parseBoolean(s)!)
+  ),
   hashConcurrency: positiveInt("HASH_CONCURRENCY", Math.max(1, (navigator.hardwareConcurrency || 2) - 1)),
+  jobsPausePercent: positiveInt("JOBS_PAUSE", JOBS_PAUSE_DEFAULT, 0),
   dbDriver: Config.string("DB_DRIVER").pipe(
     Config.withDefault("bun"),
     Config.map((s) => s.trim().toLowerCase()),

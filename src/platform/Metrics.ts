@@ -1,7 +1,7 @@
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Prometheus from "prom-client"
+import * as Prometheus from "./Prometheus.ts"
 import { AppClock } from "./Clock.ts"
 import { databaseFigures } from "./DatabaseFigures.ts"
 

@@ -30,3 +30,15 @@ export const mapSliced = <A, B>(items: ReadonlyArray<A>, f: (a: A) => B, budgetM
     }
     return out
   })
+
+/**
+ * Waits `ms` on the real clock (a timer, not `Effect.sleep`: the pause of a jobs batch, issue 27,
+ * is wall time whatever clock a test runs under); nothing for 0.
+ */
+export const pauseFor = (ms: number): Effect.Effect<void> =>
+  ms <= 0
+    ? Effect.void
+    : Effect.async<void>((resume) => {
+      const handle = setTimeout(() => resume(Effect.void), ms)
+      return Effect.sync(() => clearTimeout(handle))
+    })

@@ -1,5 +1,6 @@
 import * as Schema from "effect/Schema"
 import type { Cycle, Plan, QuotaAction, UsageReset } from "../catalog/Domain.ts"
+import { leanRow } from "../platform/LeanRow.ts"
 
 export const SERVICE_STATUSES = ["pending", "active", "suspended", "expired", "cancelled"] as const
 export const ServiceStatus = Schema.Literal(...SERVICE_STATUSES)
@@ -63,6 +64,18 @@ export interface ServiceQuota {
 export const ServiceQuotaRecord = ServiceRecord.pick("id", "user_id", "plan_id", "starts_at")
 export type ServiceQuotaRecord = typeof ServiceQuotaRecord.Type
 
+/** a catalogue plan as a service carries it */
+export const planOf = (plan: Plan): Subscription["plan"] => ({
+  id: plan.id,
+  name: plan.name,
+  bandwidthLimitGb: plan.bandwidth_limit_gb,
+  speedLimitMbps: plan.speed_limit_mbps,
+  deviceLimit: plan.device_limit,
+  usageReset: plan.usage_reset,
+  quotaAction: plan.quota_action,
+  throttleMbps: plan.throttle_mbps
+})
+
 export const subscription = (s: ServiceRecord, plan: Plan, cycle: Cycle): Subscription => ({
   id: s.id,
   userId: s.user_id,
@@ -70,9 +83,13 @@ export const subscription = (s: ServiceRecord, plan: Plan, cycle: Cycle): Subscr
   startsAt: s.starts_at,
   expiresAt: s.expires_at,
   autoRenew: s.auto_renew,
-  plan: { id: plan.id, name: plan.name, bandwidthLimitGb: plan.bandwidth_limit_gb, speedLimitMbps: plan.speed_limit_mbps, deviceLimit: plan.device_limit, usageReset: plan.usage_reset, quotaAction: plan.quota_action, throttleMbps: plan.throttle_mbps },
+  plan: planOf(plan),
   cycle: { id: cycle.id, name: cycle.name, durationDays: cycle.duration_days, price: cycle.price, currency: cycle.currency }
 })
+
+/** issue 27: a current service that is active, lean: what a node's list needs of it */
+export const ActiveOnPlan = leanRow("ActiveOnPlan", { id: "int", user_id: "int", plan_id: "int", starts_at: "date" })
+export type ActiveService = Pick<Subscription, "id" | "userId" | "startsAt" | "plan">
 
 export const NewService = Schema.Struct({
   userId: Schema.Int,

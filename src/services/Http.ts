@@ -10,28 +10,25 @@ import { renderDetail, renderListItem, ServiceDetail } from "./Api.ts"
 import { ServiceGrants } from "./Grants.ts"
 import { Services } from "./Services.ts"
 import { Schedules } from "./Schedule.ts"
-import type { Subscription } from "./Domain.ts"
+import type { ScheduledService } from "./ServiceRows.ts"
 
 const ServicesHandlers = HttpApiBuilder.group(Api, "services", (handlers) =>
   Effect.gen(function*() {
     const services = yield* Services
-    const schedules = yield* Schedules
-    /** [D108] [D111]: the detail with its `cancel_at` and `scheduled_change` */
-    const detailOf = (s: Subscription) => Effect.map(schedules.of(s.id), (schedule) => renderDetail(s, schedule))
+    /** [D108] [D111]: the detail with its `cancel_at` and `scheduled_change` (read with the service) */
+    const detailOf = (s: ScheduledService) => renderDetail(s.service, s.schedule)
     return handlers
       .handle("listServices", () =>
         Effect.flatMap(CurrentUser, (user) =>
-          Effect.flatMap(services.listOf(user.userId), (list) =>
-            // [D108] [D111]: each item with its `cancel_at` and `scheduled_change`, in one read
-            Effect.map(schedules.ofMany(list.map((s) => s.id)), (byId) =>
-              list.map((s) => renderListItem(s, byId.get(s.id)))))))
+          // [D108] [D111]: each item with its `cancel_at` and `scheduled_change`, in one read
+          Effect.map(services.listScheduledOf(user.userId), (list) => list.map((s) => renderListItem(s.service, s.schedule)))))
       // [D34]: the newest active or suspended service not past expires_at
       .handle("currentService", () =>
         Effect.flatMap(CurrentUser, (user) =>
-          Effect.map(Effect.flatMap(Effect.flatMap(services.current(user.userId), orNotFound), detailOf), (d) => okResponse(ServiceDetail, d))))
+          Effect.map(Effect.flatMap(services.currentScheduled(user.userId), orNotFound), (s) => okResponse(ServiceDetail, detailOf(s)))))
       .handle("getService", ({ path }) =>
         Effect.flatMap(CurrentUser, (user) =>
-          Effect.flatMap(Effect.flatMap(services.findOwned(user.userId, path.service), orNotFound), detailOf)))
+          Effect.map(Effect.flatMap(services.findOwnedScheduled(user.userId, path.service), orNotFound), detailOf)))
       .handle("setAutoRenew", ({ path, payload }) =>
         Effect.flatMap(CurrentUser, (user) =>
           Effect.map(Effect.flatMap(services.setAutoRenew(user.userId, path.service, payload.auto_renew), orNotFound), (autoRenew) => ({

@@ -22,13 +22,38 @@ export interface ServiceSchedule {
 
 export const noSchedule: ServiceSchedule = { cancel_at: null, scheduled_change: null }
 
-const Row = Schema.Struct({
-  id: Schema.Int,
-  expires_at: Schema.DateFromSelf,
+/** the columns of `services` that hold its future ([D108], [D111]), read beside the service's own */
+export const ScheduleColumns = {
   cancel_at: Schema.NullOr(Schema.DateFromSelf),
   scheduled_plan_id: Schema.NullOr(Schema.Int),
   scheduled_cycle_id: Schema.NullOr(Schema.Int)
+} as const
+
+const Row = Schema.Struct({ id: Schema.Int, expires_at: Schema.DateFromSelf, ...ScheduleColumns })
+type ScheduleRow = Omit<typeof Row.Type, "id">
+
+/** the catalogue's plans and cycles of a snapshot (`Catalog.rowsOf`) */
+type CatalogRows = Effect.Effect.Success<ReturnType<Catalog["rowsOf"]>>
+
+/** the plan and cycle ids a row's schedule names (to look up with the service's own) */
+export const scheduledIds = (r: ScheduleRow) => ({
+  planIds: r.scheduled_plan_id === null ? [] : [r.scheduled_plan_id],
+  cycleIds: r.scheduled_cycle_id === null ? [] : [r.scheduled_cycle_id]
 })
+
+/** the schedule of a service's row, its plan and cycle named from a catalogue snapshot holding them */
+export const scheduleOf = (r: ScheduleRow, c: CatalogRows): ServiceSchedule => {
+  if (r.cancel_at === null && (r.scheduled_plan_id === null || r.scheduled_cycle_id === null)) return noSchedule
+  const scheduled: ScheduledChange | null = r.scheduled_plan_id === null || r.scheduled_cycle_id === null ? null : (() => {
+    const cycle = c.cycle(r.scheduled_cycle_id)
+    return {
+      plan: { id: r.scheduled_plan_id, name: c.plan(r.scheduled_plan_id).name },
+      cycle: { id: cycle.id, name: cycle.name, duration_days: cycle.duration_days, price: cycle.price },
+      effective_at: r.expires_at.toISOString()
+    }
+  })()
+  return { cancel_at: r.cancel_at === null ? null : r.cancel_at.toISOString(), scheduled_change: scheduled }
+}
 
 const DAY_MS = 86_400_000
 
@@ -44,32 +69,27 @@ export class Schedules extends Effect.Service<Schedules>()("services/Schedules",
     const catalog = yield* Catalog
     const domainEvents = yield* DomainEvents
 
-    const rowsOf = (ids: ReadonlyArray<number>) =>
-      ids.length === 0 ? Effect.succeed([]) : SqlSchema.findAll({
-        Request: Schema.Void,
-        Result: Row,
-        execute: () => sql`select id, expires_at, cancel_at, scheduled_plan_id, scheduled_cycle_id from services where id in ${sql.in([...ids])}`
-      })(undefined).pipe(Effect.orDie)
+    // issue 27: statements built once, not per call
+    const rowsOfIds = SqlSchema.findAll({
+      Request: Schema.Array(Schema.Int),
+      Result: Row,
+      execute: (ids) => sql`select id, expires_at, cancel_at, scheduled_plan_id, scheduled_cycle_id from services where id in ${sql.in([...ids])}`
+    })
+    const rowsOf = (ids: ReadonlyArray<number>) => ids.length === 0 ? Effect.succeed([]) : Effect.orDie(rowsOfIds(ids))
+    const unscheduleRow = SqlSchema.findOne({
+      Request: Schema.Struct({ serviceId: Schema.Int, now: Schema.DateFromSelf }),
+      Result: Schema.Struct({ id: Schema.Int }),
+      execute: ({ now, serviceId }) => sql`update services set scheduled_plan_id = null, scheduled_cycle_id = null, updated_at = ${now}
+        where id = ${serviceId} and scheduled_plan_id is not null returning id`
+    })
 
     /** the schedule of each service, by id */
     const ofMany = (ids: ReadonlyArray<number>) =>
-      Effect.gen(function*() {
-        const rows = yield* rowsOf(ids)
-        const planIds = rows.flatMap((r) => r.scheduled_plan_id === null ? [] : [r.scheduled_plan_id])
-        const cycleIds = rows.flatMap((r) => r.scheduled_cycle_id === null ? [] : [r.scheduled_cycle_id])
-        const c = yield* catalog.rowsOf(planIds, cycleIds)
-        return new Map(rows.map((r): [number, ServiceSchedule] => {
-          const scheduled: ScheduledChange | null = r.scheduled_plan_id === null || r.scheduled_cycle_id === null ? null : (() => {
-            const cycle = c.cycle(r.scheduled_cycle_id)
-            return {
-              plan: { id: r.scheduled_plan_id, name: c.plan(r.scheduled_plan_id).name },
-              cycle: { id: cycle.id, name: cycle.name, duration_days: cycle.duration_days, price: cycle.price },
-              effective_at: r.expires_at.toISOString()
-            }
-          })()
-          return [r.id, { cancel_at: r.cancel_at === null ? null : r.cancel_at.toISOString(), scheduled_change: scheduled }]
-        })) as ReadonlyMap<number, ServiceSchedule>
-      })
+      Effect.flatMap(rowsOf(ids), (rows) =>
+        Effect.map(
+          catalog.rowsOf(rows.flatMap((r) => scheduledIds(r).planIds), rows.flatMap((r) => scheduledIds(r).cycleIds)),
+          (c) => new Map(rows.map((r): [number, ServiceSchedule] => [r.id, scheduleOf(r, c)])) as ReadonlyMap<number, ServiceSchedule>
+        ))
 
     const of = (id: number) => Effect.map(ofMany([id]), (m) => m.get(id) ?? noSchedule)
 
@@ -81,13 +101,7 @@ export class Schedules extends Effect.Service<Schedules>()("services/Schedules",
 
     /** [D108]: removes a scheduled downgrade; whether there was one */
     const unschedule = (serviceId: number) =>
-      Effect.flatMap(clock.now, (now) =>
-        SqlSchema.findOne({
-          Request: Schema.Void,
-          Result: Schema.Struct({ id: Schema.Int }),
-          execute: () => sql`update services set scheduled_plan_id = null, scheduled_cycle_id = null, updated_at = ${now}
-            where id = ${serviceId} and scheduled_plan_id is not null returning id`
-        })(undefined)).pipe(Effect.map(Option.isSome), Effect.orDie)
+      Effect.flatMap(clock.now, (now) => unscheduleRow({ serviceId, now })).pipe(Effect.map(Option.isSome), Effect.orDie)
 
     /**
      * [D108]: the service moves to another plan and cycle. `startNow`: an upgrade paid, its new

@@ -6,7 +6,10 @@ import * as Schema from "effect/Schema"
 import { Catalog } from "../catalog/Catalog.ts"
 import { AppClock } from "../platform/Clock.ts"
 import {
+  type ActiveService,
+  ActiveOnPlan,
   NewService,
+  planOf,
   RenewalCandidate,
   type ServiceQuota,
   ServiceQuotaRecord,
@@ -15,6 +18,7 @@ import {
   subscription,
   type Subscription
 } from "./Domain.ts"
+import { ScheduleColumns, scheduledIds, scheduleOf, type ServiceSchedule } from "./Schedule.ts"
 
 /** the key space of this room's advisory locks (one lock per user) */
 const USER_LOCK_SPACE = 4_080_002
@@ -22,6 +26,18 @@ const USER_LOCK_SPACE = 4_080_002
 const UserId = Schema.Struct({ userId: Schema.Int })
 const UserAt = Schema.Struct({ userId: Schema.Int, now: Schema.DateFromSelf })
 const Id = Schema.Struct({ id: Schema.Int })
+/** a PostgreSQL `int[]` literal of these numbers */
+const intArray = (ids: Iterable<number>) => `{${[...ids].join(",")}}`
+
+/** a service's row with its future ([D108], [D111]): what the service responses show, in one read */
+const ScheduledRecord = Schema.Struct({ ...ServiceRecord.fields, ...ScheduleColumns })
+type ScheduledRecord = typeof ScheduledRecord.Type
+
+/** a service with its schedule, as the service responses show it */
+export interface ScheduledService {
+  readonly service: Subscription
+  readonly schedule: ServiceSchedule
+}
 
 /**
  * The `services` table, the table this room owns, read with the plan and cycle of the catalogue's
@@ -44,6 +60,40 @@ export class ServiceRows extends Effect.Service<ServiceRows>()("services/Service
         onNone: () => Effect.succeed(Option.none<Subscription>()),
         onSome: (r) => Effect.map(withCatalog([r]), (list) => Option.some(list[0]!))
       })
+
+    /** issue 27: the service and its schedule from one row, the names from one catalogue snapshot */
+    const withSchedules = (rows: ReadonlyArray<ScheduledRecord>) =>
+      Effect.map(
+        catalog.rowsOf(
+          rows.flatMap((r) => [r.plan_id, ...scheduledIds(r).planIds]),
+          rows.flatMap((r) => [r.cycle_id, ...scheduledIds(r).cycleIds])
+        ),
+        (c) => rows.map((r): ScheduledService => ({ service: subscription(r, c.plan(r.plan_id), c.cycle(r.cycle_id)), schedule: scheduleOf(r, c) }))
+      )
+    const oneWithSchedule = (row: Option.Option<ScheduledRecord>) =>
+      Option.isNone(row)
+        ? Effect.succeed(Option.none<ScheduledService>())
+        : Effect.map(withSchedules([row.value]), (list) => Option.some(list[0]!))
+    const scheduledColumns = sql`${columns}, cancel_at, scheduled_plan_id, scheduled_cycle_id`
+    const listScheduled = SqlSchema.findAll({
+      Request: UserId,
+      Result: ScheduledRecord,
+      execute: ({ userId }) => sql`select ${scheduledColumns} from services where user_id = ${userId} order by created_at desc, id desc`
+    })
+    const ownedScheduled = SqlSchema.findOne({
+      Request: Schema.Struct({ userId: Schema.Int, id: Schema.Int }),
+      Result: ScheduledRecord,
+      execute: ({ id, userId }) => sql`select ${scheduledColumns} from services where id = ${id} and user_id = ${userId}`
+    })
+    /** [D34]: as `currentRecord`, with the schedule */
+    const currentScheduled = SqlSchema.findOne({
+      Request: UserAt,
+      Result: ScheduledRecord,
+      execute: ({ now, userId }) => sql`
+        select ${scheduledColumns} from services
+        where user_id = ${userId} and status in ('active', 'suspended') and expires_at > ${now}
+        order by created_at desc, id desc limit 1`
+    })
 
     const listRecords = SqlSchema.findAll({
       Request: UserId,
@@ -94,6 +144,23 @@ export class ServiceRows extends Effect.Service<ServiceRows>()("services/Service
           where user_id = ids.id and status in ('active', 'suspended') and expires_at > ${now}
           order by created_at desc, id desc limit 1
         ) s`
+    })
+    /**
+     * issue 27: `currentRecords`, then only the current services that are active and on one of
+     * `planIds`, lean (what a node's list needs of them: no cycle, no expiry, no renewal flag)
+     */
+    const activeOnPlansRecords = SqlSchema.findAll({
+      // the ids as PostgreSQL array literals (`{1,2}`, made of numbers): thousands of them a call
+      Request: Schema.Struct({ userIds: Schema.String, planIds: Schema.String, now: Schema.DateFromSelf }),
+      Result: ActiveOnPlan,
+      execute: ({ now, planIds, userIds }) => sql`
+        select s.id, s.user_id, s.plan_id, s.starts_at from unnest(${userIds}::int[]) as ids (id)
+        cross join lateral (
+          select id, user_id, plan_id, status, starts_at from services
+          where user_id = ids.id and status in ('active', 'suspended') and expires_at > ${now}
+          order by created_at desc, id desc limit 1
+        ) s
+        where s.status = 'active' and s.plan_id = any(${planIds}::int[])`
     })
     const insert = SqlSchema.single({
       Request: Schema.Struct({ service: NewService, now: Schema.DateFromSelf }),
@@ -200,6 +267,13 @@ export class ServiceRows extends Effect.Service<ServiceRows>()("services/Service
       /** [D34]: the current service */
       current: (userId: number) =>
         Effect.flatMap(clock.now, (now) => Effect.flatMap(Effect.orDie(currentRecord({ userId, now })), oneWithCatalog)),
+      /** the user's services with their schedules, newest first (one round trip) */
+      listScheduledOf: (userId: number) => Effect.flatMap(Effect.orDie(listScheduled({ userId })), withSchedules),
+      /** the caller's own service with its schedule; another user's is none (one round trip) */
+      findOwnedScheduled: (userId: number, id: number) => Effect.flatMap(Effect.orDie(ownedScheduled({ userId, id })), oneWithSchedule),
+      /** [D34]: the current service with its schedule (one round trip) */
+      currentScheduled: (userId: number) =>
+        Effect.flatMap(clock.now, (now) => Effect.flatMap(Effect.orDie(currentScheduled({ userId, now })), oneWithSchedule)),
       /** [D34]: the current service of each user that has one, by user id, in one statement */
       currentOf: (userIds: ReadonlyArray<number>) =>
         userIds.length === 0
@@ -230,6 +304,26 @@ export class ServiceRows extends Effect.Service<ServiceRows>()("services/Service
           }
           return quotas as ReadonlyMap<number, ServiceQuota>
         }),
+      /**
+       * issue 27, [D34]: of these users, those whose current service is active and on one of
+       * `planIds`: that service, lean (id, user, start, plan), by user id, in one statement
+       */
+      activeOnPlansOf: (userIds: ReadonlyArray<number>, planIds: ReadonlyArray<number>) =>
+        userIds.length === 0 || planIds.length === 0
+          ? Effect.succeed(new Map<number, ActiveService>() as ReadonlyMap<number, ActiveService>)
+          : Effect.flatMap(clock.now, (now) => Effect.orDie(activeOnPlansRecords({ userIds: intArray(new Set(userIds)), planIds: intArray(planIds), now }))).pipe(
+            Effect.flatMap((rows) =>
+              Effect.map(catalog.rowsOf(new Set(rows.map((r) => r.plan_id)), []), (c) => {
+                const plans = new Map<number, Subscription["plan"]>()
+                const found = new Map<number, ActiveService>()
+                for (const r of rows) {
+                  let plan = plans.get(r.plan_id)
+                  if (plan === undefined) plans.set(r.plan_id, plan = planOf(c.plan(r.plan_id)))
+                  found.set(r.user_id, { id: r.id, userId: r.user_id, startsAt: r.starts_at, plan })
+                }
+                return found as ReadonlyMap<number, ActiveService>
+              }))
+          ),
       /** sets only the flag of the user's own service; none when it is not theirs */
       setAutoRenew: (userId: number, id: number, autoRenew: boolean) =>
         Effect.flatMap(clock.now, (now) =>

@@ -101,10 +101,16 @@ export class Services extends Effect.Service<Services>()("services/Services", {
       findOwned: rows.findOwned,
       /** [D34]: the current service */
       current: rows.current,
+      /** [D108] [D111]: the reads of the service responses, each service with its schedule in the same statement */
+      listScheduledOf: rows.listScheduledOf,
+      findOwnedScheduled: rows.findOwnedScheduled,
+      currentScheduled: rows.currentScheduled,
       /** [D34]: the current service of each user that has one, by user id, in one statement */
       currentOf: rows.currentOf,
       /** [D34], [D95]: each user's current service as a usage report needs it, by user id, in one statement */
       currentQuotasOf: rows.currentQuotasOf,
+      /** issue 27, [D34]: of these users, those whose current service is active and on one of the plans, lean, by user id */
+      activeOnPlansOf: rows.activeOnPlansOf,
       /** sets only the flag of the user's own service; none when it is not theirs */
       setAutoRenew: rows.setAutoRenew,
       create,

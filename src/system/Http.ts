@@ -1,25 +1,19 @@
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
-import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import { Api } from "../Api.ts"
 import { Metrics } from "../platform/Metrics.ts"
-import { makeProbe } from "./Probe.ts"
+import { STATUS_DOWN, STATUS_UP, StatusProbe } from "./Probe.ts"
 
-const up = { success: true, message: "OK", data: { database: "ok" as const } }
-const down = () =>
-  HttpServerResponse.unsafeJson(
-    { success: false, message: "Service temporarily unavailable.", data: { database: "unavailable" } },
-    { status: 503, headers: { "retry-after": "5" } }
-  )
+const down = () => HttpServerResponse.unsafeJson(STATUS_DOWN, { status: 503, headers: { "retry-after": "5" } })
 
 export const SystemLive = HttpApiBuilder.group(Api, "system", (handlers) =>
   Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const probe = makeProbe(yield* Effect.runtime<never>(), sql`select 1`, 3_000)
-    const status = Effect.map(Effect.promise(probe), (ok) => ok ? up : down())
+    const { databaseUp } = yield* StatusProbe
+    const status = Effect.map(Effect.promise(databaseUp), (ok) => ok ? STATUS_UP : down())
     return handlers.handle("status", () => status)
-  }))
+  })).pipe(Layer.provide(StatusProbe.Default))
 
 /** The figures of [D102] as the registry renders them. */
 export const MetricsLive = HttpApiBuilder.group(Api, "metrics", (handlers) =>

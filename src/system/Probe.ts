@@ -1,3 +1,4 @@
+import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Runtime from "effect/Runtime"
@@ -46,3 +47,18 @@ export const makeProbe = <E, R>(
     return current
   }
 }
+
+/** The bodies of `GET /v1/status` ([D10]): 200 while the database answers, 503 with `Retry-After: 5` when not. */
+export const STATUS_UP = { success: true, message: "OK", data: { database: "ok" as const } }
+export const STATUS_DOWN = { success: false, message: "Service temporarily unavailable.", data: { database: "unavailable" as const } }
+
+/**
+ * The one probe of a server (`select 1`, 3 s): the status handler and the fast lane
+ * (`http/FastLane.ts`, issue 27) share it, and so its answers.
+ */
+export class StatusProbe extends Effect.Service<StatusProbe>()("system/StatusProbe", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    return { databaseUp: makeProbe(yield* Effect.runtime<never>(), sql`select 1`, 3_000) } as const
+  })
+}) {}

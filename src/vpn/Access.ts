@@ -12,7 +12,7 @@ import { BandwidthExceeded, PlanExcludesServer, ServiceSuspended } from "./Error
 import { OpenVpnEntries, OVPN_KEY_PREFIX } from "./OpenVpnEntries.ts"
 import { PeerChanges } from "./PeerChanges.ts"
 import { type Allowance, nodeEntry, refusedOverQuota, speedOf } from "./NodeEntries.ts"
-import { Peers, type ServerPeer } from "./Peers.ts"
+import { type Peer, Peers, type ServerPeer } from "./Peers.ts"
 import { type Protocol, type ServerRow, Servers } from "./Servers.ts"
 import { Usage } from "./Usage.ts"
 
@@ -68,20 +68,25 @@ export class Access extends Effect.Service<Access>()("vpn/Access", {
      * A user's way to a server, in the order of [D11]: an unknown server (or one of another
      * protocol) 404, not granted by the current service 403. Two queries on the way through.
      */
-    const locate = (userId: number, serverId: number, protocol?: Protocol) =>
-      Effect.gen(function*() {
-        const ofProtocol = (server: ServerRow) => protocol === undefined || server.protocol === protocol
-        const current = yield* subscriptions.current(userId)
-        if (Option.isNone(current)) {
-          const server = yield* servers.find(serverId)
-          if (Option.isNone(server) || !ofProtocol(server.value)) return yield* Effect.fail(new NotFound())
-          return yield* Effect.fail(new PlanExcludesServer())
-        }
-        const found = yield* servers.findGranted(serverId, current.value.plan.id)
-        if (Option.isNone(found) || !ofProtocol(found.value.server)) return yield* Effect.fail(new NotFound())
-        if (!found.value.granted) return yield* Effect.fail(new PlanExcludesServer())
-        return { server: found.value.server, service: current.value }
-      })
+    type Reached = Effect.Effect<
+      { readonly server: ServerRow; readonly peer: Option.Option<Peer> },
+      NotFound | PlanExcludesServer | ServiceSuspended | BandwidthExceeded
+    >
+    type Located = Effect.Effect<{ readonly server: ServerRow; readonly service: Subscription }, NotFound | PlanExcludesServer>
+    const locate = (userId: number, serverId: number, protocol?: Protocol) => {
+      const ofProtocol = (server: ServerRow) => protocol === undefined || server.protocol === protocol
+      // issue 27: a chain of steps on the downloads' hot path (no generator)
+      return Effect.flatMap(subscriptions.current(userId), (current): Located =>
+        Option.isNone(current)
+          ? Effect.flatMap(servers.find(serverId), (server): Located =>
+            Effect.fail(Option.isNone(server) || !ofProtocol(server.value) ? new NotFound() : new PlanExcludesServer()))
+          : Effect.flatMap(servers.findGranted(serverId, current.value.plan.id), (found): Located =>
+            Option.isNone(found) || !ofProtocol(found.value.server)
+              ? Effect.fail(new NotFound())
+              : !found.value.granted
+              ? Effect.fail(new PlanExcludesServer())
+              : Effect.succeed({ server: found.value.server, service: current.value })))
+    }
 
     /**
      * the users among `userIds` whose service may connect to the server now, with the speed it
@@ -95,6 +100,24 @@ export class Access extends Effect.Service<Access>()("vpn/Access", {
         const current = yield* subscriptions.currentOf(userIds)
         const services = [...current.values()].filter((s) => s.status === "active" && granted.has(s.plan.id))
         const used = yield* usage.currentTotals(services)
+        for (const s of services) {
+          const over = isOverLimit(used.get(s.id) ?? 0, s.plan.bandwidthLimitGb)
+          if (!refusedOverQuota(s.plan, over)) allowed.set(s.userId, { speedLimitMbps: speedOf(s.plan, over) })
+        }
+        return allowed as ReadonlyMap<number, Allowance>
+      })
+
+    /**
+     * issue 27: `connectableUsers` for one page of the full list, the server's grants read once
+     * for the whole list, each owner's current service read lean: the same allowances
+     */
+    const pageAllowances = (granted: ReadonlyArray<number>, list: ReadonlyArray<ServerPeer>) =>
+      Effect.gen(function*() {
+        const allowed = new Map<number, Allowance>()
+        const userIds = [...new Set(list.flatMap((p) => p.held ? [] : [p.userId]))]
+        const services = [...(yield* subscriptions.activeOnPlansOf(userIds, granted)).values()]
+        // an unlimited plan is never over ([D95]): its usage is not read
+        const used = yield* usage.currentTotals(services.filter((s) => s.plan.bandwidthLimitGb !== 0))
         for (const s of services) {
           const over = isOverLimit(used.get(s.id) ?? 0, s.plan.bandwidthLimitGb)
           if (!refusedOverQuota(s.plan, over)) allowed.set(s.userId, { speedLimitMbps: speedOf(s.plan, over) })
@@ -188,14 +211,22 @@ export class Access extends Effect.Service<Access>()("vpn/Access", {
           const entries: ReadonlyArray<NodeListEntry> = yield* openvpnEntries(serverId, true, [], [])
           return { revision: state.head, pages: Stream.make(entries) }
         }
+        // the server's grants once for the whole list (a grant changed meanwhile is a change the
+        // node's next `?since=` poll answers, [D92])
+        const granted = yield* servers.planIdsOf(serverId)
         const page = (after: number) =>
           Effect.flatMap(peers.pageOfServer(serverId, after, NODE_LIST_PAGE), (found) =>
-            Effect.map(asNodePeers(serverId, found.peers), (entries): readonly [ReadonlyArray<NodeListEntry>, Option.Option<number>] => [
-              entries,
+            Effect.map(pageAllowances(granted, found.peers), (allowed): readonly [ReadonlyArray<NodeListEntry>, Option.Option<number>] => [
+              found.peers.map((p) => nodeEntry(p, allowed.get(p.userId))),
               found.peers.length < NODE_LIST_PAGE ? Option.none() : Option.some(found.last)
             ]))
         const [first, next] = yield* page(0)
-        const rest = Option.match(next, { onNone: () => Stream.empty, onSome: (after) => Stream.paginateEffect(after, page) })
+        // the next page is read while this one is encoded and written (PostgreSQL and the
+        // JavaScript thread work at once); at most three pages are held
+        const rest = Option.match(next, {
+          onNone: () => Stream.empty,
+          onSome: (after) => Stream.paginateEffect(after, page).pipe(Stream.buffer({ capacity: 1 }))
+        })
         return { revision: state.head, pages: Stream.concat(Stream.make(first), rest) }
       })
 
@@ -217,6 +248,28 @@ export class Access extends Effect.Service<Access>()("vpn/Access", {
         }),
       nodeSync,
       locate,
+      /**
+       * issue 27: `reach` for the spec's WireGuard download, with the default device's peer: the
+       * current service, then the server, its grant, the period's usage and the peer in one read
+       * of this room. The same answers in the same order as `reach` (404, 403, then 423).
+       */
+      reachWireguard: (userId: number, serverId: number) =>
+        Effect.flatMap(subscriptions.current(userId), (current): Reached => {
+          if (Option.isNone(current)) return Effect.map(locate(userId, serverId, "wireguard"), (found) => ({ server: found.server, peer: Option.none() }))
+          const service = current.value
+          return Effect.flatMap(clock.now, (now) =>
+            Effect.flatMap(
+              peers.downloadOf({ serverId, planId: service.plan.id, serviceId: service.id, period: usage.periodOf(service, now).start, userId }),
+              (found): Reached => {
+                if (Option.isNone(found) || found.value.server.protocol !== "wireguard") return Effect.fail(new NotFound())
+                if (!found.value.granted) return Effect.fail(new PlanExcludesServer())
+                if (service.status !== "active") return Effect.fail(new ServiceSuspended())
+                const over = service.plan.bandwidthLimitGb !== 0 && isOverLimit(found.value.usedBytes, service.plan.bandwidthLimitGb)
+                if (refusedOverQuota(service.plan, over)) return Effect.fail(new BandwidthExceeded())
+                return Effect.succeed({ server: found.value.server, peer: found.value.peer })
+              }
+            ))
+        }),
       /** `locate`, then 423 for a suspended or over-limit service: what a config download needs */
       reach: (userId: number, serverId: number, protocol: Protocol) =>
         Effect.flatMap(locate(userId, serverId, protocol), (found) => Effect.as(usable(found.service), found)),

@@ -1,10 +1,10 @@
 import * as Effect from "effect/Effect"
-import QRCode from "qrcode"
+import * as Option from "effect/Option"
 import { Access } from "./Access.ts"
 import { openvpnProfile, slug, wireguardConfig } from "./Configs.ts"
 import { Devices } from "./Devices.ts"
-import { ServerNotConfigured } from "./Errors.ts"
-import { Peers } from "./Peers.ts"
+import { ServerNotConfigured, type SubnetFull } from "./Errors.ts"
+import { type Peer, Peers } from "./Peers.ts"
 
 /** A client file and the name it is saved under. */
 export interface ClientFile {
@@ -12,9 +12,14 @@ export interface ClientFile {
   readonly filename: string
 }
 
-/** [D90]: a QR code (PNG) of exactly this text, for phone apps to scan. */
+/**
+ * [D90]: a QR code (PNG) of exactly this text, for phone apps to scan. The `qrcode` package (about
+ * 12 MB resident) is loaded at the first QR code a process draws, not at start-up (issue 27; docs/decisions.md, "Idle memory").
+ */
 export const qrPng = (text: string): Effect.Effect<Uint8Array> =>
-  Effect.promise(() => QRCode.toBuffer(text, { type: "png", errorCorrectionLevel: "M", margin: 4, scale: 4 })).pipe(
+  Effect.promise(() =>
+    import("qrcode").then(({ default: QRCode }) => QRCode.toBuffer(text, { type: "png", errorCorrectionLevel: "M", margin: 4, scale: 4 }))
+  ).pipe(
     Effect.map((buffer) => new Uint8Array(buffer))
   )
 
@@ -34,23 +39,35 @@ export class Downloads extends Effect.Service<Downloads>()("vpn/Downloads", {
     return {
       /** [D52]: the device's WireGuard config, its peer made on first download */
       wireguard: (userId: number, serverId: number, deviceId?: number) =>
-        Effect.gen(function*() {
-          const chosen = yield* deviceOf(userId, deviceId)
-          const { server } = yield* access.reach(userId, serverId, "wireguard")
-          if (server.public_key === null) return yield* Effect.fail(new ServerNotConfigured())
-          const device = chosen ?? (yield* devices.defaultOf(userId))
-          const peer = yield* peers.ensure({ id: device.id, userId }, server)
-          const text = wireguardConfig({
-            privateKey: peer.privateKey,
-            address: peer.address,
-            address6: peer.address6,
-            dns: server.dns,
-            serverPublicKey: server.public_key,
-            serverIp: server.ip,
-            port: server.port
-          })
-          return { text, filename: `${slug(server.name)}.conf` } satisfies ClientFile
-        }),
+        // issue 27: a chain of steps on the hot path (no generator); for the spec's route the
+        // server, its grant, the usage and the default device's peer in one read ([D52])
+        Effect.flatMap(deviceOf(userId, deviceId), (chosen) =>
+          Effect.flatMap(
+            chosen === undefined
+              ? access.reachWireguard(userId, serverId)
+              : Effect.map(access.reach(userId, serverId, "wireguard"), ({ server }) => ({ server, peer: Option.none<Peer>() })),
+            ({ peer: known, server }): Effect.Effect<ClientFile, ServerNotConfigured | SubnetFull> => {
+              const publicKey = server.public_key
+              if (publicKey === null) return Effect.fail(new ServerNotConfigured())
+              const peer = Option.isSome(known)
+                ? Effect.succeed(known.value)
+                : chosen !== undefined
+                ? peers.ensure({ id: chosen.id, userId }, server)
+                : Effect.flatMap(devices.defaultOf(userId), (device) => peers.ensure({ id: device.id, userId }, server))
+              return Effect.map(peer, (p): ClientFile => ({
+                text: wireguardConfig({
+                  privateKey: p.privateKey,
+                  address: p.address,
+                  address6: p.address6,
+                  dns: server.dns,
+                  serverPublicKey: publicKey,
+                  serverIp: server.ip,
+                  port: server.port
+                }),
+                filename: `${slug(server.name)}.conf`
+              }))
+            }
+          )),
       /** [D53]: the OpenVPN client profile (the same for every user and device of the server) */
       openvpn: (userId: number, serverId: number, deviceId?: number) =>
         Effect.zipRight(

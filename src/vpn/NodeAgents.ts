@@ -3,7 +3,7 @@ import * as SqlSchema from "@effect/sql/SqlSchema"
 import * as Effect from "effect/Effect"
 import * as Runtime from "effect/Runtime"
 import * as Schema from "effect/Schema"
-import * as Prometheus from "prom-client"
+import * as Prometheus from "../platform/Prometheus.ts"
 import { AppClock } from "../platform/Clock.ts"
 import { Metrics } from "../platform/Metrics.ts"
 

@@ -8,9 +8,9 @@ const encoder = new TextEncoder()
 
 /**
  * Issue 27: the full node list written as its pages are read: the bytes the route's schema
- * (`NodePeerList`: `{success: true, data: [...], meta: {revision}}`) encodes to, each entry
+ * (`NodePeerList`: `{success: true, data: [...], meta: {revision}}`) encodes to, each page
  * `JSON.stringify`d as it is (the key order of `nodeEntry` and of [D106]'s credential entries),
- * so at most one page is held at a time. `done` is told the number of entries once all are written.
+ * so only the pages in flight are held. `done` is told the number of entries once all are written.
  */
 export const streamedNodeList = (
   revision: number,
@@ -21,7 +21,8 @@ export const streamedNodeList = (
   const body = pages.pipe(
     Stream.filter((page) => page.length > 0),
     Stream.map((page) => {
-      const json = page.map((entry) => JSON.stringify(entry)).join(",")
+      // the page as one array, brackets off: the entries joined by commas, as the whole list writes them
+      const json = JSON.stringify(page).slice(1, -1)
       const chunk = written === 0 ? json : `,${json}`
       written += page.length
       return encoder.encode(chunk)

@@ -9,9 +9,10 @@ import * as Schema from "effect/Schema"
 import { AppClock } from "../platform/Clock.ts"
 import { AppKey } from "../platform/Crypto.ts"
 import { KeyGen } from "../platform/KeyGen.ts"
+import { leanRow } from "../platform/LeanRow.ts"
 import { hostCount, intToIpv4, parseSubnet } from "./Configs.ts"
 import { SubnetFull } from "./Errors.ts"
-import type { ServerRow } from "./Servers.ts"
+import { ServerRecord, type ServerRow } from "./Servers.ts"
 
 /** A WireGuard peer of one user on one server; `private_key_enc` is opened only for its owner. */
 const PeerRow = Schema.Struct({
@@ -21,6 +22,31 @@ const PeerRow = Schema.Struct({
   address: Schema.String
 })
 const StoredPeer = Schema.Struct({ ...PeerRow.fields, address6: Schema.NullOr(Schema.String) })
+/**
+ * issue 27: what a WireGuard download of the spec's route reads of the VPN room in one statement:
+ * the server, whether the plan grants it, the service's usage in its period ([D95]), the user's
+ * default device and its peer there (the device's and peer's columns null while missing)
+ */
+const DownloadRow = Schema.Struct({
+  ...ServerRecord.fields,
+  granted: Schema.Boolean,
+  used: Schema.Int,
+  device_id: Schema.NullOr(Schema.Int),
+  peer_user_id: Schema.NullOr(Schema.Int),
+  peer_public_key: Schema.NullOr(Schema.String),
+  private_key_enc: Schema.NullOr(Schema.String),
+  address: Schema.NullOr(Schema.String),
+  address6: Schema.NullOr(Schema.String)
+})
+
+/** what `Peers.downloadOf` found: the server, its grant, the period's bytes, the default device's peer */
+export interface DownloadView {
+  readonly server: ServerRow
+  readonly granted: boolean
+  readonly usedBytes: number
+  readonly peer: Option.Option<Peer>
+}
+
 
 /** The device a peer belongs to ([D90]). */
 export interface Device {
@@ -107,6 +133,27 @@ export class Peers extends Effect.Service<Peers>()("vpn/Peers", {
         from wireguard_peers p join servers s on s.id = p.server_id
         where p.device_id = ${deviceId} and p.server_id = ${serverId}`
     })
+    /**
+     * issue 27: one statement for the download's VPN reads (the same rows as `Servers.findGranted`,
+     * `Usage.currentTotals`, `Devices.defaultOf` and `ensure` read one by one): the device's and peer's columns
+     * are null while missing, the usage 0 without a row
+     */
+    const downloadRow = SqlSchema.findOne({
+      Request: Schema.Struct({ serverId: Schema.Int, planId: Schema.Int, serviceId: Schema.Int, period: Schema.String, userId: Schema.Int }),
+      Result: DownloadRow,
+      execute: (q) => sql`
+        select s.id, s.name, s.country, s.city, s.protocol, s.ip, s.port, s.transport, s.public_key,
+               s.subnet::text as subnet, s.subnet6::text as subnet6, s.dns, s.ca_cert, s.status,
+               exists(select 1 from server_plans sp where sp.server_id = s.id and sp.plan_id = ${q.planId}) as granted,
+               coalesce((select least(u.rx_bytes::numeric + u.tx_bytes, 9007199254740991)::int8 from usage_records u
+                         where u.service_id = ${q.serviceId} and u.period = ${q.period}::date limit 1), 0) as used,
+               d.id as device_id, p.user_id as peer_user_id, p.public_key as peer_public_key, p.private_key_enc,
+               host(p.address) as address, ${address6} as address6
+        from servers s
+        left join lateral (select id from vpn_devices where user_id = ${q.userId} order by created_at, id limit 1) d on true
+        left join wireguard_peers p on p.device_id = d.id and p.server_id = s.id
+        where s.id = ${q.serverId}`
+    })
     const lockServer = SqlSchema.findOne({
       Request: Schema.Int,
       Result: Schema.Struct({ subnet: Schema.String, next_host: Schema.NumberFromString }),
@@ -145,7 +192,8 @@ export class Peers extends Effect.Service<Peers>()("vpn/Peers", {
     /** issue 27: one page of the server's peers in key order, after the peer `after` (keyset) */
     const pageOfServerRows = SqlSchema.findAll({
       Request: Schema.Struct({ serverId: Schema.Int, after: Schema.Int, limit: Schema.Int }),
-      Result: Schema.Struct({ id: Schema.Int, ...NodePeerRow.fields }),
+      // thousands of rows a page: checked lean, the fields of `NodePeerRow` and the key
+      Result: leanRow("NodePageRow", { id: "int", user_id: "int", public_key: "string", address: "string", address6: "string?", held: "boolean" }),
       execute: ({ after, limit, serverId }) => sql`
         select p.id, ${nodeColumns}
         from wireguard_peers p join servers s on s.id = p.server_id
@@ -248,6 +296,26 @@ export class Peers extends Effect.Service<Peers>()("vpn/Peers", {
               Effect.catchTag("Retry", (e) => Effect.die(e.cause))
             )
           )
+        ),
+      /**
+       * issue 27: the spec's download in one read of this room: the server (none: unknown), its
+       * grant to `planId`, the service's bytes in the period starting `period` ([D95]) and the
+       * default device's peer there (none: the long way, `Devices.defaultOf` then `ensure`)
+       */
+      downloadOf: (q: { readonly serverId: number; readonly planId: number; readonly serviceId: number; readonly period: string; readonly userId: number }) =>
+        downloadRow(q).pipe(
+          Effect.map(Option.map((r): DownloadView => {
+            const { address, address6, device_id: _, granted, peer_public_key, peer_user_id, private_key_enc, used, ...server } = r
+            return {
+              server,
+              granted,
+              usedBytes: used,
+              peer: peer_user_id === null || peer_public_key === null || private_key_enc === null || address === null
+                ? Option.none()
+                : Option.some(open({ user_id: peer_user_id, public_key: peer_public_key, private_key_enc, address, address6 }))
+            }
+          })),
+          Effect.orDie
         ),
       /** the server's peers for its node, each with whether its user's access is on hold (one query) */
       ofServer: (serverId: number) => ofServerRows(serverId).pipe(Effect.map((rows) => rows.map(serverPeer)), Effect.orDie),

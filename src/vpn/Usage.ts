@@ -73,10 +73,10 @@ export class Usage extends Effect.Service<Usage>()("vpn/Usage", {
     const { history, month, periodTotals } = usageRows
 
     /** [D95]: each service's current period (of its plan's reset kind) at `now` */
-    const periodOf = (service: Subscription, now: Date) =>
+    const periodOf = (service: Pick<Subscription, "startsAt" | "plan">, now: Date) =>
       Bandwidth.periodAt({ usageReset: service.plan.usageReset, startsAt: service.startsAt }, now)
     /** [D95]: the bytes of each service's current period, by service id */
-    const currentTotals = (services: ReadonlyArray<Subscription>) =>
+    const currentTotals = (services: ReadonlyArray<Pick<Subscription, "id" | "startsAt" | "plan">>) =>
       Effect.flatMap(clock.now, (now) => periodTotals(services.map((s) => ({ serviceId: s.id, period: periodOf(s, now).start }))))
 
     /**

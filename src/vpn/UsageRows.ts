@@ -2,9 +2,11 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import * as SqlSchema from "@effect/sql/SqlSchema"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
+import { leanRow } from "../platform/LeanRow.ts"
 
 /** A period's total; stored totals past 2^53 - 1 (written by hand) read as that bound. */
 const MonthTotal = Schema.Struct({ service_id: Schema.Int, used: Schema.Int })
+const MonthTotalRow = leanRow("MonthTotal", { service_id: "int", used: "int" })
 const HistoryRow = Schema.Struct({ period: Schema.String, used: Schema.Int })
 // the deltas are checked by the callers; the unchecked `add` may carry any int8
 const Delta = Schema.Struct({ serviceId: Schema.Int, period: Schema.String, rx: Schema.NonNegative, tx: Schema.NonNegative })
@@ -31,13 +33,15 @@ export class UsageRows extends Effect.Service<UsageRows>()("vpn/UsageRows", {
     const upsert = SqlSchema.single({ Request: Delta, Result: MonthTotal, execute: (d) => addToMonth(d, false) })
     const guardedUpsert = SqlSchema.findOne({ Request: Delta, Result: MonthTotal, execute: (d) => addToMonth(d, true) })
     const monthRows = SqlSchema.findAll({
-      Request: Schema.Struct({ serviceIds: Schema.Array(Schema.Int), periods: Schema.Array(Schema.String) }),
-      Result: MonthTotal,
+      // PostgreSQL array literals (`{1,2}`, `{2026-11-01,2026-11-01}`), built below: thousands of ids a call
+      Request: Schema.Struct({ serviceIds: Schema.String, periods: Schema.String }),
+      // thousands of rows for a node's list or report: checked lean (issue 27)
+      Result: MonthTotalRow,
       // one primary-key probe per (id, period) (a lateral lookup the planner cannot turn into a
       // hash join): for a report's thousands of ids an `in` list or a join is planned as a scan
       execute: ({ periods, serviceIds }) => sql`
         select u.service_id, u.used
-        from unnest(${`{${serviceIds.join(",")}}`}::int[], ${`{${periods.join(",")}}`}::date[]) as ids (id, period)
+        from unnest(${serviceIds}::int[], ${periods}::date[]) as ids (id, period)
         cross join lateral (
           select service_id, ${used} as used from usage_records
           where service_id = ids.id and period = ids.period limit 1
@@ -99,7 +103,7 @@ export class UsageRows extends Effect.Service<UsageRows>()("vpn/UsageRows", {
       const unique = [...new Map(keys.map((k) => [k.serviceId, k.period])).entries()]
       return (unique.length === 0
         ? Effect.succeed([])
-        : monthRows({ serviceIds: unique.map(([id]) => id), periods: unique.map(([, period]) => period) })).pipe(
+        : monthRows({ serviceIds: `{${unique.map(([id]) => id).join(",")}}`, periods: `{${unique.map(([, period]) => period).join(",")}}` })).pipe(
           Effect.map((rows) => new Map(rows.map((r) => [r.service_id, r.used])) as ReadonlyMap<number, number>),
           Effect.orDie
         )

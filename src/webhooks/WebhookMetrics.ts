@@ -1,5 +1,5 @@
 import * as Effect from "effect/Effect"
-import * as Prometheus from "prom-client"
+import * as Prometheus from "../platform/Prometheus.ts"
 import { Metrics } from "../platform/Metrics.ts"
 
 /**

@@ -58,6 +58,19 @@ describe("GET /v1/admin/users without a filter: the total (issue 27, [D70])", ()
     const filtered = await app.get(`/v1/admin/users?email=many${EXACT_TOTAL_LIMIT / 10}`, { token })
     // many1000 and many10000 .. many10007
     expect(filtered.body.meta.total).toBe(9)
+
+    // an estimate over twice the limit is the total as it is (no capped count is read for it)
+    await add(EXACT_TOTAL_LIMIT + 8, EXACT_TOTAL_LIMIT + 2)
+    await app.sql`analyze users`
+    const big = await app.get("/v1/admin/users?page=2", { token })
+    expect(big.status).toBe(200)
+    expect(big.body.meta).toEqual({
+      current_page: 2,
+      last_page: Math.ceil((EXACT_TOTAL_LIMIT * 2 + 10) / 15),
+      per_page: 15,
+      total: EXACT_TOTAL_LIMIT * 2 + 10
+    })
+    expect(big.body.data).toHaveLength(15)
     await app.sql`delete from users where email like '%@estimate.test'`
   }, 60_000)
 })

@@ -160,6 +160,10 @@ describe("the balance pays invoices [D109]", () => {
     const p2 = await app.get("/v1/account/balance/transactions?page=2", { token: user.token })
     expect(p2.body.data).toHaveLength(1)
     expect(p2.body.data[0]).toMatchObject({ amount: "1.00" })
+    // issue 27: a page past the end still counts the total
+    const p3 = await app.get("/v1/account/balance/transactions?page=3", { token: user.token })
+    expect(p3.body.data).toEqual([])
+    expect(p3.body.meta).toEqual({ current_page: 3, last_page: 2, per_page: 15, total: 16 })
     expect((await app.get("/v1/account/balance/transactions?page=0", { token: user.token })).status).toBe(422)
     expect((await app.get("/v1/account/balance")).status).toBe(401)
   })

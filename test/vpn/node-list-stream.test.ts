@@ -88,6 +88,18 @@ beforeAll(async () => {
     join users u on u.email = 'nodelist' || k || '@example.com'
     join billing_cycles c on c.plan_id = (${JSON.stringify(planIds)}::jsonb ->> (k % 6))::int
     where k % 11 <> 0`
+  // [D34]: the newest service is the current one, then its status and plan count: every 17th
+  // (from the 3rd) gets a newer suspended one over its active one (not enabled anywhere), every
+  // 19th (from the 4th) a newer active one on the last plan (granted to wg, not to wg4)
+  await app.sql`
+    insert into services (user_id, plan_id, cycle_id, status, starts_at, expires_at, created_at)
+    select u.id, c.plan_id, c.id, case when k % 17 = 3 then 'suspended' else 'active' end,
+           ${new Date(app.clock.get().getTime() - 86_400_000)}, ${new Date(app.clock.get().getTime() + 30 * 86_400_000)},
+           now() + interval '1 minute'
+    from generate_series(1, ${USERS}) k
+    join users u on u.email = 'nodelist' || k || '@example.com'
+    join billing_cycles c on c.plan_id = case when k % 17 = 3 then ${planIds[0]!}::int else ${planIds[5]!}::int end
+    where k % 11 <> 0 and (k % 17 = 3 or k % 19 = 4)`
   await app.sql`insert into vpn_access_holds (user_id) select id from users where id >= ${first} and (id - ${first}) % 13 = 5`
   // every other service over 1 GB this month (over the quota of the 1 GB plans)
   await app.sql`
@@ -124,9 +136,16 @@ describe("the full node list, streamed (issue 27)", () => {
     expect([...speeds].sort()).toEqual([10, 2, 3, 5, 50, null].sort())
     expect(data.some((e) => !e.enabled)).toBe(true)
     expect(data.every((e) => / fd42:80::[0-9a-f]+\/128$/.test(e.allowed_ips))).toBe(true)
+    // [D34]: a newer suspended service over an active one: not enabled
+    const newerSuspended = await app.sql<{ key: string }>`
+      select p.public_key as key from wireguard_peers p join services s on s.user_id = p.user_id
+      where p.server_id = ${wg.id} and s.status = 'suspended' and s.created_at > now()`
+    expect(newerSuspended.length).toBeGreaterThan(50)
+    const byKey = new Map((JSON.parse(got.text).data as Array<{ public_key: string; enabled: boolean }>).map((e) => [e.public_key, e.enabled]))
+    expect(newerSuspended.every((r) => byKey.get(r.key) === false)).toBe(true)
     // the header, a piece per page of peers, the revision: not one body built whole
     expect(got.chunks).toBeGreaterThanOrEqual(Math.ceil(USERS / NODE_LIST_PAGE) + 2)
-  })
+  }, 30_000)
 
   test("an IPv4-only server, an OpenVPN server ([D106]) and a server with no peers: the old builder's bytes", async () => {
     for (const server of [wg4, ovpn, empty]) {
@@ -135,11 +154,20 @@ describe("the full node list, streamed (issue 27)", () => {
       expect(got.status).toBe(200)
       expect(got.text).toBe(before)
     }
+    // [D34]: a newer active service on a plan wg4 is not granted: not enabled there, whatever the older one
+    const newerElsewhere = await app.sql<{ key: string }>`
+      select p.public_key as key from wireguard_peers p join services s on s.user_id = p.user_id
+      where p.server_id = ${wg4.id} and s.status = 'active' and s.created_at > now()
+        and not exists (select 1 from vpn_access_holds h where h.user_id = p.user_id)`
+    expect(newerElsewhere.length).toBeGreaterThan(10)
+    const wg4Entries = JSON.parse((await streamed(wg4.nodeToken)).text).data as Array<{ public_key: string; enabled: boolean }>
+    const wg4Enabled = new Map(wg4Entries.map((e) => [e.public_key, e.enabled]))
+    expect(newerElsewhere.every((r) => wg4Enabled.get(r.key) === false)).toBe(true)
     expect(JSON.parse((await streamed(empty.nodeToken)).text).data).toEqual([])
     const credentials = JSON.parse((await streamed(ovpn.nodeToken)).text).data as Array<{ username: string; enabled: boolean }>
     expect(credentials.length).toBeGreaterThan(100)
     expect(new Set(credentials.map((c) => c.enabled))).toEqual(new Set([true, false]))
-  })
+  }, 30_000)
 
   test("`?since=` of the streamed revision answers nothing changed [D92]; an unknown token is still 401", async () => {
     const full = JSON.parse((await streamed(wg.nodeToken)).text) as { meta: { revision: number } }

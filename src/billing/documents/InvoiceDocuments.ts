@@ -6,7 +6,7 @@ import { AppConfig } from "../../platform/Config.ts"
 import { NotFound, orNotFound } from "../../platform/Errors.ts"
 import type { InvoiceDetail } from "../Domain.ts"
 import { Invoices } from "../Invoices.ts"
-import { type CreditNoteLine, renderInvoicePdf } from "./InvoicePdf.ts"
+import type { CreditNoteLine, InvoiceDocument } from "./InvoicePdf.ts"
 import { InvoicePeriods } from "./InvoicePeriods.ts"
 
 /**
@@ -24,6 +24,13 @@ type DetailWithMoneyMoves = InvoiceDetail & {
     readonly created_at: Date | string
   }>
 }
+
+/**
+ * pdf-lib (about 20 MB resident) is loaded at the first invoice PDF a process draws, not at start-up
+ * (issue 27; docs/decisions.md, "Idle memory"); the module stays loaded after that.
+ */
+const renderInvoicePdf = (doc: InvoiceDocument): Promise<Uint8Array> =>
+  import("./InvoicePdf.ts").then((pdf) => pdf.renderInvoicePdf(doc))
 
 const creditNotesOf = (detail: DetailWithMoneyMoves): ReadonlyArray<CreditNoteLine> =>
   (detail.credit_notes ?? []).map((n) => ({

@@ -3,7 +3,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
-import Stripe from "stripe"
+import type Stripe from "stripe"
 import { Catalog } from "../../catalog/Catalog.ts"
 import { toCents } from "../../catalog/Money.ts"
 import { AppClock } from "../../platform/Clock.ts"
@@ -74,7 +74,10 @@ const make = (stripeConfig: StripeConfig, appUrl: string) =>
     const clock = yield* AppClock
     const catalog = yield* Catalog
     const records = yield* StripeRecords
-    const stripe = new Stripe(Redacted.value(stripeConfig.secretKey), stripeOptions(stripeConfig.apiUrl))
+    // the package (about 5 MB resident) is loaded only by a process that has Stripe configured
+    // (issue 27; docs/decisions.md, "Idle memory")
+    const { default: StripeClient } = yield* Effect.promise(() => import("stripe"))
+    const stripe = new StripeClient(Redacted.value(stripeConfig.secretKey), stripeOptions(stripeConfig.apiUrl))
     const webhookSecret = Redacted.value(stripeConfig.webhookSecret)
 
     /** a call to Stripe's API; its failure is a 503 for our caller, logged without secrets */

@@ -1,0 +1,49 @@
+/**
+ * Preloaded into a benchmark's server (`bun run --preload bench/lib/loop-lag.ts src/main.ts`, issue 27)
+ * when `LOOP_LAG_FILE` is set: a timer every 5 ms notes each stall of the event loop of 2 ms or more
+ * (how late the timer fired) with the JavaScript heap before and after it and the CPU time the
+ * process used in it, one JSON line per stall: `{at, lagMs, cpuMs, heapBeforeMb, heapAfterMb}`
+ * (`at`: epoch ms when the stall ended). A heap that shrank across the stall means the collector
+ * ran in it; CPU time well below the stall means the process was waiting for a core of the machine
+ * (other processes), not working. The benchmark lays these stalls over its slowest
+ * requests to tell the server's own pauses from waiting on PostgreSQL or a core.
+ */
+import { appendFileSync } from "node:fs"
+import { heapSize } from "bun:jsc"
+
+const file = process.env.LOOP_LAG_FILE
+const INTERVAL_MS = 5
+const REPORT_MS = 2
+
+if (file) {
+  let pending: Array<string> = []
+  let expected = performance.now() + INTERVAL_MS
+  let heapBefore = heapSize()
+  let cpuBefore = process.cpuUsage()
+  const tick = () => {
+    const now = performance.now()
+    const lag = now - expected
+    const heapAfter = heapSize()
+    const cpu = process.cpuUsage(cpuBefore)
+    if (lag >= REPORT_MS) {
+      pending.push(JSON.stringify({
+        at: Math.round(performance.timeOrigin + now),
+        lagMs: Math.round(lag * 10) / 10,
+        cpuMs: Math.round((cpu.user + cpu.system) / 100) / 10,
+        heapBeforeMb: Math.round(heapBefore / 1e5) / 10,
+        heapAfterMb: Math.round(heapAfter / 1e5) / 10
+      }))
+    }
+    heapBefore = heapAfter
+    cpuBefore = process.cpuUsage()
+    expected = performance.now() + INTERVAL_MS
+    setTimeout(tick, INTERVAL_MS).unref()
+  }
+  setTimeout(tick, INTERVAL_MS).unref()
+  // written in bulk once a second, so that the probe's own writes do not make stalls
+  setInterval(() => {
+    if (pending.length === 0) return
+    appendFileSync(file, `${pending.join("\n")}\n`)
+    pending = []
+  }, 1000).unref()
+}
