@@ -25,6 +25,8 @@ import changeInvoices from "./0033_change_invoices.ts"
 import stripeGateway from "./0034_stripe_gateway.ts"
 import invoicesPaidByService from "./0035_invoices_paid_by_service.ts"
 import usageLogPerStatement from "./0040_usage_log_per_statement.ts"
+import deviceUsagePerStatement from "./0045_device_usage_per_statement.ts"
+import reportTablesFillfactor from "./0046_report_tables_fillfactor.ts"
 
 /**
  * Every migration, imported statically so that a compiled binary carries them.
@@ -55,5 +57,7 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "33_change_invoices": changeInvoices,
   "34_stripe_gateway": stripeGateway,
   "35_invoices_paid_by_service": invoicesPaidByService,
-  "40_usage_log_per_statement": usageLogPerStatement
+  "40_usage_log_per_statement": usageLogPerStatement,
+  "45_device_usage_per_statement": deviceUsagePerStatement,
+  "46_report_tables_fillfactor": reportTablesFillfactor
 }

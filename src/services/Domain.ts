@@ -49,6 +49,21 @@ export interface Subscription {
   }
 }
 
+/**
+ * What a node's usage report needs of a current service (issue 27): its quota period's anchor
+ * ([D95]) and what a quota notice names ([D96]); no cycle, status or expiry to read and decode.
+ */
+export interface ServiceQuota {
+  readonly id: number
+  readonly userId: number
+  readonly startsAt: Date
+  readonly plan: Pick<Subscription["plan"], "id" | "name" | "bandwidthLimitGb" | "usageReset">
+}
+
+/** The columns of `services` a `ServiceQuota` is read from. */
+export const ServiceQuotaRecord = ServiceRecord.pick("id", "user_id", "plan_id", "starts_at")
+export type ServiceQuotaRecord = typeof ServiceQuotaRecord.Type
+
 /** a catalogue plan as a service carries it */
 export const planOf = (plan: Plan): Subscription["plan"] => ({
   id: plan.id,

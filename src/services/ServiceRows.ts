@@ -5,7 +5,19 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { Catalog } from "../catalog/Catalog.ts"
 import { AppClock } from "../platform/Clock.ts"
-import { type ActiveService, ActiveOnPlan, NewService, planOf, RenewalCandidate, ServiceRecord, ServiceStatus, subscription, type Subscription } from "./Domain.ts"
+import {
+  type ActiveService,
+  ActiveOnPlan,
+  NewService,
+  planOf,
+  RenewalCandidate,
+  type ServiceQuota,
+  ServiceQuotaRecord,
+  ServiceRecord,
+  ServiceStatus,
+  subscription,
+  type Subscription
+} from "./Domain.ts"
 import { ScheduleColumns, scheduledIds, scheduleOf, type ServiceSchedule } from "./Schedule.ts"
 
 /** the key space of this room's advisory locks (one lock per user) */
@@ -117,6 +129,18 @@ export class ServiceRows extends Effect.Service<ServiceRows>()("services/Service
         select s.* from unnest(${`{${userIds.join(",")}}`}::int[]) as ids (id)
         cross join lateral (
           select ${columns} from services
+          where user_id = ids.id and status in ('active', 'suspended') and expires_at > ${now}
+          order by created_at desc, id desc limit 1
+        ) s`
+    })
+    /** `currentRecords` with only what a usage report needs (issue 27: a report names thousands of users) */
+    const currentQuotaRecords = SqlSchema.findAll({
+      Request: Schema.Struct({ userIds: Schema.Array(Schema.Int), now: Schema.DateFromSelf }),
+      Result: ServiceQuotaRecord,
+      execute: ({ now, userIds }) => sql`
+        select s.* from unnest(${`{${userIds.join(",")}}`}::int[]) as ids (id)
+        cross join lateral (
+          select id, user_id, plan_id, starts_at from services
           where user_id = ids.id and status in ('active', 'suspended') and expires_at > ${now}
           order by created_at desc, id desc limit 1
         ) s`
@@ -258,6 +282,28 @@ export class ServiceRows extends Effect.Service<ServiceRows>()("services/Service
             Effect.flatMap(withCatalog),
             Effect.map((list) => new Map(list.map((s) => [s.userId, s])) as ReadonlyMap<number, Subscription>)
           ),
+      /**
+       * [D34], [D95]: each user's current service as a usage report needs it (its period's anchor
+       * and its plan's quota), by user id, in one statement
+       */
+      currentQuotasOf: (userIds: ReadonlyArray<number>) =>
+        Effect.gen(function*() {
+          const quotas = new Map<number, ServiceQuota>()
+          if (userIds.length === 0) return quotas as ReadonlyMap<number, ServiceQuota>
+          const now = yield* clock.now
+          const rows = yield* Effect.orDie(currentQuotaRecords({ userIds: [...new Set(userIds)], now }))
+          const plans = new Map<number, ServiceQuota["plan"]>()
+          const c = yield* catalog.rowsOf(new Set(rows.map((r) => r.plan_id)), [])
+          for (const r of rows) {
+            let plan = plans.get(r.plan_id)
+            if (plan === undefined) {
+              const p = c.plan(r.plan_id)
+              plans.set(r.plan_id, plan = { id: p.id, name: p.name, bandwidthLimitGb: p.bandwidth_limit_gb, usageReset: p.usage_reset })
+            }
+            quotas.set(r.user_id, { id: r.id, userId: r.user_id, startsAt: r.starts_at, plan })
+          }
+          return quotas as ReadonlyMap<number, ServiceQuota>
+        }),
       /**
        * issue 27, [D34]: of these users, those whose current service is active and on one of
        * `planIds`: that service, lean (id, user, start, plan), by user id, in one statement

@@ -107,6 +107,8 @@ export class Services extends Effect.Service<Services>()("services/Services", {
       currentScheduled: rows.currentScheduled,
       /** [D34]: the current service of each user that has one, by user id, in one statement */
       currentOf: rows.currentOf,
+      /** [D34], [D95]: each user's current service as a usage report needs it, by user id, in one statement */
+      currentQuotasOf: rows.currentQuotasOf,
       /** issue 27, [D34]: of these users, those whose current service is active and on one of the plans, lean, by user id */
       activeOnPlansOf: rows.activeOnPlansOf,
       /** sets only the flag of the user's own service; none when it is not theirs */

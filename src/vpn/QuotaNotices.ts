@@ -1,8 +1,20 @@
 import * as Effect from "effect/Effect"
 import { DomainEvents } from "../events/DomainEvents.ts"
 import { Notifications } from "../outbox/Notifications.ts"
-import type { Subscription } from "../services/Domain.ts"
+import type { ServiceQuota } from "../services/Domain.ts"
 import * as Bandwidth from "./Bandwidth.ts"
+
+const PERCENTS = [80, 100] as const
+
+/** [D96]: the thresholds (80 %, 100 % of the plan's quota) a period's usage crossed going from `before` to `after` bytes */
+export const crossedThresholds = (bandwidthLimitGb: number, before: number, after: number): ReadonlyArray<80 | 100> => {
+  const limit = Bandwidth.limitBytes(bandwidthLimitGb)
+  if (limit === null) return []
+  return PERCENTS.filter((percent) => {
+    const threshold = (limit * percent) / 100
+    return before < threshold && after >= threshold
+  })
+}
 
 /** [D96]: the quota notices (a mail and a `usage.threshold` event) of a period crossing 80 % or 100 %. */
 export class QuotaNotices extends Effect.Service<QuotaNotices>()("vpn/QuotaNotices", {
@@ -11,13 +23,11 @@ export class QuotaNotices extends Effect.Service<QuotaNotices>()("vpn/QuotaNotic
     const domainEvents = yield* DomainEvents
 
     /** [D96]: the quota notices of a period whose usage went from `before` to `after` bytes (once per period, [D95]) */
-    const quotaNotices = (service: Subscription, period: Bandwidth.Period, before: number, after: number) =>
+    const quotaNotices = (service: ServiceQuota, period: Bandwidth.Period, before: number, after: number) =>
       Effect.gen(function*() {
         const limit = Bandwidth.limitBytes(service.plan.bandwidthLimitGb)
         if (limit === null) return
-        for (const percent of [80, 100] as const) {
-          const threshold = (limit * percent) / 100
-          if (before >= threshold || after < threshold) continue
+        for (const percent of crossedThresholds(service.plan.bandwidthLimitGb, before, after)) {
           yield* notifications.notify({
             userId: service.userId,
             kind: percent === 80 ? "quota-80" : "quota-100",

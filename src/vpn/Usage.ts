@@ -4,11 +4,11 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { DomainEvents } from "../events/DomainEvents.ts"
 import { Services as Subscriptions } from "../services/Services.ts"
-import type { Subscription } from "../services/Domain.ts"
+import type { ServiceQuota, Subscription } from "../services/Domain.ts"
 import { AppClock } from "../platform/Clock.ts"
 import { NotFound, orNotFound, ValidationError } from "../platform/Errors.ts"
 import * as Bandwidth from "./Bandwidth.ts"
-import { QuotaNotices } from "./QuotaNotices.ts"
+import { crossedThresholds, QuotaNotices } from "./QuotaNotices.ts"
 import {
   type Addition,
   checkReport,
@@ -24,6 +24,28 @@ import { idempotencyKeyErrors, UsageReports } from "./UsageReports.ts"
 import { UsageRows } from "./UsageRows.ts"
 
 const MAX_BYTES = Bandwidth.MAX_BYTES
+
+/** What a report adds to one service's period. */
+interface Sum {
+  readonly service: ServiceQuota
+  readonly period: Bandwidth.Period
+  /** the additions' bytes: exact while rx + tx stays within 2^53 - 1 (each addition is), at least 2^53 past it */
+  rx: number
+  tx: number
+  readonly additions: Array<Addition>
+}
+
+/** [D95]: the current period of each service at `now`, computed once per plan kind and anchor */
+const periodsAt = (now: Date) => {
+  const known = new Map<string, Bandwidth.Period>()
+  return (service: ServiceQuota): Bandwidth.Period => {
+    const reset = service.plan.usageReset
+    const key = reset === "monthly" ? reset : `${reset}:${service.startsAt.getTime()}`
+    let period = known.get(key)
+    if (period === undefined) known.set(key, period = Bandwidth.periodAt({ usageReset: reset, startsAt: service.startsAt }, now))
+    return period
+  }
+}
 
 /** [D70]: what an admin's addition answers. */
 export const UsageRecorded = Schema.Struct({
@@ -59,52 +81,67 @@ export class Usage extends Effect.Service<Usage>()("vpn/Usage", {
 
     /**
      * Adds a report's entries to each owner's current service for its current period ([D95]), all or nothing:
-     * a report that would carry any month past 2^53 - 1 is refused (422) before anything is
-     * written ([D54] rev. 2); the sums are written in one statement in service-id order, so
-     * concurrent reports take their row locks in one order. Entries of owners without a current
-     * service are not counted. Runs in the report's transaction.
+     * a report that would carry any period past 2^53 - 1 is refused whole (422), nothing written
+     * ([D54] rev. 2). The sums are written in one statement in service-id order (concurrent
+     * reports take their row locks in one order), each only if it keeps its period within the
+     * bound, and the statement returns the new totals: the bytes before are the new total less the
+     * sum, exact whatever other reports did meanwhile, with no read of the totals first (issue 27).
+     * Entries of owners without a current service are not counted. Runs in the report's transaction.
      */
     const addToMonths = (additions: ReadonlyArray<Addition>, fields: CounterFields) =>
       Effect.gen(function*() {
         const now = yield* clock.now
-        const current = yield* subscriptions.currentOf(additions.map((a) => a.owner))
-        const subscribed = new Map<number, Subscription>()
-        const sums = new Map<number, { rx: bigint; tx: bigint; additions: Array<Addition> }>()
+        const current = yield* subscriptions.currentQuotasOf(additions.map((a) => a.owner))
+        const periodAt = periodsAt(now)
+        const sums = new Map<number, Sum>()
         for (const addition of additions) {
           const service = current.get(addition.owner)
           if (service === undefined) continue
-          subscribed.set(service.id, service)
           let sum = sums.get(service.id)
-          if (sum === undefined) sums.set(service.id, sum = { rx: 0n, tx: 0n, additions: [] })
-          sum.rx += BigInt(addition.rx)
-          sum.tx += BigInt(addition.tx)
+          if (sum === undefined) sums.set(service.id, sum = { service, period: periodAt(service), rx: 0, tx: 0, additions: [] })
+          sum.rx += addition.rx
+          sum.tx += addition.tx
           sum.additions.push(addition)
         }
-        const periods = new Map([...subscribed.values()].map((s) => [s.id, periodOf(s, now)]))
-        const before = yield* periodTotals([...periods.entries()].map(([serviceId, p]) => ({ serviceId, period: p.start })))
+        if (sums.size === 0) return { accepted: 0 }
+        // a sum past the bound by itself is refused whatever its period holds
+        const all = [...sums.values()]
+        if (all.some((sum) => sum.rx + sum.tx > MAX_BYTES)) return yield* refuse(sums, [...sums.keys()], fields, false)
+        const rows = all.map((sum) => ({ service_id: sum.service.id, period: sum.period.start, rx: sum.rx, tx: sum.tx }))
+        const totals = yield* Effect.orDie(usageRows.guardedUpsertAll({ sums: JSON.stringify(rows) }))
+        if (totals.length < sums.size) {
+          // the statement kept the rows it did not write locked: their totals are the ones it refused
+          const written = new Set(totals.map((r) => r.service_id))
+          return yield* refuse(sums, [...sums.keys()].filter((id) => !written.has(id)), fields, true)
+        }
+        // [D96]: a period moved across 80 % or 100 % of its quota: one notice each, in this transaction
+        for (const total of totals) {
+          const sum = sums.get(total.service_id)!
+          const before = total.used - sum.rx - sum.tx
+          if (crossedThresholds(sum.service.plan.bandwidthLimitGb, before, total.used).length > 0) {
+            yield* quotaNotices(sum.service, sum.period, before, total.used)
+          }
+        }
+        return { accepted: all.reduce((n, sum) => n + sum.additions.length, 0) }
+      })
+
+    /**
+     * [D54] rev. 2: the 422 of a report that would carry some of these services' periods past
+     * 2^53 - 1, each naming the counter whose addition first passes it, in report order.
+     * `refusedByDatabase`: the upsert refused each of them (a total stored past the bound by hand
+     * refuses even zeros: then the service's last entry is named).
+     */
+    const refuse = (sums: ReadonlyMap<number, Sum>, ids: ReadonlyArray<number>, fields: CounterFields, refusedByDatabase: boolean) =>
+      Effect.gen(function*() {
+        const stored = yield* periodTotals(ids.map((id) => ({ serviceId: id, period: sums.get(id)!.period.start })))
         const errors: FieldErrors = {}
-        for (const [serviceId, sum] of sums) {
-          const field = firstPastMax(before.get(serviceId) ?? 0, sum.additions, fields)
+        for (const id of ids) {
+          const { additions } = sums.get(id)!
+          const field = firstPastMax(stored.get(id) ?? 0, additions, fields) ??
+            (refusedByDatabase ? `${additions.at(-1)!.index}.${fields[0]}` : undefined)
           if (field !== undefined) errors[field] = [pastMax(field)]
         }
-        if (Object.keys(errors).length > 0) return yield* Effect.fail(new ValidationError({ errors }))
-        if (sums.size > 0) {
-          const rows = [...sums.entries()].map(([service_id, sum]) =>
-            ({ service_id, period: periods.get(service_id)!.start, rx: Number(sum.rx), tx: Number(sum.tx) }))
-          const totals = yield* Effect.orDie(usageRows.guardedUpsertAll({ sums: JSON.stringify(rows) }))
-          const written = new Set(totals.map((r) => r.service_id))
-          const raced = [...sums.entries()].find(([serviceId]) => !written.has(serviceId))
-          if (raced !== undefined) {
-            // another report got there between the check and the write: refuse this one whole
-            const field = `${raced[1].additions.at(-1)!.index}.${fields[0]}`
-            return yield* Effect.fail(ValidationError.field(field, pastMax(field)))
-          }
-          // [D96]: a month moved across 80 % or 100 % of its quota: one notice each, in this transaction
-          for (const total of totals) {
-            yield* quotaNotices(subscribed.get(total.service_id)!, periods.get(total.service_id)!, before.get(total.service_id) ?? 0, total.used)
-          }
-        }
-        return { accepted: [...sums.values()].reduce((n, s) => n + s.additions.length, 0) }
+        return yield* Effect.fail(new ValidationError({ errors }))
       })
 
     /** a 422 for every bad field of the report and of its `Idempotency-Key` */
