@@ -1,3 +1,4 @@
+/// <reference path="./prom-client-files.d.ts" />
 import type * as PromClient from "prom-client"
 import CounterClass from "prom-client/lib/counter"
 import GaugeClass from "prom-client/lib/gauge"
