@@ -86,6 +86,17 @@ const requestLines = (server: RunningServer, from: number) =>
     )
   })
 
+/** Resolves once the server's output has not grown for 300 ms (at most 5 s). */
+const settled = async (server: RunningServer) => {
+  let length = server.output().length
+  for (let quiet = 0, waited = 0; quiet < 300 && waited < 5000; waited += 50) {
+    await Bun.sleep(50)
+    const now = server.output().length
+    quiet = now === length ? quiet + 50 : 0
+    length = now
+  }
+}
+
 /** The route figures of both paths and the general limit's refusals ([D102]). */
 const figures = async (base: string) => {
   // a loopback address of its own (TRUST_PROXY=1): out of the limits the table counts
@@ -106,6 +117,9 @@ const moved = (before: ReadonlyArray<string>, after: ReadonlyArray<string>) => {
 
 /** Sends every row to both servers in turn and compares what came back. */
 const compare = async (pair: { on: RunningServer; off: RunningServer }, rows: ReadonlyArray<Row>) => {
+  // the lane writes its log lines in batches: lines of earlier requests (the readiness polls) may
+  // still be on their way; start reading once both logs have been quiet for 300 ms (at most 5 s)
+  await Promise.all([settled(pair.on), settled(pair.off)])
   const logFrom = { on: pair.on.output().length, off: pair.off.output().length }
   const before = { on: await figures(pair.on.base), off: await figures(pair.off.base) }
   for (const row of rows) {
