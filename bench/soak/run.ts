@@ -270,6 +270,9 @@ const main = async () => {
     const end = t0 + SECONDS * 1000
     let rssFirst: Array<number | undefined> = []
     let firstTaken = false
+    // issue 27: each instance's RSS at the end of every window, so that a leak (a steady climb)
+    // can be told from the collector's high-water mark (a plateau)
+    const rssTrace: Array<Array<number | null>> = []
     let k = 0
     while (performance.now() < end) {
       const now = performance.now()
@@ -287,6 +290,10 @@ const main = async () => {
         firstTaken = true
         rssFirst = pids.map(rssMb)
         console.log(`after ${WINDOW} s: RSS ${rssFirst.map((r) => `${round(r ?? NaN, 1)} MiB`).join(", ")}; ${samples.length} requests`)
+      }
+      if (now - t0 >= (rssTrace.length + 1) * WINDOW * 1000) {
+        rssTrace.push(pids.map((pid) => round(rssMb(pid) ?? NaN, 1)))
+        console.log(`  RSS at ${rssTrace.length * WINDOW} s: ${rssTrace.at(-1)!.join(" / ")} MiB`)
       }
       await sleep(5)
     }
@@ -332,6 +339,7 @@ const main = async () => {
       rssFirstMb: rssFirst.map((r) => round(r ?? NaN, 1)),
       rssEndMb: rssEnd.map((r) => round(r ?? NaN, 1)),
       rssRatio: rssRatios.map((r) => round(r, 3)),
+      rssTraceMb: rssTrace,
       load: uptime()
     }
     const verdict = (ok: boolean) => (ok ? "met" : "NOT met")
