@@ -257,6 +257,22 @@ export class ServiceRows extends Effect.Service<ServiceRows>()("services/Service
             order by id limit ${options.limit}`
         })(undefined)).pipe(Effect.orDie)
 
+    /**
+     * issue 27: lean current services (the node list's and the usage reports' reads), by user id,
+     * each with its plan from the catalogue snapshot, one plan object per plan
+     */
+    const leanByUser = (rows: ReadonlyArray<{ readonly id: number; readonly user_id: number; readonly plan_id: number; readonly starts_at: Date }>) =>
+      Effect.map(catalog.rowsOf(new Set(rows.map((r) => r.plan_id)), []), (c) => {
+        const plans = new Map<number, Subscription["plan"]>()
+        const found = new Map<number, ActiveService>()
+        for (const r of rows) {
+          let plan = plans.get(r.plan_id)
+          if (plan === undefined) plans.set(r.plan_id, plan = planOf(c.plan(r.plan_id)))
+          found.set(r.user_id, { id: r.id, userId: r.user_id, startsAt: r.starts_at, plan })
+        }
+        return found as ReadonlyMap<number, ActiveService>
+      })
+
     return {
       /** the user's services, newest first */
       listOf: (userId: number) => Effect.flatMap(Effect.orDie(listRecords({ userId })), withCatalog),
@@ -286,24 +302,12 @@ export class ServiceRows extends Effect.Service<ServiceRows>()("services/Service
        * [D34], [D95]: each user's current service as a usage report needs it (its period's anchor
        * and its plan's quota), by user id, in one statement
        */
-      currentQuotasOf: (userIds: ReadonlyArray<number>) =>
-        Effect.gen(function*() {
-          const quotas = new Map<number, ServiceQuota>()
-          if (userIds.length === 0) return quotas as ReadonlyMap<number, ServiceQuota>
-          const now = yield* clock.now
-          const rows = yield* Effect.orDie(currentQuotaRecords({ userIds: [...new Set(userIds)], now }))
-          const plans = new Map<number, ServiceQuota["plan"]>()
-          const c = yield* catalog.rowsOf(new Set(rows.map((r) => r.plan_id)), [])
-          for (const r of rows) {
-            let plan = plans.get(r.plan_id)
-            if (plan === undefined) {
-              const p = c.plan(r.plan_id)
-              plans.set(r.plan_id, plan = { id: p.id, name: p.name, bandwidthLimitGb: p.bandwidth_limit_gb, usageReset: p.usage_reset })
-            }
-            quotas.set(r.user_id, { id: r.id, userId: r.user_id, startsAt: r.starts_at, plan })
-          }
-          return quotas as ReadonlyMap<number, ServiceQuota>
-        }),
+      currentQuotasOf: (userIds: ReadonlyArray<number>): Effect.Effect<ReadonlyMap<number, ServiceQuota>> =>
+        userIds.length === 0
+          ? Effect.succeed(new Map<number, ServiceQuota>())
+          : Effect.flatMap(clock.now, (now) => Effect.orDie(currentQuotaRecords({ userIds: [...new Set(userIds)], now }))).pipe(
+            Effect.flatMap(leanByUser)
+          ),
       /**
        * issue 27, [D34]: of these users, those whose current service is active and on one of
        * `planIds`: that service, lean (id, user, start, plan), by user id, in one statement
@@ -312,17 +316,7 @@ export class ServiceRows extends Effect.Service<ServiceRows>()("services/Service
         userIds.length === 0 || planIds.length === 0
           ? Effect.succeed(new Map<number, ActiveService>() as ReadonlyMap<number, ActiveService>)
           : Effect.flatMap(clock.now, (now) => Effect.orDie(activeOnPlansRecords({ userIds: intArray(new Set(userIds)), planIds: intArray(planIds), now }))).pipe(
-            Effect.flatMap((rows) =>
-              Effect.map(catalog.rowsOf(new Set(rows.map((r) => r.plan_id)), []), (c) => {
-                const plans = new Map<number, Subscription["plan"]>()
-                const found = new Map<number, ActiveService>()
-                for (const r of rows) {
-                  let plan = plans.get(r.plan_id)
-                  if (plan === undefined) plans.set(r.plan_id, plan = planOf(c.plan(r.plan_id)))
-                  found.set(r.user_id, { id: r.id, userId: r.user_id, startsAt: r.starts_at, plan })
-                }
-                return found as ReadonlyMap<number, ActiveService>
-              }))
+            Effect.flatMap(leanByUser)
           ),
       /** sets only the flag of the user's own service; none when it is not theirs */
       setAutoRenew: (userId: number, id: number, autoRenew: boolean) =>
