@@ -80,6 +80,12 @@ const pathAndQuery = (url: string) => {
  * keeps its own timestamp; a line may follow a pipeline's line of a later request. What is
  * pending is written when the process exits.
  */
+/** every lane's flush, run once at exit (one listener for the process, however many lanes are built) */
+const flushesAtExit = new Set<() => void>()
+process.once("exit", () => {
+  for (const flush of flushesAtExit) flush()
+})
+
 const batchedLog = () => {
   let pending: Array<string> = []
   const flush = () => {
@@ -87,7 +93,7 @@ const batchedLog = () => {
     pending = []
     if (lines.length > 0) console.log(lines.join("\n"))
   }
-  process.once("exit", flush)
+  flushesAtExit.add(flush)
   return (line: string) => {
     if (pending.push(line) === 1) setImmediate(flush)
   }
