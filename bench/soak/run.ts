@@ -17,8 +17,8 @@
  * Knobs: SOAK_SECONDS (600), SOAK_RATE, SOAK_CAPACITY_SECONDS (10), SOAK_MAX_INFLIGHT (64),
  * SOAK_WINDOW (60: the "first/last minute", shrunk to a third of SOAK_SECONDS for short runs).
  */
-import { mkdirSync, writeFileSync } from "node:fs"
-import { cpus, loadavg } from "node:os"
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs"
+import { cpus, loadavg, tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import { createHmac } from "node:crypto"
 import { SQL } from "bun"
@@ -57,6 +57,20 @@ interface Sample {
 }
 
 let samples: Array<Sample> = []
+
+const HEAP_PROBE = "bench/lib/heap-probe.ts"
+interface ProbeLine {
+  readonly at: number
+  readonly fullGc?: boolean
+  readonly rssMb: number
+  readonly heapMb?: number
+  readonly heapMinMb?: number
+  readonly heapMaxMb?: number
+}
+const probeLines = (file: string): Array<ProbeLine> =>
+  existsSync(file)
+    ? readFileSync(file, "utf8").split("\n").filter((l) => l.length > 0).map((l) => JSON.parse(l) as ProbeLine)
+    : []
 let ipCounter = 0
 const nextIp = () => {
   const i = ipCounter++
@@ -237,9 +251,19 @@ const main = async () => {
       select 'Soak ' || n, 'soak-login-' || n || '@soak.example', ${hash}, now() from generate_series(0, ${LOGIN_USERS - 1}) as n`
     await sql.close()
 
-    const instances = await Promise.all([startInstance(env), startInstance(env)])
+    // issue 27: each instance's heap, traced by bench/lib/heap-probe.ts (a leak or a high-water mark)
+    const probeDir = mkdtempSync(join(tmpdir(), "soak-heap-"))
+    const probes = [0, 1].map((i) => join(probeDir, `instance-${i}.jsonl`))
+    const instances = await Promise.all(probes.map((f) => startInstance({ ...env, HEAP_PROBE_FILE: f }, { preload: [HEAP_PROBE] })))
     cleanup.push(() => Promise.all(instances.map(stopInstance)).then(() => undefined))
     const pids = instances.map((i) => i.proc.pid)
+    /** a full collection in each instance (SIGUSR2 to the probe), then its live heap and RSS */
+    const fullGc = async (): Promise<Array<ProbeLine | undefined>> => {
+      const since = Date.now()
+      for (const i of instances) i.proc.kill("SIGUSR2")
+      await sleep(1500)
+      return probes.map((f) => probeLines(f).find((l) => l.fullGc === true && l.at >= since))
+    }
     const world: World = { instances, nodes: nodeTokens.map((token) => ({ token, keys: [], totals: 0 })), users: [], tours: 0, logins: 0 }
     // a few tours so that reads and node reports have something to work on
     for (let i = 0; i < 4; i++) await tour(instances[i % 2]!.base, world)
@@ -267,7 +291,9 @@ const main = async () => {
     let shed = 0
     let started = 0
     const t0 = performance.now()
+    const wallT0 = Date.now()
     const end = t0 + SECONDS * 1000
+    let gcFirst: Array<ProbeLine | undefined> = []
     let rssFirst: Array<number | undefined> = []
     let firstTaken = false
     // issue 27: each instance's RSS at the end of every window, so that a leak (a steady climb)
@@ -290,6 +316,14 @@ const main = async () => {
         firstTaken = true
         rssFirst = pids.map(rssMb)
         console.log(`after ${WINDOW} s: RSS ${rssFirst.map((r) => `${round(r ?? NaN, 1)} MiB`).join(", ")}; ${samples.length} requests`)
+        // the live heap once: a full collection at the start of the second window (never in the
+        // first or the last window, whose p99s are compared)
+        if (SECONDS >= 3 * WINDOW) {
+          void fullGc().then((lines) => {
+            gcFirst = lines
+            console.log(`  live heap after a full collection at ${WINDOW} s: ${lines.map((l) => `${l?.heapMb ?? "?"} MiB (RSS ${l?.rssMb ?? "?"})`).join(" / ")}`)
+          })
+        }
       }
       if (now - t0 >= (rssTrace.length + 1) * WINDOW * 1000) {
         rssTrace.push(pids.map((pid) => round(rssMb(pid) ?? NaN, 1)))
@@ -299,6 +333,19 @@ const main = async () => {
     }
     while (inflight > 0) await sleep(10)
     const rssEnd = pids.map(rssMb)
+    const gcEnd = await fullGc()
+    // per window: the smallest heap the probe saw (≈ live after a collection) and the largest
+    const heapTrace = probes.map((f) => {
+      const lines = probeLines(f).filter((l) => l.fullGc !== true)
+      const windows: Array<{ heapMinMb: number; heapMaxMb: number }> = []
+      for (let w = 0; w * WINDOW < SECONDS; w++) {
+        const from = wallT0 + w * WINDOW * 1000
+        const xs = lines.filter((l) => l.at >= from && l.at < from + WINDOW * 1000)
+        if (xs.length === 0) continue
+        windows.push({ heapMinMb: Math.min(...xs.map((l) => l.heapMinMb!)), heapMaxMb: Math.max(...xs.map((l) => l.heapMaxMb!)) })
+      }
+      return windows
+    })
 
     const inWindow = (from: number, to: number) => samples.filter((s) => s.at >= from && s.at < to)
     const first = inWindow(t0, t0 + WINDOW * 1000)
@@ -340,6 +387,9 @@ const main = async () => {
       rssEndMb: rssEnd.map((r) => round(r ?? NaN, 1)),
       rssRatio: rssRatios.map((r) => round(r, 3)),
       rssTraceMb: rssTrace,
+      heapTraceMb: heapTrace,
+      liveHeapAfterFullGcMb: { afterFirstWindow: gcFirst.map((l) => l?.heapMb ?? null), atEnd: gcEnd.map((l) => l?.heapMb ?? null) },
+      rssAfterFullGcMb: { afterFirstWindow: gcFirst.map((l) => l?.rssMb ?? null), atEnd: gcEnd.map((l) => l?.rssMb ?? null) },
       load: uptime()
     }
     const verdict = (ok: boolean) => (ok ? "met" : "NOT met")
@@ -351,6 +401,9 @@ per kind: ${JSON.stringify(byKind)}
 p99 first ${WINDOW} s: ${result.p99FirstMs} ms, last ${WINDOW} s: ${result.p99LastMs} ms, ratio ${result.p99Ratio} (${verdict(p99Last <= 1.2 * p99First)}: ≤ 1.2)
   without logins and tours (argon2id): ${result.p99FirstNoHashMs} ms -> ${result.p99LastNoHashMs} ms, ratio ${result.p99RatioNoHash}
 RSS after ${WINDOW} s: ${result.rssFirstMb.join(" / ")} MiB, at the end: ${result.rssEndMb.join(" / ")} MiB, ratio ${result.rssRatio.join(" / ")} (${verdict(rssRatios.every((r) => r <= 1.1))}: within 10 %)
+  RSS per window: ${rssTrace.map((w) => w.join(" / ")).join(" -> ")} MiB
+  heap per window (smallest-largest): ${heapTrace.map((ws, i) => `instance ${i}: ${ws.map((w) => `${w.heapMinMb}-${w.heapMaxMb}`).join(" -> ")}`).join("; ")} MiB
+  live heap after a full collection: after the first window ${result.liveHeapAfterFullGcMb.afterFirstWindow.join(" / ")} MiB, at the end ${result.liveHeapAfterFullGcMb.atEnd.join(" / ")} MiB (RSS then ${result.rssAfterFullGcMb.atEnd.join(" / ")} MiB)
 load at the end: ${result.load}`)
     const dir = join(ROOT, "bench/results")
     mkdirSync(dir, { recursive: true })
