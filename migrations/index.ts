@@ -27,6 +27,7 @@ import invoicesPaidByService from "./0035_invoices_paid_by_service.ts"
 import usageLogPerStatement from "./0040_usage_log_per_statement.ts"
 import deviceUsagePerStatement from "./0045_device_usage_per_statement.ts"
 import reportTablesFillfactor from "./0046_report_tables_fillfactor.ts"
+import servicesCurrentCovering from "./0047_services_current_covering.ts"
 
 /**
  * Every migration, imported statically so that a compiled binary carries them.
@@ -59,5 +60,6 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "35_invoices_paid_by_service": invoicesPaidByService,
   "40_usage_log_per_statement": usageLogPerStatement,
   "45_device_usage_per_statement": deviceUsagePerStatement,
-  "46_report_tables_fillfactor": reportTablesFillfactor
+  "46_report_tables_fillfactor": reportTablesFillfactor,
+  "47_services_current_covering": servicesCurrentCovering
 }

@@ -123,7 +123,7 @@ export class ServiceRows extends Effect.Service<ServiceRows>()("services/Service
     const currentRecords = SqlSchema.findAll({
       Request: Schema.Struct({ userIds: Schema.Array(Schema.Int), now: Schema.DateFromSelf }),
       Result: ServiceRecord,
-      // the query of `current` once per id, as a lateral lookup: one probe of services_user each
+      // the query of `current` once per id, as a lateral lookup: one probe of services_user_current each (migration 47: an index-only one)
       // (a join or `= any(...)` over thousands of ids is planned as a scan of the table)
       execute: ({ now, userIds }) => sql`
         select s.* from unnest(${`{${userIds.join(",")}}`}::int[]) as ids (id)

@@ -214,18 +214,25 @@ export class Access extends Effect.Service<Access>()("vpn/Access", {
         // the server's grants once for the whole list (a grant changed meanwhile is a change the
         // node's next `?since=` poll answers, [D92])
         const granted = yield* servers.planIdsOf(serverId)
-        const page = (after: number) =>
-          Effect.flatMap(peers.pageOfServer(serverId, after, NODE_LIST_PAGE), (found) =>
-            Effect.map(pageAllowances(granted, found.peers), (allowed): readonly [ReadonlyArray<NodeListEntry>, Option.Option<number>] => [
-              found.peers.map((p) => nodeEntry(p, allowed.get(p.userId))),
-              found.peers.length < NODE_LIST_PAGE ? Option.none() : Option.some(found.last)
-            ]))
-        const [first, next] = yield* page(0)
-        // the next page is read while this one is encoded and written (PostgreSQL and the
-        // JavaScript thread work at once); at most three pages are held
+        // issue 27: the peers' pages follow each other by key (each starts after the last id of
+        // the one before); each page's owners and their usage are read on another connection
+        // while the next page of peers is, two pages' owners at most at once, the pages kept in
+        // order. PostgreSQL works on both cores while the JavaScript thread writes what is ready;
+        // at most four pages are held.
+        const peerPage = (after: number) =>
+          Effect.map(peers.pageOfServer(serverId, after, NODE_LIST_PAGE), (found) =>
+            [found.peers, found.peers.length < NODE_LIST_PAGE ? Option.none<number>() : Option.some(found.last)] as const)
+        const entriesOf = (list: ReadonlyArray<ServerPeer>) =>
+          Effect.map(pageAllowances(granted, list), (allowed): ReadonlyArray<NodeListEntry> => list.map((p) => nodeEntry(p, allowed.get(p.userId))))
+        const [firstPeers, next] = yield* peerPage(0)
+        const first = yield* entriesOf(firstPeers)
         const rest = Option.match(next, {
           onNone: () => Stream.empty,
-          onSome: (after) => Stream.paginateEffect(after, page).pipe(Stream.buffer({ capacity: 1 }))
+          onSome: (after) =>
+            Stream.paginateEffect(after, peerPage).pipe(
+              Stream.buffer({ capacity: 1 }),
+              Stream.mapEffect(entriesOf, { concurrency: 2 })
+            )
         })
         return { revision: state.head, pages: Stream.concat(Stream.make(first), rest) }
       })
