@@ -6,16 +6,18 @@
  * (`at`: epoch ms when the stall ended). A heap that shrank across the stall means the collector
  * ran in it; CPU time well below the stall means the process was waiting for a core of the machine
  * (other processes), not working. The benchmark lays these stalls over its slowest
- * requests to tell the server's own pauses from waiting on PostgreSQL or a core.
+ * requests to tell the server's own pauses from waiting on PostgreSQL or a core. The benchmark
+ * runs the same probe on itself (`startLoopLag`): a pause of the measuring process makes
+ * requests look slow that the server answered in time.
  */
 import { appendFileSync } from "node:fs"
 import { heapSize } from "bun:jsc"
 
-const file = process.env.LOOP_LAG_FILE
 const INTERVAL_MS = 5
 const REPORT_MS = 2
 
-if (file) {
+/** notes this process's event-loop stalls in `file` until it exits */
+export const startLoopLag = (file: string) => {
   let pending: Array<string> = []
   let expected = performance.now() + INTERVAL_MS
   let heapBefore = heapSize()
@@ -47,3 +49,6 @@ if (file) {
     pending = []
   }, 1000).unref()
 }
+
+const file = process.env.LOOP_LAG_FILE
+if (file) startLoopLag(file)

@@ -60,14 +60,18 @@ export interface StallReport {
   readonly slowestDuringStall: number
   readonly slowestDuringCollection: number
   readonly slowestDuringWaitForCore: number
+  /** of the slowest, those during a stall of the benchmark's own process (its pause, not the server's) */
+  readonly slowestDuringClientStall: number
 }
 
-export const stallReport = (requests: ReadonlyArray<Timed>, all: ReadonlyArray<Stall>): StallReport => {
+export const stallReport = (requests: ReadonlyArray<Timed>, all: ReadonlyArray<Stall>, client: ReadonlyArray<Stall> = []): StallReport => {
   const stalls = all.filter((s) => s.lagMs >= COUNTED_MS)
   const series = [...requests].sort((a, b) => a.start - b.start)
   const slow = [...series].sort((a, b) => b.ms - a.ms).slice(0, Math.max(1, Math.ceil(requests.length * 0.02)))
-  const during = (r: Timed) => stalls.filter((s) => s.at - s.lagMs < r.start + r.ms && s.at > r.start)
+  const overlapping = (list: ReadonlyArray<Stall>) => (r: Timed) => list.filter((s) => s.at - s.lagMs < r.start + r.ms && s.at > r.start)
+  const during = overlapping(stalls)
   const hits = slow.map(during)
+  const clientHits = slow.map(overlapping(client.filter((s) => s.lagMs >= COUNTED_MS)))
   return {
     requests: requests.length,
     stalls: stalls.length,
@@ -79,11 +83,13 @@ export const stallReport = (requests: ReadonlyArray<Timed>, all: ReadonlyArray<S
     slowestAt: slow.map((r) => series.indexOf(r)),
     slowestDuringStall: hits.filter((h) => h.length > 0).length,
     slowestDuringCollection: hits.filter((h) => h.some(collected)).length,
-    slowestDuringWaitForCore: hits.filter((h) => h.length > 0 && h.every(descheduled)).length
+    slowestDuringWaitForCore: hits.filter((h) => h.length > 0 && h.every(descheduled)).length,
+    slowestDuringClientStall: clientHits.filter((h) => h.length > 0).length
   }
 }
 
 export const describeStalls = (r: StallReport) =>
   `server event-loop stalls >= ${COUNTED_MS} ms: ${r.stalls} (${r.stallsWithCollection} with a collection, ${r.stallsWaitingForCore} waiting for a core), ` +
   `max ${r.stallMaxMs} ms, ${r.stalledMs} ms in all; the ${r.slowest.length} slowest requests (${r.slowest.slice(0, 8).join(", ")}${r.slowest.length > 8 ? ", ..." : ""} ms, at #${r.slowestAt.slice(0, 8).join(", #")} of ${r.requests}): ` +
-  `${r.slowestDuringStall} during a stall (${r.slowestDuringCollection} a collection, ${r.slowestDuringWaitForCore} only waiting for a core)`
+  `${r.slowestDuringStall} during a stall (${r.slowestDuringCollection} a collection, ${r.slowestDuringWaitForCore} only waiting for a core); ` +
+  `${r.slowestDuringClientStall} during a stall of the benchmark's own process`
