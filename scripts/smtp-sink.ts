@@ -19,4 +19,7 @@ const server = new SMTPServer({
     })
   }
 })
+// a client that drops its connection (the API's pooled mail connection when it stops: ECONNRESET)
+// is the connection's end, not the sink's: without a listener the error would be thrown
+server.on("error", () => {})
 server.listen(port, "127.0.0.1", () => console.log(`smtp-sink: listening on 127.0.0.1:${port}`))

@@ -44,6 +44,9 @@ const smtpSink = (port: number) => {
           })
         }
       })
+      // a client that drops its connection (the API's pooled mail connection when it stops: ECONNRESET)
+      // is the connection's end, not the sink's: without a listener the error would be thrown
+      server!.on("error", () => {})
       await new Promise<void>((resolve) => server!.listen(port, "127.0.0.1", () => resolve()))
     },
     stop: () => new Promise<void>((resolve) => (server === undefined ? resolve() : server.close(() => resolve())))

@@ -55,6 +55,9 @@ const startSmtpSink = async (user: string, pass: string) => {
       })
     }
   })
+  // a client that drops its connection (the API's pooled mail connection when it stops: ECONNRESET)
+  // is the connection's end, not the sink's: without a listener the error would be thrown
+  server.on("error", () => {})
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()))
   const address = server.server.address()
   const port = typeof address === "object" && address ? address.port : 0
