@@ -8,8 +8,9 @@
  *  - the README tour: register, plans, cycles, order with WELCOME10, the signed payment webhook,
  *    services/current, the invoice, servers, a WireGuard download (a new user each time);
  *  - reads of users the tour made (services/current, invoices, servers, the config again);
- *  - node polls (`GET /v1/node/peers`) and counters reports (`POST /v1/node/counters`, rising
- *    totals for the peers the poll saw, an Idempotency-Key each);
+ *  - node polls as the node agent makes them (`GET /v1/node/peers`: the full list once, then
+ *    `?since=<revision>`, [D92]) and counters reports (`POST /v1/node/counters`, rising totals
+ *    for the peers the polls saw, an Idempotency-Key each);
  *  - logins (seeded users, one shared argon2id hash), status and plans.
  * The rate: SOAK_RATE actions/s, or by default half the capacity measured first (a closed loop
  * of the same mix, 16 workers, SOAK_CAPACITY_SECONDS).
@@ -124,6 +125,8 @@ interface Node {
   readonly token: string
   keys: ReadonlyArray<string>
   totals: number
+  /** the last `meta.revision` it was answered ([D92]): its next poll asks what changed since */
+  revision?: string
 }
 
 interface World {
@@ -183,11 +186,29 @@ const userRead = async (base: string, w: World) => {
   return send(base, { kind: "read", path: pick(paths), token: u.token })
 }
 
+/**
+ * A node's poll as the node agent makes it ([D92], src/node/Agent.ts): the full list first, then
+ * `?since=<revision>` (the full list again after a 422); the keys it reports on follow the answers.
+ */
 const nodePoll = async (base: string, w: World, which?: Node) => {
   const node = which ?? pick(w.nodes)
-  const r = await send(base, { kind: "node-poll", path: "/v1/node/peers", token: node.token })
-  const peers = dataOf<Array<{ public_key: string }>>(r.text)
-  if (peers) node.keys = peers.map((p) => p.public_key).slice(0, 200)
+  const since = node.revision === undefined ? "" : `?since=${node.revision}`
+  const r = await send(base, { kind: since ? "node-poll" : "node-list", path: `/v1/node/peers${since}`, token: node.token })
+  if (r.status === 422) node.revision = undefined
+  if (r.status !== 200) return
+  let body: { data?: Array<{ public_key?: string; removed?: boolean }>; meta?: { revision?: number | string } }
+  try {
+    body = JSON.parse(r.text)
+  } catch {
+    return
+  }
+  const peers = body.data ?? []
+  if (body.meta?.revision !== undefined) node.revision = String(body.meta.revision)
+  const gone = new Set(peers.flatMap((p) => (p.removed && p.public_key ? [p.public_key] : [])))
+  const seen = peers.flatMap((p) => (!p.removed && p.public_key ? [p.public_key] : []))
+  node.keys = since
+    ? [...new Set([...node.keys.filter((k) => !gone.has(k)), ...seen])].slice(-200)
+    : seen.slice(0, 200)
 }
 
 const nodeReport = async (base: string, w: World) => {
@@ -358,6 +379,14 @@ const main = async () => {
       const xs = samples.filter((s) => s.kind === kind)
       byKind[kind] = { n: xs.length, p99Ms: round(p99(xs.map((s) => s.ms))) }
     }
+    // each kind's p99 in the first and in the last window: which requests grew, if any did
+    const kindsFirstLast: Record<string, { firstMs: number | null; lastMs: number | null }> = {}
+    for (const kind of new Set(samples.map((s) => s.kind))) {
+      kindsFirstLast[kind] = {
+        firstMs: round(p99(first.filter((s) => s.kind === kind).map((s) => s.ms))),
+        lastMs: round(p99(last.filter((s) => s.kind === kind).map((s) => s.ms)))
+      }
+    }
     const p99First = p99(first.map((s) => s.ms))
     const p99Last = p99(last.map((s) => s.ms))
     // the same without the requests that wait for argon2id (logins, the tour's registration steps)
@@ -376,6 +405,7 @@ const main = async () => {
       tours: world.tours,
       status: byStatus,
       kinds: byKind,
+      kindsP99FirstLastMs: kindsFirstLast,
       fiveXx: fiveXx.length,
       p99FirstMs: round(p99First),
       p99LastMs: round(p99Last),
@@ -400,6 +430,7 @@ per kind: ${JSON.stringify(byKind)}
 5xx: ${fiveXx.length} (${verdict(fiveXx.length === 0)}: zero 5xx)${fiveXx.length ? ` e.g. ${fiveXx[0]!.kind}` : ""}
 p99 first ${WINDOW} s: ${result.p99FirstMs} ms, last ${WINDOW} s: ${result.p99LastMs} ms, ratio ${result.p99Ratio} (${verdict(p99Last <= 1.2 * p99First)}: ≤ 1.2)
   without logins and tours (argon2id): ${result.p99FirstNoHashMs} ms -> ${result.p99LastNoHashMs} ms, ratio ${result.p99RatioNoHash}
+  per kind, first -> last ${WINDOW} s: ${Object.entries(kindsFirstLast).map(([k, v]) => `${k} ${v.firstMs} -> ${v.lastMs}`).join(", ")} ms
 RSS after ${WINDOW} s: ${result.rssFirstMb.join(" / ")} MiB, at the end: ${result.rssEndMb.join(" / ")} MiB, ratio ${result.rssRatio.join(" / ")} (${verdict(rssRatios.every((r) => r <= 1.1))}: within 10 %)
   RSS per window: ${rssTrace.map((w) => w.join(" / ")).join(" -> ")} MiB
   heap per window (smallest-largest): ${heapTrace.map((ws, i) => `instance ${i}: ${ws.map((w) => `${w.heapMinMb}-${w.heapMaxMb}`).join(" -> ")}`).join("; ")} MiB
