@@ -215,10 +215,11 @@ export class Access extends Effect.Service<Access>()("vpn/Access", {
         // node's next `?since=` poll answers, [D92])
         const granted = yield* servers.planIdsOf(serverId)
         // issue 27: the peers' pages follow each other by key (each starts after the last id of
-        // the one before); each page's owners and their usage are read on another connection
-        // while the next page of peers is, two pages' owners at most at once, the pages kept in
-        // order. PostgreSQL works on both cores while the JavaScript thread writes what is ready;
-        // at most four pages are held.
+        // the one before): the next page of peers is read while this page's owners and their
+        // usage are (on another connection), and the page after this one's entries are made while
+        // this one is written. One page's owners at a time: two at once was no faster on this
+        // 2-core machine and doubled the RSS the list's garbage leaves (benchmarks.md, issue 27).
+        // At most five pages are held.
         const peerPage = (after: number) =>
           Effect.map(peers.pageOfServer(serverId, after, NODE_LIST_PAGE), (found) =>
             [found.peers, found.peers.length < NODE_LIST_PAGE ? Option.none<number>() : Option.some(found.last)] as const)
@@ -231,7 +232,8 @@ export class Access extends Effect.Service<Access>()("vpn/Access", {
           onSome: (after) =>
             Stream.paginateEffect(after, peerPage).pipe(
               Stream.buffer({ capacity: 1 }),
-              Stream.mapEffect(entriesOf, { concurrency: 2 })
+              Stream.mapEffect(entriesOf),
+              Stream.buffer({ capacity: 1 })
             )
         })
         return { revision: state.head, pages: Stream.concat(Stream.make(first), rest) }
