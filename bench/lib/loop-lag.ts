@@ -5,28 +5,40 @@
  * process used in it, one JSON line per stall: `{at, lagMs, cpuMs, heapBeforeMb, heapAfterMb}`
  * (`at`: epoch ms when the stall ended). A heap that shrank across the stall means the collector
  * ran in it; CPU time well below the stall means the process was waiting for a core of the machine
- * (other processes), not working. The benchmark lays these stalls over its slowest
- * requests to tell the server's own pauses from waiting on PostgreSQL or a core. The benchmark
- * runs the same probe on itself (`startLoopLag`): a pause of the measuring process makes
- * requests look slow that the server answered in time.
+ * (other processes), not working. The benchmark lays these stalls over its slowest requests to
+ * tell the server's own pauses from waiting on PostgreSQL or a core, and runs the same probe on
+ * itself (`startLoopLag`): a pause of the measuring process makes requests look slow that the
+ * server answered in time.
+ *
+ * The probe must cost the server nothing it would notice. The heap is
+ * `process.memoryUsage().heapUsed` (≈ 6 µs a read, tens under load), read after each stall of 5 ms
+ * or more and every 100 ms. Until the third session of issue 27 it was `heapSize()` of `bun:jsc`,
+ * which walks the heap (≈ 280 µs at 150 MB, milliseconds on a busy server), read every 5 ms: a
+ * CPU profile of the node list found it taking a sixth of the server's thread, slowing every
+ * figure the probe was there to explain.
  */
 import { appendFileSync } from "node:fs"
-import { heapSize } from "bun:jsc"
 
 const INTERVAL_MS = 5
 const REPORT_MS = 2
+/** stalls the stall report counts (bench/scale/stalls.ts) */
+const HEAP_STALL_MS = 5
 
 /** notes this process's event-loop stalls in `file` until it exits */
 export const startLoopLag = (file: string) => {
+  const heap = () => process.memoryUsage().heapUsed
   let pending: Array<string> = []
   let expected = performance.now() + INTERVAL_MS
-  let heapBefore = heapSize()
+  let heapBefore = heap()
+  let ticks = 0
   let cpuBefore = process.cpuUsage()
   const tick = () => {
     const now = performance.now()
     const lag = now - expected
-    const heapAfter = heapSize()
     const cpu = process.cpuUsage(cpuBefore)
+    // the heap after every stall the report counts, else every 20th tick (100 ms): "before" a
+    // stall is then at most 100 ms old
+    const heapAfter = lag >= HEAP_STALL_MS || ++ticks % 20 === 0 ? heap() : heapBefore
     if (lag >= REPORT_MS) {
       pending.push(JSON.stringify({
         at: Math.round(performance.timeOrigin + now),
