@@ -12,6 +12,8 @@ export interface Server {
 /**
  * Starts `src/main.ts` on a free port with `env` and waits up to 120 s for `GET /v1/status` 200;
  * `preload`: modules loaded into the server before it (e.g. `bench/lib/loop-lag.ts`).
+ * `BENCH_SERVER_FLAGS` (space-separated) go to Bun before `run`: `--cpu-prof-md --cpu-prof-dir=/tmp/prof`
+ * writes a CPU profile of each server when it stops (how the probe's cost was found, issue 27).
  */
 export const startServer = async (
   env: Record<string, string>,
@@ -20,7 +22,8 @@ export const startServer = async (
   const port = freePort()
   const stderr = options.stderr ?? "pipe"
   const preload = (options.preload ?? []).flatMap((p) => ["--preload", resolve(ROOT, p)])
-  const proc = Bun.spawn([process.execPath, "run", ...preload, "src/main.ts"], {
+  const flags = process.env.BENCH_SERVER_FLAGS?.split(" ").filter(Boolean) ?? []
+  const proc = Bun.spawn([process.execPath, ...flags, "run", ...preload, "src/main.ts"], {
     cwd: ROOT,
     env: { ...process.env, ...env, PORT: String(port) },
     stdout: "ignore",
