@@ -75,49 +75,35 @@ export class ServiceRows extends Effect.Service<ServiceRows>()("services/Service
         ? Effect.succeed(Option.none<ScheduledService>())
         : Effect.map(withSchedules([row.value]), (list) => Option.some(list[0]!))
     const scheduledColumns = sql`${columns}, cancel_at, scheduled_plan_id, scheduled_cycle_id`
-    const listScheduled = SqlSchema.findAll({
-      Request: UserId,
-      Result: ScheduledRecord,
-      execute: ({ userId }) => sql`select ${scheduledColumns} from services where user_id = ${userId} order by created_at desc, id desc`
+    /** [D34]: a service that can be the user's current one at `now` (the newest such is) */
+    const currentAt = (now: Date) => sql`status in ('active', 'suspended') and expires_at > ${now}`
+    const newestFirst = sql`order by created_at desc, id desc`
+    /** one user's services read as `Result` through `cols`: all of them, one they own, the current one */
+    const userReads = <A, I>(cols: typeof columns, Result: Schema.Schema<A, I>) => ({
+      list: SqlSchema.findAll({
+        Request: UserId,
+        Result,
+        execute: ({ userId }) => sql`select ${cols} from services where user_id = ${userId} ${newestFirst}`
+      }),
+      owned: SqlSchema.findOne({
+        Request: Schema.Struct({ userId: Schema.Int, id: Schema.Int }),
+        Result,
+        execute: ({ id, userId }) => sql`select ${cols} from services where id = ${id} and user_id = ${userId}`
+      }),
+      /** [D34]: the newest service that is active or suspended and not past expires_at */
+      current: SqlSchema.findOne({
+        Request: UserAt,
+        Result,
+        execute: ({ now, userId }) => sql`select ${cols} from services where user_id = ${userId} and ${currentAt(now)} ${newestFirst} limit 1`
+      })
     })
-    const ownedScheduled = SqlSchema.findOne({
-      Request: Schema.Struct({ userId: Schema.Int, id: Schema.Int }),
-      Result: ScheduledRecord,
-      execute: ({ id, userId }) => sql`select ${scheduledColumns} from services where id = ${id} and user_id = ${userId}`
-    })
-    /** [D34]: as `currentRecord`, with the schedule */
-    const currentScheduled = SqlSchema.findOne({
-      Request: UserAt,
-      Result: ScheduledRecord,
-      execute: ({ now, userId }) => sql`
-        select ${scheduledColumns} from services
-        where user_id = ${userId} and status in ('active', 'suspended') and expires_at > ${now}
-        order by created_at desc, id desc limit 1`
-    })
-
-    const listRecords = SqlSchema.findAll({
-      Request: UserId,
-      Result: ServiceRecord,
-      execute: ({ userId }) => sql`select ${columns} from services where user_id = ${userId} order by created_at desc, id desc`
-    })
+    const plain = userReads(columns, ServiceRecord)
+    /** issue 27: the same reads with the schedule ([D108], [D111]) in the same row */
+    const scheduled = userReads(scheduledColumns, ScheduledRecord)
     const byId = SqlSchema.findOne({
       Request: Id,
       Result: ServiceRecord,
       execute: ({ id }) => sql`select ${columns} from services where id = ${id}`
-    })
-    const ownedRecord = SqlSchema.findOne({
-      Request: Schema.Struct({ userId: Schema.Int, id: Schema.Int }),
-      Result: ServiceRecord,
-      execute: ({ id, userId }) => sql`select ${columns} from services where id = ${id} and user_id = ${userId}`
-    })
-    /** [D34]: the newest service that is active or suspended and not past expires_at */
-    const currentRecord = SqlSchema.findOne({
-      Request: UserAt,
-      Result: ServiceRecord,
-      execute: ({ now, userId }) => sql`
-        select ${columns} from services
-        where user_id = ${userId} and status in ('active', 'suspended') and expires_at > ${now}
-        order by created_at desc, id desc limit 1`
     })
     /** [D34] for many users at once: each user's newest active or suspended service not past expires_at */
     const currentRecords = SqlSchema.findAll({
@@ -129,8 +115,7 @@ export class ServiceRows extends Effect.Service<ServiceRows>()("services/Service
         select s.* from unnest(${`{${userIds.join(",")}}`}::int[]) as ids (id)
         cross join lateral (
           select ${columns} from services
-          where user_id = ids.id and status in ('active', 'suspended') and expires_at > ${now}
-          order by created_at desc, id desc limit 1
+          where user_id = ids.id and ${currentAt(now)} ${newestFirst} limit 1
         ) s`
     })
     /** `currentRecords` with only what a usage report needs (issue 27: a report names thousands of users) */
@@ -141,8 +126,7 @@ export class ServiceRows extends Effect.Service<ServiceRows>()("services/Service
         select s.* from unnest(${`{${userIds.join(",")}}`}::int[]) as ids (id)
         cross join lateral (
           select id, user_id, plan_id, starts_at from services
-          where user_id = ids.id and status in ('active', 'suspended') and expires_at > ${now}
-          order by created_at desc, id desc limit 1
+          where user_id = ids.id and ${currentAt(now)} ${newestFirst} limit 1
         ) s`
     })
     /**
@@ -157,8 +141,7 @@ export class ServiceRows extends Effect.Service<ServiceRows>()("services/Service
         select s.id, s.user_id, s.plan_id, s.starts_at from unnest(${userIds}::int[]) as ids (id)
         cross join lateral (
           select id, user_id, plan_id, status, starts_at from services
-          where user_id = ids.id and status in ('active', 'suspended') and expires_at > ${now}
-          order by created_at desc, id desc limit 1
+          where user_id = ids.id and ${currentAt(now)} ${newestFirst} limit 1
         ) s
         where s.status = 'active' and s.plan_id = any(${planIds}::int[])`
     })
@@ -197,8 +180,8 @@ export class ServiceRows extends Effect.Service<ServiceRows>()("services/Service
       Result: ServiceRecord,
       execute: ({ now, planId, userId }) => sql`
         select ${columns} from services
-        where user_id = ${userId} and plan_id = ${planId} and status in ('active', 'suspended') and expires_at > ${now}
-        order by created_at desc, id desc limit 1 for update`
+        where user_id = ${userId} and plan_id = ${planId} and ${currentAt(now)}
+        ${newestFirst} limit 1 for update`
     })
 
     /** [D80]: up to `limit` services past expires_at become expired; them */
@@ -275,21 +258,21 @@ export class ServiceRows extends Effect.Service<ServiceRows>()("services/Service
 
     return {
       /** the user's services, newest first */
-      listOf: (userId: number) => Effect.flatMap(Effect.orDie(listRecords({ userId })), withCatalog),
+      listOf: (userId: number) => Effect.flatMap(Effect.orDie(plain.list({ userId })), withCatalog),
       /** any service by id (node and admin routes) */
       findById: find,
       /** the caller's own service; another user's is none (a 404, [D11]) */
-      findOwned: (userId: number, id: number) => Effect.flatMap(Effect.orDie(ownedRecord({ userId, id })), oneWithCatalog),
+      findOwned: (userId: number, id: number) => Effect.flatMap(Effect.orDie(plain.owned({ userId, id })), oneWithCatalog),
       /** [D34]: the current service */
       current: (userId: number) =>
-        Effect.flatMap(clock.now, (now) => Effect.flatMap(Effect.orDie(currentRecord({ userId, now })), oneWithCatalog)),
+        Effect.flatMap(clock.now, (now) => Effect.flatMap(Effect.orDie(plain.current({ userId, now })), oneWithCatalog)),
       /** the user's services with their schedules, newest first (one round trip) */
-      listScheduledOf: (userId: number) => Effect.flatMap(Effect.orDie(listScheduled({ userId })), withSchedules),
+      listScheduledOf: (userId: number) => Effect.flatMap(Effect.orDie(scheduled.list({ userId })), withSchedules),
       /** the caller's own service with its schedule; another user's is none (one round trip) */
-      findOwnedScheduled: (userId: number, id: number) => Effect.flatMap(Effect.orDie(ownedScheduled({ userId, id })), oneWithSchedule),
+      findOwnedScheduled: (userId: number, id: number) => Effect.flatMap(Effect.orDie(scheduled.owned({ userId, id })), oneWithSchedule),
       /** [D34]: the current service with its schedule (one round trip) */
       currentScheduled: (userId: number) =>
-        Effect.flatMap(clock.now, (now) => Effect.flatMap(Effect.orDie(currentScheduled({ userId, now })), oneWithSchedule)),
+        Effect.flatMap(clock.now, (now) => Effect.flatMap(Effect.orDie(scheduled.current({ userId, now })), oneWithSchedule)),
       /** [D34]: the current service of each user that has one, by user id, in one statement */
       currentOf: (userIds: ReadonlyArray<number>) =>
         userIds.length === 0
@@ -344,7 +327,7 @@ export class ServiceRows extends Effect.Service<ServiceRows>()("services/Service
             Result: Schema.Struct({ user_id: Schema.Int }),
             execute: () => sql`
               select distinct user_id from services
-              where plan_id in ${sql.in(planIds)} and status in ('active', 'suspended') and expires_at > ${now}
+              where plan_id in ${sql.in(planIds)} and ${currentAt(now)}
                 and extract(day from starts_at at time zone 'UTC')::int in ${sql.in([...anchorDays])}`
           })(undefined)
           return rows.map((r) => r.user_id)
