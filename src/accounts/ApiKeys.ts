@@ -8,12 +8,11 @@ import { AuditLog } from "../audit/AuditLog.ts"
 import { Notifications } from "../outbox/Notifications.ts"
 import { mailTime } from "../outbox/Templates.ts"
 import { AppClock } from "../platform/Clock.ts"
-import { constantTimeEqual, randomToken, sha256Hex } from "../platform/Crypto.ts"
+import { matchSecret, randomToken, sha256Hex } from "../platform/Crypto.ts"
 import { NotFound, ValidationError } from "../platform/Errors.ts"
 import { requestOrigin } from "../platform/RequestOrigin.ts"
 import { KeyScope, type Principal, Role } from "./Domain.ts"
 
-const MAX_INT4 = 2_147_483_647
 const KEY_SHAPE = /^vpk_([1-9][0-9]{0,9})_([A-Za-z0-9]{40})$/
 const TOUCH_EVERY_MS = 60_000
 
@@ -174,13 +173,9 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("accounts/ApiKeys", {
     // issue 27: the bearer check of every request made with a key, as a chain of steps (no
     // generator): one query, never cached ([D4])
     const verify = (key: string): Effect.Effect<Option.Option<Principal>> => {
-      const match = KEY_SHAPE.exec(key)
-      if (!match) return none
-      const id = Number(match[1])
-      if (id > MAX_INT4) return none
-      return Effect.flatMap(live(id), (found) => {
-        if (Option.isNone(found) || !constantTimeEqual(found.value.secret_hash, sha256Hex(match[2]!))) return none
-        const row = found.value
+      return Effect.flatMap(matchSecret(KEY_SHAPE, key, live), (found) => {
+        if (Option.isNone(found)) return none
+        const [id, row] = found.value
         return Effect.flatMap(clock.now, (now) => {
           if (row.expires_at !== null && row.expires_at.getTime() <= now.getTime()) return none
           const principal = Option.some<Principal>({

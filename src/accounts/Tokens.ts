@@ -6,13 +6,12 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { AppClock } from "../platform/Clock.ts"
 import { AppConfig } from "../platform/Config.ts"
-import { constantTimeEqual, randomToken, sha256Hex } from "../platform/Crypto.ts"
+import { matchSecret, randomToken, sha256Hex } from "../platform/Crypto.ts"
 import { requestOrigin } from "../platform/RequestOrigin.ts"
 import { type Principal, Role, Session } from "./Domain.ts"
 
 export type { Principal } from "./Domain.ts"
 
-const MAX_INT4 = 2_147_483_647
 const TOKEN_SHAPE = /^([1-9][0-9]{0,9})\|([A-Za-z0-9]{40})$/
 const TOUCH_EVERY_MS = 60_000
 
@@ -123,13 +122,9 @@ export class Tokens extends Effect.Service<Tokens>()("accounts/Tokens", {
     // issue 27: the bearer check of every request, as a chain of steps (no generator): one
     // query, and an update at most once a minute; never cached ([D4])
     const verify = (token: string): Effect.Effect<Option.Option<Principal>> => {
-      const match = TOKEN_SHAPE.exec(token)
-      if (!match) return none
-      const id = Number(match[1])
-      if (id > MAX_INT4) return none
-      return Effect.flatMap(live(id), (found) => {
-        if (Option.isNone(found) || !constantTimeEqual(found.value.secret_hash, sha256Hex(match[2]!))) return none
-        const row = found.value
+      return Effect.flatMap(matchSecret(TOKEN_SHAPE, token, live), (found) => {
+        if (Option.isNone(found)) return none
+        const [id, row] = found.value
         return Effect.flatMap(clock.now, (now) => {
           if (row.last_used_at.getTime() + ttlMs <= now.getTime()) return none
           const principal = Option.some<Principal>({

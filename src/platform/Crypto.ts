@@ -26,6 +26,28 @@ export const constantTimeEqual = (a: string, b: string): boolean => {
   return x.length === y.length && timingSafeEqual(x, y)
 }
 
+const MAX_INT4 = 2_147_483_647
+
+/**
+ * A bearer secret shaped `<row id><separator><secret>` (`shape`: group 1 the id, group 2 the
+ * secret): the id and the row `live(id)` finds when its `secret_hash` is the secret's SHA-256,
+ * compared in constant time; none, without a query, for a malformed value or an id past int4.
+ * The access tokens' and the API keys' check ([D4]: looked up on every request, never cached).
+ */
+export const matchSecret = <R extends { readonly secret_hash: string }, E, Ctx>(
+  shape: RegExp,
+  value: string,
+  live: (id: number) => Effect.Effect<Option.Option<R>, E, Ctx>
+): Effect.Effect<Option.Option<readonly [number, R]>, E, Ctx> => {
+  const match = shape.exec(value)
+  const id = match ? Number(match[1]) : Number.NaN
+  if (!match || !(id <= MAX_INT4)) return Effect.succeed(Option.none())
+  return Effect.map(live(id), (found) =>
+    Option.isSome(found) && constantTimeEqual(found.value.secret_hash, sha256Hex(match[2]!))
+      ? Option.some([id, found.value] as const)
+      : Option.none())
+}
+
 export const hmacSha256Hex = (key: string | Uint8Array, message: string): string =>
   createHmac("sha256", key).update(message).digest("hex")
 

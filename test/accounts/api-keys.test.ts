@@ -193,3 +193,30 @@ describe("expiry and revocation [D98]", () => {
     expect((await app.get("/v1/user", { token: key.key })).status).toBe(401)
   })
 })
+
+describe("the bearer check shared by tokens and API keys (Crypto.matchSecret) [D4] [D98]", () => {
+  test("an id past int4, a secret of the wrong length or shape, another row's secret: 401 in the envelope, never a 5xx", async () => {
+    const user = await app.createUser()
+    const key = await newKey(user.token, { name: "edge", scopes: ["read"] })
+    const tokenSecret = user.token.split("|")[1]!
+    const keySecret = key.key.split("_")[2]!
+    const other = await app.createUser()
+    const bad = [
+      `9999999999|${tokenSecret}`, // past int4: refused before any query
+      `2147483648|${tokenSecret}`,
+      `vpk_9999999999_${keySecret}`,
+      `${user.token}x`,
+      `vpk_${key.id}_${keySecret.slice(1)}`,
+      `${other.token.split("|")[0]}|${tokenSecret}`, // a live row, another secret
+      `vpk_${key.id}_${tokenSecret}`
+    ]
+    for (const token of bad) {
+      const res = await app.get("/v1/user", { token })
+      expect(res.status).toBe(401)
+      expect(res.body).toEqual(UNAUTHENTICATED)
+    }
+    // the real ones still pass
+    expect((await app.get("/v1/user", { token: user.token })).status).toBe(200)
+    expect((await app.get("/v1/user", { token: key.key })).status).toBe(200)
+  })
+})
