@@ -18,6 +18,12 @@ export interface AppConfigShape {
   readonly publicUrl: string
   readonly appUrl: string
   readonly databaseUrl: Option.Option<Redacted.Redacted<string>>
+  /**
+   * `DATABASE_DIRECT_URL` ([D126]): a direct connection (not through a transaction pooler) for
+   * `LISTEN` and the migrations' session lock; set when `DATABASE_URL` goes through PgBouncer in
+   * transaction mode, which also turns prepared statements off. Absent (tests): `DATABASE_URL`.
+   */
+  readonly databaseDirectUrl?: Option.Option<Redacted.Redacted<string>>
   readonly dataDir: string
   /** 32 bytes; absent only in embedded mode before the generated key is loaded */
   readonly appKey: Option.Option<Redacted.Redacted<Uint8Array>>
@@ -155,18 +161,41 @@ const parseBoolean = (s: string): boolean | undefined => {
 
 const trailingSlashless = (s: string) => s.replace(/\/+$/, "")
 
+/**
+ * A PostgreSQL URL: one host ([D126]). Neither driver reads a multi-host URL (`pg` and `Bun.SQL`
+ * both fail with `Invalid URL`) and `Bun.SQL` ignores `target_session_attrs` (it connected to a
+ * replica): both are refused at start-up, pointing to a proxy that follows the primary.
+ */
+export const databaseUrlProblem = (name: string, url: string): string | undefined => {
+  if (!/^postgres(ql)?:\/\//.test(url)) return `${name}: must be a postgres:// or postgresql:// URL`
+  const authority = url.replace(/^postgres(ql)?:\/\//, "").split(/[/?#]/)[0]!
+  const hosts = authority.slice(authority.lastIndexOf("@") + 1)
+  const proxy = "use one host: a proxy that follows the primary (HAProxy, PgBouncer) or the managed service's endpoint (docs/operations.md)"
+  if (hosts.includes(",")) return `${name}: multi-host URLs are not supported; ${proxy}`
+  if (/[?&](target_session_attrs|targetServerType)=/i.test(url)) return `${name}: target_session_attrs is not supported; ${proxy}`
+  return undefined
+}
+
+const databaseUrlOf = (name: string) =>
+  optionalString(name).pipe(
+    Config.mapOrFail((value) =>
+      Option.match(value, {
+        onNone: () => Either.right(Option.none<Redacted.Redacted<string>>()),
+        onSome: (s) => {
+          const problem = databaseUrlProblem(name, s)
+          return problem === undefined ? Either.right(Option.some(Redacted.make(s))) : Either.left(ConfigError.InvalidData([], problem))
+        }
+      })
+    )
+  )
+
 export const appConfig = Config.all({
   port: positiveInt("PORT", 3000, 0).pipe(Config.validate({ message: "PORT: must be a port number (0-65535)", validation: (n) => n <= 65535 })),
   host: Config.string("HOST").pipe(Config.withDefault("0.0.0.0")),
   publicUrl: urlString("PUBLIC_URL"),
   appUrl: urlString("APP_URL"),
-  databaseUrl: optionalString("DATABASE_URL").pipe(
-    Config.validate({
-      message: "DATABASE_URL: must be a postgres:// or postgresql:// URL",
-      validation: Option.match({ onNone: () => true, onSome: (s) => /^postgres(ql)?:\/\//.test(s) })
-    }),
-    Config.map(Option.map(Redacted.make))
-  ),
+  databaseUrl: databaseUrlOf("DATABASE_URL"),
+  databaseDirectUrl: databaseUrlOf("DATABASE_DIRECT_URL"),
   dataDir: Config.string("DATA_DIR").pipe(Config.withDefault("./data")),
   appKey: optionalString("APP_KEY").pipe(
     Config.validate({
@@ -278,6 +307,13 @@ export const appConfig = Config.all({
     validation: (c) => Option.isNone(c.databaseUrl) || Option.isSome(c.appKey)
   })
 )
+
+/**
+ * The URL of a direct session to PostgreSQL ([D126]): `DATABASE_DIRECT_URL`, else `DATABASE_URL`;
+ * none on the embedded database. `LISTEN` and session locks need one (not a transaction pooler).
+ */
+export const directDatabaseUrl = (config: AppConfigShape): Option.Option<string> =>
+  Option.map(Option.orElse(config.databaseDirectUrl ?? Option.none(), () => config.databaseUrl), Redacted.value)
 
 /** One line for a person: `Invalid configuration: PORT: must be ...` */
 export const describeConfigError = (error: ConfigError.ConfigError): string => {

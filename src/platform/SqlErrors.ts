@@ -29,13 +29,15 @@ const causeCode = (error: SqlError): string | undefined =>
 /**
  * A lost connection, not a bad query: the database is unreachable (503). Read from the error's
  * code, never its text: a server's SQLSTATE says exactly what happened (only the connection
- * classes are "lost"); Bun.SQL and the socket layer name their connection failures; a driver
+ * classes, and a write refused by a node that is not the primary yet, are "lost"); Bun.SQL and the socket layer name their connection failures; a driver
  * error with no code at all (`pg`'s "Connection terminated") never reached a server.
  */
 export const isConnectionLoss = (error: unknown): boolean => {
   if (!(error instanceof SqlError)) return false
   const code = causeCode(error)
   if (code === undefined) return true
-  if (/^[0-9A-Z]{5}$/.test(code)) return /^(08|57P0|53300)/.test(code)
+  // 25006: a read-only transaction, met on a node Patroni restarts read-only for a moment before
+  // it promotes it after a crash ([D126]): the primary is not there yet, as with a lost connection
+  if (/^[0-9A-Z]{5}$/.test(code)) return /^(08|57P0|53300|25006)/.test(code)
   return bunConnectionCodes.has(code) || errnoConnectionCodes.has(code)
 }
