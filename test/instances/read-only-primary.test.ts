@@ -38,7 +38,7 @@ const register = () => {
   const password = strongPassword()
   return call(server.base, "POST", "/v1/auth/register", {
     body: { name: "Read only", email: uniqueEmail("readonly"), password, password_confirmation: password },
-    headers: { "x-forwarded-for": freshAddress() }
+    headers: freshAddress()
   })
 }
 
