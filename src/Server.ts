@@ -13,6 +13,7 @@ import { BearerTokens } from "./http/Auth.ts"
 import { bodyLimit, DRAIN_MAX_BYTES } from "./http/BodyLimit.ts"
 import { withRequestOrigin } from "./http/ClientAddress.ts"
 import { catalogCaching } from "./http/Caching.ts"
+import { deadline } from "./http/Deadline.ts"
 import { docsHeaders } from "./http/DocsHeaders.ts"
 import { InFlight, track } from "./http/Drain.ts"
 import { errorMapping } from "./http/ErrorMapping.ts"
@@ -33,6 +34,7 @@ import { NodeRpcLive } from "./vpn/NodeRpc.ts"
  *   1. track          counted in flight, so a shutdown drains it ([D5])
  *   2. requestMetrics its route template's count and latency ([D102])
  *   3. requestLog     one log line, the request id ([D11])
+ *   3a. deadline      no answer after 9 s: 503 with Retry-After, the handler interrupted ([D126])
  *   4. cors           when `CORS_ORIGINS` is set
  *   5. docsHeaders    the documents' own headers (`/docs`, `/v1/openapi.json`)
  *   6. catalogCaching ETag, `Cache-Control` and 304 for the public catalogue's reads (issue 40)
@@ -78,6 +80,7 @@ export const makeServeMiddleware = (options: {
     track(options.inFlight),
     requestMetrics(options.figuresOf),
     requestLog(options.config),
+    deadline(),
     corsOf(options.config),
     docsHeaders,
     catalogCaching
