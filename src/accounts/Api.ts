@@ -19,6 +19,7 @@ import {
   VerifyEmailRateLimit
 } from "../http/RateLimit.ts"
 import { Body, boolean, email, IdParam, oneOf, string, timestamp } from "../platform/Fields.ts"
+import { LOCALES } from "../platform/i18n/Locale.ts"
 import { PageParam } from "../platform/Page.ts"
 import { isCommonPassword } from "./CommonPasswords.ts"
 import {
@@ -30,6 +31,7 @@ import {
   Profile,
   RecoveryCodes,
   Session,
+  SessionUser,
   Settings,
   TwoFactorSetup,
   User,
@@ -99,7 +101,9 @@ export const ChangePasswordPayload = confirmed(Body({
 
 export const ProfilePayload = Body({
   name: Schema.optional(string("name")),
-  email: Schema.optional(email())
+  email: Schema.optional(email()),
+  // [D120]: the language of the user's mails, pages and PDFs
+  locale: Schema.optional(oneOf("locale", LOCALES))
 })
 
 /** `scopes` of a new API key: a non-empty array of the four scopes ([D98]). */
@@ -133,7 +137,7 @@ const SESSION_HEADER_PARAMETER = {
 }
 
 /** `data` of the cookie-session routes ([D119]): the signed-in user, never a token */
-const SessionUser = Schema.Struct({ user: User }).annotations({ identifier: "AccountsSessionUser" })
+const SessionData = Schema.Struct({ user: SessionUser }).annotations({ identifier: "AccountsSessionData" })
 
 // ---- the caller's account ([D20]-[D25]) ---------------------------------------------------------
 
@@ -157,7 +161,7 @@ export class AccountsApi extends HttpApiGroup.make("accounts")
   .add(
     HttpApiEndpoint.get("currentSession", "/auth/session")
       .annotateContext(describe("Get the signed-in user of this session", "The caller's account (as `GET /v1/user` shows it) under `data.user`, for a browser signed in with the session cookie (or any credential); 401 when signed out."))
-      .addSuccess(Ok(SessionUser, { identifier: "AccountsCurrentSession" }))
+      .addSuccess(Ok(SessionData, { identifier: "AccountsCurrentSession" }))
   )
   .add(HttpApiEndpoint.get("user", "/user")
       .annotateContext(describe("Get the signed-in user", "The caller's account: id, name, e-mail, status (1 active, 0 disabled), role (`user` or `admin`), `email_verified_at` and `created_at`.")).addSuccess(Ok(User, { identifier: "AccountsUserResponse" })))
@@ -271,7 +275,7 @@ export class AccountsApi extends HttpApiGroup.make("accounts")
     HttpApiEndpoint.post("createSession", "/auth/session")
       .annotateContext(describe("Sign in a browser (cookie session)", "Signs in exactly as `POST /v1/auth/login` (the same limits, counters, messages and second factor) but answers the user with no token: it sets the `vpn_session` cookie (the access token; `HttpOnly`, `SameSite=Strict`, `Path=/`, `Secure` when `APP_URL` is https, `Max-Age` of `TOKEN_TTL_DAYS`) and the `vpn_csrf` cookie (readable by scripts). The cookie then opens every route a bearer token opens; a request other than GET/HEAD must send `X-CSRF-Token` equal to `vpn_csrf` (else 403 `CSRF token mismatch.`). A `Bearer` header, when present, wins over the cookie."))
       .setPayload(LoginPayload)
-      .addSuccess(Ok(SessionUser, { identifier: "AccountsSessionStarted" }))
+      .addSuccess(Ok(SessionData, { identifier: "AccountsSessionStarted" }))
       .addError(InvalidCredentialsResponse)
       .addError(errorEnvelope(AccountDisabled))
       .middleware(LoginRateLimit)

@@ -7,6 +7,7 @@ import { Api } from "../Api.ts"
 import { BearerTokens, CurrentUser } from "../http/Auth.ts"
 import { sessionCookies } from "../http/SessionCookies.ts"
 import { AppConfig } from "../platform/Config.ts"
+import { negotiateLocale } from "../platform/i18n/Locale.ts"
 import { Accounts } from "./Accounts.ts"
 import { SESSION_HEADER } from "./Api.ts"
 import { ApiKeys } from "./ApiKeys.ts"
@@ -29,7 +30,8 @@ const AccountsGroupLive = HttpApiBuilder.group(Api, "accounts", (handlers) =>
       Effect.as(cookies.set(signedIn.token), { user: signedIn.user })
     return handlers
       .handle("register", ({ payload, request }) =>
-        accounts.register(payload).pipe(
+        // [D120]: the language of the account, the best of ours the browser accepts
+        accounts.register(payload, negotiateLocale(request.headers["accept-language"])).pipe(
           Effect.flatMap((registered) =>
             request.headers[SESSION_HEADER]?.trim().toLowerCase() === "cookie" ? inCookies(registered) : Effect.as(noStore, registered)
           )
