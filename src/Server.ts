@@ -64,7 +64,7 @@ const corsOf = (config: AppConfig["Type"]) =>
     ? (app: HttpApp.Default) => app
     : HttpMiddleware.cors({
       allowedOrigins: config.corsOrigins.includes("*") ? [] : (origin: string) => config.corsOrigins.includes(origin),
-      allowedHeaders: ["authorization", "content-type", "x-request-id", "x-signature"],
+      allowedHeaders: ["authorization", "content-type", "x-request-id", "x-signature", "x-csrf-token", "x-session"],
       exposedHeaders: ["x-ratelimit-limit", "x-ratelimit-remaining", "retry-after", "content-disposition", "x-request-id", "etag"],
       maxAge: 600
     })

@@ -325,9 +325,12 @@ export class Invoices extends Effect.Service<Invoices>()("billing/Invoices", {
       ) =>
         Effect.gen(function*() {
           const id = uuid.toLowerCase()
-          if ((yield* gateway.checkLink(id, link.expires, link.signature)) !== "valid") return Option.none<InvoiceDetail>()
+          type Linked = { readonly invoice: InvoiceDetail; readonly userId: number | null }
+          if ((yield* gateway.checkLink(id, link.expires, link.signature)) !== "valid") return Option.none<Linked>()
           const found = yield* byUuid(id)
-          return Option.isNone(found) ? Option.none<InvoiceDetail>() : Option.some(yield* detail(found.value))
+          if (Option.isNone(found)) return Option.none<Linked>()
+          // the owner's language speaks the page ([D120])
+          return Option.some<Linked>({ invoice: yield* detail(found.value), userId: found.value.user_id })
         }),
       insert,
       cancelPending,

@@ -5,7 +5,7 @@ import * as Option from "effect/Option"
 import type { AppConfig } from "../platform/Config.ts"
 import type { Metrics } from "../platform/Metrics.ts"
 import { RateLimiter } from "../platform/RateLimiter.ts"
-import { type BearerTokens, requestPrincipal } from "./Auth.ts"
+import { type BearerTokens, hasCallerCredential, requestPrincipal } from "./Auth.ts"
 import { clientAddressWith } from "./ClientAddress.ts"
 import { envelope } from "./Responses.ts"
 
@@ -19,7 +19,7 @@ export class GeneralLimiter extends Effect.Service<GeneralLimiter>()("http/Gener
  * user's tokens count together) or else per address, in memory ([D30]). A token that is not live
  * counts against the address, so rotating made-up tokens buys nothing.
  */
-const OWN_LIMITS = /^\/v1\/(auth\/(login|forgot-password|resend-verification|register|reset-password|verify-email)|tickets(\/[^/]+\/reply)?|promos\/validate)\/?$/
+const OWN_LIMITS = /^\/v1\/(auth\/(login|session|forgot-password|resend-verification|register|reset-password|verify-email)|tickets(\/[^/]+\/reply)?|promos\/validate)\/?$/
 
 export const generalLimit = (
   limiter: RateLimiter["Type"],
@@ -32,7 +32,7 @@ export const generalLimit = (
     // the routes with a limit of their own count against it, shared
     if (request.method === "POST" && OWN_LIMITS.test(request.url.split("?")[0]!)) return yield* app
     // verified once: `Authentication` reuses the answer
-    const principal = request.headers["authorization"] === undefined ? Option.none() : yield* requestPrincipal(tokens)
+    const principal = hasCallerCredential(request) ? yield* requestPrincipal(tokens) : Option.none()
     const key = Option.isSome(principal)
       ? `general:user:${principal.value.userId}`
       : `general:ip:${yield* clientAddressWith(config)}`

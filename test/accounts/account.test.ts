@@ -22,13 +22,13 @@ const verified = async () => {
 }
 
 describe("profile [D24]", () => {
-  test("GET returns {id, name, email, created_at}", async () => {
+  test("GET returns {id, name, email, created_at, locale} ([D120])", async () => {
     const user = await register(app, { name: "Alan" })
     const res = await app.get("/v1/account/profile", { token: user.token })
     expect(res.status).toBe(200)
     expect(res.body).toEqual({
       success: true,
-      data: { id: user.id, name: "Alan", email: user.email, created_at: app.clock.get().toISOString() }
+      data: { id: user.id, name: "Alan", email: user.email, created_at: app.clock.get().toISOString(), locale: "en" }
     })
   })
 
