@@ -15,9 +15,11 @@ const logged = async (run: () => Promise<unknown>) => {
   const spy = spyOn(console, "log").mockImplementation(() => {})
   try {
     await run()
-    // the batch is written once the turn's requests are answered
-    await new Promise((resolve) => setImmediate(resolve))
-    return spy.mock.calls.flatMap((c) => String(c[0]).split("\n")).filter((line) => line.includes("message=request"))
+    // the line is written after the response is sent, with its turn's batch
+    const lines = () => spy.mock.calls.flatMap((c) => String(c[0]).split("\n")).filter((line) => line.includes("message=request"))
+    for (let i = 0; i < 100 && lines().length === 0; i++) await Bun.sleep(5)
+    await Bun.sleep(20)
+    return lines()
   } finally {
     spy.mockRestore()
   }
@@ -62,7 +64,7 @@ test("the lines of requests answered in one turn are written in one console writ
   const spy = spyOn(console, "log").mockImplementation(() => {})
   try {
     await Promise.all(Array.from({ length: 5 }, (_, i) => app.get("/v1/status", { headers: { "x-request-id": `batch-${i}` } })))
-    await new Promise((resolve) => setImmediate(resolve))
+    await Bun.sleep(50)
     const writes = spy.mock.calls.map((c) => String(c[0])).filter((text) => text.includes("request_id=batch-"))
     const lines = writes.flatMap((text) => text.split("\n"))
     expect(lines).toHaveLength(5)
