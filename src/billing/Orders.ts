@@ -114,7 +114,12 @@ export class Orders extends Effect.Service<Orders>()("billing/Orders", {
           currency: cancelled.value.currency
         })
         return cancelled.value
-      })).pipe(Effect.catchTag("SqlError", Effect.die), Effect.flatMap(invoices.detail))
+      })).pipe(
+        Effect.catchTag("SqlError", Effect.die),
+        // [D123]: its payment page closes (a Stripe Checkout Session is expired)
+        Effect.tap(() => gateways.closeStale),
+        Effect.flatMap(invoices.detail)
+      )
 
     /** [D37]: the invoice's provider makes the link (the built-in one signs it with APP_KEY) */
     const paymentLink = (userId: number, uuid: string) =>
