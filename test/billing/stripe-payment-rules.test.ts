@@ -129,6 +129,12 @@ describe("a cancelled invoice's Checkout Session is expired at Stripe [D123] (is
     expect(standIn.sessions.get(sessionId)!.status).toBe("expired")
   })
 
+  test("an operator marks a Stripe invoice paid by hand: its open session is expired, so the payer is not charged twice", async () => {
+    const { sessionId, uuid } = await stripeOrder()
+    expect((await app.post(`/v1/admin/invoices/${uuid}/mark-paid`, { token: admin.token })).status).toBe(200)
+    expect(standIn.sessions.get(sessionId)!.status).toBe("expired")
+  })
+
   test("the overdue job cancels an invoice past due: its session is expired; Stripe down, the next run does it", async () => {
     const { sessionId, uuid } = await stripeOrder()
     app.clock.advance(8 * DAY)
