@@ -83,6 +83,8 @@ export class Payments extends Effect.Service<Payments>()("billing/Payments", {
     const changeStillValid = (invoice: Invoice) =>
       Effect.gen(function*() {
         if (invoice.change_credit === null || invoice.service_id === null) return true
+        // made before migration 0048 recorded the source: paid as it was priced
+        if (invoice.change_source_id === null && toCents(invoice.change_credit) > 0) return true
         const newest = yield* SqlSchema.findOne({
           Request: Schema.Void,
           Result: Schema.Struct({ id: Schema.Int }),
