@@ -46,7 +46,7 @@ describe("[D123] for the manual gateway (issue 34)", () => {
     expect(again.body.data).toMatchObject({ uuid, status: "paid" })
     expect(await servicesOf(user.id)).toEqual(services)
     expect(await balanceOf(user.token)).toEqual([{ currency: "USD", amount: "2.00" }])
-  })
+  }, 60_000)
 
   test("an overpayment pays the invoice; the excess goes to the balance", async () => {
     const { user, uuid } = await order()
@@ -56,7 +56,7 @@ describe("[D123] for the manual gateway (issue 34)", () => {
     expect(await servicesOf(user.id)).toHaveLength(1)
     expect(await balanceOf(user.token)).toEqual([{ currency: "USD", amount: "5.50" }])
     expect(await ledgerOf(user.token)).toEqual([["5.50", "USD", "Overpayment of invoice"]])
-  })
+  }, 60_000)
 
   test("an underpayment goes to the balance and the invoice stays pending", async () => {
     const { user, uuid } = await order()
@@ -65,7 +65,7 @@ describe("[D123] for the manual gateway (issue 34)", () => {
     expect(res.body.data).toMatchObject({ uuid, status: "pending", amount: "10.00" })
     expect(await servicesOf(user.id)).toHaveLength(0)
     expect(await ledgerOf(user.token)).toEqual([["4.00", "USD", "Underpayment of invoice"]])
-  })
+  }, 60_000)
 
   test("a payment in another currency goes to the balance in that currency; the invoice stays pending", async () => {
     const { user, uuid } = await order()
@@ -74,7 +74,7 @@ describe("[D123] for the manual gateway (issue 34)", () => {
     expect(res.body.data).toMatchObject({ uuid, status: "pending" })
     expect(await balanceOf(user.token)).toEqual([{ currency: "EUR", amount: "10.00" }])
     expect(await ledgerOf(user.token)).toEqual([["10.00", "EUR", "Payment in another currency"]])
-  })
+  }, 60_000)
 
   test("a second, different payment of a paid invoice goes to the balance; the service is extended once", async () => {
     const { user, uuid } = await order()
@@ -84,7 +84,7 @@ describe("[D123] for the manual gateway (issue 34)", () => {
     expect(second.status).toBe(200)
     expect(await servicesOf(user.id)).toEqual(services)
     expect(await ledgerOf(user.token)).toEqual([["10.00", "USD", "Second payment of a paid invoice"]])
-  })
+  }, 60_000)
 
   test("a payment of an invoice the user cancelled: 200, credited to the balance, the invoice stays cancelled", async () => {
     const { user, uuid } = await order()
@@ -94,7 +94,7 @@ describe("[D123] for the manual gateway (issue 34)", () => {
     expect(res.body.data).toMatchObject({ uuid, status: "cancelled" })
     expect(await servicesOf(user.id)).toHaveLength(0)
     expect(await ledgerOf(user.token)).toEqual([["10.00", "USD", "Payment for a cancelled invoice"]])
-  })
+  }, 60_000)
 
   test("a wrong signature: 401, nothing changed", async () => {
     const { user, uuid } = await order()
@@ -103,7 +103,7 @@ describe("[D123] for the manual gateway (issue 34)", () => {
     expect(res.body).toEqual({ success: false, message: "Invalid signature." })
     expect(await balanceOf(user.token)).toEqual([])
     expect(await app.sql`select 1 from payment_events where transaction_id = ${`tx-forged-${uuid}`}`).toHaveLength(0)
-  })
+  }, 60_000)
 
   test("20 different payments of one invoice at once: one pays it, 19 go to the balance, the ledger sums to it", async () => {
     const { user, uuid } = await order()
@@ -113,5 +113,5 @@ describe("[D123] for the manual gateway (issue 34)", () => {
     expect(await balanceOf(user.token)).toEqual([{ currency: "USD", amount: "190.00" }])
     const [sum] = await app.sql<{ total: string }>`select sum(amount)::text as total from balance_transactions where user_id = ${user.id}`
     expect(Number(sum!.total)).toBe(190)
-  })
+  }, 60_000)
 })

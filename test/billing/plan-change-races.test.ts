@@ -67,7 +67,7 @@ describe("parallel plan changes of one service (issue 34, [D108])", () => {
     await ledgerMatches(user.id)
     expect((await app.get(`/v1/services/${serviceId}`, { token: user.token })).body.data.cycle.id).toBe(1)
     expect(await app.sql`select id from invoices where service_id = ${serviceId} and status = 'paid' and change_credit is not null`).toHaveLength(1)
-  })
+  }, 60_000)
 
   test("a funded user, 30 upgrades at once Plus Monthly -> Pro Monthly (paid from the balance): charged once", async () => {
     const { serviceId, user } = await subscriber(1)
@@ -80,7 +80,7 @@ describe("parallel plan changes of one service (issue 34, [D108])", () => {
     const paid = await app.sql`select id from invoices where service_id = ${serviceId} and status = 'paid' and change_credit is not null`
     expect(paid).toHaveLength(1)
     await ledgerMatches(user.id)
-  })
+  }, 60_000)
 
   test("50 at once between two targets (pending invoices, part funded): no 500, one pending change invoice left, the balance whole", async () => {
     const { serviceId, user } = await subscriber(1)
@@ -94,7 +94,7 @@ describe("parallel plan changes of one service (issue 34, [D108])", () => {
     expect(await balanceOf(user.token)).toEqual([{ currency: "USD", amount: (5 - Number(pending[0]!.balance_applied)).toFixed(2) }])
     await ledgerMatches(user.id)
     expect((await app.get(`/v1/services/${serviceId}`, { token: user.token })).body.data.plan.id).toBe(1)
-  })
+  }, 60_000)
 })
 
 describe("what a change credited is not refunded again (issue 34, [D110])", () => {
@@ -121,7 +121,7 @@ describe("what a change credited is not refunded again (issue 34, [D110])", () =
     expect(all.body.data.amount).toBe("15.00")
     expect(await balanceOf(user.token)).toEqual([{ currency: "USD", amount: "15.00" }])
     expect((await refund(paidUuid, { amount: "0.01", to: "balance", reason: "More" })).status).toBe(422)
-  })
+  }, 60_000)
 
   test("refunded while the change waits for its payment: the change cannot take effect; its payment is 200 and goes to the balance", async () => {
     const { paidUuid, serviceId, user } = await subscriber(1)
@@ -139,7 +139,7 @@ describe("what a change credited is not refunded again (issue 34, [D110])", () =
     expect(await balanceOf(user.token)).toEqual([{ currency: "USD", amount: "30.00" }])
     expect((await app.get(`/v1/services/${serviceId}`, { token: user.token })).body.data.plan.id).toBe(1)
     await ledgerMatches(user.id)
-  })
+  }, 60_000)
 })
 
 describe("a change invoice is due in an hour (issue 34, [D108])", () => {
@@ -152,5 +152,5 @@ describe("a change invoice is due in an hour (issue 34, [D108])", () => {
     await app.run(runJobsOnce)
     expect((await app.get(`/v1/invoices/${made.body.data.uuid}`, { token: user.token })).body.data.status).toBe("cancelled")
     expect((await app.get(`/v1/services/${serviceId}`, { token: user.token })).body.data.plan.id).toBe(1)
-  })
+  }, 60_000)
 })

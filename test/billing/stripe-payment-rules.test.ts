@@ -102,7 +102,7 @@ describe("a cancelled invoice's Checkout Session is expired at Stripe [D123] (is
     expect(await balanceOf(user.token)).toEqual([{ currency: "USD", amount: "10.00" }])
     expect(await statusOf(uuid)).toBe("cancelled")
     expect(await app.sql`select id from services where user_id = ${user.id}`).toHaveLength(0)
-  })
+  }, 60_000)
 
   test("a second plan change cancels the first change invoice: its session is expired", async () => {
     const { serviceId, user } = await subscriber()
@@ -118,7 +118,7 @@ describe("a cancelled invoice's Checkout Session is expired at Stripe [D123] (is
     expect(late.status).toBe(200)
     expect(await balanceOf(user.token)).toEqual([{ currency: "USD", amount: first.body.data.amount }])
     expect((await app.get(`/v1/services/${serviceId}`, { token: user.token })).body.data.plan.id).toBe(1)
-  })
+  }, 60_000)
 
   test("a service cancel cancels its pending invoice: its session is expired", async () => {
     const { serviceId, user } = await subscriber()
@@ -127,13 +127,13 @@ describe("a cancelled invoice's Checkout Session is expired at Stripe [D123] (is
     expect((await app.post(`/v1/services/${serviceId}/cancel`, { token: user.token, body: { at: "period_end" } })).status).toBe(200)
     expect(await statusOf(change.body.data.uuid)).toBe("cancelled")
     expect(standIn.sessions.get(sessionId)!.status).toBe("expired")
-  })
+  }, 60_000)
 
   test("an operator marks a Stripe invoice paid by hand: its open session is expired, so the payer is not charged twice", async () => {
     const { sessionId, uuid } = await stripeOrder()
     expect((await app.post(`/v1/admin/invoices/${uuid}/mark-paid`, { token: admin.token })).status).toBe(200)
     expect(standIn.sessions.get(sessionId)!.status).toBe("expired")
-  })
+  }, 60_000)
 
   test("the overdue job cancels an invoice past due: its session is expired; Stripe down, the next run does it", async () => {
     const { sessionId, uuid } = await stripeOrder()
@@ -152,7 +152,7 @@ describe("a cancelled invoice's Checkout Session is expired at Stripe [D123] (is
     await app.run(runJobsOnce)
     // closed once: not asked again
     expect(expireCalls(sessionId)).toBe(calls)
-  })
+  }, 60_000)
 })
 
 describe("money that differs from the invoice [D123] (issue 34)", () => {
@@ -166,7 +166,7 @@ describe("money that differs from the invoice [D123] (issue 34)", () => {
     expect(other.body.data).toMatchObject({ handled: true, invoice: { uuid, status: "paid" } })
     expect(await app.sql`select expires_at from services where user_id = ${user.id}`).toEqual([service!])
     expect(await balanceOf(user.token)).toEqual([{ currency: "USD", amount: "10.00" }])
-  })
+  }, 60_000)
 
   test("an overpayment pays the invoice and the excess goes to the balance", async () => {
     const { sessionId, user, uuid } = await stripeOrder()
@@ -175,7 +175,7 @@ describe("money that differs from the invoice [D123] (issue 34)", () => {
     expect(res.body.data.invoice).toMatchObject({ uuid, status: "paid" })
     expect(await balanceOf(user.token)).toEqual([{ currency: "USD", amount: "2.50" }])
     expect(await app.sql`select id from services where user_id = ${user.id} and status = 'active'`).toHaveLength(1)
-  })
+  }, 60_000)
 
   test("an underpayment goes to the balance, the invoice stays pending; a wrong signature is 401 and changes nothing", async () => {
     const { sessionId, user, uuid } = await stripeOrder()
@@ -188,7 +188,7 @@ describe("money that differs from the invoice [D123] (issue 34)", () => {
     expect(res.status).toBe(200)
     expect(res.body.data.invoice).toMatchObject({ uuid, status: "pending" })
     expect(await balanceOf(user.token)).toEqual([{ currency: "USD", amount: "4.00" }])
-  })
+  }, 60_000)
 })
 
 describe("a signed event that is not a whole event (issue 34)", () => {
@@ -204,7 +204,7 @@ describe("a signed event that is not a whole event (issue 34)", () => {
     expect(Object.keys(noId.body.errors)).toEqual(["body"])
     const notObject = await deliver(["not", "an", "event"])
     expect(notObject.status).toBe(422)
-  })
+  }, 60_000)
 })
 
 describe("the signed payment webhooks are not under the general limit (issue 34)", () => {
@@ -230,5 +230,5 @@ describe("the signed payment webhooks are not under the general limit (issue 34)
     } finally {
       await limited.dispose()
     }
-  })
+  }, 60_000)
 })

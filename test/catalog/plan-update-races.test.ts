@@ -43,5 +43,5 @@ describe("concurrent plan updates keep the throttle rule [D104] (issue 34)", () 
       const [row] = await app.sql<{ quota_action: string; throttle_mbps: number | null }>`select quota_action, throttle_mbps from plans where id = ${plan.id}`
       expect((row!.quota_action === "throttle") === (row!.throttle_mbps !== null)).toBe(true)
     }
-  })
+  }, 60_000)
 })
