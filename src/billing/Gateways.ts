@@ -75,6 +75,11 @@ export class PaymentGateways extends Context.Tag("billing/PaymentGateways")<Paym
   readonly list: ReadonlyArray<PaymentGateway>
   /** the named gateway, or the default (DEFAULT_GATEWAY, else `manual`); unknown or disabled: 422 `errors.gateway` */
   readonly resolve: (name: string | null | undefined) => Effect.Effect<PaymentGateway, ValidationError>
+  /**
+   * [D123] (issue 34): every gateway closes its payment pages of invoices no longer pending. Call
+   * it after the transaction that cancelled (or paid) invoices commits; it never fails.
+   */
+  readonly closeStale: Effect.Effect<void>
 }>() {
   static readonly fromList = (gateways: ReadonlyArray<PaymentGateway>, defaultName = "manual") => {
     const byName = new Map(gateways.map((g) => [g.name, g] as const))
@@ -83,7 +88,11 @@ export class PaymentGateways extends Context.Tag("billing/PaymentGateways")<Paym
       get,
       list: gateways,
       resolve: (name) =>
-        Option.match(get(name ?? defaultName), { onNone: () => Effect.fail(invalidGateway()), onSome: Effect.succeed })
+        Option.match(get(name ?? defaultName), { onNone: () => Effect.fail(invalidGateway()), onSome: Effect.succeed }),
+      closeStale: Effect.forEach(gateways, (g) =>
+        g.closeStale === undefined
+          ? Effect.void
+          : g.closeStale.pipe(Effect.catchAllCause((cause) => Effect.logWarning(`${g.name}: closing payment pages failed`, cause))), { discard: true })
     })
   }
 

@@ -88,7 +88,7 @@ export class Invoices extends Effect.Service<Invoices>()("billing/Invoices", {
     const columns = sql`
       id, uuid::text as uuid, user_id, service_id, plan_id, cycle_id, amount::text as amount, discount::text as discount,
       balance_applied::text as balance_applied, refunded_amount::text as refunded_amount,
-      change_credit::text as change_credit,
+      change_credit::text as change_credit, change_source_id, credited_amount::text as credited_amount,
       currency, status, gateway, promo_code, promo_code_id, due_date, paid_at, transaction_id, created_at`
 
     // issue 27: the reads of one invoice built once, not per call

@@ -3,12 +3,12 @@ import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
-import { normalizeAmount, parseCents } from "../catalog/Money.ts"
+import { parseCents, toCents } from "../catalog/Money.ts"
 import { AppClock } from "../platform/Clock.ts"
 import { AppConfig } from "../platform/Config.ts"
 import { constantTimeEqual, hmacSha256Hex } from "../platform/Crypto.ts"
 import { InvalidSignature, NotFound, ValidationError } from "../platform/Errors.ts"
-import { PaymentEvent } from "./Domain.ts"
+import { type Invoice, PaymentEvent } from "./Domain.ts"
 import { requiredMessage } from "../platform/Fields.ts"
 import { GatewaysLive, PaymentGateways } from "./Gateways.ts"
 import { Invoices } from "./Invoices.ts"
@@ -16,6 +16,7 @@ import { Payments } from "./Payments.ts"
 
 const SIGNATURE_TOLERANCE_SECONDS = 300
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+const CURRENCY = /^[A-Z]{3}$/
 
 /** `t=<unix>,v1=<hex>` of [D40] */
 const parseSignature = (header: string | undefined) => {
@@ -82,7 +83,24 @@ export class PaymentWebhooks extends Effect.Service<PaymentWebhooks>()("billing/
         return { event: event.right, body }
       })
 
-    /** signed, well-formed, for an invoice of this gateway, with its amount and currency: paid once */
+    /** `amount` and `currency` when sent (a decimal above 0.00, three letters); absent: the invoice's */
+    const moneyOf = (event: PaymentEvent, invoice: Invoice) =>
+      Effect.gen(function*() {
+        const errors: Record<string, Array<string>> = {}
+        const cents = event.amount === undefined ? Option.some(toCents(invoice.amount)) : parseCents(event.amount)
+        if (Option.isNone(cents)) errors["amount"] = ["The amount field must be a decimal string."]
+        else if (event.amount !== undefined && cents.value === 0) errors["amount"] = ["The amount must be greater than 0.00."]
+        const currency = event.currency === undefined ? invoice.currency : event.currency.toUpperCase()
+        if (!CURRENCY.test(currency)) errors["currency"] = ["The currency must be a three-letter code."]
+        if (Option.isNone(cents) || Object.keys(errors).length > 0) return yield* Effect.fail(new ValidationError({ errors }))
+        return { amountCents: cents.value, currency }
+      })
+
+    /**
+     * signed, well-formed, for an invoice of this gateway: the payment goes by [D123]'s rules
+     * (paid once; money that differs from the invoice, or for an invoice no longer pending, to the
+     * payer's balance), answered 200 with the invoice
+     */
     const accept = (gateway: string, raw: string, signature: string | undefined) =>
       Effect.gen(function*() {
         yield* verify(raw, signature)
@@ -93,18 +111,10 @@ export class PaymentWebhooks extends Effect.Service<PaymentWebhooks>()("billing/
           onSome: Effect.succeed
         }))
         if (invoice.gateway !== gateway) return yield* Effect.fail(new NotFound())
-        const errors: Record<string, Array<string>> = {}
-        if (event.amount !== undefined) {
-          const sent = parseCents(event.amount)
-          if (Option.isNone(sent) || normalizeAmount(event.amount) !== invoice.amount) {
-            errors["amount"] = ["The amount does not match the invoice."]
-          }
-        }
-        if (event.currency !== undefined && event.currency.toUpperCase() !== invoice.currency) {
-          errors["currency"] = ["The currency does not match the invoice."]
-        }
-        if (Object.keys(errors).length > 0) return yield* Effect.fail(new ValidationError({ errors }))
-        yield* payments.markPaid(invoice.id, { transactionId: event.transaction_id, gateway, payload: body })
+        const money = yield* moneyOf(event, invoice)
+        yield* payments.receive(invoice.id, { gateway, transactionId: event.transaction_id, ...money, payload: body })
+        // [D123]: an invoice no longer pending has no payment page left open
+        yield* gateways.closeStale
         return yield* Effect.flatMap(Effect.flatMap(invoices.byId(invoice.id), Option.match({
           onNone: () => Effect.fail(new NotFound()),
           onSome: Effect.succeed

@@ -21,6 +21,13 @@ export class GeneralLimiter extends Effect.Service<GeneralLimiter>()("http/Gener
  */
 const OWN_LIMITS = /^\/v1\/(auth\/(login|session|forgot-password|resend-verification|register|reset-password|verify-email)|tickets(\/[^/]+\/reply)?|promos\/validate)\/?$/
 
+/**
+ * Issue 34: the signed payment webhooks (`manual`, Stripe and every other gateway's) are not
+ * counted: a provider delivers from a few addresses in bursts, and a refused delivery is money
+ * waiting. Their signature is checked before anything else is done.
+ */
+const PAYMENT_WEBHOOKS = /^\/v1\/webhooks\/payments\/[^/]+\/?$/
+
 export const generalLimit = (
   limiter: RateLimiter["Type"],
   config: AppConfig["Type"],
@@ -30,7 +37,8 @@ export const generalLimit = (
   config.generalRateLimit === 0 ? app : Effect.gen(function*() {
     const request = yield* HttpServerRequest.HttpServerRequest
     // the routes with a limit of their own count against it, shared
-    if (request.method === "POST" && OWN_LIMITS.test(request.url.split("?")[0]!)) return yield* app
+    const path = request.url.split("?")[0]!
+    if (request.method === "POST" && (OWN_LIMITS.test(path) || PAYMENT_WEBHOOKS.test(path))) return yield* app
     // verified once: `Authentication` reuses the answer
     const principal = hasCallerCredential(request) ? yield* requestPrincipal(tokens) : Option.none()
     const key = Option.isSome(principal)

@@ -9,6 +9,7 @@ import * as Schema from "effect/Schema"
 import { RecipientsLive } from "../accounts/Contacts.ts"
 import { Balance } from "../billing/Balance.ts"
 import { Funding } from "../billing/Funding.ts"
+import { GatewaysLive, PaymentGateways } from "../billing/Gateways.ts"
 import { Invoices } from "../billing/Invoices.ts"
 import { MailTokens } from "../accounts/MailTokens.ts"
 import { Catalog } from "../catalog/Catalog.ts"
@@ -90,6 +91,7 @@ const runJobs = Effect.gen(function*() {
   const balance = yield* Balance
   const funding = yield* Funding
   const schedules = yield* Schedules
+  const gateways = yield* PaymentGateways
   const pausePercent = (yield* AppConfig).jobsPausePercent ?? JOBS_PAUSE_DEFAULT
 
   const tryLock = SqlSchema.single({
@@ -250,6 +252,8 @@ const runJobs = Effect.gen(function*() {
     promoUsesReleased += promoIds.length
     return cancelled.length
   }))
+  // [D123] (issue 34): the payment pages of invoices no longer pending close (Stripe sessions expire)
+  yield* gateways.closeStale
 
   // the tables that only grow otherwise: counters of ended windows, spent or expired mail tokens,
   // node reports' idempotency keys older than 24 h, node change-log rows past what it keeps ([D92])
@@ -298,7 +302,7 @@ const recordedRun = Effect.gen(function*() {
 })
 
 /** the rooms the jobs call */
-const JobsRooms = Layer.mergeAll(Services.Default, Invoices.Default, Balance.Default, Funding.Default, Schedules.Default, Catalog.Default, MailTokens.Default, OutboxSender.Default, Notifications.Default)
+const JobsRooms = Layer.mergeAll(Services.Default, Invoices.Default, Balance.Default, Funding.Default, Schedules.Default, Catalog.Default, MailTokens.Default, OutboxSender.Default, Notifications.Default, GatewaysLive)
   .pipe(Layer.provideMerge(Layer.mergeAll(RecipientsLive, DomainEventsLive)))
 
 /** One run on layers of its own (the CLI's `jobs run-once`, tests). */

@@ -1,4 +1,7 @@
 import { SqlError } from "@effect/sql/SqlError"
+import * as Cause from "effect/Cause"
+import * as Effect from "effect/Effect"
+import * as Schedule from "effect/Schedule"
 
 /**
  * Input the database refuses to store (a NUL character, a number out of range, ...): a 422
@@ -41,3 +44,29 @@ export const isConnectionLoss = (error: unknown): boolean => {
   if (/^[0-9A-Z]{5}$/.test(code)) return /^(08|57P0|53300|25006)/.test(code)
   return bunConnectionCodes.has(code) || errnoConnectionCodes.has(code)
 }
+
+/**
+ * A serialization failure (40001) or a deadlock (40P01): PostgreSQL rolled the transaction back
+ * and running the whole of it again is safe.
+ */
+export const isTransientConflict = (error: unknown): boolean =>
+  error instanceof SqlError && ["40001", "40P01"].includes(causeCode(error) ?? "")
+
+/** how often a transaction aborted by a conflict is run again before its caller sees a 500 */
+const CONFLICT_RETRIES = 6
+
+/**
+ * Runs a whole transaction again when PostgreSQL aborted it for a deadlock or a serialization
+ * failure (issue 34), a few times with a short jittered pause; the conflict may surface as a
+ * failure or as a defect (an `orDie` inside). Wrap the transaction, never a part of one.
+ */
+export const retryConflicts = <A, E, R>(transaction: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  transaction.pipe(
+    Effect.sandbox,
+    Effect.retry({
+      schedule: Schedule.jittered(Schedule.exponential("5 millis")),
+      times: CONFLICT_RETRIES,
+      while: (cause) => isTransientConflict(Cause.squash(cause))
+    }),
+    Effect.unsandbox
+  )

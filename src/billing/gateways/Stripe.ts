@@ -29,6 +29,14 @@ export const toMinorUnits = (amount: string, currency: string): number => {
   return cents
 }
 
+/** [D123]: an amount Stripe reports in the currency's minor units, in cents (three decimals: rounded down) */
+export const fromMinorUnits = (minor: number, currency: string): number => {
+  const code = currency.toUpperCase()
+  if (ZERO_DECIMAL.has(code)) return minor * 100
+  if (THREE_DECIMAL.has(code)) return Math.floor(minor / 10)
+  return minor
+}
+
 /** `STRIPE_API_URL` as the package's host, port and protocol options (tests: a local stand-in) */
 export const stripeOptions = (apiUrl: Option.Option<string>): Stripe.StripeConfig =>
   Option.match(apiUrl, {
@@ -167,11 +175,31 @@ const make = (stripeConfig: StripeConfig, appUrl: string) =>
         return { refundId: made.id }
       })
 
+    /**
+     * [D123] (issue 34): the open sessions of invoices no longer pending are expired at Stripe, a
+     * batch a call. One Stripe would not expire (already completed or expired there) is closed
+     * once Stripe shows it is not open; one Stripe could not be reached waits for the next call.
+     */
+    const closeStale = Effect.gen(function*() {
+      const now = yield* clock.now
+      const stale = yield* records.staleSessions(now, 50)
+      yield* Effect.forEach(stale, ({ session_id }) =>
+        call("expire checkout session", () => stripe.checkout.sessions.expire(session_id)).pipe(
+          Effect.as(true),
+          Effect.orElse(() =>
+            call("retrieve checkout session", () => stripe.checkout.sessions.retrieve(session_id)).pipe(
+              Effect.map((live) => live.status !== "open"),
+              Effect.orElseSucceed(() => false)
+            )),
+          Effect.flatMap((closed) => closed ? records.markClosed(session_id, now) : Effect.void)
+        ), { discard: true })
+    })
+
     const verifyEvent = (raw: string, signature: string | undefined, now: Date) =>
       Effect.tryPromise({
         try: () => stripe.webhooks.constructEventAsync(raw, signature ?? "", webhookSecret, STRIPE_SIGNATURE_TOLERANCE_SECONDS, undefined, now.getTime()),
         catch: () => new InvalidSignature()
       })
 
-    return { name: "stripe", displayName: "Card (Stripe)", paymentLink, refund, verifyEvent } satisfies StripeApi
+    return { name: "stripe", displayName: "Card (Stripe)", paymentLink, refund, closeStale, verifyEvent } satisfies StripeApi
   })
