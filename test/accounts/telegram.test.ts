@@ -306,9 +306,11 @@ describe("notices in the linked chat [D125] [D96]", () => {
     expect(notice).toContain(`#${ticket}`)
     expect(notice).toContain("Turn on the kill switch.")
     expect(app.outbox.filter((m) => m.to === user.email && m.subject.includes(`#${ticket}`))).toHaveLength(1)
-    const rows = await app.sql<{ status: string; recipient: string }>`
+    const rows = () => app.sql<{ status: string; recipient: string }>`
       select status, recipient from outbox where channel = 'telegram' and kind = 'ticket-reply' and recipient = ${String(chat)}`
-    expect(rows).toEqual([{ status: "sent", recipient: String(chat) }])
+    // marked right after Telegram's answer
+    expect(await waitUntil(async () => (await rows())[0]?.status === "sent")).toBe(true)
+    expect(await rows()).toEqual([{ status: "sent", recipient: String(chat) }])
     // the jobs' sender finds nothing left to send again
     await app.run(runJobsOnce)
     await Bun.sleep(200)
@@ -380,9 +382,11 @@ describe("notices in the linked chat [D125] [D96]", () => {
     bot.controls.blocked.add(String(chat))
     await staffReply(user, "Blocked")
     expect(await waitUntil(async () => !(await status(user)).linked)).toBe(true)
-    const [row] = await app.sql<{ status: string; last_error: string }>`
+    const given = () => app.sql<{ status: string; last_error: string }>`
       select status, last_error from outbox where channel = 'telegram' and recipient = ${String(chat)} and kind = 'ticket-reply'`
-    expect(row!.status).toBe("failed")
+    // recorded right after the chat is unlinked
+    expect(await waitUntil(async () => (await given())[0]?.status === "failed")).toBe(true)
+    const [row] = await given()
     expect(row!.last_error).toContain("403")
     expect((await app.get("/v1/account/settings", { token: user.token })).body.data.telegram_notifications).toBe(false)
     // nothing more is written for that chat

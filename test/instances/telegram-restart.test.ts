@@ -43,7 +43,7 @@ const start = async (port: number, database: Record<string, string>) => {
       PORT: String(port),
       HOST: "127.0.0.1",
       DATA_DIR: dataDir,
-      LOG_LEVEL: "warn",
+      LOG_LEVEL: process.env["TELEGRAM_RESTART_LOG"] ?? "warn",
       TRUST_PROXY: "true",
       GENERAL_RATE_LIMIT: "0",
       ADMIN_EMAIL: ADMIN.email,
@@ -69,7 +69,7 @@ const start = async (port: number, database: Record<string, string>) => {
 }
 
 test("a notice written before a SIGKILL is sent exactly once after the restart [D125] [D96]", async () => {
-  const database = adminUrl === undefined
+  const database: Record<string, string> = adminUrl === undefined
     ? { DATABASE_URL: "" }
     : { DATABASE_URL: (await freshDatabase("telegram_restart")).url, APP_KEY: newAppKey() }
   const port = await freePort()
@@ -107,10 +107,15 @@ test("a notice written before a SIGKILL is sent exactly once after the restart [
   expect(reply.status).toBe(201)
   const pendingTelegram = async (base: string) => {
     const list = await call(base, "GET", "/v1/admin/outbox?status=pending", { token: admin.body.data.token })
-    return (list.body.data as Array<{ channel: string; kind: string; attempts: number }>).filter((m) => m.channel === "telegram")
+    return (list.body.data as Array<{ channel: string; kind: string; attempts: number; next_attempt_at: string }>)
+      .filter((m) => m.channel === "telegram")
   }
   expect(await waitUntil(async () => (await pendingTelegram(first.base)).some((m) => m.kind === "ticket-reply" && m.attempts >= 1), 10_000))
     .toBe(true)
+  // killed once its retry is due (10 s after the failure), so that the new process's first jobs run
+  // (5 s after its start) has it to send; the old one's next run is a minute away
+  const [waiting] = await pendingTelegram(first.base)
+  await Bun.sleep(Math.max(0, Date.parse(waiting!.next_attempt_at) - Date.now() + 200))
 
   first.child.kill("SIGKILL")
   await first.child.exited
@@ -118,7 +123,12 @@ test("a notice written before a SIGKILL is sent exactly once after the restart [
 
   // the same data, a new process: its jobs (5 s after start) send what is due (the retry is 10 s after the failure)
   const second = await start(port, database)
-  expect(await waitUntil(() => bot.to(chat).length >= 2, 40_000)).toBe(true)
+  const arrived = await waitUntil(() => bot.to(chat).length >= 2, 40_000)
+  if (!arrived) {
+    const all = await call(second.base, "GET", "/v1/admin/outbox", { token: admin.body.data.token })
+    console.error("outbox after the restart:", JSON.stringify(all.body.data, null, 1))
+  }
+  expect(arrived).toBe(true)
   await Bun.sleep(3_000)
   const notices = bot.to(chat).filter((m) => m.text.includes("Written before the kill"))
   expect(notices).toHaveLength(1)

@@ -11,7 +11,7 @@ import { LoginRateLimit } from "../../http/RateLimit.ts"
 import { Body, label, string } from "../../platform/Fields.ts"
 import { LoginUser } from "../Domain.ts"
 import { AccountDisabled } from "../Errors.ts"
-import { TelegramLinkUrl, TelegramLoginInvalid, TelegramNotLinked, TelegramStatus, TelegramUpdateResult } from "./Domain.ts"
+import { TelegramDisabled, TelegramLinkUrl, TelegramLoginInvalid, TelegramNotLinked, TelegramStatus, TelegramUpdateResult } from "./Domain.ts"
 
 /** A whole number as Telegram sends it (JSON number, or its digits as text), kept as the text the hash covers. */
 const telegramInteger = (field: string) =>
@@ -51,6 +51,8 @@ export const TelegramWebAppPayload = Body({
   ...secondFactor
 })
 
+const DisabledResponse = errorEnvelope(TelegramDisabled)
+
 const SignedIn = Ok(Schema.Struct({ token: Schema.String, user: LoginUser }), { identifier: "TelegramSignedIn" })
 
 /** Telegram ([D125]): the caller's link, the bot's webhook, sign-in with Telegram. */
@@ -61,6 +63,7 @@ export class TelegramApi extends HttpApiGroup.make("telegram")
       .annotateContext(describe("Create a Telegram link", "Answers a one-time `https://t.me/<bot>?start=<code>` link, valid 10 minutes (a new one replaces the earlier). Opening it and pressing Start links that Telegram chat to the account; the bot says so in the chat. A chat linked to another account stays with it. Takes a user's token only; 404 while Telegram is not configured."))
       .addSuccess(Ok(TelegramLinkUrl, { identifier: "TelegramLinkCreated", status: 201 }))
       .addError(ServiceUnavailableResponse)
+      .addError(DisabledResponse)
       .middleware(PeopleOnly)
   )
   .add(
@@ -80,6 +83,7 @@ export class TelegramApi extends HttpApiGroup.make("telegram")
       .annotateContext(describe("Receive a Telegram update", "Called by the Bot API with `X-Telegram-Bot-Api-Secret-Token` (the `secret_token` of `setWebhook`, compared in constant time; else 401 and nothing changes). `/start <code>` in a private chat links it; the bot answers in the chat. Other updates are answered 200 with `handled: false`."))
       .addSuccess(Ok(TelegramUpdateResult, { identifier: "TelegramUpdateAccepted" }))
       .addError(InvalidSignatureResponse)
+      .addError(DisabledResponse)
   )
   .add(
     HttpApiEndpoint.post("telegramSignIn", "/auth/telegram")
@@ -89,6 +93,7 @@ export class TelegramApi extends HttpApiGroup.make("telegram")
       .addError(errorEnvelope(TelegramLoginInvalid))
       .addError(errorEnvelope(TelegramNotLinked))
       .addError(errorEnvelope(AccountDisabled))
+      .addError(DisabledResponse)
       .middleware(LoginRateLimit)
   )
   .add(
@@ -99,6 +104,7 @@ export class TelegramApi extends HttpApiGroup.make("telegram")
       .addError(errorEnvelope(TelegramLoginInvalid))
       .addError(errorEnvelope(TelegramNotLinked))
       .addError(errorEnvelope(AccountDisabled))
+      .addError(DisabledResponse)
       .middleware(LoginRateLimit)
   )
 {}

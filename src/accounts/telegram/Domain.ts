@@ -21,6 +21,11 @@ export const TelegramUpdateResult = Schema.Struct({
   handled: Schema.Boolean
 }).annotations({ identifier: "TelegramUpdateResult" })
 
+/** Telegram is not configured ([D125]): its routes answer as an unknown route would. */
+export class TelegramDisabled extends Schema.TaggedError<TelegramDisabled>()("TelegramDisabled", {
+  message: Schema.optionalWith(Schema.String, { default: () => "Resource not found." })
+}, HttpApiSchema.annotations({ status: 404 })) {}
+
 /** A bad hash, stale data or a replay of sign-in with Telegram ([D125]). */
 export class TelegramLoginInvalid extends Schema.TaggedError<TelegramLoginInvalid>()("TelegramLoginInvalid", {
   message: Schema.optionalWith(Schema.String, { default: () => "Invalid Telegram login." })

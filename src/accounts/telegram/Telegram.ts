@@ -12,7 +12,7 @@ import { mailTime } from "../../outbox/Templates.ts"
 import { AppClock } from "../../platform/Clock.ts"
 import { AppConfig, type TelegramConfig } from "../../platform/Config.ts"
 import { constantTimeEqual, randomToken, sha256Hex } from "../../platform/Crypto.ts"
-import { InvalidSignature, NotFound, ServiceUnavailable, ValidationError } from "../../platform/Errors.ts"
+import { InvalidSignature, ServiceUnavailable, ValidationError } from "../../platform/Errors.ts"
 import { requestOrigin } from "../../platform/RequestOrigin.ts"
 import { TelegramBot, type TelegramBotApi } from "../../platform/Telegram.ts"
 import type { Principal, UserRecord } from "../Domain.ts"
@@ -24,6 +24,7 @@ import {
   LINK_CODE_TTL_MS,
   SIGN_IN_FUTURE_SKEW_S,
   SIGN_IN_MAX_AGE_S,
+  TelegramDisabled,
   TelegramLoginInvalid,
   TelegramNotLinked
 } from "./Domain.ts"
@@ -91,7 +92,7 @@ export class TelegramAccounts extends Effect.Service<TelegramAccounts>()("accoun
     const setup = Option.flatMap(Option.flatten(Option.fromNullable(config.telegram)), (telegram) =>
       Option.map(bot, (api): { readonly telegram: TelegramConfig; readonly api: TelegramBotApi } => ({ telegram, api })))
     const enabled = Option.match(setup, {
-      onNone: () => Effect.fail(new NotFound()),
+      onNone: () => Effect.fail(new TelegramDisabled()),
       onSome: (s) => Effect.succeed(s)
     })
     const transaction = <A, E>(effect: Effect.Effect<A, E>) => sql.withTransaction(effect).pipe(Effect.catchTag("SqlError", Effect.die))
