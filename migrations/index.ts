@@ -30,6 +30,7 @@ import reportTablesFillfactor from "./0046_report_tables_fillfactor.ts"
 import servicesCurrentCovering from "./0047_services_current_covering.ts"
 import userLocale from "./0054_user_locale.ts"
 import moneyReview from "./0048_money_review.ts"
+import telegram from "./0059_telegram.ts"
 
 /**
  * Every migration, imported statically so that a compiled binary carries them.
@@ -65,5 +66,6 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "46_report_tables_fillfactor": reportTablesFillfactor,
   "47_services_current_covering": servicesCurrentCovering,
   "48_money_review": moneyReview,
-  "54_user_locale": userLocale
+  "54_user_locale": userLocale,
+  "59_telegram": telegram
 }

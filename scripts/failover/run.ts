@@ -119,7 +119,11 @@ const waitFor = async (what: string, cond: () => Promise<boolean>, timeoutMs: nu
 }
 
 const startPatroni = (m: Member) => {
-  const child = spawn(["runuser", "-u", "postgres", "--", "patroni", join(HA, `${m.name}.yml`)], join(HA, `${m.name}.log`))
+  // setpriv execs Patroni in place (runuser forks): the child's pid is Patroni's, to kill it
+  const child = spawn(
+    ["setpriv", "--reuid=postgres", "--regid=postgres", "--init-groups", "patroni", join(HA, `${m.name}.yml`)],
+    join(HA, `${m.name}.log`)
+  )
   patronis.set(m.name, child)
 }
 
@@ -415,8 +419,9 @@ const main = async () => {
     await event("loss of the primary's node", servers, async () => {
       const primary = (await leader())!
       const pid = await postmasterPid(primary)
-      patronis.get(primary.name)!.kill("SIGKILL")
-      Bun.spawnSync(["pkill", "-KILL", "-f", `patroni ${join(HA, `${primary.name}.yml`)}`])
+      const patroni = patronis.get(primary.name)!
+      patroni.kill("SIGKILL")
+      await patroni.exited
       process.kill(pid, "SIGKILL")
       await waitFor("a new leader", async () => {
         const now = await leader()

@@ -355,8 +355,11 @@ export class Accounts extends Effect.Service<Accounts>()("accounts/Accounts", {
       updateProfile,
       changePassword,
       settings: (caller: Principal) => users.settings(caller.userId),
-      updateSettings: (caller: Principal, emailNotifications: boolean) =>
-        Effect.flatMap(clock.now, (now) => users.setSettings(caller.userId, emailNotifications, now)),
+      updateSettings: (caller: Principal, changes: { readonly email_notifications?: boolean | undefined; readonly telegram_notifications?: boolean | undefined }) =>
+        Effect.flatMap(clock.now, (now) =>
+          users.setSettings(caller.userId, { email: changes.email_notifications, telegram: changes.telegram_notifications }, now)).pipe(
+            Effect.zipRight(users.settings(caller.userId))
+          ),
       deleteAccount,
       listUsers,
       updateUser,

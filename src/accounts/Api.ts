@@ -138,6 +138,16 @@ const SESSION_HEADER_PARAMETER = {
 
 /** `data` of the cookie-session routes ([D119]): the signed-in user, never a token */
 const SessionData = Schema.Struct({ user: SessionUser }).annotations({ identifier: "AccountsSessionData" })
+/** [D24], [D125]: the settings present change; an empty body names the spec's field as required */
+export const SettingsPayload = Body({
+  email_notifications: Schema.optional(boolean("email_notifications")),
+  telegram_notifications: Schema.optional(boolean("telegram_notifications"))
+}).pipe(
+  Schema.filter((body) =>
+    body.email_notifications !== undefined || body.telegram_notifications !== undefined ||
+    { path: ["email_notifications"], message: "The email notifications field is required." }
+  )
+)
 
 // ---- the caller's account ([D20]-[D25]) ---------------------------------------------------------
 
@@ -187,8 +197,8 @@ export class AccountsApi extends HttpApiGroup.make("accounts")
       .annotateContext(describe("Get notification settings", "The caller's settings, such as which e-mails they receive.")).addSuccess(Ok(Settings, { identifier: "AccountsSettingsResponse" })))
   .add(
     HttpApiEndpoint.put("updateSettings", "/account/settings")
-      .annotateContext(describe("Update notification settings", "Changes the settings present and answers them (message `Settings updated.`)."))
-      .setPayload(Body({ email_notifications: boolean("email_notifications") }))
+      .annotateContext(describe("Update notification settings", "Changes the settings present (`email_notifications`, `telegram_notifications`; at least one) and answers them (message `Settings updated.`)."))
+      .setPayload(SettingsPayload)
       .addSuccess(OkMessage(Settings, { identifier: "AccountsSettingsUpdated" }))
   )
   .add(HttpApiEndpoint.post("setUpTwoFactor", "/account/2fa")

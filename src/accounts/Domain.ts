@@ -62,7 +62,9 @@ export const RecoveryCodes = Schema.Struct({
 }).annotations({ identifier: "AccountsRecoveryCodes" })
 
 export const Settings = Schema.Struct({
-  email_notifications: Schema.Boolean
+  email_notifications: Schema.Boolean,
+  /** [D125]: notices also go to the linked Telegram chat; on once linked, until turned off */
+  telegram_notifications: Schema.Boolean
 }).annotations({ identifier: "AccountsSettings" })
 export type Settings = typeof Settings.Type
 

@@ -66,7 +66,7 @@ const AccountsGroupLive = HttpApiBuilder.group(Api, "accounts", (handlers) =>
         ))
       .handle("settings", () => Effect.flatMap(CurrentUser, accounts.settings))
       .handle("updateSettings", ({ payload }) =>
-        Effect.flatMap(CurrentUser, (caller) => accounts.updateSettings(caller, payload.email_notifications)).pipe(
+        Effect.flatMap(CurrentUser, (caller) => accounts.updateSettings(caller, payload)).pipe(
           Effect.map((data) => ({ message: "Settings updated.", data }))
         ))
       .handle("setUpTwoFactor", () => Effect.flatMap(CurrentUser, twoFactor.setUp).pipe(Effect.tap(noStore)))

@@ -178,18 +178,26 @@ export class Users extends Effect.Service<Users>()("accounts/Users", {
         order by id
         limit ${q.limit} offset ${q.offset}`
     })
-    const settingsRow = SqlSchema.findOne({
+    // notices are on until the user turns them off; Telegram's ([D125]) once a chat is linked
+    const settingsRow = SqlSchema.single({
       Request: Id,
       Result: Settings,
-      execute: (id) => sql`select email_notifications from user_settings where user_id = ${id}`
+      execute: (id) => sql`
+        select coalesce(s.email_notifications, true) as email_notifications,
+               coalesce(s.telegram_notifications, l.user_id is not null) as telegram_notifications
+        from (select ${id}::int as id) u
+        left join user_settings s on s.user_id = u.id
+        left join telegram_links l on l.user_id = u.id`
     })
-    const upsertSettings = SqlSchema.single({
-      Request: Schema.Struct({ id: Id, on: Schema.Boolean, now: Now }),
-      Result: Settings,
+    const upsertSettings = SqlSchema.void({
+      Request: Schema.Struct({ id: Id, email: Schema.NullOr(Schema.Boolean), telegram: Schema.NullOr(Schema.Boolean), now: Now }),
       execute: (r) => sql`
-        insert into user_settings (user_id, email_notifications, updated_at) values (${r.id}, ${r.on}, ${r.now})
-        on conflict (user_id) do update set email_notifications = excluded.email_notifications, updated_at = excluded.updated_at
-        returning email_notifications`
+        insert into user_settings (user_id, email_notifications, telegram_notifications, updated_at)
+        values (${r.id}, coalesce(${r.email}::boolean, true), ${r.telegram}::boolean, ${r.now})
+        on conflict (user_id) do update set
+          email_notifications = coalesce(${r.email}::boolean, user_settings.email_notifications),
+          telegram_notifications = coalesce(${r.telegram}::boolean, user_settings.telegram_notifications),
+          updated_at = excluded.updated_at`
     })
 
     // two-factor sign-in ([D97]): sealed secrets, the last accepted time step, hashed recovery codes
@@ -288,10 +296,11 @@ export class Users extends Effect.Service<Users>()("accounts/Users", {
           Effect.orDie
         )
       },
-      /** the settings of [D24]; notifications are on until the user turns them off */
-      settings: (id: number) =>
-        Effect.orDie(settingsRow(id)).pipe(Effect.map(Option.getOrElse((): Settings => ({ email_notifications: true })))),
-      setSettings: (id: number, emailNotifications: boolean, now: Date) => Effect.orDie(upsertSettings({ id, on: emailNotifications, now })),
+      /** the settings of [D24] and [D125] */
+      settings: (id: number): Effect.Effect<Settings> => Effect.orDie(settingsRow(id)),
+      /** the settings present change; the others stay */
+      setSettings: (id: number, changes: { readonly email?: boolean | undefined; readonly telegram?: boolean | undefined }, now: Date) =>
+        Effect.orDie(upsertSettings({ id, email: changes.email ?? null, telegram: changes.telegram ?? null, now })),
       twoFactor: (id: number) => Effect.orDie(twoFactorRow(id)),
       /** a new secret being set up; none when two-factor sign-in is on already */
       setTwoFactorPending: (id: number, pending: string, now: Date) =>

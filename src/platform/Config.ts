@@ -68,6 +68,16 @@ export interface AppConfigShape {
   readonly defaultGateway?: string
   /** [D113]: the seller on invoice PDFs, each line optional */
   readonly company?: CompanyConfig
+  /** [D125]: Telegram, enabled when TELEGRAM_BOT_TOKEN and TELEGRAM_WEBHOOK_SECRET are set */
+  readonly telegram?: Option.Option<TelegramConfig>
+}
+
+export interface TelegramConfig {
+  readonly botToken: Redacted.Redacted<string>
+  /** what the Bot API sends in `X-Telegram-Bot-Api-Secret-Token` (set with `setWebhook`'s `secret_token`) */
+  readonly webhookSecret: Redacted.Redacted<string>
+  /** `TELEGRAM_API_URL`: another Bot API host (a local stand-in in tests); none: Telegram's own */
+  readonly apiUrl: Option.Option<string>
 }
 
 export interface StripeConfig {
@@ -272,6 +282,22 @@ export const appConfig = Config.all({
   stripeWebhookSecret: optionalString("STRIPE_WEBHOOK_SECRET").pipe(Config.map(Option.map(Redacted.make))),
   stripeApiUrl: urlString("STRIPE_API_URL"),
   defaultGateway: optionalString("DEFAULT_GATEWAY").pipe(Config.map(Option.map((s) => s.toLowerCase()))),
+  telegramBotToken: optionalString("TELEGRAM_BOT_TOKEN").pipe(
+    Config.validate({
+      message: "TELEGRAM_BOT_TOKEN: must be a bot token as @BotFather gives it (<digits>:<letters, digits, _ or ->)",
+      validation: Option.match({ onNone: () => true, onSome: (s) => /^[0-9]{1,20}:[A-Za-z0-9_-]{20,100}$/.test(s) })
+    }),
+    Config.map(Option.map(Redacted.make))
+  ),
+  telegramWebhookSecret: optionalString("TELEGRAM_WEBHOOK_SECRET").pipe(
+    Config.validate({
+      // what the Bot API accepts as setWebhook's secret_token
+      message: "TELEGRAM_WEBHOOK_SECRET: must be 1-256 characters of A-Z, a-z, 0-9, _ and -",
+      validation: Option.match({ onNone: () => true, onSome: (s) => /^[A-Za-z0-9_-]{1,256}$/.test(s) })
+    }),
+    Config.map(Option.map(Redacted.make))
+  ),
+  telegramApiUrl: urlString("TELEGRAM_API_URL"),
   company: Config.all({
     name: optionalString("COMPANY_NAME"),
     // a literal `\n` in an env file is a line break of the address
@@ -290,7 +316,11 @@ export const appConfig = Config.all({
       onSome: (g) => g === "manual" || (g === "stripe" && Option.isSome(c.stripeSecretKey))
     })
   }),
-  Config.map(({ defaultGateway, stripeApiUrl, stripeSecretKey, stripeWebhookSecret, ...c }): AppConfigShape => {
+  Config.validate({
+    message: "TELEGRAM_BOT_TOKEN, TELEGRAM_WEBHOOK_SECRET: set both to enable Telegram, or neither",
+    validation: (c) => Option.isSome(c.telegramBotToken) === Option.isSome(c.telegramWebhookSecret)
+  }),
+  Config.map(({ defaultGateway, stripeApiUrl, stripeSecretKey, stripeWebhookSecret, telegramApiUrl, telegramBotToken, telegramWebhookSecret, ...c }): AppConfigShape => {
     const publicUrl = trailingSlashless(Option.getOrElse(c.publicUrl, () => `http://localhost:${c.port}`))
     return {
       ...c,
@@ -298,6 +328,9 @@ export const appConfig = Config.all({
         Option.map((keys) => ({ ...keys, apiUrl: Option.map(stripeApiUrl, trailingSlashless) }))
       ),
       defaultGateway: Option.getOrElse(defaultGateway, () => "manual"),
+      telegram: Option.all({ botToken: telegramBotToken, webhookSecret: telegramWebhookSecret }).pipe(
+        Option.map((keys) => ({ ...keys, apiUrl: Option.map(telegramApiUrl, trailingSlashless) }))
+      ),
       publicUrl,
       appUrl: trailingSlashless(Option.getOrElse(c.appUrl, () => publicUrl))
     }

@@ -44,10 +44,10 @@ test("register, login, user and profile [D20] [D21]", async () => {
 test("settings: read and change e-mail notifications [D96]", async () => {
   const user = await app.createUser()
   const me = await typedClient(app, { token: user.token })
-  expect(await ok(me.accounts.settings())).toEqual({ email_notifications: true })
+  expect(await ok(me.accounts.settings())).toEqual({ email_notifications: true, telegram_notifications: false })
   const changed = await ok(me.accounts.updateSettings({ payload: { email_notifications: false } }))
-  expect(changed.data).toEqual({ email_notifications: false })
-  expect(await ok(me.accounts.settings())).toEqual({ email_notifications: false })
+  expect(changed.data).toEqual({ email_notifications: false, telegram_notifications: false })
+  expect(await ok(me.accounts.settings())).toEqual({ email_notifications: false, telegram_notifications: false })
 })
 
 test("password change: the new password signs in, the old one is refused [D24]", async () => {
