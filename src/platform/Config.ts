@@ -59,6 +59,8 @@ export interface AppConfigShape {
    * by Bun routes beside the pipeline (`http/FastLane.ts`, docs/decisions.md "Fast lane"); absent (tests, CLI): off
    */
   readonly fastLane?: boolean
+  /** `PORTAL` ([D118]): the portal at `/` and the console at `/admin/`; absent (tests, CLI): off */
+  readonly portal?: boolean
   /** `DB_DRIVER` (issue 8), not in [D1]; absent (fixed configurations of tests and the CLI): `bun` */
   readonly dbDriver?: DbDriver
   /** [D112]: the `stripe` gateway, enabled when STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET are set */
@@ -237,6 +239,12 @@ export const appConfig = Config.all({
     Config.withDefault("true"),
     Config.map((s) => s.trim().toLowerCase()),
     Config.validate({ message: "FAST_LANE: must be true or false", validation: (s) => parseBoolean(s) !== undefined }),
+    Config.map((s) => parseBoolean(s)!)
+  ),
+  portal: Config.string("PORTAL").pipe(
+    Config.withDefault("true"),
+    Config.map((s) => s.trim().toLowerCase()),
+    Config.validate({ message: "PORTAL: must be true or false", validation: (s) => parseBoolean(s) !== undefined }),
     Config.map((s) => parseBoolean(s)!)
   ),
   hashConcurrency: positiveInt("HASH_CONCURRENCY", Math.max(1, (navigator.hardwareConcurrency || 2) - 1)),
