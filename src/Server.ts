@@ -12,11 +12,10 @@ import { adminWritesAudit } from "./http/AdminWrites.ts"
 import { BearerTokens } from "./http/Auth.ts"
 import { bodyLimit, DRAIN_MAX_BYTES } from "./http/BodyLimit.ts"
 import { withRequestOrigin } from "./http/ClientAddress.ts"
+import { catalogCaching } from "./http/Caching.ts"
 import { docsHeaders } from "./http/DocsHeaders.ts"
 import { InFlight, track } from "./http/Drain.ts"
 import { errorMapping } from "./http/ErrorMapping.ts"
-import { CatalogCache } from "./catalog/CatalogCache.ts"
-import { makeFastLane } from "./http/FastLane.ts"
 import { generalLimit, GeneralLimiter } from "./http/GeneralLimit.ts"
 import { jsonBody } from "./http/JsonBody.ts"
 import { portalPages } from "./http/Portal.ts"
@@ -26,7 +25,6 @@ import { requestMetrics } from "./http/RequestMetrics.ts"
 import { routeMatcher } from "./http/RouteTemplates.ts"
 import { AppConfig } from "./platform/Config.ts"
 import { Metrics, type RouteFigures, UNMATCHED_ROUTE } from "./platform/Metrics.ts"
-import { STATUS_DOWN, STATUS_UP, StatusProbe } from "./system/Probe.ts"
 import { NodeRpcLive } from "./vpn/NodeRpc.ts"
 
 /*
@@ -38,19 +36,19 @@ import { NodeRpcLive } from "./vpn/NodeRpc.ts"
  *   3. requestLog     one log line, the request id ([D11])
  *   4. cors           when `CORS_ORIGINS` is set
  *   5. docsHeaders    the documents' own headers (`/docs`, `/v1/openapi.json`)
+ *   6. catalogCaching ETag, `Cache-Control` and 304 for the public catalogue's reads (issue 40)
  *  inside the API (`HttpApiBuilder.middleware`: their answers pass the API's pre-response handlers)
- *   6. errorMapping   the framework's failures in the envelope (decode 422, 404/405, database 503/500)
- *   7. apiGuards      the request's origin ([D99], [D100]), the 413 ([D11]), the general limit
+ *   7. errorMapping   the framework's failures in the envelope (decode 422, 404/405, database 503/500)
+ *   8. apiGuards      the request's origin ([D99], [D100]), the 413 ([D11]), the general limit
  *                     ([D30]), the one JSON body every decoder reads
- *   8. adminWrites    every admin write that succeeded, audited ([D100])
+ *   9. adminWrites    every admin write that succeeded, audited ([D100])
  *  per endpoint (`HttpApiMiddleware` tags on the groups, `App.ts`)
- *   9. Authentication / AdminAuthentication / PeopleOnly, the rate limits of `http/RateLimit.ts`,
+ *   10. Authentication / AdminAuthentication / PeopleOnly, the rate limits of `http/RateLimit.ts`,
  *      the metrics token; then the payload's schema, then the handler.
- * 6-8 are layers built together (their order among themselves is the framework's, as before).
+ * 7-9 are layers built together (their order among themselves is the framework's, as before).
  *
- * Beside it, the FAST LANE (`http/FastLane.ts`, issue 27): `GET`/`HEAD` `/v1/status` and
- * `/v1/plans` as Bun routes doing 1-3 and 7 (the general limit) themselves, with the same
- * instances; off with `FAST_LANE=false` or when `CORS_ORIGINS` is set.
+ * Every route of the API goes through this one pipeline (issue 40: the fast lane beside it is
+ * gone); the catalogue's reads are cheap for clients through HTTP caching (`catalogCaching`).
  */
 
 /** The routes served beside the API's endpoints (the documents, the node protocol). */
@@ -66,11 +64,11 @@ const corsOf = (config: AppConfig["Type"]) =>
     : HttpMiddleware.cors({
       allowedOrigins: config.corsOrigins.includes("*") ? [] : (origin: string) => config.corsOrigins.includes(origin),
       allowedHeaders: ["authorization", "content-type", "x-request-id", "x-signature"],
-      exposedHeaders: ["x-ratelimit-limit", "x-ratelimit-remaining", "retry-after", "content-disposition", "x-request-id"],
+      exposedHeaders: ["x-ratelimit-limit", "x-ratelimit-remaining", "retry-after", "content-disposition", "x-request-id", "etag"],
       maxAge: 600
     })
 
-/** Layers 1-5, outermost first. */
+/** Layers 1-6, outermost first. */
 export const makeServeMiddleware = (options: {
   readonly inFlight: InFlight
   readonly config: AppConfig["Type"]
@@ -82,7 +80,8 @@ export const makeServeMiddleware = (options: {
     requestMetrics(options.figuresOf),
     requestLog(options.config),
     corsOf(options.config),
-    docsHeaders
+    docsHeaders,
+    catalogCaching
   ])
 
 /** The middleware around the whole app, built once per server. */
@@ -97,7 +96,7 @@ export const serveMiddleware = Effect.gen(function*() {
   return { inFlight, figuresOf, middleware: makeServeMiddleware({ inFlight, config, figuresOf }) }
 })
 
-/** Layer 7: the API's guards, outermost first. */
+/** Layer 8: the API's guards, outermost first. */
 const ApiGuardsLive = Layer.unwrapEffect(Effect.gen(function*() {
   const config = yield* AppConfig
   const tokens = yield* BearerTokens
@@ -120,7 +119,7 @@ export const makeApiWithDocs = (domain: typeof DomainLive) =>
     NodeRpcLive
   ).pipe(
     Layer.provideMerge(ApiLive.pipe(
-      // layers 6-8
+      // layers 7-9
       Layer.provide([errorMapping(Api), ApiGuardsLive, adminWritesAudit(Api).pipe(Layer.provide(AdminWritesLive))])
     )),
     Layer.provide(domain)
@@ -134,42 +133,23 @@ const drain = (inFlight: InFlight) =>
     Effect.promise(() => inFlight.drained()).pipe(Effect.timeout(Duration.seconds(10)), Effect.ignore)
   ))
 
-/**
- * The Bun server on `HOST:PORT`, with the fast lane's routes (`http/FastLane.ts`, issue 27) built
- * from the services the pipeline uses: the same catalogue cache, status probe and general limiter
- * (one instance each: layers are shared within the server's build).
- */
-const bunServer = (serve: { readonly inFlight: InFlight; readonly figuresOf: (url: string) => RouteFigures }) =>
-  Layer.unwrapEffect(Effect.gen(function*() {
-    const config = yield* AppConfig
-    const catalog = yield* CatalogCache
-    const routes = makeFastLane({
-      config,
-      inFlight: serve.inFlight,
-      figuresOf: serve.figuresOf,
-      metrics: yield* Metrics,
-      generalLimiter: (yield* GeneralLimiter).limiter,
-      databaseUp: (yield* StatusProbe).databaseUp,
-      status: { up: STATUS_UP, down: STATUS_DOWN },
-      cachedPlanList: catalog.cachedPlanListJson
-    })
-    return BunHttpServer.layer({
-      port: config.port,
-      hostname: config.host,
-      // an oversized body is read to its end before the 413 ([D11], issue 19); never kept past 1 MiB
-      maxRequestBodySize: DRAIN_MAX_BYTES,
-      routes
-    })
-  })).pipe(Layer.provide([CatalogCache.Default, StatusProbe.Default, GeneralLimiter.Default]))
+/** The Bun server on `HOST:PORT`. */
+const bunServer = Layer.unwrapEffect(Effect.map(AppConfig, (config) =>
+  BunHttpServer.layer({
+    port: config.port,
+    hostname: config.host,
+    // an oversized body is read to its end before the 413 ([D11], issue 19); never kept past 1 MiB
+    maxRequestBodySize: DRAIN_MAX_BYTES
+  })))
 
 /** The Bun server on `HOST:PORT`, tracing off (it read the client address on every request). */
 export const HttpServerLive = Layer.unwrapScoped(Effect.gen(function*() {
-  const { inFlight, figuresOf, middleware } = yield* serveMiddleware
+  const { inFlight, middleware } = yield* serveMiddleware
   // [D118]: the portal and the console, innermost (counted, logged); `PORTAL=false`: the API only
   const portal = (yield* AppConfig).portal === true
   return drain(inFlight).pipe(
     Layer.provideMerge(HttpApiBuilder.serve(portal ? (app) => middleware(portalPages(app)) : middleware).pipe(HttpMiddleware.withTracerDisabledWhen(() => true))),
     Layer.provide(ApiWithDocs),
-    Layer.provide(bunServer({ inFlight, figuresOf }))
+    Layer.provide(bunServer)
   )
 }))

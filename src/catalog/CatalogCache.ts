@@ -143,14 +143,7 @@ export class CatalogCache extends Effect.Service<CatalogCache>()("catalog/Catalo
       })
     }
 
-    /**
-     * The body of `GET /v1/plans` when the cache answers from memory now; undefined when a read
-     * must go to the database (not loaded yet, or the LISTEN connection is down): the fast lane
-     * (`http/FastLane.ts`, issue 27) then hands the request to the pipeline, which reads it.
-     */
-    const cachedPlanListJson = (): Uint8Array | undefined => (serving ? cached?.planListJson : undefined)
-
-    return { snapshot, snapshotWith, planListJson: Effect.map(snapshot, (s) => s.planListJson), cachedPlanListJson } as const
+    return { snapshot, snapshotWith, planListJson: Effect.map(snapshot, (s) => s.planListJson) } as const
   }),
   dependencies: [CatalogRepo.Default]
 }) {}

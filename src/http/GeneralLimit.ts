@@ -9,10 +9,7 @@ import { type BearerTokens, requestPrincipal } from "./Auth.ts"
 import { clientAddressWith } from "./ClientAddress.ts"
 import { envelope } from "./Responses.ts"
 
-/**
- * The one in-memory limiter of the general limit: the pipeline's guard and the fast lane
- * (`FastLane.ts`, issue 27) count on the same windows.
- */
+/** The one in-memory limiter of the general limit, shared by every request of a server. */
 export class GeneralLimiter extends Effect.Service<GeneralLimiter>()("http/GeneralLimiter", {
   effect: Effect.map(RateLimiter.memory, (limiter) => ({ limiter }))
 }) {}

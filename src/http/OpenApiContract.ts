@@ -173,6 +173,26 @@ const fixOperation = (operation: Json, method: string, path: string, schemas: Js
     if (types.some((t) => !t.startsWith("application/json"))) addHeaders(response, { "Cache-Control": HEADERS.noStore })
     if (types.some((t) => t.startsWith("text/plain"))) addHeaders(response, { "Content-Disposition": HEADERS.disposition })
   }
+  if (method === "get" && (path === "/v1/plans" || path.startsWith("/v1/plans/"))) declareCatalogCaching(operation, responses)
+}
+
+/** Issue 40: the catalogue's reads answer `ETag` and `Cache-Control`, and 304 on `If-None-Match` (`http/Caching.ts`). */
+const declareCatalogCaching = (operation: Json, responses: Json) => {
+  const etag = header("The answer's entity tag; send it back as `If-None-Match` to get 304 while it holds.")
+  const cacheControl = header("`public, max-age=60`: the public catalogue may be cached for a minute.")
+  if (isObject(responses["200"])) addHeaders(responses["200"], { ETag: etag, "Cache-Control": cacheControl })
+  responses["304"] = {
+    description: "Not modified: `If-None-Match` named the current `ETag`; no body.",
+    headers: { ETag: etag, "Cache-Control": cacheControl, "X-Request-Id": HEADERS.requestId }
+  }
+  const parameters = Array.isArray(operation["parameters"]) ? operation["parameters"] : []
+  operation["parameters"] = [...parameters, {
+    name: "If-None-Match",
+    in: "header",
+    required: false,
+    description: "An `ETag` this route answered before: 304 while it is current.",
+    schema: { type: "string" }
+  }]
 }
 
 /** `HEAD` is served wherever `GET` is: the same answer without its body. */

@@ -54,11 +54,6 @@ export interface AppConfigShape {
    * batch's time, leaving the cores to requests; absent (tests): JOBS_PAUSE_DEFAULT
    */
   readonly jobsPausePercent?: number
-  /**
-   * `FAST_LANE` (issue 27), not in [D1]: `GET`/`HEAD` `/v1/status` and `/v1/plans` answered
-   * by Bun routes beside the pipeline (`http/FastLane.ts`, docs/decisions.md "Fast lane"); absent (tests, CLI): off
-   */
-  readonly fastLane?: boolean
   /** `PORTAL` ([D118]): the portal at `/` and the console at `/admin/`; absent (tests, CLI): off */
   readonly portal?: boolean
   /** `DB_DRIVER` (issue 8), not in [D1]; absent (fixed configurations of tests and the CLI): `bun` */
@@ -234,12 +229,6 @@ export const appConfig = Config.all({
     Config.map((s) => s.trim().toLowerCase()),
     Config.validate({ message: `LOG_LEVEL: must be one of ${Object.keys(levels).join(", ")}`, validation: (s) => s in levels }),
     Config.map((s) => levels[s]!)
-  ),
-  fastLane: Config.string("FAST_LANE").pipe(
-    Config.withDefault("true"),
-    Config.map((s) => s.trim().toLowerCase()),
-    Config.validate({ message: "FAST_LANE: must be true or false", validation: (s) => parseBoolean(s) !== undefined }),
-    Config.map((s) => parseBoolean(s)!)
   ),
   portal: Config.string("PORTAL").pipe(
     Config.withDefault("true"),

@@ -80,13 +80,6 @@ describe("configuration [D1]", () => {
     expect(load({ ADMIN_REQUIRE_2FA: "2" })).toEqual(Either.left("Invalid configuration: ADMIN_REQUIRE_2FA: must be true or false"))
   })
 
-  test("FAST_LANE is a boolean, true by default (issue 27)", () => {
-    expect(Either.getOrThrow(load({})).fastLane).toBe(true)
-    expect(Either.getOrThrow(load({ FAST_LANE: "false" })).fastLane).toBe(false)
-    expect(Either.getOrThrow(load({ FAST_LANE: " off " })).fastLane).toBe(false)
-    expect(Either.getOrThrow(load({ FAST_LANE: "1" })).fastLane).toBe(true)
-    expect(load({ FAST_LANE: "fast" })).toEqual(Either.left("Invalid configuration: FAST_LANE: must be true or false"))
-  })
 
   test("WEBHOOKS_ALLOW_PRIVATE is a boolean, false by default [D101]", () => {
     expect(Either.getOrThrow(load({})).webhooksAllowPrivate).toBe(false)
