@@ -134,7 +134,7 @@ const TwoFactor = () => {
   useEffect(() => {
     if (setup.data === undefined) return
     // the QR library the API uses, loaded only when someone sets up two-factor sign-in
-    void import("qrcode").then((QRCode) => QRCode.toDataURL(setup.data.otpauth_url, { margin: 1, width: 220 })).then(setQr)
+    void import("qrcode/lib/browser.js").then((QRCode) => QRCode.toDataURL(setup.data.otpauth_url, { margin: 1, width: 220 })).then(setQr)
   }, [setup.data])
   const confirm = useForm({
     initial: { code: "" },

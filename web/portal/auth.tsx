@@ -20,7 +20,9 @@ export const SignIn = () => {
     submit: (v) => signIn({ email: v.email, password: v.password, otp: v.otp === "" ? undefined : v.otp }),
     onDone: (user) => {
       client.setQueryData(SESSION_KEY, user)
-      navigate(next)
+      // the console is another app: a page load
+      if (next === "/admin" || next.startsWith("/admin/")) window.location.assign(next)
+      else navigate(next)
     }
   })
   // [D97]: the second factor is asked for when the API says it is needed
