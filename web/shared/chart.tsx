@@ -31,7 +31,11 @@ export const BarChart = (props: {
       height: props.height ?? 240,
       legend: { show: props.series.length > 1 },
       cursor: { drag: { x: false, y: false } },
-      scales: { x: { time: false, range: [-0.5, props.labels.length - 0.5] } },
+      scales: {
+        x: { time: false, range: [-0.5, props.labels.length - 0.5] },
+        // bars start at zero
+        y: { range: (_u, _min, max) => [0, max > 0 ? max * 1.1 : 1] }
+      },
       axes: [
         { values: (_u, ticks) => ticks.map((i) => props.labels[i] ?? ""), splits: () => props.labels.map((_, i) => i) },
         { values: (_u, ticks) => ticks.map(props.format), size: 80 }
@@ -42,7 +46,7 @@ export const BarChart = (props: {
           label: s.label,
           fill: s.color,
           stroke: s.color,
-          paths: uPlot.paths.bars!({ size: [0.6 / props.series.length, 60], align: 1, gap: n }),
+          paths: uPlot.paths.bars!({ size: [0.6 / props.series.length, 60], align: props.series.length === 1 ? 0 : n === 0 ? -1 : 1 }),
           points: { show: false },
           value: (_u: uPlot, v: number | null) => (v === null ? "" : props.format(v))
         }))

@@ -35,9 +35,10 @@ export const Field = (props: FieldProps) => {
     "aria-invalid": props.error === undefined ? undefined : true,
     "aria-describedby": props.error === undefined ? undefined : errorId
   } as const
+  // the message stays outside the label: the control's name is the label alone
   return (
-    <label htmlFor={id}>
-      {props.label}
+    <div className="field">
+      <label htmlFor={id}>{props.label}</label>
       {props.multiline === true
         ? <textarea {...common} rows={5} onChange={(e) => props.onChange(e.target.value)} />
         : (
@@ -51,7 +52,7 @@ export const Field = (props: FieldProps) => {
         )}
       {props.error !== undefined && <small id={errorId} className="field-error">{props.error}</small>}
       {props.error === undefined && props.hint !== undefined && <small>{props.hint}</small>}
-    </label>
+    </div>
   )
 }
 
@@ -67,19 +68,20 @@ export interface SelectProps {
 export const Select = (props: SelectProps) => {
   const id = useId()
   return (
-    <label htmlFor={id}>
-      {props.label}
+    <div className="field">
+      <label htmlFor={id}>{props.label}</label>
       <select
         id={id}
         name={props.name}
         value={props.value}
         aria-invalid={props.error === undefined ? undefined : true}
+        aria-describedby={props.error === undefined ? undefined : `${id}-error`}
         onChange={(e) => props.onChange(e.target.value)}
       >
         {props.options.map(([value, label]) => <option key={value} value={value}>{label}</option>)}
       </select>
-      {props.error !== undefined && <small className="field-error">{props.error}</small>}
-    </label>
+      {props.error !== undefined && <small id={`${id}-error`} className="field-error">{props.error}</small>}
+    </div>
   )
 }
 
