@@ -22,6 +22,8 @@ import { BillingGatewaysApi } from "./billing/gateways/Api.ts"
 import { ServicesAdminApi, ServicesApi } from "./services/Api.ts"
 import { CatalogAdminApi, CatalogApi } from "./catalog/Api.ts"
 import { SupportAdminApi, SupportApi } from "./support/Api.ts"
+import { SupportConsoleApi } from "./support/console/Api.ts"
+import { BillingConsoleApi } from "./billing/console/Api.ts"
 import { MetricsApi, SystemApi } from "./system/Api.ts"
 import { VpnAdminApi, VpnApi } from "./vpn/Api.ts"
 import { NodeApi } from "./vpn/NodeApi.ts"
@@ -55,6 +57,9 @@ export class Api extends HttpApi.make("vpn")
   .add(AuditAdminApi)
   .add(OutboxAdminApi)
   .add(WebhooksAdminApi)
+  // [D121]: the console's reads
+  .add(BillingConsoleApi)
+  .add(SupportConsoleApi)
   .addError(ValidationErrorResponse)
   .addError(NotFoundResponse)
   .addError(PayloadTooLargeResponse)
