@@ -22,7 +22,7 @@ import { ServicesAdminApi, ServicesApi } from "./services/Api.ts"
 import { CatalogAdminApi, CatalogApi } from "./catalog/Api.ts"
 import { SupportAdminApi, SupportApi } from "./support/Api.ts"
 import { MetricsApi, SystemApi } from "./system/Api.ts"
-import { VpnAdminApi, VpnApi } from "./vpn/Api.ts"
+import { SubscriptionLinkApi, VpnAdminApi, VpnApi } from "./vpn/Api.ts"
 import { NodeApi } from "./vpn/NodeApi.ts"
 import { OutboxAdminApi } from "./outbox/Api.ts"
 import { WebhooksAdminApi } from "./webhooks/Api.ts"
@@ -66,6 +66,8 @@ export class Api extends HttpApi.make("vpn")
   .add(AccountsPagesApi)
   .add(BillingPagesApi)
   .add(MetricsApi)
+  // [D122]: the subscription links, `/s/<token>`
+  .add(SubscriptionLinkApi)
   .annotateContext(OpenApi.annotations({
     title: "VPN subscription API",
     version: "1.0.0",
