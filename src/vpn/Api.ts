@@ -338,6 +338,38 @@ export class VpnAdminApi extends HttpApiGroup.make("vpnAdmin")
   .middlewareEndpoints(AdminAuthentication)
 {}
 
+const linkHeader = (description: string) => ({ description, schema: { type: "string" } })
+
+/**
+ * [D122]: the link's 200 in each of its formats' types (one declared success per status is all
+ * the framework writes), and the headers of its 200 and 304
+ */
+const linkAnswers = (operation: Record<string, unknown>): Record<string, unknown> => {
+  const responses = operation["responses"] as Record<string, Record<string, unknown>>
+  const headers = {
+    "Subscription-Userinfo": linkHeader("`upload=<bytes>; download=<bytes>; total=<bytes, 0 unlimited>; expire=<unix seconds>` of the service's current period."),
+    "Profile-Update-Interval": linkHeader("`12`: hours between an app's fetches."),
+    "Cache-Control": linkHeader("`private, no-cache`: apps keep it, and ask again with `If-None-Match`."),
+    ETag: linkHeader("Changes whenever anything in the answer would."),
+    "Content-Disposition": linkHeader("The file name, e.g. `attachment; filename=\"amsterdam-1.conf\"`.")
+  }
+  const text = { schema: { type: "string" } }
+  const binary = { schema: { type: "string", format: "binary" } }
+  responses["200"] = {
+    description: "The configuration in the format asked for.",
+    content: {
+      "text/plain; charset=utf-8": text,
+      "application/zip": binary,
+      "application/json; charset=utf-8": text,
+      "application/yaml; charset=utf-8": text,
+      "image/png": binary
+    },
+    headers
+  }
+  responses["304"] = { description: "Nothing changed since the `ETag` sent in `If-None-Match`.", headers }
+  return operation
+}
+
 /**
  * [D122] `GET /s/<token>`, outside `/v1`: a device's configuration by its secret link, with no
  * other credential, for VPN apps that import and refresh by URL. The parameters are checked by
@@ -360,6 +392,7 @@ export class SubscriptionLinkApi extends HttpApiGroup.make("subscriptionLink")
           "(`If-None-Match` answers 304). Refused as the per-server download is (401 for a disabled account, " +
           "403, 404, 423); 404 for an unknown or renewed link; 60 requests a minute per link."
       ))
+      .annotateContext(OpenApi.annotations({ transform: linkAnswers }))
       .setPath(Schema.Struct({
         token: Schema.String.annotations({ jsonSchema: { type: "string", pattern: "^[A-Za-z0-9_-]{32,128}$" } })
       }))

@@ -473,3 +473,22 @@ describe("the limit and the fetch log [D122]", () => {
     expect(count!.n).toBe(50)
   }, 60_000)
 })
+
+describe("the contract [D122]", () => {
+  test("the OpenAPI document has the link (outside /v1) with its types and headers, and the two device routes", async () => {
+    const doc = (await app.get("/v1/openapi.json")).body
+    const link = doc.paths["/s/{token}"].get
+    expect(link.security).toEqual([])
+    expect(Object.keys(link.responses["200"].content).sort()).toEqual([
+      "application/json; charset=utf-8", "application/yaml; charset=utf-8", "application/zip", "image/png", "text/plain; charset=utf-8"
+    ])
+    for (const status of ["200", "304"]) {
+      expect(Object.keys(link.responses[status].headers)).toEqual(expect.arrayContaining([
+        "Subscription-Userinfo", "Profile-Update-Interval", "Cache-Control", "ETag", "Content-Disposition", "X-RateLimit-Limit"
+      ]))
+    }
+    expect(link.parameters.find((p: { name: string }) => p.name === "format").schema.enum).toEqual(["wireguard", "zip", "sing-box", "clash", "openvpn", "qr"])
+    expect(doc.paths["/v1/devices/{device}/subscription/rotate"].post).toBeDefined()
+    expect(doc.paths["/v1/devices/{device}/subscription/fetches"].get).toBeDefined()
+  })
+})
