@@ -65,8 +65,10 @@ const VpnLive = HttpApiBuilder.group(Api, "vpn", (handlers) =>
         Effect.flatMap(caller, (userId) =>
           Effect.map(devices.rotateDefaultCredentials(userId), (data) => ({ message: "VPN credentials rotated.", data }))
         ).pipe(Effect.zipLeft(noStore)))
-      .handle("listDevices", () => Effect.flatMap(caller, activity.list))
-      .handle("getDevice", ({ path }) => Effect.flatMap(caller, (userId) => activity.detail(userId, path.device)))
+      // [D122]: each device's link is a credential ([D11]: never cached)
+      .handle("listDevices", () => Effect.flatMap(caller, activity.list).pipe(Effect.zipLeft(noStore)))
+      .handle("getDevice", ({ path }) =>
+        Effect.flatMap(caller, (userId) => activity.detail(userId, path.device)).pipe(Effect.zipLeft(noStore)))
       .handle("rotateSubscription", ({ path }) =>
         Effect.flatMap(caller, (userId) => activity.rotateLink(userId, path.device)).pipe(Effect.zipLeft(noStore)))
       .handle("subscriptionFetches", ({ path }) => Effect.flatMap(caller, (userId) => activity.fetchesOf(userId, path.device)))

@@ -62,7 +62,11 @@ describe("the link of each device [D122]", () => {
     const detail = await app.get(`/v1/devices/${m.device}`, { token: m.user.token })
     expect(detail.status).toBe(200)
     expect(detail.body.data.subscription_url).toBe(m.url)
-    expect((await app.get("/v1/devices", { token: m.user.token })).body.data[0].subscription_url).toBe(m.url)
+    const list = await app.get("/v1/devices", { token: m.user.token })
+    expect(list.body.data[0].subscription_url).toBe(m.url)
+    // answers that carry a credential are never cached ([D11])
+    expect(detail.headers.get("cache-control")).toBe("no-store")
+    expect(list.headers.get("cache-control")).toBe("no-store")
     // the token is in no column of the device; its SHA-256 is
     const [row] = await app.sql<{ whole: string; hash: string }>`
       select row_to_json(d)::text as whole, subscription_hash as hash from vpn_devices d where id = ${m.device}`
