@@ -505,6 +505,8 @@ CONF
   done
   stop_client
   [ -n "$ended" ] || fail "a disabled user's open OpenVPN session still passes 5 s later"
+  # a ping lost on a busy machine (200 ms each) may end the wait before the kill: its log line gets 3 s
+  for _ in $(seq 1 30); do grep -q "ended the OpenVPN sessions of" "$WORK/agent-ovpn.log" && break; sleep 0.1; done
   grep -q "ended the OpenVPN sessions of" "$WORK/agent-ovpn.log" || fail "the agent did not kill the session: $(tail -n 5 "$WORK/agent-ovpn.log")"
   [ "$ended" -le 2000 ] || fail "a disabled user's open OpenVPN session ended after $ended ms (> 2000)"
   echo "ok P5 - OpenVPN: a disabled user's open session ends in $ended ms (kill through the management interface)"
