@@ -31,6 +31,7 @@ import servicesCurrentCovering from "./0047_services_current_covering.ts"
 import userLocale from "./0054_user_locale.ts"
 import moneyReview from "./0048_money_review.ts"
 import telegram from "./0059_telegram.ts"
+import subscriptionLinks from "./0057_subscription_links.ts"
 
 /**
  * Every migration, imported statically so that a compiled binary carries them.
@@ -67,5 +68,6 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "47_services_current_covering": servicesCurrentCovering,
   "48_money_review": moneyReview,
   "54_user_locale": userLocale,
+  "57_subscription_links": subscriptionLinks,
   "59_telegram": telegram
 }

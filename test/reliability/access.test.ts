@@ -107,7 +107,9 @@ const idsOf = (who: "a" | "b"): Record<string, string> => {
     session: String(who === "a" ? keys.aSessionId : keys.bSessionId),
     // admin-only resources ([D101]): no owner; the admin routes' checks come before the lookup
     id: "1",
-    delivery: "1"
+    delivery: "1",
+    // [D122]: the token of the user's device's subscription link (a credential of its own)
+    token: linkTokens[who]
   }
 }
 
@@ -182,6 +184,8 @@ interface Keys {
   readonly adminAll: string
 }
 let keys: Keys
+/** [D122]: each owner's device's subscription link token, read before B's snapshot */
+let linkTokens: Record<"a" | "b", string>
 
 const makeKey = async (token: string, scopes: ReadonlyArray<string>) => {
   const res = await app.post("/v1/account/api-keys", { token, body: { name: `access ${scopes.join(" ")}`, scopes } })
@@ -213,6 +217,11 @@ beforeAll(async () => {
     adminWrite: adminWrite.key,
     adminAll: adminAll.key
   }
+  const linkOf = async (token: string, device: number) => {
+    const res = await app.get(`/v1/devices/${device}`, { token })
+    return new URL(String(res.body.data.subscription_url)).pathname.slice("/s/".length)
+  }
+  linkTokens = { a: await linkOf(world.a.token, world.devices.a), b: await linkOf(world.b.token, world.devices.b) }
   const loaded = await loadOperations(app)
   doc = loaded.doc
   operations = loaded.operations
@@ -226,7 +235,7 @@ afterAll(async () => {
 })
 
 test("the matrix knows every path parameter the API documents", () => {
-  const known = new Set(["service", "invoice", "ticket", "server", "plan", "cycle", "user", "gateway", "key", "session", "device", "id", "delivery"])
+  const known = new Set(["service", "invoice", "ticket", "server", "plan", "cycle", "user", "gateway", "key", "session", "device", "id", "delivery", "token"])
   for (const op of operations) {
     for (const p of op.params) check(op, known.has(p.name), () => `path parameter {${p.name}} has no fixture in the access matrix: add one`)
   }

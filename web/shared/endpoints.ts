@@ -113,6 +113,8 @@ export const ENDPOINTS = {
     revokeVpnAccess: ["POST", "/v1/account/vpn/revoke-all", "message"],
     listDevices: ["GET", "/v1/devices", "data"],
     getDevice: ["GET", "/v1/devices/:device", "data"],
+    rotateSubscription: ["POST", "/v1/devices/:device/subscription/rotate", "data"],
+    subscriptionFetches: ["GET", "/v1/devices/:device/subscription/fetches", "data"],
     createDevice: ["POST", "/v1/devices", "data"],
     renameDevice: ["PUT", "/v1/devices/:device", "data"],
     deleteDevice: ["DELETE", "/v1/devices/:device", "message"],
@@ -187,5 +189,8 @@ export const ENDPOINTS = {
   },
   metrics: {
     metrics: ["GET", "/metrics", "raw"]
+  },
+  subscriptionLink: {
+    fetchSubscription: ["GET", "/s/:token", "raw"]
   }
 } as const satisfies EndpointTable
