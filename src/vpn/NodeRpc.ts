@@ -11,7 +11,7 @@ import { constantTimeEqual, sha256Hex } from "../platform/Crypto.ts"
 import { Access } from "./Access.ts"
 import { NodeAgents } from "./NodeAgents.ts"
 import { NODE_RPC_PATH, NodeRpcAuth, NodeRpcs, NodeUnauthorized, type PeersBatch, RpcNode } from "./NodeProtocol.ts"
-import { guardNodeRpc } from "./NodeRpcGuard.ts"
+import { guardNodeRpc } from "./NodeRpcHttp.ts"
 import { PeerWake } from "./PeerWake.ts"
 import { Servers } from "./Servers.ts"
 
@@ -87,7 +87,7 @@ const HandlersLive = NodeRpcs.toLayer(Effect.gen(function*() {
 }))
 
 /**
- * POST `/v1/node/rpc` on the API's router, behind the guard of issue 34 (`NodeRpcGuard.ts`: the
+ * POST `/v1/node/rpc` on the API's router, behind the guard of issue 34 (`NodeRpcHttp.ts`: the
  * token, the size, the calls and the streams checked before the RPC server decodes anything),
  * with the keepalive of every open response.
  */

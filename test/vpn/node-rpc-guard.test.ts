@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test"
-import { MAX_RPC_CALLS, MAX_RPC_STREAMS } from "../../src/vpn/NodeRpcGuard.ts"
+import { MAX_RPC_CALLS, MAX_RPC_STREAMS } from "../../src/vpn/NodeRpcHttp.ts"
 import { makeTestApp, type TestApp } from "../support/app.ts"
 import { watch } from "../support/node-rpc.ts"
 import { makePlan, makeServer } from "./fixtures.ts"
