@@ -28,6 +28,8 @@ import usageLogPerStatement from "./0040_usage_log_per_statement.ts"
 import deviceUsagePerStatement from "./0045_device_usage_per_statement.ts"
 import reportTablesFillfactor from "./0046_report_tables_fillfactor.ts"
 import servicesCurrentCovering from "./0047_services_current_covering.ts"
+import nodeChangesScoped from "./0050_node_changes_scoped.ts"
+import handshakesNotAhead from "./0051_handshakes_not_ahead.ts"
 
 /**
  * Every migration, imported statically so that a compiled binary carries them.
@@ -61,5 +63,7 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "40_usage_log_per_statement": usageLogPerStatement,
   "45_device_usage_per_statement": deviceUsagePerStatement,
   "46_report_tables_fillfactor": reportTablesFillfactor,
-  "47_services_current_covering": servicesCurrentCovering
+  "47_services_current_covering": servicesCurrentCovering,
+  "50_node_changes_scoped": nodeChangesScoped,
+  "51_handshakes_not_ahead": handshakesNotAhead
 }

@@ -28,7 +28,9 @@ export const PeersBatch = Schema.Struct({
   revision: Schema.Number,
   full: Schema.Boolean,
   /** WireGuard peers, or an OpenVPN server's credentials ([D106]) */
-  peers: Schema.Array(Schema.Union(NodePeer, RemovedEntry, OpenVpnEntry, RemovedOpenVpnEntry))
+  peers: Schema.Array(Schema.Union(NodePeer, RemovedEntry, OpenVpnEntry, RemovedOpenVpnEntry)),
+  /** issue 34: OpenVPN usernames whose password was replaced in this batch: their sessions end */
+  rotated: Schema.optionalWith(Schema.Array(Schema.String), { default: () => [] })
 })
 export type PeersBatch = typeof PeersBatch.Type
 

@@ -58,7 +58,7 @@ const HandlersLive = NodeRpcs.toLayer(Effect.gen(function*() {
       : access.nodeSync(serverId, String(since)).pipe(Effect.map((s) => ({ ...s, full: false })), Effect.mapError(() => "full" as const))
     ).pipe(
       Effect.catchAll(() => Effect.map(access.nodeSync(serverId, undefined).pipe(Effect.orDie), (s) => ({ ...s, full: true }))),
-      Effect.map((s): PeersBatch => ({ revision: s.revision, full: s.full, peers: s.peers }))
+      Effect.map((s): PeersBatch => ({ revision: s.revision, full: s.full, peers: s.peers, rotated: "rotated" in s ? s.rotated ?? [] : [] }))
     )
 
   return NodeRpcs.of({
