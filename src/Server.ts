@@ -167,6 +167,7 @@ export const HttpServerLive = Layer.unwrapScoped(Effect.gen(function*() {
   return drain(inFlight).pipe(
     Layer.provideMerge(HttpApiBuilder.serve(middleware).pipe(HttpMiddleware.withTracerDisabledWhen(() => true))),
     Layer.provide(ApiWithDocs),
-    Layer.provide(bunServer({ inFlight, figuresOf }))
+    // the bound server is an output: the start-up line waits for it (issue 34)
+    Layer.provideMerge(bunServer({ inFlight, figuresOf }))
   )
 }))

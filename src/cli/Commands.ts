@@ -51,7 +51,11 @@ const withDatabase = <A, E>(effect: Effect.Effect<A, E, SqlClient.SqlClient | Da
     const Platform = Layer.mergeAll(DatabaseLive, AppClock.Live, Metrics.Live.pipe(Layer.provide(AppClock.Live))).pipe(
       Layer.provideMerge(AppConfig.layer(config))
     )
-    return yield* effect.pipe(Effect.provide(Platform), Logger.withMinimumLogLevel(config.logLevel))
+    return yield* effect.pipe(
+      // issue 34: a server holds the embedded DATA_DIR: one line, nothing opened
+      Effect.provide(Platform.pipe(Layer.mapError((e) => new CliFailure({ message: e.message })))),
+      Logger.withMinimumLogLevel(config.logLevel)
+    )
   })
 
 const migrate = Command.make("migrate", {}, () =>
