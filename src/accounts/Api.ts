@@ -5,19 +5,21 @@ import * as OpenApi from "@effect/platform/OpenApi"
 import * as Schema from "effect/Schema"
 import { describe } from "../http/Describe.ts"
 import * as ParseResult from "effect/ParseResult"
-import { AdminAuthentication, Authentication, PeopleOnly } from "../http/Auth.ts"
-import { Confirmation, Ok, OkMessage, OkPage } from "../http/Envelope.ts"
-import { errorEnvelope, InvalidCredentialsResponse, TooManyAttemptsResponse } from "../http/Errors.ts"
 import {
+  AdminAuthentication,
+  Authentication,
   ForgotPasswordRateLimit,
   LoginRateLimit,
   PasswordCheckRateLimit,
+  PeopleOnly,
   RegisterRateLimit,
   ResendVerificationRateLimit,
   ResetPasswordRateLimit,
   TwoFactorRateLimit,
   VerifyEmailRateLimit
-} from "../http/RateLimit.ts"
+} from "../http/Middleware.ts"
+import { Confirmation, Ok, OkMessage, OkPage } from "../http/Envelope.ts"
+import { errorEnvelope, InvalidCredentialsResponse, TooManyAttemptsResponse } from "../http/Errors.ts"
 import { Body, boolean, email, IdParam, oneOf, string, timestamp } from "../platform/Fields.ts"
 import { PageParam } from "../platform/Page.ts"
 import { isCommonPassword } from "./CommonPasswords.ts"

@@ -4,8 +4,7 @@ import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import * as Schema from "effect/Schema"
 import { describe } from "../http/Describe.ts"
-import { isIP } from "node:net"
-import { AdminAuthentication, Authentication } from "../http/Auth.ts"
+import { AdminAuthentication, Authentication } from "../http/Middleware.ts"
 import { Confirmation, Ok, OkMessage, OkPage } from "../http/Envelope.ts"
 import {
   BusinessRuleViolationResponse,
@@ -14,16 +13,24 @@ import {
   ValidationErrorResponse
 } from "../http/Errors.ts"
 import { Body, IdParam, integer, label, oneOf, string } from "../platform/Fields.ts"
+import { isIP } from "../platform/Ip.ts"
 import { BandwidthSummary, BandwidthUsage, HistoryEntry, MAX_BYTES, parsePeriod } from "./Bandwidth.ts"
 import { parseSubnet } from "./Configs.ts"
 import { BandwidthExceeded, PlanExcludesServer, ServerNotConfigured, ServiceSuspended, SubnetFull } from "./Errors.ts"
-import { VpnCredentials } from "./Credentials.ts"
-import { Device as DeviceFields, DeviceWithCredentials, PLATFORMS } from "./Devices.ts"
 import { PageParam } from "../platform/Page.ts"
-import { DeviceDetail, DeviceSeen } from "./DeviceActivity.ts"
-import { AgentStatus } from "./NodeAgents.ts"
-import { CreatedServer, Server as ServerFields, ServerRecord } from "./Servers.ts"
-import { UsageRecorded } from "./Usage.ts"
+import {
+  AgentStatus,
+  CreatedServer,
+  Device as DeviceFields,
+  DeviceDetail,
+  DeviceSeen,
+  DeviceWithCredentials,
+  PLATFORMS,
+  Server as ServerFields,
+  ServerRecord,
+  UsageRecorded,
+  VpnCredentials
+} from "./Domain.ts"
 
 // ---- resources ---------------------------------------------------------------------------
 
