@@ -4,6 +4,7 @@ import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import * as OpenApi from "@effect/platform/OpenApi"
 import * as Schema from "effect/Schema"
 import { describe } from "../http/Describe.ts"
+import { answers422WithoutInput } from "../http/OpenApiContract.ts"
 import * as ParseResult from "effect/ParseResult"
 import {
   AdminAuthentication,
@@ -172,7 +173,8 @@ export class AccountsApi extends HttpApiGroup.make("accounts")
       .addSuccess(OkMessage(Settings, { identifier: "AccountsSettingsUpdated" }))
   )
   .add(HttpApiEndpoint.post("setUpTwoFactor", "/account/2fa")
-      .annotateContext(describe("Start two-factor sign-in", "Creates a new TOTP secret (SHA-1, 6 digits, 30 s) and answers it in base32 with an `otpauth://` URL for authenticator apps; two-factor sign-in is on only after `POST /v1/account/2fa/confirm`. Takes a user's token only.")).addSuccess(Ok(TwoFactorSetup)).middleware(PeopleOnly))
+      .annotateContext(describe("Start two-factor sign-in", "Creates a new TOTP secret (SHA-1, 6 digits, 30 s) and answers it in base32 with an `otpauth://` URL for authenticator apps; two-factor sign-in is on only after `POST /v1/account/2fa/confirm`. While it is on already: 422 `Two-factor authentication is already enabled.` (under `errors.two_factor`). Takes a user's token only.")).addSuccess(Ok(TwoFactorSetup)).middleware(PeopleOnly)
+      .annotate(OpenApi.Override, answers422WithoutInput))
   .add(
     HttpApiEndpoint.post("confirmTwoFactor", "/account/2fa/confirm")
       .annotateContext(describe("Confirm two-factor sign-in", "Checks a code of the new secret, turns two-factor sign-in on and answers 10 single-use recovery codes (shown once). The confirming code cannot be used again to sign in."))
