@@ -320,9 +320,11 @@ export class AccountsPagesApi extends HttpApiGroup.make("accountsPages")
     HttpApiEndpoint.get("resetPasswordPage", "/reset-password")
       .setUrlParams(Schema.Struct({ token: Schema.optional(Schema.String), email: Schema.optional(Schema.String) }))
       .addSuccess(Html)
+      // [D117], made precise by issue 34: every request to the page counts, GET included
+      .middleware(ResetPasswordRateLimit)
   )
   // the form of the reset page posts here (application/x-www-form-urlencoded), so it works without JavaScript
-  // the same per-address counter as POST /v1/auth/reset-password ([D117]); the form page itself checks nothing
+  // the same per-address counter as POST /v1/auth/reset-password ([D117])
   .add(HttpApiEndpoint.post("resetPasswordForm", "/reset-password").addSuccess(Html).middleware(ResetPasswordRateLimit))
   .annotate(OpenApi.Exclude, true)
 {}
