@@ -1,7 +1,7 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as SqlSchema from "@effect/sql/SqlSchema"
 import * as Effect from "effect/Effect"
-import * as Runtime from "effect/Runtime"
+import * as FiberSet from "effect/FiberSet"
 import * as Schema from "effect/Schema"
 import { AppClock } from "../platform/Clock.ts"
 import { AppKey } from "../platform/Crypto.ts"
@@ -47,12 +47,15 @@ const Count = Schema.Struct({ n: Schema.Int })
  * written (`failed`, listed for admins).
  */
 export class OutboxSender extends Effect.Service<OutboxSender>()("outbox/OutboxSender", {
-  effect: Effect.gen(function*() {
+  scoped: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const clock = yield* AppClock
     const appKey = yield* AppKey
     const mailer = yield* Mailer
-    const runtime = yield* Effect.runtime<never>()
+    // the passes `wake` starts belong to this service's scope (issue 34): a pass still running when
+    // the process closes its layers (a CLI command done, a server stopping) is interrupted before
+    // the database goes, its rows left for the next pass, never failing on a closed pool
+    const runInBackground = yield* FiberSet.runtime(yield* FiberSet.make())<never>()
     const outboxFigures = yield* outboxMetrics
 
     const deliveries = new Map<string, Delivery>()
@@ -188,7 +191,7 @@ export class OutboxSender extends Effect.Service<OutboxSender>()("outbox/OutboxS
      * transaction that wrote them committed (the caller never waits for SMTP, [D23]).
      */
     const wake: Effect.Effect<void> = Effect.sync(() => {
-      Runtime.runFork(runtime)(pass)
+      runInBackground(pass)
     })
 
     const purgeRows = SqlSchema.single({
