@@ -79,7 +79,11 @@ export class Api extends HttpApi.make("vpn")
     title: "VPN subscription API",
     version: "1.0.0",
     description: API_DESCRIPTION,
-    servers: [{ url: "http://localhost:3000", description: "A server started with `npm start` (set PUBLIC_URL for yours)" }],
+    // issue 34: "Try it out" calls the origin the page came from (the page's CSP allows no other)
+    servers: [
+      { url: "/", description: "This server: the origin `/docs` and this document were fetched from" },
+      { url: "http://localhost:3000", description: "A server started with `npm start` on its default port" }
+    ],
     license: { name: "Proprietary" },
     transform: documentTransform
   }))

@@ -153,6 +153,7 @@ export const HttpServerLive = Layer.unwrapScoped(Effect.gen(function*() {
   return drain(inFlight).pipe(
     Layer.provideMerge(HttpApiBuilder.serve(portal ? (app) => middleware(portalPages(app)) : middleware).pipe(HttpMiddleware.withTracerDisabledWhen(() => true))),
     Layer.provide(ApiWithDocs),
-    Layer.provide(bunServer)
+    // the bound server is an output: the start-up line waits for it (issue 34)
+    Layer.provideMerge(bunServer)
   )
 }))

@@ -133,3 +133,17 @@ export const paymentWebhookContract = {
     content: { "application/json": { schema: bodySchemaOf(PaymentEvent) } }
   }
 }
+
+/** One ledger row as the API shows it ([D109]): the amount signed. */
+export const BalanceTransaction = Schema.Struct({
+  id: Schema.Int,
+  amount: Schema.String,
+  currency: Schema.String,
+  reason: Schema.String,
+  invoice_uuid: Schema.NullOr(Schema.String),
+  created_at: Schema.Date
+}).annotations({ identifier: "BalanceTransaction" })
+export type BalanceTransaction = typeof BalanceTransaction.Type
+
+export const BalanceAmount = Schema.Struct({ currency: Schema.String, amount: Schema.String })
+  .annotations({ identifier: "BalanceAmount" })

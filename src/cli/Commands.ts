@@ -51,7 +51,11 @@ const withDatabase = <A, E>(effect: Effect.Effect<A, E, SqlClient.SqlClient | Da
     const Platform = Layer.mergeAll(DatabaseLive, AppClock.Live, Metrics.Live.pipe(Layer.provide(AppClock.Live))).pipe(
       Layer.provideMerge(AppConfig.layer(config))
     )
-    return yield* effect.pipe(Effect.provide(Platform), Logger.withMinimumLogLevel(config.logLevel))
+    return yield* effect.pipe(
+      // issue 34: a server holds the embedded DATA_DIR: one line, nothing opened
+      Effect.provide(Platform.pipe(Layer.mapError((e) => new CliFailure({ message: e.message })))),
+      Logger.withMinimumLogLevel(config.logLevel)
+    )
   })
 
 const migrate = Command.make("migrate", {}, () =>
@@ -70,18 +74,41 @@ const adminFields = Schema.Struct({
   name: string("name", { max: 255 })
 }).annotations({ parseOptions: { errors: "all" } })
 
+/**
+ * The admin's password (issue 34): `--password-stdin` (the first line of standard input), else
+ * `--password` (kept for scripts; npm echoes it and `ps` shows it), else `ADMIN_PASSWORD`.
+ */
+const adminPassword = (options: { readonly password: Option.Option<Redacted.Redacted<string>>; readonly passwordStdin: boolean }) =>
+  Effect.gen(function*() {
+    if (options.passwordStdin) {
+      const input = yield* Effect.promise(() => new Response(Bun.stdin.stream()).text())
+      return input.split(/\r?\n/)[0] ?? ""
+    }
+    if (Option.isSome(options.password)) return Redacted.value(options.password.value)
+    const fromEnv = process.env["ADMIN_PASSWORD"]
+    if (fromEnv !== undefined && fromEnv.length > 0) return fromEnv
+    return yield* new CliFailure({ message: "create-admin needs a password: --password-stdin (read from standard input) or ADMIN_PASSWORD" })
+  })
+
 const createAdmin = Command.make(
   "create-admin",
   {
     email: Options.text("email").pipe(Options.withDescription("the admin's e-mail (stored lower-cased)")),
-    password: Options.redacted("password").pipe(Options.withDescription("8-128 characters; never changed on an existing account")),
+    password: Options.redacted("password").pipe(
+      Options.optional,
+      Options.withDescription("8-128 characters; never changed on an existing account. Shown in the process list and echoed by npm: prefer --password-stdin or ADMIN_PASSWORD")
+    ),
+    passwordStdin: Options.boolean("password-stdin").pipe(
+      Options.withDescription("read the password from standard input (its first line)")
+    ),
     name: Options.text("name").pipe(Options.withDefault("Administrator"), Options.withDescription("display name"))
   },
   (options) =>
     Effect.gen(function*() {
+      const password = yield* adminPassword(options)
       const fields = yield* Schema.decodeUnknown(adminFields)({
         email: options.email,
-        password: Redacted.value(options.password),
+        password,
         name: options.name
       }).pipe(Effect.mapError((e) =>
         new CliFailure({

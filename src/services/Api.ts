@@ -4,11 +4,10 @@ import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import { describe } from "../http/Describe.ts"
-import { AdminAuthentication, Authentication } from "../http/Auth.ts"
+import { AdminAuthentication, Authentication } from "../http/Middleware.ts"
 import { Ok, OkMessage } from "../http/Envelope.ts"
 import { Body, boolean, IdParam, integer, label, oneOf } from "../platform/Fields.ts"
-import { SERVICE_STATUSES, ServiceStatus, type Subscription } from "./Domain.ts"
-import { noSchedule, type ServiceSchedule } from "./Schedule.ts"
+import { noSchedule, SERVICE_STATUSES, type ServiceSchedule, ServiceStatus, type Subscription } from "./Domain.ts"
 
 // ---- resources ([D34]) ------------------------------------------------------------------
 

@@ -105,3 +105,18 @@ export type NewService = typeof NewService.Type
 /** A service that a renewal invoice is due for ([D80]). */
 export const RenewalCandidate = ServiceRecord.pick("id", "user_id", "plan_id", "cycle_id", "expires_at")
 export type RenewalCandidate = typeof RenewalCandidate.Type
+
+/** [D108]: a downgrade waiting for the period's end, as service responses show it */
+export interface ScheduledChange {
+  readonly plan: { readonly id: number; readonly name: string }
+  readonly cycle: { readonly id: number; readonly name: string; readonly duration_days: number; readonly price: string }
+  readonly effective_at: string
+}
+
+/** [D111] [D108]: what a service response adds: `cancel_at` and `scheduled_change` */
+export interface ServiceSchedule {
+  readonly cancel_at: string | null
+  readonly scheduled_change: ScheduledChange | null
+}
+
+export const noSchedule: ServiceSchedule = { cancel_at: null, scheduled_change: null }

@@ -9,7 +9,11 @@ import { AppClock } from "../platform/Clock.ts"
 import { NotFound, ValidationError } from "../platform/Errors.ts"
 import { periodAt, periodStart } from "./Bandwidth.ts"
 import { Device, Devices } from "./Devices.ts"
-import { SubscriptionFetch, SubscriptionLinks } from "./SubscriptionLinks.ts"
+import { SubscriptionLinks } from "./SubscriptionLinks.ts"
+import { type Activity, AdminDevice, DeviceDetail, DeviceSeen, DeviceServer } from "./Domain.ts"
+
+// the schemas the contract shows live in `Domain.ts` (issue 34)
+export { AdminDevice, DeviceDetail, DeviceSeen, DeviceServer }
 
 /**
  * [D107] Devices you can see: each device's last handshake (the newest a node reported for one
@@ -21,47 +25,6 @@ import { SubscriptionFetch, SubscriptionLinks } from "./SubscriptionLinks.ts"
 
 /** a handshake this recent means the device is online */
 export const ONLINE_WITHIN_MS = 180_000
-
-/** [D107]: a device's activity */
-const Activity = Schema.Struct({
-  ...Device.fields,
-  last_handshake_at: Schema.NullOr(Schema.DateFromString),
-  online: Schema.Boolean,
-  period_bytes: Schema.Int
-})
-type Activity = typeof Activity.Type
-
-/** [D107], [D122]: a device in `GET /v1/devices`, with its subscription link */
-export const DeviceSeen = Schema.Struct({
-  ...Activity.fields,
-  subscription_url: Schema.String
-})
-export type DeviceSeen = typeof DeviceSeen.Type
-
-/**
- * [D107], [D122]: a device as an admin sees it (`GET /v1/admin/users/{user}/devices`): its
- * activity and its link's last fetches, newest first (a sharing signal); not the link itself
- */
-export const AdminDevice = Schema.Struct({
-  ...Activity.fields,
-  subscription_fetches: Schema.Array(SubscriptionFetch)
-})
-export type AdminDevice = typeof AdminDevice.Type
-
-/** [D107]: one server of a device, with the bytes of the current period */
-export const DeviceServer = Schema.Struct({
-  server_id: Schema.Int,
-  server_name: Schema.String,
-  /** its WireGuard address on that server (null: no WireGuard peer there, e.g. OpenVPN) */
-  address: Schema.NullOr(Schema.String),
-  last_handshake_at: Schema.NullOr(Schema.DateFromString),
-  rx_bytes: Schema.Int,
-  tx_bytes: Schema.Int
-})
-
-/** [D107]: `GET /v1/devices/{device}` */
-export const DeviceDetail = Schema.Struct({ ...DeviceSeen.fields, servers: Schema.Array(DeviceServer) })
-export type DeviceDetail = typeof DeviceDetail.Type
 
 const ServerRow = Schema.Struct({
   device_id: Schema.Int,

@@ -2,8 +2,9 @@ import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as OpenApi from "@effect/platform/OpenApi"
 import * as Schema from "effect/Schema"
-import { Authentication } from "../../http/Auth.ts"
+import { Authentication } from "../../http/Middleware.ts"
 import { describe } from "../../http/Describe.ts"
+import { requiredQueryParameters } from "../../http/OpenApiContract.ts"
 import { Ok } from "../../http/Envelope.ts"
 import { BusinessRuleViolationResponse } from "../../http/Errors.ts"
 import { Body, IdParam, integer, oneOf } from "../../platform/Fields.ts"
@@ -61,6 +62,8 @@ export class SubscriptionsApi extends HttpApiGroup.make("subscriptions")
     .setPath(ServicePath)
     // both required; checked after the service is found (another user's service is 404 first)
     .setUrlParams(Schema.Struct({ plan_id: Schema.optional(idParam("plan_id")), cycle_id: Schema.optional(idParam("cycle_id")) }))
+    // issue 34: required in the document (a request without them is 422)
+    .annotate(OpenApi.Transform, requiredQueryParameters("plan_id", "cycle_id"))
     .addSuccess(Ok(ChangeQuote, { identifier: "ChangeQuoteResponse" }))
     .addError(BusinessRuleViolationResponse)
     .annotateContext(describe(
