@@ -28,6 +28,7 @@ import usageLogPerStatement from "./0040_usage_log_per_statement.ts"
 import deviceUsagePerStatement from "./0045_device_usage_per_statement.ts"
 import reportTablesFillfactor from "./0046_report_tables_fillfactor.ts"
 import servicesCurrentCovering from "./0047_services_current_covering.ts"
+import gatewaysAndDunning from "./0061_gateways_and_dunning.ts"
 
 /**
  * Every migration, imported statically so that a compiled binary carries them.
@@ -61,5 +62,6 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "40_usage_log_per_statement": usageLogPerStatement,
   "45_device_usage_per_statement": deviceUsagePerStatement,
   "46_report_tables_fillfactor": reportTablesFillfactor,
-  "47_services_current_covering": servicesCurrentCovering
+  "47_services_current_covering": servicesCurrentCovering,
+  "61_gateways_and_dunning": gatewaysAndDunning
 }

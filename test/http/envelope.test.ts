@@ -34,7 +34,8 @@ const invoice = (id: number, paid: boolean): Invoice => ({
   due_date: new Date("2026-02-01T00:00:00Z"),
   paid_at: paid ? new Date("2026-01-20T10:00:00.123Z") : null,
   transaction_id: null,
-  created_at: new Date("2026-01-15T12:00:00Z")
+  created_at: new Date("2026-01-15T12:00:00Z"),
+  save_card: false
 })
 
 describe("pre-encoded responses", () => {
