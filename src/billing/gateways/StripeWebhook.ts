@@ -6,6 +6,7 @@ import { InvalidSignature, NotFound, orNotFound, ValidationError } from "../../p
 import { GatewaysLive } from "../Gateways.ts"
 import { Invoices } from "../Invoices.ts"
 import { Payments } from "../Payments.ts"
+import { SavedCards } from "../cards/SavedCards.ts"
 import { StripeGateway, toMinorUnits } from "./Stripe.ts"
 import { StripeRecords } from "./StripeRecords.ts"
 
@@ -26,6 +27,7 @@ export class StripeWebhook extends Effect.Service<StripeWebhook>()("billing/Stri
     const records = yield* StripeRecords
     const invoices = yield* Invoices
     const payments = yield* Payments
+    const savedCards = yield* SavedCards
 
     const detailOf = (invoiceId: number | null) =>
       invoiceId === null
@@ -51,6 +53,8 @@ export class StripeWebhook extends Effect.Service<StripeWebhook>()("billing/Stri
           payload: { event_id: event.id, type: event.type, session_id: session.id, payment_intent: intent }
         })
         if (intent !== null) yield* records.setPaymentIntent(session.id, intent)
+        // [D124]: the payer agreed to keep the card: the one Checkout saved is remembered
+        yield* savedCards.rememberFrom(invoice, intent)
         return invoice.id
       })
 
@@ -71,5 +75,5 @@ export class StripeWebhook extends Effect.Service<StripeWebhook>()("billing/Stri
 
     return { accept } as const
   }),
-  dependencies: [StripeRecords.Default, Invoices.Default, Payments.Default, GatewaysLive]
+  dependencies: [StripeRecords.Default, Invoices.Default, Payments.Default, GatewaysLive, SavedCards.Default]
 }) {}
