@@ -119,6 +119,24 @@ describe("saved cards [D124]", () => {
   })
 })
 
+describe("save_card on a plan change [D124]", () => {
+  test("the change's invoice keeps the card too; without it, none is kept", async () => {
+    const { service, user } = await subscriber("manual")
+    const [bigger] = await app.sql<{ id: number }>`
+      insert into plans (name, description, bandwidth_limit_gb, speed_limit_mbps, trial_days) values ('Max', '', 0, 100, 0) returning id`
+    const [cycle] = await app.sql<{ id: number }>`
+      insert into billing_cycles (plan_id, name, duration_days, price, currency) values (${bigger!.id}, 'Monthly', 30, '20.00', 'USD') returning id`
+    const changed = await app.post(`/v1/services/${service.id}/change`, {
+      token: user.token,
+      body: { plan_id: bigger!.id, cycle_id: cycle!.id, gateway: "stripe", save_card: true }
+    })
+    expect(changed.status).toBeLessThan(300)
+    const rows = await app.sql<{ save_card: boolean }>`select save_card from invoices where user_id = ${user.id} order by id`
+    expect(rows.map((r) => r.save_card)).toEqual([false, true])
+    expect((await app.post(`/v1/services/${service.id}/change`, { token: user.token, body: { plan_id: bigger!.id, cycle_id: cycle!.id, save_card: "yes" } })).status).toBe(422)
+  })
+})
+
 describe("a renewal charged to the saved card [D124]", () => {
   test("declined at expires_at: grace at GRACE_SPEED_MBPS with a notice; retried exactly at +1 day; paid at +3 days: active at full speed from the old expires_at", async () => {
     const { key, service, user, expiresAt } = await subscriber("card")
