@@ -28,6 +28,9 @@ import usageLogPerStatement from "./0040_usage_log_per_statement.ts"
 import deviceUsagePerStatement from "./0045_device_usage_per_statement.ts"
 import reportTablesFillfactor from "./0046_report_tables_fillfactor.ts"
 import servicesCurrentCovering from "./0047_services_current_covering.ts"
+import moneyReview from "./0048_money_review.ts"
+import userLocale from "./0054_user_locale.ts"
+import telegram from "./0059_telegram.ts"
 import gatewaysAndDunning from "./0061_gateways_and_dunning.ts"
 
 /**
@@ -63,5 +66,8 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "45_device_usage_per_statement": deviceUsagePerStatement,
   "46_report_tables_fillfactor": reportTablesFillfactor,
   "47_services_current_covering": servicesCurrentCovering,
+  "48_money_review": moneyReview,
+  "54_user_locale": userLocale,
+  "59_telegram": telegram,
   "61_gateways_and_dunning": gatewaysAndDunning
 }

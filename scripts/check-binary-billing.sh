@@ -32,14 +32,17 @@ INVOICE=$(curl -fsS -X POST "$API/v1/orders" -H "authorization: Bearer $TOKEN" -
 URL=$(curl -fsS "$API/v1/invoices/$INVOICE/payment-url" -H "authorization: Bearer $TOKEN" | json '.data.url') || fail "no payment URL"
 case "$URL" in https://checkout.stripe.test/*) echo "  checkout session: $URL" ;; *) fail "payment URL $URL" ;; esac
 
-# a Stripe-signed event (t=<unix>,v1=<HMAC-SHA256 of "<t>.<body>">, as the package signs) for a session of another amount: 422, proving verification ran
+# a Stripe-signed event (t=<unix>,v1=<HMAC-SHA256 of "<t>.<body>">, as the package signs) for a session of another amount:
+# 200 and the 0.01 credited to the balance ([D123] rev. 4: an underpayment is never lost), proving verification ran
 BODY="{\"id\":\"evt_binary_1\",\"object\":\"event\",\"type\":\"checkout.session.completed\",\"data\":{\"object\":{\"id\":\"cs_x\",\"object\":\"checkout.session\",\"payment_status\":\"paid\",\"amount_total\":1,\"currency\":\"usd\",\"client_reference_id\":\"$INVOICE\",\"metadata\":{\"invoice_uuid\":\"$INVOICE\"},\"payment_intent\":\"pi_x\"}}}"
 SIG=$(BODY="$BODY" node -e 'const t=Math.floor(Date.now()/1000);const h=require("crypto").createHmac("sha256",process.argv[1]).update(t+"."+process.env.BODY).digest("hex");process.stdout.write("t="+t+",v1="+h)' "$WHSEC")
 CODE=$(curl -s -o /dev/null -w '%{http_code}' -X POST "$API/v1/webhooks/payments/stripe" -H 'content-type: application/json' -H "stripe-signature: $SIG" -d "$BODY")
-[ "$CODE" = 422 ] || fail "signed webhook answered $CODE, not 422"
+[ "$CODE" = 200 ] || fail "signed webhook answered $CODE, not 200"
+BALANCE=$(curl -fsS "$API/v1/account/balance" -H "authorization: Bearer $TOKEN" | json '.data[0].amount')
+[ "$BALANCE" = 0.01 ] || fail "the underpayment was not credited (balance $BALANCE)"
 CODE=$(curl -s -o /dev/null -w '%{http_code}' -X POST "$API/v1/webhooks/payments/stripe" -H 'content-type: application/json' -H "stripe-signature: t=1,v1=00" -d "$BODY")
 [ "$CODE" = 401 ] || fail "badly signed webhook answered $CODE, not 401"
-echo "  stripe webhook: signed 422 (amount), unsigned 401"
+echo "  stripe webhook: signed underpayment 200 (credited 0.01), unsigned 401"
 
 PDF=$(mktemp)
 curl -fsS "$API/v1/invoices/$INVOICE/pdf" -H "authorization: Bearer $TOKEN" -o "$PDF" || fail "no PDF"

@@ -11,6 +11,7 @@ import {
 } from "./http/Errors.ts"
 import { API_DESCRIPTION, documentTransform } from "./http/OpenApiDoc.ts"
 import { AccountsAdminApi, AccountsApi, AccountsPagesApi } from "./accounts/Api.ts"
+import { TelegramApi } from "./accounts/telegram/Api.ts"
 import { AuditAdminApi, AuditApi } from "./audit/Api.ts"
 import { BillingAdminApi, BillingApi, BillingPagesApi } from "./billing/Api.ts"
 import { BalanceAdminApi, BalanceApi } from "./billing/balance/Api.ts"
@@ -33,6 +34,7 @@ export class Api extends HttpApi.make("vpn")
   .add(SystemApi)
   .add(AccountsApi)
   .add(AccountsAdminApi)
+  .add(TelegramApi)
   .add(CatalogApi)
   .add(CatalogAdminApi)
   .add(ServicesApi)

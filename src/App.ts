@@ -19,6 +19,7 @@ import { Mailer } from "./platform/Mailer.ts"
 import { Metrics } from "./platform/Metrics.ts"
 import { RateLimiter } from "./platform/RateLimiter.ts"
 import { AccountsHttpLive } from "./accounts/Http.ts"
+import { TelegramHttpLive } from "./accounts/telegram/Http.ts"
 import { BillingHttpLive } from "./billing/Http.ts"
 import { BalanceHttpLive } from "./billing/balance/Http.ts"
 import { PaymentMethodsHttpLive } from "./billing/cards/Http.ts"
@@ -44,7 +45,7 @@ import { DomainEventsLive } from "./webhooks/Webhooks.ts"
 
 /** Every group's handlers and the endpoints' middleware (auth, rate limits), over the services; `Server.ts` adds the API-wide layers. */
 export const ApiLive = HttpApiBuilder.api(Api).pipe(
-  Layer.provide([SystemLive, MetricsLive, AccountsHttpLive, CatalogHttpLive, ServicesHttpLive, BillingHttpLive, BalanceHttpLive, PaymentMethodsHttpLive, RefundsHttpLive, SubscriptionsHttpLive, VpnHttpLive, SupportHttpLive, AuditHttpLive, OutboxHttpLive, WebhooksHttpLive]),
+  Layer.provide([SystemLive, MetricsLive, AccountsHttpLive, TelegramHttpLive, CatalogHttpLive, ServicesHttpLive, BillingHttpLive, BalanceHttpLive, PaymentMethodsHttpLive, RefundsHttpLive, SubscriptionsHttpLive, VpnHttpLive, SupportHttpLive, AuditHttpLive, OutboxHttpLive, WebhooksHttpLive]),
   Layer.provide([AuthenticationLive, AdminAuthenticationLive, PeopleOnlyLive, RateLimitsLive, MetricsAccessLive])
 )
 

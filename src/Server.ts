@@ -12,11 +12,11 @@ import { adminWritesAudit } from "./http/AdminWrites.ts"
 import { BearerTokens } from "./http/Auth.ts"
 import { bodyLimit, DRAIN_MAX_BYTES } from "./http/BodyLimit.ts"
 import { withRequestOrigin } from "./http/ClientAddress.ts"
+import { catalogCaching } from "./http/Caching.ts"
+import { deadline } from "./http/Deadline.ts"
 import { docsHeaders } from "./http/DocsHeaders.ts"
 import { InFlight, track } from "./http/Drain.ts"
 import { errorMapping } from "./http/ErrorMapping.ts"
-import { CatalogCache } from "./catalog/CatalogCache.ts"
-import { makeFastLane } from "./http/FastLane.ts"
 import { generalLimit, GeneralLimiter } from "./http/GeneralLimit.ts"
 import { jsonBody } from "./http/JsonBody.ts"
 import { DOCS_PATH, LazyDocsLive, OPENAPI_PATH } from "./http/LazyDocs.ts"
@@ -25,7 +25,6 @@ import { requestMetrics } from "./http/RequestMetrics.ts"
 import { routeMatcher } from "./http/RouteTemplates.ts"
 import { AppConfig } from "./platform/Config.ts"
 import { Metrics, type RouteFigures, UNMATCHED_ROUTE } from "./platform/Metrics.ts"
-import { STATUS_DOWN, STATUS_UP, StatusProbe } from "./system/Probe.ts"
 import { NodeRpcLive } from "./vpn/NodeRpc.ts"
 
 /*
@@ -35,21 +34,22 @@ import { NodeRpcLive } from "./vpn/NodeRpc.ts"
  *   1. track          counted in flight, so a shutdown drains it ([D5])
  *   2. requestMetrics its route template's count and latency ([D102])
  *   3. requestLog     one log line, the request id ([D11])
+ *   3a. deadline      no answer after 9 s: 503 with Retry-After, the handler interrupted ([D126])
  *   4. cors           when `CORS_ORIGINS` is set
  *   5. docsHeaders    the documents' own headers (`/docs`, `/v1/openapi.json`)
+ *   6. catalogCaching ETag, `Cache-Control` and 304 for the public catalogue's reads (issue 40)
  *  inside the API (`HttpApiBuilder.middleware`: their answers pass the API's pre-response handlers)
- *   6. errorMapping   the framework's failures in the envelope (decode 422, 404/405, database 503/500)
- *   7. apiGuards      the request's origin ([D99], [D100]), the 413 ([D11]), the general limit
+ *   7. errorMapping   the framework's failures in the envelope (decode 422, 404/405, database 503/500)
+ *   8. apiGuards      the request's origin ([D99], [D100]), the 413 ([D11]), the general limit
  *                     ([D30]), the one JSON body every decoder reads
- *   8. adminWrites    every admin write that succeeded, audited ([D100])
+ *   9. adminWrites    every admin write that succeeded, audited ([D100])
  *  per endpoint (`HttpApiMiddleware` tags on the groups, `App.ts`)
- *   9. Authentication / AdminAuthentication / PeopleOnly, the rate limits of `http/RateLimit.ts`,
+ *   10. Authentication / AdminAuthentication / PeopleOnly, the rate limits of `http/RateLimit.ts`,
  *      the metrics token; then the payload's schema, then the handler.
- * 6-8 are layers built together (their order among themselves is the framework's, as before).
+ * 7-9 are layers built together (their order among themselves is the framework's, as before).
  *
- * Beside it, the FAST LANE (`http/FastLane.ts`, issue 27): `GET`/`HEAD` `/v1/status` and
- * `/v1/plans` as Bun routes doing 1-3 and 7 (the general limit) themselves, with the same
- * instances; off with `FAST_LANE=false` or when `CORS_ORIGINS` is set.
+ * Every route of the API goes through this one pipeline (issue 40: the fast lane beside it is
+ * gone); the catalogue's reads are cheap for clients through HTTP caching (`catalogCaching`).
  */
 
 /** The routes served beside the API's endpoints (the documents, the node protocol). */
@@ -64,12 +64,12 @@ const corsOf = (config: AppConfig["Type"]) =>
     ? (app: HttpApp.Default) => app
     : HttpMiddleware.cors({
       allowedOrigins: config.corsOrigins.includes("*") ? [] : (origin: string) => config.corsOrigins.includes(origin),
-      allowedHeaders: ["authorization", "content-type", "x-request-id", "x-signature"],
-      exposedHeaders: ["x-ratelimit-limit", "x-ratelimit-remaining", "retry-after", "content-disposition", "x-request-id"],
+      allowedHeaders: ["authorization", "content-type", "x-request-id", "x-signature", "x-csrf-token", "x-session"],
+      exposedHeaders: ["x-ratelimit-limit", "x-ratelimit-remaining", "retry-after", "content-disposition", "x-request-id", "etag"],
       maxAge: 600
     })
 
-/** Layers 1-5, outermost first. */
+/** Layers 1-6, outermost first. */
 export const makeServeMiddleware = (options: {
   readonly inFlight: InFlight
   readonly config: AppConfig["Type"]
@@ -80,8 +80,10 @@ export const makeServeMiddleware = (options: {
     track(options.inFlight),
     requestMetrics(options.figuresOf),
     requestLog(options.config),
+    deadline(),
     corsOf(options.config),
-    docsHeaders
+    docsHeaders,
+    catalogCaching
   ])
 
 /** The middleware around the whole app, built once per server. */
@@ -96,7 +98,7 @@ export const serveMiddleware = Effect.gen(function*() {
   return { inFlight, figuresOf, middleware: makeServeMiddleware({ inFlight, config, figuresOf }) }
 })
 
-/** Layer 7: the API's guards, outermost first. */
+/** Layer 8: the API's guards, outermost first. */
 const ApiGuardsLive = Layer.unwrapEffect(Effect.gen(function*() {
   const config = yield* AppConfig
   const tokens = yield* BearerTokens
@@ -119,7 +121,7 @@ export const makeApiWithDocs = (domain: typeof DomainLive) =>
     NodeRpcLive
   ).pipe(
     Layer.provideMerge(ApiLive.pipe(
-      // layers 6-8
+      // layers 7-9
       Layer.provide([errorMapping(Api), ApiGuardsLive, adminWritesAudit(Api).pipe(Layer.provide(AdminWritesLive))])
     )),
     Layer.provide(domain)
@@ -133,40 +135,21 @@ const drain = (inFlight: InFlight) =>
     Effect.promise(() => inFlight.drained()).pipe(Effect.timeout(Duration.seconds(10)), Effect.ignore)
   ))
 
-/**
- * The Bun server on `HOST:PORT`, with the fast lane's routes (`http/FastLane.ts`, issue 27) built
- * from the services the pipeline uses: the same catalogue cache, status probe and general limiter
- * (one instance each: layers are shared within the server's build).
- */
-const bunServer = (serve: { readonly inFlight: InFlight; readonly figuresOf: (url: string) => RouteFigures }) =>
-  Layer.unwrapEffect(Effect.gen(function*() {
-    const config = yield* AppConfig
-    const catalog = yield* CatalogCache
-    const routes = makeFastLane({
-      config,
-      inFlight: serve.inFlight,
-      figuresOf: serve.figuresOf,
-      metrics: yield* Metrics,
-      generalLimiter: (yield* GeneralLimiter).limiter,
-      databaseUp: (yield* StatusProbe).databaseUp,
-      status: { up: STATUS_UP, down: STATUS_DOWN },
-      cachedPlanList: catalog.cachedPlanListJson
-    })
-    return BunHttpServer.layer({
-      port: config.port,
-      hostname: config.host,
-      // an oversized body is read to its end before the 413 ([D11], issue 19); never kept past 1 MiB
-      maxRequestBodySize: DRAIN_MAX_BYTES,
-      routes
-    })
-  })).pipe(Layer.provide([CatalogCache.Default, StatusProbe.Default, GeneralLimiter.Default]))
+/** The Bun server on `HOST:PORT`. */
+const bunServer = Layer.unwrapEffect(Effect.map(AppConfig, (config) =>
+  BunHttpServer.layer({
+    port: config.port,
+    hostname: config.host,
+    // an oversized body is read to its end before the 413 ([D11], issue 19); never kept past 1 MiB
+    maxRequestBodySize: DRAIN_MAX_BYTES
+  })))
 
 /** The Bun server on `HOST:PORT`, tracing off (it read the client address on every request). */
 export const HttpServerLive = Layer.unwrapScoped(Effect.gen(function*() {
-  const { inFlight, figuresOf, middleware } = yield* serveMiddleware
+  const { inFlight, middleware } = yield* serveMiddleware
   return drain(inFlight).pipe(
     Layer.provideMerge(HttpApiBuilder.serve(middleware).pipe(HttpMiddleware.withTracerDisabledWhen(() => true))),
     Layer.provide(ApiWithDocs),
-    Layer.provide(bunServer({ inFlight, figuresOf }))
+    Layer.provide(bunServer)
   )
 }))

@@ -17,9 +17,12 @@ const program = Effect.gen(function*() {
   const plans = yield* anonymous.catalog.listPlans()
   yield* Console.log(`plans: ${plans.length}`)
 
-  const { token, user } = yield* anonymous.accounts.register({
+  // without `X-Session: cookie` the answer carries the token ([D119])
+  const registered = yield* anonymous.accounts.register({
     payload: { name: "Example", email, password, password_confirmation: password }
   })
+  if (!("token" in registered)) return yield* Effect.dieMessage("registration answered no token")
+  const { token, user } = registered
   yield* Console.log(`registered ${user.email}`)
   const me = yield* client({ baseUrl, token })
   const plan = plans[0]

@@ -12,6 +12,7 @@ import type { Mail } from "../platform/Mailer.ts"
 import { Notifications } from "../outbox/Notifications.ts"
 import { Outbox } from "../outbox/Outbox.ts"
 import { mailTime } from "../outbox/Templates.ts"
+import type { Locale } from "../platform/i18n/Locale.ts"
 import { makePage } from "../platform/Page.ts"
 import { requestOrigin } from "../platform/RequestOrigin.ts"
 import type { Principal, Role, UserRecord } from "./Domain.ts"
@@ -99,17 +100,18 @@ export class Accounts extends Effect.Service<Accounts>()("accounts/Accounts", {
     const checkPassword = (user: UserRecord, password: string, field: string) =>
       Effect.flatMap(passwords.verify(password, user.password_hash), (ok) => ok ? Effect.void : Effect.fail(passwordIncorrect(field)))
 
-    const register = (input: { readonly name: string; readonly email: string; readonly password: string }) =>
+    /** [D120]: `locale` is the language the registration chose (from `Accept-Language`) */
+    const register = (input: { readonly name: string; readonly email: string; readonly password: string }, locale: Locale = "en") =>
       Effect.gen(function*() {
         // a taken e-mail costs no hash; the unique index stays the judge of a race
         if (Option.isSome(yield* users.findByEmail(input.email))) return yield* Effect.fail(emailTaken())
         const passwordHash = yield* passwords.hash(input.password)
         const now = yield* clock.now
         const created = yield* transaction(Effect.gen(function*() {
-          const user = yield* users.insert({ name: input.name, email: input.email, passwordHash, now })
+          const user = yield* users.insert({ name: input.name, email: input.email, passwordHash, locale, now })
           const token = yield* tokens.issue(user.id)
           const verifyToken = yield* mailTokens.issue(user.id, "verify_email", now)
-          yield* securityMail("verify_email", user.id, verificationMail(config.appUrl, user, verifyToken))
+          yield* securityMail("verify_email", user.id, verificationMail(config.appUrl, user, verifyToken, user.locale))
           // [D101]: the new account's public fields, in its transaction
           yield* domainEvents.emit({ type: "user.registered", data: { id: user.id, name: user.name, email: user.email, created_at: now.toISOString() } })
           return { user, token }
@@ -175,7 +177,11 @@ export class Accounts extends Effect.Service<Accounts>()("accounts/Accounts", {
         const now = yield* clock.now
         const issued = yield* transaction(Effect.gen(function*() {
           const issued = yield* mailTokens.issueResetFor(email, now)
-          if (Option.isSome(issued)) yield* securityMail("reset_password", issued.value.userId, resetMail(config.appUrl, email, issued.value.token))
+          if (Option.isSome(issued)) {
+            const owner = yield* users.findById(issued.value.userId)
+            const locale = Option.match(owner, { onNone: () => "en" as const, onSome: (u) => u.locale })
+            yield* securityMail("reset_password", issued.value.userId, resetMail(config.appUrl, email, issued.value.token, locale))
+          }
           return issued
         }))
         if (Option.isSome(issued)) yield* outbox.wake
@@ -206,10 +212,12 @@ export class Accounts extends Effect.Service<Accounts>()("accounts/Accounts", {
     const verifyEmail = (token: string) =>
       Effect.gen(function*() {
         const now = yield* clock.now
-        yield* transaction(Effect.gen(function*() {
+        // the user verified, whose language the HTML page speaks ([D120])
+        return yield* transaction(Effect.gen(function*() {
           const userId = yield* mailTokens.consume(token, "verify_email", now)
           if (Option.isNone(userId)) return yield* Effect.fail(invalidVerifyToken())
           yield* users.markVerified(userId.value, now)
+          return userId.value
         }))
       })
 
@@ -221,13 +229,16 @@ export class Accounts extends Effect.Service<Accounts>()("accounts/Accounts", {
         yield* transaction(Effect.gen(function*() {
           yield* mailTokens.invalidate(user.id, "verify_email")
           const token = yield* mailTokens.issue(user.id, "verify_email", now)
-          yield* securityMail("verify_email", user.id, verificationMail(config.appUrl, user, token))
+          yield* securityMail("verify_email", user.id, verificationMail(config.appUrl, user, token, user.locale))
         }))
         yield* outbox.wake
         return "sent" as const
       })
 
-    const updateProfile = (caller: Principal, changes: { readonly name?: string | undefined; readonly email?: string | undefined }) =>
+    const updateProfile = (
+      caller: Principal,
+      changes: { readonly name?: string | undefined; readonly email?: string | undefined; readonly locale?: Locale | undefined }
+    ) =>
       Effect.gen(function*() {
         // the e-mail leads to the password reset: a key never changes it ([D114])
         if (caller.kind === "api_key" && changes.email !== undefined) return yield* Effect.fail(new Forbidden())
@@ -246,8 +257,8 @@ export class Accounts extends Effect.Service<Accounts>()("accounts/Accounts", {
           // the old address's links must not verify the new one
           yield* mailTokens.invalidate(caller.userId, "verify_email")
           const verifyToken = yield* mailTokens.issue(caller.userId, "verify_email", now)
-          yield* securityMail("verify_email", caller.userId, verificationMail(config.appUrl, updated, verifyToken))
-          yield* securityMail("email_changed", caller.userId, emailChangedMail(current, updated.email))
+          yield* securityMail("verify_email", caller.userId, verificationMail(config.appUrl, updated, verifyToken, updated.locale))
+          yield* securityMail("email_changed", caller.userId, emailChangedMail(current, updated.email, updated.locale))
           return { emailChanged, updated }
         })).pipe(Effect.catchTag("EmailTaken", () => Effect.fail(emailTaken())))
         if (emailChanged) {
@@ -336,11 +347,19 @@ export class Accounts extends Effect.Service<Accounts>()("accounts/Accounts", {
       verifyEmail,
       resendVerification,
       user: (caller: Principal): Effect.Effect<UserRecord, NotFound> => existing(caller.userId),
+      /** the language of a user ([D120]), if there is such a user */
+      localeOf: (userId: number): Effect.Effect<Option.Option<Locale>> => Effect.map(users.findById(userId), Option.map((u) => u.locale)),
+      /** the language of the account of an e-mail ([D120]), if there is one */
+      localeOfEmail: (email: string): Effect.Effect<Option.Option<Locale>> =>
+        Effect.map(users.findByEmail(email), Option.map((u) => u.locale)),
       updateProfile,
       changePassword,
       settings: (caller: Principal) => users.settings(caller.userId),
-      updateSettings: (caller: Principal, emailNotifications: boolean) =>
-        Effect.flatMap(clock.now, (now) => users.setSettings(caller.userId, emailNotifications, now)),
+      updateSettings: (caller: Principal, changes: { readonly email_notifications?: boolean | undefined; readonly telegram_notifications?: boolean | undefined }) =>
+        Effect.flatMap(clock.now, (now) =>
+          users.setSettings(caller.userId, { email: changes.email_notifications, telegram: changes.telegram_notifications }, now)).pipe(
+            Effect.zipRight(users.settings(caller.userId))
+          ),
       deleteAccount,
       listUsers,
       updateUser,

@@ -19,6 +19,7 @@ import {
   VerifyEmailRateLimit
 } from "../http/RateLimit.ts"
 import { Body, boolean, email, IdParam, oneOf, string, timestamp } from "../platform/Fields.ts"
+import { LOCALES } from "../platform/i18n/Locale.ts"
 import { PageParam } from "../platform/Page.ts"
 import { isCommonPassword } from "./CommonPasswords.ts"
 import {
@@ -30,6 +31,7 @@ import {
   Profile,
   RecoveryCodes,
   Session,
+  SessionUser,
   Settings,
   TwoFactorSetup,
   User,
@@ -99,7 +101,9 @@ export const ChangePasswordPayload = confirmed(Body({
 
 export const ProfilePayload = Body({
   name: Schema.optional(string("name")),
-  email: Schema.optional(email())
+  email: Schema.optional(email()),
+  // [D120]: the language of the user's mails, pages and PDFs
+  locale: Schema.optional(oneOf("locale", LOCALES))
 })
 
 /** `scopes` of a new API key: a non-empty array of the four scopes ([D98]). */
@@ -122,13 +126,36 @@ export const ApiKeyPayload = Body({
   expires_at: Schema.optional(timestamp("expires_at"))
 })
 
+/** `X-Session: cookie` on registration: the session in cookies instead of a token in the body ([D119]) */
+export const SESSION_HEADER = "x-session"
+const SESSION_HEADER_PARAMETER = {
+  name: "X-Session",
+  in: "header",
+  required: false,
+  description: "`cookie`: answer `{user}` without a token and set the session cookies instead ([D119]).",
+  schema: { type: "string", enum: ["cookie"] }
+}
+
+/** `data` of the cookie-session routes ([D119]): the signed-in user, never a token */
+const SessionData = Schema.Struct({ user: SessionUser }).annotations({ identifier: "AccountsSessionData" })
+/** [D24], [D125]: the settings present change; an empty body names the spec's field as required */
+export const SettingsPayload = Body({
+  email_notifications: Schema.optional(boolean("email_notifications")),
+  telegram_notifications: Schema.optional(boolean("telegram_notifications"))
+}).pipe(
+  Schema.filter((body) =>
+    body.email_notifications !== undefined || body.telegram_notifications !== undefined ||
+    { path: ["email_notifications"], message: "The email notifications field is required." }
+  )
+)
+
 // ---- the caller's account ([D20]-[D25]) ---------------------------------------------------------
 
 export class AccountsApi extends HttpApiGroup.make("accounts")
   .annotate(OpenApi.Description, "Registration, sign-in, tokens, the profile, passwords, two-factor sign-in, API keys and sessions.")
   // with a token
   .add(HttpApiEndpoint.post("logout", "/auth/logout")
-      .annotateContext(describe("Sign out this token", "Revokes the access token sent with the request; other sessions stay signed in. Takes a user's token only, never an API key.")).addSuccess(Confirmation("AccountsLoggedOut")).middleware(PeopleOnly))
+      .annotateContext(describe("Sign out this token", "Revokes the access token sent with the request (or the cookie session's) and clears the `vpn_session` and `vpn_csrf` cookies (`Max-Age=0`); other sessions stay signed in. Takes a user's token only, never an API key.")).addSuccess(Confirmation("AccountsLoggedOut")).middleware(PeopleOnly))
   .add(
     HttpApiEndpoint.post("logoutAll", "/auth/logout-all")
       .annotateContext(describe("Sign out every session", "Revokes every access token of the caller, this one included. API keys stay valid: list and revoke them on their own. Takes a user's token only."))
@@ -140,6 +167,11 @@ export class AccountsApi extends HttpApiGroup.make("accounts")
       .annotateContext(describe("Send the verification e-mail again", "E-mails a new verification link (older links stop working). For an already verified address: 200 `Email already verified.` and no e-mail. Rate limited per address."))
       .addSuccess(Confirmation("AccountsVerificationSent"))
       .middleware(ResendVerificationRateLimit)
+  )
+  .add(
+    HttpApiEndpoint.get("currentSession", "/auth/session")
+      .annotateContext(describe("Get the signed-in user of this session", "The caller's account (as `GET /v1/user` shows it) under `data.user`, for a browser signed in with the session cookie (or any credential); 401 when signed out."))
+      .addSuccess(Ok(SessionData, { identifier: "AccountsCurrentSession" }))
   )
   .add(HttpApiEndpoint.get("user", "/user")
       .annotateContext(describe("Get the signed-in user", "The caller's account: id, name, e-mail, status (1 active, 0 disabled), role (`user` or `admin`), `email_verified_at` and `created_at`.")).addSuccess(Ok(User, { identifier: "AccountsUserResponse" })))
@@ -165,8 +197,8 @@ export class AccountsApi extends HttpApiGroup.make("accounts")
       .annotateContext(describe("Get notification settings", "The caller's settings, such as which e-mails they receive.")).addSuccess(Ok(Settings, { identifier: "AccountsSettingsResponse" })))
   .add(
     HttpApiEndpoint.put("updateSettings", "/account/settings")
-      .annotateContext(describe("Update notification settings", "Changes the settings present and answers them (message `Settings updated.`)."))
-      .setPayload(Body({ email_notifications: boolean("email_notifications") }))
+      .annotateContext(describe("Update notification settings", "Changes the settings present (`email_notifications`, `telegram_notifications`; at least one) and answers them (message `Settings updated.`)."))
+      .setPayload(SettingsPayload)
       .addSuccess(OkMessage(Settings, { identifier: "AccountsSettingsUpdated" }))
   )
   .add(HttpApiEndpoint.post("setUpTwoFactor", "/account/2fa")
@@ -233,9 +265,11 @@ export class AccountsApi extends HttpApiGroup.make("accounts")
   // public
   .add(
     HttpApiEndpoint.post("register", "/auth/register")
-      .annotateContext(describe("Create an account", "Creates a user, e-mails a verification link and answers an access token (201). `password_confirmation` must equal `password`; a taken e-mail is 422. Rate limited per address."))
+      .annotateContext(describe("Create an account", "Creates a user, e-mails a verification link and answers an access token (201). `password_confirmation` must equal `password`; a taken e-mail is 422. Rate limited per address. With the header `X-Session: cookie` it answers `{user}` without a token and sets the session cookies instead, as `POST /v1/auth/session` does."))
       .setPayload(RegisterPayload)
-      .addSuccess(Ok(Schema.Struct({ token: Schema.String, user: UserSummary }), { identifier: "AccountsRegistered", status: 201 }))
+      // read by the handler, not declared with `setHeaders` (that would make every typed client send it)
+      .annotate(OpenApi.Override, { parameters: [SESSION_HEADER_PARAMETER] })
+      .addSuccess(Ok(Schema.Union(Schema.Struct({ token: Schema.String, user: UserSummary }), Schema.Struct({ user: UserSummary })), { identifier: "AccountsRegistered", status: 201 }))
       .middleware(RegisterRateLimit)
   )
   .add(
@@ -243,6 +277,15 @@ export class AccountsApi extends HttpApiGroup.make("accounts")
       .annotateContext(describe("Sign in", "Checks e-mail and password and answers a new access token. With two-factor sign-in on, send `otp` (or a `recovery_code`) too. Wrong credentials: 401; limited per address and per e-mail (429 with `Retry-After`)."))
       .setPayload(LoginPayload)
       .addSuccess(Ok(Schema.Struct({ token: Schema.String, user: LoginUser }), { identifier: "AccountsLoggedIn" }))
+      .addError(InvalidCredentialsResponse)
+      .addError(errorEnvelope(AccountDisabled))
+      .middleware(LoginRateLimit)
+  )
+  .add(
+    HttpApiEndpoint.post("createSession", "/auth/session")
+      .annotateContext(describe("Sign in a browser (cookie session)", "Signs in exactly as `POST /v1/auth/login` (the same limits, counters, messages and second factor) but answers the user with no token: it sets the `vpn_session` cookie (the access token; `HttpOnly`, `SameSite=Strict`, `Path=/`, `Secure` when `APP_URL` is https, `Max-Age` of `TOKEN_TTL_DAYS`) and the `vpn_csrf` cookie (readable by scripts). The cookie then opens every route a bearer token opens; a request other than GET/HEAD must send `X-CSRF-Token` equal to `vpn_csrf` (else 403 `CSRF token mismatch.`). A `Bearer` header, when present, wins over the cookie."))
+      .setPayload(LoginPayload)
+      .addSuccess(Ok(SessionData, { identifier: "AccountsSessionStarted" }))
       .addError(InvalidCredentialsResponse)
       .addError(errorEnvelope(AccountDisabled))
       .middleware(LoginRateLimit)

@@ -1,4 +1,5 @@
 import * as Schema from "effect/Schema"
+import { LOCALES } from "../platform/i18n/Locale.ts"
 
 /** The entities of the accounts room, each one schema: the row it is read from and the answer it gives. */
 
@@ -18,8 +19,11 @@ export const User = Schema.Struct({
   two_factor: Schema.Boolean
 }).annotations({ identifier: "AccountsUser" })
 
-/** The stored user: what is rendered plus the password hash, which never leaves the room. */
-export const UserRecord = Schema.Struct({ ...User.fields, password_hash: Schema.String })
+/** A user's language for mails, pages and the invoice PDF ([D120]). */
+export const Locale = Schema.Literal(...LOCALES)
+
+/** The stored user: what is rendered plus the password hash, which never leaves the room, and the language. */
+export const UserRecord = Schema.Struct({ ...User.fields, password_hash: Schema.String, locale: Locale })
 export type UserRecord = typeof UserRecord.Type
 
 /** `data.user` of register and of the profile update. */
@@ -28,7 +32,10 @@ export const UserSummary = User.pick("id", "name", "email").annotations({ identi
 /** `data.user` of login: the spec adds `status`. */
 export const LoginUser = User.pick("id", "name", "email", "status").annotations({ identifier: "AccountsLoginUser" })
 
-export const Profile = User.pick("id", "name", "email", "created_at").annotations({ identifier: "AccountsProfile" })
+export const Profile = UserRecord.pick("id", "name", "email", "created_at", "locale").annotations({ identifier: "AccountsProfile" })
+
+/** `data.user` of the cookie-session routes ([D119]): the user as `GET /v1/user` shows it, and the language ([D120]) */
+export const SessionUser = UserRecord.omit("password_hash").annotations({ identifier: "AccountsSessionUser" })
 
 /**
  * Two-factor sign-in of one user as stored ([D97]): the secret in use and the one being set up,
@@ -55,7 +62,9 @@ export const RecoveryCodes = Schema.Struct({
 }).annotations({ identifier: "AccountsRecoveryCodes" })
 
 export const Settings = Schema.Struct({
-  email_notifications: Schema.Boolean
+  email_notifications: Schema.Boolean,
+  /** [D125]: notices also go to the linked Telegram chat; on once linked, until turned off */
+  telegram_notifications: Schema.Boolean
 }).annotations({ identifier: "AccountsSettings" })
 export type Settings = typeof Settings.Type
 

@@ -4,8 +4,12 @@ import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { Api } from "../Api.ts"
-import { CurrentUser } from "../http/Auth.ts"
+import { BearerTokens, CurrentUser } from "../http/Auth.ts"
+import { sessionCookies } from "../http/SessionCookies.ts"
+import { AppConfig } from "../platform/Config.ts"
+import { negotiateLocale } from "../platform/i18n/Locale.ts"
 import { Accounts } from "./Accounts.ts"
+import { SESSION_HEADER } from "./Api.ts"
 import { ApiKeys } from "./ApiKeys.ts"
 import { TwoFactor } from "./TwoFactor.ts"
 import { PagesLive } from "./Pages.ts"
@@ -20,10 +24,23 @@ const AccountsGroupLive = HttpApiBuilder.group(Api, "accounts", (handlers) =>
     const accounts = yield* Accounts
     const twoFactor = yield* TwoFactor
     const apiKeys = yield* ApiKeys
+    const cookies = sessionCookies(yield* AppConfig, (yield* BearerTokens).csrfOf)
+    /** [D119]: the session goes into the cookies, and the body keeps only the user */
+    const inCookies = <U>(signedIn: { readonly token: string; readonly user: U }) =>
+      Effect.as(cookies.set(signedIn.token), { user: signedIn.user })
     return handlers
-      .handle("register", ({ payload }) => accounts.register(payload).pipe(Effect.tap(noStore)))
+      .handle("register", ({ payload, request }) =>
+        // [D120]: the language of the account, the best of ours the browser accepts
+        accounts.register(payload, negotiateLocale(request.headers["accept-language"])).pipe(
+          Effect.flatMap((registered) =>
+            request.headers[SESSION_HEADER]?.trim().toLowerCase() === "cookie" ? inCookies(registered) : Effect.as(noStore, registered)
+          )
+        ))
       .handle("login", ({ payload }) => accounts.login(payload).pipe(Effect.tap(noStore)))
-      .handle("logout", () => Effect.flatMap(CurrentUser, accounts.logout).pipe(Effect.as("Successfully logged out.")))
+      .handle("createSession", ({ payload }) => Effect.flatMap(accounts.login(payload), inCookies))
+      .handle("currentSession", () => Effect.map(Effect.flatMap(CurrentUser, accounts.user), (user) => ({ user })))
+      .handle("logout", () =>
+        Effect.flatMap(CurrentUser, accounts.logout).pipe(Effect.zipRight(cookies.clear), Effect.as("Successfully logged out.")))
       .handle("logoutAll", () =>
         Effect.flatMap(CurrentUser, accounts.logoutAll).pipe(Effect.as("Successfully logged out from all devices.")))
       .handle("forgotPassword", ({ payload }) =>
@@ -49,7 +66,7 @@ const AccountsGroupLive = HttpApiBuilder.group(Api, "accounts", (handlers) =>
         ))
       .handle("settings", () => Effect.flatMap(CurrentUser, accounts.settings))
       .handle("updateSettings", ({ payload }) =>
-        Effect.flatMap(CurrentUser, (caller) => accounts.updateSettings(caller, payload.email_notifications)).pipe(
+        Effect.flatMap(CurrentUser, (caller) => accounts.updateSettings(caller, payload)).pipe(
           Effect.map((data) => ({ message: "Settings updated.", data }))
         ))
       .handle("setUpTwoFactor", () => Effect.flatMap(CurrentUser, twoFactor.setUp).pipe(Effect.tap(noStore)))

@@ -2,80 +2,52 @@ import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import { Api } from "../Api.ts"
-import { htmlResponse } from "../http/Html.ts"
+import { escapeHtml, htmlPage } from "../http/Html.ts"
+import { AppConfig } from "../platform/Config.ts"
 import { label } from "../platform/Fields.ts"
+import { directionOf, type Locale, negotiateLocale } from "../platform/i18n/Locale.ts"
+import { type Catalogue, messagesOf } from "../platform/i18n/Messages.ts"
 import { Accounts } from "./Accounts.ts"
 import { invalidVerifyToken } from "./Errors.ts"
 import { ResetPasswordPayload } from "./Api.ts"
 
 /**
- * The two pages of [D26] that e-mailed links open until a web front exists: plain HTML,
- * labelled fields, no script needed (the reset form is an ordinary form post).
+ * The two pages of [D26] that e-mailed links open: plain HTML, labelled fields, no script needed
+ * (the reset form is an ordinary form post), in the language of the user the link belongs to,
+ * else the browser's ([D120]), with a link into the portal ([D118]).
  */
 
-const escapeHtml = (text: string) =>
-  text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;").replace(/'/g, "&#39;")
-
-const page = (status: number, title: string, body: string) =>
-  htmlResponse(
-    status,
-    `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
-<title>${escapeHtml(title)}</title>
-<style>
-body { font-family: system-ui, sans-serif; max-width: 32rem; margin: 3rem auto; padding: 0 1rem; line-height: 1.5; color: #111; }
+const STYLE = `body { font-family: system-ui, sans-serif; max-width: 32rem; margin: 3rem auto; padding: 0 1rem; line-height: 1.5; color: #111; }
 label { display: block; margin-top: 1rem; font-weight: 600; }
 input { box-sizing: border-box; width: 100%; padding: .5rem; font-size: 1rem; }
 button { margin-top: 1.5rem; padding: .6rem 1.2rem; font-size: 1rem; }
-.error { color: #a00000; }
-</style>
-</head>
-<body>
-<main>
-<h1>${escapeHtml(title)}</h1>
-${body}
-</main>
-</body>
-</html>
-`
-  )
+.error { color: #a00000; }`
 
-const resetForm = (options: { readonly token: string; readonly email: string; readonly errors?: ReadonlyArray<string> }) => {
+const resetForm = (m: Catalogue, options: { readonly token: string; readonly email: string; readonly errors?: ReadonlyArray<string> }) => {
   const errors = options.errors && options.errors.length > 0
-    ? `<div role="alert" class="error" id="errors"><p>Please correct the following:</p><ul>${
+    ? `<div role="alert" class="error" id="errors"><p>${escapeHtml(m.page.reset_errors)}</p><ul>${
       options.errors.map((e) => `<li>${escapeHtml(e)}</li>`).join("")
     }</ul></div>`
     : ""
   return `${errors}
-<p>Choose a new password of at least 8 characters.</p>
+<p>${escapeHtml(m.page.reset_intro)}</p>
 <form method="post" action="/reset-password">
 <input type="hidden" name="token" value="${escapeHtml(options.token)}">
-<label for="email">E-mail address</label>
+<label for="email">${escapeHtml(m.page.reset_email)}</label>
 <input id="email" name="email" type="email" autocomplete="username" required value="${escapeHtml(options.email)}">
-<label for="password">New password</label>
+<label for="password">${escapeHtml(m.page.reset_password)}</label>
 <input id="password" name="password" type="password" autocomplete="new-password" minlength="8" maxlength="128" required>
-<label for="password_confirmation">Confirm the new password</label>
+<label for="password_confirmation">${escapeHtml(m.page.reset_confirm)}</label>
 <input id="password_confirmation" name="password_confirmation" type="password" autocomplete="new-password" minlength="8" maxlength="128" required>
-<button type="submit">Reset password</button>
+<button type="submit">${escapeHtml(m.page.reset_submit)}</button>
 </form>`
 }
 
-const brokenResetLink = () =>
-  page(
-    422,
-    "Reset link invalid",
-    `<p class="error" role="alert">This password reset link is invalid, incomplete or has expired.</p>
-<p>Ask for a new link with “Forgot password” in the app, then open the newest e-mail.</p>`
-  )
-
-/** Laravel-style messages for the form's fields, as the API would report them ([D12]). */
+/** Laravel-style messages for the form's fields, as the API would report them ([D12]; English, as the API's). */
 const formErrors = (error: ParseResult.ParseError): ReadonlyArray<string> =>
   ParseResult.ArrayFormatter.formatErrorSync(error).map((issue) => {
     const field = String(issue.path[0] ?? "body")
@@ -91,49 +63,77 @@ const formFields = Effect.gen(function*() {
   return fields
 })
 
+/** the link owner's language when known, else the best the browser accepts ([D120]) */
+const pageLocale = (owner: Option.Option<Locale>) =>
+  Option.match(owner, {
+    onSome: (locale) => Effect.succeed(locale),
+    onNone: () => Effect.map(HttpServerRequest.HttpServerRequest, (request) => negotiateLocale(request.headers["accept-language"]))
+  })
+
 export const PagesLive = HttpApiBuilder.group(Api, "accountsPages", (handlers) =>
   Effect.gen(function*() {
     const accounts = yield* Accounts
+    const config = yield* AppConfig
+    const page = (locale: Locale, status: number, title: (m: Catalogue) => string, body: (m: Catalogue) => string) => {
+      const m = messagesOf(locale)
+      return htmlPage({
+        status,
+        lang: locale,
+        dir: directionOf(locale),
+        title: title(m),
+        style: STYLE,
+        body: `${body(m)}\n<p><a href="${escapeHtml(`${config.appUrl}/`)}">${escapeHtml(m.page.open_app)}</a></p>`
+      })
+    }
+    const brokenResetLink = (locale: Locale) =>
+      page(
+        locale,
+        422,
+        (m) => m.page.reset_bad_title,
+        (m) => `<p class="error" role="alert">${escapeHtml(m.page.reset_bad)}</p>\n<p>${escapeHtml(m.page.reset_bad_next)}</p>`
+      )
+    const localeOfEmail = (email: string | undefined) =>
+      email === undefined || email === "" ? Effect.succeed(Option.none<Locale>()) : accounts.localeOfEmail(email)
     return handlers
       .handle("verifyEmailPage", ({ urlParams }) =>
         (urlParams.token ? accounts.verifyEmail(urlParams.token) : Effect.fail(invalidVerifyToken())).pipe(
-          Effect.match({
-            onSuccess: () =>
-              page(200, "Email verified.", `<p role="status">Your e-mail address is confirmed. You can close this page and go back to the app.</p>`),
-            onFailure: () =>
-              page(
-                422,
-                "Verification link invalid",
-                `<p class="error" role="alert">This verification link is invalid, was already used or has expired.</p>
-<p>Ask for a new one with “Resend verification” in the app, then open the newest e-mail.</p>`
-              )
-          })
+          Effect.either,
+          Effect.flatMap((outcome) =>
+            Effect.map(
+              Effect.flatMap(Either.isRight(outcome) ? accounts.localeOf(outcome.right) : Effect.succeed(Option.none<Locale>()), pageLocale),
+              (locale) =>
+                Either.isRight(outcome)
+                  ? page(locale, 200, (m) => m.page.verify_ok_title, (m) => `<p role="status">${escapeHtml(m.page.verify_ok)}</p>`)
+                  : page(
+                    locale,
+                    422,
+                    (m) => m.page.verify_bad_title,
+                    (m) => `<p class="error" role="alert">${escapeHtml(m.page.verify_bad)}</p>\n<p>${escapeHtml(m.page.verify_bad_next)}</p>`
+                  )
+            )
+          )
         ))
       .handle("resetPasswordPage", ({ urlParams }) =>
-        Effect.succeed(
+        Effect.map(Effect.flatMap(localeOfEmail(urlParams.email), pageLocale), (locale) =>
           urlParams.token
-            ? page(200, "Reset your password", resetForm({ token: urlParams.token, email: urlParams.email ?? "" }))
-            : brokenResetLink()
-        ))
+            ? page(locale, 200, (m) => m.page.reset_title, (m) => resetForm(m, { token: urlParams.token!, email: urlParams.email ?? "" }))
+            : brokenResetLink(locale)))
       .handle("resetPasswordForm", () =>
         Effect.gen(function*() {
           const fields = yield* formFields
           const token = fields["token"] ?? ""
           const email = fields["email"] ?? ""
-          if (token === "") return brokenResetLink()
+          const locale = yield* Effect.flatMap(localeOfEmail(email), pageLocale)
+          if (token === "") return brokenResetLink(locale)
           const decoded = Schema.decodeUnknownEither(ResetPasswordPayload, { errors: "all", onExcessProperty: "ignore" })(fields)
           if (Either.isLeft(decoded)) {
-            return page(422, "Reset your password", resetForm({ token, email, errors: formErrors(decoded.left) }))
+            return page(locale, 422, (m) => m.page.reset_title, (m) => resetForm(m, { token, email, errors: formErrors(decoded.left) }))
           }
           return yield* accounts.resetPassword(decoded.right).pipe(
             Effect.match({
               onSuccess: () =>
-                page(
-                  200,
-                  "Password reset",
-                  `<p role="status">Your password has been changed and every device was signed out. You can now log in with the new password.</p>`
-                ),
-              onFailure: () => brokenResetLink()
+                page(locale, 200, (m) => m.page.reset_done_title, (m) => `<p role="status">${escapeHtml(m.page.reset_done)}</p>`),
+              onFailure: () => brokenResetLink(locale)
             })
           )
         }))

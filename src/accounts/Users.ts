@@ -7,7 +7,8 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type { ParseError } from "effect/ParseResult"
 import * as Schema from "effect/Schema"
-import { Role, Settings, TwoFactorState, UserRecord } from "./Domain.ts"
+import type { Locale as LocaleCode } from "../platform/i18n/Locale.ts"
+import { Locale, Role, Settings, TwoFactorState, UserRecord } from "./Domain.ts"
 
 /**
  * The unfiltered admin user list counts its total exactly up to this many users; above, the total
@@ -43,6 +44,7 @@ const InsertUser = Schema.Struct({
   passwordHash: Schema.String,
   role: Role,
   verifiedAt: Schema.NullOr(Now),
+  locale: Locale,
   now: Now
 })
 
@@ -50,6 +52,7 @@ const ProfileChange = Schema.Struct({
   id: Id,
   name: Schema.NullOr(Schema.String),
   email: Schema.NullOr(Schema.String),
+  locale: Schema.NullOr(Locale),
   now: Now
 })
 
@@ -74,14 +77,14 @@ export class Users extends Effect.Service<Users>()("accounts/Users", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const columns = sql`id, name, email, password_hash, role, status, email_verified_at, created_at,
-      two_factor_secret is not null as two_factor`
+      two_factor_secret is not null as two_factor, locale`
 
     const insertRow = SqlSchema.single({
       Request: InsertUser,
       Result: Row,
       execute: (u) => sql`
-        insert into users (name, email, password_hash, role, status, email_verified_at, created_at, updated_at)
-        values (${u.name}, ${u.email}, ${u.passwordHash}, ${u.role}, 1, ${u.verifiedAt}, ${u.now}, ${u.now})
+        insert into users (name, email, password_hash, role, status, email_verified_at, created_at, updated_at, locale)
+        values (${u.name}, ${u.email}, ${u.passwordHash}, ${u.role}, 1, ${u.verifiedAt}, ${u.now}, ${u.now}, ${u.locale})
         returning ${columns}`
     })
     const byId = SqlSchema.findOne({ Request: Id, Result: Row, execute: (id) => sql`select ${columns} from users where id = ${id}` })
@@ -104,6 +107,7 @@ export class Users extends Effect.Service<Users>()("accounts/Users", {
           email_verified_at = case when ${c.email}::text is not null and ${c.email}::text <> email
                                    then null else email_verified_at end,
           email = coalesce(${c.email}::text, email),
+          locale = coalesce(${c.locale}::text, locale),
           updated_at = ${c.now}
         where id = ${c.id}
         returning ${columns}`
@@ -174,18 +178,26 @@ export class Users extends Effect.Service<Users>()("accounts/Users", {
         order by id
         limit ${q.limit} offset ${q.offset}`
     })
-    const settingsRow = SqlSchema.findOne({
+    // notices are on until the user turns them off; Telegram's ([D125]) once a chat is linked
+    const settingsRow = SqlSchema.single({
       Request: Id,
       Result: Settings,
-      execute: (id) => sql`select email_notifications from user_settings where user_id = ${id}`
+      execute: (id) => sql`
+        select coalesce(s.email_notifications, true) as email_notifications,
+               coalesce(s.telegram_notifications, l.user_id is not null) as telegram_notifications
+        from (select ${id}::int as id) u
+        left join user_settings s on s.user_id = u.id
+        left join telegram_links l on l.user_id = u.id`
     })
-    const upsertSettings = SqlSchema.single({
-      Request: Schema.Struct({ id: Id, on: Schema.Boolean, now: Now }),
-      Result: Settings,
+    const upsertSettings = SqlSchema.void({
+      Request: Schema.Struct({ id: Id, email: Schema.NullOr(Schema.Boolean), telegram: Schema.NullOr(Schema.Boolean), now: Now }),
       execute: (r) => sql`
-        insert into user_settings (user_id, email_notifications, updated_at) values (${r.id}, ${r.on}, ${r.now})
-        on conflict (user_id) do update set email_notifications = excluded.email_notifications, updated_at = excluded.updated_at
-        returning email_notifications`
+        insert into user_settings (user_id, email_notifications, telegram_notifications, updated_at)
+        values (${r.id}, coalesce(${r.email}::boolean, true), ${r.telegram}::boolean, ${r.now})
+        on conflict (user_id) do update set
+          email_notifications = coalesce(${r.email}::boolean, user_settings.email_notifications),
+          telegram_notifications = coalesce(${r.telegram}::boolean, user_settings.telegram_notifications),
+          updated_at = excluded.updated_at`
     })
 
     // two-factor sign-in ([D97]): sealed secrets, the last accepted time step, hashed recovery codes
@@ -251,9 +263,10 @@ export class Users extends Effect.Service<Users>()("accounts/Users", {
         readonly passwordHash: string
         readonly role?: Role
         readonly verifiedAt?: Date | null
+        readonly locale?: LocaleCode
         readonly now: Date
       }): Effect.Effect<UserRecord, EmailTaken> =>
-        uniqueEmail(insertRow({ ...user, role: user.role ?? "user", verifiedAt: user.verifiedAt ?? null })),
+        uniqueEmail(insertRow({ ...user, role: user.role ?? "user", verifiedAt: user.verifiedAt ?? null, locale: user.locale ?? "en" })),
       findById: (id: number) => Effect.orDie(byId(id)),
       findByEmail: (email: string) => Effect.orDie(byEmail(email.trim().toLowerCase())),
       /** locks the row until the transaction ends */
@@ -261,9 +274,10 @@ export class Users extends Effect.Service<Users>()("accounts/Users", {
       updateProfile: (id: number, changes: {
         readonly name?: string | undefined
         readonly email?: string | undefined
+        readonly locale?: LocaleCode | undefined
         readonly now: Date
       }): Effect.Effect<Option.Option<UserRecord>, EmailTaken> =>
-        uniqueEmail(updateProfileRow({ id, name: changes.name ?? null, email: changes.email ?? null, now: changes.now })),
+        uniqueEmail(updateProfileRow({ id, name: changes.name ?? null, email: changes.email ?? null, locale: changes.locale ?? null, now: changes.now })),
       setPassword: (id: number, passwordHash: string, now: Date) => Effect.orDie(setPasswordRow({ id, passwordHash, now })),
       markVerified: (id: number, now: Date) => Effect.orDie(markVerifiedRow({ id, now })),
       setAdminFields: (id: number, changes: { readonly status?: number | undefined; readonly role?: Role | undefined; readonly now: Date }) =>
@@ -282,10 +296,11 @@ export class Users extends Effect.Service<Users>()("accounts/Users", {
           Effect.orDie
         )
       },
-      /** the settings of [D24]; notifications are on until the user turns them off */
-      settings: (id: number) =>
-        Effect.orDie(settingsRow(id)).pipe(Effect.map(Option.getOrElse((): Settings => ({ email_notifications: true })))),
-      setSettings: (id: number, emailNotifications: boolean, now: Date) => Effect.orDie(upsertSettings({ id, on: emailNotifications, now })),
+      /** the settings of [D24] and [D125] */
+      settings: (id: number): Effect.Effect<Settings> => Effect.orDie(settingsRow(id)),
+      /** the settings present change; the others stay */
+      setSettings: (id: number, changes: { readonly email?: boolean | undefined; readonly telegram?: boolean | undefined }, now: Date) =>
+        Effect.orDie(upsertSettings({ id, email: changes.email ?? null, telegram: changes.telegram ?? null, now })),
       twoFactor: (id: number) => Effect.orDie(twoFactorRow(id)),
       /** a new secret being set up; none when two-factor sign-in is on already */
       setTwoFactorPending: (id: number, pending: string, now: Date) =>

@@ -7,8 +7,8 @@ import * as Schema from "effect/Schema"
  * when and from where. Never a body, a password, a token or a key.
  */
 
-/** How the actor authenticated: a session's token, an API key, a password (sign-in), or not at all. */
-export const ActorKind = Schema.Literal("token", "api_key", "password", "none")
+/** How the actor authenticated: a session's token, an API key, a password (sign-in), Telegram (sign-in, [D125]), or not at all. */
+export const ActorKind = Schema.Literal("token", "api_key", "password", "none", "telegram")
 export type ActorKind = typeof ActorKind.Type
 
 /** What a room appends; the time, address and user agent are the audit room's to add. */
@@ -35,7 +35,10 @@ export const SecurityEvent = Schema.Literal(
   "api_key_created",
   "api_key_revoked",
   "session_revoked",
-  "vpn_access_revoked"
+  "vpn_access_revoked",
+  // [D125]: a Telegram account that can sign in as the user, linked or unlinked
+  "telegram_linked",
+  "telegram_unlinked"
 )
 export type SecurityEvent = typeof SecurityEvent.Type
 

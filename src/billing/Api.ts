@@ -74,7 +74,7 @@ export class BillingApi extends HttpApiGroup.make("billing")
   .add(
     // the signature covers the raw body: the handler reads and checks it before parsing ([D40])
     HttpApiEndpoint.post("paymentWebhook", "/webhooks/payments/:gateway")
-      .annotateContext(describe("Receive a payment event (gateway)", "Called by a payment gateway, signed with `X-Signature: t=<unix>,v1=<hex HMAC-SHA256 of \"<t>.<raw body>\">`. A bad or stale signature is 401 `Invalid signature.` and changes nothing; the same event twice changes nothing the second time."))
+      .annotateContext(describe("Receive a payment event (gateway)", "Called by a payment gateway, signed with `X-Signature: t=<unix>,v1=<hex HMAC-SHA256 of \"<t>.<raw body>\">`. A bad or stale signature is 401 `Invalid signature.` and changes nothing; the same event twice changes nothing the second time. Money is never lost ([D123]): a payment of a pending invoice of at least its amount in its currency pays it (any excess to the payer's balance); a second payment of a paid invoice, a payment of a cancelled one, an underpayment or another currency is 200 and credited to the payer's balance."))
       .setPath(Schema.Struct({ gateway: Schema.String }))
       // the handler reads the raw body (the signature covers its bytes): the document says what it holds
       .annotateContext(OpenApi.annotations({ override: paymentWebhookContract }))

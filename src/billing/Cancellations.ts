@@ -9,6 +9,7 @@ import { Cancellation } from "../services/Cancellation.ts"
 import { Schedules } from "../services/Schedule.ts"
 import { Services } from "../services/Services.ts"
 import { Balance } from "./Balance.ts"
+import { GatewaysLive, PaymentGateways } from "./Gateways.ts"
 
 const CancelledInvoice = Schema.Struct({
   id: Schema.Int,
@@ -32,6 +33,7 @@ export class Cancellations extends Effect.Service<Cancellations>()("billing/Canc
     const schedules = yield* Schedules
     const balance = yield* Balance
     const catalog = yield* Catalog
+    const gateways = yield* PaymentGateways
 
     const owned = (userId: number, serviceId: number) =>
       Effect.flatMap(services.findOwned(userId, serviceId), Option.match({ onNone: () => Effect.fail(new NotFound()), onSome: Effect.succeed }))
@@ -63,6 +65,8 @@ export class Cancellations extends Effect.Service<Cancellations>()("billing/Canc
           else yield* cancellation.atPeriodEnd(userId, serviceId)
           yield* cancelPendingOf(serviceId)
         })).pipe(Effect.catchTag("SqlError", Effect.die))
+        // [D123]: the payment pages of the invoices cancelled with it close
+        yield* gateways.closeStale
         return yield* view(userId, serviceId)
       })
 
@@ -75,5 +79,5 @@ export class Cancellations extends Effect.Service<Cancellations>()("billing/Canc
 
     return { cancel, resume, view, cancelPendingOf } as const
   }),
-  dependencies: [Services.Default, Cancellation.Default, Schedules.Default, Balance.Default, Catalog.Default]
+  dependencies: [Services.Default, Cancellation.Default, Schedules.Default, Balance.Default, Catalog.Default, GatewaysLive]
 }) {}

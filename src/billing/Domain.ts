@@ -22,6 +22,10 @@ export const Invoice = Schema.Struct({
   refunded_amount: Schema.String,
   /** [D108]: a plan change's invoice: the prorated credit of the period it replaces (else null) */
   change_credit: Schema.NullOr(Schema.String),
+  /** [D108] (issue 34): a change invoice's source, the paid invoice whose unused value it credits */
+  change_source_id: Schema.NullOr(Schema.Int),
+  /** [D110] (issue 34): what paid plan changes credited of this invoice; it cannot be refunded */
+  credited_amount: Schema.String,
   currency: Schema.String,
   status: InvoiceStatus,
   gateway: Schema.String,

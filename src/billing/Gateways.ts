@@ -5,12 +5,11 @@ import * as Option from "effect/Option"
 import { AppClock } from "../platform/Clock.ts"
 import { AppConfig } from "../platform/Config.ts"
 import * as Redacted from "effect/Redacted"
-import { parseCents } from "../catalog/Money.ts"
 import { AppKey, constantTimeEqual } from "../platform/Crypto.ts"
 import { NotFound, ValidationError } from "../platform/Errors.ts"
 import { CryptoBotGateway } from "./gateways/CryptoBot.ts"
 import type { PaymentGateway, WebhookOutcome } from "./gateways/Gateway.ts"
-import { decodeManualEvent, verifyManualSignature } from "./gateways/ManualWebhook.ts"
+import { decodeManualEvent, manualMoney, verifyManualSignature } from "./gateways/ManualWebhook.ts"
 import { StripeGateway } from "./gateways/Stripe.ts"
 
 export type { PaymentGateway, PaymentLink, RefundRequest, WebhookDelivery, WebhookOutcome } from "./gateways/Gateway.ts"
@@ -58,15 +57,12 @@ export class ManualGateway extends Context.Tag("billing/ManualGateway")<ManualGa
             const secret = yield* Option.match(config.paymentWebhookSecret, { onNone: () => Effect.fail(new NotFound()), onSome: Effect.succeed })
             yield* verifyManualSignature(Redacted.value(secret), yield* clock.now, delivery.raw, delivery.headers["x-signature"])
             const { body, event } = yield* decodeManualEvent(delivery.raw)
-            const amount = event.amount === undefined ? null : Option.getOrNull(parseCents(event.amount))
-            if (event.amount !== undefined && amount === null) {
-              return yield* Effect.fail(ValidationError.field("amount", "The amount does not match the invoice."))
-            }
+            const money = yield* manualMoney(event)
             return {
               _tag: "Paid",
               invoiceUuid: event.invoice_uuid.toLowerCase(),
-              amountCents: amount,
-              currency: event.currency === undefined ? null : event.currency.toUpperCase(),
+              amountCents: money.amountCents,
+              currency: money.currency,
               eventId: event.transaction_id,
               transactionId: event.transaction_id,
               payload: body
@@ -99,6 +95,11 @@ export class PaymentGateways extends Context.Tag("billing/PaymentGateways")<Paym
   readonly list: ReadonlyArray<PaymentGateway>
   /** the named gateway, or the default (DEFAULT_GATEWAY, else `manual`); unknown or disabled: 422 `errors.gateway` */
   readonly resolve: (name: string | null | undefined) => Effect.Effect<PaymentGateway, ValidationError>
+  /**
+   * [D123] (issue 34): every gateway closes its payment pages of invoices no longer pending. Call
+   * it after the transaction that cancelled (or paid) invoices commits; it never fails.
+   */
+  readonly closeStale: Effect.Effect<void>
 }>() {
   static readonly fromList = (gateways: ReadonlyArray<PaymentGateway>, defaultName = "manual") => {
     const byName = new Map(gateways.map((g) => [g.name, g] as const))
@@ -107,7 +108,11 @@ export class PaymentGateways extends Context.Tag("billing/PaymentGateways")<Paym
       get,
       list: gateways,
       resolve: (name) =>
-        Option.match(get(name ?? defaultName), { onNone: () => Effect.fail(invalidGateway()), onSome: Effect.succeed })
+        Option.match(get(name ?? defaultName), { onNone: () => Effect.fail(invalidGateway()), onSome: Effect.succeed }),
+      closeStale: Effect.forEach(gateways, (g) =>
+        g.closeStale === undefined
+          ? Effect.void
+          : g.closeStale.pipe(Effect.catchAllCause((cause) => Effect.logWarning(`${g.name}: closing payment pages failed`, cause))), { discard: true })
     })
   }
 

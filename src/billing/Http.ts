@@ -5,7 +5,10 @@ import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import { Users } from "../accounts/Users.ts"
 import { Api } from "../Api.ts"
+import { AppConfig } from "../platform/Config.ts"
+import { negotiateLocale } from "../platform/i18n/Locale.ts"
 import { CurrentUser } from "../http/Auth.ts"
 import { pageResponse } from "../http/Envelope.ts"
 import { InvoiceListItem } from "./Domain.ts"
@@ -79,10 +82,22 @@ const BillingPagesHandlers = HttpApiBuilder.group(Api, "billingPages", (handlers
   Effect.gen(function*() {
     const invoices = yield* Invoices
     const manual = yield* ManualGateway
-    return handlers.handle("payPage", ({ path, urlParams }) =>
-      Effect.map(invoices.linkedByManualGateway(path.invoice, urlParams, manual), payPage))
+    const users = yield* Users
+    const config = yield* AppConfig
+    return handlers.handle("payPage", ({ path, request, urlParams }) =>
+      Effect.gen(function*() {
+        const linked = yield* invoices.linkedByManualGateway(path.invoice, urlParams, manual)
+        // [D120]: the invoice owner's language, else the browser's
+        const ownerId = Option.flatMap(linked, (l) => Option.fromNullable(l.userId))
+        const owner = Option.isSome(ownerId) ? yield* users.findById(ownerId.value) : Option.none()
+        const locale = Option.match(owner, {
+          onSome: (u) => u.locale,
+          onNone: () => negotiateLocale(request.headers["accept-language"])
+        })
+        return payPage(Option.map(linked, (l) => l.invoice), locale, config.appUrl)
+      }))
   }))
 
 export const BillingHttpLive = Layer.mergeAll(BillingHandlers, BillingAdminHandlers, BillingPagesHandlers, BillingGatewaysHttpLive, BillingDocumentsHttpLive).pipe(
-  Layer.provide(Layer.mergeAll(Invoices.Default, Orders.Default, AdminInvoices.Default, PaymentWebhooks.Default, GatewaysLive))
+  Layer.provide(Layer.mergeAll(Invoices.Default, Orders.Default, AdminInvoices.Default, PaymentWebhooks.Default, GatewaysLive, Users.Default))
 )

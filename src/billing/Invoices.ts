@@ -90,7 +90,7 @@ export class Invoices extends Effect.Service<Invoices>()("billing/Invoices", {
     const columns = sql`
       id, uuid::text as uuid, user_id, service_id, plan_id, cycle_id, amount::text as amount, discount::text as discount,
       balance_applied::text as balance_applied, refunded_amount::text as refunded_amount,
-      change_credit::text as change_credit,
+      change_credit::text as change_credit, change_source_id, credited_amount::text as credited_amount,
       currency, status, gateway, promo_code, promo_code_id, due_date, paid_at, transaction_id, created_at, save_card`
 
     // issue 27: the reads of one invoice built once, not per call
@@ -327,9 +327,12 @@ export class Invoices extends Effect.Service<Invoices>()("billing/Invoices", {
       ) =>
         Effect.gen(function*() {
           const id = uuid.toLowerCase()
-          if ((yield* gateway.checkLink(id, link.expires, link.signature)) !== "valid") return Option.none<InvoiceDetail>()
+          type Linked = { readonly invoice: InvoiceDetail; readonly userId: number | null }
+          if ((yield* gateway.checkLink(id, link.expires, link.signature)) !== "valid") return Option.none<Linked>()
           const found = yield* byUuid(id)
-          return Option.isNone(found) ? Option.none<InvoiceDetail>() : Option.some(yield* detail(found.value))
+          if (Option.isNone(found)) return Option.none<Linked>()
+          // the owner's language speaks the page ([D120])
+          return Option.some<Linked>({ invoice: yield* detail(found.value), userId: found.value.user_id })
         }),
       insert,
       cancelPending,

@@ -117,7 +117,12 @@ export class Orders extends Effect.Service<Orders>()("billing/Orders", {
           currency: cancelled.value.currency
         })
         return cancelled.value
-      })).pipe(Effect.catchTag("SqlError", Effect.die), Effect.flatMap(invoices.detail))
+      })).pipe(
+        Effect.catchTag("SqlError", Effect.die),
+        // [D123]: its payment page closes (a Stripe Checkout Session is expired)
+        Effect.tap(() => gateways.closeStale),
+        Effect.flatMap(invoices.detail)
+      )
 
     /** [D37]: the invoice's provider makes the link (the built-in one signs it with APP_KEY) */
     const paymentLink = (userId: number, uuid: string) =>
@@ -144,6 +149,7 @@ export class AdminInvoices extends Effect.Service<AdminInvoices>()("billing/Admi
     const domainEvents = yield* DomainEvents
     const payments = yield* Payments
     const users = yield* Users
+    const gateways = yield* PaymentGateways
 
     const create = (userId: number, request: {
       readonly planId: number
@@ -197,6 +203,8 @@ export class AdminInvoices extends Effect.Service<AdminInvoices>()("billing/Admi
       Effect.gen(function*() {
         const invoice = yield* Effect.flatMap(invoices.byUuid(uuid), Option.match({ onNone: () => Effect.fail(new NotFound()), onSome: Effect.succeed }))
         yield* payments.markPaid(invoice.id, { transactionId: null, gateway: invoice.gateway })
+        // [D123]: paid by hand, its payment page (a Stripe Checkout Session) closes
+        yield* gateways.closeStale
         return yield* Effect.flatMap(Effect.flatMap(invoices.byId(invoice.id), Option.match({
           onNone: () => Effect.fail(new NotFound()),
           onSome: Effect.succeed
@@ -205,5 +213,5 @@ export class AdminInvoices extends Effect.Service<AdminInvoices>()("billing/Admi
 
     return { create, markPaid } as const
   }),
-  dependencies: [Catalog.Default, Invoices.Default, Payments.Default, Users.Default]
+  dependencies: [Catalog.Default, Invoices.Default, Payments.Default, Users.Default, GatewaysLive]
 }) {}

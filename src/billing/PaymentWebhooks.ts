@@ -1,11 +1,11 @@
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
-import { normalizeAmount, parseCents } from "../catalog/Money.ts"
+import { toCents } from "../catalog/Money.ts"
 import { AppClock } from "../platform/Clock.ts"
 import { AppConfig } from "../platform/Config.ts"
-import { NotFound, ValidationError } from "../platform/Errors.ts"
-import { decodeManualEvent, verifyManualSignature } from "./gateways/ManualWebhook.ts"
+import { NotFound } from "../platform/Errors.ts"
+import { decodeManualEvent, manualMoney, verifyManualSignature } from "./gateways/ManualWebhook.ts"
 import { GatewaysLive, PaymentGateways } from "./Gateways.ts"
 import { Invoices } from "./Invoices.ts"
 import { Payments } from "./Payments.ts"
@@ -29,7 +29,11 @@ export class PaymentWebhooks extends Effect.Service<PaymentWebhooks>()("billing/
     // [D123]: the manual gateway's event, shared with its adapter (gateways/ManualWebhook.ts)
     const decode = decodeManualEvent
 
-    /** signed, well-formed, for an invoice of this gateway, with its amount and currency: paid once */
+    /**
+     * signed, well-formed, for an invoice of this gateway: the payment goes by [D123]'s rules
+     * (paid once; money that differs from the invoice, or for an invoice no longer pending, to the
+     * payer's balance), answered 200 with the invoice
+     */
     const accept = (gateway: string, raw: string, signature: string | undefined) =>
       Effect.gen(function*() {
         yield* verify(raw, signature)
@@ -40,18 +44,17 @@ export class PaymentWebhooks extends Effect.Service<PaymentWebhooks>()("billing/
           onSome: Effect.succeed
         }))
         if (invoice.gateway !== gateway) return yield* Effect.fail(new NotFound())
-        const errors: Record<string, Array<string>> = {}
-        if (event.amount !== undefined) {
-          const sent = parseCents(event.amount)
-          if (Option.isNone(sent) || normalizeAmount(event.amount) !== invoice.amount) {
-            errors["amount"] = ["The amount does not match the invoice."]
-          }
-        }
-        if (event.currency !== undefined && event.currency.toUpperCase() !== invoice.currency) {
-          errors["currency"] = ["The currency does not match the invoice."]
-        }
-        if (Object.keys(errors).length > 0) return yield* Effect.fail(new ValidationError({ errors }))
-        yield* payments.markPaid(invoice.id, { transactionId: event.transaction_id, gateway, payload: body })
+        // [D123]: absent amount or currency: the invoice's own ([D40])
+        const money = yield* manualMoney(event)
+        yield* payments.receive(invoice.id, {
+          gateway,
+          transactionId: event.transaction_id,
+          amountCents: money.amountCents ?? toCents(invoice.amount),
+          currency: money.currency ?? invoice.currency,
+          payload: body
+        })
+        // [D123]: an invoice no longer pending has no payment page left open
+        yield* gateways.closeStale
         return yield* Effect.flatMap(Effect.flatMap(invoices.byId(invoice.id), Option.match({
           onNone: () => Effect.fail(new NotFound()),
           onSome: Effect.succeed

@@ -7,6 +7,7 @@ import { Catalog } from "../catalog/Catalog.ts"
 import { formatCents, toCents } from "../catalog/Money.ts"
 import { AppClock } from "../platform/Clock.ts"
 import { BusinessRuleViolation, NotFound, ValidationError } from "../platform/Errors.ts"
+import { retryConflicts } from "../platform/SqlErrors.ts"
 import type { Subscription } from "../services/Domain.ts"
 import { Schedules } from "../services/Schedule.ts"
 import { Services } from "../services/Services.ts"
@@ -19,8 +20,11 @@ import { Payments } from "./Payments.ts"
 import { type ChangeKind, changeKind, prorate, type Prorated } from "./Proration.ts"
 
 const DAY_MS = 86_400_000
-/** [D36]: an invoice is due 7 days after it is made */
-const DUE_MS = 7 * DAY_MS
+/**
+ * [D108] (issue 34): a change invoice is due an hour after it is made, not the 7 days of [D36]:
+ * its credit is priced at the change, and the old plan runs until it is paid
+ */
+export const CHANGE_DUE_MS = 3_600_000
 
 export const cannotChange = () => new BusinessRuleViolation({ message: "Service cannot be changed." })
 
@@ -63,14 +67,21 @@ export class PlanChanges extends Effect.Service<PlanChanges>()("billing/PlanChan
     const webhooks = yield* Webhooks
     const gateways = yield* PaymentGateways
 
-    /** what was paid for the current period: the newest paid invoice of the service, less its refunds */
+    /**
+     * what was paid for the current period: the newest paid invoice of the service, less its
+     * refunds and what earlier changes credited of it (issue 34: a period's value is credited once);
+     * with that invoice's id (none: nothing was paid)
+     */
     const paidForPeriod = (serviceId: number) =>
       SqlSchema.findOne({
         Request: Schema.Void,
-        Result: Schema.Struct({ paid: Schema.String }),
-        execute: () => sql`select (amount + balance_applied - refunded_amount)::text as paid from invoices
+        Result: Schema.Struct({ id: Schema.Int, paid: Schema.String }),
+        execute: () => sql`select id, greatest(amount + balance_applied - refunded_amount - credited_amount, 0)::text as paid from invoices
           where service_id = ${serviceId} and status = 'paid' order by paid_at desc, id desc limit 1`
-      })(undefined).pipe(Effect.map(Option.match({ onNone: () => 0, onSome: (r) => toCents(r.paid) })), Effect.orDie)
+      })(undefined).pipe(
+        Effect.map(Option.match({ onNone: () => ({ sourceId: null, cents: 0 }), onSome: (r) => ({ sourceId: r.id, cents: toCents(r.paid) }) })),
+        Effect.orDie
+      )
 
     /** the caller's active service, the target plan and cycle checked as [D108] says, and the money */
     const price = (userId: number, serviceId: number, request: ChangeRequest) =>
@@ -95,10 +106,11 @@ export class PlanChanges extends Effect.Service<PlanChanges>()("billing/PlanChan
         const priceCents = toCents(cycle.price)
         // the current period: the last cycle before expires_at, never before the service started
         const periodStart = new Date(Math.max(service.startsAt.getTime(), service.expiresAt.getTime() - service.cycle.durationDays * DAY_MS))
+        const paid = kind === "upgrade" ? yield* paidForPeriod(service.id) : { sourceId: null, cents: 0 }
         const money: Prorated = kind === "upgrade"
-          ? prorate({ paidCents: yield* paidForPeriod(service.id), periodStart, periodEnd: service.expiresAt, now, priceCents })
+          ? prorate({ paidCents: paid.cents, periodStart, periodEnd: service.expiresAt, now, priceCents })
           : { creditCents: 0, amountDueCents: priceCents, excessCents: 0 }
-        return { service, cycle, kind, money, now }
+        return { service, cycle, kind, money, now, sourceId: paid.sourceId }
       })
 
     const quote = (userId: number, serviceId: number, request: ChangeRequest) =>
@@ -176,10 +188,16 @@ export class PlanChanges extends Effect.Service<PlanChanges>()("billing/PlanChan
         }
       })
 
-    /** [D108]: an upgrade's invoice (201), or the service with its scheduled downgrade */
+    /**
+     * [D108]: an upgrade's invoice (201), or the service with its scheduled downgrade. Issue 34:
+     * the service row is locked first, so that changes of one service take turns and each prices
+     * from what the one before it left (a paid period is credited once); a transaction PostgreSQL
+     * aborts for a deadlock or a serialization failure is run again.
+     */
     const change = (userId: number, serviceId: number, request: ChangeRequest) =>
-      Effect.flatMap(gateways.resolve(request.gateway), (gateway) => sql.withTransaction(Effect.gen(function*() {
-        const { cycle, kind, money, now, service } = yield* price(userId, serviceId, request)
+      Effect.flatMap(gateways.resolve(request.gateway), (gateway) => retryConflicts(sql.withTransaction(Effect.gen(function*() {
+        yield* services.lock(serviceId)
+        const { cycle, kind, money, now, service, sourceId } = yield* price(userId, serviceId, request)
         yield* cancelPendingChange(service.id)
         if (kind === "downgrade") {
           yield* schedules.schedule(service.id, request.planId, request.cycleId)
@@ -198,11 +216,12 @@ export class PlanChanges extends Effect.Service<PlanChanges>()("billing/PlanChan
           status: "pending",
           promoCode: null,
           promoId: null,
-          dueDate: new Date(now.getTime() + DUE_MS),
+          dueDate: new Date(now.getTime() + CHANGE_DUE_MS),
           gateway: gateway.name,
           saveCard: request.saveCard ?? false
         })
-        yield* sql`update invoices set change_credit = ${formatCents(money.creditCents)} where id = ${created.id}`.pipe(Effect.orDie)
+        yield* sql`update invoices set change_credit = ${formatCents(money.creditCents)}, change_source_id = ${sourceId}
+          where id = ${created.id}`.pipe(Effect.orDie)
         if (money.amountDueCents === 0) {
           // [D108]: nothing to pay: paid at once from the balance's side, the change takes effect now
           yield* sql`update invoices set gateway = 'balance' where id = ${created.id}`.pipe(Effect.orDie)
@@ -211,9 +230,10 @@ export class PlanChanges extends Effect.Service<PlanChanges>()("billing/PlanChan
           yield* funding.fund(created)
         }
         return { kind, invoiceId: Option.some(created.id), service }
-      }))).pipe(
+      })))).pipe(
         Effect.catchTag("SqlError", Effect.die),
-        Effect.tap(() => webhooks.wake)
+        // [D123]: the payment page of a change invoice this one cancelled closes
+        Effect.tap(() => Effect.zipRight(webhooks.wake, gateways.closeStale))
       )
 
     /** [D108]: the scheduled downgrade is removed (and a pending change invoice cancelled) */
@@ -223,12 +243,14 @@ export class PlanChanges extends Effect.Service<PlanChanges>()("billing/PlanChan
           onNone: () => Effect.fail(new NotFound()),
           onSome: (s: Subscription) => Effect.succeed(s)
         }))
-        yield* sql.withTransaction(Effect.all([
+        yield* retryConflicts(sql.withTransaction(Effect.all([
+          services.lock(service.id),
           schedules.unschedule(service.id),
           cancelPendingChange(service.id),
           // [D108]: a renewal made for the downgrade goes back to the current plan and cycle
           renewOn(service.id, service.plan.id, service.cycle.id)
-        ], { discard: true })).pipe(Effect.catchTag("SqlError", Effect.die))
+        ], { discard: true }))).pipe(Effect.catchTag("SqlError", Effect.die))
+        yield* gateways.closeStale
         return service
       })
 

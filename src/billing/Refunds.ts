@@ -29,9 +29,10 @@ export interface RefundRequest {
 /**
  * [D110] Refunds as credit notes. The invoice row is locked for the whole refund, so two refunds
  * of one invoice take turns and the second sees what the first refunded: together they never
- * exceed what was paid (the gateway's `amount` plus `balance_applied`; the table's CHECK is the
- * last line). `to: balance` credits the user's balance ([D109]); `to: gateway` asks the invoice's
- * gateway for a refund of its payment (`manual` and `balance` cannot: 422 `errors.to`).
+ * exceed what was paid (the gateway's `amount` plus `balance_applied`) less what paid plan changes
+ * credited of it ([D108]; the table's CHECK is the last line). `to: balance` credits the user's
+ * balance ([D109]); `to: gateway` asks the invoice's gateway for a refund of its payment (`manual`
+ * and `balance` cannot: 422 `errors.to`).
  */
 export class Refunds extends Effect.Service<Refunds>()("billing/Refunds", {
   effect: Effect.gen(function*() {
@@ -66,7 +67,8 @@ export class Refunds extends Effect.Service<Refunds>()("billing/Refunds", {
         const notes = yield* notesOf(invoice.id)
         const refunded = notes.reduce((sum, n) => sum + toCents(n.amount), 0)
         const toGateway = notes.filter((n) => n.to === "gateway").reduce((sum, n) => sum + toCents(n.amount), 0)
-        const paid = toCents(invoice.amount) + toCents(invoice.balance_applied)
+        // [D110] (issue 34): what plan changes already credited of its unused value is not paid twice
+        const paid = toCents(invoice.amount) + toCents(invoice.balance_applied) - toCents(invoice.credited_amount)
         const gateway = request.to === "gateway" ? gateways.get(invoice.gateway) : Option.none()
         const refundVia = Option.flatMap(gateway, (g) => Option.fromNullable(g.refund))
         if (request.to === "gateway" && Option.isNone(refundVia)) {

@@ -179,11 +179,12 @@ export class Catalog extends Effect.Service<Catalog>()("catalog/Catalog", {
       /** [D104]: `throttle_mbps` only with (and always with) `quota_action: throttle` (422) */
       createPlan: (plan: PlanChanges & { readonly name: string }) =>
         Effect.flatMap(withQuotaAction(undefined, plan), (checked) => changed(repo.createPlan(checked))),
+      // issue 34: checked against the locked row, not the snapshot, so that concurrent updates take turns
       updatePlan: (id: number, changes: PlanChanges) =>
         Effect.flatMap(anyPlan(id), (current) =>
           Option.isNone(current)
             ? Effect.succeed(Option.none<Plan>())
-            : Effect.flatMap(withQuotaAction(current.value, changes), (checked) => changed(repo.updatePlan(id, checked)))),
+            : changed(repo.updatePlanChecked(id, (locked) => withQuotaAction(locked, changes)))),
       createCycle: (cycle: { planId: number; name: string; durationDays: number; priceCents: number; currency: string }) =>
         changed(repo.createCycle(cycle)),
       /** [D33]: a percentage is at most 100; the code (any case) and the plans are checked (422) */

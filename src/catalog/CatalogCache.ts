@@ -1,13 +1,11 @@
-import { SQL } from "bun"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as FiberId from "effect/FiberId"
 import * as Option from "effect/Option"
-import * as Redacted from "effect/Redacted"
 import * as Runtime from "effect/Runtime"
-import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
-import { AppConfig } from "../platform/Config.ts"
+import { AppConfig, directDatabaseUrl } from "../platform/Config.ts"
+import { listenChannel } from "../platform/Listen.ts"
 import { onCatalogChanged } from "./CatalogChanges.ts"
 import { CatalogRepo } from "./CatalogRepo.ts"
 import { PlanListResponse } from "./Api.ts"
@@ -124,8 +122,9 @@ export class CatalogCache extends Effect.Service<CatalogCache>()("catalog/Catalo
         return snapshot
       })
 
-    if (Option.isSome(config.databaseUrl)) {
-      yield* listen(Redacted.value(config.databaseUrl.value), {
+    const listenUrl = directDatabaseUrl(config)
+    if (Option.isSome(listenUrl)) {
+      yield* listenChannel(listenUrl.value, CATALOG_CHANNEL, LISTEN_APPLICATION_NAME, {
         notified: invalidate,
         subscribed: () => {
           invalidate()
@@ -143,47 +142,8 @@ export class CatalogCache extends Effect.Service<CatalogCache>()("catalog/Catalo
       })
     }
 
-    /**
-     * The body of `GET /v1/plans` when the cache answers from memory now; undefined when a read
-     * must go to the database (not loaded yet, or the LISTEN connection is down): the fast lane
-     * (`http/FastLane.ts`, issue 27) then hands the request to the pipeline, which reads it.
-     */
-    const cachedPlanListJson = (): Uint8Array | undefined => (serving ? cached?.planListJson : undefined)
-
-    return { snapshot, snapshotWith, planListJson: Effect.map(snapshot, (s) => s.planListJson), cachedPlanListJson } as const
+    return { snapshot, snapshotWith, planListJson: Effect.map(snapshot, (s) => s.planListJson) } as const
   }),
   dependencies: [CatalogRepo.Default]
 }) {}
 
-/**
- * LISTEN on a dedicated connection (Bun's `SQL.listen`: it reconnects with backoff and calls
- * `subscribed` again after each re-subscription). The first subscription is retried here (Bun
- * rejects it when the database cannot be reached) without holding up the start; the connection
- * is closed with the layer's scope.
- */
-const listen = (
-  url: string,
-  on: { notified: () => void; subscribed: () => void; lost: (closing: boolean) => void }
-) =>
-  Effect.gen(function*() {
-    let closing = false
-    const client = yield* Effect.acquireRelease(
-      Effect.sync(() =>
-        new SQL(url, {
-          max: 1,
-          connection: { application_name: LISTEN_APPLICATION_NAME },
-          onclose: () => on.lost(closing)
-        })
-      ),
-      (client) =>
-        Effect.suspend(() => {
-          closing = true
-          return Effect.promise(() => client.close({ timeout: 1 }).catch(() => {}))
-        }).pipe(Effect.timeout("2 seconds"), Effect.ignore)
-    )
-    const subscribe = Effect.tryPromise(() => client.listen(CATALOG_CHANNEL, () => on.notified(), () => on.subscribed())).pipe(
-      Effect.tapError(() => Effect.logWarning("catalogue cache: LISTEN failed; retrying, reading the database meanwhile")),
-      Effect.retry(Schedule.exponential("100 millis").pipe(Schedule.union(Schedule.spaced("5 seconds"))))
-    )
-    yield* Effect.forkScoped(subscribe)
-  })

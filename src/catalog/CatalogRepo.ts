@@ -1,6 +1,7 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as SqlSchema from "@effect/sql/SqlSchema"
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { AppClock } from "../platform/Clock.ts"
 import { Cycle, DiscountType, Plan, PromoCode, QuotaAction, UsageReset } from "./Domain.ts"
@@ -87,6 +88,24 @@ export class CatalogRepo extends Effect.Service<CatalogRepo>()("catalog/CatalogR
         })(id)
       }).pipe(Effect.orDie)
 
+    const lockedPlan = SqlSchema.findOne({
+      Request: Schema.Int,
+      Result: Plan,
+      execute: (planId) => sql`select ${planColumns} from plans where id = ${planId} for update`
+    })
+
+    /**
+     * Issue 34: the plan row locked, the changes checked against the plan as it then is, and
+     * written, in one transaction: two admins' updates take turns, so together they cannot break
+     * a rule each passed alone (the `throttle_mbps` CHECK). None when the plan does not exist.
+     */
+    const updatePlanChecked = <E>(id: number, check: (current: Plan) => Effect.Effect<PlanChanges, E>) =>
+      sql.withTransaction(Effect.gen(function*() {
+        const current = yield* Effect.orDie(lockedPlan(id))
+        if (Option.isNone(current)) return Option.none<Plan>()
+        return yield* updatePlan(id, yield* check(current.value))
+      })).pipe(Effect.catchTag("SqlError", Effect.die))
+
     const createCycle = (cycle: { planId: number; name: string; durationDays: number; priceCents: number; currency: string }) =>
       Effect.flatMap(clock.now, (now) =>
         SqlSchema.single({
@@ -168,6 +187,7 @@ export class CatalogRepo extends Effect.Service<CatalogRepo>()("catalog/CatalogR
       everything,
       createPlan,
       updatePlan,
+      updatePlanChecked,
       createCycle,
       existingPlanIds,
       insertPromo,

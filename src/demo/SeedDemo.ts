@@ -160,7 +160,7 @@ const seed = Effect.gen(function*() {
     }
 
     const demo = yield* makeUser(DEMO_USER, "user")
-    yield* users.setSettings(demo.id, true, now)
+    yield* users.setSettings(demo.id, { email: true }, now)
     const planId = planIds.get("Plus")!
     const yearly = cycles.get("Plus/Yearly")!
     const monthly = cycles.get("Plus/Monthly")!

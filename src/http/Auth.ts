@@ -8,6 +8,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { AppConfig } from "../platform/Config.ts"
+import { constantTimeEqual } from "../platform/Crypto.ts"
 import { Forbidden, ForbiddenResponse, Unauthenticated, UnauthenticatedResponse } from "./Errors.ts"
 
 /** The scopes an API key may carry ([D98]); an access token has them all. */
@@ -38,6 +39,11 @@ export interface Principal {
  */
 export class BearerTokens extends Context.Tag("BearerTokens")<BearerTokens, {
   readonly verify: (token: string) => Effect.Effect<Option.Option<Principal>>
+  /**
+   * the `vpn_csrf` value of a cookie session ([D119]): derived from its access token under the
+   * application key, so that only the csrf cookie issued with that session matches it
+   */
+  readonly csrfOf: (token: string) => string
 }>() {}
 
 /** The caller of a route behind `Authentication`. */
@@ -68,6 +74,22 @@ const secretOf = (request: HttpServerRequest.HttpServerRequest): Option.Option<s
   return match ? Option.some(match[1]!.trim()) : Option.none<string>()
 }
 
+/** The cookie session of [D119]: the access token (HttpOnly) and its double-submit CSRF value. */
+export const SESSION_COOKIE = "vpn_session"
+export const CSRF_COOKIE = "vpn_csrf"
+export const CSRF_HEADER = "x-csrf-token"
+export const CSRF_MISMATCH = "CSRF token mismatch."
+
+/** the access token of a request's `vpn_session` cookie, if any (never an API key: a key is a bearer credential only) */
+const cookieSecretOf = (request: HttpServerRequest.HttpServerRequest): Option.Option<string> => {
+  const value = request.headers["cookie"] === undefined ? undefined : request.cookies[SESSION_COOKIE]
+  return value === undefined || value === "" || value.startsWith("vpk_") ? Option.none<string>() : Option.some(value)
+}
+
+/** the request carries a credential of a caller: a `Bearer` header or a session cookie */
+export const hasCallerCredential = (request: HttpServerRequest.HttpServerRequest): boolean =>
+  Option.isSome(secretOf(request)) || Option.isSome(cookieSecretOf(request))
+
 /** The `Bearer` scheme only, case-insensitively (the framework cuts 7 characters unchecked). */
 export const bearerSecret = Effect.map(HttpServerRequest.HttpServerRequest, secretOf)
 
@@ -79,31 +101,58 @@ export class AdminAuthentication extends HttpApiMiddleware.Tag<AdminAuthenticati
   security: { userToken: HttpApiSecurity.bearer }
 }) {}
 
-/** requests whose bearer token was verified already (by the general limit), by the runtime's request */
-const verified = new WeakMap<object, Option.Option<Principal>>()
+/**
+ * The caller of a request: the principal of its credential, if live, and whether a cookie session
+ * refuses this request for its CSRF header ([D119]: a method other than GET/HEAD needs
+ * `X-CSRF-Token` equal to the `vpn_csrf` issued with that session).
+ */
+interface Caller {
+  readonly principal: Option.Option<Principal>
+  readonly csrfRefused: boolean
+}
+
+const NOBODY: Caller = { principal: Option.none(), csrfRefused: false }
+
+/** requests whose credential was verified already (by the general limit), by the runtime's request */
+const verified = new WeakMap<object, Caller>()
+
+const csrfRefused = (tokens: BearerTokens["Type"], request: HttpServerRequest.HttpServerRequest, token: string) => {
+  if (request.method === "GET" || request.method === "HEAD") return false
+  const sent = request.headers[CSRF_HEADER]
+  return sent === undefined || !constantTimeEqual(sent, tokens.csrfOf(token))
+}
 
 /**
- * The caller of this request's bearer token, if it is live; verified once a request: the general
- * limit ([D30], per user) and `Authentication` share the answer, so it costs one query.
+ * The caller of this request, verified once a request: the general limit ([D30], per user) and
+ * `Authentication` share the answer, so it costs one query. A `Bearer` header wins over the
+ * session cookie ([D119]); the cookie is read only without one.
  */
-export const requestPrincipal = (tokens: BearerTokens["Type"]) =>
+const requestCaller = (tokens: BearerTokens["Type"]) =>
   Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
     // the runtime's own request: the same object whichever middleware asks
     const key: object = typeof request.source === "object" && request.source !== null ? request.source : request
     const known = verified.get(key)
     if (known !== undefined) return Effect.succeed(known)
-    const secret = secretOf(request)
+    const bearer = secretOf(request)
+    const cookie = Option.isNone(bearer) ? cookieSecretOf(request) : Option.none<string>()
+    const secret = Option.orElse(bearer, () => cookie)
     if (Option.isNone(secret)) {
-      const nobody = Option.none<Principal>()
-      verified.set(key, nobody)
-      return Effect.succeed(nobody)
+      verified.set(key, NOBODY)
+      return Effect.succeed(NOBODY)
     }
     // issue 27: one step for the answer's memo, not a tap with its own effect
     return Effect.map(tokens.verify(secret.value), (principal) => {
-      verified.set(key, principal)
-      return principal
+      const caller: Caller = {
+        principal,
+        csrfRefused: Option.isSome(cookie) && Option.isSome(principal) && csrfRefused(tokens, request, cookie.value)
+      }
+      verified.set(key, caller)
+      return caller
     })
   })
+
+/** The caller of this request's credential (bearer token, API key or session cookie), if it is live. */
+export const requestPrincipal = (tokens: BearerTokens["Type"]) => Effect.map(requestCaller(tokens), (caller) => caller.principal)
 
 /**
  * What an API key needs for this request ([D98]): `read` for a GET (or HEAD), `write` for any
@@ -116,8 +165,9 @@ const scopeNeeded = (method: string, area: "user" | "admin"): KeyScope => {
 
 // issue 27: a chain of steps on the hot path, not a generator
 const authenticate = (tokens: BearerTokens["Type"], area: "user" | "admin") =>
-  Effect.flatMap(requestPrincipal(tokens), (principal): Effect.Effect<Principal, Unauthenticated | Forbidden, HttpServerRequest.HttpServerRequest> => {
+  Effect.flatMap(requestCaller(tokens), ({ csrfRefused, principal }): Effect.Effect<Principal, Unauthenticated | Forbidden, HttpServerRequest.HttpServerRequest> => {
     if (Option.isNone(principal)) return Effect.fail(new Unauthenticated())
+    if (csrfRefused) return Effect.fail(new Forbidden({ message: CSRF_MISMATCH }))
     const user = principal.value
     const kept = FiberRef.set(currentPrincipal, principal)
     if (user.kind !== "api_key") return Effect.as(kept, user)

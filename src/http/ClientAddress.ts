@@ -47,19 +47,12 @@ export const limitAddress = (address: string): string => {
 export const clientIp = (request: HttpServerRequest.HttpServerRequest, trustProxy: false | number): string =>
   clientIpOf(socketAddress(request), request.headers["x-forwarded-for"], trustProxy)
 
-/**
- * The header by which the fast lane (`FastLane.ts`) hands a request it delegates to the pipeline
- * the socket's address: Bun gives such a request no server to ask. Read only for those requests
- * (asking theirs throws); the lane always sets it, so a client's own copy is never believed.
- */
-export const DELEGATED_ADDRESS_HEADER = "x-vpn-lane-socket-address"
-
-/** The socket's address, or for a request the fast lane delegated, the one it handed on. */
+/** The socket's address ("unknown" where the server gives none, as for an in-process handler). */
 const socketAddress = (request: HttpServerRequest.HttpServerRequest): string => {
   try {
     return Option.getOrElse(request.remoteAddress, () => "unknown")
   } catch {
-    return request.headers[DELEGATED_ADDRESS_HEADER] ?? "unknown"
+    return "unknown"
   }
 }
 

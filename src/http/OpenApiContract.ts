@@ -1,7 +1,7 @@
 /**
  * What every route does beyond its own endpoint declaration, written into the OpenAPI document so
- * that it says exactly what the server sends (issue 28): the three credentials as three security
- * schemes ([D98] key scopes, [D54] node tokens), the general rate limit's 429 on every route
+ * that it says exactly what the server sends (issue 28): the four credentials as four security
+ * schemes ([D98] key scopes, [D54] node tokens, [D119] the session cookie), the general rate limit's 429 on every route
  * ([D30]), 405 with `Allow`, `HEAD` beside every `GET`, the headers the server sends and reads,
  * and no status that a route cannot answer (413 without a body, 422 without any input, 404 on a
  * public route without a path id).
@@ -51,6 +51,15 @@ export const SECURITY_SCHEMES = {
       "A key never signs in or out, changes the password, the e-mail or two-factor sign-in, or manages keys " +
       "and sessions: those operations list only `userToken`. Outside its scopes: 403 `Forbidden.`"
   },
+  sessionCookie: {
+    type: "apiKey",
+    in: "cookie",
+    name: "vpn_session",
+    description: "A browser session ([D119]) from `POST /v1/auth/session` (or `POST /v1/auth/register` with " +
+      "`X-Session: cookie`): the `HttpOnly` cookie `vpn_session`, accepted wherever a user's token is. A request " +
+      "other than GET/HEAD must also send the header `X-CSRF-Token` equal to the `vpn_csrf` cookie issued with " +
+      "that session, else 403 `CSRF token mismatch.` A `Bearer` header, when present, is used instead of the cookie."
+  },
   nodeToken: {
     type: "http",
     scheme: "bearer",
@@ -63,6 +72,7 @@ export const SECURITY_SCHEMES = {
 const USER = "userToken"
 const PEOPLE_ONLY = "peopleOnly"
 const NODE = "nodeToken"
+const COOKIE = "sessionCookie"
 
 const scopeFor = (method: string, path: string) => {
   const reads = method === "get" || method === "head"
@@ -73,8 +83,8 @@ const securityOf = (operation: Json, method: string, path: string): Array<Json> 
   const declared = Array.isArray(operation["security"]) ? operation["security"].filter(isObject) : []
   const names = new Set(declared.flatMap((entry) => Object.keys(entry)))
   if (names.has(NODE)) return [{ [NODE]: [] }]
-  if (names.has(PEOPLE_ONLY)) return [{ [USER]: [] }]
-  if (names.has(USER)) return [{ [USER]: [] }, { apiKey: [scopeFor(method, path)] }]
+  if (names.has(PEOPLE_ONLY)) return [{ [USER]: [] }, { [COOKIE]: [] }]
+  if (names.has(USER)) return [{ [USER]: [] }, { apiKey: [scopeFor(method, path)] }, { [COOKIE]: [] }]
   return undefined
 }
 
@@ -173,6 +183,26 @@ const fixOperation = (operation: Json, method: string, path: string, schemas: Js
     if (types.some((t) => !t.startsWith("application/json"))) addHeaders(response, { "Cache-Control": HEADERS.noStore })
     if (types.some((t) => t.startsWith("text/plain"))) addHeaders(response, { "Content-Disposition": HEADERS.disposition })
   }
+  if (method === "get" && (path === "/v1/plans" || path.startsWith("/v1/plans/"))) declareCatalogCaching(operation, responses)
+}
+
+/** Issue 40: the catalogue's reads answer `ETag` and `Cache-Control`, and 304 on `If-None-Match` (`http/Caching.ts`). */
+const declareCatalogCaching = (operation: Json, responses: Json) => {
+  const etag = header("The answer's entity tag; send it back as `If-None-Match` to get 304 while it holds.")
+  const cacheControl = header("`public, max-age=60`: the public catalogue may be cached for a minute.")
+  if (isObject(responses["200"])) addHeaders(responses["200"], { ETag: etag, "Cache-Control": cacheControl })
+  responses["304"] = {
+    description: "Not modified: `If-None-Match` named the current `ETag`; no body.",
+    headers: { ETag: etag, "Cache-Control": cacheControl, "X-Request-Id": HEADERS.requestId }
+  }
+  const parameters = Array.isArray(operation["parameters"]) ? operation["parameters"] : []
+  operation["parameters"] = [...parameters, {
+    name: "If-None-Match",
+    in: "header",
+    required: false,
+    description: "An `ETag` this route answered before: 304 while it is current.",
+    schema: { type: "string" }
+  }]
 }
 
 /** `HEAD` is served wherever `GET` is: the same answer without its body. */

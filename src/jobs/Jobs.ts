@@ -11,8 +11,10 @@ import { RecipientsLive } from "../accounts/Contacts.ts"
 import { Balance } from "../billing/Balance.ts"
 import { Dunning } from "../billing/Dunning.ts"
 import { Funding } from "../billing/Funding.ts"
+import { GatewaysLive, PaymentGateways } from "../billing/Gateways.ts"
 import { Invoices } from "../billing/Invoices.ts"
 import { MailTokens } from "../accounts/MailTokens.ts"
+import { TelegramLinks } from "../accounts/telegram/Links.ts"
 import { Catalog } from "../catalog/Catalog.ts"
 import { RateLimiter } from "../platform/RateLimiter.ts"
 import { AppClock } from "../platform/Clock.ts"
@@ -90,11 +92,13 @@ const runJobs = Effect.gen(function*() {
   const invoices = yield* Invoices
   const catalog = yield* Catalog
   const mailTokens = yield* MailTokens
+  const telegramLinks = yield* TelegramLinks
   const outbox = yield* OutboxSender
   const notifications = yield* Notifications
   const balance = yield* Balance
   const funding = yield* Funding
   const schedules = yield* Schedules
+  const gateways = yield* PaymentGateways
   const pausePercent = (yield* AppConfig).jobsPausePercent ?? JOBS_PAUSE_DEFAULT
 
   const tryLock = SqlSchema.single({
@@ -272,11 +276,15 @@ const runJobs = Effect.gen(function*() {
     promoUsesReleased += promoIds.length
     return cancelled.length
   }))
+  // [D123] (issue 34): the payment pages of invoices no longer pending close (Stripe sessions expire)
+  yield* gateways.closeStale
 
   // the tables that only grow otherwise: counters of ended windows, spent or expired mail tokens,
   // node reports' idempotency keys older than 24 h, node change-log rows past what it keeps ([D92])
   yield* RateLimiter.purgeExpired
   yield* mailTokens.purgeSpent(now)
+  // [D125]: expired Telegram link codes and sign-in records
+  yield* telegramLinks.purge(now)
   yield* Usage.purgeReports
   yield* PeerChanges.prune()
   // [D96]: delivered messages past retention go; then what is due (new, or a retry) is sent.
@@ -322,7 +330,7 @@ const recordedRun = Effect.gen(function*() {
 })
 
 /** the rooms the jobs call */
-const JobsRooms = Layer.mergeAll(Services.Default, Invoices.Default, Balance.Default, Funding.Default, Schedules.Default, Catalog.Default, MailTokens.Default, OutboxSender.Default, Notifications.Default, Dunning.Default)
+const JobsRooms = Layer.mergeAll(Services.Default, Invoices.Default, Balance.Default, Funding.Default, Schedules.Default, Catalog.Default, MailTokens.Default, TelegramLinks.Default, OutboxSender.Default, Notifications.Default, Dunning.Default, GatewaysLive)
   .pipe(Layer.provideMerge(Layer.mergeAll(RecipientsLive, DomainEventsLive)))
 
 /** One run on layers of its own (the CLI's `jobs run-once`, tests). */

@@ -43,10 +43,36 @@ export interface ClaimedMessage {
   readonly attempts: number
   readonly createdAt: Date
   readonly orderingKey: string | null
+  /**
+   * a sender marked it in flight and never came back (it stopped mid-send): for an at-most-once
+   * channel it may have arrived
+   */
+  readonly inFlight: boolean
 }
 
-/** a channel's delivery: fails with a reason to be retried */
-export type Delivery = (message: ClaimedMessage) => Effect.Effect<void, { readonly reason: string }>
+/** Why a delivery did not happen, and what the sender should do about it. */
+export interface DeliveryFailure {
+  readonly reason: string
+  /** the next try exactly this long from now (the peer said so: Telegram's `retry_after`), not the backoff */
+  readonly retryAfterMs?: number
+  /** not an attempt (the channel's pace had no slot soon): due again after `retryAfterMs`, attempts unchanged */
+  readonly deferred?: boolean
+  /** never try again: refused for good, or it may have arrived on an at-most-once channel */
+  readonly giveUp?: boolean
+  /** the recipient cannot be reached on this channel any more (Telegram's 403: the bot was blocked) */
+  readonly unreachable?: boolean
+}
+
+/** a channel's delivery: fails with a reason to be retried (or not, as the failure says) */
+export type Delivery = (message: ClaimedMessage) => Effect.Effect<void, DeliveryFailure>
+
+export interface DeliveryOptions {
+  /**
+   * never twice, rather than at least once ([D125]): the row is marked in flight before the
+   * delivery runs, and a row found still in flight (its sender stopped mid-send) is given up
+   */
+  readonly atMostOnce?: boolean
+}
 
 /** What one pass of the sender did. */
 export interface SendReport {

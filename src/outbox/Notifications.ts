@@ -4,7 +4,8 @@ import { AppConfig } from "../platform/Config.ts"
 import { mapSliced } from "../platform/Slices.ts"
 import { NoticeMetrics } from "./NoticeMetrics.ts"
 import { Outbox } from "./Outbox.ts"
-import { Recipients } from "./Recipients.ts"
+import { Recipients, type Recipient } from "./Recipients.ts"
+import { telegramText } from "./TelegramTexts.ts"
 import { type NotificationKind, render, renderSecurity, type SecurityKind, type View } from "./Templates.ts"
 
 /**
@@ -13,6 +14,10 @@ import { type NotificationKind, render, renderSecurity, type SecurityKind, type 
  * `expiry-3d:<service>:<expires_at>`). `security` writes the security mail of [D96] that has a
  * template here (a sign-in with a second factor, an API key created): always sent, whatever the
  * setting. Who to write to comes through the `Recipients` port (accounts provides it).
+ *
+ * [D125]: a notice also goes to the user's linked Telegram chat unless `telegram_notifications` is
+ * off, through the same outbox and in the same transaction (its own occasion: the mail's key with
+ * `:telegram`), whatever `email_notifications` says.
  */
 export class Notifications extends Effect.Service<Notifications>()("outbox/Notifications", {
   effect: Effect.gen(function*() {
@@ -20,6 +25,17 @@ export class Notifications extends Effect.Service<Notifications>()("outbox/Notif
     const outbox = yield* Outbox
     const config = yield* AppConfig
     const noticeMetrics = yield* NoticeMetrics
+
+    /** the notice as a Telegram message to the contact's chat, when it goes there ([D125]) */
+    const telegramCopy = (contact: Recipient, input: { readonly kind: NotificationKind; readonly dedupeKey: string; readonly view: View }) => {
+      if (contact.telegramChatId === null || !contact.telegramNotifications) return []
+      const view = { ...input.view, name: contact.name, app_url: config.appUrl }
+      const text = telegramText(input.kind, view, contact.locale) ?? (() => {
+        const mail = render(input.kind, view)
+        return `${mail.subject}\n\n${mail.text}`
+      })()
+      return [{ kind: input.kind, dedupeKey: `${input.dedupeKey}:telegram`, chatId: contact.telegramChatId, text }]
+    }
 
     /**
      * Writes the notification unless the user turned notices off (or is gone); `true` when a new
@@ -33,15 +49,18 @@ export class Notifications extends Effect.Service<Notifications>()("outbox/Notif
     }): Effect.Effect<boolean> =>
       Effect.gen(function*() {
         const contact = yield* contacts.find(input.userId)
-        if (Option.isNone(contact) || !contact.value.emailNotifications) return false
+        if (Option.isNone(contact)) return false
+        let written = false
+        for (const message of telegramCopy(contact.value, input)) written = (yield* outbox.enqueueTelegram(message)) || written
+        if (!contact.value.emailNotifications) return written
         const { html, subject, text } = render(input.kind, { ...input.view, name: contact.value.name, app_url: config.appUrl })
-        const written = yield* outbox.enqueueMail({
+        const mailed = yield* outbox.enqueueMail({
           kind: input.kind,
           dedupeKey: input.dedupeKey,
           mail: { to: contact.value.email, subject, text, html }
         })
-        if (written) noticeMetrics.written(input.kind)
-        return written
+        if (mailed) noticeMetrics.written(input.kind)
+        return mailed || written
       })
 
     /** many notifications in one go (the jobs' batches): one read of the contacts, one insert */
@@ -54,6 +73,12 @@ export class Notifications extends Effect.Service<Notifications>()("outbox/Notif
       Effect.gen(function*() {
         if (inputs.length === 0) return 0
         const people = yield* contacts.findMany(inputs.map((i) => i.userId))
+        // [D125]: the Telegram copies, one statement
+        const chats = (yield* mapSliced(inputs, (input) => {
+          const contact = people.get(input.userId)
+          return contact === undefined ? [] : telegramCopy(contact, input)
+        })).flat()
+        let written = yield* outbox.enqueueTelegrams(chats)
         // rendered in slices of a few ms: a batch of 500 mails does not block the API (issue 27)
         const mails = (yield* mapSliced(inputs, (input) => {
           const contact = people.get(input.userId)
@@ -62,7 +87,6 @@ export class Notifications extends Effect.Service<Notifications>()("outbox/Notif
           return [{ kind: input.kind, dedupeKey: input.dedupeKey, mail: { to: contact.email, subject, text, html } }]
         })).flat()
         // one statement per kind (the jobs' batches are of one kind): the figures count them by kind
-        let written = 0
         for (const kind of new Set(mails.map((m) => m.kind))) {
           const n = yield* outbox.enqueueMails(mails.filter((m) => m.kind === kind))
           noticeMetrics.written(kind, n)

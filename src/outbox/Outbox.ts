@@ -9,6 +9,7 @@ import { type Mail } from "../platform/Mailer.ts"
 import { mapSliced } from "../platform/Slices.ts"
 import { type NewMessage } from "./Messages.ts"
 import { OutboxSender } from "./Sender.ts"
+import { TELEGRAM_CHANNEL } from "./TelegramDelivery.ts"
 
 const Inserted = Schema.Struct({ id: Schema.Int })
 
@@ -86,6 +87,17 @@ export class Outbox extends Effect.Service<Outbox>()("outbox/Outbox", {
         returning id`
     })
 
+    /** a Telegram message ([D125]) to a chat, in the caller's transaction, once per occasion */
+    const enqueueTelegram = (input: { readonly kind: string; readonly dedupeKey: string; readonly chatId: string; readonly text: string }) =>
+      enqueue({
+        channel: TELEGRAM_CHANNEL,
+        kind: input.kind,
+        dedupeKey: input.dedupeKey,
+        recipient: input.chatId,
+        subject: "",
+        body: JSON.stringify({ chat_id: input.chatId, text: input.text })
+      })
+
     /** many e-mails in one statement, in the caller's transaction; how many were new */
     const enqueueMails = (inputs: ReadonlyArray<{ readonly kind: string; readonly dedupeKey: string; readonly mail: Mail }>) =>
       inputs.length === 0 ? Effect.succeed(0) : Effect.gen(function*() {
@@ -103,14 +115,36 @@ export class Outbox extends Effect.Service<Outbox>()("outbox/Outbox", {
         return yield* insertMany({ now, rows: JSON.stringify(rows) })
       }).pipe(Effect.map((rows) => rows.length), Effect.orDie)
 
+    /** many Telegram messages in one statement, in the caller's transaction; how many were new */
+    const enqueueTelegrams = (
+      inputs: ReadonlyArray<{ readonly kind: string; readonly dedupeKey: string; readonly chatId: string; readonly text: string }>
+    ) =>
+      inputs.length === 0 ? Effect.succeed(0) : Effect.gen(function*() {
+        const now = yield* clock.now
+        const rows = yield* mapSliced(inputs, (i) => ({
+          channel: TELEGRAM_CHANNEL,
+          kind: i.kind,
+          dedupe_key: i.dedupeKey,
+          ordering_key: null,
+          recipient: i.chatId,
+          subject: "",
+          payload: appKey.encrypt(JSON.stringify({ chat_id: i.chatId, text: i.text }))
+        }))
+        return yield* insertMany({ now, rows: JSON.stringify(rows) })
+      }).pipe(Effect.map((rows) => rows.length), Effect.orDie)
+
     return {
       enqueue,
+      enqueueTelegrams,
       enqueueMail,
       enqueueMails,
+      enqueueTelegram,
       /** sends due messages now, in the background: call it AFTER the transaction that wrote them committed */
       wake: sender.wake,
       /** another room's channel (webhooks of [D101]) registers how its messages are delivered */
-      registerDelivery: sender.registerDelivery
+      registerDelivery: sender.registerDelivery,
+      /** what to do when a channel's recipient cannot be reached any more ([D125]: a blocked Telegram chat) */
+      registerUnreachable: sender.registerUnreachable
     } as const
   }),
   dependencies: [OutboxSender.Default]

@@ -8,6 +8,15 @@ export interface Recipient {
   readonly name: string
   readonly email: string
   readonly emailNotifications: boolean
+  /** [D125]: the linked Telegram chat, if any */
+  readonly telegramChatId: string | null
+  /** [D125]: notices also go to the linked chat (on once linked, until the user turns them off) */
+  readonly telegramNotifications: boolean
+  /**
+   * LOCALE HOOK ([D120]): the user's language for the messages; absent until users carry
+   * `locale` (then English)
+   */
+  readonly locale?: string | undefined
 }
 
 /**

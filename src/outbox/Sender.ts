@@ -1,22 +1,27 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as SqlSchema from "@effect/sql/SqlSchema"
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import * as Runtime from "effect/Runtime"
 import * as Schema from "effect/Schema"
 import { AppClock } from "../platform/Clock.ts"
 import { AppKey } from "../platform/Crypto.ts"
 import { Mailer } from "../platform/Mailer.ts"
+import { TelegramBot } from "../platform/Telegram.ts"
 import {
   backoffMs,
   CLAIM_LEASE_MS,
   type ClaimedMessage,
   type Delivery,
+  type DeliveryFailure,
+  type DeliveryOptions,
   GIVE_UP_AFTER_MS,
   OUTBOX_BATCH,
   type SendReport,
   SENT_RETENTION_MS
 } from "./Messages.ts"
 import { outboxMetrics } from "./OutboxMetrics.ts"
+import { makeTelegramDelivery, TELEGRAM_CHANNEL } from "./TelegramDelivery.ts"
 
 const ClaimedRow = Schema.Struct({
   id: Schema.Int,
@@ -26,7 +31,8 @@ const ClaimedRow = Schema.Struct({
   payload: Schema.String,
   attempts: Schema.Int,
   created_at: Schema.DateFromSelf,
-  ordering_key: Schema.NullOr(Schema.String)
+  ordering_key: Schema.NullOr(Schema.String),
+  in_flight: Schema.Boolean
 })
 
 /** a mail as stored (sealed) in the outbox */
@@ -38,6 +44,9 @@ const MailBody = Schema.Struct({
 })
 
 const Count = Schema.Struct({ n: Schema.Int })
+
+/** a deferred message without a wait of its own is due again this soon */
+const FIRST_DEFER_MS = 1000
 
 /**
  * The outbox's sender ([D96]): claims due rows with `SKIP LOCKED` and hands each to its channel's
@@ -56,12 +65,21 @@ export class OutboxSender extends Effect.Service<OutboxSender>()("outbox/OutboxS
     const outboxFigures = yield* outboxMetrics
 
     const deliveries = new Map<string, Delivery>()
+    const options = new Map<string, DeliveryOptions>()
+    /** what a channel does when a recipient turns out unreachable (Telegram: the chat is unlinked) */
+    const unreachableHooks = new Map<string, (recipient: string) => Effect.Effect<void>>()
     const decodeMail = Schema.decodeUnknownSync(Schema.parseJson(MailBody))
     deliveries.set("mail", (message) =>
       Effect.suspend(() => mailer.send(decodeMail(message.body))).pipe(
         // a server that accepts the connection and then hangs must not hold the sender
         Effect.timeoutFail({ duration: "30 seconds", onTimeout: () => ({ reason: "SMTP timed out after 30 s" }) })
       ))
+    // [D125]: Telegram messages, never sent twice, when a bot is configured
+    const bot = yield* TelegramBot
+    if (Option.isSome(bot)) {
+      deliveries.set(TELEGRAM_CHANNEL, yield* makeTelegramDelivery(bot.value))
+      options.set(TELEGRAM_CHANNEL, { atMostOnce: true })
+    }
 
     const claimRows = SqlSchema.findAll({
       Request: Schema.Struct({ now: Schema.DateFromSelf, leaseUntil: Schema.DateFromSelf, limit: Schema.Int }),
@@ -78,14 +96,29 @@ export class OutboxSender extends Effect.Service<OutboxSender>()("outbox/OutboxS
           order by o.id
           limit ${r.limit}
           for update of o skip locked)
-        returning id, channel, kind, recipient, payload, attempts, created_at, ordering_key`
+        returning id, channel, kind, recipient, payload, attempts, created_at, ordering_key, in_flight_at is not null as in_flight`
     })
 
     const markSent = SqlSchema.void({
       Request: Schema.Struct({ ids: Schema.Array(Schema.Int), now: Schema.DateFromSelf }),
       execute: (r) => sql`
-        update outbox set status = 'sent', attempts = attempts + 1, sent_at = ${r.now}, updated_at = ${r.now}, last_error = null
+        update outbox set status = 'sent', attempts = attempts + 1, sent_at = ${r.now}, updated_at = ${r.now}, last_error = null,
+          in_flight_at = null
         where id in ${sql.in(r.ids)} and status = 'pending'`
+    })
+
+    /** an at-most-once channel's row, just before its delivery runs */
+    const markInFlight = SqlSchema.void({
+      Request: Schema.Struct({ id: Schema.Int, now: Schema.DateFromSelf }),
+      execute: (r) => sql`update outbox set in_flight_at = ${r.now}, updated_at = ${r.now} where id = ${r.id} and status = 'pending'`
+    })
+
+    /** due again at `next`, not counted as an attempt (the channel's pace had no slot) */
+    const defer = SqlSchema.void({
+      Request: Schema.Struct({ id: Schema.Int, now: Schema.DateFromSelf, next: Schema.DateFromSelf }),
+      execute: (r) => sql`
+        update outbox set next_attempt_at = ${r.next}, updated_at = ${r.now}, in_flight_at = null
+        where id = ${r.id} and status = 'pending'`
     })
 
     const markFailure = SqlSchema.void({
@@ -97,38 +130,69 @@ export class OutboxSender extends Effect.Service<OutboxSender>()("outbox/OutboxS
         error: Schema.String
       }),
       execute: (r) => sql`
-        update outbox set attempts = attempts + 1, last_error = ${r.error}, updated_at = ${r.now},
+        update outbox set attempts = attempts + 1, last_error = ${r.error}, updated_at = ${r.now}, in_flight_at = null,
           next_attempt_at = ${r.next}, status = case when ${r.giveUp} then 'failed' else 'pending' end
         where id = ${r.id} and status = 'pending'`
     })
 
-    const deliver = (message: ClaimedMessage) =>
-      Effect.suspend(() => {
+    const deliver = (message: ClaimedMessage): Effect.Effect<void, DeliveryFailure> =>
+      Effect.suspend((): Effect.Effect<void, DeliveryFailure> => {
         const delivery = deliveries.get(message.channel)
         return delivery === undefined
           ? Effect.fail({ reason: `no delivery for channel ${message.channel}` })
           : delivery(message)
       }).pipe(
-        Effect.catchAllDefect((defect) => Effect.fail({ reason: defect instanceof Error ? defect.message : String(defect) }))
+        Effect.catchAllDefect((defect): Effect.Effect<never, DeliveryFailure> =>
+          Effect.fail({ reason: defect instanceof Error ? defect.message : String(defect) }))
       )
+
+    /** the sender's own pass again after `ms` (a peer's `retry_after`, a paced channel's next slot) */
+    const wakeAfter = (ms: number) =>
+      Effect.sync(() => {
+        Runtime.runFork(runtime)(Effect.sleep(Math.max(0, ms) + 50).pipe(Effect.zipRight(Effect.suspend(() => pass))))
+      })
 
     /** one claimed message: delivered and marked, or its failure recorded */
     const sendOne = (message: ClaimedMessage) =>
       Effect.gen(function*() {
+        const atMostOnce = options.get(message.channel)?.atMostOnce === true
+        if (atMostOnce && message.inFlight) {
+          // its sender stopped between marking it and hearing back: it may have arrived ([D125]: never twice)
+          const now = yield* clock.now
+          const error = "the sender stopped while sending it; not sent again, so that it is never sent twice"
+          yield* markFailure({ id: message.id, now, next: now, giveUp: true, error })
+          outboxFigures.attempt(message.channel, message.kind, "given_up")
+          yield* Effect.logWarning("outbox: message given up", { id: message.id, kind: message.kind, reason: error })
+          return "failed" as const
+        }
+        if (atMostOnce) yield* markInFlight({ id: message.id, now: yield* clock.now })
         const outcome = yield* Effect.either(deliver(message))
         const now = yield* clock.now
         if (outcome._tag === "Right") {
-          // in order per ordering key: its next row may only be claimed once this one is marked
-          if (message.orderingKey !== null) yield* markSent({ ids: [message.id], now })
+          // in order per ordering key: its next row may only be claimed once this one is marked; a
+          // channel other than mail is marked at once (a stop before the batch's mark would send it again)
+          if (message.orderingKey !== null || message.channel !== "mail") yield* markSent({ ids: [message.id], now })
           outboxFigures.attempt(message.channel, message.kind, "sent")
           return "sent" as const
         }
+        const failure = outcome.left
+        if (failure.deferred === true) {
+          const wait = failure.retryAfterMs ?? FIRST_DEFER_MS
+          yield* defer({ id: message.id, now, next: new Date(now.getTime() + wait) })
+          yield* wakeAfter(wait)
+          return "retried" as const
+        }
+        if (failure.unreachable === true) {
+          const hook = unreachableHooks.get(message.channel)
+          if (hook !== undefined) yield* hook(message.recipient)
+        }
         const attempts = message.attempts + 1
-        const next = new Date(now.getTime() + backoffMs(attempts))
-        const giveUp = next.getTime() >= message.createdAt.getTime() + GIVE_UP_AFTER_MS
-        yield* markFailure({ id: message.id, now, next, giveUp, error: outcome.left.reason.slice(0, 500) })
+        const next = new Date(now.getTime() + (failure.retryAfterMs ?? backoffMs(attempts)))
+        const giveUp = failure.giveUp === true || next.getTime() >= message.createdAt.getTime() + GIVE_UP_AFTER_MS
+        yield* markFailure({ id: message.id, now, next, giveUp, error: failure.reason.slice(0, 500) })
         outboxFigures.attempt(message.channel, message.kind, giveUp ? "given_up" : "error")
         if (giveUp) yield* Effect.logWarning("outbox: message given up", { id: message.id, kind: message.kind, attempts })
+        else if (failure.retryAfterMs !== undefined) yield* wakeAfter(failure.retryAfterMs)
         return giveUp ? "failed" as const : "retried" as const
       }).pipe(Effect.orDie)
 
@@ -151,12 +215,13 @@ export class OutboxSender extends Effect.Service<OutboxSender>()("outbox/OutboxS
           body: appKey.decrypt(row.payload),
           attempts: row.attempts,
           createdAt: row.created_at,
-          orderingKey: row.ordering_key
+          orderingKey: row.ordering_key,
+          inFlight: row.in_flight
         }))
         // different ordering keys go side by side; one key's messages (at most one is claimed) in order
         const outcomes = yield* Effect.forEach(messages, sendOne, { concurrency: 8 })
         // the sent ones of the batch in one statement (a crash before it sends them again: at least once)
-        const sentIds = messages.filter((m, i) => outcomes[i] === "sent" && m.orderingKey === null).map((m) => m.id)
+        const sentIds = messages.filter((m, i) => outcomes[i] === "sent" && m.orderingKey === null && m.channel === "mail").map((m) => m.id)
         if (sentIds.length > 0) yield* markSent({ ids: sentIds, now: yield* clock.now }).pipe(Effect.orDie)
         for (const o of outcomes) report[o] += 1
         // a row that only waited for its predecessor is due now: claim again while any were sent
@@ -219,7 +284,19 @@ export class OutboxSender extends Effect.Service<OutboxSender>()("outbox/OutboxS
       sendDue,
       purgeSent,
       /** another room's channel (webhooks of [D101]) registers how its messages are delivered */
-      registerDelivery: (channel: string, delivery: Delivery) => Effect.sync(() => void deliveries.set(channel, delivery))
+      registerDelivery: (channel: string, delivery: Delivery, deliveryOptions: DeliveryOptions = {}) =>
+        Effect.sync(() => {
+          deliveries.set(channel, delivery)
+          options.set(channel, deliveryOptions)
+        }),
+      /**
+       * what to do when a channel's recipient cannot be reached any more (a delivery failed with
+       * `unreachable`): the room that owns the recipients registers it (accounts: a Telegram chat
+       * that blocked the bot is unlinked, [D125])
+       */
+      registerUnreachable: (channel: string, hook: (recipient: string) => Effect.Effect<void>) =>
+        Effect.sync(() => void unreachableHooks.set(channel, hook))
     } as const
-  })
+  }),
+  dependencies: [TelegramBot.Live]
 }) {}

@@ -277,6 +277,31 @@ revoke it at once and change your password: {{app_url}} (DELETE /v1/account/api-
 <p>It acts as you within its scopes until it expires or is revoked. If you did not create it,
 <a href="{{app_url}}">revoke it at once</a> and change your password.</p>`
   },
+  // [D125]: a sign-in with Telegram (the Login Widget or the Mini App) and a second factor
+  "sign-in-telegram-2fa": {
+    subject: "New sign-in to your account",
+    text: `Hello {{name}},
+
+Your account was signed in to with Telegram and {{factor}}.
+
+  When:        {{signed_in_at}}
+  Address:     {{ip}}
+  User agent:  {{user_agent}}
+{{#recovery_codes_left_known}}  Recovery codes left: {{recovery_codes_left}}
+{{/recovery_codes_left_known}}
+If this was you, there is nothing to do. If not, unlink Telegram, change your password and end the
+sessions you do not know: {{app_url}} (GET /v1/account/sessions).${SECURITY_FOOTER_TEXT}`,
+    html: `<p>Hello {{name}},</p>
+<p>Your account was signed in to with Telegram and {{factor}}.</p>
+<table>
+<tr><th align="left">When</th><td>{{signed_in_at}}</td></tr>
+<tr><th align="left">Address</th><td>{{ip}}</td></tr>
+<tr><th align="left">User agent</th><td>{{user_agent}}</td></tr>
+{{#recovery_codes_left_known}}<tr><th align="left">Recovery codes left</th><td>{{recovery_codes_left}}</td></tr>{{/recovery_codes_left_known}}
+</table>
+<p>If this was you, there is nothing to do. If not, unlink Telegram, change your password and
+<a href="{{app_url}}">end the sessions you do not know</a>.</p>`
+  },
   // [D114]: each of these says what it revoked
   "password-changed": {
     subject: "Your password was changed",

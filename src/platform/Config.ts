@@ -18,6 +18,12 @@ export interface AppConfigShape {
   readonly publicUrl: string
   readonly appUrl: string
   readonly databaseUrl: Option.Option<Redacted.Redacted<string>>
+  /**
+   * `DATABASE_DIRECT_URL` ([D126]): a direct connection (not through a transaction pooler) for
+   * `LISTEN` and the migrations' session lock; set when `DATABASE_URL` goes through PgBouncer in
+   * transaction mode, which also turns prepared statements off. Absent (tests): `DATABASE_URL`.
+   */
+  readonly databaseDirectUrl?: Option.Option<Redacted.Redacted<string>>
   readonly dataDir: string
   /** 32 bytes; absent only in embedded mode before the generated key is loaded */
   readonly appKey: Option.Option<Redacted.Redacted<Uint8Array>>
@@ -54,11 +60,6 @@ export interface AppConfigShape {
    * batch's time, leaving the cores to requests; absent (tests): JOBS_PAUSE_DEFAULT
    */
   readonly jobsPausePercent?: number
-  /**
-   * `FAST_LANE` (issue 27), not in [D1]: `GET`/`HEAD` `/v1/status` and `/v1/plans` answered
-   * by Bun routes beside the pipeline (`http/FastLane.ts`, docs/decisions.md "Fast lane"); absent (tests, CLI): off
-   */
-  readonly fastLane?: boolean
   /** `DB_DRIVER` (issue 8), not in [D1]; absent (fixed configurations of tests and the CLI): `bun` */
   readonly dbDriver?: DbDriver
   /** [D112]: the `stripe` gateway, enabled when STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET are set */
@@ -75,6 +76,8 @@ export interface AppConfigShape {
   readonly dunningRetryDays?: ReadonlyArray<number>
   /** [D124] `GRACE_SPEED_MBPS`: the speed of a service in grace; absent: 1 */
   readonly graceSpeedMbps?: number
+  /** [D125]: Telegram, enabled when TELEGRAM_BOT_TOKEN and TELEGRAM_WEBHOOK_SECRET are set */
+  readonly telegram?: Option.Option<TelegramConfig>
 }
 
 export interface CryptoBotConfig {
@@ -99,6 +102,14 @@ export const parseRetryDays = (raw: string): ReadonlyArray<number> | undefined =
   if (parts.length === 0 || parts.length > 20 || !parts.every((p) => /^\d{1,4}(\.\d{1,9})?$/.test(p))) return undefined
   const days = parts.map(Number)
   return days.every((d, i) => d > 0 && (i === 0 || d > days[i - 1]!)) ? days : undefined
+}
+
+export interface TelegramConfig {
+  readonly botToken: Redacted.Redacted<string>
+  /** what the Bot API sends in `X-Telegram-Bot-Api-Secret-Token` (set with `setWebhook`'s `secret_token`) */
+  readonly webhookSecret: Redacted.Redacted<string>
+  /** `TELEGRAM_API_URL`: another Bot API host (a local stand-in in tests); none: Telegram's own */
+  readonly apiUrl: Option.Option<string>
 }
 
 export interface StripeConfig {
@@ -192,18 +203,41 @@ const parseBoolean = (s: string): boolean | undefined => {
 
 const trailingSlashless = (s: string) => s.replace(/\/+$/, "")
 
+/**
+ * A PostgreSQL URL: one host ([D126]). Neither driver reads a multi-host URL (`pg` and `Bun.SQL`
+ * both fail with `Invalid URL`) and `Bun.SQL` ignores `target_session_attrs` (it connected to a
+ * replica): both are refused at start-up, pointing to a proxy that follows the primary.
+ */
+export const databaseUrlProblem = (name: string, url: string): string | undefined => {
+  if (!/^postgres(ql)?:\/\//.test(url)) return `${name}: must be a postgres:// or postgresql:// URL`
+  const authority = url.replace(/^postgres(ql)?:\/\//, "").split(/[/?#]/)[0]!
+  const hosts = authority.slice(authority.lastIndexOf("@") + 1)
+  const proxy = "use one host: a proxy that follows the primary (HAProxy, PgBouncer) or the managed service's endpoint (docs/operations.md)"
+  if (hosts.includes(",")) return `${name}: multi-host URLs are not supported; ${proxy}`
+  if (/[?&](target_session_attrs|targetServerType)=/i.test(url)) return `${name}: target_session_attrs is not supported; ${proxy}`
+  return undefined
+}
+
+const databaseUrlOf = (name: string) =>
+  optionalString(name).pipe(
+    Config.mapOrFail((value) =>
+      Option.match(value, {
+        onNone: () => Either.right(Option.none<Redacted.Redacted<string>>()),
+        onSome: (s) => {
+          const problem = databaseUrlProblem(name, s)
+          return problem === undefined ? Either.right(Option.some(Redacted.make(s))) : Either.left(ConfigError.InvalidData([], problem))
+        }
+      })
+    )
+  )
+
 export const appConfig = Config.all({
   port: positiveInt("PORT", 3000, 0).pipe(Config.validate({ message: "PORT: must be a port number (0-65535)", validation: (n) => n <= 65535 })),
   host: Config.string("HOST").pipe(Config.withDefault("0.0.0.0")),
   publicUrl: urlString("PUBLIC_URL"),
   appUrl: urlString("APP_URL"),
-  databaseUrl: optionalString("DATABASE_URL").pipe(
-    Config.validate({
-      message: "DATABASE_URL: must be a postgres:// or postgresql:// URL",
-      validation: Option.match({ onNone: () => true, onSome: (s) => /^postgres(ql)?:\/\//.test(s) })
-    }),
-    Config.map(Option.map(Redacted.make))
-  ),
+  databaseUrl: databaseUrlOf("DATABASE_URL"),
+  databaseDirectUrl: databaseUrlOf("DATABASE_DIRECT_URL"),
   dataDir: Config.string("DATA_DIR").pipe(Config.withDefault("./data")),
   appKey: optionalString("APP_KEY").pipe(
     Config.validate({
@@ -265,12 +299,6 @@ export const appConfig = Config.all({
     Config.validate({ message: `LOG_LEVEL: must be one of ${Object.keys(levels).join(", ")}`, validation: (s) => s in levels }),
     Config.map((s) => levels[s]!)
   ),
-  fastLane: Config.string("FAST_LANE").pipe(
-    Config.withDefault("true"),
-    Config.map((s) => s.trim().toLowerCase()),
-    Config.validate({ message: "FAST_LANE: must be true or false", validation: (s) => parseBoolean(s) !== undefined }),
-    Config.map((s) => parseBoolean(s)!)
-  ),
   hashConcurrency: positiveInt("HASH_CONCURRENCY", Math.max(1, (navigator.hardwareConcurrency || 2) - 1)),
   jobsPausePercent: positiveInt("JOBS_PAUSE", JOBS_PAUSE_DEFAULT, 0),
   dbDriver: Config.string("DB_DRIVER").pipe(
@@ -305,6 +333,22 @@ export const appConfig = Config.all({
     Config.map((s) => parseRetryDays(s)!)
   ),
   graceSpeedMbps: positiveInt("GRACE_SPEED_MBPS", GRACE_SPEED_MBPS_DEFAULT),
+  telegramBotToken: optionalString("TELEGRAM_BOT_TOKEN").pipe(
+    Config.validate({
+      message: "TELEGRAM_BOT_TOKEN: must be a bot token as @BotFather gives it (<digits>:<letters, digits, _ or ->)",
+      validation: Option.match({ onNone: () => true, onSome: (s) => /^[0-9]{1,20}:[A-Za-z0-9_-]{20,100}$/.test(s) })
+    }),
+    Config.map(Option.map(Redacted.make))
+  ),
+  telegramWebhookSecret: optionalString("TELEGRAM_WEBHOOK_SECRET").pipe(
+    Config.validate({
+      // what the Bot API accepts as setWebhook's secret_token
+      message: "TELEGRAM_WEBHOOK_SECRET: must be 1-256 characters of A-Z, a-z, 0-9, _ and -",
+      validation: Option.match({ onNone: () => true, onSome: (s) => /^[A-Za-z0-9_-]{1,256}$/.test(s) })
+    }),
+    Config.map(Option.map(Redacted.make))
+  ),
+  telegramApiUrl: urlString("TELEGRAM_API_URL"),
   company: Config.all({
     name: optionalString("COMPANY_NAME"),
     // a literal `\n` in an env file is a line break of the address
@@ -324,7 +368,11 @@ export const appConfig = Config.all({
         g === "manual" || (g === "stripe" && Option.isSome(c.stripeSecretKey)) || (g === "cryptobot" && Option.isSome(c.cryptobotToken))
     })
   }),
-  Config.map(({ cryptobotApiUrl, cryptobotAssets, cryptobotToken, defaultGateway, stripeApiUrl, stripeSecretKey, stripeWebhookSecret, ...c }): AppConfigShape => {
+  Config.validate({
+    message: "TELEGRAM_BOT_TOKEN, TELEGRAM_WEBHOOK_SECRET: set both to enable Telegram, or neither",
+    validation: (c) => Option.isSome(c.telegramBotToken) === Option.isSome(c.telegramWebhookSecret)
+  }),
+  Config.map(({ cryptobotApiUrl, cryptobotAssets, cryptobotToken, defaultGateway, stripeApiUrl, stripeSecretKey, stripeWebhookSecret, telegramApiUrl, telegramBotToken, telegramWebhookSecret, ...c }): AppConfigShape => {
     const publicUrl = trailingSlashless(Option.getOrElse(c.publicUrl, () => `http://localhost:${c.port}`))
     return {
       ...c,
@@ -337,6 +385,9 @@ export const appConfig = Config.all({
         assets: Option.getOrElse(cryptobotAssets, () => CRYPTOBOT_ASSETS_DEFAULT)
       })),
       defaultGateway: Option.getOrElse(defaultGateway, () => "manual"),
+      telegram: Option.all({ botToken: telegramBotToken, webhookSecret: telegramWebhookSecret }).pipe(
+        Option.map((keys) => ({ ...keys, apiUrl: Option.map(telegramApiUrl, trailingSlashless) }))
+      ),
       publicUrl,
       appUrl: trailingSlashless(Option.getOrElse(c.appUrl, () => publicUrl))
     }
@@ -346,6 +397,13 @@ export const appConfig = Config.all({
     validation: (c) => Option.isNone(c.databaseUrl) || Option.isSome(c.appKey)
   })
 )
+
+/**
+ * The URL of a direct session to PostgreSQL ([D126]): `DATABASE_DIRECT_URL`, else `DATABASE_URL`;
+ * none on the embedded database. `LISTEN` and session locks need one (not a transaction pooler).
+ */
+export const directDatabaseUrl = (config: AppConfigShape): Option.Option<string> =>
+  Option.map(Option.orElse(config.databaseDirectUrl ?? Option.none(), () => config.databaseUrl), Redacted.value)
 
 /** One line for a person: `Invalid configuration: PORT: must be ...` */
 export const describeConfigError = (error: ConfigError.ConfigError): string => {

@@ -189,14 +189,19 @@ export const preparedPgLayer = (url: Redacted.Redacted<string>, maxConnections: 
 export const sqlClientLayer = (
   url: Redacted.Redacted<string>,
   maxConnections: number,
-  options: { readonly embedded: boolean; readonly driver: DbDriver }
+  options: {
+    readonly embedded: boolean
+    readonly driver: DbDriver
+    /** through a transaction pooler (`DATABASE_DIRECT_URL` set, [D126]): no named prepared statements */
+    readonly pooled?: boolean
+  }
 ): Layer.Layer<SqlClient.SqlClient, SqlError> =>
   options.driver === "pg"
     ? (options.embedded ? PgClient.layer(pgClientOptions(url, maxConnections)) : preparedPgLayer(url, maxConnections))
     : BunSqlClient.layer({
       url,
       maxConnections,
-      prepare: !options.embedded,
+      prepare: !options.embedded && options.pooled !== true,
       connectTimeout: Duration.seconds(5),
       idleTimeout: Duration.seconds(30),
       applicationName: "vpn-api"
@@ -236,8 +241,11 @@ export const DatabaseLive = Layer.scopedContext(
       : Redacted.make((yield* embeddedServer(config.dataDir, driver)).url)
     // pglite-socket takes one connection
     const connect = Effect.gen(function*() {
-      const ctx = yield* Layer.build(sqlClientLayer(url, embedded ? 1 : 10, { embedded, driver }))
-      const applied = embedded ? yield* runMigrations.pipe(Effect.provide(ctx)) : yield* runMigrationsExclusively(url, driver)
+      const pooled = Option.isSome(config.databaseDirectUrl ?? Option.none())
+      const ctx = yield* Layer.build(sqlClientLayer(url, embedded ? 1 : 10, { embedded, driver, pooled }))
+      // the migrations' session lock needs a session of its own: the direct URL behind a pooler
+      const direct = Option.getOrElse(config.databaseDirectUrl ?? Option.none(), () => url)
+      const applied = embedded ? yield* runMigrations.pipe(Effect.provide(ctx)) : yield* runMigrationsExclusively(direct, driver)
       return [ctx, applied] as const
     })
     // a PostgreSQL that is still starting (compose starts both at once) is waited for, up to a

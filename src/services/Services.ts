@@ -137,6 +137,11 @@ export class Services extends Effect.Service<Services>()("services/Services", {
       /** sets only the flag of the user's own service; none when it is not theirs */
       setAutoRenew: rows.setAutoRenew,
       create,
+      /**
+       * issue 34: the service row locked until the transaction ends, so that the changes, payments
+       * and cancels of one service take turns (a plan change prices from what it then reads)
+       */
+      lock: (id: number) => Effect.asVoid(Effect.orDie(lockedRecord({ id }))),
       /** changes the fields given; none when the service does not exist */
       update: (id: number, changes: { readonly status: Option.Option<ServiceStatus>; readonly expiresAt: Option.Option<Date> }) =>
         sql.withTransaction(Effect.flatMap(clock.now, (now) =>

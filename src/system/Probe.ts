@@ -52,10 +52,7 @@ export const makeProbe = <E, R>(
 export const STATUS_UP = { success: true, message: "OK", data: { database: "ok" as const } }
 export const STATUS_DOWN = { success: false, message: "Service temporarily unavailable.", data: { database: "unavailable" as const } }
 
-/**
- * The one probe of a server (`select 1`, 3 s): the status handler and the fast lane
- * (`http/FastLane.ts`, issue 27) share it, and so its answers.
- */
+/** The one probe of a server (`select 1`, 3 s), shared by every status request. */
 export class StatusProbe extends Effect.Service<StatusProbe>()("system/StatusProbe", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient

@@ -1,14 +1,12 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as SqlSchema from "@effect/sql/SqlSchema"
-import { SQL } from "bun"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as PubSub from "effect/PubSub"
-import * as Redacted from "effect/Redacted"
 import * as Runtime from "effect/Runtime"
-import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
-import { AppConfig } from "../platform/Config.ts"
+import { AppConfig, directDatabaseUrl } from "../platform/Config.ts"
+import { listenChannel } from "../platform/Listen.ts"
 
 /**
  * [D105]: wakes the push streams of this instance when the node change log ([D92]) grows, on
@@ -68,8 +66,9 @@ export class PeerWake extends Effect.Service<PeerWake>()("vpn/PeerWake", {
       Effect.forkScoped
     )
 
-    if (Option.isSome(config.databaseUrl)) {
-      yield* listen(Redacted.value(config.databaseUrl.value), {
+    const listenUrl = directDatabaseUrl(config)
+    if (Option.isSome(listenUrl)) {
+      yield* listenChannel(listenUrl.value, PEER_CHANNEL, LISTEN_PEERS_APPLICATION_NAME, {
         notified: () => Runtime.runFork(runtime)(wake),
         subscribed: () => {
           subscribed = true
@@ -100,19 +99,3 @@ export class PeerWake extends Effect.Service<PeerWake>()("vpn/PeerWake", {
   })
 }) {}
 
-/**
- * LISTEN on a dedicated connection (Bun's `SQL.listen`, which reconnects and subscribes again,
- * calling `subscribed` each time); the first subscription is retried without holding up the start.
- */
-const listen = (url: string, on: { notified: () => void; subscribed: () => void; lost: () => void }) =>
-  Effect.gen(function*() {
-    const client = yield* Effect.acquireRelease(
-      Effect.sync(() => new SQL(url, { max: 1, connection: { application_name: LISTEN_PEERS_APPLICATION_NAME }, onclose: () => on.lost() })),
-      (client) => Effect.promise(() => client.close({ timeout: 1 }).catch(() => {})).pipe(Effect.timeout("2 seconds"), Effect.ignore)
-    )
-    const subscribe = Effect.tryPromise(() => client.listen(PEER_CHANNEL, () => on.notified(), () => on.subscribed())).pipe(
-      Effect.tapError(() => Effect.logWarning("peer wake: LISTEN failed; retrying, reading the log every 200 ms meanwhile")),
-      Effect.retry(Schedule.exponential("100 millis").pipe(Schedule.union(Schedule.spaced("5 seconds"))))
-    )
-    yield* Effect.forkScoped(subscribe)
-  })

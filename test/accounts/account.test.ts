@@ -22,13 +22,13 @@ const verified = async () => {
 }
 
 describe("profile [D24]", () => {
-  test("GET returns {id, name, email, created_at}", async () => {
+  test("GET returns {id, name, email, created_at, locale} ([D120])", async () => {
     const user = await register(app, { name: "Alan" })
     const res = await app.get("/v1/account/profile", { token: user.token })
     expect(res.status).toBe(200)
     expect(res.body).toEqual({
       success: true,
-      data: { id: user.id, name: "Alan", email: user.email, created_at: app.clock.get().toISOString() }
+      data: { id: user.id, name: "Alan", email: user.email, created_at: app.clock.get().toISOString(), locale: "en" }
     })
   })
 
@@ -140,13 +140,13 @@ describe("settings [D24]", () => {
   test("email_notifications defaults to true; PUT returns 200 Settings updated. with the settings", async () => {
     const user = await register(app)
     const get = await app.get("/v1/account/settings", { token: user.token })
-    expect(get.body).toEqual({ success: true, data: { email_notifications: true } })
+    expect(get.body).toEqual({ success: true, data: { email_notifications: true, telegram_notifications: false } })
     const put = await app.put("/v1/account/settings", { token: user.token, body: { email_notifications: false } })
     expect(put.status).toBe(200)
-    expect(put.body).toEqual({ success: true, message: "Settings updated.", data: { email_notifications: false } })
-    expect((await app.get("/v1/account/settings", { token: user.token })).body.data).toEqual({ email_notifications: false })
+    expect(put.body).toEqual({ success: true, message: "Settings updated.", data: { email_notifications: false, telegram_notifications: false } })
+    expect((await app.get("/v1/account/settings", { token: user.token })).body.data).toEqual({ email_notifications: false, telegram_notifications: false })
     const back = await app.put("/v1/account/settings", { token: user.token, body: { email_notifications: true } })
-    expect(back.body.data).toEqual({ email_notifications: true })
+    expect(back.body.data).toEqual({ email_notifications: true, telegram_notifications: false })
   })
 
   test("a non-boolean is 422", async () => {

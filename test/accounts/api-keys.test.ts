@@ -96,7 +96,7 @@ describe("scopes [D98]", () => {
     expect(get.body).toEqual(FORBIDDEN)
     const written = await app.put("/v1/account/settings", { token: write.key, body: { email_notifications: false } })
     expect(written.status).toBe(200)
-    expect(written.body.data).toEqual({ email_notifications: false })
+    expect(written.body.data).toEqual({ email_notifications: false, telegram_notifications: false })
   })
 
   test("admin routes need admin:read (GET) or admin:write (others); read/write keys of an admin do not reach them", async () => {

@@ -343,7 +343,7 @@ describe("the user answers are picks of one User schema (issue 13) [D21]", () =>
     const me = await app.get("/v1/user", { token })
     expect(Object.keys(me.body.data).sort()).toEqual(["created_at", "email", "email_verified_at", "id", "name", "role", "status", "two_factor"])
     const profile = await app.get("/v1/account/profile", { token })
-    expect(Object.keys(profile.body.data).sort()).toEqual(["created_at", "email", "id", "name"])
+    expect(Object.keys(profile.body.data).sort()).toEqual(["created_at", "email", "id", "locale", "name"])
     const updated = await app.put("/v1/account/profile", { token, body: { name: "Renamed" } })
     expect(updated.body).toEqual({ success: true, message: "Profile updated.", data: { id: me.body.data.id, name: "Renamed", email } })
     for (const res of [registered, loggedIn, me, profile, updated]) expect(res.text).not.toContain("argon2")

@@ -3,7 +3,7 @@ import type { Effect } from "effect"
 import { Secret, TOTP } from "otpauth"
 import { TOTP_PARAMETERS } from "../../src/accounts/TwoFactor.ts"
 import { makeTestApp, type TestApp } from "../support/app.ts"
-import { fails, ok, typedClient } from "../support/typed.ts"
+import { fails, ok, typedClient, withToken } from "../support/typed.ts"
 import { anyAddress, freshEmail, PASSWORD, resetTokenOf, verifyTokenOf, waitForMail } from "./helpers.ts"
 
 // The accounts room's main flows through the typed client (issue 24): the answers are decoded by
@@ -17,9 +17,9 @@ afterAll(() => app.dispose())
 test("register, login, user and profile [D20] [D21]", async () => {
   const anonymous = await typedClient(app, { headers: anyAddress() })
   const email = freshEmail("typed")
-  const registered = await ok(anonymous.accounts.register({
+  const registered = withToken(await ok(anonymous.accounts.register({
     payload: { name: "Ada Typed", email, password: PASSWORD, password_confirmation: PASSWORD }
-  }))
+  })))
   expect(registered.user).toMatchObject({ name: "Ada Typed", email })
   expect(registered.token.length).toBeGreaterThan(20)
 
@@ -44,10 +44,10 @@ test("register, login, user and profile [D20] [D21]", async () => {
 test("settings: read and change e-mail notifications [D96]", async () => {
   const user = await app.createUser()
   const me = await typedClient(app, { token: user.token })
-  expect(await ok(me.accounts.settings())).toEqual({ email_notifications: true })
+  expect(await ok(me.accounts.settings())).toEqual({ email_notifications: true, telegram_notifications: false })
   const changed = await ok(me.accounts.updateSettings({ payload: { email_notifications: false } }))
-  expect(changed.data).toEqual({ email_notifications: false })
-  expect(await ok(me.accounts.settings())).toEqual({ email_notifications: false })
+  expect(changed.data).toEqual({ email_notifications: false, telegram_notifications: false })
+  expect(await ok(me.accounts.settings())).toEqual({ email_notifications: false, telegram_notifications: false })
 })
 
 test("password change: the new password signs in, the old one is refused [D24]", async () => {
@@ -149,7 +149,7 @@ test("admin: list users by e-mail, disable and promote one [D70] [D91]", async (
 test("e-mail verification and password reset from the mailed links [D22] [D23]", async () => {
   const anonymous = await typedClient(app, { headers: anyAddress() })
   const email = freshEmail("mailed")
-  const registered = await ok(anonymous.accounts.register({ payload: { name: "Mailed", email, password: PASSWORD, password_confirmation: PASSWORD } }))
+  const registered = withToken(await ok(anonymous.accounts.register({ payload: { name: "Mailed", email, password: PASSWORD, password_confirmation: PASSWORD } })))
   const verifyMail = await waitForMail(app, (mail) => mail.to === email && mail.text.includes("/verify-email?token="))
   expect(typeof await ok(anonymous.accounts.verifyEmail({ payload: { token: verifyTokenOf(verifyMail) } }))).toBe("string")
   const me = await typedClient(app, { token: registered.token })

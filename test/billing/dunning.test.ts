@@ -6,26 +6,33 @@ import { runJobsOnce, ScheduledJobs } from "../../src/jobs/Jobs.ts"
 import { KeyGen } from "../../src/platform/KeyGen.ts"
 import { makeTestApp, type TestApp } from "../support/app.ts"
 import { startStripeStandIn, stripeEvent, type StripeStandIn } from "../support/stripe-stand-in.ts"
+import { startTelegramStandIn, type TelegramStandIn } from "../support/telegram-stand-in.ts"
 import { makeServer } from "../vpn/fixtures.ts"
 
 // [D124] Dunning with grace, through the HTTP API, on the test clock the harness offers (the jobs of
 // [D80] run with `runJobsOnce` as the scheduler would; a last test runs the scheduler itself at
-// JOBS_INTERVAL_SECONDS). Stripe is its LOCAL STAND-IN (test/support/stripe-stand-in.ts).
+// JOBS_INTERVAL_SECONDS). Stripe and the Telegram Bot API are LOCAL STAND-INS (test/support/).
 const SECRET_KEY = "sk_test_dunning"
 const WEBHOOK_SECRET = "whsec_dunning"
 const APP_URL = "https://app.example.com"
 const DAY = 86_400_000
 const stripe = new Stripe(SECRET_KEY)
+const BOT_TOKEN = "110201543:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw"
+const BOT_SECRET = "dunning-telegram-secret"
 
 let standIn: StripeStandIn
+let bot: TelegramStandIn
 let app: TestApp
 let planId: number
 let server: { id: number; nodeToken: string }
 
 beforeAll(async () => {
   standIn = startStripeStandIn({ secretKey: SECRET_KEY })
+  bot = startTelegramStandIn({ token: BOT_TOKEN })
   app = await makeTestApp({
     config: {
+      // [D125]: the notices of [D124] reach a linked chat too
+      telegram: Option.some({ botToken: Redacted.make(BOT_TOKEN), webhookSecret: Redacted.make(BOT_SECRET), apiUrl: Option.some(bot.url) }),
       appUrl: APP_URL,
       stripe: Option.some({ secretKey: Redacted.make(SECRET_KEY), webhookSecret: Redacted.make(WEBHOOK_SECRET), apiUrl: Option.some(standIn.url) }),
       dunningRetryDays: [1, 3, 5],
@@ -43,6 +50,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await app.dispose()
   standIn.stop()
+  bot.stop()
 })
 
 const jobs = () => app.run(runJobsOnce)
@@ -224,6 +232,46 @@ describe("a renewal without a saved card or balance [D124]", () => {
     expect(app.outbox.some((m) => m.to === user.email && m.subject === "Your VPN service has expired")).toBe(true)
     // the invoice can no longer be paid
     expect(renewal.uuid).toBeDefined()
+  })
+
+  test("each renewal-failed notice also reaches the user's linked Telegram chat, with the invoice's link [D125]", async () => {
+    const { user, expiresAt } = await subscriber("manual")
+    // linked as a person does it: the link, then /start <code> in a private chat with the bot
+    const link = await app.post("/v1/account/telegram/link", { token: user.token })
+    expect(link.status).toBe(201)
+    const code = new URL(link.body.data.url as string).searchParams.get("start")!
+    const chat = 7_000_000_000 + user.id
+    const start = {
+      update_id: chat,
+      message: {
+        message_id: 1,
+        date: Math.floor(app.clock.get().getTime() / 1000),
+        text: `/start ${code}`,
+        chat: { id: chat, type: "private", first_name: "Ada" },
+        from: { id: chat, is_bot: false, first_name: "Ada", language_code: "en" }
+      }
+    }
+    expect((await app.post("/v1/webhooks/telegram", { body: start, headers: { "x-telegram-bot-api-secret-token": BOT_SECRET } })).status).toBe(200)
+    expect((await app.get("/v1/account/telegram", { token: user.token })).body.data.linked).toBe(true)
+    at(new Date(expiresAt.getTime() - 2 * DAY))
+    await jobs()
+    const renewal = (await renewalOf(user.id))!
+    at(expiresAt)
+    await jobs()
+    const rows = () => app.sql<{ status: string }>`
+      select status from outbox where channel = 'telegram' and kind = 'renewal-failed' and recipient = ${String(chat)}`
+    expect(await rows()).toHaveLength(1)
+    const deadline = Date.now() + 5000
+    const failed = () => bot.to(String(chat)).find((m) => m.text.includes("could not collect the renewal"))
+    while (failed() === undefined && Date.now() < deadline) {
+      await jobs()
+      await Bun.sleep(50)
+    }
+    expect(failed()?.text).toContain("reduced speed")
+    expect(failed()?.text).toContain(`${APP_URL}/invoices/${renewal.uuid}`)
+    expect(bot.to(String(chat)).filter((m) => m.text.includes("could not collect the renewal"))).toHaveLength(1)
+    // and the mail, once
+    expect(noticesTo(user.email)).toHaveLength(1)
   })
 
   test("paid in grace through another gateway: active at once, full speed in ?since=, the period from the old expires_at", async () => {

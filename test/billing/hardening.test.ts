@@ -164,23 +164,42 @@ describe("the webhook checks amount, currency and gateway [D40] (rev. 2)", () =>
   }
   const statusOf = async (uuid: string) => (await app.sql<{ status: string }>`select status from invoices where uuid = ${uuid}::uuid`)[0]!.status
 
-  test("an amount or currency other than the invoice's: 422 errors.amount / errors.currency, nothing changed", async () => {
+  // [D123] (rev. 4): money that differs from the invoice is no longer a 422: it goes to the balance
+  test("an amount below the invoice's or another currency: 200, credited to the balance, the invoice still pending; then the right payment pays it", async () => {
     const { user, uuid } = await pending()
-    const wrongAmount = await send({ invoice_uuid: uuid, status: "paid", transaction_id: `tx-amount-${uuid}`, amount: "9.99", currency: "USD" })
-    expect(wrongAmount.status).toBe(422)
-    expect(wrongAmount.body.errors.amount).toBeDefined()
-    expect(wrongAmount.body.errors.currency).toBeUndefined()
-    const wrongCurrency = await send({ invoice_uuid: uuid, status: "paid", transaction_id: `tx-currency-${uuid}`, amount: "10.00", currency: "EUR" })
-    expect(wrongCurrency.status).toBe(422)
-    expect(wrongCurrency.body.errors.currency).toBeDefined()
-    expect(wrongCurrency.body.errors.amount).toBeUndefined()
+    const short = await send({ invoice_uuid: uuid, status: "paid", transaction_id: `tx-amount-${uuid}`, amount: "9.99", currency: "USD" })
+    expect(short.status).toBe(200)
+    expect(short.body.data).toMatchObject({ uuid, status: "pending" })
+    const euros = await send({ invoice_uuid: uuid, status: "paid", transaction_id: `tx-currency-${uuid}`, amount: "10.00", currency: "EUR" })
+    expect(euros.status).toBe(200)
+    expect(euros.body.data).toMatchObject({ uuid, status: "pending" })
     expect(await statusOf(uuid)).toBe("pending")
     expect(await servicesOf(user.id)).toHaveLength(0)
-    expect(await app.sql`select 1 from payment_events where invoice_id = (select id from invoices where uuid = ${uuid}::uuid)`).toHaveLength(0)
+    const balance = await app.get("/v1/account/balance", { token: user.token })
+    expect(balance.body.data).toEqual([{ currency: "EUR", amount: "10.00" }, { currency: "USD", amount: "9.99" }])
 
     const right = await send({ invoice_uuid: uuid, status: "paid", transaction_id: `tx-right-${uuid}`, amount: "10.00", currency: "USD" })
     expect(right.status).toBe(200)
     expect(right.body.data.status).toBe("paid")
+  })
+
+  test("an amount or currency that is not one: 422 errors.amount / errors.currency, nothing changed", async () => {
+    const { user, uuid } = await pending()
+    for (const [body, field] of [
+      [{ amount: "ten" }, "amount"],
+      [{ amount: "-1.00" }, "amount"],
+      [{ amount: "0.00" }, "amount"],
+      [{ amount: "1.001" }, "amount"],
+      [{ currency: "U$" }, "currency"],
+      [{ currency: "12" }, "currency"]
+    ] as const) {
+      const res = await send({ invoice_uuid: uuid, status: "paid", transaction_id: `tx-bad-${field}-${JSON.stringify(body)}`, ...body })
+      expect(res.status).toBe(422)
+      expect(Object.keys(res.body.errors)).toEqual([field])
+    }
+    expect(await statusOf(uuid)).toBe("pending")
+    expect(await servicesOf(user.id)).toHaveLength(0)
+    expect(await app.sql`select 1 from payment_events where invoice_id = (select id from invoices where uuid = ${uuid}::uuid)`).toHaveLength(0)
   })
 
   test("without amount and currency the event is paid as before; \"10\" equals 10.00", async () => {

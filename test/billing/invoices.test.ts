@@ -135,7 +135,7 @@ describe("paying [D35] [D40]", () => {
     expect((await webhook(body, { t: now - 299 })).status).toBe(200)
   })
 
-  test("after the signature: unknown gateway or invoice 404; status not paid, cancelled, or a transaction of another invoice 422", async () => {
+  test("after the signature: unknown gateway or invoice 404; status not paid, or a transaction of another invoice 422; [D123] (rev. 4): a second payment of a paid invoice, or one of a cancelled invoice, 200 and credited to the balance", async () => {
     const user = await app.createUser()
     const a = await order(user.token)
     const b = await order(user.token)
@@ -148,14 +148,21 @@ describe("paying [D35] [D40]", () => {
     expect((await webhook({ invoice_uuid: a.uuid, status: "paid", transaction_id: `tx-1-${user.id}` })).status).toBe(200)
     const reused = await webhook({ invoice_uuid: b.uuid, status: "paid", transaction_id: `tx-1-${user.id}` })
     expect(reused.status).toBe(422)
-    // already paid by another transaction: 200, nothing changes
+    // already paid by another transaction: 200, the service unchanged, the money on the balance ([D123] rev. 4)
     const before = await serviceOf(user.id)
     const again = await webhook({ invoice_uuid: a.uuid, status: "paid", transaction_id: `tx-2-${user.id}` })
     expect(again.status).toBe(200)
+    expect(again.body.data).toMatchObject({ uuid: a.uuid, status: "paid" })
     expect(await serviceOf(user.id)).toEqual(before)
+    const balance = async () => (await app.get("/v1/account/balance", { token: user.token })).body.data
+    expect(await balance()).toEqual([{ currency: "USD", amount: "10.00" }])
+    // a cancelled invoice: 200, it stays cancelled, the money on the balance ([D123]: never lost)
     await app.sql`update invoices set status = 'cancelled' where uuid = ${b.uuid}::uuid`
     const cancelled = await webhook({ invoice_uuid: b.uuid, status: "paid", transaction_id: `tx-3-${user.id}` })
-    expect(cancelled.status).toBe(422)
+    expect(cancelled.status).toBe(200)
+    expect(cancelled.body.data).toMatchObject({ uuid: b.uuid, status: "cancelled" })
+    expect(await balance()).toEqual([{ currency: "USD", amount: "20.00" }])
+    expect(await serviceOf(user.id)).toEqual(before)
   })
 
   test("the same event 20 times at once extends one service once", async () => {

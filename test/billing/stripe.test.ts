@@ -258,16 +258,21 @@ describe("POST /v1/webhooks/payments/stripe [D112]", () => {
     expect((await deliver(event, await sign(raw, now - 299))).status).toBe(200)
   })
 
-  test("amount_total or currency other than the invoice's: 422 errors.amount / errors.currency, nothing changed", async () => {
+  // [D123] (rev. 4): money that differs from the invoice is no longer a 422: it goes to the balance
+  test("amount_total below the invoice's, or another currency: 200, credited to the balance, the invoice still pending", async () => {
     const { user, uuid, session } = await paidSession()
-    const wrongAmount = await deliver(stripeEvent("checkout.session.completed", { ...session, amount_total: 999 }))
-    expect(wrongAmount.status).toBe(422)
-    expect(wrongAmount.body.errors).toEqual({ amount: ["The amount does not match the invoice."] })
-    const wrongCurrency = await deliver(stripeEvent("checkout.session.completed", { ...session, currency: "eur" }))
-    expect(wrongCurrency.status).toBe(422)
-    expect(wrongCurrency.body.errors).toEqual({ currency: ["The currency does not match the invoice."] })
+    const short = await deliver(stripeEvent("checkout.session.completed", { ...session, amount_total: 999, payment_intent: `${session.payment_intent}_short` }))
+    expect(short.status).toBe(200)
+    expect(short.body.data).toMatchObject({ handled: true, invoice: { uuid, status: "pending" } })
+    const euros = await deliver(stripeEvent("checkout.session.completed", { ...session, currency: "eur", payment_intent: `${session.payment_intent}_eur` }))
+    expect(euros.status).toBe(200)
+    expect(euros.body.data).toMatchObject({ handled: true, invoice: { uuid, status: "pending" } })
     expect(await statusOf(uuid)).toBe("pending")
     expect(await servicesOf(user.id)).toHaveLength(0)
+    expect((await app.get("/v1/account/balance", { token: user.token })).body.data).toEqual([
+      { currency: "EUR", amount: "10.00" },
+      { currency: "USD", amount: "9.99" }
+    ])
   })
 
   test("idempotent on the event id: a replay, and the same event delivered five times at once, pay once", async () => {

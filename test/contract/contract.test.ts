@@ -153,7 +153,7 @@ const overlay = (op: Operation, sampled: unknown): unknown => {
   set("plan_id", Number(fixtures["plan"]))
   set("cycle_id", Number(fixtures["cycle"]))
   set("plan_ids", [Number(fixtures["plan"])])
-  set("email", op.id === "accounts.login" || op.id === "accounts.forgotPassword" ? userEmail : `new-${seq}@example.test`)
+  set("email", ["accounts.login", "accounts.createSession", "accounts.forgotPassword"].includes(op.id) ? userEmail : `new-${seq}@example.test`)
   set("password", PASSWORD)
   set("password_confirmation", PASSWORD)
   set("current_password", PASSWORD)
@@ -262,7 +262,7 @@ describe("the OpenAPI document", () => {
       expect(typeof op.op["description"], op.id).toBe("string")
     }
     const schemes = Object.keys(((doc["components"] as Json)["securitySchemes"]) as Json).sort()
-    expect(schemes).toEqual(["apiKey", "nodeToken", "userToken"])
+    expect(schemes).toEqual(["apiKey", "nodeToken", "sessionCookie", "userToken"])
   })
 })
 

@@ -26,6 +26,8 @@ const invoice = (id: number, paid: boolean): Invoice => ({
   balance_applied: "0.00",
   refunded_amount: "0.00",
   change_credit: null,
+  change_source_id: null,
+  credited_amount: "0.00",
   currency: "USD",
   status: paid ? "paid" : "pending",
   gateway: "manual",

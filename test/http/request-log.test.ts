@@ -4,6 +4,7 @@ import { makeTestApp, type TestApp } from "../support/app.ts"
 
 // Issue 27: the request log line is written straight to the console in Logger.logFmt's format
 // (it cost ~25x more through the fiber logger); same fields as before, never a header, query or body.
+// Issue 40: the lines of one turn of the event loop are written together (one console write).
 let app: TestApp
 beforeAll(async () => {
   app = await makeTestApp({ config: { logLevel: LogLevel.Info } })
@@ -14,7 +15,11 @@ const logged = async (run: () => Promise<unknown>) => {
   const spy = spyOn(console, "log").mockImplementation(() => {})
   try {
     await run()
-    return spy.mock.calls.map((c) => String(c[0])).filter((line) => line.includes("message=request"))
+    // the line is written after the response is sent, with its turn's batch
+    const lines = () => spy.mock.calls.flatMap((c) => String(c[0]).split("\n")).filter((line) => line.includes("message=request"))
+    for (let i = 0; i < 100 && lines().length === 0; i++) await Bun.sleep(5)
+    await Bun.sleep(20)
+    return lines()
   } finally {
     spy.mockRestore()
   }
@@ -44,6 +49,7 @@ describe("request log", () => {
       const spy = spyOn(console, "log").mockImplementation(() => {})
       try {
         await quiet.get("/v1/status")
+        await new Promise((resolve) => setImmediate(resolve))
         expect(spy.mock.calls.filter((c) => String(c[0]).includes("message=request"))).toHaveLength(0)
       } finally {
         spy.mockRestore()
@@ -52,4 +58,18 @@ describe("request log", () => {
       await quiet.dispose()
     }
   })
+})
+
+test("the lines of requests answered in one turn are written in one console write (issue 40)", async () => {
+  const spy = spyOn(console, "log").mockImplementation(() => {})
+  try {
+    await Promise.all(Array.from({ length: 5 }, (_, i) => app.get("/v1/status", { headers: { "x-request-id": `batch-${i}` } })))
+    await Bun.sleep(50)
+    const writes = spy.mock.calls.map((c) => String(c[0])).filter((text) => text.includes("request_id=batch-"))
+    const lines = writes.flatMap((text) => text.split("\n"))
+    expect(lines).toHaveLength(5)
+    expect(writes.length).toBeLessThan(5)
+  } finally {
+    spy.mockRestore()
+  }
 })

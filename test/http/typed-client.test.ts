@@ -21,6 +21,7 @@ test("register, then read the user through the typed client [D21]", async () => 
   if (Either.isLeft(registered)) throw new Error(`register failed: ${String(registered.left)}`)
   expect(registered.right.user.email).toBe(email)
 
+  if (!("token" in registered.right)) throw new Error("registration answered no token")
   const signedIn = await app.client(registered.right.token)
   const user = await run(signedIn.accounts.user())
   if (Either.isLeft(user)) throw new Error(`user failed: ${String(user.left)}`)

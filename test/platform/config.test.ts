@@ -39,7 +39,24 @@ describe("configuration [D1]", () => {
     expect(load({ APP_KEY: "short" })).toEqual(Either.left("Invalid configuration: APP_KEY: must be 32 random bytes, base64-encoded"))
   })
 
+  test("multi-host database URLs and target_session_attrs are refused, pointing to a proxy [D126]", () => {
+    const key = Buffer.alloc(32).toString("base64")
+    for (const name of ["DATABASE_URL", "DATABASE_DIRECT_URL"]) {
+      expect(load({ [name]: "postgres://u:p@h1:5432,h2:5432/db", APP_KEY: key })).toEqual(Either.left(
+        `Invalid configuration: ${name}: multi-host URLs are not supported; use one host: a proxy that follows the primary (HAProxy, PgBouncer) or the managed service's endpoint (docs/operations.md)`
+      ))
+      expect(load({ [name]: "postgres://u@h/db?target_session_attrs=read-write", APP_KEY: key })).toEqual(Either.left(
+        `Invalid configuration: ${name}: target_session_attrs is not supported; use one host: a proxy that follows the primary (HAProxy, PgBouncer) or the managed service's endpoint (docs/operations.md)`
+      ))
+    }
+    // a password with a comma is not a second host
+    const ok = Either.getOrThrow(load({ DATABASE_URL: "postgres://u:a,b@h:5432/db", DATABASE_DIRECT_URL: "postgresql://u@h2/db", APP_KEY: key }))
+    expect(Option.isSome(ok.databaseUrl)).toBe(true)
+    expect(Option.isSome(ok.databaseDirectUrl!)).toBe(true)
+  })
+
   test.each([
+    ["DATABASE_DIRECT_URL", "mysql://x"],
     ["PORT", "abc"],
     ["PORT", "70000"],
     ["TOKEN_TTL_DAYS", "0"],
@@ -80,13 +97,6 @@ describe("configuration [D1]", () => {
     expect(load({ ADMIN_REQUIRE_2FA: "2" })).toEqual(Either.left("Invalid configuration: ADMIN_REQUIRE_2FA: must be true or false"))
   })
 
-  test("FAST_LANE is a boolean, true by default (issue 27)", () => {
-    expect(Either.getOrThrow(load({})).fastLane).toBe(true)
-    expect(Either.getOrThrow(load({ FAST_LANE: "false" })).fastLane).toBe(false)
-    expect(Either.getOrThrow(load({ FAST_LANE: " off " })).fastLane).toBe(false)
-    expect(Either.getOrThrow(load({ FAST_LANE: "1" })).fastLane).toBe(true)
-    expect(load({ FAST_LANE: "fast" })).toEqual(Either.left("Invalid configuration: FAST_LANE: must be true or false"))
-  })
 
   test("WEBHOOKS_ALLOW_PRIVATE is a boolean, false by default [D101]", () => {
     expect(Either.getOrThrow(load({})).webhooksAllowPrivate).toBe(false)

@@ -439,7 +439,9 @@ const PEOPLE_ONLY = new Set([
   "GET /v1/account/api-keys",
   "DELETE /v1/account/api-keys/{key}",
   "GET /v1/account/sessions",
-  "DELETE /v1/account/sessions/{session}"
+  "DELETE /v1/account/sessions/{session}",
+  // [D125]: a linked chat can sign in as the user
+  "POST /v1/account/telegram/link"
 ])
 
 test("API keys as callers [D98]: each scope refused outside itself on every route (403 Forbidden.), every key on people-only routes, node routes 401 to keys", async () => {

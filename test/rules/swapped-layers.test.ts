@@ -32,7 +32,10 @@ const DomainEventsTest = makeTestLayer(DomainEvents)({
 let wantsNotices = true
 const WATCHER = "quota-watcher@example.test"
 const RecipientsTest = makeTestLayer(Recipients)({
-  find: (userId) => Effect.sync(() => Option.some({ userId, name: "Watcher", email: WATCHER, emailNotifications: wantsNotices }))
+  find: (userId) =>
+    Effect.sync(() =>
+      Option.some({ userId, name: "Watcher", email: WATCHER, emailNotifications: wantsNotices, telegramChatId: null, telegramNotifications: false })
+    )
 })
 
 let app: TestApp

@@ -1,7 +1,7 @@
 /**
  * A LOCAL STAND-IN for Stripe's HTTP API (a fake at the edge we cannot reach from tests, [D112]).
  * The real `stripe` package talks to it through STRIPE_API_URL. It implements only the calls the
- * product makes — create and retrieve a Checkout Session, create a refund; [D124]: create a
+ * product makes — create, retrieve and expire a Checkout Session, create a refund; [D124]: create a
  * customer, retrieve a payment intent and a payment method, charge a saved card off-session
  * (`controls.declineOffSession` declines it as a bank would), detach a payment method — honours
  * `Idempotency-Key` as Stripe does, and records every request so tests can assert what was sent.
@@ -176,6 +176,16 @@ export const startStripeStandIn = (options: { readonly secretKey: string; readon
       if (!found || found.customer === null) return stripeError(400, "The payment method is not attached to a customer")
       found.customer = null
       return json(200, found)
+    }
+    // issue 34: an invoice no longer pending has its open session expired; only an open one can be
+    const expire = /^\/v1\/checkout\/sessions\/([^/]+)\/expire$/.exec(path)
+    if (method === "POST" && expire) {
+      const session = sessions.get(expire[1]!)
+      if (!session) return stripeError(404, "No such checkout.session")
+      if (session.status !== "open") return stripeError(400, "Only Checkout Sessions with a status of `open` can be expired.")
+      session.status = "expired"
+      session.url = null
+      return json(200, session)
     }
     if (method === "POST" && path === "/v1/refunds") {
       const intent = String(body["payment_intent"])

@@ -44,3 +44,9 @@ export const fails = async <A, E>(effect: Effect.Effect<A, E>): Promise<E> => {
   if (Either.isRight(result)) throw new Error(`typed call succeeded: ${JSON.stringify(result.right)}`)
   return result.left
 }
+
+/** a registration answered with its token (no `X-Session: cookie`, [D119]) */
+export const withToken = <R extends { readonly user: unknown }>(registered: R): Extract<R, { readonly token: string }> => {
+  if (!("token" in registered) || typeof registered.token !== "string") throw new Error("registration answered no token")
+  return registered as Extract<R, { readonly token: string }>
+}

@@ -39,7 +39,7 @@ const creditNotesOf = (detail: DetailWithMoneyMoves): ReadonlyArray<CreditNoteLi
     currency: n.currency,
     to: n.to,
     reason: n.reason,
-    createdAt: typeof n.created_at === "string" ? n.created_at : n.created_at.toISOString()
+    createdAt: typeof n.created_at === "string" ? new Date(n.created_at) : n.created_at
   }))
 
 /** [D113]: the caller's invoice as a PDF (another user's is 404, [D11]) */
@@ -61,6 +61,8 @@ export class InvoiceDocuments extends Effect.Service<InvoiceDocuments>()("billin
         const company = config.company
         const bytes = yield* Effect.promise(() =>
           renderInvoicePdf({
+            // [D120]: in the buyer's language
+            locale: buyer.locale,
             seller: {
               name: Option.getOrNull(company?.name ?? Option.none()),
               address: Option.getOrNull(company?.address ?? Option.none()),

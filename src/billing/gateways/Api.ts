@@ -39,7 +39,7 @@ export class BillingGatewaysApi extends HttpApiGroup.make("billingGateways")
   .add(
     // the package checks `Stripe-Signature` over the raw body before anything is parsed
     HttpApiEndpoint.post("stripeWebhook", "/webhooks/payments/stripe")
-      .annotateContext(describe("Receive a Stripe event", "Called by Stripe, signed with `Stripe-Signature` (checked by the official package, 300 s tolerance; a bad one is 401 `Invalid signature.` and changes nothing). `checkout.session.completed` with `payment_status: paid` pays the invoice; each event id is handled once; other types are answered 200."))
+      .annotateContext(describe("Receive a Stripe event", "Called by Stripe, signed with `Stripe-Signature` (checked by the official package, 300 s tolerance; a bad one is 401 `Invalid signature.` and changes nothing). `checkout.session.completed` with `payment_status: paid` pays the invoice by the rules of [D123] (money that differs from the invoice, or for an invoice no longer pending, goes to the payer's balance); each event id is handled once; other types, and a signed event without `data`, are answered 200 and left alone."))
       .addSuccess(Ok(StripeWebhookResult, { identifier: "StripeWebhookAccepted" }))
       .addError(InvalidSignatureResponse)
       .addError(errorEnvelope(InvoiceNotPayable))

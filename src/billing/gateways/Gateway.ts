@@ -81,4 +81,11 @@ export interface PaymentGateway {
    * when the provider cannot refund (`manual`): a refund `to: gateway` is then 422 `errors.to`.
    */
   readonly refund?: (payment: RefundRequest) => Effect.Effect<{ readonly refundId: string }, GatewayRefundFailed | RefundUnavailable>
+  /**
+   * [D123] (issue 34): closes the provider's payment pages of invoices that are no longer pending
+   * (Stripe: expires their open Checkout Sessions), so that nobody pays a cancelled invoice there.
+   * Best effort: what fails is tried again by the next call (the jobs run one each time); a payment
+   * that gets through anyway goes to the payer's balance. Absent: nothing to close (`manual`).
+   */
+  readonly closeStale?: Effect.Effect<void>
 }

@@ -4,12 +4,14 @@ import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import { constantTimeEqual, hmacSha256Hex } from "../../platform/Crypto.ts"
 import { InvalidSignature, NotFound, ValidationError } from "../../platform/Errors.ts"
+import { parseCents } from "../../catalog/Money.ts"
 import { requiredMessage } from "../../platform/Fields.ts"
 import { PaymentEvent } from "../Domain.ts"
 
 /** [D40]: a signature is good this long either side of now */
 export const SIGNATURE_TOLERANCE_SECONDS = 300
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+const CURRENCY = /^[A-Z]{3}$/
 
 /** `t=<unix>,v1=<hex>` of [D40] */
 const parseSignature = (header: string | undefined) => {
@@ -64,4 +66,20 @@ export const decodeManualEvent = (raw: string) =>
     }
     if (!UUID.test(event.right.invoice_uuid)) return yield* Effect.fail(new NotFound())
     return { event: event.right, body }
+  })
+
+/**
+ * [D123]: the event's `amount` (a decimal above 0.00) and `currency` (three letters) when sent,
+ * else null (the invoice's own, [D40]); a malformed one is a 422 with the field's error.
+ */
+export const manualMoney = (event: PaymentEvent) =>
+  Effect.gen(function*() {
+    const errors: Record<string, Array<string>> = {}
+    const cents = event.amount === undefined ? Option.some(null) : parseCents(event.amount)
+    if (Option.isNone(cents)) errors["amount"] = ["The amount field must be a decimal string."]
+    else if (cents.value === 0) errors["amount"] = ["The amount must be greater than 0.00."]
+    const currency = event.currency === undefined ? null : event.currency.toUpperCase()
+    if (currency !== null && !CURRENCY.test(currency)) errors["currency"] = ["The currency must be a three-letter code."]
+    if (Option.isNone(cents) || Object.keys(errors).length > 0) return yield* Effect.fail(new ValidationError({ errors }))
+    return { amountCents: cents.value, currency }
   })

@@ -30,6 +30,14 @@ export const toMinorUnits = (amount: string, currency: string): number => {
   return cents
 }
 
+/** [D123]: an amount Stripe reports in the currency's minor units, in cents (three decimals: rounded down) */
+export const fromMinorUnits = (minor: number, currency: string): number => {
+  const code = currency.toUpperCase()
+  if (ZERO_DECIMAL.has(code)) return minor * 100
+  if (THREE_DECIMAL.has(code)) return Math.floor(minor / 10)
+  return minor
+}
+
 /** `STRIPE_API_URL` as the package's host, port and protocol options (tests: a local stand-in) */
 export const stripeOptions = (apiUrl: Option.Option<string>): Stripe.StripeConfig =>
   Option.match(apiUrl, {
@@ -47,16 +55,8 @@ export const stripeOptions = (apiUrl: Option.Option<string>): Stripe.StripeConfi
     }
   })
 
-/** [D123]: minor units as Stripe counts them back in cents of two decimals */
-export const fromMinorUnits = (minor: number, currency: string): number => {
-  const code = currency.toUpperCase()
-  if (ZERO_DECIMAL.has(code)) return minor * 100
-  if (THREE_DECIMAL.has(code)) return Math.floor(minor / 10)
-  return minor
-}
-
-/** the events that say a Checkout Session's money arrived ([D112]) */
-const PAYING_EVENTS = new Set(["checkout.session.completed", "checkout.session.async_payment_succeeded"])
+/** the events that say a Checkout Session's money arrived ([D112]); others are answered 200 and left alone */
+export const PAYING_EVENTS = new Set(["checkout.session.completed", "checkout.session.async_payment_succeeded"])
 
 /** [D124]: what an off-session charge of a saved card came to */
 export type OffSessionCharge =
@@ -215,6 +215,26 @@ const make = (stripeConfig: StripeConfig, appUrl: string) =>
         return { refundId: made.id }
       })
 
+    /**
+     * [D123] (issue 34): the open sessions of invoices no longer pending are expired at Stripe, a
+     * batch a call. One Stripe would not expire (already completed or expired there) is closed
+     * once Stripe shows it is not open; one Stripe could not be reached waits for the next call.
+     */
+    const closeStale = Effect.gen(function*() {
+      const now = yield* clock.now
+      const stale = yield* records.staleSessions(now, 50)
+      yield* Effect.forEach(stale, ({ session_id }) =>
+        call("expire checkout session", () => stripe.checkout.sessions.expire(session_id)).pipe(
+          Effect.as(true),
+          Effect.orElse(() =>
+            call("retrieve checkout session", () => stripe.checkout.sessions.retrieve(session_id)).pipe(
+              Effect.map((live) => live.status !== "open"),
+              Effect.orElseSucceed(() => false)
+            )),
+          Effect.flatMap((closed) => closed ? records.markClosed(session_id, now) : Effect.void)
+        ), { discard: true })
+    })
+
     const verifyEvent = (raw: string, signature: string | undefined, now: Date) =>
       Effect.tryPromise({
         try: () => stripe.webhooks.constructEventAsync(raw, signature ?? "", webhookSecret, STRIPE_SIGNATURE_TOLERANCE_SECONDS, undefined, now.getTime()),
@@ -292,6 +312,7 @@ const make = (stripeConfig: StripeConfig, appUrl: string) =>
       displayName: "Card (Stripe)",
       paymentLink,
       refund,
+      closeStale,
       verifyEvent,
       parseWebhook,
       savedCardOf,

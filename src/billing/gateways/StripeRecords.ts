@@ -49,6 +49,24 @@ export class StripeRecords extends Effect.Service<StripeRecords>()("billing/Stri
       execute: (r) => sql`update stripe_checkout_sessions set payment_intent = ${r.payment_intent} where session_id = ${r.session_id}`
     })
 
+    /**
+     * [D123] (issue 34): sessions still open at Stripe (not expired, not the one that paid, not
+     * closed by us) whose invoice is no longer pending: nobody should pay there any more
+     */
+    const staleSessions = SqlSchema.findAll({
+      Request: Schema.Struct({ now: Schema.DateFromSelf, limit: Schema.Int }),
+      Result: Schema.Struct({ session_id: Schema.String }),
+      execute: ({ limit, now }) => sql`
+        select s.session_id from stripe_checkout_sessions s join invoices i on i.id = s.invoice_id
+        where s.closed_at is null and s.payment_intent is null and s.expires_at > ${now} and i.status <> 'pending'
+        order by s.id limit ${limit}`
+    })
+
+    const markClosed = SqlSchema.void({
+      Request: Schema.Struct({ session_id: Schema.String, now: Schema.DateFromSelf }),
+      execute: (r) => sql`update stripe_checkout_sessions set closed_at = ${r.now} where session_id = ${r.session_id}`
+    })
+
     const handledEvent = SqlSchema.findOne({
       Request: Schema.String,
       Result: HandledEvent,
@@ -67,6 +85,8 @@ export class StripeRecords extends Effect.Service<StripeRecords>()("billing/Stri
       insertSession: (row: Omit<CheckoutSessionRow, "amount_minor"> & { readonly amount_minor: number }) => Effect.orDie(insertSession(row)),
       setPaymentIntent: (sessionId: string, paymentIntent: string) =>
         Effect.orDie(setPaymentIntent({ session_id: sessionId, payment_intent: paymentIntent })),
+      staleSessions: (now: Date, limit: number) => Effect.orDie(staleSessions({ now, limit })),
+      markClosed: (sessionId: string, now: Date) => Effect.orDie(markClosed({ session_id: sessionId, now })),
       handledEvent: (eventId: string) => Effect.orDie(handledEvent(eventId)),
       recordEvent: (event: typeof HandledEvent.Type & { readonly received_at: Date }) => Effect.orDie(recordEvent(event))
     } as const

@@ -22,7 +22,4 @@ conformance({
     return { path: "/v1/webhooks/payments/manual", raw, headers: { "content-type": "application/json", "x-signature": sign(raw, t) } }
   },
   forge: (d) => ({ ...d, headers: { ...d.headers, "x-signature": sign(d.raw, Number(/t=(\d+)/.exec(d.headers["x-signature"]!)![1]), "whsec_other") } })
-}, {
-  // [D40]'s 422s until the money rules reach PaymentWebhooks.ts (branch wt-money)
-  awaitingMoneyRules: ["second payment of a paid invoice", "cancelled invoice", "underpayment", "overpayment", "other currency"]
 })

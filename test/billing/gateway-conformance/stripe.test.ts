@@ -41,7 +41,4 @@ conformance({
     return { path: "/v1/webhooks/payments/stripe", raw, headers: { "content-type": "application/json", "stripe-signature": signature } }
   },
   forge: (d) => ({ ...d, headers: { ...d.headers, "stripe-signature": d.headers["stripe-signature"]!.replace(/v1=[0-9a-f]/, "v1=0").replace(/v1=00/, "v1=01") } })
-}, {
-  // [D112]'s 422s until the money rules reach StripeWebhook.ts (branch wt-money)
-  awaitingMoneyRules: ["second payment of a paid invoice", "cancelled invoice", "underpayment", "overpayment", "other currency"]
 })

@@ -1,0 +1,48 @@
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as HttpApp from "@effect/platform/HttpApp"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import { Api } from "../../Api.ts"
+import { CurrentUser } from "../../http/Auth.ts"
+import type { WidgetField } from "./Signatures.ts"
+import { TelegramAccounts } from "./Telegram.ts"
+
+/** Responses that carry a token are never cached ([D11]). */
+const noStore = HttpApp.appendPreResponseHandler((_request, response) =>
+  Effect.succeed(HttpServerResponse.setHeader(response, "cache-control", "no-store"))
+)
+
+/** the widget's text fields: null is as absent */
+const present = (value: string | null | undefined) => (value === null ? undefined : value)
+
+export const TelegramHttpLive = HttpApiBuilder.group(Api, "telegram", (handlers) =>
+  Effect.gen(function*() {
+    const telegram = yield* TelegramAccounts
+    return handlers
+      .handle("createTelegramLink", () => Effect.flatMap(CurrentUser, telegram.createLink))
+      .handle("telegramStatus", () => Effect.flatMap(CurrentUser, telegram.status))
+      .handle("unlinkTelegram", () => Effect.flatMap(CurrentUser, telegram.unlink).pipe(Effect.as("Telegram unlinked.")))
+      .handle("telegramWebhook", () =>
+        Effect.gen(function*() {
+          const request = yield* HttpServerRequest.HttpServerRequest
+          const raw = yield* Effect.orElseSucceed(request.text, () => "")
+          return yield* telegram.webhook(raw, request.headers["x-telegram-bot-api-secret-token"])
+        }))
+      .handle("telegramSignIn", ({ payload }) => {
+        const fields: Partial<Record<WidgetField, string>> = {}
+        for (const [key, value] of Object.entries({
+          id: payload.id,
+          auth_date: payload.auth_date,
+          first_name: present(payload.first_name),
+          last_name: present(payload.last_name),
+          username: present(payload.username),
+          photo_url: present(payload.photo_url)
+        }) as Array<[WidgetField, string | undefined]>) if (value !== undefined) fields[key] = value
+        return telegram.signInWidget({ fields, hash: payload.hash, otp: payload.otp, recovery_code: payload.recovery_code }).pipe(
+          Effect.tap(noStore)
+        )
+      })
+      .handle("telegramWebAppSignIn", ({ payload }) => telegram.signInWebApp(payload).pipe(Effect.tap(noStore)))
+  })).pipe(Layer.provide(TelegramAccounts.Default))
