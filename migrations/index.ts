@@ -30,6 +30,7 @@ import reportTablesFillfactor from "./0046_report_tables_fillfactor.ts"
 import servicesCurrentCovering from "./0047_services_current_covering.ts"
 import moneyReview from "./0048_money_review.ts"
 import userLocale from "./0054_user_locale.ts"
+import subscriptionLinks from "./0057_subscription_links.ts"
 import telegram from "./0059_telegram.ts"
 import gatewaysAndDunning from "./0061_gateways_and_dunning.ts"
 
@@ -68,6 +69,7 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "47_services_current_covering": servicesCurrentCovering,
   "48_money_review": moneyReview,
   "54_user_locale": userLocale,
+  "57_subscription_links": subscriptionLinks,
   "59_telegram": telegram,
   "61_gateways_and_dunning": gatewaysAndDunning
 }

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The real-tunnel proof of [D93] (issue 15, "The proof, in CI"): a WireGuard server and two client
+# The real-tunnel proof of [D93] (issue 15, "The proof, in CI") and of the subscription links of
+# [D122] (issue 37, checks L1-L3): a WireGuard server and two client
 # devices in network namespaces (wireguard-go: no kernel module needed), our API and
 # `vpn-api node-agent` serving the server side, configs downloaded through the API.
 #
@@ -332,6 +333,54 @@ if [ "$DEVICES" = 1 ]; then
   ms=$(gone_ms "$KEY_B") || fail "a rotated key is still on $WG_S 5 s later (NODE_POLL_SECONDS=60)"
   [ "$ms" -le 1500 ] || fail "a rotated key left the interface after $ms ms (> 1500)"
   echo "ok P4 - push: a rotated key leaves the interface in $ms ms"
+
+  # ---- [D122] one link per device (issue 37): clients configured only from the link -----------
+  # The link needs no token: `link GET PATH` fetches it as a VPN app would (only the link's path:
+  # PUBLIC_URL is this API's own address). Device D takes the default format (wg-quick) into
+  # namespace A; device E takes its server's .conf out of the link's zip into namespace B.
+  link_path() { printf '/%s' "${1#*://*/}"; }
+  link() { in_s curl -sS -o "$2" -w '%{http_code}' "$API$1"; }
+  DEV_D=$(ok POST /v1/devices "$TOKEN" '{"name":"link phone","platform":"ios"}' | json '.data.id')
+  DEV_E=$(ok POST /v1/devices "$TOKEN" '{"name":"link laptop","platform":"linux"}' | json '.data.id')
+  LINK_D=$(ok GET "/v1/devices/$DEV_D" "$TOKEN" | json '.data.subscription_url')
+  LINK_E=$(ok GET "/v1/devices/$DEV_E" "$TOKEN" | json '.data.subscription_url')
+  [ "$(link "$(link_path "$LINK_D")" "$WORK/d.conf")" = 200 ] || fail "device D's link answered $(cat "$WORK/d.conf")"
+  grep -q "^PublicKey = $SERVER_PUB" "$WORK/d.conf" || fail "device D's link does not answer a config of the server: $(head -c 300 "$WORK/d.conf")"
+  [ "$(link "$(link_path "$LINK_E")?format=zip" "$WORK/e.zip")" = 200 ] || fail "device E's zip link answered $(head -c 300 "$WORK/e.zip")"
+  node -e '
+    const { strFromU8, unzipSync } = require(process.argv[1])
+    const files = unzipSync(require("fs").readFileSync(process.argv[2]))
+    const conf = files[process.argv[3]]
+    if (conf === undefined) { console.error("entries: " + Object.keys(files).join(", ")); process.exit(1) }
+    process.stdout.write(strFromU8(conf))
+  ' "$ROOT/node_modules/fflate" "$WORK/e.zip" "Tunnel-1.conf" >"$WORK/e.conf" || fail "the zip has no Tunnel-1.conf"
+  on_server_within "$WORK/d.conf" 3 || fail "device D's peer (from its link) is not pushed to $WG_S within 3 s"
+  on_server_within "$WORK/e.conf" 3 || fail "device E's peer (from its zip) is not pushed to $WG_S within 3 s"
+  apply_config "$NS_A" "$WG_A" "$WORK/d.conf"
+  apply_config "$NS_B" "$WG_B" "$WORK/e.conf"
+  passes_within "$NS_A" 10 || fail "device D, configured from its link, does not reach 10.66.0.1"
+  passes_within "$NS_B" 10 || fail "device E, configured from its link's zip, does not reach 10.66.0.1"
+  echo "ok L1 - clients configured only from the link (wg-quick, and a .conf out of the zip) connect and ping the server"
+
+  # L2. the link renewed: the old one is 404 within 1 s, the new one answers, the tunnel goes on
+  T0=$(now_ms); NEW_D=$(ok POST "/v1/devices/$DEV_D/subscription/rotate" "$TOKEN" | json '.data.subscription_url')
+  code=""
+  while [ $(( $(now_ms) - T0 )) -lt 1000 ]; do code=$(link "$(link_path "$LINK_D")" "$WORK/old-link"); [ "$code" = 404 ] && break; done
+  [ "$code" = 404 ] || fail "the old link still answers $code 1 s after its rotation"
+  ms=$(( $(now_ms) - T0 ))
+  [ "$NEW_D" != "$LINK_D" ] || fail "the rotation kept the link"
+  [ "$(link "$(link_path "$NEW_D")" "$WORK/d2.conf")" = 200 ] || fail "the new link answered $(cat "$WORK/d2.conf")"
+  cmp -s "$WORK/d.conf" "$WORK/d2.conf" || fail "the new link answers another config (the link is not the key)"
+  sleep 2
+  passes "$NS_A" || fail "device D's tunnel stopped when its link was renewed"
+  echo "ok L2 - a renewed link: the old one is 404 ($ms ms after the rotation), the new one answers the same config, the tunnel keeps working"
+
+  # L3. the device deleted: its link is 404 and its tunnel stops
+  T0=$(now_ms); ok DELETE "/v1/devices/$DEV_D" "$TOKEN" >/dev/null
+  [ "$(link "$(link_path "$NEW_D")" "$WORK/gone")" = 404 ] || fail "a deleted device's link answered $(cat "$WORK/gone")"
+  stops_within "$NS_A" "$TWO_POLLS" || fail "a deleted device's tunnel (configured from its link) still passes ${TWO_POLLS}s later"
+  passes "$NS_B" || fail "device E stopped when device D was deleted"
+  echo "ok L3 - a deleted device: its link is 404 and its tunnel stops (${WAITED}s); device E keeps working"
 fi
 # ---- OpenVPN: the same API and agent binary, the agent as the server's auth-user-pass-verify script
 if [ "$OPENVPN" = 1 ]; then
@@ -456,6 +505,8 @@ CONF
   done
   stop_client
   [ -n "$ended" ] || fail "a disabled user's open OpenVPN session still passes 5 s later"
+  # a ping lost on a busy machine (200 ms each) may end the wait before the kill: its log line gets 3 s
+  for _ in $(seq 1 30); do grep -q "ended the OpenVPN sessions of" "$WORK/agent-ovpn.log" && break; sleep 0.1; done
   grep -q "ended the OpenVPN sessions of" "$WORK/agent-ovpn.log" || fail "the agent did not kill the session: $(tail -n 5 "$WORK/agent-ovpn.log")"
   [ "$ended" -le 2000 ] || fail "a disabled user's open OpenVPN session ended after $ended ms (> 2000)"
   echo "ok P5 - OpenVPN: a disabled user's open session ends in $ended ms (kill through the management interface)"

@@ -23,8 +23,10 @@ import { PaymentMethodsApi } from "./billing/cards/Api.ts"
 import { ServicesAdminApi, ServicesApi } from "./services/Api.ts"
 import { CatalogAdminApi, CatalogApi } from "./catalog/Api.ts"
 import { SupportAdminApi, SupportApi } from "./support/Api.ts"
+import { SupportConsoleApi } from "./support/console/Api.ts"
+import { BillingConsoleApi } from "./billing/console/Api.ts"
 import { MetricsApi, SystemApi } from "./system/Api.ts"
-import { VpnAdminApi, VpnApi } from "./vpn/Api.ts"
+import { SubscriptionLinkApi, VpnAdminApi, VpnApi } from "./vpn/Api.ts"
 import { NodeApi } from "./vpn/NodeApi.ts"
 import { OutboxAdminApi } from "./outbox/Api.ts"
 import { WebhooksAdminApi } from "./webhooks/Api.ts"
@@ -57,6 +59,9 @@ export class Api extends HttpApi.make("vpn")
   .add(AuditAdminApi)
   .add(OutboxAdminApi)
   .add(WebhooksAdminApi)
+  // [D121]: the console's reads
+  .add(BillingConsoleApi)
+  .add(SupportConsoleApi)
   .addError(ValidationErrorResponse)
   .addError(NotFoundResponse)
   .addError(PayloadTooLargeResponse)
@@ -70,6 +75,8 @@ export class Api extends HttpApi.make("vpn")
   .add(AccountsPagesApi)
   .add(BillingPagesApi)
   .add(MetricsApi)
+  // [D122]: the subscription links, `/s/<token>`
+  .add(SubscriptionLinkApi)
   .annotateContext(OpenApi.annotations({
     title: "VPN subscription API",
     version: "1.0.0",

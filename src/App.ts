@@ -31,6 +31,8 @@ import { CatalogHttpLive } from "./catalog/Http.ts"
 import { Faq } from "./support/Faq.ts"
 import { JobMetricsLive } from "./jobs/JobMetrics.ts"
 import { SupportHttpLive } from "./support/Http.ts"
+import { SupportConsoleHttpLive } from "./support/console/Http.ts"
+import { BillingConsoleHttpLive } from "./billing/console/Http.ts"
 import { Tickets } from "./support/Tickets.ts"
 import { MetricsLive, SystemLive } from "./system/Http.ts"
 import { OutboxHttpLive } from "./outbox/Http.ts"
@@ -45,7 +47,7 @@ import { DomainEventsLive } from "./webhooks/Webhooks.ts"
 
 /** Every group's handlers and the endpoints' middleware (auth, rate limits), over the services; `Server.ts` adds the API-wide layers. */
 export const ApiLive = HttpApiBuilder.api(Api).pipe(
-  Layer.provide([SystemLive, MetricsLive, AccountsHttpLive, TelegramHttpLive, CatalogHttpLive, ServicesHttpLive, BillingHttpLive, BalanceHttpLive, PaymentMethodsHttpLive, RefundsHttpLive, SubscriptionsHttpLive, VpnHttpLive, SupportHttpLive, AuditHttpLive, OutboxHttpLive, WebhooksHttpLive]),
+  Layer.provide([SystemLive, MetricsLive, AccountsHttpLive, TelegramHttpLive, CatalogHttpLive, ServicesHttpLive, BillingHttpLive, BalanceHttpLive, PaymentMethodsHttpLive, RefundsHttpLive, SubscriptionsHttpLive, VpnHttpLive, SupportHttpLive, AuditHttpLive, OutboxHttpLive, WebhooksHttpLive, BillingConsoleHttpLive, SupportConsoleHttpLive]),
   Layer.provide([AuthenticationLive, AdminAuthenticationLive, PeopleOnlyLive, RateLimitsLive, MetricsAccessLive])
 )
 

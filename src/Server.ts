@@ -19,6 +19,7 @@ import { InFlight, track } from "./http/Drain.ts"
 import { errorMapping } from "./http/ErrorMapping.ts"
 import { generalLimit, GeneralLimiter } from "./http/GeneralLimit.ts"
 import { jsonBody } from "./http/JsonBody.ts"
+import { portalPages } from "./http/Portal.ts"
 import { DOCS_PATH, LazyDocsLive, OPENAPI_PATH } from "./http/LazyDocs.ts"
 import { requestLog } from "./http/RequestLog.ts"
 import { requestMetrics } from "./http/RequestMetrics.ts"
@@ -147,8 +148,10 @@ const bunServer = Layer.unwrapEffect(Effect.map(AppConfig, (config) =>
 /** The Bun server on `HOST:PORT`, tracing off (it read the client address on every request). */
 export const HttpServerLive = Layer.unwrapScoped(Effect.gen(function*() {
   const { inFlight, middleware } = yield* serveMiddleware
+  // [D118]: the portal and the console, innermost (counted, logged); `PORTAL=false`: the API only
+  const portal = (yield* AppConfig).portal === true
   return drain(inFlight).pipe(
-    Layer.provideMerge(HttpApiBuilder.serve(middleware).pipe(HttpMiddleware.withTracerDisabledWhen(() => true))),
+    Layer.provideMerge(HttpApiBuilder.serve(portal ? (app) => middleware(portalPages(app)) : middleware).pipe(HttpMiddleware.withTracerDisabledWhen(() => true))),
     Layer.provide(ApiWithDocs),
     Layer.provide(bunServer)
   )

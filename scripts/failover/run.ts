@@ -315,6 +315,12 @@ const listenersOnPrimary = async () => {
 }
 
 const event = async (name: string, servers: ReadonlyArray<RunningServer>, act: () => Promise<void>) => {
+  // synchronous_mode promotes only the synchronous standby: the cluster must have one again
+  // (after the previous event) for a failover to be allowed at all
+  await waitFor(`${name}: a synchronous standby before the event`, async () => {
+    const [primary, sync] = [await leader(), await syncStandby()]
+    return primary !== undefined && sync !== undefined && sync.name !== primary.name
+  }, 90_000)
   const before = await leader()
   const from = performance.now()
   log(`${name}: leader ${before?.name ?? "?"}`)

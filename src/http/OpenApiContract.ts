@@ -180,8 +180,10 @@ const fixOperation = (operation: Json, method: string, path: string, schemas: Js
     if (!status.startsWith("2")) continue
     if (routeLimited) addHeaders(response, { "X-RateLimit-Limit": HEADERS.limit, "X-RateLimit-Remaining": HEADERS.remaining })
     const types = contentTypes(response)
-    if (types.some((t) => !t.startsWith("application/json"))) addHeaders(response, { "Cache-Control": HEADERS.noStore })
-    if (types.some((t) => t.startsWith("text/plain"))) addHeaders(response, { "Content-Disposition": HEADERS.disposition })
+    // a route that declared its own (the subscription link of [D122]) keeps it
+    const own = isObject(response) && isObject(response["headers"]) ? response["headers"] : {}
+    if (types.some((t) => !t.startsWith("application/json")) && !("Cache-Control" in own)) addHeaders(response, { "Cache-Control": HEADERS.noStore })
+    if (types.some((t) => t.startsWith("text/plain")) && !("Content-Disposition" in own)) addHeaders(response, { "Content-Disposition": HEADERS.disposition })
   }
   if (method === "get" && (path === "/v1/plans" || path.startsWith("/v1/plans/"))) declareCatalogCaching(operation, responses)
 }

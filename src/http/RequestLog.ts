@@ -19,6 +19,12 @@ const value = (v: string) => (/^[^\s"=]*$/.test(v) ? v : JSON.stringify(v))
 /** The request id ([D11]): the client's `x-request-id` cut to 64 characters, else a new UUID. */
 export const requestIdOf = (header: string | null | undefined): string => header?.slice(0, 64) || crypto.randomUUID()
 
+/** paths whose own segment is a credential: a subscription link ([D122]) is logged without its token */
+const SECRET_SEGMENT = /^\/s\/[^/]*/
+
+/** the path as a log line may show it: never a secret it carries */
+export const secretFree = (path: string): string => path.replace(SECRET_SEGMENT, "/s/[token]")
+
 /**
  * The request's log line, as `Logger.logFmt` writes it: `url` is the path with its query (only
  * the path is written), `start` the `performance.now()` when the request came in.
@@ -26,7 +32,7 @@ export const requestIdOf = (header: string | null | undefined): string => header
 export const requestLine = (fiber: number, method: string, url: string, status: number, start: number, id: string) => {
   const ms = Math.round((performance.now() - start) * 10) / 10
   const query = url.indexOf("?")
-  const path = query === -1 ? url : url.slice(0, query)
+  const path = secretFree(query === -1 ? url : url.slice(0, query))
   return `timestamp=${new Date().toISOString()} level=INFO fiber=#${fiber} message=request method=${value(method)} ` +
     `path=${value(path)} status=${status} ms=${ms} request_id=${value(id)}`
 }

@@ -60,6 +60,8 @@ export interface AppConfigShape {
    * batch's time, leaving the cores to requests; absent (tests): JOBS_PAUSE_DEFAULT
    */
   readonly jobsPausePercent?: number
+  /** `PORTAL` ([D118]): the portal at `/` and the console at `/admin/`; absent (tests, CLI): off */
+  readonly portal?: boolean
   /** `DB_DRIVER` (issue 8), not in [D1]; absent (fixed configurations of tests and the CLI): `bun` */
   readonly dbDriver?: DbDriver
   /** [D112]: the `stripe` gateway, enabled when STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET are set */
@@ -298,6 +300,12 @@ export const appConfig = Config.all({
     Config.map((s) => s.trim().toLowerCase()),
     Config.validate({ message: `LOG_LEVEL: must be one of ${Object.keys(levels).join(", ")}`, validation: (s) => s in levels }),
     Config.map((s) => levels[s]!)
+  ),
+  portal: Config.string("PORTAL").pipe(
+    Config.withDefault("true"),
+    Config.map((s) => s.trim().toLowerCase()),
+    Config.validate({ message: "PORTAL: must be true or false", validation: (s) => parseBoolean(s) !== undefined }),
+    Config.map((s) => parseBoolean(s)!)
   ),
   hashConcurrency: positiveInt("HASH_CONCURRENCY", Math.max(1, (navigator.hardwareConcurrency || 2) - 1)),
   jobsPausePercent: positiveInt("JOBS_PAUSE", JOBS_PAUSE_DEFAULT, 0),

@@ -287,6 +287,27 @@ export class Access extends Effect.Service<Access>()("vpn/Access", {
               }
             ))
         }),
+      /**
+       * [D122]: every server of these protocols the current service grants (by id), for a link
+       * that serves them all: 403 when there is none (or no current service), then 423 as a
+       * download of any of them would answer
+       */
+      grantedFor: (userId: number, protocols: ReadonlyArray<Protocol>): Effect.Effect<
+        { readonly service: Subscription; readonly servers: ReadonlyArray<ServerRow> },
+        PlanExcludesServer | ServiceSuspended | BandwidthExceeded
+      > =>
+        Effect.flatMap(subscriptions.current(userId), (current) =>
+          Option.isNone(current)
+            ? Effect.fail(new PlanExcludesServer())
+            : Effect.flatMap(servers.grantedToPlan(current.value.plan.id), (granted): Effect.Effect<
+              { readonly service: Subscription; readonly servers: ReadonlyArray<ServerRow> },
+              PlanExcludesServer | ServiceSuspended | BandwidthExceeded
+            > => {
+              const list = granted.filter((s) => protocols.includes(s.protocol))
+              return list.length === 0
+                ? Effect.fail(new PlanExcludesServer())
+                : Effect.as(usable(current.value), { service: current.value, servers: list })
+            })),
       /** `locate`, then 423 for a suspended or over-limit service: what a config download needs */
       reach: (userId: number, serverId: number, protocol: Protocol) =>
         Effect.flatMap(locate(userId, serverId, protocol), (found) => Effect.as(usable(found.service), found)),

@@ -18,7 +18,8 @@ export const slug = (name: string): string => {
 /** `ip:port`, with brackets for an IPv6 host. */
 export const endpoint = (ip: string, port: number): string => isIP(ip) === 6 ? `[${ip}]:${port}` : `${ip}:${port}`
 
-export const wireguardConfig = (c: {
+/** What a device's WireGuard config for a server is written from ([D52]). */
+export interface WireguardParams {
   readonly privateKey: string
   readonly address: string
   /** [D90]: the peer's IPv6 address on a dual-stack server */
@@ -27,7 +28,9 @@ export const wireguardConfig = (c: {
   readonly serverPublicKey: string
   readonly serverIp: string
   readonly port: number
-}): string =>
+}
+
+export const wireguardConfig = (c: WireguardParams): string =>
   [
     "[Interface]",
     `PrivateKey = ${c.privateKey}`,

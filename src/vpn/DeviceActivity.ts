@@ -9,6 +9,7 @@ import { AppClock } from "../platform/Clock.ts"
 import { NotFound, ValidationError } from "../platform/Errors.ts"
 import { periodAt, periodStart } from "./Bandwidth.ts"
 import { Device, Devices } from "./Devices.ts"
+import { SubscriptionFetch, SubscriptionLinks } from "./SubscriptionLinks.ts"
 
 /**
  * [D107] Devices you can see: each device's last handshake (the newest a node reported for one
@@ -21,14 +22,31 @@ import { Device, Devices } from "./Devices.ts"
 /** a handshake this recent means the device is online */
 export const ONLINE_WITHIN_MS = 180_000
 
-/** [D107]: a device in `GET /v1/devices` */
-export const DeviceSeen = Schema.Struct({
+/** [D107]: a device's activity */
+const Activity = Schema.Struct({
   ...Device.fields,
   last_handshake_at: Schema.NullOr(Schema.DateFromString),
   online: Schema.Boolean,
   period_bytes: Schema.Int
 })
+type Activity = typeof Activity.Type
+
+/** [D107], [D122]: a device in `GET /v1/devices`, with its subscription link */
+export const DeviceSeen = Schema.Struct({
+  ...Activity.fields,
+  subscription_url: Schema.String
+})
 export type DeviceSeen = typeof DeviceSeen.Type
+
+/**
+ * [D107], [D122]: a device as an admin sees it (`GET /v1/admin/users/{user}/devices`): its
+ * activity and its link's last fetches, newest first (a sharing signal); not the link itself
+ */
+export const AdminDevice = Schema.Struct({
+  ...Activity.fields,
+  subscription_fetches: Schema.Array(SubscriptionFetch)
+})
+export type AdminDevice = typeof AdminDevice.Type
 
 /** [D107]: one server of a device, with the bytes of the current period */
 export const DeviceServer = Schema.Struct({
@@ -90,6 +108,7 @@ export class DeviceActivity extends Effect.Service<DeviceActivity>()("vpn/Device
     const devices = yield* Devices
     const subscriptions = yield* Subscriptions
     const contacts = yield* Contacts
+    const links = yield* SubscriptionLinks
 
     // [D116]: only this server's peers; a handshake never goes back in time
     const writeHandshakes = SqlSchema.void({
@@ -134,7 +153,7 @@ export class DeviceActivity extends Effect.Service<DeviceActivity>()("vpn/Device
         })
       })
 
-    const seen = (device: Device, rows: ReadonlyArray<ServerRow>, now: Date): DeviceSeen => {
+    const seen = (device: Device, rows: ReadonlyArray<ServerRow>, now: Date): Activity => {
       const mine = rows.filter((r) => r.device_id === device.id)
       const last = mine.reduce<Date | null>((newest, r) =>
         r.last_handshake_at !== null && (newest === null || r.last_handshake_at > newest) ? r.last_handshake_at : newest, null)
@@ -147,13 +166,24 @@ export class DeviceActivity extends Effect.Service<DeviceActivity>()("vpn/Device
     }
 
     /** [D107]: a user's devices, oldest first, each with its activity */
-    const list = (userId: number) =>
+    const activities = (userId: number) =>
       Effect.gen(function*() {
         const all = yield* devices.list(userId)
         const rows = yield* serverRows({ userId, since: yield* periodSince(userId), deviceId: null }).pipe(Effect.orDie)
         const now = yield* clock.now
         return all.map((d) => seen(d, rows, now))
       })
+
+    /** [D122]: a link for each device (one drawn now for a device that has none yet) */
+    const withLinks = (userId: number, list: ReadonlyArray<Activity>, deviceId: number | null = null) =>
+      Effect.map(links.urlsOf(userId, deviceId), (urls) =>
+        list.flatMap((d): Array<DeviceSeen> => {
+          const url = urls.get(d.id)
+          return url === undefined ? [] : [{ ...d, subscription_url: url }]
+        }))
+
+    /** [D107], [D122]: the caller's devices, oldest first, with their activity and links */
+    const list = (userId: number) => Effect.flatMap(activities(userId), (all) => withLinks(userId, all))
 
     /** [D107]: one of the user's devices with its servers; 404 for another user's */
     const detail = (userId: number, deviceId: number): Effect.Effect<DeviceDetail, NotFound> =>
@@ -162,8 +192,10 @@ export class DeviceActivity extends Effect.Service<DeviceActivity>()("vpn/Device
         if (device === undefined) return yield* Effect.fail(new NotFound())
         const rows = yield* serverRows({ userId, since: yield* periodSince(userId), deviceId }).pipe(Effect.orDie)
         const now = yield* clock.now
+        const [linked] = yield* withLinks(userId, [seen(device, rows, now)], deviceId)
+        if (linked === undefined) return yield* Effect.fail(new NotFound())
         return {
-          ...seen(device, rows, now),
+          ...linked,
           servers: rows.map((r) => ({
             server_id: r.server_id,
             server_name: r.server_name,
@@ -177,9 +209,21 @@ export class DeviceActivity extends Effect.Service<DeviceActivity>()("vpn/Device
 
     return {
       list,
-      /** [D107]: an admin's view of a user's devices; 404 for an unknown user */
-      ofUser: (userId: number) =>
-        Effect.flatMap(contacts.find(userId), (found) => Option.isNone(found) ? Effect.fail(new NotFound()) : list(userId)),
+      /** [D107], [D122]: an admin's view of a user's devices with their links' fetches; 404 for an unknown user */
+      ofUser: (userId: number): Effect.Effect<ReadonlyArray<AdminDevice>, NotFound> =>
+        Effect.flatMap(contacts.find(userId), (found) =>
+          Option.isNone(found)
+            ? Effect.fail(new NotFound())
+            : Effect.flatMap(activities(userId), (all) =>
+              Effect.map(links.fetchesOf(all.map((d) => d.id)), (fetches) =>
+                all.map((d) => ({ ...d, subscription_fetches: fetches.get(d.id) ?? [] }))))),
+      /** [D122]: the last 50 fetches of the caller's device's link, newest first; 404 for another user's device */
+      fetchesOf: (userId: number, deviceId: number) =>
+        Effect.flatMap(devices.owned(userId, deviceId), (device) =>
+          Effect.map(links.fetchesOf([device.id]), (fetches) => fetches.get(device.id) ?? [])),
+      /** [D122]: a new link for the caller's device (the old one ends at once); the device as `detail` shows it */
+      rotateLink: (userId: number, deviceId: number) =>
+        Effect.flatMap(links.rotate(userId, deviceId), (rotated) => rotated ? detail(userId, deviceId) : Effect.fail(new NotFound())),
       detail,
       /** 422 for a `latest_handshake` that is not unix seconds, before the report counts */
       checkHandshakes: (payload: ReadonlyArray<unknown>) => {
@@ -195,5 +239,5 @@ export class DeviceActivity extends Effect.Service<DeviceActivity>()("vpn/Device
       }
     } as const
   }),
-  dependencies: [Devices.Default, Subscriptions.Default, Contacts.Default]
+  dependencies: [Devices.Default, Subscriptions.Default, Contacts.Default, SubscriptionLinks.Default]
 }) {}

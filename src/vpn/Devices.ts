@@ -9,6 +9,7 @@ import { AppClock } from "../platform/Clock.ts"
 import { BusinessRuleViolation, NotFound } from "../platform/Errors.ts"
 import { Credentials, VpnCredentials } from "./Credentials.ts"
 import { Peers } from "./Peers.ts"
+import { SubscriptionLinks } from "./SubscriptionLinks.ts"
 
 export const PLATFORMS = ["ios", "android", "windows", "macos", "linux", "router", "other"] as const
 export const Platform = Schema.Literal(...PLATFORMS)
@@ -58,6 +59,7 @@ export class Devices extends Effect.Service<Devices>()("vpn/Devices", {
     const subscriptions = yield* Subscriptions
     const credentials = yield* Credentials
     const peers = yield* Peers
+    const links = yield* SubscriptionLinks
     const columns = sql`id, user_id, name, platform, created_at`
 
     const listRows = SqlSchema.findAll({
@@ -152,10 +154,14 @@ export class Devices extends Effect.Service<Devices>()("vpn/Devices", {
         Effect.orDie
       )
 
-    /** [D90]: new OpenVPN credentials and new WireGuard key pairs (addresses kept); the old ones stop working at once */
+    /**
+     * [D90]: new OpenVPN credentials and new WireGuard key pairs (addresses kept); the old ones
+     * stop working at once, and so does the device's subscription link ([D122])
+     */
     const rotateRow = (row: DeviceRow) =>
       sql.withTransaction(Effect.gen(function*() {
         yield* peers.rekeyDevice(row.id)
+        yield* links.endDevice(row.id, row.user_id)
         return withCredentials(row, yield* credentials.renew({ userId: row.user_id, deviceId: row.id }))
       })).pipe(Effect.orDie)
 
@@ -186,5 +192,5 @@ export class Devices extends Effect.Service<Devices>()("vpn/Devices", {
         Effect.flatMap(defaultOf(userId), (row) => credentials.renew({ userId, deviceId: row.id }))
     } as const
   }),
-  dependencies: [Subscriptions.Default, Credentials.Default, Peers.Default]
+  dependencies: [Subscriptions.Default, Credentials.Default, Peers.Default, SubscriptionLinks.Default]
 }) {}

@@ -1,15 +1,26 @@
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { Access } from "./Access.ts"
-import { openvpnProfile, slug, wireguardConfig } from "./Configs.ts"
+import { openvpnProfile, slug, type WireguardParams, wireguardConfig } from "./Configs.ts"
 import { Devices } from "./Devices.ts"
 import { ServerNotConfigured, type SubnetFull } from "./Errors.ts"
-import { type Peer, Peers } from "./Peers.ts"
+import { type Device, type Peer, Peers } from "./Peers.ts"
+import type { ServerRow } from "./Servers.ts"
 
 /** A client file and the name it is saved under. */
 export interface ClientFile {
   readonly text: string
   readonly filename: string
+}
+
+/**
+ * A device's configuration for one server: the client file of [D52]/[D53], and for a WireGuard
+ * server the values it was written from (what the sing-box and mihomo formats of [D122] use).
+ */
+export interface DeviceConfig {
+  readonly server: ServerRow
+  readonly file: ClientFile
+  readonly wireguard: WireguardParams | undefined
 }
 
 /**
@@ -26,7 +37,9 @@ export const qrPng = (text: string): Effect.Effect<Uint8Array> =>
 /**
  * The client files of [D52] and [D53], for a user who may reach the server: of one of their
  * devices ([D90]), or of their default device for the spec's routes (made at the first download).
- * A device that is not the caller's is 404 before anything else is looked at.
+ * A device that is not the caller's is 404 before anything else is looked at. `render` is the one
+ * writing of a device's config for a server: the downloads, the zip and the link of [D122] all
+ * go through it.
  */
 export class Downloads extends Effect.Service<Downloads>()("vpn/Downloads", {
   effect: Effect.gen(function*() {
@@ -36,7 +49,45 @@ export class Downloads extends Effect.Service<Downloads>()("vpn/Downloads", {
     const deviceOf = (userId: number, deviceId: number | undefined) =>
       deviceId === undefined ? Effect.succeed(undefined) : devices.owned(userId, deviceId)
 
+    /**
+     * The device's config for the server: for WireGuard its peer there (`known`, else made on
+     * first use for the device `device` yields) written as wg-quick text; for OpenVPN the
+     * server's profile (the same for every device: its credentials go into `auth-user-pass`)
+     */
+    const render = (
+      server: ServerRow,
+      device: Effect.Effect<Device>,
+      known: Option.Option<Peer> = Option.none()
+    ): Effect.Effect<DeviceConfig, ServerNotConfigured | SubnetFull> => {
+      if (server.protocol === "openvpn") {
+        return Effect.succeed({
+          server,
+          file: {
+            text: openvpnProfile({ transport: server.transport, serverIp: server.ip, port: server.port, caCert: server.ca_cert ?? "" }),
+            filename: `${slug(server.name)}.ovpn`
+          },
+          wireguard: undefined
+        })
+      }
+      const serverPublicKey = server.public_key
+      if (serverPublicKey === null) return Effect.fail(new ServerNotConfigured())
+      const peer = Option.isSome(known) ? Effect.succeed(known.value) : Effect.flatMap(device, (d) => peers.ensure(d, server))
+      return Effect.map(peer, (p): DeviceConfig => {
+        const wireguard: WireguardParams = {
+          privateKey: p.privateKey,
+          address: p.address,
+          address6: p.address6,
+          dns: server.dns,
+          serverPublicKey,
+          serverIp: server.ip,
+          port: server.port
+        }
+        return { server, file: { text: wireguardConfig(wireguard), filename: `${slug(server.name)}.conf` }, wireguard }
+      })
+    }
+
     return {
+      render,
       /** [D52]: the device's WireGuard config, its peer made on first download */
       wireguard: (userId: number, serverId: number, deviceId?: number) =>
         // issue 27: a chain of steps on the hot path (no generator); for the spec's route the
@@ -46,36 +97,28 @@ export class Downloads extends Effect.Service<Downloads>()("vpn/Downloads", {
             chosen === undefined
               ? access.reachWireguard(userId, serverId)
               : Effect.map(access.reach(userId, serverId, "wireguard"), ({ server }) => ({ server, peer: Option.none<Peer>() })),
-            ({ peer: known, server }): Effect.Effect<ClientFile, ServerNotConfigured | SubnetFull> => {
-              const publicKey = server.public_key
-              if (publicKey === null) return Effect.fail(new ServerNotConfigured())
-              const peer = Option.isSome(known)
-                ? Effect.succeed(known.value)
-                : chosen !== undefined
-                ? peers.ensure({ id: chosen.id, userId }, server)
-                : Effect.flatMap(devices.defaultOf(userId), (device) => peers.ensure({ id: device.id, userId }, server))
-              return Effect.map(peer, (p): ClientFile => ({
-                text: wireguardConfig({
-                  privateKey: p.privateKey,
-                  address: p.address,
-                  address6: p.address6,
-                  dns: server.dns,
-                  serverPublicKey: publicKey,
-                  serverIp: server.ip,
-                  port: server.port
-                }),
-                filename: `${slug(server.name)}.conf`
-              }))
-            }
+            ({ peer, server }) =>
+              Effect.map(
+                render(
+                  server,
+                  chosen !== undefined
+                    ? Effect.succeed({ id: chosen.id, userId })
+                    : Effect.map(devices.defaultOf(userId), (device) => ({ id: device.id, userId })),
+                  peer
+                ),
+                (config) => config.file
+              )
           )),
       /** [D53]: the OpenVPN client profile (the same for every user and device of the server) */
       openvpn: (userId: number, serverId: number, deviceId?: number) =>
         Effect.zipRight(
           deviceOf(userId, deviceId),
-          Effect.map(access.reach(userId, serverId, "openvpn"), ({ server }): ClientFile => ({
-            text: openvpnProfile({ transport: server.transport, serverIp: server.ip, port: server.port, caCert: server.ca_cert ?? "" }),
-            filename: `${slug(server.name)}.ovpn`
-          }))
+          Effect.flatMap(access.reach(userId, serverId, "openvpn"), ({ server }) =>
+            render(server, Effect.succeed({ id: deviceId ?? 0, userId })).pipe(
+              Effect.map((config) => config.file),
+              // an OpenVPN profile never fails to render
+              Effect.orDie
+            ))
         )
     } as const
   }),

@@ -20,6 +20,10 @@ import { Servers } from "./Servers.ts"
 import { Usage } from "./Usage.ts"
 import { VpnAccounts } from "./VpnAccounts.ts"
 import { nodeMetrics } from "./NodeMetrics.ts"
+import { LINK_REQUESTS_PER_MINUTE, SubscriptionFeed } from "./SubscriptionFeed.ts"
+import { SubscriptionLinks } from "./SubscriptionLinks.ts"
+import { Metrics } from "../platform/Metrics.ts"
+import { enforceRateLimit, RateLimiter } from "../platform/RateLimiter.ts"
 
 /** Responses that carry a token, a key or a config file are never cached ([D11]). */
 const noStore = HttpApp.appendPreResponseHandler((_request, response) =>
@@ -61,8 +65,13 @@ const VpnLive = HttpApiBuilder.group(Api, "vpn", (handlers) =>
         Effect.flatMap(caller, (userId) =>
           Effect.map(devices.rotateDefaultCredentials(userId), (data) => ({ message: "VPN credentials rotated.", data }))
         ).pipe(Effect.zipLeft(noStore)))
-      .handle("listDevices", () => Effect.flatMap(caller, activity.list))
-      .handle("getDevice", ({ path }) => Effect.flatMap(caller, (userId) => activity.detail(userId, path.device)))
+      // [D122]: each device's link is a credential ([D11]: never cached)
+      .handle("listDevices", () => Effect.flatMap(caller, activity.list).pipe(Effect.zipLeft(noStore)))
+      .handle("getDevice", ({ path }) =>
+        Effect.flatMap(caller, (userId) => activity.detail(userId, path.device)).pipe(Effect.zipLeft(noStore)))
+      .handle("rotateSubscription", ({ path }) =>
+        Effect.flatMap(caller, (userId) => activity.rotateLink(userId, path.device)).pipe(Effect.zipLeft(noStore)))
+      .handle("subscriptionFetches", ({ path }) => Effect.flatMap(caller, (userId) => activity.fetchesOf(userId, path.device)))
       .handle("createDevice", ({ payload }) =>
         Effect.flatMap(caller, (userId) => devices.create(userId, payload)).pipe(Effect.zipLeft(noStore)))
       .handle("renameDevice", ({ path, payload }) =>
@@ -154,6 +163,35 @@ const AdminLive = HttpApiBuilder.group(Api, "vpnAdmin", (handlers) =>
         usage.addToService(path.service, payload.bytes, payload.period))
   }))
 
+/**
+ * [D122] `GET /s/<token>`: the link's device (404), its own limit of 60 a minute (429, with the
+ * limits' headers), then the answer the feed makes (its headers, a 304 without a body).
+ */
+const SubscriptionLinkLive = HttpApiBuilder.group(Api, "subscriptionLink", (handlers) =>
+  Effect.gen(function*() {
+    const feed = yield* SubscriptionFeed
+    const limiter = yield* RateLimiter
+    const metrics = yield* Metrics
+    return handlers.handle("fetchSubscription", ({ headers, path, urlParams }) =>
+      Effect.gen(function*() {
+        const link = yield* feed.find(path.token)
+        yield* enforceRateLimit(LINK_REQUESTS_PER_MINUTE, [`subscription:${link.hash}`]).pipe(
+          Effect.provideService(RateLimiter, limiter),
+          Effect.tapErrorTag("TooManyAttempts", () => Effect.sync(() => metrics.rateLimitRefused("subscription-link")))
+        )
+        const answer = yield* feed.answer(link, {
+          format: urlParams.format,
+          server: urlParams.server,
+          userAgent: headers["user-agent"],
+          ifNoneMatch: headers["if-none-match"]
+        })
+        const { "content-type": contentType, ...rest } = answer.headers
+        return answer.status === 304
+          ? HttpServerResponse.empty({ status: 304, headers: answer.headers })
+          : HttpServerResponse.uint8Array(answer.body, { contentType, headers: rest })
+      }))
+  }))
+
 /** The VPN room's services, for its handlers and for other rooms (accounts calls `VpnAccounts`). */
 export const VpnServicesLive = Layer.mergeAll(
   Downloads.Default,
@@ -162,7 +200,9 @@ export const VpnServicesLive = Layer.mergeAll(
   VpnAccounts.Default,
   Access.Default,
   Usage.Default,
-  Servers.Default
+  Servers.Default,
+  SubscriptionLinks.Default,
+  SubscriptionFeed.Default
 )
 
-export const VpnHttpLive = Layer.mergeAll(VpnLive, NodeLive.pipe(Layer.provide(NodeAuthenticationLive)), AdminLive)
+export const VpnHttpLive = Layer.mergeAll(VpnLive, NodeLive.pipe(Layer.provide(NodeAuthenticationLive)), AdminLive, SubscriptionLinkLive)

@@ -209,7 +209,8 @@ export class Usage extends Effect.Service<Usage>()("vpn/Usage", {
         const refused = ValidationError.field("bytes", pastMax("bytes"))
         const total = yield* sql.withTransaction(Effect.gen(function*() {
           if ((yield* month(service.id, period)) + bytes > MAX_BYTES) return yield* Effect.fail(refused)
-          const written = yield* usageRows.guardedUpsert({ serviceId: service.id, period, rx: bytes, tx: 0 }).pipe(Effect.orDie)
+          // [D122]: a sum without a direction, kept as sent (a subscription link shows it as download)
+          const written = yield* usageRows.guardedUpsert({ serviceId: service.id, period, rx: 0, tx: bytes }).pipe(Effect.orDie)
           if (Option.isNone(written)) return yield* Effect.fail(refused)
           // [D117]: the notices of [D96] follow the admin's bytes too (those of the current period:
           // an old period's quota no longer limits anything); the row's own total, so the bytes
@@ -243,6 +244,14 @@ export class Usage extends Effect.Service<Usage>()("vpn/Usage", {
       month,
       periodTotals,
       currentTotals,
+      /**
+       * [D122]: the service's current period ([D95]) as the node counted it: `upload` what the
+       * server received from the devices, `download` what it sent them (an admin's bytes are a
+       * sum without a direction: they are kept as sent, so `upload` stays 0 for them)
+       */
+      currentSplit: (service: Pick<Subscription, "id" | "startsAt" | "plan">) =>
+        Effect.flatMap(clock.now, (now) =>
+          Effect.map(usageRows.split(service.id, periodOf(service, now).start), (r) => ({ upload: r.rx, download: r.tx }))),
       periodOf,
       history,
       record,

@@ -1,6 +1,7 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as SqlSchema from "@effect/sql/SqlSchema"
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { leanRow } from "../platform/LeanRow.ts"
 
@@ -89,6 +90,14 @@ export class UsageRows extends Effect.Service<UsageRows>()("vpn/UsageRows", {
           updated_at = excluded.updated_at
         returning kind, peer_key, rx_added, tx_added`
     })
+    /** [D122]: a period's two counters, each read as at most 2^53 - 1 */
+    const splitRow = SqlSchema.findOne({
+      Request: Schema.Struct({ serviceId: Schema.Int, period: Schema.String }),
+      Result: Schema.Struct({ rx: Schema.Int, tx: Schema.Int }),
+      execute: ({ period, serviceId }) => sql`
+        select least(rx_bytes, 9007199254740991)::int8 as rx, least(tx_bytes, 9007199254740991)::int8 as tx
+        from usage_records where service_id = ${serviceId} and period = ${period}::date`
+    })
     const historyRows = SqlSchema.findAll({
       Request: Schema.Int,
       Result: HistoryRow,
@@ -127,7 +136,10 @@ export class UsageRows extends Effect.Service<UsageRows>()("vpn/UsageRows", {
       advanceCounters,
       periodTotals,
       month,
-      history
+      history,
+      /** [D122]: the received (`rx`, the device's upload) and sent (`tx`) bytes of one service's period */
+      split: (serviceId: number, period: string) =>
+        splitRow({ serviceId, period }).pipe(Effect.map((row) => Option.getOrElse(row, () => ({ rx: 0, tx: 0 }))), Effect.orDie)
     } as const
   })
 }) {}

@@ -6,6 +6,7 @@ import * as Schema from "effect/Schema"
 import { VpnAccessControl } from "../accounts/VpnAccessControl.ts"
 import { Credentials } from "./Credentials.ts"
 import { Peers } from "./Peers.ts"
+import { SubscriptionLinks } from "./SubscriptionLinks.ts"
 
 /**
  * VPN access following the account ([D21], [D23], [D91]): a disabled user's access is on hold
@@ -18,6 +19,7 @@ export class VpnAccounts extends Effect.Service<VpnAccounts>()("vpn/VpnAccounts"
     const sql = yield* SqlClient.SqlClient
     const peers = yield* Peers
     const credentials = yield* Credentials
+    const links = yield* SubscriptionLinks
 
     const hold = SqlSchema.void({
       Request: Schema.Int,
@@ -32,12 +34,15 @@ export class VpnAccounts extends Effect.Service<VpnAccounts>()("vpn/VpnAccounts"
       /** [D91]: a disabled user's VPN access stops at once; re-enabling restores it */
       setUserEnabled: (userId: number, enabled: boolean): Effect.Effect<void> =>
         (enabled ? release(userId) : hold(userId)).pipe(Effect.orDie),
-      /** [D91]: every device rotated: every WireGuard key pair replaced (addresses kept), every OpenVPN secret renewed */
+      /**
+       * [D91]: every device rotated: every WireGuard key pair replaced (addresses kept), every
+       * OpenVPN secret renewed, every subscription link ended ([D122])
+       */
       revokeAll: (userId: number): Effect.Effect<void> =>
-        sql.withTransaction(Effect.zipRight(peers.rekeyAll(userId), credentials.renewAllOf(userId))).pipe(Effect.asVoid, Effect.orDie)
+        sql.withTransaction(Effect.all([peers.rekeyAll(userId), credentials.renewAllOf(userId), links.endAll(userId)])).pipe(Effect.asVoid, Effect.orDie)
     } as const
   }),
-  dependencies: [Peers.Default, Credentials.Default]
+  dependencies: [Peers.Default, Credentials.Default, SubscriptionLinks.Default]
 }) {}
 
 /** The accounts room's `VpnAccessControl` port, provided by this room. */

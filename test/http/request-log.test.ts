@@ -43,6 +43,14 @@ describe("request log", () => {
     expect(lines[0]).toContain(`request_id="a b\\"c"`)
   })
 
+  test("a subscription link's token is never logged ([D122]): its path is /s/[token]", async () => {
+    const token = "Secret-Link-Token_0123456789abcdefghijklmnop"
+    const lines = await logged(() => app.get(`/s/${token}?format=zip`))
+    expect(lines).toHaveLength(1)
+    expect(lines[0]).toContain("path=/s/[token] status=404")
+    expect(lines[0]).not.toContain(token)
+  })
+
   test("LOG_LEVEL above info writes no request line", async () => {
     const quiet = await makeTestApp({ config: { logLevel: LogLevel.Warning } })
     try {

@@ -1,0 +1,187 @@
+import { useMutation, useQuery } from "@tanstack/react-query"
+import { useState } from "react"
+import { useTranslation } from "react-i18next"
+import { Link } from "wouter"
+import { ApiError, call, urlOf } from "../shared/api.ts"
+import { formatDate, formatDateTime, formatMoney } from "../shared/format.ts"
+import { ActionButton, FormError, Loaded, Pager, Select, Status } from "../shared/ui.tsx"
+
+const STATUSES = ["", "pending", "paid", "cancelled", "refunded"] as const
+
+/** Invoices, 15 a page ([D36]), by status. */
+export const Invoices = () => {
+  const { t } = useTranslation()
+  const [page, setPage] = useState(1)
+  const [status, setStatus] = useState("")
+  const invoices = useQuery({
+    queryKey: ["invoices", page, status],
+    queryFn: () =>
+      call("billing", "listInvoices", { urlParams: { page, status: status === "" ? undefined : (status as "pending" | "paid" | "cancelled") } })
+  })
+  return (
+    <>
+      <h1>{t("invoices.title")}</h1>
+      <Select
+        name="status"
+        label={t("invoices.filter")}
+        value={status}
+        onChange={(v) => {
+          setStatus(v)
+          setPage(1)
+        }}
+        options={STATUSES.map((s) => [s, s === "" ? t("invoices.all") : t(`status.${s}`)] as const)}
+      />
+      <Loaded query={invoices}>
+        {(result) =>
+          result.data.length === 0 ? <p>{t("invoices.none")}</p> : (
+            <>
+              <div className="table">
+                <table>
+                  <thead>
+                    <tr>
+                      <th scope="col">{t("invoices.date")}</th>
+                      <th scope="col">{t("invoices.amount")}</th>
+                      <th scope="col">{t("invoices.status")}</th>
+                      <th scope="col">{t("invoices.invoice")}</th>
+                    </tr>
+                  </thead>
+                  <tbody>
+                    {result.data.map((invoice) => (
+                      <tr key={invoice.uuid}>
+                        <td>{formatDate(invoice.created_at)}</td>
+                        <td>{formatMoney(invoice.amount, invoice.currency)}</td>
+                        <td><Status value={invoice.status} /></td>
+                        <td><Link href={`/invoices/${invoice.uuid}`}>{t("invoices.open", { id: invoice.id })}</Link></td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              </div>
+              <Pager meta={result.meta} onPage={setPage} />
+            </>
+          )}
+      </Loaded>
+    </>
+  )
+}
+
+/** One invoice: its lines, pay (the gateway's page), its PDF ([D113]), cancel while pending. */
+export const InvoiceDetail = ({ uuid }: { readonly uuid: string }) => {
+  const { t } = useTranslation()
+  const invoice = useQuery({ queryKey: ["invoice", uuid], queryFn: () => call("billing", "getInvoice", { path: { invoice: uuid } }) })
+  const pay = useMutation({
+    mutationFn: () => call("billing", "paymentUrl", { path: { invoice: uuid } }),
+    onSuccess: (answer) => window.location.assign(answer.url)
+  })
+  return (
+    <Loaded query={invoice}>
+      {(inv) => (
+        <article>
+          <header>
+            <h1>{t("invoices.detailTitle", { id: inv.id })}</h1>
+            <Status value={inv.status} />
+          </header>
+          <dl>
+            <dt>{t("invoices.item")}</dt>
+            <dd>{inv.plan.name} · {inv.cycle.name}</dd>
+            <dt>{t("invoices.amount")}</dt>
+            <dd><strong>{formatMoney(inv.amount, inv.currency)}</strong></dd>
+            {inv.promo_code !== null && (
+              <>
+                <dt>{t("invoices.discount")}</dt>
+                <dd>{formatMoney(inv.discount, inv.currency)} ({inv.promo_code})</dd>
+              </>
+            )}
+            {Number(inv.balance_applied) > 0 && (
+              <>
+                <dt>{t("invoices.balanceApplied")}</dt>
+                <dd>{formatMoney(inv.balance_applied, inv.currency)}</dd>
+              </>
+            )}
+            {Number(inv.refunded_amount) > 0 && (
+              <>
+                <dt>{t("invoices.refunded")}</dt>
+                <dd>{formatMoney(inv.refunded_amount, inv.currency)}</dd>
+              </>
+            )}
+            <dt>{t("invoices.date")}</dt>
+            <dd>{formatDateTime(inv.created_at)}</dd>
+            <dt>{t("invoices.paidAt")}</dt>
+            <dd>{formatDateTime(inv.paid_at)}</dd>
+            <dt>{t("invoices.gateway")}</dt>
+            <dd>{inv.gateway}</dd>
+          </dl>
+          <footer className="actions">
+            {inv.status === "pending" && (
+              <>
+                <button type="button" aria-busy={pay.isPending} onClick={() => pay.mutate()}>{t("invoices.pay")}</button>
+                <ActionButton
+                  className="secondary outline"
+                  action={() => call("billing", "cancelInvoice", { path: { invoice: uuid } })}
+                  invalidate={[["invoice", uuid], ["invoices"]]}
+                >
+                  {t("invoices.cancel")}
+                </ActionButton>
+              </>
+            )}
+            <a href={urlOf("billingDocuments", "invoicePdf", { path: { invoice: uuid } })} role="button" className="secondary" download>
+              {t("invoices.pdf")}
+            </a>
+          </footer>
+          <FormError message={pay.error instanceof ApiError ? pay.error.message : undefined} />
+        </article>
+      )}
+    </Loaded>
+  )
+}
+
+/** The balance per currency and its ledger ([D109]). */
+export const Balance = () => {
+  const { t } = useTranslation()
+  const [page, setPage] = useState(1)
+  const balance = useQuery({ queryKey: ["balance"], queryFn: () => call("balance", "getBalance") })
+  const ledger = useQuery({ queryKey: ["ledger", page], queryFn: () => call("balance", "listBalanceTransactions", { urlParams: { page } }) })
+  return (
+    <>
+      <h1>{t("balance.title")}</h1>
+      <Loaded query={balance}>
+        {(list) =>
+          list.length === 0
+            ? <p>{t("balance.empty")}</p>
+            : <ul className="balances">{list.map((b) => <li key={b.currency}><strong>{formatMoney(b.amount, b.currency)}</strong></li>)}</ul>}
+      </Loaded>
+      <h2>{t("balance.ledger")}</h2>
+      <Loaded query={ledger}>
+        {(result) =>
+          result.data.length === 0 ? <p>{t("balance.noTransactions")}</p> : (
+            <>
+              <div className="table">
+                <table>
+                  <thead>
+                    <tr>
+                      <th scope="col">{t("invoices.date")}</th>
+                      <th scope="col">{t("balance.reason")}</th>
+                      <th scope="col">{t("invoices.amount")}</th>
+                    </tr>
+                  </thead>
+                  <tbody>
+                    {result.data.map((row) => (
+                      <tr key={row.id}>
+                        <td>{formatDate(row.created_at)}</td>
+                        <td>
+                          {row.reason}
+                          {row.invoice_uuid !== null && <> · <Link href={`/invoices/${row.invoice_uuid}`}>{t("invoices.invoice")}</Link></>}
+                        </td>
+                        <td>{formatMoney(row.amount, row.currency)}</td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              </div>
+              <Pager meta={result.meta} onPage={setPage} />
+            </>
+          )}
+      </Loaded>
+    </>
+  )
+}

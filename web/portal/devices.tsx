@@ -1,0 +1,191 @@
+import { useQuery } from "@tanstack/react-query"
+import { useState } from "react"
+import { useTranslation } from "react-i18next"
+import { call, urlOf } from "../shared/api.ts"
+import type { SuccessOf } from "../shared/api-types.ts"
+import { formatBytes, formatDateTime } from "../shared/format.ts"
+import { ActionButton, Field, FormError, Loaded, Select, Submit, useForm } from "../shared/ui.tsx"
+
+const DEVICES = ["devices"] as const
+const PLATFORMS = ["ios", "android", "windows", "macos", "linux", "router", "other"] as const
+type Credentials = SuccessOf<"vpn", "createDevice">
+
+/** Devices ([D90], [D107]): presence and usage, QR code, config downloads, rotate and delete. */
+export const Devices = () => {
+  const { t } = useTranslation()
+  const devices = useQuery({ queryKey: DEVICES, queryFn: () => call("vpn", "listDevices") })
+  const [open, setOpen] = useState<number | undefined>(undefined)
+  const [created, setCreated] = useState<Credentials | undefined>(undefined)
+  const form = useForm({
+    initial: { name: "", platform: "ios" },
+    submit: (v) => call("vpn", "createDevice", { payload: { name: v.name, platform: v.platform as (typeof PLATFORMS)[number] } }),
+    onDone: (device) => {
+      setCreated(device)
+      setOpen(device.id)
+      form.reset()
+    },
+    invalidate: [DEVICES]
+  })
+  return (
+    <>
+      <h1>{t("devices.title")}</h1>
+      <Loaded query={devices}>
+        {(list) =>
+          list.length === 0 ? <p>{t("devices.none")}</p> : (
+            <div className="table">
+              <table>
+                <thead>
+                  <tr>
+                    <th scope="col">{t("devices.name")}</th>
+                    <th scope="col">{t("devices.platform")}</th>
+                    <th scope="col">{t("devices.presence")}</th>
+                    <th scope="col">{t("devices.usage")}</th>
+                    <th scope="col"><span className="visually-hidden">{t("devices.actions")}</span></th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {list.map((device) => (
+                    <tr key={device.id}>
+                      <td>{device.name}</td>
+                      <td>{t(`platform.${device.platform}`)}</td>
+                      <td>
+                        <span className={device.online ? "online" : "offline"}>{device.online ? t("devices.online") : t("devices.offline")}</span>
+                        {device.last_handshake_at !== null && <small> · {formatDateTime(device.last_handshake_at)}</small>}
+                      </td>
+                      <td>{formatBytes(device.period_bytes)}</td>
+                      <td>
+                        <button type="button" className="outline" aria-expanded={open === device.id} onClick={() => setOpen(open === device.id ? undefined : device.id)}>
+                          {t("devices.setUp", { name: device.name })}
+                        </button>
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+          )}
+      </Loaded>
+      {created !== undefined && (
+        <article role="status">
+          <p>{t("devices.created", { name: created.name })}</p>
+          <p>{t("devices.openvpnCredentials")}: <code>{created.openvpn.username}</code> / <code>{created.openvpn.password}</code></p>
+        </article>
+      )}
+      {open !== undefined && <DevicePanel id={open} onGone={() => setOpen(undefined)} />}
+      <article>
+        <header><h2>{t("devices.add")}</h2></header>
+        <form onSubmit={form.onSubmit} noValidate>
+          <div className="grid">
+            <Field name="name" label={t("devices.name")} value={form.values.name} onChange={form.set("name")} error={form.fieldError("name")} required />
+            <Select
+              name="platform"
+              label={t("devices.platform")}
+              value={form.values.platform}
+              onChange={form.set("platform")}
+              options={PLATFORMS.map((p) => [p, t(`platform.${p}`)] as const)}
+              error={form.fieldError("platform")}
+            />
+          </div>
+          <FormError message={form.formError} />
+          <Submit pending={form.pending}>{t("devices.addButton")}</Submit>
+        </form>
+      </article>
+    </>
+  )
+}
+
+const DevicePanel = ({ id, onGone }: { readonly id: number; readonly onGone: () => void }) => {
+  const { t } = useTranslation()
+  const device = useQuery({ queryKey: ["device", id], queryFn: () => call("vpn", "getDevice", { path: { device: id } }) })
+  const servers = useQuery({ queryKey: ["servers"], queryFn: () => call("vpn", "listServers") })
+  const [server, setServer] = useState("")
+  const chosen = servers.data?.find((s) => String(s.id) === server) ?? servers.data?.find((s) => s.protocol === "wireguard") ?? servers.data?.[0]
+  return (
+    <Loaded query={device}>
+      {(d) => (
+        <article aria-labelledby={`device-${d.id}`}>
+          <header><h2 id={`device-${d.id}`}>{d.name}</h2></header>
+          <Loaded query={servers}>
+            {(list) =>
+              list.length === 0 ? <p>{t("devices.noServers")}</p> : (
+                <>
+                  <Select
+                    name="server"
+                    label={t("devices.server")}
+                    value={chosen === undefined ? "" : String(chosen.id)}
+                    onChange={setServer}
+                    options={list.map((s) => [String(s.id), `${s.name} (${s.city}, ${s.protocol === "wireguard" ? "WireGuard" : "OpenVPN"})`] as const)}
+                  />
+                  {chosen !== undefined && chosen.protocol === "wireguard" && (
+                    <div className="qr">
+                      <img
+                        src={urlOf("vpn", "deviceWireguardQr", { path: { device: d.id, server: chosen.id } })}
+                        alt={t("devices.qrAlt", { device: d.name, server: chosen.name })}
+                        width={240}
+                        height={240}
+                      />
+                      <p>{t("devices.qrHint")}</p>
+                      <a href={urlOf("vpn", "deviceWireguard", { path: { device: d.id, server: chosen.id } })} download role="button">
+                        {t("devices.downloadWireguard")}
+                      </a>
+                    </div>
+                  )}
+                  {chosen !== undefined && chosen.protocol === "openvpn" && (
+                    <a href={urlOf("vpn", "deviceOpenvpn", { path: { device: d.id, server: chosen.id } })} download role="button">
+                      {t("devices.downloadOpenvpn")}
+                    </a>
+                  )}
+                </>
+              )}
+          </Loaded>
+          {d.servers.length > 0 && (
+            <div className="table">
+              <table>
+                <caption>{t("devices.perServer")}</caption>
+                <thead>
+                  <tr>
+                    <th scope="col">{t("devices.server")}</th>
+                    <th scope="col">{t("devices.address")}</th>
+                    <th scope="col">{t("devices.lastHandshake")}</th>
+                    <th scope="col">{t("devices.received")}</th>
+                    <th scope="col">{t("devices.sent")}</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {d.servers.map((s) => (
+                    <tr key={s.server_id}>
+                      <td>{s.server_name}</td>
+                      <td>{s.address ?? "—"}</td>
+                      <td>{formatDateTime(s.last_handshake_at)}</td>
+                      <td>{formatBytes(s.rx_bytes)}</td>
+                      <td>{formatBytes(s.tx_bytes)}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+          )}
+          <footer className="actions">
+            <ActionButton
+              className="secondary"
+              confirm={t("devices.rotateConfirm")}
+              action={() => call("vpn", "rotateDevice", { path: { device: d.id } })}
+              invalidate={[["device", d.id], DEVICES]}
+            >
+              {t("devices.rotate")}
+            </ActionButton>
+            <ActionButton
+              className="secondary outline"
+              confirm={t("devices.deleteConfirm")}
+              action={() => call("vpn", "deleteDevice", { path: { device: d.id } })}
+              invalidate={[DEVICES]}
+              onDone={onGone}
+            >
+              {t("devices.delete")}
+            </ActionButton>
+          </footer>
+        </article>
+      )}
+    </Loaded>
+  )
+}
