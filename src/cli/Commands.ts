@@ -32,7 +32,7 @@ import { agentConfig, load as loadNodeConfig, nodeConnection } from "../node/Age
 import { NodeClient } from "../node/NodeClient.ts"
 import { openvpnAuthFromFile } from "../node/OpenVpnAuth.ts"
 import { shaperFor } from "../node/Shaping.ts"
-import { openvpnConnect, openvpnDisconnect, type OpenVpnScriptFailed, openvpnStateDir, rememberSpeed, type SessionEnv, sessionOf } from "../node/OpenVpnShaping.ts"
+import { openvpnConnect, openvpnDisconnect, type OpenVpnScriptFailed, openvpnStateDir, rememberSpeed, type SessionEnv, sessionKeyOf, sessionOf } from "../node/OpenVpnShaping.ts"
 import { Tc, type TcFailed } from "../node/Tc.ts"
 import { Wg } from "../node/Wg.ts"
 
@@ -188,37 +188,45 @@ const openvpnAuth = Command.make(
       )
       // OpenVPN lets the client in on exit code 0 only
       if (!answer.allowed) return yield* new CliFailure({ message: "openvpn-auth: refused" })
-      // [D103]: the speed for the client-connect script that follows (best effort: unshaped without it)
-      const dir = yield* Effect.orElseSucceed(openvpnStateDir, () => undefined)
-      if (dir !== undefined) {
-        yield* rememberSpeed(dir, answer.username, answer.speedLimitMbps).pipe(
-          Effect.catchAll((e) => Console.error(`openvpn-auth: the speed could not be kept in ${dir} (${e.message}); the session is not shaped`))
-        )
-      }
+      // [D103]: the session's speed for the client-connect script that follows. Issue 34: kept per
+      // session (the client's address and port), and a session whose speed cannot be kept is
+      // refused: the connect script would find none and refuse it (fail closed)
+      const dir = yield* openvpnStateDir.pipe(Effect.mapError((e) => new CliFailure({ message: `openvpn-auth: refused (OPENVPN_STATE_DIR ${String(e)})` })))
+      const session = sessionKeyOf(process.env, "auth", answer.username)
+      if (session === undefined) return yield* new CliFailure({ message: "openvpn-auth: refused (no untrusted_ip/untrusted_port from OpenVPN)" })
+      yield* rememberSpeed(dir, session, answer.speedLimitMbps).pipe(
+        Effect.mapError((e) => new CliFailure({ message: `openvpn-auth: refused (the session's speed could not be kept in ${dir}: ${e.message})` }))
+      )
     })
 ).pipe(Command.withDescription(
   "OpenVPN auth-user-pass-verify script (via-file): exit 0 when POST /v1/node/openvpn/auth allows the file's username and password, else 1."
 ))
 
 /** [D103]: OpenVPN's client-connect / client-disconnect scripts: the session's address shaped on the tun device */
-const openvpnSession = (name: string, what: string, run: (session: SessionEnv, dir: string) => Effect.Effect<unknown, OpenVpnScriptFailed | TcFailed, Tc>) =>
+const openvpnSession = (
+  name: string,
+  what: string,
+  run: (session: SessionEnv, dir: string) => Effect.Effect<unknown, OpenVpnScriptFailed | TcFailed, Tc>,
+  /** issue 34: client-connect fails closed (exit 1: OpenVPN drops the client); client-disconnect only logs */
+  refuses: boolean
+) =>
   // client-connect passes a file for directives as the last argument: accepted, left empty
   Command.make(name, { file: Args.text({ name: "file" }).pipe(Args.optional) }, () =>
     Effect.gen(function*() {
       const session = sessionOf(process.env)
       if (session === undefined) return yield* new CliFailure({ message: `${name}: run by OpenVPN (dev, ifconfig_pool_remote_ip, username expected)` })
       const dir = yield* openvpnStateDir.pipe(Effect.mapError((e) => new CliFailure({ message: `${name}: OPENVPN_STATE_DIR ${String(e)}` })))
-      // a session is never refused for its shaping: the failure is logged, the client connects unshaped
+      const described = (e: OpenVpnScriptFailed | TcFailed) => `${name}: ${"command" in e ? `${e.command}: ` : ""}${e.message}`
       yield* run(session, dir).pipe(
         Effect.provide(Tc.Live),
-        Effect.catchAll((e) => Console.error(`${name}: ${"command" in e ? `${e.command}: ` : ""}${e.message}`))
+        Effect.catchAll((e) => refuses ? Effect.fail(new CliFailure({ message: `${described(e)}; the session is refused` })) : Console.error(described(e)))
       )
     })).pipe(Command.withDescription(what))
 const openvpnConnectCommand = openvpnSession("openvpn-connect",
-  "OpenVPN client-connect script: shape the client's ifconfig_pool_remote_ip on the tun device at the speed openvpn-auth was given [D103].",
-  openvpnConnect)
+  "OpenVPN client-connect script: shape the client's ifconfig_pool_remote_ip on the tun device at the speed openvpn-auth left for this session [D103]; exit 1 (the client is refused) when none was left or tc failed.",
+  openvpnConnect, true)
 const openvpnDisconnectCommand = openvpnSession("openvpn-disconnect",
-  "OpenVPN client-disconnect script: remove the session's shaping [D103].", openvpnDisconnect)
+  "OpenVPN client-disconnect script: remove the session's shaping [D103].", openvpnDisconnect, false)
 const VERSION = "0.1.0"
 
 const nodeAgent = Command.make("node-agent", {}, () =>

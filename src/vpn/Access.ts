@@ -10,7 +10,7 @@ import { Forbidden, NotFound, ValidationError } from "../platform/Errors.ts"
 import { anchorDaysStartingIn, isOverLimit } from "./Bandwidth.ts"
 import { Credentials } from "./Credentials.ts"
 import { BandwidthExceeded, PlanExcludesServer, ServiceSuspended } from "./Errors.ts"
-import { OpenVpnEntries, OVPN_KEY_PREFIX } from "./OpenVpnEntries.ts"
+import { isCredentialKey, OpenVpnEntries, OVPN_KEY_PREFIX, OVPN_ROTATED_KEY_PREFIX } from "./OpenVpnEntries.ts"
 import { PeerChanges } from "./PeerChanges.ts"
 import { type Allowance, nodeEntry, refusedOverQuota, speedOf } from "./NodeEntries.ts"
 import { type Peer, Peers, type ServerPeer } from "./Peers.ts"
@@ -179,9 +179,11 @@ export class Access extends Effect.Service<Access>()("vpn/Access", {
         }
         if (after === state.head) return { peers: [], revision: state.head }
         const changed = yield* changes.forServer(serverId, after, state.head)
-        // the server's grants or a plan's limit changed: every peer
+        // the server's grants changed: every peer; a plan's limits: its members' (issue 34)
         let everything = changed.everything
-        let userIds = changed.userIds
+        let userIds = changed.planIds.length === 0
+          ? changed.userIds
+          : [...changed.userIds, ...(yield* members.usersOnPlans(changed.planIds))]
         if (!everything && after < state.tick) {
           // [D95]: a day started since the cursor, and quota periods with it: a calendar month
           // (`monthly` plans, and every anchor day) is every peer; otherwise the users whose
@@ -190,12 +192,22 @@ export class Access extends Effect.Service<Access>()("vpn/Access", {
           if (Option.isNone(from) || from.value.slice(0, 7) !== today.slice(0, 7)) everything = true
           else userIds = [...userIds, ...(yield* subscriptions.usersAnchoredOn(anchorDaysStartingIn(from.value, today)))]
         }
-        // [D106]: an OpenVPN server's list names credentials (log keys `ovpn:<username>`)
-        const usernames = changed.keys.filter((k) => k.startsWith(OVPN_KEY_PREFIX)).map((k) => k.slice(OVPN_KEY_PREFIX.length))
+        // [D106]: an OpenVPN server's list names credentials (log keys `ovpn:<username>`); issue
+        // 34: a replaced secret (`ovpn-rotated:<username>`) is the username's entry, and named in
+        // `rotated`: the agent ends the sessions opened with the old one
+        const rotated = [...new Set(changed.keys.filter((k) => k.startsWith(OVPN_ROTATED_KEY_PREFIX)).map((k) => k.slice(OVPN_ROTATED_KEY_PREFIX.length)))]
+        const usernames = [...new Set([
+          ...changed.keys.filter((k) => k.startsWith(OVPN_KEY_PREFIX)).map((k) => k.slice(OVPN_KEY_PREFIX.length)),
+          ...rotated
+        ])]
         if (yield* isOpenVpn(serverId)) {
-          return { peers: yield* openvpnEntries(serverId, everything, userIds, usernames), revision: state.head }
+          const entries = yield* openvpnEntries(serverId, everything, userIds, usernames)
+          // only usernames this server serves (listed, enabled or not)
+          const listed = new Set(entries.flatMap((e) => ("removed" in e ? [] : [e.username])))
+          const ended = rotated.filter((u) => listed.has(u))
+          return { peers: entries, revision: state.head, ...(ended.length === 0 ? {} : { rotated: ended }) }
         }
-        const keys = changed.keys.filter((k) => !k.startsWith(OVPN_KEY_PREFIX))
+        const keys = changed.keys.filter((k) => !isCredentialKey(k))
         const list = everything
           ? yield* peers.ofServer(serverId)
           : yield* peers.someOfServer(serverId, keys, userIds)

@@ -110,14 +110,19 @@ export class DeviceActivity extends Effect.Service<DeviceActivity>()("vpn/Device
     const contacts = yield* Contacts
     const links = yield* SubscriptionLinks
 
-    // [D116]: only this server's peers; a handshake never goes back in time
+    // [D116]: only this server's peers; a handshake never goes back in time. Issue 34: nor past
+    // the server's clock: a node's handshake in the future is taken as now, so it cannot keep a
+    // device online
     const writeHandshakes = SqlSchema.void({
-      Request: Schema.Struct({ serverId: Schema.Int, entries: Schema.String }),
-      execute: ({ entries, serverId }) => sql`
-        update wireguard_peers p set last_handshake_at = to_timestamp(e.at)
-        from jsonb_to_recordset(${entries}::jsonb) as e(key text, at bigint)
+      Request: Schema.Struct({ serverId: Schema.Int, entries: Schema.String, now: Schema.DateFromSelf }),
+      execute: ({ entries, now, serverId }) => sql`
+        update wireguard_peers p set last_handshake_at = e.at
+        from (
+          select r.key, least(to_timestamp(r.at), ${now}::timestamptz) as at
+          from jsonb_to_recordset(${entries}::jsonb) as r(key text, at bigint)
+        ) e
         where p.server_id = ${serverId} and p.public_key = e.key
-          and (p.last_handshake_at is null or p.last_handshake_at < to_timestamp(e.at))`
+          and (p.last_handshake_at is null or p.last_handshake_at < e.at)`
     })
     /** each device's servers: those it has a peer on or bytes on since `since` */
     const serverRows = SqlSchema.findAll({
@@ -155,8 +160,10 @@ export class DeviceActivity extends Effect.Service<DeviceActivity>()("vpn/Device
 
     const seen = (device: Device, rows: ReadonlyArray<ServerRow>, now: Date): Activity => {
       const mine = rows.filter((r) => r.device_id === device.id)
-      const last = mine.reduce<Date | null>((newest, r) =>
+      const newest = mine.reduce<Date | null>((newest, r) =>
         r.last_handshake_at !== null && (newest === null || r.last_handshake_at > newest) ? r.last_handshake_at : newest, null)
+      // issue 34: never later than now (a value stored before the bound was kept, or another instance's clock)
+      const last = newest !== null && newest > now ? now : newest
       return {
         ...device,
         last_handshake_at: last,
@@ -235,7 +242,7 @@ export class DeviceActivity extends Effect.Service<DeviceActivity>()("vpn/Device
         const entries = handshakesOf(payload)
         return entries.length === 0
           ? Effect.void
-          : writeHandshakes({ serverId, entries: JSON.stringify(entries) }).pipe(Effect.orDie)
+          : Effect.flatMap(clock.now, (now) => writeHandshakes({ serverId, entries: JSON.stringify(entries), now })).pipe(Effect.orDie)
       }
     } as const
   }),

@@ -30,7 +30,10 @@ export const NodeSyncBody = Schema.Struct({
     RemovedOpenVpnEntry.annotations({ identifier: "RemovedNodeOpenVpnEntry" })
   )),
   meta: Schema.Struct({
-    revision: Schema.Number.annotations({ description: "An opaque cursor that only grows: send it back as `since`." })
+    revision: Schema.Number.annotations({ description: "An opaque cursor that only grows: send it back as `since`." }),
+    rotated: Schema.optional(Schema.Array(Schema.String)).annotations({
+      description: "OpenVPN servers, `?since=` answers only (issue 34): the usernames whose password was replaced after the cursor; their open sessions must end. Absent when none."
+    })
   })
 })
 export const NodeSyncResponse = Schema.transform(

@@ -17,6 +17,10 @@ export const RemovedOpenVpnEntry = Schema.Struct({ username: Schema.String, remo
 
 /** the change-log key of a username ([D106], migration 22) */
 export const OVPN_KEY_PREFIX = "ovpn:"
+/** issue 34: the change-log key of a username whose secret was replaced (migration 50) */
+export const OVPN_ROTATED_KEY_PREFIX = "ovpn-rotated:"
+/** a change-log key that names a credential, not a WireGuard key (base64: never a colon) */
+export const isCredentialKey = (key: string): boolean => key.includes(":")
 
 const CredentialRow = Schema.Struct({ user_id: Schema.Int, username: Schema.String, held: Schema.Boolean })
 export type CredentialRow = typeof CredentialRow.Type

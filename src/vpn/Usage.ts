@@ -166,7 +166,19 @@ export class Usage extends Effect.Service<Usage>()("vpn/Usage", {
             const owner = served[index]
             return owner === undefined ? [] : [{ index, owner, rx: e.rx, tx: e.tx }]
           })
-          return yield* addToMonths(additions, DELTAS)
+          const answer = yield* addToMonths(additions, DELTAS)
+          // issue 34, [D107]: each device's bytes too, in the same transaction (counted once, [D94]),
+          // as a counters report's are: every entry this server serves
+          const deltas = entries.flatMap((e, index) =>
+            served[index] === undefined
+              ? []
+              : [e.public_key !== undefined
+                ? { kind: "public_key", peer_key: e.public_key, rx: e.rx, tx: e.tx }
+                : { kind: "username", peer_key: e.username ?? "", rx: e.rx, tx: e.tx }])
+          if (deltas.length > 0) {
+            yield* Effect.orDie(usageRows.addDeviceDeltas({ serverId, now: yield* clock.now, deltas: JSON.stringify(deltas) }))
+          }
+          return answer
         }))).pipe(Effect.tap(() => domainEvents.wake))
 
     /**

@@ -274,6 +274,23 @@ describe("a renewal without a saved card or balance [D124]", () => {
     expect(noticesTo(user.email)).toHaveLength(1)
   })
 
+  test("in grace an OpenVPN node still lists the user's credentials, enabled at GRACE_SPEED_MBPS, and lets them in", async () => {
+    const { user, expiresAt } = await subscriber("manual")
+    const ovpn = await makeServer(app, { protocol: "openvpn", planIds: [planId] })
+    const creds = (await app.get("/v1/account/vpn-credentials", { token: user.token })).body.data as { username: string; password: string }
+    at(new Date(expiresAt.getTime() - 2 * DAY))
+    await jobs()
+    at(expiresAt)
+    await jobs()
+    expect((await app.sql<{ status: string }>`select status from services where user_id = ${user.id}`)[0]!.status).toBe("grace")
+    const list = await app.get("/v1/node/peers", { token: ovpn.nodeToken })
+    expect(list.status).toBe(200)
+    expect((list.body.data as Array<{ username: string; enabled?: boolean; speed_limit_mbps?: number | null }>).find((e) => e.username === creds.username))
+      .toEqual({ username: creds.username, enabled: true, speed_limit_mbps: 1 })
+    const auth = await app.post("/v1/node/openvpn/auth", { token: ovpn.nodeToken, body: { username: creds.username, password: creds.password } })
+    expect(auth.status).toBe(200)
+  })
+
   test("paid in grace through another gateway: active at once, full speed in ?since=, the period from the old expires_at", async () => {
     const { key, user, expiresAt } = await subscriber("manual")
     at(new Date(expiresAt.getTime() - 2 * DAY))
