@@ -19,6 +19,7 @@ import { RefundsAdminApi } from "./billing/refunds/Api.ts"
 import { SubscriptionsApi } from "./billing/subscriptions/Api.ts"
 import { BillingDocumentsApi } from "./billing/documents/Api.ts"
 import { BillingGatewaysApi } from "./billing/gateways/Api.ts"
+import { PaymentMethodsApi } from "./billing/cards/Api.ts"
 import { ServicesAdminApi, ServicesApi } from "./services/Api.ts"
 import { CatalogAdminApi, CatalogApi } from "./catalog/Api.ts"
 import { SupportAdminApi, SupportApi } from "./support/Api.ts"
@@ -47,6 +48,7 @@ export class Api extends HttpApi.make("vpn")
   .add(RefundsAdminApi)
   .add(SubscriptionsApi)
   .add(BillingGatewaysApi)
+  .add(PaymentMethodsApi)
   .add(BillingDocumentsApi)
   .add(VpnApi)
   .add(NodeApi)

@@ -34,7 +34,9 @@ export const Invoice = Schema.Struct({
   due_date: Schema.DateFromSelf,
   paid_at: Schema.NullOr(Schema.DateFromSelf),
   transaction_id: Schema.NullOr(Schema.String),
-  created_at: Schema.DateFromSelf
+  created_at: Schema.DateFromSelf,
+  /** [D124]: the payer agreed to keep the card for the renewals (Stripe saves it at Checkout) */
+  save_card: Schema.Boolean
 })
 export type Invoice = typeof Invoice.Type
 

@@ -5,6 +5,7 @@ import { PlanMembers } from "../services/PlanMembers.ts"
 import type { Subscription } from "../services/Domain.ts"
 import { Services as Subscriptions } from "../services/Services.ts"
 import { AppClock } from "../platform/Clock.ts"
+import { AppConfig, GRACE_SPEED_MBPS_DEFAULT } from "../platform/Config.ts"
 import { Forbidden, NotFound, ValidationError } from "../platform/Errors.ts"
 import { anchorDaysStartingIn, isOverLimit } from "./Bandwidth.ts"
 import { Credentials } from "./Credentials.ts"
@@ -38,6 +39,11 @@ export class Access extends Effect.Service<Access>()("vpn/Access", {
     const changes = yield* PeerChanges
     const members = yield* PlanMembers
     const credentialRows = yield* OpenVpnEntries
+    const graceMbps = (yield* AppConfig).graceSpeedMbps ?? GRACE_SPEED_MBPS_DEFAULT
+    /** [D124]: a service in grace keeps working, at GRACE_SPEED_MBPS (or its own limit when lower) */
+    const inGrace = (speed: number | null, grace: boolean) => !grace ? speed : speed === null ? graceMbps : Math.min(speed, graceMbps)
+    /** [D124]: what may connect and download: an active service, or one in grace */
+    const connects = (status: string) => status === "active" || status === "grace"
 
     const granting = (userId: number, serverId: number) =>
       Effect.gen(function*() {
@@ -59,10 +65,12 @@ export class Access extends Effect.Service<Access>()("vpn/Access", {
      * download or a connection needs; the speed its devices get ([D103])
      */
     const usable = (service: Subscription): Effect.Effect<number | null, ServiceSuspended | BandwidthExceeded> =>
-      service.status !== "active"
+      !connects(service.status)
         ? Effect.fail(new ServiceSuspended())
         : Effect.flatMap(overLimit(service), (over) =>
-          refusedOverQuota(service.plan, over) ? Effect.fail(new BandwidthExceeded()) : Effect.succeed(speedOf(service.plan, over)))
+          refusedOverQuota(service.plan, over)
+            ? Effect.fail(new BandwidthExceeded())
+            : Effect.succeed(inGrace(speedOf(service.plan, over), service.status === "grace")))
 
     /**
      * A user's way to a server, in the order of [D11]: an unknown server (or one of another
@@ -98,11 +106,11 @@ export class Access extends Effect.Service<Access>()("vpn/Access", {
         if (userIds.length === 0) return allowed as ReadonlyMap<number, Allowance>
         const granted = new Set(yield* servers.planIdsOf(serverId))
         const current = yield* subscriptions.currentOf(userIds)
-        const services = [...current.values()].filter((s) => s.status === "active" && granted.has(s.plan.id))
+        const services = [...current.values()].filter((s) => connects(s.status) && granted.has(s.plan.id))
         const used = yield* usage.currentTotals(services)
         for (const s of services) {
           const over = isOverLimit(used.get(s.id) ?? 0, s.plan.bandwidthLimitGb)
-          if (!refusedOverQuota(s.plan, over)) allowed.set(s.userId, { speedLimitMbps: speedOf(s.plan, over) })
+          if (!refusedOverQuota(s.plan, over)) allowed.set(s.userId, { speedLimitMbps: inGrace(speedOf(s.plan, over), s.status === "grace") })
         }
         return allowed as ReadonlyMap<number, Allowance>
       })
@@ -120,7 +128,7 @@ export class Access extends Effect.Service<Access>()("vpn/Access", {
         const used = yield* usage.currentTotals(services.filter((s) => s.plan.bandwidthLimitGb !== 0))
         for (const s of services) {
           const over = isOverLimit(used.get(s.id) ?? 0, s.plan.bandwidthLimitGb)
-          if (!refusedOverQuota(s.plan, over)) allowed.set(s.userId, { speedLimitMbps: speedOf(s.plan, over) })
+          if (!refusedOverQuota(s.plan, over)) allowed.set(s.userId, { speedLimitMbps: inGrace(speedOf(s.plan, over), s.grace) })
         }
         return allowed as ReadonlyMap<number, Allowance>
       })
@@ -284,7 +292,7 @@ export class Access extends Effect.Service<Access>()("vpn/Access", {
               (found): Reached => {
                 if (Option.isNone(found) || found.value.server.protocol !== "wireguard") return Effect.fail(new NotFound())
                 if (!found.value.granted) return Effect.fail(new PlanExcludesServer())
-                if (service.status !== "active") return Effect.fail(new ServiceSuspended())
+                if (!connects(service.status)) return Effect.fail(new ServiceSuspended())
                 const over = service.plan.bandwidthLimitGb !== 0 && isOverLimit(found.value.usedBytes, service.plan.bandwidthLimitGb)
                 if (refusedOverQuota(service.plan, over)) return Effect.fail(new BandwidthExceeded())
                 return Effect.succeed({ server: found.value.server, peer: found.value.peer })

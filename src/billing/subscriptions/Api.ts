@@ -35,7 +35,9 @@ export const ChangePayload = Body({
   plan_id: integer("plan_id", ANY_INT),
   cycle_id: integer("cycle_id", ANY_INT),
   /** [D112]: as on orders; absent: DEFAULT_GATEWAY, else `manual` */
-  gateway: OrderPayload.fields.gateway
+  gateway: OrderPayload.fields.gateway,
+  /** [D124]: as on orders */
+  save_card: OrderPayload.fields.save_card
 })
 
 /** [D111] cancel and resume; [D108] plan changes: the caller's own service and what it costs. */
