@@ -12,7 +12,7 @@ const QUIET = new Set(["then", "toJSON", "constructor", "asymmetricMatch", "$$ty
  * something half-real. Reading a member does not throw: a service's constructor may pass members
  * on without calling them.
  */
-export const partialService = <I, S extends object>(tag: Context.Tag<I, S>, members: Partial<S>): S =>
+export const partialService = <I, S extends object>(tag: Context.Tag<I, S>, members: Partial<NoInfer<S>>): S =>
   new Proxy(members, {
     get: (target, member) => {
       if (typeof member === "symbol" || member in target) return Reflect.get(target, member)
@@ -24,7 +24,7 @@ export const partialService = <I, S extends object>(tag: Context.Tag<I, S>, memb
   }) as S
 
 /** `partialService` as a layer */
-export const partialLayer = <I, S extends object>(tag: Context.Tag<I, S>, members: Partial<S>): Layer.Layer<I> =>
+export const partialLayer = <I, S extends object>(tag: Context.Tag<I, S>, members: Partial<NoInfer<S>>): Layer.Layer<I> =>
   Layer.succeed(tag, partialService(tag, members))
 
 /**
