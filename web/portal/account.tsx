@@ -7,8 +7,9 @@ import { formatDateTime } from "../shared/format.ts"
 import { applyLocale, isLocale, type Locale, LOCALE_NAMES, LOCALES } from "../shared/i18n.ts"
 import { SESSION_KEY } from "../shared/session.ts"
 import { ActionButton, Field, FormError, Loaded, Select, Submit, useForm } from "../shared/ui.tsx"
+import { TelegramAccount } from "./telegram.tsx"
 
-/** Profile, language, password, settings, two-factor, API keys, sessions, account deletion. */
+/** Profile, language, password, settings, Telegram ([D125]), two-factor, API keys, sessions, account deletion. */
 export const Account = () => {
   const { t } = useTranslation()
   return (
@@ -18,6 +19,7 @@ export const Account = () => {
       <Language />
       <Password />
       <Settings />
+      <TelegramAccount />
       <TwoFactor />
       <ApiKeys />
       <Sessions />

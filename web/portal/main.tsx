@@ -21,8 +21,11 @@ import { Home } from "./home.tsx"
 import { Checkout, Plans } from "./plans.tsx"
 import { Service } from "./service.tsx"
 import { Faq, Ticket, Tickets } from "./support.tsx"
+import { captureTelegramLaunch, TELEGRAM_ROUTE, TelegramSignIn } from "./telegram.tsx"
 import { Usage } from "./usage.tsx"
 
+// [D125]: what Telegram put after `#` (a Mini App's initData, its login page's answer), before the router reads the address
+captureTelegramLaunch()
 initI18n()
 const queryClient = makeQueryClient()
 
@@ -125,6 +128,7 @@ const App = () => (
     <Switch>
       <Route path="/"><Home /></Route>
       <Route path="/sign-in"><SignIn /></Route>
+      <Route path={TELEGRAM_ROUTE}><TelegramSignIn /></Route>
       <Route path="/sign-up"><SignUp /></Route>
       <Route path="/forgot-password"><ForgotPassword /></Route>
       <Route path="/plans"><Plans /></Route>
