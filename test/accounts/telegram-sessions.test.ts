@@ -3,6 +3,7 @@ import { createHash, createHmac } from "node:crypto"
 import { Option, Redacted } from "effect"
 import { Secret, TOTP } from "otpauth"
 import { TOTP_PARAMETERS } from "../../src/accounts/TwoFactor.ts"
+import { readAuthResult } from "../../web/portal/telegram.tsx"
 import { makeTestApp, type TestApp } from "../support/app.ts"
 import { startTelegramStandIn, type TelegramStandIn } from "../support/telegram-stand-in.ts"
 import { anyAddress, register } from "./helpers.ts"
@@ -224,6 +225,34 @@ describe("sign-in with Telegram and X-Session: cookie [D125] [D119]", () => {
     expect(right.status).toBe(200)
     expect(right.body.data.user.two_factor).toBe(true)
     await expectCookieSession(setCookies(right.headers), user.id)
+  })
+
+  test("the portal's reading of Telegram's login page answer (#tgAuthResult) keeps every signed value: it signs in", async () => {
+    const user = await register(app)
+    const chat = newChat()
+    await linkChat(user, chat)
+    // as oauth.telegram.org returns it: base64url (no padding) of the fields' JSON in UTF-8,
+    // numbers as numbers, a Cyrillic name, a photo URL with `/` and `_`
+    const fields: Record<string, string | number> = {
+      id: chat,
+      first_name: "Ада",
+      last_name: "Лавлейс",
+      username: "ada_l",
+      photo_url: "https://t.me/i/userpic/320/a_b-c.jpg",
+      auth_date: Math.floor(app.clock.get().getTime() / 1000)
+    }
+    const check = Object.keys(fields).sort().map((k) => `${k}=${fields[k]}`).join("\n")
+    const hash = createHmac("sha256", createHash("sha256").update(TOKEN).digest()).update(check).digest("hex")
+    const encoded = Buffer.from(JSON.stringify({ ...fields, hash })).toString("base64url")
+    const read = readAuthResult(encoded)
+    expect(read).toEqual({ id: String(chat), auth_date: String(fields["auth_date"]), hash, first_name: "Ада", last_name: "Лавлейс", username: "ada_l", photo_url: "https://t.me/i/userpic/320/a_b-c.jpg" })
+    const res = await app.post("/v1/auth/telegram", { headers: { ...anyAddress(), ...COOKIE }, body: read })
+    expect(res.status).toBe(200)
+    expect(res.body.data.user.id).toBe(user.id)
+    // what the page cannot use: `false` (Telegram refused), junk, fields missing
+    for (const junk of [Buffer.from("false").toString("base64url"), "%%%", Buffer.from(JSON.stringify({ id: 1, hash: "00" })).toString("base64url")]) {
+      expect(readAuthResult(junk)).toBeUndefined()
+    }
   })
 
   test("the OpenAPI document names the X-Session header on both routes", async () => {

@@ -215,7 +215,7 @@ const SubscriptionLink = ({ device }: { readonly device: Device }) => {
   })
   const headingId = `link-${device.id}`
   return (
-    <section aria-labelledby={headingId}>
+    <section aria-labelledby={headingId} className="device-link">
       <h3 id={headingId}>{t("devices.link")}</h3>
       <p>{t("devices.linkHint")}</p>
       <CopyText name="subscription_url" label={t("devices.linkLabel", { name: device.name })} value={device.subscription_url} />

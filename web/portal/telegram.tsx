@@ -227,9 +227,12 @@ export const TelegramAccount = () => {
     refetchInterval: (query) => (waiting && query.state.data?.linked !== true ? 3000 : false)
   })
   const settings = useQuery({ queryKey: ["settings"], queryFn: () => call("accounts", "settings") })
+  // the switch shows the person's choice at once, and the saved value again if saving fails
+  const [chosen, setChosen] = useState<boolean | undefined>(undefined)
   const notify = useMutation({
     mutationFn: (value: boolean) => call("accounts", "updateSettings", { payload: { telegram_notifications: value } }),
-    onSuccess: () => client.invalidateQueries({ queryKey: ["settings"] })
+    onSuccess: () => client.invalidateQueries({ queryKey: ["settings"] }),
+    onSettled: () => setChosen(undefined)
   })
   const [qr, setQr] = useState<string | undefined>(undefined)
   useEffect(() => {
@@ -261,12 +264,16 @@ export const TelegramAccount = () => {
                       type="checkbox"
                       role="switch"
                       name="telegram_notifications"
-                      checked={settings.data.telegram_notifications}
-                      onChange={(e) => notify.mutate(e.target.checked)}
+                      checked={chosen ?? settings.data.telegram_notifications}
+                      onChange={(e) => {
+                        setChosen(e.target.checked)
+                        notify.mutate(e.target.checked)
+                      }}
                     />
                     {t("telegram.notifications")}
                   </label>
                 )}
+                {notify.error !== null && <FormError message={notify.error instanceof ApiError ? notify.error.message : String(notify.error)} />}
                 <div className="actions">
                   <ActionButton
                     className="secondary outline"
