@@ -2,7 +2,7 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query"
 import { useEffect, useState } from "react"
 import { useTranslation } from "react-i18next"
 import { useLocation } from "wouter"
-import { ApiError, call, request } from "../shared/api.ts"
+import { ApiError, call } from "../shared/api.ts"
 import { formatDateTime } from "../shared/format.ts"
 import { applyLocale, isLocale, type Locale, LOCALE_NAMES, LOCALES } from "../shared/i18n.ts"
 import { SESSION_KEY } from "../shared/session.ts"
@@ -59,7 +59,7 @@ const Language = () => {
   const { t, i18n } = useTranslation()
   const [value, setValue] = useState<Locale>(isLocale(i18n.language) ? i18n.language : "en")
   const save = useMutation({
-    mutationFn: (locale: Locale) => request("PUT", "/v1/account/profile", { locale }, "messageData")
+    mutationFn: (locale: Locale) => call("accounts", "updateProfile", { payload: { locale } })
   })
   return (
     <article>

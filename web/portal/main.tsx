@@ -9,7 +9,7 @@ import { type ReactNode, StrictMode, useEffect } from "react"
 import { createRoot } from "react-dom/client"
 import { useTranslation } from "react-i18next"
 import { Link, Redirect, Route, Switch, useLocation } from "wouter"
-import { request } from "../shared/api.ts"
+import { call } from "../shared/api.ts"
 import { applyLocale, initI18n, isLocale, type Locale } from "../shared/i18n.ts"
 import { makeQueryClient, SESSION_KEY, signOut, type User, useSession } from "../shared/session.ts"
 import { LanguageSwitch } from "../shared/ui.tsx"
@@ -47,7 +47,7 @@ const Shell = ({ children }: { readonly children: ReactNode }) => {
   const changeLocale = (locale: Locale) => {
     applyLocale(locale)
     // [D120]: the account's language follows the switch (mails, PDFs, pages)
-    if (user) void request("PUT", "/v1/account/profile", { locale }, "messageData").catch(() => undefined)
+    if (user) void call("accounts", "updateProfile", { payload: { locale } }).catch(() => undefined)
   }
   return (
     <>
