@@ -131,7 +131,7 @@ export const ApiKeyPayload = Body({
 
 /** `X-Session: cookie` on registration: the session in cookies instead of a token in the body ([D119]) */
 export const SESSION_HEADER = "x-session"
-const SESSION_HEADER_PARAMETER = {
+export const SESSION_HEADER_PARAMETER = {
   name: "X-Session",
   in: "header",
   required: false,

@@ -1,11 +1,12 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test"
 import AxeBuilder from "@axe-core/playwright"
-import { createHmac } from "node:crypto"
+import { createHash, createHmac } from "node:crypto"
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core"
 import { freePort } from "../instances/harness.ts"
+import { startTelegramStandIn, type TelegramStandIn } from "../support/telegram-stand-in.ts"
 
 /*
  * Issue 36, [D118]-[D121], in a real browser (playwright-core driving Debian's chromium): the walk
@@ -15,7 +16,10 @@ import { freePort } from "../instances/harness.ts"
  * paid invoice and its PDF, open a ticket, switch to fa (dir=rtl); then the admin signs in to the
  * console, finds the user, refunds the invoice and answers the ticket. axe: no serious or critical
  * violation on any page; no CSP violation in any console; a screenshot of every page in
- * test-results/portal/. CPU-heavy: runs when PORTAL_BROWSER_TEST=1 (`.ci/run` sets it).
+ * test-results/portal/. [D122]: the device's subscription link, its QR image and fetch log, a new
+ * link; the console shows the fetches. [D125]: with Telegram off the account page says so; a
+ * second server with Telegram on (below) walks the Telegram sign-in and link. CPU-heavy: runs
+ * when PORTAL_BROWSER_TEST=1 (`.ci/run` sets it).
  */
 
 const ROOT = resolve(import.meta.dir, "../..")
@@ -35,7 +39,6 @@ if (skipReason !== undefined) console.log(`[portal browser test] skipped: ${skip
 
 let base = ""
 let server: ReturnType<typeof Bun.spawn> | undefined
-let log = ""
 let dataDir = ""
 let browser: Browser | undefined
 const violations: Array<string> = []
@@ -47,43 +50,56 @@ const run = async (args: Array<string>, env: Record<string, string>) => {
   return out
 }
 
-beforeAll(async () => {
-  if (skipReason !== undefined) return
-  mkdirSync(SHOTS, { recursive: true })
-  dataDir = mkdtempSync(join(tmpdir(), "vpn-browser-"))
+/** A server of this checkout on a free port, its own DATA_DIR, its output collected. */
+const startServer = async (extraEnv: Record<string, string>, seed: boolean) => {
+  const dir = mkdtempSync(join(tmpdir(), "vpn-browser-"))
   const port = await freePort()
-  base = `http://127.0.0.1:${port}`
+  const url = `http://127.0.0.1:${port}`
   const env = {
     PATH: process.env["PATH"] ?? "/usr/bin:/bin",
     HOME: process.env["HOME"] ?? "/tmp",
-    DATA_DIR: dataDir,
+    DATA_DIR: dir,
     PORT: String(port),
     HOST: "127.0.0.1",
-    PUBLIC_URL: base,
+    PUBLIC_URL: url,
     PAYMENT_WEBHOOK_SECRET: SECRET,
     GENERAL_RATE_LIMIT: "0",
-    LOG_LEVEL: "info"
+    LOG_LEVEL: "info",
+    ...extraEnv
   }
-  await run(["seed-demo"], { ...env, LOG_LEVEL: "error" })
-  server = Bun.spawn([process.execPath, "run", "src/main.ts"], { cwd: ROOT, env, stdout: "pipe", stderr: "pipe" })
+  if (seed) await run(["seed-demo"], { ...env, LOG_LEVEL: "error" })
+  const proc = Bun.spawn([process.execPath, "run", "src/main.ts"], { cwd: ROOT, env, stdout: "pipe", stderr: "pipe" })
+  const output = { text: "" }
   const decoder = new TextDecoder()
-  for (const stream of [server.stdout, server.stderr] as Array<ReadableStream<Uint8Array>>) {
+  for (const stream of [proc.stdout, proc.stderr] as Array<ReadableStream<Uint8Array>>) {
     void (async () => {
       const reader = stream.getReader()
       for (;;) {
         const { done, value } = await reader.read()
         if (done) return
-        log += decoder.decode(value, { stream: true })
+        output.text += decoder.decode(value, { stream: true })
       }
     })()
   }
   for (let i = 0; i < 240; i++) {
-    const up = await fetch(`${base}/v1/status`).then((r) => r.ok, () => false)
+    const up = await fetch(`${url}/v1/status`).then((r) => r.ok, () => false)
     if (up) break
     await Bun.sleep(250)
   }
   // the first page request bundles web/ (under bun run): done here, outside the page timeouts
-  expect((await fetch(`${base}/`)).status).toBe(200)
+  expect((await fetch(`${url}/`)).status).toBe(200)
+  return { url, proc, output, dir }
+}
+
+let main: Awaited<ReturnType<typeof startServer>> | undefined
+
+beforeAll(async () => {
+  if (skipReason !== undefined) return
+  mkdirSync(SHOTS, { recursive: true })
+  main = await startServer({}, true)
+  base = main.url
+  dataDir = main.dir
+  server = main.proc
   browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox"] })
 }, 240_000)
 
@@ -114,11 +130,11 @@ const check = async (page: Page, name: string) => {
 /** The verification link of the last mail to `email`, from the server's log. */
 const mailedLink = async (path: string) => {
   for (let i = 0; i < 80; i++) {
-    const links = [...log.matchAll(new RegExp(`${base.replace(/[.]/g, "\\.")}${path}\\?token=[A-Za-z0-9._~%-]+`, "g"))]
+    const links = [...(main?.output.text ?? "").matchAll(new RegExp(`${base.replace(/[.]/g, "\\.")}${path}\\?token=[A-Za-z0-9._~%-]+`, "g"))]
     if (links.length > 0) return links[links.length - 1]![0]
     await Bun.sleep(250)
   }
-  throw new Error(`no ${path} link in the log:\n${log.slice(-3000)}`)
+  throw new Error(`no ${path} link in the log:\n${(main?.output.text ?? "").slice(-3000)}`)
 }
 
 /** The manual gateway's provider confirms the payment: the signed webhook of [D40] (README tour). */
@@ -181,6 +197,8 @@ describe.skipIf(skipReason !== undefined)("the portal and the console in a brows
     await page.getByLabel("E-mail").fill(USER.email)
     await page.getByLabel("Password").fill(USER.password)
     await check(page, "07-sign-in")
+    // [D125]: Telegram is not configured on this server: no "Sign in with Telegram"
+    expect(await page.getByRole("button", { name: "Sign in with Telegram" }).count()).toBe(0)
     await page.getByRole("button", { name: "Sign in" }).click()
     await page.getByRole("heading", { name: `Hello, ${USER.name}` }).waitFor()
   }, 120_000)
@@ -220,6 +238,36 @@ describe.skipIf(skipReason !== undefined)("the portal and the console in a brows
     const [download] = await Promise.all([page.waitForEvent("download"), page.getByRole("button", { name: "Download the WireGuard config" }).click()])
     const path = await download.path()
     expect(await Bun.file(path!).text()).toContain("[Interface]")
+
+    // [D122]: the device's subscription link, its QR code (the link's own PNG), the fetch log, a new link
+    const linkBox = page.getByLabel("Subscription link of My phone")
+    const link = await linkBox.inputValue()
+    expect(link).toMatch(new RegExp(`^${base.replace(/[.]/g, "\\.")}/s/[A-Za-z0-9_-]{32,}$`))
+    await page.getByText("The link has not been fetched yet.").waitFor()
+    const [png] = await Promise.all([
+      page.waitForResponse((r) => r.url().includes("/s/") && r.url().endsWith("format=qr")),
+      page.getByRole("button", { name: "Show the link's QR code" }).click()
+    ])
+    expect(png.status()).toBe(200)
+    expect(png.headers()["content-type"]).toBe("image/png")
+    expect(new URL(png.url()).pathname).toBe(new URL(link).pathname)
+    const linkQr = page.getByRole("img", { name: "QR code of the subscription link of My phone" })
+    await linkQr.waitFor()
+    await page.waitForFunction(() => {
+      const img = document.querySelector<HTMLImageElement>('img[alt="QR code of the subscription link of My phone"]')
+      return img !== null && img.complete && img.naturalWidth > 0
+    })
+    // the QR's fetch is in the log: when, from where, with which app
+    const fetches = page.getByRole("table", { name: "Last fetches of the link" })
+    await fetches.waitFor()
+    await fetches.getByRole("cell", { name: "127.0.0.1" }).first().waitFor()
+    await check(page, "12b-device-link")
+    page.once("dialog", (dialog) => void dialog.accept())
+    await page.getByRole("button", { name: "New link" }).click()
+    await page.waitForFunction((old) => document.querySelector<HTMLInputElement>('input[name="subscription_url"]')?.value !== old, link)
+    expect(await linkBox.inputValue()).toMatch(/\/s\/[A-Za-z0-9_-]{32,}$/)
+    expect((await fetch(link)).status).toBe(404)
+    expect((await fetch(await linkBox.inputValue())).status).toBe(200)
   }, 120_000)
 
   test("the bandwidth gauge and the monthly history chart", async () => {
@@ -260,11 +308,17 @@ describe.skipIf(skipReason !== undefined)("the portal and the console in a brows
     await check(page, "17-balance")
     await page.goto(`${base}/account`)
     await page.getByRole("heading", { name: "Two-factor sign-in" }).waitFor()
+    // [D125]: the Telegram section, on a server without Telegram
+    await page.getByRole("heading", { name: "Telegram", exact: true }).waitFor()
+    await page.getByText("Telegram is not available on this service.").waitFor()
+    expect(await page.getByRole("button", { name: "Link Telegram" }).count()).toBe(0)
     await check(page, "18-account")
   }, 120_000)
 
   test("fa: the page turns right to left", async () => {
     await page.goto(`${base}/account`)
+    // the account's own language (en) is applied once the session is read: switch after that
+    await page.getByRole("heading", { name: "Two-factor sign-in" }).waitFor()
     await page.getByRole("combobox", { name: "Language" }).first().selectOption("fa")
     await expect(page.evaluate(() => document.documentElement.dir)).resolves.toBe("rtl")
     await expect(page.evaluate(() => document.documentElement.lang)).resolves.toBe("fa")
@@ -309,6 +363,10 @@ describe.skipIf(skipReason !== undefined)("the portal and the console in a brows
     await console_.getByRole("button", { name: "Search" }).click()
     await console_.getByRole("link", { name: USER.email }).click()
     await console_.getByRole("heading", { name: new RegExp(USER.name) }).waitFor()
+    // [D122]: the admin sees the link's fetches of each device
+    await console_.getByRole("columnheader", { name: "Link fetches" }).waitFor()
+    await console_.getByText("Subscription link fetches of My phone").click()
+    await console_.getByRole("cell", { name: "127.0.0.1" }).first().waitFor()
     await check(console_, "23-console-user")
     await console_.getByRole("button", { name: /^Refund #/ }).click()
     await console_.getByLabel("Reason").first().fill("Customer asked in the first week")
@@ -337,6 +395,166 @@ describe.skipIf(skipReason !== undefined)("the portal and the console in a brows
   }, 180_000)
 
   test("no Content-Security-Policy violation on any page", () => {
+    expect(violations).toEqual([])
+  })
+})
+
+/*
+ * [D125] in the portal, on a second server with Telegram on (the Bot API a LOCAL STAND-IN,
+ * test/support/telegram-stand-in.ts; Telegram's login page and the Telegram app, which we cannot
+ * reach, are played by the test: it signs the data they would hand over with the bot token, as
+ * Telegram documents it). A Mini App opened at /devices with `#tgWebAppData` signs in; the sign-in
+ * page offers Telegram's login page; its answer (`/sign-in/telegram#tgAuthResult`) signs in; the
+ * account page unlinks, links again by the t.me link (button and QR code), and toggles the notices.
+ */
+describe.skipIf(skipReason !== undefined)("Telegram in the portal (a second server, Telegram on) [D125]", () => {
+  const TOKEN = "110201543:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw"
+  const WEBHOOK = "browser-telegram-secret"
+  const PERSON = { name: "Telegram Person", email: `telegram-${Date.now()}@example.com`, password: "Telegram-Passw0rd-2026" }
+  const CHAT = 5_550_000_001
+  let bot: TelegramStandIn
+  let second: Awaited<ReturnType<typeof startServer>>
+  let url = ""
+  let context: BrowserContext
+  let tab: Page
+  let token = ""
+  let updateId = 100
+
+  beforeAll(async () => {
+    bot = startTelegramStandIn({ token: TOKEN })
+    second = await startServer({ TELEGRAM_BOT_TOKEN: TOKEN, TELEGRAM_WEBHOOK_SECRET: WEBHOOK, TELEGRAM_API_URL: bot.url }, false)
+    url = second.url
+    const res = await fetch(`${url}/v1/auth/register`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ ...PERSON, password_confirmation: PERSON.password })
+    })
+    expect(res.status).toBe(201)
+    token = ((await res.json()) as { data: { token: string } }).data.token
+    context = await newContext()
+    tab = await context.newPage()
+  }, 240_000)
+
+  afterAll(async () => {
+    await context?.close()
+    second?.proc.kill("SIGTERM")
+    await second?.proc.exited
+    if (second !== undefined) rmSync(second.dir, { recursive: true, force: true })
+    bot?.stop()
+  })
+
+  /** `/start <code>` from the chat, as the Bot API delivers it */
+  const start = async (code: string) => {
+    const before = bot.to(CHAT).length
+    const res = await fetch(`${url}/v1/webhooks/telegram`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-telegram-bot-api-secret-token": WEBHOOK },
+      body: JSON.stringify({
+        update_id: ++updateId,
+        message: {
+          message_id: updateId,
+          date: Math.floor(Date.now() / 1000),
+          text: `/start ${code}`,
+          chat: { id: CHAT, type: "private", first_name: "Ada" },
+          from: { id: CHAT, is_bot: false, first_name: "Ada", username: "ada_l", language_code: "en" }
+        }
+      })
+    })
+    expect(res.status).toBe(200)
+    for (let i = 0; i < 100 && bot.to(CHAT).length === before; i++) await Bun.sleep(50)
+  }
+
+  const now = () => Math.floor(Date.now() / 1000)
+
+  /** what a Mini App finds in `#tgWebAppData`: initData signed with the WebAppData key */
+  const initData = (id: number) => {
+    const pairs: Record<string, string> = {
+      query_id: `AAH${id}${now()}`,
+      user: JSON.stringify({ id, first_name: "Ada", username: "ada_l", language_code: "en" }),
+      auth_date: String(now())
+    }
+    const checkString = Object.keys(pairs).sort().map((k) => `${k}=${pairs[k]}`).join("\n")
+    const secret = createHmac("sha256", "WebAppData").update(TOKEN).digest()
+    return new URLSearchParams({ ...pairs, hash: createHmac("sha256", secret).update(checkString).digest("hex") }).toString()
+  }
+
+  /** what Telegram's login page appends to `return_to`: base64url of the signed fields */
+  const authResult = (id: number) => {
+    const fields: Record<string, string | number> = { id, first_name: "Ада", username: "ada_l", auth_date: now() }
+    const checkString = Object.keys(fields).sort().map((k) => `${k}=${fields[k]}`).join("\n")
+    const hash = createHmac("sha256", createHash("sha256").update(TOKEN).digest()).update(checkString).digest("hex")
+    return Buffer.from(JSON.stringify({ ...fields, hash })).toString("base64url")
+  }
+
+  test("linked by the t.me link; a Mini App opened at /devices signs in from its initData, without a token in the page", async () => {
+    const link = await fetch(`${url}/v1/account/telegram/link`, { method: "POST", headers: { authorization: `Bearer ${token}` } })
+    expect(link.status).toBe(201)
+    await start(new URL(((await link.json()) as { data: { url: string } }).data.url).searchParams.get("start")!)
+    // Telegram opens the Mini App's URL with the launch data after `#`
+    await tab.goto(`${url}/devices#tgWebAppData=${encodeURIComponent(initData(CHAT))}&tgWebAppVersion=8.0&tgWebAppPlatform=ios`)
+    await tab.waitForURL(`${url}/devices`)
+    await tab.getByRole("heading", { name: "Devices", level: 1 }).waitFor()
+    await check(tab, "30-telegram-mini-app")
+    const cookies = await context.cookies(url)
+    expect(cookies.find((c) => c.name === "vpn_session")?.httpOnly).toBe(true)
+    expect(await tab.evaluate(() => document.cookie)).not.toContain("vpn_session")
+    // the launch data left the address bar and the history
+    expect(await tab.evaluate(() => window.location.hash)).toBe("")
+  }, 120_000)
+
+  test("the account page: linked to @ada_l, notices in Telegram on and off", async () => {
+    await tab.goto(`${url}/account`)
+    await tab.getByText(/^Linked to @ada_l since /).waitFor()
+    const notices = tab.getByRole("switch", { name: "Send my notices to Telegram too" })
+    await expect(notices.isChecked()).resolves.toBe(true)
+    await notices.uncheck()
+    for (let i = 0; i < 50; i++) {
+      const settings = await fetch(`${url}/v1/account/settings`, { headers: { authorization: `Bearer ${token}` } })
+      if (((await settings.json()) as { data: { telegram_notifications: boolean } }).data.telegram_notifications === false) break
+      await Bun.sleep(100)
+    }
+    await expect(notices.isChecked()).resolves.toBe(false)
+    await check(tab, "31-telegram-linked")
+  }, 120_000)
+
+  test("the sign-in page offers Telegram's login page; its answer signs in", async () => {
+    await tab.getByRole("button", { name: "Sign out" }).click()
+    await tab.getByRole("button", { name: "Sign in", exact: true }).waitFor()
+    const offer = tab.getByRole("button", { name: "Sign in with Telegram" })
+    await offer.waitFor()
+    const href = new URL((await offer.getAttribute("href"))!)
+    expect(`${href.origin}${href.pathname}`).toBe("https://oauth.telegram.org/auth")
+    expect(Object.fromEntries(href.searchParams)).toMatchObject({ bot_id: "110201543", origin: url, return_to: `${url}/sign-in/telegram` })
+    await check(tab, "32-sign-in-telegram")
+    // Telegram's login page returns to `return_to` with the signed fields after `#`
+    await tab.goto(`${url}/sign-in/telegram#tgAuthResult=${authResult(CHAT)}`)
+    await tab.getByRole("heading", { name: `Hello, ${PERSON.name}` }).waitFor()
+    expect(new URL(tab.url()).hash).toBe("")
+    // a Telegram account nobody linked
+    await tab.getByRole("button", { name: "Sign out" }).click()
+    await tab.goto(`${url}/sign-in/telegram#tgAuthResult=${authResult(CHAT + 1)}`)
+    await tab.getByText("This Telegram account is not linked to an account here.", { exact: false }).waitFor()
+    await check(tab, "33-telegram-not-linked")
+  }, 120_000)
+
+  test("unlink, then link again by the button and its QR code: the page sees the chat press Start", async () => {
+    // the Mini App opened at /account: signed in, and back there
+    await tab.goto(`${url}/account#tgWebAppData=${encodeURIComponent(initData(CHAT))}`)
+    await tab.waitForURL(`${url}/account`)
+    tab.once("dialog", (dialog) => void dialog.accept())
+    await tab.getByRole("button", { name: "Unlink Telegram" }).click()
+    await tab.getByRole("button", { name: "Link Telegram" }).click()
+    const open = tab.getByRole("button", { name: "Open in Telegram" })
+    await open.waitFor()
+    const tme = new URL((await open.getAttribute("href"))!)
+    expect(`${tme.origin}${tme.pathname}`).toBe(`https://t.me/${bot.username}`)
+    await tab.getByRole("img", { name: "QR code of the Telegram link" }).waitFor()
+    await check(tab, "34-telegram-link")
+    await start(tme.searchParams.get("start")!)
+    await tab.getByText(/^Linked to @ada_l since /).waitFor({ timeout: 15_000 })
+  }, 120_000)
+
+  test("no Content-Security-Policy violation on these pages either", () => {
     expect(violations).toEqual([])
   })
 })

@@ -216,15 +216,36 @@ export const UserDetail = ({ id }: { readonly id: number }) => {
             <h2>{t("nav.devices")}</h2>
             <Loaded query={devices}>
               {(list) => (
-                <Table
-                  rows={list}
-                  rowKey={(d) => d.id}
-                  columns={[
-                    [t("devices.name"), (d) => d.name],
-                    [t("devices.platform"), (d) => d.platform],
-                    [t("devices.presence"), (d) => (d.online ? t("devices.online") : t("devices.offline"))]
-                  ]}
-                />
+                <>
+                  <Table
+                    rows={list}
+                    rowKey={(d) => d.id}
+                    columns={[
+                      [t("devices.name"), (d) => d.name],
+                      [t("devices.platform"), (d) => d.platform],
+                      [t("devices.presence"), (d) => (d.online ? t("devices.online") : t("devices.offline"))],
+                      // [D122]: the link's last fetches, a sign of a shared link
+                      [t("console.linkFetches"), (d) => d.subscription_fetches.length === 0 ? "—" : t("console.linkFetchesSummary", {
+                        count: d.subscription_fetches.length,
+                        last: formatDateTime(d.subscription_fetches[0]!.at)
+                      })]
+                    ]}
+                  />
+                  {list.filter((d) => d.subscription_fetches.length > 0).map((d) => (
+                    <details key={d.id}>
+                      <summary>{t("console.linkFetchesOf", { name: d.name })}</summary>
+                      <Table
+                        rows={d.subscription_fetches.map((f, i) => ({ ...f, i }))}
+                        rowKey={(f) => f.i}
+                        columns={[
+                          [t("devices.fetchedAt"), (f) => formatDateTime(f.at)],
+                          [t("devices.address"), (f) => f.address ?? "—"],
+                          [t("devices.userAgent"), (f) => f.user_agent ?? "—"]
+                        ]}
+                      />
+                    </details>
+                  ))}
+                </>
               )}
             </Loaded>
             <article>

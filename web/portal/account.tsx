@@ -2,13 +2,14 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query"
 import { useEffect, useState } from "react"
 import { useTranslation } from "react-i18next"
 import { useLocation } from "wouter"
-import { ApiError, call, request } from "../shared/api.ts"
+import { ApiError, call } from "../shared/api.ts"
 import { formatDateTime } from "../shared/format.ts"
 import { applyLocale, isLocale, type Locale, LOCALE_NAMES, LOCALES } from "../shared/i18n.ts"
 import { SESSION_KEY } from "../shared/session.ts"
 import { ActionButton, Field, FormError, Loaded, Select, Submit, useForm } from "../shared/ui.tsx"
+import { TelegramAccount } from "./telegram.tsx"
 
-/** Profile, language, password, settings, two-factor, API keys, sessions, account deletion. */
+/** Profile, language, password, settings, Telegram ([D125]), two-factor, API keys, sessions, account deletion. */
 export const Account = () => {
   const { t } = useTranslation()
   return (
@@ -18,6 +19,7 @@ export const Account = () => {
       <Language />
       <Password />
       <Settings />
+      <TelegramAccount />
       <TwoFactor />
       <ApiKeys />
       <Sessions />
@@ -57,7 +59,7 @@ const Language = () => {
   const { t, i18n } = useTranslation()
   const [value, setValue] = useState<Locale>(isLocale(i18n.language) ? i18n.language : "en")
   const save = useMutation({
-    mutationFn: (locale: Locale) => request("PUT", "/v1/account/profile", { locale }, "messageData")
+    mutationFn: (locale: Locale) => call("accounts", "updateProfile", { payload: { locale } })
   })
   return (
     <article>

@@ -5,9 +5,7 @@ import { Link, useLocation, useSearch } from "wouter"
 import { call } from "../shared/api.ts"
 import { SESSION_KEY, signIn, signUp } from "../shared/session.ts"
 import { ActionButton, Field, FormError, Submit, useForm } from "../shared/ui.tsx"
-
-/** Only a path of this app, never another origin. */
-const safeNext = (next: string | null) => (next !== null && next.startsWith("/") && !next.startsWith("//") ? next : "/")
+import { safeNext, TelegramSignInButton } from "./telegram.tsx"
 
 export const SignIn = () => {
   const { t } = useTranslation()
@@ -40,6 +38,7 @@ export const SignIn = () => {
         <FormError message={form.formError} />
         <Submit pending={form.pending}>{t("auth.signIn")}</Submit>
       </form>
+      <TelegramSignInButton next={next} />
       <p>
         <Link href="/forgot-password">{t("auth.forgot")}</Link> · <Link href="/sign-up">{t("auth.noAccount")}</Link>
       </p>

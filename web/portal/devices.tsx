@@ -4,13 +4,13 @@ import { useTranslation } from "react-i18next"
 import { call, urlOf } from "../shared/api.ts"
 import type { SuccessOf } from "../shared/api-types.ts"
 import { formatBytes, formatDateTime } from "../shared/format.ts"
-import { ActionButton, Field, FormError, Loaded, Select, Submit, useForm } from "../shared/ui.tsx"
+import { ActionButton, CopyText, Field, FormError, Loaded, Select, Submit, useForm } from "../shared/ui.tsx"
 
 const DEVICES = ["devices"] as const
 const PLATFORMS = ["ios", "android", "windows", "macos", "linux", "router", "other"] as const
 type Credentials = SuccessOf<"vpn", "createDevice">
 
-/** Devices ([D90], [D107]): presence and usage, QR code, config downloads, rotate and delete. */
+/** Devices ([D90], [D107]): presence and usage, QR code, config downloads, the subscription link ([D122]), rotate and delete. */
 export const Devices = () => {
   const { t } = useTranslation()
   const devices = useQuery({ queryKey: DEVICES, queryFn: () => call("vpn", "listDevices") })
@@ -138,6 +138,7 @@ const DevicePanel = ({ id, onGone }: { readonly id: number; readonly onGone: () 
                 </>
               )}
           </Loaded>
+          <SubscriptionLink device={d} />
           {d.servers.length > 0 && (
             <div className="table">
               <table>
@@ -187,5 +188,101 @@ const DevicePanel = ({ id, onGone }: { readonly id: number; readonly onGone: () 
         </article>
       )}
     </Loaded>
+  )
+}
+
+type Device = SuccessOf<"vpn", "getDevice">
+
+/** The path of the link's QR image: same origin as the portal (the CSP's `img-src 'self'`), whatever host PUBLIC_URL names. */
+const qrPath = (subscriptionUrl: string) => {
+  const url = new URL(subscriptionUrl, window.location.href)
+  return `${url.pathname}?format=qr`
+}
+
+/**
+ * [D122]: the device's one link for VPN apps that import and refresh by URL: copy it, show it as
+ * a QR code (the link's own `?format=qr`, an image from the API), renew it, and see who fetched
+ * it. The QR image is loaded when asked for: each load is a fetch of the link, which the log
+ * shows.
+ */
+const SubscriptionLink = ({ device }: { readonly device: Device }) => {
+  const { t } = useTranslation()
+  const [showQr, setShowQr] = useState(false)
+  const [qrFailed, setQrFailed] = useState(false)
+  const fetches = useQuery({
+    queryKey: ["fetches", device.id],
+    queryFn: () => call("vpn", "subscriptionFetches", { path: { device: device.id } })
+  })
+  const headingId = `link-${device.id}`
+  return (
+    <section aria-labelledby={headingId} className="device-link">
+      <h3 id={headingId}>{t("devices.link")}</h3>
+      <p>{t("devices.linkHint")}</p>
+      <CopyText name="subscription_url" label={t("devices.linkLabel", { name: device.name })} value={device.subscription_url} />
+      <div className="actions">
+        <button
+          type="button"
+          className="outline"
+          aria-expanded={showQr}
+          onClick={() => {
+            setShowQr(!showQr)
+            setQrFailed(false)
+          }}
+        >
+          {showQr ? t("devices.linkQrHide") : t("devices.linkQrShow")}
+        </button>
+        <ActionButton
+          className="secondary outline"
+          confirm={t("devices.linkRotateConfirm")}
+          action={() => call("vpn", "rotateSubscription", { path: { device: device.id } })}
+          invalidate={[["device", device.id], DEVICES, ["fetches", device.id]]}
+          onDone={() => setQrFailed(false)}
+        >
+          {t("devices.linkRotate")}
+        </ActionButton>
+      </div>
+      {showQr && (
+        <div className="qr">
+          {qrFailed ? <p role="alert" className="form-error">{t("devices.linkQrFailed")}</p> : (
+            <img
+              key={device.subscription_url}
+              src={qrPath(device.subscription_url)}
+              alt={t("devices.linkQrAlt", { name: device.name })}
+              width={240}
+              height={240}
+              onLoad={() => void fetches.refetch()}
+              onError={() => setQrFailed(true)}
+            />
+          )}
+          <p>{t("devices.linkQrHint")}</p>
+        </div>
+      )}
+      <Loaded query={fetches}>
+        {(list) =>
+          list.length === 0 ? <p>{t("devices.fetchesNone")}</p> : (
+            <div className="table">
+              <table>
+                <caption>{t("devices.fetches")}</caption>
+                <thead>
+                  <tr>
+                    <th scope="col">{t("devices.fetchedAt")}</th>
+                    <th scope="col">{t("devices.address")}</th>
+                    <th scope="col">{t("devices.userAgent")}</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {list.map((f, i) => (
+                    <tr key={`${f.at}-${i}`}>
+                      <td>{formatDateTime(f.at)}</td>
+                      <td>{f.address ?? "—"}</td>
+                      <td>{f.user_agent ?? "—"}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+          )}
+      </Loaded>
+    </section>
   )
 }

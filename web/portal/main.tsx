@@ -9,7 +9,7 @@ import { type ReactNode, StrictMode, useEffect } from "react"
 import { createRoot } from "react-dom/client"
 import { useTranslation } from "react-i18next"
 import { Link, Redirect, Route, Switch, useLocation } from "wouter"
-import { request } from "../shared/api.ts"
+import { call } from "../shared/api.ts"
 import { applyLocale, initI18n, isLocale, type Locale } from "../shared/i18n.ts"
 import { makeQueryClient, SESSION_KEY, signOut, type User, useSession } from "../shared/session.ts"
 import { LanguageSwitch } from "../shared/ui.tsx"
@@ -21,8 +21,11 @@ import { Home } from "./home.tsx"
 import { Checkout, Plans } from "./plans.tsx"
 import { Service } from "./service.tsx"
 import { Faq, Ticket, Tickets } from "./support.tsx"
+import { captureTelegramLaunch, TELEGRAM_ROUTE, TelegramSignIn } from "./telegram.tsx"
 import { Usage } from "./usage.tsx"
 
+// [D125]: what Telegram put after `#` (a Mini App's initData, its login page's answer), before the router reads the address
+captureTelegramLaunch()
 initI18n()
 const queryClient = makeQueryClient()
 
@@ -44,7 +47,7 @@ const Shell = ({ children }: { readonly children: ReactNode }) => {
   const changeLocale = (locale: Locale) => {
     applyLocale(locale)
     // [D120]: the account's language follows the switch (mails, PDFs, pages)
-    if (user) void request("PUT", "/v1/account/profile", { locale }, "messageData").catch(() => undefined)
+    if (user) void call("accounts", "updateProfile", { payload: { locale } }).catch(() => undefined)
   }
   return (
     <>
@@ -125,6 +128,7 @@ const App = () => (
     <Switch>
       <Route path="/"><Home /></Route>
       <Route path="/sign-in"><SignIn /></Route>
+      <Route path={TELEGRAM_ROUTE}><TelegramSignIn /></Route>
       <Route path="/sign-up"><SignUp /></Route>
       <Route path="/forgot-password"><ForgotPassword /></Route>
       <Route path="/plans"><Plans /></Route>

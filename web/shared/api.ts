@@ -100,17 +100,21 @@ export const urlOf = <G extends GroupName, N extends EndpointName<G>>(group: G, 
   return `${path}${query(args.urlParams)}`
 }
 
-type Args<G extends GroupName, N extends EndpointName<G>> = {} extends RequestOf<G, N> ? [req?: RequestOf<G, N>] : [req: RequestOf<G, N>]
+/** An endpoint's request, and headers the contract reads without declaring them (`X-Session: cookie`, [D119]). */
+type Req<G extends GroupName, N extends EndpointName<G>> = RequestOf<G, N> & { readonly headers?: Readonly<Record<string, string>> }
+
+type Args<G extends GroupName, N extends EndpointName<G>> = {} extends RequestOf<G, N> ? [req?: Req<G, N>] : [req: Req<G, N>]
 
 /** `call("billing", "placeOrder", {payload})`: the endpoint of the contract, its answer typed by it. */
 export const call = <G extends GroupName, N extends EndpointName<G>>(group: G, name: N, ...[req]: Args<G, N>): Promise<SuccessOf<G, N>> => {
   const [method, , kind] = (ENDPOINTS[group] as Record<string, readonly [string, string, AnswerKind]>)[name as string]!
   const payload = (req as { payload?: unknown } | undefined)?.payload
+  const headers = { ...(req as { headers?: Record<string, string> } | undefined)?.headers }
   const url = urlOf(group, name, req)
   if (method === "GET" || method === "HEAD") {
     // a GET's payload is its query (as the typed client sends it)
     const extra = payload === undefined ? "" : query(payload as Record<string, unknown>).replace(/^\?/, url.includes("?") ? "&" : "?")
-    return request(method, `${url}${extra}`, undefined, kind) as Promise<SuccessOf<G, N>>
+    return request(method, `${url}${extra}`, undefined, kind, headers) as Promise<SuccessOf<G, N>>
   }
-  return request(method, url, payload ?? (method === "POST" || method === "PUT" ? {} : undefined), kind) as Promise<SuccessOf<G, N>>
+  return request(method, url, payload ?? (method === "POST" || method === "PUT" ? {} : undefined), kind, headers) as Promise<SuccessOf<G, N>>
 }

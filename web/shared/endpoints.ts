@@ -41,6 +41,7 @@ export const ENDPOINTS = {
     telegramStatus: ["GET", "/v1/account/telegram", "data"],
     unlinkTelegram: ["DELETE", "/v1/account/telegram", "message"],
     telegramWebhook: ["POST", "/v1/webhooks/telegram", "data"],
+    telegramSignInConfig: ["GET", "/v1/auth/telegram", "data"],
     telegramSignIn: ["POST", "/v1/auth/telegram", "data"],
     telegramWebAppSignIn: ["POST", "/v1/auth/telegram/webapp", "data"]
   },

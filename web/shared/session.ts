@@ -1,12 +1,11 @@
 /**
- * The browser session of [D119]: signed in by `POST /v1/auth/session` (or registration with
- * `X-Session: cookie`), the credential an HttpOnly cookie this code never sees; `GET
- * /v1/auth/session` tells who is signed in. Raw requests until the contract's `createSession`
- * and `currentSession` reach `endpoints.ts` (they come with the [D119] back end).
+ * The browser session of [D119]: signed in by `POST /v1/auth/session` (or registration, or
+ * sign-in with Telegram, with `X-Session: cookie`), the credential an HttpOnly cookie this code
+ * never sees; `GET /v1/auth/session` tells who is signed in.
  */
 import { QueryClient, useQuery } from "@tanstack/react-query"
-import { ApiError, call, request, setUnauthenticatedHandler } from "./api.ts"
-import type { SuccessOf } from "./api-types.ts"
+import { ApiError, call, setUnauthenticatedHandler } from "./api.ts"
+import type { RequestOf, SuccessOf } from "./api-types.ts"
 
 export type User = SuccessOf<"accounts", "user">
 
@@ -27,15 +26,20 @@ export const makeQueryClient = () => {
   return client
 }
 
-const userOf = (data: unknown): User => {
-  const d = data as { user?: User } & User
-  return d.user ?? d
-}
+/** `X-Session: cookie`: the answer keeps only the user, the session goes into the cookies ([D119]) */
+export const COOKIE_SESSION = { "x-session": "cookie" } as const
+
+/**
+ * The user of a sign-in's answer. With `X-Session: cookie` the contract's union (a token and the
+ * user, or the user only) always has the second form; a token here would be a server bug, and is
+ * never kept.
+ */
+const userOf = (data: { readonly user: unknown }): User => data.user as User
 
 /** The signed-in user, or `null`. */
 export const fetchSession = async (): Promise<User | null> => {
   try {
-    return userOf(await request("GET", "/v1/auth/session"))
+    return (await call("accounts", "currentSession")).user
   } catch (e) {
     if (e instanceof ApiError && (e.status === 401 || e.status === 404)) return null
     throw e
@@ -45,9 +49,17 @@ export const fetchSession = async (): Promise<User | null> => {
 export const useSession = () => useQuery({ queryKey: SESSION_KEY, queryFn: fetchSession, staleTime: 60_000 })
 
 export const signIn = async (payload: { email: string; password: string; otp?: string | undefined }) =>
-  userOf(await request("POST", "/v1/auth/session", payload))
+  (await call("accounts", "createSession", { payload })).user
 
 export const signUp = async (payload: { name: string; email: string; password: string; password_confirmation: string }) =>
-  userOf(await request("POST", "/v1/auth/register", payload, "data", { "x-session": "cookie" }))
+  userOf(await call("accounts", "register", { payload, headers: COOKIE_SESSION }))
+
+/** [D125]: the Login Widget's fields (from Telegram's login page), and a second factor when asked */
+export const signInWithTelegram = async (payload: RequestOf<"telegram", "telegramSignIn">["payload"]) =>
+  userOf(await call("telegram", "telegramSignIn", { payload, headers: COOKIE_SESSION }))
+
+/** [D125]: a Mini App's `initData`, and a second factor when asked */
+export const signInWithTelegramWebApp = async (payload: RequestOf<"telegram", "telegramWebAppSignIn">["payload"]) =>
+  userOf(await call("telegram", "telegramWebAppSignIn", { payload, headers: COOKIE_SESSION }))
 
 export const signOut = () => call("accounts", "logout")

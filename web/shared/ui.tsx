@@ -217,6 +217,36 @@ export const Loaded = <A,>(props: {
   return <>{props.children(props.query.data as A)}</>
 }
 
+/**
+ * A text to copy (a link): shown read-only with a visible label, and a button that puts it on the
+ * clipboard (or, where the browser refuses, selects it for the person to copy).
+ */
+export const CopyText = ({ label, value, name }: { readonly label: string; readonly value: string; readonly name: string }) => {
+  const { t } = useTranslation()
+  const id = useId()
+  const [copied, setCopied] = useState(false)
+  const copy = async () => {
+    try {
+      await navigator.clipboard.writeText(value)
+      setCopied(true)
+    } catch {
+      const input = document.getElementById(id) as HTMLInputElement | null
+      input?.focus()
+      input?.select()
+    }
+  }
+  return (
+    <div className="field copy">
+      <label htmlFor={id}>{label}</label>
+      <div role="group">
+        <input id={id} name={name} value={value} readOnly onFocus={(e) => e.target.select()} />
+        <button type="button" className="secondary" onClick={() => void copy()}>{t("common.copy")}</button>
+      </div>
+      {copied && <small role="status">{t("common.copied")}</small>}
+    </div>
+  )
+}
+
 export const LanguageSwitch = ({ value, onChange }: { readonly value: Locale; readonly onChange: (locale: Locale) => void }) => {
   const { t } = useTranslation()
   const id = useId()

@@ -9,9 +9,18 @@ import { Confirmation, Ok } from "../../http/Envelope.ts"
 import { errorEnvelope, InvalidSignatureResponse, ServiceUnavailableResponse } from "../../http/Errors.ts"
 import { LoginRateLimit } from "../../http/RateLimit.ts"
 import { Body, label, string } from "../../platform/Fields.ts"
-import { LoginUser } from "../Domain.ts"
+import { SESSION_HEADER_PARAMETER } from "../Api.ts"
+import { LoginUser, SessionUser } from "../Domain.ts"
 import { AccountDisabled } from "../Errors.ts"
-import { TelegramDisabled, TelegramLinkUrl, TelegramLoginInvalid, TelegramNotLinked, TelegramStatus, TelegramUpdateResult } from "./Domain.ts"
+import {
+  TelegramDisabled,
+  TelegramLinkUrl,
+  TelegramLoginInvalid,
+  TelegramNotLinked,
+  TelegramSignInConfig,
+  TelegramStatus,
+  TelegramUpdateResult
+} from "./Domain.ts"
 
 /** A whole number as Telegram sends it (JSON number, or its digits as text), kept as the text the hash covers. */
 const telegramInteger = (field: string) =>
@@ -53,7 +62,11 @@ export const TelegramWebAppPayload = Body({
 
 const DisabledResponse = errorEnvelope(TelegramDisabled)
 
-const SignedIn = Ok(Schema.Struct({ token: Schema.String, user: LoginUser }), { identifier: "TelegramSignedIn" })
+/** a token, as login answers; or with `X-Session: cookie` the user only and the session cookies ([D119]) */
+const SignedIn = Ok(
+  Schema.Union(Schema.Struct({ token: Schema.String, user: LoginUser }), Schema.Struct({ user: SessionUser })),
+  { identifier: "TelegramSignedIn" }
+)
 
 /** Telegram ([D125]): the caller's link, the bot's webhook, sign-in with Telegram. */
 export class TelegramApi extends HttpApiGroup.make("telegram")
@@ -86,9 +99,15 @@ export class TelegramApi extends HttpApiGroup.make("telegram")
       .addError(DisabledResponse)
   )
   .add(
+    HttpApiEndpoint.get("telegramSignInConfig", "/auth/telegram")
+      .annotateContext(describe("Is sign-in with Telegram offered?", "Public: `enabled` is true when Telegram is configured, and `bot_id` is the bot's id (the part of the bot token before `:`, public in every Telegram login page) for Telegram's login page `https://oauth.telegram.org/auth?bot_id=<bot_id>&origin=<portal origin>&return_to=<portal URL>`, which returns to `return_to` with `#tgAuthResult=<base64url JSON of the widget's fields>`. Always 200: `{enabled: false, bot_id: null}` without Telegram."))
+      .addSuccess(Ok(TelegramSignInConfig, { identifier: "TelegramSignInConfigResponse" }))
+  )
+  .add(
     HttpApiEndpoint.post("telegramSignIn", "/auth/telegram")
-      .annotateContext(describe("Sign in with Telegram (Login Widget)", "The widget's fields (`id`, `first_name`, `last_name`, `username`, `photo_url`, `auth_date`, `hash`) as it hands them over; answers like login for the user whose linked Telegram account it is. The hash is checked as Telegram documents it, `auth_date` must be under 10 minutes old, and one set of fields signs in once: else 401 `Invalid Telegram login.`. An account no user linked: 401 `Telegram account not linked.`. With two-factor sign-in on, `otp` (or `recovery_code`) too. Limited like logins."))
+      .annotateContext(describe("Sign in with Telegram (Login Widget)", "The widget's fields (`id`, `first_name`, `last_name`, `username`, `photo_url`, `auth_date`, `hash`) as it hands them over; answers like login for the user whose linked Telegram account it is. The hash is checked as Telegram documents it, `auth_date` must be under 10 minutes old, and one set of fields signs in once: else 401 `Invalid Telegram login.`. An account no user linked: 401 `Telegram account not linked.`. With two-factor sign-in on, `otp` (or `recovery_code`) too. Limited like logins. With the header `X-Session: cookie` it answers `{user}` without a token and sets the session cookies instead, as `POST /v1/auth/session` does ([D119])."))
       .setPayload(TelegramWidgetPayload)
+      .annotate(OpenApi.Override, { parameters: [SESSION_HEADER_PARAMETER] })
       .addSuccess(SignedIn)
       .addError(errorEnvelope(TelegramLoginInvalid))
       .addError(errorEnvelope(TelegramNotLinked))
@@ -98,8 +117,9 @@ export class TelegramApi extends HttpApiGroup.make("telegram")
   )
   .add(
     HttpApiEndpoint.post("telegramWebAppSignIn", "/auth/telegram/webapp")
-      .annotateContext(describe("Sign in with Telegram (Mini App)", "`init_data`: `Telegram.WebApp.initData` as the Mini App received it; checked with the `WebAppData` key derivation Telegram documents, under 10 minutes old, once. Answers and fails like the Login Widget's sign-in."))
+      .annotateContext(describe("Sign in with Telegram (Mini App)", "`init_data`: `Telegram.WebApp.initData` as the Mini App received it; checked with the `WebAppData` key derivation Telegram documents, under 10 minutes old, once. Answers and fails like the Login Widget's sign-in, `X-Session: cookie` included."))
       .setPayload(TelegramWebAppPayload)
+      .annotate(OpenApi.Override, { parameters: [SESSION_HEADER_PARAMETER] })
       .addSuccess(SignedIn)
       .addError(errorEnvelope(TelegramLoginInvalid))
       .addError(errorEnvelope(TelegramNotLinked))

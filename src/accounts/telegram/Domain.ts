@@ -15,6 +15,16 @@ export const TelegramLinkUrl = Schema.Struct({
   expires_at: Schema.Date
 }).annotations({ identifier: "TelegramLinkUrl" })
 
+/**
+ * `GET /v1/auth/telegram` (public): whether sign-in with Telegram is offered and the bot's id, the
+ * `bot_id` of Telegram's login page (`https://oauth.telegram.org/auth?bot_id=...`). The id is the
+ * public part of the bot token (before `:`); the secret part is never shown.
+ */
+export const TelegramSignInConfig = Schema.Struct({
+  enabled: Schema.Boolean,
+  bot_id: Schema.NullOr(Schema.Int)
+}).annotations({ identifier: "TelegramSignInConfig" })
+
 /** [D125]: what the webhook did with an update (`handled: false`: not a command the bot answers) */
 export const TelegramUpdateResult = Schema.Struct({
   update_id: Schema.NullOr(Schema.Int),

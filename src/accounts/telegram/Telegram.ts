@@ -246,7 +246,9 @@ export class TelegramAccounts extends Effect.Service<TelegramAccounts>()("accoun
           return token
         }))
         if (factor.factor !== "none") yield* outbox.wake
-        return { token, user: { id: user.id, name: user.name, email: user.email, status: user.status } }
+        // the whole record: the answer's schema shows what each answer may (login's four fields, or
+        // the session's user of [D119])
+        return { token, user }
       })
 
     /** the Login Widget's fields ([D125]) */
@@ -289,7 +291,14 @@ export class TelegramAccounts extends Effect.Service<TelegramAccounts>()("accoun
         })
       })
 
+    /** [D125]: whether the portal offers sign-in with Telegram, and the bot's public id */
+    const signInConfig = Option.match(setup, {
+      onNone: () => ({ enabled: false, bot_id: null }),
+      onSome: ({ telegram }) => ({ enabled: true, bot_id: Number(Redacted.value(telegram.botToken).split(":")[0]) })
+    })
+
     return {
+      signInConfig,
       createLink,
       status,
       unlink,
