@@ -42,6 +42,11 @@ export interface BunSqlClientConfig {
   readonly connectTimeout?: Duration.DurationInput | undefined
   readonly idleTimeout?: Duration.DurationInput | undefined
   readonly applicationName?: string | undefined
+  /**
+   * no connection at start-up (the replicas of `DATABASE_READ_URL`, [D126]): a replica that is
+   * down must not stop the API from starting; its reads fail (503) until one is back
+   */
+  readonly lazy?: boolean | undefined
 }
 
 // ---- errors ----------------------------------------------------------------------------------
@@ -125,7 +130,7 @@ export const make = (config: BunSqlClientConfig): Effect.Effect<Client.SqlClient
 
     yield* Effect.acquireRelease(
       Effect.tryPromise({
-        try: () => db.unsafe("select 1"),
+        try: () => config.lazy === true ? Promise.resolve() : db.unsafe("select 1"),
         catch: (cause) => new SqlError({ cause: normaliseCause(cause), message: "BunSqlClient: Failed to connect" })
       }).pipe(
         Effect.timeoutFail({

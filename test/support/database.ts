@@ -4,6 +4,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect, Layer, Redacted } from "effect"
 import pg from "pg"
 import { runMigrations, sqlClientLayer } from "../../src/platform/Database.ts"
+import { ReadSql } from "../../src/platform/ReadSql.ts"
 
 /**
  * One database for the whole `bun test` run: an in-memory PGlite on a loopback socket, or a
@@ -68,5 +69,6 @@ export const resetDatabase = Effect.gen(function*() {
   yield* sql.unsafe(`truncate ${tables.map((t) => `"${t.tablename}"`).join(", ")} restart identity cascade`)
 })
 
-export const sqlLayerFor = (shared: SharedDatabase): Layer.Layer<SqlClient.SqlClient> =>
-  Layer.orDie(testSqlLayer(shared))
+/** the SQL client, and the reads that may lag ([D126]) on it too */
+export const sqlLayerFor = (shared: SharedDatabase): Layer.Layer<SqlClient.SqlClient | ReadSql> =>
+  ReadSql.Primary.pipe(Layer.provideMerge(Layer.orDie(testSqlLayer(shared))))
