@@ -41,8 +41,11 @@ const create = async (): Promise<SharedDatabase> => {
 /** the app's driver (issue 8): `Bun.SQL`, or `pg` with `DB_DRIVER=pg` */
 const driver = process.env["DB_DRIVER"] === "pg" ? "pg" : "bun"
 
+/** `TEST_DATABASE_URL` through a transaction pooler ([D126], scripts/with-pgbouncer.sh): no named statements */
+const pooled = process.env["TEST_DATABASE_DIRECT_URL"] !== undefined
+
 const clientLayer = (shared: SharedDatabase, maxConnections: number) =>
-  sqlClientLayer(Redacted.make(shared.url), maxConnections, { embedded: shared.embedded, driver })
+  sqlClientLayer(Redacted.make(shared.url), maxConnections, { embedded: shared.embedded, driver, pooled: pooled && !shared.embedded })
 
 const migrate = (shared: SharedDatabase) =>
   Effect.runPromise(
