@@ -4,6 +4,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import { identity } from "effect/Function"
+import { reconnectUntil } from "../platform/Reconnect.ts"
 import { unavailable } from "./Responses.ts"
 
 /**
@@ -16,13 +17,20 @@ import { unavailable } from "./Responses.ts"
  */
 export const REQUEST_DEADLINE_MS = 9_000
 
+/**
+ * A statement or transaction that never reached the database is tried again while a failover
+ * runs (`platform/Reconnect.ts`), but no new attempt starts in the last 3 s before the deadline,
+ * so that one that succeeds still answers in time rather than after the 503.
+ */
+const RECONNECT_MARGIN_MS = 3_000
+
 const isStream = (request: HttpServerRequest.HttpServerRequest) => request.url.includes("/v1/node/rpc")
 
 export const deadline = (ms: number = REQUEST_DEADLINE_MS) => (app: HttpApp.Default): HttpApp.Default =>
   Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
     isStream(request)
       ? app
-      : Effect.flatMap(Effect.forkDaemon(app), (fiber) =>
+      : Effect.flatMap(Effect.forkDaemon(Effect.suspend(() => Effect.locally(app, reconnectUntil, Date.now() + ms - RECONNECT_MARGIN_MS))), (fiber) =>
         Effect.timeoutTo(Effect.interruptible(Fiber.join(fiber)), {
           duration: Duration.millis(ms),
           onSuccess: identity,
