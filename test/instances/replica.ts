@@ -47,7 +47,9 @@ export const startReplica = async (adminUrl: string): Promise<Replica> => {
     join(PG_BIN, "pg_ctl"), "-D", data, "-l", join(dir, "log"), "-w",
     "-o", `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c hot_standby=on -c fsync=off -c max_connections=400`, "start"
   ]).catch(async (e: Error) => {
-    throw new Error(`${e.message}\n${await Bun.file(join(dir, "log")).text().catch(() => "")}`)
+    const log = await Bun.file(join(dir, "log")).text().catch(() => "")
+    rmSync(dir, { recursive: true, force: true })
+    throw new Error(`${e.message}\n${log}`)
   })
   const urlOf = (database: string) => {
     const url = new URL(adminUrl)
