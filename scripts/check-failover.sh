@@ -5,7 +5,7 @@
 # planned switchover, a kill -9 of the primary's postmaster and the loss of the primary's node.
 # scripts/failover/run.ts prints the figures of each event and exits non-zero on any lost
 # acknowledged write, any 5xx other than 503, any request over 10 s or an instance that does not
-# recover. Needs root (Patroni runs PostgreSQL as `postgres`) and Debian's packages; skips, saying
+# recover. It runs twice: on HAProxy's port, then through PgBouncer in transaction mode. Needs root (Patroni runs PostgreSQL as `postgres`) and Debian's packages; skips, saying
 # why, without them. Everything is torn down on exit.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,12 +20,11 @@ if ! command -v patroni >/dev/null || ! command -v etcd >/dev/null || ! command 
 fi
 id postgres >/dev/null 2>&1 || skip "no postgres user"
 
-HA=$(mktemp -d /tmp/vpn-ha.XXXXXX)
-chmod 755 "$HA"
-export HA
-
+HA=""
 cleanup() {
+  [ -n "$HA" ] || return 0
   set +e
+  [ -f "$HA/pgbouncer/pgbouncer.pid" ] && kill "$(cat "$HA/pgbouncer/pgbouncer.pid")" 2>/dev/null
   # the API instances and the load are children of run.ts (it stops them itself); then the cluster
   pkill -TERM -f "haproxy -f $HA/" 2>/dev/null
   for f in "$HA"/pg*.yml; do pkill -KILL -f "patroni $f" 2>/dev/null; done
@@ -38,9 +37,26 @@ cleanup() {
   # the cluster's logs stay for a look after a failure
   if [ "${FAILOVER_OK:-}" != "1" ]; then mkdir -p /tmp/vpn-ha-logs && cp "$HA"/*.log /tmp/vpn-ha-logs/ 2>/dev/null && echo "check-failover: the cluster's logs are in /tmp/vpn-ha-logs"; fi
   rm -rf "$HA"
+  HA=""
+  set -e
 }
 trap cleanup EXIT
 
 export PATH="$PWD/node_modules/.bin:$PATH"
-bun run scripts/failover/run.ts
-FAILOVER_OK=1
+# the first run on HAProxy's read-write port; the second through PgBouncer in transaction mode in
+# front of it (DATABASE_DIRECT_URL on HAProxy for LISTEN and the migrations' lock), each on a
+# cluster of its own
+for pooler in none pgbouncer; do
+  FAILOVER_OK=""
+  HA=$(mktemp -d /tmp/vpn-ha.XXXXXX)
+  chmod 755 "$HA"
+  export HA
+  if [ "$pooler" = "pgbouncer" ] && ! command -v pgbouncer >/dev/null; then
+    echo "check-failover: the PgBouncer run skipped: pgbouncer is not installed"
+    cleanup
+    continue
+  fi
+  FAILOVER_POOLER=$pooler bun run scripts/failover/run.ts
+  FAILOVER_OK=1
+  cleanup
+done

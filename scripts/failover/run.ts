@@ -27,13 +27,21 @@ const MEMBERS = [
 type Member = (typeof MEMBERS)[number]
 const RW_PORT = 55500
 const RO_PORT = 55501
+const PGBOUNCER_PORT = 55600
+/** HAProxy's read-write port: the primary, wherever it is */
 const DB_URL = `postgres://postgres:postgres@127.0.0.1:${RW_PORT}/vpn`
+/**
+ * `FAILOVER_POOLER=pgbouncer` (the script's second run): the API's DATABASE_URL is PgBouncer in
+ * transaction mode in front of that port, its DATABASE_DIRECT_URL the port itself ([D126])
+ */
+const POOLER = process.env["FAILOVER_POOLER"] === "pgbouncer" ? "pgbouncer" : undefined
+const API_URL = POOLER === undefined ? DB_URL : `postgres://postgres:postgres@127.0.0.1:${PGBOUNCER_PORT}/vpn`
 const MAX_REQUEST_MS = 10_000
 const problems: Array<string> = []
 const children: Array<ReturnType<typeof Bun.spawn>> = []
 const patronis = new Map<string, ReturnType<typeof Bun.spawn>>()
 
-const log = (line: string) => console.log(`[failover] ${line}`)
+const log = (line: string) => console.log(`[failover${POOLER === undefined ? "" : ` ${POOLER}`}] ${line}`)
 const postgresUid = Number(Bun.spawnSync(["id", "-u", "postgres"]).stdout.toString().trim())
 const postgresGid = Number(Bun.spawnSync(["id", "-g", "postgres"]).stdout.toString().trim())
 
@@ -192,6 +200,51 @@ const startCluster = async () => {
   await admin.connect()
   await admin.query("create database vpn")
   await admin.end()
+  if (POOLER !== undefined) await startPgBouncer()
+}
+
+/**
+ * PgBouncer 1.18 in transaction mode in front of HAProxy's read-write port, as the postgres user
+ * (it refuses root). `server_login_retry = 1`: the default 15 s would turn a switchover into 15 s
+ * of refusals; `query_wait_timeout = 5`: a client waiting for a server connection during an
+ * outage gets an error (a 503) rather than waiting out the request's deadline.
+ */
+const startPgBouncer = async () => {
+  const dir = join(HA, "pgbouncer")
+  mkdirSync(dir, { mode: 0o700 })
+  writeFileSync(join(dir, "pgbouncer.ini"), `[databases]
+* = host=127.0.0.1 port=${RW_PORT}
+[pgbouncer]
+listen_addr = 127.0.0.1
+listen_port = ${PGBOUNCER_PORT}
+unix_socket_dir =
+auth_type = trust
+auth_file = ${dir}/userlist.txt
+pool_mode = transaction
+max_client_conn = 500
+default_pool_size = 40
+server_login_retry = 1
+query_wait_timeout = 5
+ignore_startup_parameters = extra_float_digits
+logfile = ${dir}/pgbouncer.log
+pidfile = ${dir}/pgbouncer.pid
+`)
+  writeFileSync(join(dir, "userlist.txt"), `"postgres" "postgres"\n`)
+  for (const file of ["", "pgbouncer.ini", "userlist.txt"]) chownSync(join(dir, file), postgresUid, postgresGid)
+  spawn(["setpriv", "--reuid=postgres", "--regid=postgres", "--init-groups", "pgbouncer", join(dir, "pgbouncer.ini")], join(HA, "pgbouncer.log"))
+  await waitFor("PgBouncer", async () => {
+    const c = new pg.Client({ connectionString: API_URL.replace("/vpn", "/postgres"), connectionTimeoutMillis: 2000 })
+    c.on("error", () => {})
+    try {
+      await c.connect()
+      await c.query("select 1")
+      return true
+    } catch {
+      return false
+    } finally {
+      await c.end().catch(() => {})
+    }
+  }, 20_000)
 }
 
 /** A query on the current primary through HAProxy, retried across a failover. */
@@ -361,9 +414,17 @@ const main = async () => {
   const appKey = newAppKey()
   const adminEmail = "failover-admin@example.test"
   const adminPassword = strongPassword()
-  const env = { LOG_LEVEL: "warn", ADMIN_EMAIL: adminEmail, ADMIN_PASSWORD: adminPassword, TRUST_PROXY: "1" }
-  const a = await startServer({ databaseUrl: DB_URL, appKey, env })
-  const b = await startServer({ databaseUrl: DB_URL, appKey, env })
+  const env = {
+    LOG_LEVEL: "warn",
+    ADMIN_EMAIL: adminEmail,
+    ADMIN_PASSWORD: adminPassword,
+    TRUST_PROXY: "1",
+    // the replicas (HAProxy's read-only port) for the reads that may lag
+    DATABASE_READ_URL: `postgres://postgres:postgres@127.0.0.1:${RO_PORT}/vpn`,
+    ...(POOLER === undefined ? {} : { DATABASE_DIRECT_URL: DB_URL })
+  }
+  const a = await startServer({ databaseUrl: API_URL, appKey, env })
+  const b = await startServer({ databaseUrl: API_URL, appKey, env })
   const servers = [a, b]
   try {
     const login = await call(a.base, "POST", "/v1/auth/login", { body: { email: adminEmail, password: adminPassword } })
@@ -451,6 +512,20 @@ const main = async () => {
       `${outcomes.filter((o) => o.status >= 500 && o.status !== 503).length} other 5xx`)
     log(`acknowledged ${total} (${acknowledgedUsers.length} registrations, ${acknowledgedInvoices.length} orders), lost ${lostUsers + lostInvoices}`)
     if (lostUsers + lostInvoices > 0) problems.push(`lost ${lostUsers} registrations and ${lostInvoices} orders`)
+    // the reads that may lag come from the replicas (DATABASE_READ_URL): after the three events
+    // they list every acknowledged registration, on both instances
+    try {
+      const ms = await waitFor("the admin list on the replicas", async () => {
+        for (const s of servers) {
+          const list = await call(s.base, "GET", "/v1/admin/users?email=failover.", { token: adminToken })
+          if (list.status !== 200 || list.body.meta.total < acknowledgedUsers.length) return false
+        }
+        return true
+      }, 10_000)
+      log(`the admin list read on the replicas showed all ${acknowledgedUsers.length} registrations after ${ms.toFixed(0)} ms`)
+    } catch (e) {
+      problems.push((e as Error).message)
+    }
     for (const [i, s] of servers.entries()) {
       const status = await call(s.base, "GET", "/v1/status")
       if (status.status !== 200) problems.push(`instance ${i} does not answer 200 on /v1/status at the end (${status.status})`)

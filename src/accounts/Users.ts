@@ -10,6 +10,7 @@ import type { ParseError } from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import type { Locale as LocaleCode } from "../platform/i18n/Locale.ts"
 import { partialService } from "../platform/TestLayer.ts"
+import { ReadSql } from "../platform/ReadSql.ts"
 import { Locale, Role, Settings, TwoFactorState, UserRecord } from "./Domain.ts"
 import { memoryUsers } from "./UsersMemory.ts"
 
@@ -79,6 +80,8 @@ const ListQuery = Schema.Struct({ needle: Schema.NullOr(Schema.String), limit: S
 export class Users extends Effect.Service<Users>()("accounts/Users", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    // the admin list and its search may lag ([D126]): on the replicas when there are
+    const readSql = yield* ReadSql
     const columns = sql`id, name, email, password_hash, role, status, email_verified_at, created_at,
       two_factor_secret is not null as two_factor, locale`
 
@@ -147,7 +150,7 @@ export class Users extends Effect.Service<Users>()("accounts/Users", {
      * `%`, `_` and backslash taken literally), which the trigram index of migration 13 serves.
      */
     const matching = (q: typeof ListQuery.Type) =>
-      q.needle === null ? sql.literal("true") : sql`lower(email) like ${`%${q.needle.replace(/[\\%_]/g, (c) => `\\${c}`)}%`}`
+      q.needle === null ? readSql.literal("true") : readSql`lower(email) like ${`%${q.needle.replace(/[\\%_]/g, (c) => `\\${c}`)}%`}`
     /**
      * The list's total. Filtered: an exact count (the trigram index serves it). Unfiltered
      * (issue 27, [D70]): exact while the table holds at most EXACT_TOTAL_LIMIT users (a count that
@@ -162,8 +165,8 @@ export class Users extends Effect.Service<Users>()("accounts/Users", {
       Result: Schema.Struct({ total: Schema.Int }),
       execute: (q) =>
         q.needle !== null
-          ? sql`select count(*)::int as total from users where ${matching(q)}`
-          : sql`
+          ? readSql`select count(*)::int as total from users where ${matching(q)}`
+          : readSql`
             with estimate as (select coalesce((select reltuples from pg_class where oid = 'users'::regclass), 0) as n)
             select case when estimate.n > ${EXACT_TOTAL_LIMIT * 2} then estimate.n::int
                         else (select case when capped.n <= ${EXACT_TOTAL_LIMIT} then capped.n
@@ -175,7 +178,7 @@ export class Users extends Effect.Service<Users>()("accounts/Users", {
     const pageRows = SqlSchema.findAll({
       Request: ListQuery,
       Result: Row,
-      execute: (q) => sql`
+      execute: (q) => readSql`
         select ${columns} from users
         where ${matching(q)}
         order by id

@@ -6,6 +6,7 @@ import * as Schema from "effect/Schema"
 import { AppClock } from "../platform/Clock.ts"
 import { AppConfig } from "../platform/Config.ts"
 import { makePage } from "../platform/Page.ts"
+import { ReadSql } from "../platform/ReadSql.ts"
 import { requestOrigin } from "../platform/RequestOrigin.ts"
 import { ActorKind, type AuditEntry, type AuditFilters } from "./Domain.ts"
 
@@ -63,6 +64,8 @@ const OfUser = Schema.Struct({ userId: Schema.Int, limit: Schema.Int, offset: Sc
 export class AuditLog extends Effect.Service<AuditLog>()("audit/AuditLog", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    // the log's searches may lag ([D126]): on the replicas when there are; entries are written on the primary
+    const readSql = yield* ReadSql
     const clock = yield* AppClock
     const config = yield* AppConfig
 
@@ -74,7 +77,7 @@ export class AuditLog extends Effect.Service<AuditLog>()("audit/AuditLog", {
     })
 
     const where = (f: typeof Filters.Type) =>
-      sql`(${f.actor}::int is null or actor_id = ${f.actor})
+      readSql`(${f.actor}::int is null or actor_id = ${f.actor})
         and (${f.action}::text is null or action = ${f.action})
         and (${f.resource}::text is null or resource = ${f.resource} or split_part(resource, ':', 2) = ${f.resource})
         and (${f.from}::timestamptz is null or created_at >= ${f.from})
@@ -82,7 +85,7 @@ export class AuditLog extends Effect.Service<AuditLog>()("audit/AuditLog", {
     const searchRows = SqlSchema.findAll({
       Request: Filters,
       Result: RecordRow,
-      execute: (f) => sql`
+      execute: (f) => readSql`
         select id::text as id, created_at, actor_id, actor_kind, action, resource, subject_id, ip, user_agent
         from audit_log where ${where(f)}
         order by audit_log.created_at desc, audit_log.id desc limit ${f.limit} offset ${f.offset}`
@@ -90,12 +93,12 @@ export class AuditLog extends Effect.Service<AuditLog>()("audit/AuditLog", {
     const searchTotal = SqlSchema.single({
       Request: Filters,
       Result: Total,
-      execute: (f) => sql`select count(*)::text as total from audit_log where ${where(f)}`
+      execute: (f) => readSql`select count(*)::text as total from audit_log where ${where(f)}`
     })
     const activityRows = SqlSchema.findAll({
       Request: OfUser,
       Result: ActivityRow,
-      execute: (q) => sql`
+      execute: (q) => readSql`
         select id::text as id, action as event, created_at, actor_kind as via, ip, user_agent
         from audit_log where subject_id = ${q.userId}
         order by audit_log.created_at desc, audit_log.id desc limit ${q.limit} offset ${q.offset}`
@@ -103,7 +106,7 @@ export class AuditLog extends Effect.Service<AuditLog>()("audit/AuditLog", {
     const activityTotal = SqlSchema.single({
       Request: OfUser,
       Result: Total,
-      execute: (q) => sql`select count(*)::text as total from audit_log where subject_id = ${q.userId}`
+      execute: (q) => readSql`select count(*)::text as total from audit_log where subject_id = ${q.userId}`
     })
 
     /** appends one entry, with the time and the request's address and user agent */

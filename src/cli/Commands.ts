@@ -23,6 +23,7 @@ import { AppKey } from "../platform/Crypto.ts"
 import { KeyGen } from "../platform/KeyGen.ts"
 import { AppConfig, loadConfig } from "../platform/Config.ts"
 import { DatabaseInfo, DatabaseLive } from "../platform/Database.ts"
+import { ReadSql } from "../platform/ReadSql.ts"
 import { Metrics } from "../platform/Metrics.ts"
 import { runAgent } from "../node/Agent.ts"
 import { OpenVpnManagement } from "../node/Management.ts"
@@ -45,7 +46,7 @@ import { Wg } from "../node/Wg.ts"
 export class CliFailure extends Schema.TaggedError<CliFailure>()("CliFailure", { message: Schema.String }) {}
 
 /** The configuration, the migrated database and the clock, for one command. */
-const withDatabase = <A, E>(effect: Effect.Effect<A, E, SqlClient.SqlClient | DatabaseInfo | AppConfig | AppClock | Metrics>) =>
+const withDatabase = <A, E>(effect: Effect.Effect<A, E, SqlClient.SqlClient | ReadSql | DatabaseInfo | AppConfig | AppClock | Metrics>) =>
   Effect.gen(function*() {
     const config = yield* loadConfig.pipe(Effect.mapError((message) => new CliFailure({ message })))
     const Platform = Layer.mergeAll(DatabaseLive, AppClock.Live, Metrics.Live.pipe(Layer.provide(AppClock.Live))).pipe(

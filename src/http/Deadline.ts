@@ -3,6 +3,7 @@ import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
+import { reconnectUntil } from "../platform/Reconnect.ts"
 import { databaseLostWithin } from "../platform/SqlErrors.ts"
 import { unavailable } from "./Responses.ts"
 
@@ -10,12 +11,20 @@ import { unavailable } from "./Responses.ts"
  * [D126]: no request hangs while the database fails over. A request that has no response after
  * `REQUEST_DEADLINE_MS`, while a lost database connection was seen in the last 30 s, answers 503
  * `Service temporarily unavailable.` with `Retry-After`, within the 10 s [D126] allows. With the
- * database healthy a slow request (password hashes queued on a busy machine) goes on to its answer. The handler is not interrupted (the platform runs it uninterruptibly,
+ * database healthy a slow request (password hashes queued on a busy machine) goes on to its answer.
+ * The handler is not interrupted (the platform runs it uninterruptibly,
  * and a half-done sequence of writes is worse than a late one): it goes on to its end on its own
  * fiber, as it would for a client that went away, and its answer is dropped. The node protocol's
  * long-lived streams (`/v1/node/rpc`, [D105]) are not requests in this sense and are left alone.
  */
 export const REQUEST_DEADLINE_MS = 9_000
+
+/**
+ * A statement or transaction that never reached the database is tried again while a failover
+ * runs (`platform/Reconnect.ts`), but no new attempt starts in the last 3 s before the deadline,
+ * so that one that succeeds still answers in time rather than after the 503.
+ */
+const RECONNECT_MARGIN_MS = 3_000
 
 const isStream = (request: HttpServerRequest.HttpServerRequest) => request.url.includes("/v1/node/rpc")
 
@@ -23,7 +32,7 @@ export const deadline = (ms: number = REQUEST_DEADLINE_MS) => (app: HttpApp.Defa
   Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
     isStream(request)
       ? app
-      : Effect.flatMap(Effect.forkDaemon(app), (fiber) => {
+      : Effect.flatMap(Effect.forkDaemon(Effect.suspend(() => Effect.locally(app, reconnectUntil, Date.now() + ms - RECONNECT_MARGIN_MS))), (fiber) => {
         const join = Effect.interruptible(Fiber.join(fiber))
         return Effect.flatten(Effect.timeoutTo(join, {
           duration: Duration.millis(ms),

@@ -4,6 +4,7 @@ import type { Connection } from "@effect/sql/SqlConnection"
 import { SqlError } from "@effect/sql/SqlError"
 import { isConnectionLoss } from "./SqlErrors.ts"
 import * as PgClient from "@effect/sql-pg/PgClient"
+import { reconnecting, wasConnectionLoss, hadNoEffect } from "./Reconnect.ts"
 import { registerFastPath } from "./SqlFastPath.ts"
 import { type BunResult, convertAny, toParams } from "./BunSqlValues.ts"
 import { countQueryError, registerPool } from "./DatabaseFigures.ts"
@@ -13,6 +14,7 @@ import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
@@ -43,6 +45,11 @@ export interface BunSqlClientConfig {
   readonly connectTimeout?: Duration.DurationInput | undefined
   readonly idleTimeout?: Duration.DurationInput | undefined
   readonly applicationName?: string | undefined
+  /**
+   * no connection at start-up (the replicas of `DATABASE_READ_URL`, [D126]): a replica that is
+   * down must not stop the API from starting; its reads fail (503) until one is back
+   */
+  readonly lazy?: boolean | undefined
 }
 
 // ---- errors ----------------------------------------------------------------------------------
@@ -131,7 +138,7 @@ export const make = (config: BunSqlClientConfig): Effect.Effect<Client.SqlClient
 
     yield* Effect.acquireRelease(
       Effect.tryPromise({
-        try: () => db.unsafe("select 1"),
+        try: () => config.lazy === true ? Promise.resolve() : db.unsafe("select 1"),
         catch: (cause) => new SqlError({ cause: normaliseCause(cause), message: "BunSqlClient: Failed to connect" })
       }).pipe(
         Effect.timeoutFail({
@@ -162,8 +169,18 @@ export const make = (config: BunSqlClientConfig): Effect.Effect<Client.SqlClient
     class BunConnection implements Connection {
       constructor(readonly sql: SQL, readonly dedicated = false) {}
 
-      /** one query, one promise: a cancelled fiber lets the query finish and drops its result */
+      /**
+       * one query on the pool, run again while it fails without effect (a failover, [D126]:
+       * `Reconnect.ts`); on a transaction's connection, once (the transaction decides)
+       */
       private run(text: string, params: ReadonlyArray<unknown>, values: boolean, raw: boolean) {
+        return this.dedicated
+          ? this.runOnce(text, params, values, raw)
+          : reconnecting(() => this.runOnce(text, params, values, raw), hadNoEffect)
+      }
+
+      /** one query, one promise: a cancelled fiber lets the query finish and drops its result */
+      private runOnce(text: string, params: ReadonlyArray<unknown>, values: boolean, raw: boolean) {
         const sql = this.sql
         return Effect.async<ReadonlyArray<object>, SqlError>((resume) => {
           let query: SQL.Query<BunResult>
@@ -289,6 +306,28 @@ export const make = (config: BunSqlClientConfig): Effect.Effect<Client.SqlClient
       ]
     })
     registerFastPath(client`select 1`, connection)
+
+    // [D126]: a transaction whose connection was lost before its body began (no connection to be
+    // had, or BEGIN failed) is run again within `Reconnect.ts`'s bounds; once the body began, or
+    // during COMMIT, a loss stays a failure. A nested transaction (a savepoint) is never retried
+    // on its own: the outer one decides.
+    const transaction = client.withTransaction
+    const withTransaction = <R, E, A>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E | SqlError, R> =>
+      Effect.flatMap(Effect.serviceOption(Client.TransactionConnection), (open) => {
+        if (Option.isSome(open)) return transaction(effect)
+        let began = false
+        return reconnecting(
+          () => {
+            began = false
+            return transaction(Effect.suspend(() => {
+              began = true
+              return effect
+            }))
+          },
+          (cause) => !began && wasConnectionLoss(cause)
+        )
+      })
+    Object.assign(client, { withTransaction })
     return client
   })
 

@@ -24,6 +24,11 @@ export interface AppConfigShape {
    * transaction mode, which also turns prepared statements off. Absent (tests): `DATABASE_URL`.
    */
   readonly databaseDirectUrl?: Option.Option<Redacted.Redacted<string>>
+  /**
+   * `DATABASE_READ_URL` ([D126]): replicas for the reads that may lag (usage history and summary,
+   * admin lists and search, the audit log, reports), through `ReadSql`. Absent: the primary.
+   */
+  readonly databaseReadUrl?: Option.Option<Redacted.Redacted<string>>
   readonly dataDir: string
   /** 32 bytes; absent only in embedded mode before the generated key is loaded */
   readonly appKey: Option.Option<Redacted.Redacted<Uint8Array>>
@@ -240,6 +245,7 @@ export const appConfig = Config.all({
   appUrl: urlString("APP_URL"),
   databaseUrl: databaseUrlOf("DATABASE_URL"),
   databaseDirectUrl: databaseUrlOf("DATABASE_DIRECT_URL"),
+  databaseReadUrl: databaseUrlOf("DATABASE_READ_URL"),
   dataDir: Config.string("DATA_DIR").pipe(Config.withDefault("./data")),
   appKey: optionalString("APP_KEY").pipe(
     Config.validate({
@@ -399,6 +405,10 @@ export const appConfig = Config.all({
       publicUrl,
       appUrl: trailingSlashless(Option.getOrElse(c.appUrl, () => publicUrl))
     }
+  }),
+  Config.validate({
+    message: "DATABASE_DIRECT_URL, DATABASE_READ_URL: need DATABASE_URL (the primary)",
+    validation: (c) => Option.isSome(c.databaseUrl) || (Option.isNone(c.databaseDirectUrl ?? Option.none()) && Option.isNone(c.databaseReadUrl ?? Option.none()))
   }),
   Config.validate({
     message: "APP_KEY: is required when DATABASE_URL is set",

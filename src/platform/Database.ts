@@ -20,6 +20,7 @@ import { isConnectionLoss } from "./SqlErrors.ts"
 import { DataDirInUse, lockDataDir, SOCKET_NAME } from "./DataDirLock.ts"
 import * as BunSqlClient from "./BunSqlClient.ts"
 import { registerPool } from "./DatabaseFigures.ts"
+import { ReadSql } from "./ReadSql.ts"
 import { AppConfig, type DbDriver } from "./Config.ts"
 
 /** What the process runs on, for the start-up line and `/v1/status`. */
@@ -205,17 +206,22 @@ export const sqlClientLayer = (
     readonly driver: DbDriver
     /** through a transaction pooler (`DATABASE_DIRECT_URL` set, [D126]): no named prepared statements */
     readonly pooled?: boolean
+    /** no connection at start-up (`Bun.SQL` only): the replicas of `DATABASE_READ_URL` */
+    readonly lazy?: boolean
   }
 ): Layer.Layer<SqlClient.SqlClient, SqlError> =>
   options.driver === "pg"
-    ? (options.embedded ? PgClient.layer(pgClientOptions(url, maxConnections)) : preparedPgLayer(url, maxConnections))
+    ? (options.embedded || options.pooled === true
+      ? PgClient.layer(pgClientOptions(url, maxConnections))
+      : preparedPgLayer(url, maxConnections))
     : BunSqlClient.layer({
       url,
       maxConnections,
       prepare: !options.embedded && options.pooled !== true,
       connectTimeout: Duration.seconds(5),
       idleTimeout: Duration.seconds(30),
-      applicationName: "vpn-api"
+      applicationName: "vpn-api",
+      lazy: options.lazy
     })
 
 export const runMigrations = Migrator.make({})({ loader: Migrator.fromRecord(migrations), table: "schema_migrations" })
@@ -257,7 +263,12 @@ export const DatabaseLive = Layer.scopedContext(
       // the migrations' session lock needs a session of its own: the direct URL behind a pooler
       const direct = Option.getOrElse(config.databaseDirectUrl ?? Option.none(), () => url)
       const applied = embedded ? yield* runMigrations.pipe(Effect.provide(ctx)) : yield* runMigrationsExclusively(direct, driver)
-      return [ctx, applied] as const
+      // the replicas of DATABASE_READ_URL ([D126]) for the reads that may lag; else the primary
+      const read = Option.getOrUndefined(config.databaseReadUrl ?? Option.none())
+      const readSql = read === undefined
+        ? Context.get(ctx, SqlClient.SqlClient)
+        : Context.get(yield* Layer.build(sqlClientLayer(read, 10, { embedded: false, driver, pooled, lazy: true })), SqlClient.SqlClient)
+      return [Context.add(ctx, ReadSql, readSql), applied] as const
     })
     // a PostgreSQL that is still starting (compose starts both at once) is waited for, up to a
     // minute; any other failure ends the start at once

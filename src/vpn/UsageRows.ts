@@ -4,6 +4,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { leanRow } from "../platform/LeanRow.ts"
+import { ReadSql } from "../platform/ReadSql.ts"
 
 /** A period's total; stored totals past 2^53 - 1 (written by hand) read as that bound. */
 const MonthTotal = Schema.Struct({ service_id: Schema.Int, used: Schema.Int })
@@ -19,6 +20,8 @@ const Delta = Schema.Struct({ serviceId: Schema.Int, period: Schema.String, rx: 
 export class UsageRows extends Effect.Service<UsageRows>()("vpn/UsageRows", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    // a service's history (and the summary made of it) may lag ([D126]): on the replicas when there are
+    const readSql = yield* ReadSql
     const used = sql`least(rx_bytes::numeric + tx_bytes, 9007199254740991)::int8`
 
     /** adds a delta to its month; `guarded`: unless it would carry the total past 2^53 - 1 (then nothing is written) */
@@ -127,8 +130,8 @@ export class UsageRows extends Effect.Service<UsageRows>()("vpn/UsageRows", {
     const historyRows = SqlSchema.findAll({
       Request: Schema.Int,
       Result: HistoryRow,
-      execute: (serviceId) => sql`
-        select to_char(period, 'YYYY-MM-DD') as period, ${used} as used from usage_records
+      execute: (serviceId) => readSql`
+        select to_char(period, 'YYYY-MM-DD') as period, least(rx_bytes::numeric + tx_bytes, 9007199254740991)::int8 as used from usage_records
         where service_id = ${serviceId} and (rx_bytes > 0 or tx_bytes > 0)
         order by period desc`
     })

@@ -182,10 +182,12 @@ describe.skipIf(skipReason !== undefined)("suite 4: faults", () => {
       failures.push(`${o.kind} at ${Math.round(o.start)} ms: ${o.status} ${o.reply!.text.slice(0, 200)}`)
     }
 
-    // requests that started while the database was down were all refused with a 503
-    const inOutage = outcomes.filter((o) => o.start > downDone && o.end < upAt)
+    // requests that started while the database was down: refused with a 503, or, tried again
+    // inside the server until it was back ([D126], src/platform/Reconnect.ts), slow successes;
+    // every one within the bounded wait (checked above)
+    const inOutage = outcomes.filter((o) => o.start > downDone && o.start < upAt)
     const outage503 = inOutage.filter((o) => o.status === 503).length
-    const outageOther = inOutage.filter((o) => o.status !== 503 && !(o.kind.startsWith("read") && o.status === 200))
+    const outageOther = inOutage.filter((o) => o.status !== 503 && !(o.status !== undefined && o.status >= 200 && o.status < 300))
 
     // recovery: the first success after the database is back, and nothing but successes at the end
     const firstOkAfter = outcomes
@@ -233,15 +235,15 @@ describe.skipIf(skipReason !== undefined)("suite 4: faults", () => {
     const count503 = outcomes.filter((o) => o.status === 503).length
     const maxMs = Math.max(...outcomes.map((o) => o.end - o.start))
     console.log(
-      `[faults] database restart under load: ${outcomes.length} requests, ${count503} answered 503 during the outage ` +
-        `(${inOutage.length} started in it), ${noResponse.length} without a response, slowest ${Math.round(maxMs)} ms; ` +
+      `[faults] database restart under load: ${outcomes.length} requests, ${count503} answered 503 ` +
+        `(${inOutage.length} started in the outage: ${outage503} answered 503, the others slow successes), ${noResponse.length} without a response, slowest ${Math.round(maxMs)} ms; ` +
         `writes acknowledged: ${registerOk.length} registrations, ${ticketOk.length} tickets, ${profileWrites} profile updates; ` +
         `lost: ${lost}; database down ${Math.round(downAt)}-${Math.round(upDone)} ms, first success ${Math.round(recoveryMs)} ms after it was back; ` +
         `then a plain \`pg_ctl restart -m fast\` at ${Math.round(restartDone)} ms; ${tail.length} requests after it, ${tailFailures.length} failed`
     )
 
     expect(failures).toEqual([])
-    expect(outage503).toBeGreaterThan(0)
+    expect(inOutage.length).toBeGreaterThan(0)
     expect(outageOther.map((o) => `${o.kind} ${o.status ?? o.error}`)).toEqual([])
     expect(recoveryMs).toBeLessThan(5000)
     expect(tail.length).toBeGreaterThan(0)

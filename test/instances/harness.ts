@@ -11,6 +11,29 @@ import pg from "pg"
  * they skip and say why. `scripts/with-postgres.sh` also exports `PG_DATA_DIR` (restart tests).
  */
 export const adminUrl = process.env["TEST_DATABASE_URL"]
+/**
+ * [D126]: `TEST_DATABASE_URL` may go through a transaction pooler (PgBouncer,
+ * `scripts/with-pgbouncer.sh`); then `TEST_DATABASE_DIRECT_URL` names the same server directly,
+ * and each server started on the pooler gets `DATABASE_DIRECT_URL` for the same database.
+ */
+export const directAdminUrl = process.env["TEST_DATABASE_DIRECT_URL"]
+
+/** `DATABASE_DIRECT_URL` for a process on `databaseUrl`, when that goes through the pooler */
+export const directEnv = (databaseUrl: string): Record<string, string> => {
+  const direct = directUrlOf(databaseUrl)
+  return direct === undefined ? {} : { DATABASE_DIRECT_URL: direct }
+}
+
+/** the direct URL of a database reached through the pooler of `TEST_DATABASE_URL`, if any */
+export const directUrlOf = (databaseUrl: string): string | undefined => {
+  if (directAdminUrl === undefined || adminUrl === undefined) return undefined
+  const url = new URL(databaseUrl)
+  const pooler = new URL(adminUrl)
+  if (url.host !== pooler.host) return undefined
+  const direct = new URL(directAdminUrl)
+  url.host = direct.host
+  return url.toString()
+}
 export const skipReason = adminUrl
   ? undefined
   : "TEST_DATABASE_URL is unset: these suites need a real PostgreSQL (run them with `npm run test:faults`, `test:instances`, `test:secrets`)"
@@ -93,6 +116,7 @@ export const startServer = async (options: {
       PORT: String(port),
       HOST: "127.0.0.1",
       DATABASE_URL: options.databaseUrl,
+      ...directEnv(options.databaseUrl),
       APP_KEY: options.appKey,
       DATA_DIR: dataDir,
       LOG_LEVEL: "info",

@@ -14,6 +14,7 @@ import {
   announceSkip,
   call,
   connectSql,
+  directEnv,
   freshDatabase,
   newAppKey,
   type RunningServer,
@@ -278,7 +279,7 @@ describe.skipIf(skipReason !== undefined)("suite 5: two instances, one database"
     const cli = () =>
       Bun.spawn([process.execPath, "run", "src/cli.ts", "jobs", "run-once"], {
         cwd: `${import.meta.dir}/../..`,
-        env: { PATH: process.env["PATH"] ?? "/usr/bin:/bin", DATABASE_URL: databaseUrl, APP_KEY: appKey, LOG_LEVEL: "error" },
+        env: { PATH: process.env["PATH"] ?? "/usr/bin:/bin", DATABASE_URL: databaseUrl, ...directEnv(databaseUrl), APP_KEY: appKey, LOG_LEVEL: "error" },
         stdout: "pipe",
         stderr: "pipe"
       })

@@ -52,6 +52,8 @@ describe.skipIf(skipReason !== undefined)("a primary that is read-only for a mom
 
   afterAll(async () => {
     await sql?.query(`alter database ${databaseName} reset default_transaction_read_only`).catch(() => {})
+    await sql?.query("alter system reset default_transaction_read_only").catch(() => {})
+    await sql?.query("select pg_reload_conf()").catch(() => {})
     await sql?.end()
     await server?.stop()
   })
@@ -70,13 +72,17 @@ describe.skipIf(skipReason !== undefined)("a primary that is read-only for a mom
 
     await sql.query(`alter database ${databaseName} set default_transaction_read_only = on`)
     await endServerSessions()
+    await Bun.sleep(300)
     // the pool's sessions were ended: requests meet a lost connection, then the read-only node
-    // (SQLSTATE 25006); every one of them is a 503 with Retry-After, never a 500
-    for (let i = 0; i < 12; i++) {
-      const refused = await writeSettings()
+    // (SQLSTATE 25006). A refused write changed nothing and is tried again for a few seconds
+    // (src/platform/Reconnect.ts); a node that stays read-only makes it a 503 with Retry-After,
+    // never a 500, within the 10 s of [D126]
+    const refusals = await Promise.all(Array.from({ length: 4 }, () => writeSettings()))
+    for (const refused of refusals) {
       expect(refused.status).toBe(503)
       expect(refused.body).toEqual({ success: false, message: "Service temporarily unavailable." })
       expect(refused.headers.get("retry-after")).not.toBeNull()
+      expect(refused.ms).toBeLessThan(9_500)
     }
     const [{ n }] = (await sql.query<{ n: number }>(
       "select count(*)::int as n from pg_stat_activity where datname = $1 and application_name = 'vpn-api'",
@@ -93,5 +99,19 @@ describe.skipIf(skipReason !== undefined)("a primary that is read-only for a mom
       back = await writeSettings()
     }
     expect(back.status).toBe(200)
+
+    // read-only for a moment, as Patroni's node before its promotion, the same sessions
+    // writable again after it (a configuration reload reaches every open session): a write in
+    // that moment is a slow success, not a 503
+    await sql.query("alter system set default_transaction_read_only = on")
+    await sql.query("select pg_reload_conf()")
+    await Bun.sleep(300)
+    const during = writeSettings()
+    await Bun.sleep(700)
+    await sql.query("alter system reset default_transaction_read_only")
+    await sql.query("select pg_reload_conf()")
+    const slow = await during
+    expect(slow.status).toBe(200)
+    expect(slow.ms).toBeGreaterThan(600)
   }, 60_000)
 })

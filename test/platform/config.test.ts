@@ -41,7 +41,7 @@ describe("configuration [D1]", () => {
 
   test("multi-host database URLs and target_session_attrs are refused, pointing to a proxy [D126]", () => {
     const key = Buffer.alloc(32).toString("base64")
-    for (const name of ["DATABASE_URL", "DATABASE_DIRECT_URL"]) {
+    for (const name of ["DATABASE_URL", "DATABASE_DIRECT_URL", "DATABASE_READ_URL"]) {
       expect(load({ [name]: "postgres://u:p@h1:5432,h2:5432/db", APP_KEY: key })).toEqual(Either.left(
         `Invalid configuration: ${name}: multi-host URLs are not supported; use one host: a proxy that follows the primary (HAProxy, PgBouncer) or the managed service's endpoint (docs/operations.md)`
       ))
@@ -55,8 +55,21 @@ describe("configuration [D1]", () => {
     expect(Option.isSome(ok.databaseDirectUrl!)).toBe(true)
   })
 
+  test("DATABASE_READ_URL names the replicas of DATABASE_URL, which it needs [D126]", () => {
+    const key = Buffer.alloc(32).toString("base64")
+    const ok = Either.getOrThrow(load({ DATABASE_URL: "postgres://u@h/db", DATABASE_READ_URL: "postgres://u@h:5433/db", APP_KEY: key }))
+    expect(Option.map(ok.databaseReadUrl!, Redacted.value)).toEqual(Option.some("postgres://u@h:5433/db"))
+    expect(Option.isNone(Either.getOrThrow(load({ DATABASE_URL: "postgres://u@h/db", APP_KEY: key })).databaseReadUrl!)).toBe(true)
+    for (const name of ["DATABASE_READ_URL", "DATABASE_DIRECT_URL"]) {
+      expect(load({ [name]: "postgres://u@h:5433/db" })).toEqual(
+        Either.left("Invalid configuration: DATABASE_DIRECT_URL, DATABASE_READ_URL: need DATABASE_URL (the primary)")
+      )
+    }
+  })
+
   test.each([
     ["DATABASE_DIRECT_URL", "mysql://x"],
+    ["DATABASE_READ_URL", "mysql://x"],
     ["PORT", "abc"],
     ["PORT", "70000"],
     ["TOKEN_TTL_DAYS", "0"],

@@ -9,6 +9,7 @@ import { AppKey } from "../../src/platform/Crypto.ts"
 import { KeyGen } from "../../src/platform/KeyGen.ts"
 import { Mailer } from "../../src/platform/Mailer.ts"
 import { Metrics } from "../../src/platform/Metrics.ts"
+import type { ReadSql } from "../../src/platform/ReadSql.ts"
 import { makeDomainLive } from "../../src/App.ts"
 import { ApiWithDocs, makeApiWithDocs, serveMiddleware } from "../../src/Server.ts"
 import { resetDatabase, sharedDatabase, sqlLayerFor } from "./database.ts"
@@ -144,7 +145,7 @@ export const makeTestApp = async (options: {
     del: (path: string, init?: RequestOptions) => request("DELETE", path, init),
     /** run an effect against the same services (direct SQL for setup and checks) */
     run: <A, E>(
-      effect: Effect.Effect<A, E, SqlClient.SqlClient | Tokens | AppClock | AppConfig | KeyGen | AppKey | Mailer | Metrics>
+      effect: Effect.Effect<A, E, SqlClient.SqlClient | ReadSql | Tokens | AppClock | AppConfig | KeyGen | AppKey | Mailer | Metrics>
     ) => runtime.runPromise(effect),
     sql: <A extends object = Record<string, unknown>>(strings: TemplateStringsArray, ...values: Array<unknown>) =>
       runtime.runPromise(Effect.flatMap(SqlClient.SqlClient, (sql) => sql<A>(strings, ...(values as Array<never>)))),

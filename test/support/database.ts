@@ -4,6 +4,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect, Layer, Redacted } from "effect"
 import pg from "pg"
 import { runMigrations, sqlClientLayer } from "../../src/platform/Database.ts"
+import { ReadSql } from "../../src/platform/ReadSql.ts"
 
 /**
  * One database for the whole `bun test` run: an in-memory PGlite on a loopback socket, or a
@@ -40,8 +41,11 @@ const create = async (): Promise<SharedDatabase> => {
 /** the app's driver (issue 8): `Bun.SQL`, or `pg` with `DB_DRIVER=pg` */
 const driver = process.env["DB_DRIVER"] === "pg" ? "pg" : "bun"
 
+/** `TEST_DATABASE_URL` through a transaction pooler ([D126], scripts/with-pgbouncer.sh): no named statements */
+const pooled = process.env["TEST_DATABASE_DIRECT_URL"] !== undefined
+
 const clientLayer = (shared: SharedDatabase, maxConnections: number) =>
-  sqlClientLayer(Redacted.make(shared.url), maxConnections, { embedded: shared.embedded, driver })
+  sqlClientLayer(Redacted.make(shared.url), maxConnections, { embedded: shared.embedded, driver, pooled: pooled && !shared.embedded })
 
 const migrate = (shared: SharedDatabase) =>
   Effect.runPromise(
@@ -68,5 +72,6 @@ export const resetDatabase = Effect.gen(function*() {
   yield* sql.unsafe(`truncate ${tables.map((t) => `"${t.tablename}"`).join(", ")} restart identity cascade`)
 })
 
-export const sqlLayerFor = (shared: SharedDatabase): Layer.Layer<SqlClient.SqlClient> =>
-  Layer.orDie(testSqlLayer(shared))
+/** the SQL client, and the reads that may lag ([D126]) on it too */
+export const sqlLayerFor = (shared: SharedDatabase): Layer.Layer<SqlClient.SqlClient | ReadSql> =>
+  ReadSql.Primary.pipe(Layer.provideMerge(Layer.orDie(testSqlLayer(shared))))

@@ -1,10 +1,10 @@
-import * as SqlClient from "@effect/sql/SqlClient"
 import * as SqlSchema from "@effect/sql/SqlSchema"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import { AppClock } from "../../platform/Clock.ts"
 import { AppConfig } from "../../platform/Config.ts"
 import { makePage } from "../../platform/Page.ts"
+import { ReadSql } from "../../platform/ReadSql.ts"
 import { InvoiceStatus } from "../Domain.ts"
 
 const PER_PAGE = 15
@@ -38,7 +38,8 @@ const Query = Schema.Struct({ userId: Schema.NullOr(Schema.Int), status: Schema.
 /** [D121]: every user's invoices for the console, and the revenue of the last days per currency. */
 export class InvoiceLedger extends Effect.Service<InvoiceLedger>()("billing/InvoiceLedger", {
   effect: Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
+    // an admin list and a report: on the replicas when there are ([D126])
+    const sql = yield* ReadSql
     const config = yield* AppConfig
     const clock = yield* AppClock
     const filters = (q: { readonly userId: number | null; readonly status: string | null }) =>

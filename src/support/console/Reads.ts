@@ -5,6 +5,7 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { AppConfig } from "../../platform/Config.ts"
 import { NotFound } from "../../platform/Errors.ts"
+import { ReadSql } from "../../platform/ReadSql.ts"
 import { makePage } from "../../platform/Page.ts"
 import { Reply, TicketStatus } from "../Domain.ts"
 
@@ -25,12 +26,14 @@ const Query = Schema.Struct({ status: Schema.NullOr(Schema.String), limit: Schem
 export class TicketDesk extends Effect.Service<TicketDesk>()("support/TicketDesk", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    // the list may lag ([D126]): on the replicas when there are; one ticket is read on the primary
+    const readSql = yield* ReadSql
     const config = yield* AppConfig
-    const statusFilter = (status: string | null) => status === null ? sql`` : sql`where status = ${status}`
+    const statusFilter = (status: string | null) => status === null ? readSql`` : readSql`where status = ${status}`
     const pageRows = SqlSchema.findAll({
       Request: Query,
       Result: TicketRow,
-      execute: (q) => sql`
+      execute: (q) => readSql`
         select id, user_id, subject, status, created_at, last_reply_at, count(*) over ()::int as total_rows
         from tickets ${statusFilter(q.status)}
         order by last_reply_at desc, id desc limit ${q.limit} offset ${q.offset}`
