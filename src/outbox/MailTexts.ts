@@ -395,18 +395,24 @@ const LOCALIZED_SECURITY: { readonly [K in SecurityKind]: Localized<SecurityView
 
 // ---- the two ways in --------------------------------------------------------------------------
 
+/** what the English template of a notice is given (`name` and `app_url` aside) */
+export const englishNoticeView = <K extends NotificationKind>(kind: K, view: NoticeView<K>): View =>
+  ENGLISH_NOTICES[kind](view, shownIn("en"), messagesOf("en"))
+
+/** what the English template of a security mail is given (`name` and `app_url` aside) */
+export const englishSecurityView = <K extends SecurityKind>(kind: K, view: SecurityView<K>): View =>
+  ENGLISH_SECURITY[kind](view, shownIn("en"), messagesOf("en"))
+
 /** A notification of [D96] in `locale`: subject, plain text and HTML. */
 export const renderNotice = <K extends NotificationKind>(kind: K, view: NoticeView<K>, locale: Locale, to: Addressee): Rendered => {
+  if (locale === "en") return render(kind, { ...englishNoticeView(kind, view), name: to.name, app_url: to.app_url })
   const m = messagesOf(locale)
-  const shown = shownIn(locale)
-  if (locale === "en") return render(kind, { ...ENGLISH_NOTICES[kind](view, shown, m), name: to.name, app_url: to.app_url })
-  return mailOf(locale, m, LOCALIZED_NOTICES[kind](view, shown, m, to), to, m.mail.footer_notice)
+  return mailOf(locale, m, LOCALIZED_NOTICES[kind](view, shownIn(locale), m, to), to, m.mail.footer_notice)
 }
 
 /** A security mail of [D96] (always sent) in `locale`. */
 export const renderSecurityMail = <K extends SecurityKind>(kind: K, view: SecurityView<K>, locale: Locale, to: Addressee): Rendered => {
+  if (locale === "en") return renderSecurity(kind, { ...englishSecurityView(kind, view), name: to.name, app_url: to.app_url })
   const m = messagesOf(locale)
-  const shown = shownIn(locale)
-  if (locale === "en") return renderSecurity(kind, { ...ENGLISH_SECURITY[kind](view, shown, m), name: to.name, app_url: to.app_url })
-  return mailOf(locale, m, LOCALIZED_SECURITY[kind](view, shown, m, to), to, m.mail.footer_security)
+  return mailOf(locale, m, LOCALIZED_SECURITY[kind](view, shownIn(locale), m, to), to, m.mail.footer_security)
 }
