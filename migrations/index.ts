@@ -28,10 +28,13 @@ import usageLogPerStatement from "./0040_usage_log_per_statement.ts"
 import deviceUsagePerStatement from "./0045_device_usage_per_statement.ts"
 import reportTablesFillfactor from "./0046_report_tables_fillfactor.ts"
 import servicesCurrentCovering from "./0047_services_current_covering.ts"
-import userLocale from "./0054_user_locale.ts"
 import moneyReview from "./0048_money_review.ts"
-import telegram from "./0059_telegram.ts"
+import nodeChangesScoped from "./0050_node_changes_scoped.ts"
+import handshakesNotAhead from "./0051_handshakes_not_ahead.ts"
+import userLocale from "./0054_user_locale.ts"
 import subscriptionLinks from "./0057_subscription_links.ts"
+import telegram from "./0059_telegram.ts"
+import gatewaysAndDunning from "./0061_gateways_and_dunning.ts"
 
 /**
  * Every migration, imported statically so that a compiled binary carries them.
@@ -67,7 +70,10 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "46_report_tables_fillfactor": reportTablesFillfactor,
   "47_services_current_covering": servicesCurrentCovering,
   "48_money_review": moneyReview,
+  "50_node_changes_scoped": nodeChangesScoped,
+  "51_handshakes_not_ahead": handshakesNotAhead,
   "54_user_locale": userLocale,
   "57_subscription_links": subscriptionLinks,
-  "59_telegram": telegram
+  "59_telegram": telegram,
+  "61_gateways_and_dunning": gatewaysAndDunning
 }

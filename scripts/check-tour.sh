@@ -19,7 +19,9 @@ DATA_DIR=$DATA npx bun run src/cli.ts seed-demo >/dev/null
 start_group env DATA_DIR="$DATA" PORT="$PORT" PAYMENT_WEBHOOK_SECRET=tour-secret npx bun run src/main.ts >"$LOG" 2>&1
 for _ in $(seq 1 120); do curl -fsS "http://127.0.0.1:$PORT/v1/status" >/dev/null 2>&1 && break; sleep 0.5; done
 API="http://127.0.0.1:$PORT" bash scripts/tour.sh >/dev/null
-echo "README tour: ok"
+# a second run on the same server (issue 34: it failed on the first run's address)
+API="http://127.0.0.1:$PORT" bash scripts/tour.sh >/dev/null
+echo "README tour: ok (twice)"
 stop_group "$GROUP"
 group=$GROUP GROUP=""
 left=$(procs_with_env "DATA_DIR=$DATA")

@@ -638,10 +638,32 @@ if [ "$OPENVPN" = 1 ]; then
     json '.end.sum_received.bits_per_second' <"$out" | awk '{ printf "%.1f", $1 / 1e6 }'
   }
   O_DOWN=$(ovpn_measure down); O_UP=$(ovpn_measure up)
-  stop_client
   echo "  measured: OpenVPN session of the 10 Mbps plan down $O_DOWN / up $O_UP Mbps (class on $OV_DEV)" | tee -a "$SHAPE_LOG"
-  at_most "$O_DOWN" 11 && at_most "$O_UP" 11 || fail "the OpenVPN session of a 10 Mbps plan measured down $O_DOWN / up $O_UP Mbps (at most 11)"
+  at_most "$O_DOWN" 11 && at_most "$O_UP" 11 || { stop_client; fail "the OpenVPN session of a 10 Mbps plan measured down $O_DOWN / up $O_UP Mbps (at most 11)"; }
   echo "ok 14 - OpenVPN: openvpn-connect shapes a 10 Mbps plan's session on $OV_DEV ($O_DOWN down, $O_UP up Mbps)"
+
+  # 15. issue 34: the same credentials connected a second time (from namespace B) while the first
+  # session runs: OpenVPN drops the first, whose client-disconnect ran between the second's auth
+  # and connect scripts and took its speed along (per username): the second went unshaped. The
+  # speed is kept per session now, and a session without one is refused.
+  setsid ip netns exec "$NS_B" openvpn --config "$OV/client.ovpn" --auth-user-pass "$OV/slow-creds" --dev "${P}u" --dev-type tun --connect-retry-max 1 >"$OV/client-slow2.log" 2>&1 &
+  OV_B=$!
+  PIDS+=("$OV_B")
+  for _ in $(seq 1 100); do grep -q "Initialization Sequence Completed" "$OV/client-slow2.log" && break; sleep 0.2; done
+  # the first client would come back and take the name again: it goes
+  stop_client
+  grep -q "Initialization Sequence Completed" "$OV/client-slow2.log" || { stop_all "$OV_B"; fail "the second OpenVPN client with the same credentials did not connect: $(tail -n 5 "$OV/client-slow2.log"); server: $(tail -n 8 "$OV/server.log")"; }
+  ovpn_measure_b() { # $1 up|down
+    local flag=() out="$WORK/iperf-ovpn2-$1.json"
+    [ "$1" = down ] && flag=(-R)
+    ip netns exec "$NS_B" timeout 20 iperf3 -c 10.8.0.1 -p 5202 -t 2 "${flag[@]}" -J >"$out" 2>&1 || { stop_all "$OV_B"; fail "iperf3 over the second OpenVPN session ($1): $(tail -n 5 "$out")"; }
+    json '.end.sum_received.bits_per_second' <"$out" | awk '{ printf "%.1f", $1 / 1e6 }'
+  }
+  T_DOWN=$(ovpn_measure_b down); T_UP=$(ovpn_measure_b up)
+  stop_all "$OV_B"
+  echo "  measured: the same credentials' second session down $T_DOWN / up $T_UP Mbps" | tee -a "$SHAPE_LOG"
+  at_most "$T_DOWN" 11 && at_most "$T_UP" 11 || fail "the second OpenVPN session with the same credentials measured down $T_DOWN / up $T_UP Mbps (at most 11): the limit was bypassed"
+  echo "ok 15 - OpenVPN: connecting twice with the same credentials keeps the limit ($T_DOWN down, $T_UP up Mbps)"
 fi
 
 echo "tunnel check passed ($([ $DEVICES = 1 ] && echo "with devices" || echo "devices stood in by a second user"); OpenVPN $([ "$OPENVPN" = 1 ] && echo "checked" || echo "skipped")), poll ${POLL}s"

@@ -19,6 +19,7 @@ import { RefundsAdminApi } from "./billing/refunds/Api.ts"
 import { SubscriptionsApi } from "./billing/subscriptions/Api.ts"
 import { BillingDocumentsApi } from "./billing/documents/Api.ts"
 import { BillingGatewaysApi } from "./billing/gateways/Api.ts"
+import { PaymentMethodsApi } from "./billing/cards/Api.ts"
 import { ServicesAdminApi, ServicesApi } from "./services/Api.ts"
 import { CatalogAdminApi, CatalogApi } from "./catalog/Api.ts"
 import { SupportAdminApi, SupportApi } from "./support/Api.ts"
@@ -47,6 +48,7 @@ export class Api extends HttpApi.make("vpn")
   .add(RefundsAdminApi)
   .add(SubscriptionsApi)
   .add(BillingGatewaysApi)
+  .add(PaymentMethodsApi)
   .add(BillingDocumentsApi)
   .add(VpnApi)
   .add(NodeApi)
@@ -79,7 +81,11 @@ export class Api extends HttpApi.make("vpn")
     title: "VPN subscription API",
     version: "1.0.0",
     description: API_DESCRIPTION,
-    servers: [{ url: "http://localhost:3000", description: "A server started with `npm start` (set PUBLIC_URL for yours)" }],
+    // issue 34: "Try it out" calls the origin the page came from (the page's CSP allows no other)
+    servers: [
+      { url: "/", description: "This server: the origin `/docs` and this document were fetched from" },
+      { url: "http://localhost:3000", description: "A server started with `npm start` on its default port" }
+    ],
     license: { name: "Proprietary" },
     transform: documentTransform
   }))

@@ -22,6 +22,7 @@ import { AccountsHttpLive } from "./accounts/Http.ts"
 import { TelegramHttpLive } from "./accounts/telegram/Http.ts"
 import { BillingHttpLive } from "./billing/Http.ts"
 import { BalanceHttpLive } from "./billing/balance/Http.ts"
+import { PaymentMethodsHttpLive } from "./billing/cards/Http.ts"
 import { RefundsHttpLive } from "./billing/refunds/Http.ts"
 import { SubscriptionsHttpLive } from "./billing/subscriptions/Http.ts"
 import { PromoUsesLive } from "./billing/PromoUses.ts"
@@ -46,7 +47,7 @@ import { DomainEventsLive } from "./webhooks/Webhooks.ts"
 
 /** Every group's handlers and the endpoints' middleware (auth, rate limits), over the services; `Server.ts` adds the API-wide layers. */
 export const ApiLive = HttpApiBuilder.api(Api).pipe(
-  Layer.provide([SystemLive, MetricsLive, AccountsHttpLive, TelegramHttpLive, CatalogHttpLive, ServicesHttpLive, BillingHttpLive, BalanceHttpLive, RefundsHttpLive, SubscriptionsHttpLive, VpnHttpLive, SupportHttpLive, AuditHttpLive, OutboxHttpLive, WebhooksHttpLive, BillingConsoleHttpLive, SupportConsoleHttpLive]),
+  Layer.provide([SystemLive, MetricsLive, AccountsHttpLive, TelegramHttpLive, CatalogHttpLive, ServicesHttpLive, BillingHttpLive, BalanceHttpLive, PaymentMethodsHttpLive, RefundsHttpLive, SubscriptionsHttpLive, VpnHttpLive, SupportHttpLive, AuditHttpLive, OutboxHttpLive, WebhooksHttpLive, BillingConsoleHttpLive, SupportConsoleHttpLive]),
   Layer.provide([AuthenticationLive, AdminAuthenticationLive, PeopleOnlyLive, RateLimitsLive, MetricsAccessLive])
 )
 

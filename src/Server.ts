@@ -35,13 +35,13 @@ import { NodeRpcLive } from "./vpn/NodeRpc.ts"
  *   1. track          counted in flight, so a shutdown drains it ([D5])
  *   2. requestMetrics its route template's count and latency ([D102])
  *   3. requestLog     one log line, the request id ([D11])
- *   3a. deadline      no answer after 9 s: 503 with Retry-After, the handler interrupted ([D126])
  *   4. cors           when `CORS_ORIGINS` is set
  *   5. docsHeaders    the documents' own headers (`/docs`, `/v1/openapi.json`)
  *   6. catalogCaching ETag, `Cache-Control` and 304 for the public catalogue's reads (issue 40)
  *  inside the API (`HttpApiBuilder.middleware`: their answers pass the API's pre-response handlers)
  *   7. errorMapping   the framework's failures in the envelope (decode 422, 404/405, database 503/500)
- *   8. apiGuards      the request's origin ([D99], [D100]), the 413 ([D11]), the general limit
+ *   8. apiGuards      a deadline (no answer after 9 s: 503 with Retry-After, [D126]), the
+ *                     request's origin ([D99], [D100]), the 413 ([D11]), the general limit
  *                     ([D30]), the one JSON body every decoder reads
  *   9. adminWrites    every admin write that succeeded, audited ([D100])
  *  per endpoint (`HttpApiMiddleware` tags on the groups, `App.ts`)
@@ -81,7 +81,6 @@ export const makeServeMiddleware = (options: {
     track(options.inFlight),
     requestMetrics(options.figuresOf),
     requestLog(options.config),
-    deadline(),
     corsOf(options.config),
     docsHeaders,
     catalogCaching
@@ -106,6 +105,7 @@ const ApiGuardsLive = Layer.unwrapEffect(Effect.gen(function*() {
   const metrics = yield* Metrics
   const { limiter: generalLimiter } = yield* GeneralLimiter
   return HttpApiBuilder.middleware(pipeline([
+    deadline(),
     withRequestOrigin(config),
     bodyLimit,
     generalLimit(generalLimiter, config, tokens, metrics),
@@ -153,6 +153,7 @@ export const HttpServerLive = Layer.unwrapScoped(Effect.gen(function*() {
   return drain(inFlight).pipe(
     Layer.provideMerge(HttpApiBuilder.serve(portal ? (app) => middleware(portalPages(app)) : middleware).pipe(HttpMiddleware.withTracerDisabledWhen(() => true))),
     Layer.provide(ApiWithDocs),
-    Layer.provide(bunServer)
+    // the bound server is an output: the start-up line waits for it (issue 34)
+    Layer.provideMerge(bunServer)
   )
 }))

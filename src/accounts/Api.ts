@@ -4,20 +4,23 @@ import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import * as OpenApi from "@effect/platform/OpenApi"
 import * as Schema from "effect/Schema"
 import { describe } from "../http/Describe.ts"
+import { answers422WithoutInput } from "../http/OpenApiContract.ts"
 import * as ParseResult from "effect/ParseResult"
-import { AdminAuthentication, Authentication, PeopleOnly } from "../http/Auth.ts"
-import { Confirmation, Ok, OkMessage, OkPage } from "../http/Envelope.ts"
-import { errorEnvelope, InvalidCredentialsResponse, TooManyAttemptsResponse } from "../http/Errors.ts"
 import {
+  AdminAuthentication,
+  Authentication,
   ForgotPasswordRateLimit,
   LoginRateLimit,
   PasswordCheckRateLimit,
+  PeopleOnly,
   RegisterRateLimit,
   ResendVerificationRateLimit,
   ResetPasswordRateLimit,
   TwoFactorRateLimit,
   VerifyEmailRateLimit
-} from "../http/RateLimit.ts"
+} from "../http/Middleware.ts"
+import { Confirmation, Ok, OkMessage, OkPage } from "../http/Envelope.ts"
+import { errorEnvelope, InvalidCredentialsResponse, TooManyAttemptsResponse } from "../http/Errors.ts"
 import { Body, boolean, email, IdParam, oneOf, string, timestamp } from "../platform/Fields.ts"
 import { LOCALES } from "../platform/i18n/Locale.ts"
 import { PageParam } from "../platform/Page.ts"
@@ -202,7 +205,8 @@ export class AccountsApi extends HttpApiGroup.make("accounts")
       .addSuccess(OkMessage(Settings, { identifier: "AccountsSettingsUpdated" }))
   )
   .add(HttpApiEndpoint.post("setUpTwoFactor", "/account/2fa")
-      .annotateContext(describe("Start two-factor sign-in", "Creates a new TOTP secret (SHA-1, 6 digits, 30 s) and answers it in base32 with an `otpauth://` URL for authenticator apps; two-factor sign-in is on only after `POST /v1/account/2fa/confirm`. Takes a user's token only.")).addSuccess(Ok(TwoFactorSetup)).middleware(PeopleOnly))
+      .annotateContext(describe("Start two-factor sign-in", "Creates a new TOTP secret (SHA-1, 6 digits, 30 s) and answers it in base32 with an `otpauth://` URL for authenticator apps; two-factor sign-in is on only after `POST /v1/account/2fa/confirm`. While it is on already: 422 `Two-factor authentication is already enabled.` (under `errors.two_factor`). Takes a user's token only.")).addSuccess(Ok(TwoFactorSetup)).middleware(PeopleOnly)
+      .annotate(OpenApi.Override, answers422WithoutInput))
   .add(
     HttpApiEndpoint.post("confirmTwoFactor", "/account/2fa/confirm")
       .annotateContext(describe("Confirm two-factor sign-in", "Checks a code of the new secret, turns two-factor sign-in on and answers 10 single-use recovery codes (shown once). The confirming code cannot be used again to sign in."))
@@ -359,9 +363,11 @@ export class AccountsPagesApi extends HttpApiGroup.make("accountsPages")
     HttpApiEndpoint.get("resetPasswordPage", "/reset-password")
       .setUrlParams(Schema.Struct({ token: Schema.optional(Schema.String), email: Schema.optional(Schema.String) }))
       .addSuccess(Html)
+      // [D117], made precise by issue 34: every request to the page counts, GET included
+      .middleware(ResetPasswordRateLimit)
   )
   // the form of the reset page posts here (application/x-www-form-urlencoded), so it works without JavaScript
-  // the same per-address counter as POST /v1/auth/reset-password ([D117]); the form page itself checks nothing
+  // the same per-address counter as POST /v1/auth/reset-password ([D117])
   .add(HttpApiEndpoint.post("resetPasswordForm", "/reset-password").addSuccess(Html).middleware(ResetPasswordRateLimit))
   .annotate(OpenApi.Exclude, true)
 {}

@@ -5,11 +5,11 @@ import * as OpenApi from "@effect/platform/OpenApi"
 import * as Schema from "effect/Schema"
 import { describe } from "../http/Describe.ts"
 import { PageParam } from "../platform/Page.ts"
-import { AdminAuthentication, Authentication } from "../http/Auth.ts"
+import { AdminAuthentication, Authentication } from "../http/Middleware.ts"
 import { Ok, OkPage } from "../http/Envelope.ts"
 import { errorEnvelope, ForbiddenResponse, InvalidSignatureResponse } from "../http/Errors.ts"
 import { PromoInvalid } from "../catalog/Domain.ts"
-import { Body, IdParam, integer, oneOf, string, UuidParam } from "../platform/Fields.ts"
+import { Body, boolean, IdParam, integer, oneOf, string, UuidParam } from "../platform/Fields.ts"
 import { INVOICE_STATUSES, InvoiceDetail, InvoiceListItem, InvoiceNotPayable, paymentWebhookContract } from "./Domain.ts"
 
 const NotPayableResponse = errorEnvelope(InvoiceNotPayable)
@@ -25,7 +25,9 @@ export const OrderPayload = Body({
   cycle_id: integer("cycle_id", ANY_INT),
   promo_code: Schema.optional(Schema.NullOr(string("promo_code", { max: 64 }))),
   /** [D112]: a name of `GET /v1/payment-gateways`; absent: DEFAULT_GATEWAY, else `manual` */
-  gateway: Schema.optional(Schema.NullOr(string("gateway", { max: 64 }).annotations({ jsonSchema: { type: "string", minLength: 1, pattern: "\\S", maxLength: 64, examples: ["manual"] } })))
+  gateway: Schema.optional(Schema.NullOr(string("gateway", { max: 64 }).annotations({ jsonSchema: { type: "string", minLength: 1, pattern: "\\S", maxLength: 64, examples: ["manual"] } }))),
+  /** [D124]: keep the card for the renewals (Stripe saves it at Checkout for off-session charges) */
+  save_card: Schema.optional(boolean("save_card"))
 })
 
 /** The caller's invoices and orders; the payment webhook ([D35]-[D40]). */

@@ -8,23 +8,13 @@ import { AppClock } from "../platform/Clock.ts"
 import { AppConfig } from "../platform/Config.ts"
 import { ValidationError } from "../platform/Errors.ts"
 import { makePage } from "../platform/Page.ts"
+import { BalanceAmount } from "./Domain.ts"
 
 /** [D36]: ledger pages hold 15, like invoices */
 const PER_PAGE = 15
 
-/** One ledger row as the API shows it ([D109]): the amount signed. */
-export const BalanceTransaction = Schema.Struct({
-  id: Schema.Int,
-  amount: Schema.String,
-  currency: Schema.String,
-  reason: Schema.String,
-  invoice_uuid: Schema.NullOr(Schema.String),
-  created_at: Schema.Date
-}).annotations({ identifier: "BalanceTransaction" })
-export type BalanceTransaction = typeof BalanceTransaction.Type
-
-export const BalanceAmount = Schema.Struct({ currency: Schema.String, amount: Schema.String })
-  .annotations({ identifier: "BalanceAmount" })
+// the ledger's schemas live with the contract (`Domain.ts`, issue 34)
+export { BalanceAmount, BalanceTransaction } from "./Domain.ts"
 
 const TransactionRow = Schema.Struct({
   id: Schema.Int,

@@ -34,7 +34,9 @@ export const Invoice = Schema.Struct({
   due_date: Schema.DateFromSelf,
   paid_at: Schema.NullOr(Schema.DateFromSelf),
   transaction_id: Schema.NullOr(Schema.String),
-  created_at: Schema.DateFromSelf
+  created_at: Schema.DateFromSelf,
+  /** [D124]: the payer agreed to keep the card for the renewals (Stripe saves it at Checkout) */
+  save_card: Schema.Boolean
 })
 export type Invoice = typeof Invoice.Type
 
@@ -133,3 +135,17 @@ export const paymentWebhookContract = {
     content: { "application/json": { schema: bodySchemaOf(PaymentEvent) } }
   }
 }
+
+/** One ledger row as the API shows it ([D109]): the amount signed. */
+export const BalanceTransaction = Schema.Struct({
+  id: Schema.Int,
+  amount: Schema.String,
+  currency: Schema.String,
+  reason: Schema.String,
+  invoice_uuid: Schema.NullOr(Schema.String),
+  created_at: Schema.Date
+}).annotations({ identifier: "BalanceTransaction" })
+export type BalanceTransaction = typeof BalanceTransaction.Type
+
+export const BalanceAmount = Schema.Struct({ currency: Schema.String, amount: Schema.String })
+  .annotations({ identifier: "BalanceAmount" })

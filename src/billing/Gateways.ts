@@ -4,12 +4,15 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import { AppClock } from "../platform/Clock.ts"
 import { AppConfig } from "../platform/Config.ts"
+import * as Redacted from "effect/Redacted"
 import { AppKey, constantTimeEqual } from "../platform/Crypto.ts"
-import { ValidationError } from "../platform/Errors.ts"
-import type { PaymentGateway } from "./gateways/Gateway.ts"
+import { NotFound, ValidationError } from "../platform/Errors.ts"
+import { CryptoBotGateway } from "./gateways/CryptoBot.ts"
+import type { PaymentGateway, WebhookOutcome } from "./gateways/Gateway.ts"
+import { decodeManualEvent, manualMoney, verifyManualSignature } from "./gateways/ManualWebhook.ts"
 import { StripeGateway } from "./gateways/Stripe.ts"
 
-export type { PaymentGateway, PaymentLink, RefundRequest } from "./gateways/Gateway.ts"
+export type { PaymentGateway, PaymentLink, RefundRequest, WebhookDelivery, WebhookOutcome } from "./gateways/Gateway.ts"
 export { GatewayRefundFailed } from "./gateways/Gateway.ts"
 
 /** What a `/pay/{uuid}` link of the manual gateway is worth. */
@@ -47,6 +50,23 @@ export class ManualGateway extends Context.Tag("billing/ManualGateway")<ManualGa
               url: `${config.publicUrl}/pay/${invoice.uuid}?expires=${expires}&signature=${signatureOf(invoice.uuid, expires)}`,
               expiresAt: new Date(expires * 1000)
             }
+          }),
+        // [D123] [D40]: `X-Signature` over the raw body, then the event; its transaction id is the event's id
+        parseWebhook: (delivery) =>
+          Effect.gen(function*() {
+            const secret = yield* Option.match(config.paymentWebhookSecret, { onNone: () => Effect.fail(new NotFound()), onSome: Effect.succeed })
+            yield* verifyManualSignature(Redacted.value(secret), yield* clock.now, delivery.raw, delivery.headers["x-signature"])
+            const { body, event } = yield* decodeManualEvent(delivery.raw)
+            const money = yield* manualMoney(event)
+            return {
+              _tag: "Paid",
+              invoiceUuid: event.invoice_uuid.toLowerCase(),
+              amountCents: money.amountCents,
+              currency: money.currency,
+              eventId: event.transaction_id,
+              transactionId: event.transaction_id,
+              payload: body
+            } satisfies WebhookOutcome
           }),
         checkLink: (uuid, expires, signature) =>
           Effect.map(clock.now, (now): LinkCheck => {
@@ -96,17 +116,20 @@ export class PaymentGateways extends Context.Tag("billing/PaymentGateways")<Paym
     })
   }
 
-  /** `manual`, and `stripe` when configured */
+  /** `manual`, and `stripe` and `cryptobot` when configured ([D123]) */
   static readonly Live = Layer.effect(
     PaymentGateways,
     Effect.gen(function*() {
       const config = yield* AppConfig
       const manual = yield* ManualGateway
       const stripe = yield* StripeGateway
-      return PaymentGateways.fromList([manual, ...Option.toArray(stripe)], config.defaultGateway ?? "manual")
+      const cryptobot = yield* CryptoBotGateway
+      return PaymentGateways.fromList([manual, ...Option.toArray(stripe), ...Option.toArray(cryptobot)], config.defaultGateway ?? "manual")
     })
   )
 }
 
 /** The registry with the built-in gateways under it. */
-export const GatewaysLive = PaymentGateways.Live.pipe(Layer.provideMerge(Layer.merge(ManualGateway.Live, StripeGateway.Live)))
+export const GatewaysLive = PaymentGateways.Live.pipe(
+  Layer.provideMerge(Layer.mergeAll(ManualGateway.Live, StripeGateway.Live, CryptoBotGateway.Live))
+)

@@ -51,7 +51,8 @@ const BillingHandlers = HttpApiBuilder.group(Api, "billing", (handlers) =>
             planId: payload.plan_id,
             cycleId: payload.cycle_id,
             promoCode: Option.fromNullable(payload.promo_code),
-            gateway: payload.gateway
+            gateway: payload.gateway,
+            saveCard: payload.save_card
           })))
       // the signature covers the raw body: the service checks it before parsing ([D40])
       .handle("paymentWebhook", ({ path }) =>

@@ -27,6 +27,8 @@ export interface NewInvoice {
   readonly dueDate: Date
   /** [D112]: the gateway chosen at the order; none: `manual` */
   readonly gateway?: string
+  /** [D124]: the payer agreed to keep the card (`save_card: true` on the order or the change) */
+  readonly saveCard?: boolean
 }
 
 /** A renewal invoice of [D80]: one per service and expiry. */
@@ -89,7 +91,7 @@ export class Invoices extends Effect.Service<Invoices>()("billing/Invoices", {
       id, uuid::text as uuid, user_id, service_id, plan_id, cycle_id, amount::text as amount, discount::text as discount,
       balance_applied::text as balance_applied, refunded_amount::text as refunded_amount,
       change_credit::text as change_credit, change_source_id, credited_amount::text as credited_amount,
-      currency, status, gateway, promo_code, promo_code_id, due_date, paid_at, transaction_id, created_at`
+      currency, status, gateway, promo_code, promo_code_id, due_date, paid_at, transaction_id, created_at, save_card`
 
     // issue 27: the reads of one invoice built once, not per call
     const byUuidRow = SqlSchema.findOne({
@@ -198,10 +200,10 @@ export class Invoices extends Effect.Service<Invoices>()("billing/Invoices", {
           Result: Invoice,
           execute: () => sql`
             insert into invoices (user_id, service_id, plan_id, cycle_id, amount, discount, currency, status, gateway,
-                                  promo_code, promo_code_id, due_date, created_at)
+                                  promo_code, promo_code_id, due_date, created_at, save_card)
             values (${invoice.userId}, ${invoice.serviceId}, ${invoice.planId}, ${invoice.cycleId}, ${invoice.amount},
                     ${invoice.discount}, ${invoice.currency}, ${invoice.status}, ${invoice.gateway ?? "manual"}, ${invoice.promoCode},
-                    ${invoice.promoId}, ${invoice.dueDate}, ${now})
+                    ${invoice.promoId}, ${invoice.dueDate}, ${now}, ${invoice.saveCard ?? false})
             returning ${columns}`
         })(undefined)).pipe(
         Effect.orDie,

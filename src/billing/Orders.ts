@@ -26,6 +26,8 @@ export interface OrderRequest {
   readonly promoCode: Option.Option<string>
   /** [D112]: the gateway to pay through; none: DEFAULT_GATEWAY, else `manual` */
   readonly gateway?: string | null | undefined
+  /** [D124]: the payer agrees to keep the card for the renewals */
+  readonly saveCard?: boolean | undefined
 }
 
 /** The caller's orders ([D35]) and cancellations ([D33] rev. 2). */
@@ -79,7 +81,8 @@ export class Orders extends Effect.Service<Orders>()("billing/Orders", {
           promoCode: Option.getOrNull(Option.map(priced.promo, (p) => p.code)),
           promoId: Option.getOrNull(Option.map(priced.promo, (p) => p.id)),
           dueDate: Option.getOrElse(Option.map(trial, (t) => t.expiresAt), () => new Date(now.getTime() + DUE_MS)),
-          gateway: gateway.name
+          gateway: gateway.name,
+          saveCard: order.saveCard ?? false
         })
         // [D109]: the balance pays what it can, in this transaction (the balance row locked)
         yield* funding.fund(created)

@@ -33,6 +33,8 @@ export interface ChangeRequest {
   readonly cycleId: number
   /** [D112]: the upgrade invoice's gateway (absent: the default) */
   readonly gateway?: string | null | undefined
+  /** [D124]: the payer agrees to keep the card for the renewals */
+  readonly saveCard?: boolean | undefined
 }
 
 /** [D108]: the answer of a quote */
@@ -215,7 +217,8 @@ export class PlanChanges extends Effect.Service<PlanChanges>()("billing/PlanChan
           promoCode: null,
           promoId: null,
           dueDate: new Date(now.getTime() + CHANGE_DUE_MS),
-          gateway: gateway.name
+          gateway: gateway.name,
+          saveCard: request.saveCard ?? false
         })
         yield* sql`update invoices set change_credit = ${formatCents(money.creditCents)}, change_source_id = ${sourceId}
           where id = ${created.id}`.pipe(Effect.orDie)

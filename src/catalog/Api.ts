@@ -6,11 +6,13 @@ import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import { describe } from "../http/Describe.ts"
-import { AdminAuthentication } from "../http/Auth.ts"
+import {
+  AdminAuthentication,
+  PromoValidateRateLimit
+} from "../http/Middleware.ts"
 import { Ok } from "../http/Envelope.ts"
 import { errorEnvelope } from "../http/Errors.ts"
 import { Body, boolean, IdParam, integer, label, oneOf, string } from "../platform/Fields.ts"
-import { PromoValidateRateLimit } from "../http/RateLimit.ts"
 import { Plan, PromoCode, PromoInvalid, PromoValidation, PublicCycle, PublicPlan, QUOTA_ACTIONS, USAGE_RESETS } from "./Domain.ts"
 import { parseCents } from "./Money.ts"
 

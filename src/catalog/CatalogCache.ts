@@ -1,3 +1,4 @@
+import * as SqlClient from "@effect/sql/SqlClient"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as FiberId from "effect/FiberId"
@@ -87,7 +88,7 @@ export class CatalogCache extends Effect.Service<CatalogCache>()("catalog/Catalo
     yield* onCatalogChanged(invalidate)
 
     /** one load for the misses of one generation, in the layer's scope (a client leaving does not stop it) */
-    const fill = Effect.suspend(() => {
+    const shared = Effect.suspend(() => {
       if (loading !== undefined && loading.generation === generation) return Deferred.await(loading.done)
       const started = generation
       const done = Deferred.unsafeMake<Snapshot>(FiberId.none)
@@ -104,6 +105,15 @@ export class CatalogCache extends Effect.Service<CatalogCache>()("catalog/Catalo
         Effect.zipRight(Deferred.await(done))
       )
     })
+
+    /**
+     * Issue 34: a read inside a transaction never waits for a load another fiber started: that
+     * load may be waiting for the connection the transaction holds (the embedded database has
+     * one), and neither would ever go on (a plan edit, then a device created while a node stream
+     * reloaded the catalogue, hung the server). It reads the catalogue itself, on its own
+     * connection, and keeps nothing (it may see its own uncommitted writes).
+     */
+    const fill = Effect.flatMap(Effect.serviceOption(SqlClient.TransactionConnection), (tx) => Option.isSome(tx) ? load : shared)
 
     /** the catalogue now: from memory while the cache serves, else read from the database */
     const snapshot: Effect.Effect<Snapshot> = Effect.suspend(() => {

@@ -32,7 +32,7 @@ import { agentConfig, load as loadNodeConfig, nodeConnection } from "../node/Age
 import { NodeClient } from "../node/NodeClient.ts"
 import { openvpnAuthFromFile } from "../node/OpenVpnAuth.ts"
 import { shaperFor } from "../node/Shaping.ts"
-import { openvpnConnect, openvpnDisconnect, type OpenVpnScriptFailed, openvpnStateDir, rememberSpeed, type SessionEnv, sessionOf } from "../node/OpenVpnShaping.ts"
+import { openvpnConnect, openvpnDisconnect, type OpenVpnScriptFailed, openvpnStateDir, rememberSpeed, type SessionEnv, sessionKeyOf, sessionOf } from "../node/OpenVpnShaping.ts"
 import { Tc, type TcFailed } from "../node/Tc.ts"
 import { Wg } from "../node/Wg.ts"
 
@@ -51,7 +51,11 @@ const withDatabase = <A, E>(effect: Effect.Effect<A, E, SqlClient.SqlClient | Da
     const Platform = Layer.mergeAll(DatabaseLive, AppClock.Live, Metrics.Live.pipe(Layer.provide(AppClock.Live))).pipe(
       Layer.provideMerge(AppConfig.layer(config))
     )
-    return yield* effect.pipe(Effect.provide(Platform), Logger.withMinimumLogLevel(config.logLevel))
+    return yield* effect.pipe(
+      // issue 34: a server holds the embedded DATA_DIR: one line, nothing opened
+      Effect.provide(Platform.pipe(Layer.mapError((e) => new CliFailure({ message: e.message })))),
+      Logger.withMinimumLogLevel(config.logLevel)
+    )
   })
 
 const migrate = Command.make("migrate", {}, () =>
@@ -70,18 +74,41 @@ const adminFields = Schema.Struct({
   name: string("name", { max: 255 })
 }).annotations({ parseOptions: { errors: "all" } })
 
+/**
+ * The admin's password (issue 34): `--password-stdin` (the first line of standard input), else
+ * `--password` (kept for scripts; npm echoes it and `ps` shows it), else `ADMIN_PASSWORD`.
+ */
+const adminPassword = (options: { readonly password: Option.Option<Redacted.Redacted<string>>; readonly passwordStdin: boolean }) =>
+  Effect.gen(function*() {
+    if (options.passwordStdin) {
+      const input = yield* Effect.promise(() => new Response(Bun.stdin.stream()).text())
+      return input.split(/\r?\n/)[0] ?? ""
+    }
+    if (Option.isSome(options.password)) return Redacted.value(options.password.value)
+    const fromEnv = process.env["ADMIN_PASSWORD"]
+    if (fromEnv !== undefined && fromEnv.length > 0) return fromEnv
+    return yield* new CliFailure({ message: "create-admin needs a password: --password-stdin (read from standard input) or ADMIN_PASSWORD" })
+  })
+
 const createAdmin = Command.make(
   "create-admin",
   {
     email: Options.text("email").pipe(Options.withDescription("the admin's e-mail (stored lower-cased)")),
-    password: Options.redacted("password").pipe(Options.withDescription("8-128 characters; never changed on an existing account")),
+    password: Options.redacted("password").pipe(
+      Options.optional,
+      Options.withDescription("8-128 characters; never changed on an existing account. Shown in the process list and echoed by npm: prefer --password-stdin or ADMIN_PASSWORD")
+    ),
+    passwordStdin: Options.boolean("password-stdin").pipe(
+      Options.withDescription("read the password from standard input (its first line)")
+    ),
     name: Options.text("name").pipe(Options.withDefault("Administrator"), Options.withDescription("display name"))
   },
   (options) =>
     Effect.gen(function*() {
+      const password = yield* adminPassword(options)
       const fields = yield* Schema.decodeUnknown(adminFields)({
         email: options.email,
-        password: Redacted.value(options.password),
+        password,
         name: options.name
       }).pipe(Effect.mapError((e) =>
         new CliFailure({
@@ -188,37 +215,45 @@ const openvpnAuth = Command.make(
       )
       // OpenVPN lets the client in on exit code 0 only
       if (!answer.allowed) return yield* new CliFailure({ message: "openvpn-auth: refused" })
-      // [D103]: the speed for the client-connect script that follows (best effort: unshaped without it)
-      const dir = yield* Effect.orElseSucceed(openvpnStateDir, () => undefined)
-      if (dir !== undefined) {
-        yield* rememberSpeed(dir, answer.username, answer.speedLimitMbps).pipe(
-          Effect.catchAll((e) => Console.error(`openvpn-auth: the speed could not be kept in ${dir} (${e.message}); the session is not shaped`))
-        )
-      }
+      // [D103]: the session's speed for the client-connect script that follows. Issue 34: kept per
+      // session (the client's address and port), and a session whose speed cannot be kept is
+      // refused: the connect script would find none and refuse it (fail closed)
+      const dir = yield* openvpnStateDir.pipe(Effect.mapError((e) => new CliFailure({ message: `openvpn-auth: refused (OPENVPN_STATE_DIR ${String(e)})` })))
+      const session = sessionKeyOf(process.env, "auth", answer.username)
+      if (session === undefined) return yield* new CliFailure({ message: "openvpn-auth: refused (no untrusted_ip/untrusted_port from OpenVPN)" })
+      yield* rememberSpeed(dir, session, answer.speedLimitMbps).pipe(
+        Effect.mapError((e) => new CliFailure({ message: `openvpn-auth: refused (the session's speed could not be kept in ${dir}: ${e.message})` }))
+      )
     })
 ).pipe(Command.withDescription(
   "OpenVPN auth-user-pass-verify script (via-file): exit 0 when POST /v1/node/openvpn/auth allows the file's username and password, else 1."
 ))
 
 /** [D103]: OpenVPN's client-connect / client-disconnect scripts: the session's address shaped on the tun device */
-const openvpnSession = (name: string, what: string, run: (session: SessionEnv, dir: string) => Effect.Effect<unknown, OpenVpnScriptFailed | TcFailed, Tc>) =>
+const openvpnSession = (
+  name: string,
+  what: string,
+  run: (session: SessionEnv, dir: string) => Effect.Effect<unknown, OpenVpnScriptFailed | TcFailed, Tc>,
+  /** issue 34: client-connect fails closed (exit 1: OpenVPN drops the client); client-disconnect only logs */
+  refuses: boolean
+) =>
   // client-connect passes a file for directives as the last argument: accepted, left empty
   Command.make(name, { file: Args.text({ name: "file" }).pipe(Args.optional) }, () =>
     Effect.gen(function*() {
       const session = sessionOf(process.env)
       if (session === undefined) return yield* new CliFailure({ message: `${name}: run by OpenVPN (dev, ifconfig_pool_remote_ip, username expected)` })
       const dir = yield* openvpnStateDir.pipe(Effect.mapError((e) => new CliFailure({ message: `${name}: OPENVPN_STATE_DIR ${String(e)}` })))
-      // a session is never refused for its shaping: the failure is logged, the client connects unshaped
+      const described = (e: OpenVpnScriptFailed | TcFailed) => `${name}: ${"command" in e ? `${e.command}: ` : ""}${e.message}`
       yield* run(session, dir).pipe(
         Effect.provide(Tc.Live),
-        Effect.catchAll((e) => Console.error(`${name}: ${"command" in e ? `${e.command}: ` : ""}${e.message}`))
+        Effect.catchAll((e) => refuses ? Effect.fail(new CliFailure({ message: `${described(e)}; the session is refused` })) : Console.error(described(e)))
       )
     })).pipe(Command.withDescription(what))
 const openvpnConnectCommand = openvpnSession("openvpn-connect",
-  "OpenVPN client-connect script: shape the client's ifconfig_pool_remote_ip on the tun device at the speed openvpn-auth was given [D103].",
-  openvpnConnect)
+  "OpenVPN client-connect script: shape the client's ifconfig_pool_remote_ip on the tun device at the speed openvpn-auth left for this session [D103]; exit 1 (the client is refused) when none was left or tc failed.",
+  openvpnConnect, true)
 const openvpnDisconnectCommand = openvpnSession("openvpn-disconnect",
-  "OpenVPN client-disconnect script: remove the session's shaping [D103].", openvpnDisconnect)
+  "OpenVPN client-disconnect script: remove the session's shaping [D103].", openvpnDisconnect, false)
 const VERSION = "0.1.0"
 
 const nodeAgent = Command.make("node-agent", {}, () =>

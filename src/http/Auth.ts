@@ -1,37 +1,19 @@
-import * as HttpApiMiddleware from "@effect/platform/HttpApiMiddleware"
-import * as HttpApiSecurity from "@effect/platform/HttpApiSecurity"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as FiberRef from "effect/FiberRef"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import * as Schema from "effect/Schema"
 import { AppConfig } from "../platform/Config.ts"
 import { constantTimeEqual } from "../platform/Crypto.ts"
-import { Forbidden, ForbiddenResponse, Unauthenticated, UnauthenticatedResponse } from "./Errors.ts"
+import { Forbidden, Unauthenticated } from "./Errors.ts"
 
-/** The scopes an API key may carry ([D98]); an access token has them all. */
-export type KeyScope = "read" | "write" | "admin:read" | "admin:write"
+import { AdminAuthentication, Authentication, CurrentUser, type KeyScope, PeopleOnly, type Principal } from "./Middleware.ts"
 
-/** Who a live bearer token belongs to: a session's access token or an API key ([D98]). */
-export interface Principal {
-  /** how the caller authenticated: an access token (a session, [D99]) or an API key */
-  readonly kind: "token" | "api_key"
-  /** the access token's id, or the API key's id (`kind` says which) */
-  readonly tokenId: number
-  readonly userId: number
-  readonly role: "user" | "admin"
-  /** two-factor sign-in is on for the user ([D97]) */
-  readonly twoFactor: boolean
-  /**
-   * the login behind this credential passed the second factor ([D115]): a session's own login,
-   * or for an API key the session that created it
-   */
-  readonly secondFactor: boolean
-  /** an API key's scopes (unused for an access token, which may do all its owner may) */
-  readonly scopes: ReadonlyArray<KeyScope>
-}
+// the contract's side of authentication lives in `Middleware.ts` (issue 34: no server code in the contract)
+export { AdminAuthentication, Authentication, CurrentUser, type KeyScope, PeopleOnly, type Principal }
+
+
 
 /**
  * What authentication needs of the accounts room: the principal of a bearer token, if it is
@@ -46,19 +28,7 @@ export class BearerTokens extends Context.Tag("BearerTokens")<BearerTokens, {
   readonly csrfOf: (token: string) => string
 }>() {}
 
-/** The caller of a route behind `Authentication`. */
-export class CurrentUser extends Context.Tag("CurrentUser")<CurrentUser, Principal>() {}
 
-/**
- * Bearer-token authentication of [D20]: 401 `Unauthenticated.` for anything but a live token or
- * API key; an API key outside its scopes is 403 `Forbidden.` ([D98]).
- */
-export class Authentication extends HttpApiMiddleware.Tag<Authentication>()("Authentication", {
-  failure: Schema.Union(UnauthenticatedResponse, ForbiddenResponse),
-  provides: CurrentUser,
-  // named for the OpenAPI document, which adds the API key of [D98] beside it (http/OpenApiContract.ts)
-  security: { userToken: HttpApiSecurity.bearer }
-}) {}
 
 /**
  * The authenticated caller, also kept in a FiberRef so that middleware running after
@@ -93,13 +63,6 @@ export const hasCallerCredential = (request: HttpServerRequest.HttpServerRequest
 /** The `Bearer` scheme only, case-insensitively (the framework cuts 7 characters unchecked). */
 export const bearerSecret = Effect.map(HttpServerRequest.HttpServerRequest, secretOf)
 
-/** Routes under `/v1/admin` ([D70]): a live token (401) of an admin (403 `Forbidden.`). */
-export class AdminAuthentication extends HttpApiMiddleware.Tag<AdminAuthentication>()("AdminAuthentication", {
-  failure: Schema.Union(UnauthenticatedResponse, ForbiddenResponse),
-  provides: CurrentUser,
-  // named for the OpenAPI document, which adds the API key of [D98] beside it (http/OpenApiContract.ts)
-  security: { userToken: HttpApiSecurity.bearer }
-}) {}
 
 /**
  * The caller of a request: the principal of its credential, if live, and whether a cookie session
@@ -175,15 +138,6 @@ const authenticate = (tokens: BearerTokens["Type"], area: "user" | "admin") =>
       Effect.zipRight(kept, user.scopes.includes(scopeNeeded(request.method, area)) ? Effect.succeed(user) : Effect.fail(new Forbidden())))
   })
 
-/**
- * Routes only a person may use, never an API key ([D98]): signing out, the password, two-factor
- * sign-in, API keys and sessions, deleting the account. 403 `Forbidden.` for a key.
- */
-export class PeopleOnly extends HttpApiMiddleware.Tag<PeopleOnly>()("PeopleOnly", {
-  failure: ForbiddenResponse,
-  // a marker for the OpenAPI document: these routes take a user's token, never an API key
-  security: { peopleOnly: HttpApiSecurity.bearer }
-}) {}
 
 export const PeopleOnlyLive = Layer.effect(
   PeopleOnly,

@@ -5,10 +5,18 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Scope from "effect/Scope"
+import * as OpenApi from "@effect/platform/OpenApi"
+import { swaggerTransform } from "./OpenApiDoc.ts"
 
 /** Where the two documents are served. */
 export const DOCS_PATH = "/docs"
 export const OPENAPI_PATH = "/v1/openapi.json"
+
+/** The API as `/docs` shows it: without the `HEAD` twin of every `GET` (issue 34). */
+export const swaggerApiOf = (api: HttpApi.Api["Type"]): HttpApi.Api["Type"] => ({
+  ...api,
+  api: api.api.annotateContext(OpenApi.annotations({ transform: swaggerTransform })) as HttpApi.Api["Type"]["api"]
+})
 
 type DocsRouter = HttpRouter.HttpRouter<unknown, HttpRouter.HttpRouter.DefaultServices>
 
@@ -23,9 +31,9 @@ const buildDocsRouter = (api: HttpApi.Api["Type"]): Promise<DocsRouter> =>
   Effect.runPromise(Effect.gen(function*() {
     const { layer: swagger } = yield* Effect.promise(() => import("@effect/platform/HttpApiSwagger"))
     const documents = Layer.mergeAll(
-      swagger({ path: DOCS_PATH }),
-      HttpApiBuilder.middlewareOpenApi({ path: OPENAPI_PATH })
-    ).pipe(Layer.provideMerge(HttpApiBuilder.Router.Live), Layer.provide(Layer.succeed(HttpApi.Api, api)))
+      swagger({ path: DOCS_PATH }).pipe(Layer.provide(Layer.succeed(HttpApi.Api, swaggerApiOf(api)))),
+      HttpApiBuilder.middlewareOpenApi({ path: OPENAPI_PATH }).pipe(Layer.provide(Layer.succeed(HttpApi.Api, api)))
+    ).pipe(Layer.provideMerge(HttpApiBuilder.Router.Live))
     // the documents live as long as the process: their scope is never closed
     const scope = yield* Scope.make()
     const context = yield* Layer.buildWithScope(documents, scope).pipe(

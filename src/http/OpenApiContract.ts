@@ -27,7 +27,7 @@ const HEADERS = {
   limit: header("Requests allowed in this route's window for this caller.", { type: "integer", minimum: 0 }),
   remaining: header("Requests left in the window.", { type: "integer", minimum: 0 }),
   allow: header("The methods this path serves, comma separated."),
-  noStore: header("`no-store`: the answer holds credentials and must not be cached."),
+  noStore: header("`no-store` when the answer holds a credential, a key or a file: it must not be cached."),
   disposition: header("`attachment; filename=\"...\"`: the file name to save the download as.")
 } as const
 
@@ -153,10 +153,15 @@ const fixOperation = (operation: Json, method: string, path: string, schemas: Js
 
   const body = operation["requestBody"]
   const takesBody = isObject(body)
-  if (takesBody) allowUnknownFields(body["content"], schemas, new Set())
+  if (takesBody && isObject(body["content"])) {
+    for (const media of Object.values(body["content"])) if (isObject(media)) allowUnknownFields(media["schema"], schemas, new Set())
+  }
   if (!takesBody) delete responses["413"]
-  // the Api-wide 422 of a refused input, where there is no input (an endpoint's own 422 stays)
-  if (!takesBody && !hasParameters(operation, ["query", "header"])) dropAlternative(responses, "422", "ValidationError")
+  // the Api-wide 422 of a refused input, where there is no input, unless the route refuses a state
+  // with it (`answers422WithoutInput`)
+  const keeps422 = operation[ANSWERS_422] === true
+  delete operation[ANSWERS_422]
+  if (!keeps422 && !takesBody && !hasParameters(operation, ["query", "header"])) dropAlternative(responses, "422", "ValidationError")
   // a public route without a path id has nothing to look up (the 404 of an unknown id or route)
   if (security === undefined && !hasParameters(operation, ["path"]) && !path.includes("{")) dropAlternative(responses, "404", "NotFound")
 
@@ -177,13 +182,20 @@ const fixOperation = (operation: Json, method: string, path: string, schemas: Js
   addHeaders(responses["503"], { "Retry-After": HEADERS.retryAfter })
   for (const [status, response] of Object.entries(responses)) {
     addHeaders(response, { "X-Request-Id": HEADERS.requestId })
+    // a route's own limit counts before the route answers: its headers come with every answer but
+    // the router's 405 (issue 34: 401, 403 and 422 carried them undeclared)
+    if (routeLimited && status !== "405") {
+      addHeaders(response, { "X-RateLimit-Limit": HEADERS.limit, "X-RateLimit-Remaining": HEADERS.remaining })
+    }
     if (!status.startsWith("2")) continue
-    if (routeLimited) addHeaders(response, { "X-RateLimit-Limit": HEADERS.limit, "X-RateLimit-Remaining": HEADERS.remaining })
-    const types = contentTypes(response)
     // a route that declared its own (the subscription link of [D122]) keeps it
-    const own = isObject(response) && isObject(response["headers"]) ? response["headers"] : {}
-    if (types.some((t) => !t.startsWith("application/json")) && !("Cache-Control" in own)) addHeaders(response, { "Cache-Control": HEADERS.noStore })
-    if (types.some((t) => t.startsWith("text/plain")) && !("Content-Disposition" in own)) addHeaders(response, { "Content-Disposition": HEADERS.disposition })
+    const own = isObject(response) && isObject(response["headers"]) ? { ...response["headers"] } : {}
+    // answers that hold a credential, a key or a file are `no-store` ([D11])
+    if (!("Cache-Control" in own)) addHeaders(response, { "Cache-Control": HEADERS.noStore })
+    const types = contentTypes(response)
+    if (types.some((t) => t.startsWith("text/plain") || t.startsWith("application/pdf")) && !("Content-Disposition" in own)) {
+      addHeaders(response, { "Content-Disposition": HEADERS.disposition })
+    }
   }
   if (method === "get" && (path === "/v1/plans" || path.startsWith("/v1/plans/"))) declareCatalogCaching(operation, responses)
 }
@@ -205,6 +217,33 @@ const declareCatalogCaching = (operation: Json, responses: Json) => {
     description: "An `ETag` this route answered before: 304 while it is current.",
     schema: { type: "string" }
   }]
+}
+
+/**
+ * The endpoint annotation of a route that answers the Api-wide 422 without any input: a state it
+ * refuses (`POST /v1/account/2fa` while two-factor sign-in is on). Removed from the document.
+ */
+const ANSWERS_422 = "x-answers-422-without-input"
+export const answers422WithoutInput = { [ANSWERS_422]: true } as const
+
+/**
+ * An endpoint transform: these query parameters are required in the document, though the schema
+ * takes them as optional so that the route checks its path first (an unknown id is 404 before
+ * the query's 422).
+ */
+export const requiredQueryParameters = (...names: ReadonlyArray<string>) => (operation: Json): Json => {
+  const parameters = Array.isArray(operation["parameters"]) ? operation["parameters"] : []
+  for (const p of parameters) if (isObject(p) && p["in"] === "query" && names.includes(String(p["name"]))) p["required"] = true
+  return operation
+}
+
+/** The public sign-in routes first (`/docs` lists them before the rest), then the others in order. */
+const publicAuthFirst = (paths: Json): Json => {
+  const entries = Object.entries(paths)
+  const isPublicAuth = ([path, item]: [string, unknown]) =>
+    path.startsWith("/v1/auth/") && isObject(item) &&
+    Object.values(item).every((op) => !isObject(op) || !Array.isArray(op["security"]) || op["security"].length === 0)
+  return Object.fromEntries([...entries.filter(isPublicAuth), ...entries.filter((entry) => !isPublicAuth(entry))])
 }
 
 /** `HEAD` is served wherever `GET` is: the same answer without its body. */
@@ -238,5 +277,6 @@ export const declareWhatEveryRouteDoes = (spec: Json): Json => {
   }
   components["securitySchemes"] = SECURITY_SCHEMES
   spec["security"] = []
+  spec["paths"] = publicAuthFirst(paths)
   return spec
 }

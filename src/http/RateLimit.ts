@@ -1,4 +1,3 @@
-import * as HttpApiMiddleware from "@effect/platform/HttpApiMiddleware"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as Effect from "effect/Effect"
 import * as FiberRef from "effect/FiberRef"
@@ -6,37 +5,24 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import { AppConfig } from "../platform/Config.ts"
 import { email } from "../platform/Fields.ts"
+import * as Schema from "effect/Schema"
 import { Metrics } from "../platform/Metrics.ts"
 import { enforceRateLimit, RateLimiter } from "../platform/RateLimiter.ts"
 import { currentPrincipal } from "./Auth.ts"
-import { ServiceUnavailableResponse, TooManyAttemptsResponse } from "./Errors.ts"
+import {
+  CreateTicketRateLimit,
+  ForgotPasswordRateLimit,
+  LoginRateLimit,
+  PasswordCheckRateLimit,
+  PromoValidateRateLimit,
+  RegisterRateLimit,
+  ResendVerificationRateLimit,
+  ResetPasswordRateLimit,
+  TicketReplyRateLimit,
+  TwoFactorRateLimit,
+  VerifyEmailRateLimit,
+} from "./Middleware.ts"
 import { clientAddressWith } from "./ClientAddress.ts"
-import * as Schema from "effect/Schema"
-
-/**
- * The spec's six limits ([D30]) and the three of its rev. 2 (register, reset-password, verify-email, per address), shared by every instance through PostgreSQL. Each is an
- * endpoint middleware, so it runs after authentication (401) and before the body is
- * decoded (422): `.middleware(LoginRateLimit)` on the endpoint, before
- * `.middlewareEndpoints(Authentication)` on the group.
- */
-const failure = Schema.Union(TooManyAttemptsResponse, ServiceUnavailableResponse)
-
-export class LoginRateLimit extends HttpApiMiddleware.Tag<LoginRateLimit>()("LoginRateLimit", { failure }) {}
-export class ForgotPasswordRateLimit extends HttpApiMiddleware.Tag<ForgotPasswordRateLimit>()("ForgotPasswordRateLimit", { failure }) {}
-export class ResendVerificationRateLimit extends HttpApiMiddleware.Tag<ResendVerificationRateLimit>()("ResendVerificationRateLimit", { failure }) {}
-export class CreateTicketRateLimit extends HttpApiMiddleware.Tag<CreateTicketRateLimit>()("CreateTicketRateLimit", { failure }) {}
-export class TicketReplyRateLimit extends HttpApiMiddleware.Tag<TicketReplyRateLimit>()("TicketReplyRateLimit", { failure }) {}
-export class RegisterRateLimit extends HttpApiMiddleware.Tag<RegisterRateLimit>()("RegisterRateLimit", { failure }) {}
-export class ResetPasswordRateLimit extends HttpApiMiddleware.Tag<ResetPasswordRateLimit>()("ResetPasswordRateLimit", { failure }) {}
-export class VerifyEmailRateLimit extends HttpApiMiddleware.Tag<VerifyEmailRateLimit>()("VerifyEmailRateLimit", { failure }) {}
-/** confirming or turning off two-factor sign-in ([D97]): codes are not guessed at the general rate */
-export class TwoFactorRateLimit extends HttpApiMiddleware.Tag<TwoFactorRateLimit>()("TwoFactorRateLimit", { failure }) {}
-/**
- * a password checked with a session (`DELETE /v1/account`, `PUT /v1/account/password`): the login
- * limit's rule, 5 a minute per user, counted before any hash ([D117])
- */
-export class PasswordCheckRateLimit extends HttpApiMiddleware.Tag<PasswordCheckRateLimit>()("PasswordCheckRateLimit", { failure }) {}
-export class PromoValidateRateLimit extends HttpApiMiddleware.Tag<PromoValidateRateLimit>()("PromoValidateRateLimit", { failure }) {}
 
 const validEmail = Schema.decodeUnknownOption(email())
 
@@ -103,3 +89,18 @@ export const RateLimitsLive = Layer.unwrapEffect(Effect.gen(function*() {
     Layer.succeed(VerifyEmailRateLimit, limit("verify-email", 6, byAddress))
   )
 }))
+
+// the limits' tags live in the contract (`Middleware.ts`, issue 34)
+export {
+  CreateTicketRateLimit,
+  ForgotPasswordRateLimit,
+  LoginRateLimit,
+  PasswordCheckRateLimit,
+  PromoValidateRateLimit,
+  RegisterRateLimit,
+  ResendVerificationRateLimit,
+  ResetPasswordRateLimit,
+  TicketReplyRateLimit,
+  TwoFactorRateLimit,
+  VerifyEmailRateLimit,
+}

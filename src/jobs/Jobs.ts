@@ -1,6 +1,7 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as SqlSchema from "@effect/sql/SqlSchema"
 import * as Cause from "effect/Cause"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -8,6 +9,7 @@ import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import { RecipientsLive } from "../accounts/Contacts.ts"
 import { Balance } from "../billing/Balance.ts"
+import { Dunning } from "../billing/Dunning.ts"
 import { Funding } from "../billing/Funding.ts"
 import { GatewaysLive, PaymentGateways } from "../billing/Gateways.ts"
 import { Invoices } from "../billing/Invoices.ts"
@@ -16,7 +18,7 @@ import { TelegramLinks } from "../accounts/telegram/Links.ts"
 import { Catalog } from "../catalog/Catalog.ts"
 import { RateLimiter } from "../platform/RateLimiter.ts"
 import { AppClock } from "../platform/Clock.ts"
-import { AppConfig, JOBS_PAUSE_DEFAULT } from "../platform/Config.ts"
+import { AppConfig, JOBS_INTERVAL_SECONDS_DEFAULT, JOBS_PAUSE_DEFAULT } from "../platform/Config.ts"
 import { pauseFor } from "../platform/Slices.ts"
 import { Services } from "../services/Services.ts"
 import { Schedules } from "../services/Schedule.ts"
@@ -39,6 +41,9 @@ export interface JobsReport {
   readonly noticesWritten?: number
   /** [D96]: delivered outbox rows deleted past retention; absent when skipped */
   readonly outboxPurged?: number
+  /** [D124]: renewals that went into dunning, and the attempts made to collect them; absent when skipped */
+  readonly renewalsInDunning?: number
+  readonly renewalAttempts?: number
 }
 
 /**
@@ -143,6 +148,23 @@ const runJobs = Effect.gen(function*() {
         if (done.value.value < done.value.limit) return { skipped: false, total }
       }
     })
+
+  // [D124] before (a): the pending renewals whose expiry came go into dunning (their services into
+  // grace, not expired), then the attempts that are due (balance, saved card, notice, expiry)
+  const dunning = yield* Dunning
+  const inDunning = yield* drain((limit) => dunning.enterGrace(limit))
+  if (inDunning.skipped) return skipped
+  let renewalAttempts = 0
+  for (;;) {
+    const claimed = yield* batch((limit) => dunning.claimDue(limit))
+    if (claimed._tag === "None") break
+    // each attempt outside the batch's transaction: a card charge is a call to Stripe
+    for (const row of claimed.value.value) {
+      yield* dunning.attempt(row)
+      renewalAttempts++
+    }
+    if (claimed.value.value.length < claimed.value.limit) break
+  }
 
   let noticesWritten = 0
   // (a) with each batch, its "service expired" notices ([D96]), one per service and expiry
@@ -277,7 +299,9 @@ const runJobs = Effect.gen(function*() {
     invoicesCancelled,
     promoUsesReleased,
     noticesWritten,
-    outboxPurged
+    outboxPurged,
+    renewalsInDunning: inDunning.total,
+    renewalAttempts
   } satisfies JobsReport
 })
 
@@ -306,30 +330,33 @@ const recordedRun = Effect.gen(function*() {
 })
 
 /** the rooms the jobs call */
-const JobsRooms = Layer.mergeAll(Services.Default, Invoices.Default, Balance.Default, Funding.Default, Schedules.Default, Catalog.Default, MailTokens.Default, TelegramLinks.Default, OutboxSender.Default, Notifications.Default, GatewaysLive)
+const JobsRooms = Layer.mergeAll(Services.Default, Invoices.Default, Balance.Default, Funding.Default, Schedules.Default, Catalog.Default, MailTokens.Default, TelegramLinks.Default, OutboxSender.Default, Notifications.Default, Dunning.Default, GatewaysLive)
   .pipe(Layer.provideMerge(Layer.mergeAll(RecipientsLive, DomainEventsLive)))
 
 /** One run on layers of its own (the CLI's `jobs run-once`, tests). */
 export const runJobsOnce = recordedRun.pipe(Effect.provide(JobsRooms))
 
 /**
- * The scheduler of [D80]: a run shortly after start, then every 60 seconds. A failed run is
- * logged and the next one comes as usual; it never brings the server down. Across instances the
- * advisory lock lets one run at a time do the work.
+ * The scheduler of [D80]: a run shortly after start, then every JOBS_INTERVAL_SECONDS (60 by
+ * default; [D124]). A failed run is logged and the next one comes as usual; it never brings the
+ * server down. Across instances the advisory lock lets one run at a time do the work.
  */
 export const ScheduledJobs = Layer.scopedDiscard(
-  Effect.sleep("5 seconds").pipe(
-    Effect.zipRight(
-      recordedRun.pipe(
-        Effect.tap((report) =>
-          report.skipped
-            ? Effect.logDebug("jobs: another instance holds the lock")
-            : Effect.logDebug("jobs done", report)
-        ),
-        Effect.catchAllCause((cause) => Effect.logError("jobs failed", cause)),
-        Effect.repeat(Schedule.spaced("60 seconds"))
-      )
-    ),
-    Effect.forkScoped
-  )
+  Effect.flatMap(AppConfig, (config) => {
+    const interval = config.jobsIntervalSeconds ?? JOBS_INTERVAL_SECONDS_DEFAULT
+    return Effect.sleep(Duration.seconds(Math.min(5, interval))).pipe(
+      Effect.zipRight(
+        recordedRun.pipe(
+          Effect.tap((report) =>
+            report.skipped
+              ? Effect.logDebug("jobs: another instance holds the lock")
+              : Effect.logDebug("jobs done", report)
+          ),
+          Effect.catchAllCause((cause) => Effect.logError("jobs failed", cause)),
+          Effect.repeat(Schedule.spaced(Duration.seconds(interval)))
+        )
+      ),
+      Effect.forkScoped
+    )
+  })
 ).pipe(Layer.provide(JobsRooms))

@@ -9,6 +9,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
+import type { PeersBatch } from "../vpn/NodeProtocol.ts"
 
 /**
  * The node routes of the API as the node agent calls them ([D54], [D92], [D94]), over plain
@@ -49,6 +50,23 @@ const PeerList = Schema.Struct({
   }))
 })
 
+/** [D106]: an OpenVPN server's entry, loosely: `removed`, or `enabled` with the speed */
+const CredentialEntry = Schema.Struct({
+  username: Schema.String,
+  enabled: Schema.optional(Schema.Boolean),
+  removed: Schema.optional(Schema.Boolean),
+  speed_limit_mbps: Schema.optional(Schema.NullOr(Schema.Int))
+})
+
+const CredentialList = Schema.Struct({
+  data: Schema.Array(Schema.Union(CredentialEntry, Schema.Unknown)),
+  meta: Schema.Struct({
+    revision: Schema.Number,
+    /** issue 34: usernames whose password was replaced after `since` */
+    rotated: Schema.optional(Schema.Array(Schema.String))
+  })
+})
+
 export interface PeerListAnswer {
   readonly peers: ReadonlyArray<PeerEntry>
   /** none: the API keeps no revisions ([D92] absent): fetch the full list again next time */
@@ -85,6 +103,11 @@ export interface NodeClientShape {
   readonly openvpnAuth: (username: string, password: string) => Effect.Effect<boolean, ApiUnavailable>
   /** [D54], [D103]: the same, with the speed to shape the session to (null: none) */
   readonly openvpnAllow: (username: string, password: string) => Effect.Effect<OpenVpnAllowance, ApiUnavailable>
+  /**
+   * [D105], [D106], issue 34: an OpenVPN server's credentials as the push stream batches them
+   * (the whole list, or what changed after `since`): the OpenVPN agent's poll
+   */
+  readonly credentials: (since: Option.Option<number>) => Effect.Effect<PeersBatch, ApiUnavailable | SinceRefused>
 }
 
 export class NodeClient extends Context.Tag("node/NodeClient")<NodeClient, NodeClientShape>() {
@@ -173,5 +196,26 @@ export const make = (config: NodeClientConfig) =>
       })
     const openvpnAuth = (username: string, password: string) => Effect.map(openvpnAllow(username, password), (a) => a.allowed)
 
-    return { peers, counters, openvpnAuth, openvpnAllow } satisfies NodeClientShape
+    const credentials = (since: Option.Option<number>) =>
+      Effect.gen(function*() {
+        const request = HttpClientRequest.get(`${base}/v1/node/peers`).pipe(
+          Option.isSome(since) ? HttpClientRequest.setUrlParam("since", String(since.value)) : (r) => r
+        )
+        const response = yield* send(request)
+        if (response.status === 422 && Option.isSome(since)) return yield* Effect.fail(new SinceRefused({ since: String(since.value) }))
+        if (response.status !== 200) return yield* unexpected(request, response)
+        const body = yield* response.json.pipe(
+          Effect.flatMap(Schema.decodeUnknown(CredentialList)),
+          Effect.mapError((e) => new ApiUnavailable({ message: `GET /v1/node/peers: unexpected answer: ${describe(e)}` }))
+        )
+        const peers = body.data.flatMap((e): PeersBatch["peers"] => {
+          const entry = Schema.decodeUnknownOption(CredentialEntry)(e)
+          if (Option.isNone(entry)) return []
+          const { enabled, removed, speed_limit_mbps, username } = entry.value
+          return [removed === true ? { username, removed: true as const } : { username, enabled: enabled === true, speed_limit_mbps: speed_limit_mbps ?? null }]
+        })
+        return { revision: body.meta.revision, full: Option.isNone(since), peers, rotated: body.meta.rotated ?? [] } satisfies PeersBatch
+      })
+
+    return { peers, counters, openvpnAuth, openvpnAllow, credentials } satisfies NodeClientShape
   })

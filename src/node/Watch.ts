@@ -32,7 +32,14 @@ export class PushClient extends Context.Tag("node/PushClient")<PushClient, RpcCl
     Layer.scoped(PushClient, RpcClient.make(NodeRpcs)).pipe(
       Layer.provide(RpcClient.layerProtocolHttp({
         url: `${config.apiUrl.replace(/\/+$/, "")}${NODE_RPC_PATH}`,
-        transformClient: HttpClient.mapRequest(HttpClientRequest.bearerToken(Redacted.value(config.token)))
+        // issue 34: the API refuses a request before the RPC server sees it (401, 413, 422, 429):
+        // a failure the stream retries, not a response without calls that leaves it waiting
+        // (the protocol maps every error of its HTTP client to an `RpcClientError`, this one too)
+        transformClient: <E, R>(client: HttpClient.HttpClient.With<E, R>) =>
+          client.pipe(
+            HttpClient.mapRequest(HttpClientRequest.bearerToken(Redacted.value(config.token))),
+            HttpClient.filterStatusOk
+          ) as HttpClient.HttpClient.With<E, R>
       })),
       Layer.provide(RpcSerialization.layerNdjson)
     )

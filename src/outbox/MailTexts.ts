@@ -11,6 +11,7 @@ import {
   orUnknown,
   type QuotaView,
   refundedToText,
+  renewalFailureText,
   type RevokedView,
   rtlLines,
   type SecurityView,
@@ -43,7 +44,7 @@ export interface Addressee {
 
 // ---- English: the facts as the templates of Templates.ts always had them ------------------------
 
-type English<Views, K extends keyof Views> = (view: Views[K], shown: Shown, m: Catalogue) => View
+type English<Views, K extends keyof Views> = (view: Views[K], shown: Shown, m: Catalogue, appUrl: string) => View
 
 const expiryEn = (v: ExpiryView, s: Shown): View => ({
   service_id: v.service_id,
@@ -58,6 +59,18 @@ const ENGLISH_NOTICES: { readonly [K in NotificationKind]: English<NoticeViews, 
   "quota-80": (v) => ({ ...v }),
   "quota-100": (v) => ({ ...v }),
   "renewal-invoice": (v, s) => ({ ...v, due_date: s.moment(v.due_date), expires_at: s.moment(v.expires_at) }),
+  "renewal-failed": (v, s, m, appUrl) => ({
+    invoice_uuid: v.invoice_uuid,
+    invoice_url: `${appUrl}/invoices/${v.invoice_uuid}`,
+    amount: v.amount,
+    currency: v.currency,
+    service_id: v.service_id,
+    reason: renewalFailureText(m, v),
+    attempt: v.attempt,
+    grace_until: s.moment(v.grace_until),
+    next_attempt_at: v.next_attempt_at === null ? null : s.moment(v.next_attempt_at),
+    final: v.final
+  }),
   "payment-received": (v, s) => ({
     ...v,
     paid_at: s.moment(v.paid_at),
@@ -276,6 +289,31 @@ const LOCALIZED_NOTICES: { readonly [K in NotificationKind]: Localized<NoticeVie
       ]
     }
   },
+  "renewal-failed": (v, s, m, to): Doc => {
+    const t = m.mail.renewal_failed
+    const amount = s.money(v.amount, v.currency)
+    const invoice: Block = { table: [[m.mail.label.invoice, v.invoice_uuid], [m.mail.label.amount, amount]] }
+    if (v.final) {
+      return {
+        subject: t.subject_final,
+        blocks: [{ p: [{ template: t.body_final, values: { service_id: v.service_id } }] }, invoice, { link: t.link_final, href: invoiceLink(to, v.invoice_uuid) }]
+      }
+    }
+    return {
+      subject: fillPlain(t.subject, { amount }),
+      blocks: [
+        {
+          p: [
+            { template: t.body, values: { service_id: v.service_id, reason: renewalFailureText(m, v) } },
+            { template: t.grace, values: { grace_until: s.moment(v.grace_until) }, strong: ["grace_until"] },
+            ...(v.next_attempt_at === null ? [] : [{ template: t.next_attempt, values: { next_attempt_at: s.moment(v.next_attempt_at) } }])
+          ]
+        },
+        invoice,
+        { link: t.link, href: invoiceLink(to, v.invoice_uuid) }
+      ]
+    }
+  },
   "payment-received": (v, s, m, to) => {
     const t = m.mail.payment_received
     const L = m.mail.label
@@ -396,16 +434,16 @@ const LOCALIZED_SECURITY: { readonly [K in SecurityKind]: Localized<SecurityView
 // ---- the two ways in --------------------------------------------------------------------------
 
 /** what the English template of a notice is given (`name` and `app_url` aside) */
-export const englishNoticeView = <K extends NotificationKind>(kind: K, view: NoticeView<K>): View =>
-  ENGLISH_NOTICES[kind](view, shownIn("en"), messagesOf("en"))
+export const englishNoticeView = <K extends NotificationKind>(kind: K, view: NoticeView<K>, appUrl: string): View =>
+  ENGLISH_NOTICES[kind](view, shownIn("en"), messagesOf("en"), appUrl)
 
 /** what the English template of a security mail is given (`name` and `app_url` aside) */
 export const englishSecurityView = <K extends SecurityKind>(kind: K, view: SecurityView<K>): View =>
-  ENGLISH_SECURITY[kind](view, shownIn("en"), messagesOf("en"))
+  ENGLISH_SECURITY[kind](view, shownIn("en"), messagesOf("en"), "")
 
 /** A notification of [D96] in `locale`: subject, plain text and HTML. */
 export const renderNotice = <K extends NotificationKind>(kind: K, view: NoticeView<K>, locale: Locale, to: Addressee): Rendered => {
-  if (locale === "en") return render(kind, { ...englishNoticeView(kind, view), name: to.name, app_url: to.app_url })
+  if (locale === "en") return render(kind, { ...englishNoticeView(kind, view, to.app_url), name: to.name, app_url: to.app_url })
   const m = messagesOf(locale)
   return mailOf(locale, m, LOCALIZED_NOTICES[kind](view, shownIn(locale), m, to), to, m.mail.footer_notice)
 }

@@ -28,6 +28,31 @@ export interface QuotaView {
   readonly reset_date: string | null
 }
 
+/**
+ * [D124] why a renewal attempt failed, as a code each locale words ([D120]); a processor's own
+ * text is never shown. `card_declined`: the bank declined the saved card; `charge_failed`: the
+ * charge failed another way (the processor unreachable, an authentication asked for);
+ * `no_saved_card`: the balance did not cover it and no card is kept.
+ */
+export type RenewalFailure = "card_declined" | "charge_failed" | "no_saved_card"
+
+export interface RenewalFailedView {
+  readonly invoice_uuid: string
+  readonly amount: string
+  readonly currency: string
+  readonly service_id: number
+  readonly reason: RenewalFailure
+  /** the card charged (`card_declined`, `charge_failed`); null with `no_saved_card` */
+  readonly card: { readonly brand: string; readonly last4: string } | null
+  /** this attempt's number, from 1 */
+  readonly attempt: number
+  readonly grace_until: Date
+  /** the next retry; null: none left */
+  readonly next_attempt_at: Date | null
+  /** the last attempt failed: the invoice is cancelled and the service expired */
+  readonly final: boolean
+}
+
 export interface NoticeViews {
   readonly "expiry-3d": ExpiryView
   readonly "expiry-1d": ExpiryView
@@ -42,6 +67,7 @@ export interface NoticeViews {
     readonly service_id: number
     readonly expires_at: Date
   }
+  readonly "renewal-failed": RenewalFailedView
   readonly "payment-received": {
     readonly invoice_uuid: string
     readonly amount: string
@@ -183,6 +209,10 @@ export const refundedToText = (m: Catalogue, view: NoticeViews["refund-issued"])
   view.refunded_to === "balance"
     ? m.mail.refund_issued.to_balance
     : fillPlain(m.mail.refund_issued.to_gateway, { gateway: view.gateway ?? "" })
+
+/** why a renewal failed, in words (the card as `visa ending 4242`) */
+export const renewalFailureText = (m: Catalogue, view: RenewalFailedView) =>
+  fillPlain(m.mail.renewal_failed.reason[view.reason], { brand: view.card?.brand ?? "", last_four: view.card?.last4 ?? "" })
 
 /** `3 sessions`, `1 key`, in the locale's plural forms */
 export const counted = (m: Catalogue, shown: Shown, what: "sessions" | "keys", n: number) =>

@@ -2,7 +2,7 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import * as SqlSchema from "@effect/sql/SqlSchema"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import * as Runtime from "effect/Runtime"
+import * as FiberSet from "effect/FiberSet"
 import * as Schema from "effect/Schema"
 import { AppClock } from "../platform/Clock.ts"
 import { AppKey } from "../platform/Crypto.ts"
@@ -56,12 +56,15 @@ const FIRST_DEFER_MS = 1000
  * written (`failed`, listed for admins).
  */
 export class OutboxSender extends Effect.Service<OutboxSender>()("outbox/OutboxSender", {
-  effect: Effect.gen(function*() {
+  scoped: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const clock = yield* AppClock
     const appKey = yield* AppKey
     const mailer = yield* Mailer
-    const runtime = yield* Effect.runtime<never>()
+    // the passes `wake` starts belong to this service's scope (issue 34): a pass still running when
+    // the process closes its layers (a CLI command done, a server stopping) is interrupted before
+    // the database goes, its rows left for the next pass, never failing on a closed pool
+    const runInBackground = yield* FiberSet.runtime(yield* FiberSet.make())<never>()
     const outboxFigures = yield* outboxMetrics
 
     const deliveries = new Map<string, Delivery>()
@@ -149,7 +152,7 @@ export class OutboxSender extends Effect.Service<OutboxSender>()("outbox/OutboxS
     /** the sender's own pass again after `ms` (a peer's `retry_after`, a paced channel's next slot) */
     const wakeAfter = (ms: number) =>
       Effect.sync(() => {
-        Runtime.runFork(runtime)(Effect.sleep(Math.max(0, ms) + 50).pipe(Effect.zipRight(Effect.suspend(() => pass))))
+        runInBackground(Effect.sleep(Math.max(0, ms) + 50).pipe(Effect.zipRight(Effect.suspend(() => pass))))
       })
 
     /** one claimed message: delivered and marked, or its failure recorded */
@@ -253,7 +256,7 @@ export class OutboxSender extends Effect.Service<OutboxSender>()("outbox/OutboxS
      * transaction that wrote them committed (the caller never waits for SMTP, [D23]).
      */
     const wake: Effect.Effect<void> = Effect.sync(() => {
-      Runtime.runFork(runtime)(pass)
+      runInBackground(pass)
     })
 
     const purgeRows = SqlSchema.single({

@@ -7,6 +7,7 @@ import {
   type NoticeViews,
   type QuotaView,
   refundedToText,
+  renewalFailureText,
   rtlLines,
   sentenceGap,
   type Shown,
@@ -54,6 +55,20 @@ const TEXTS: { readonly [K in NotificationKind]: Text<K> } = {
         due_date: s.moment(v.due_date)
       })
     }\n${appUrl}/invoices/${v.invoice_uuid}`,
+  "renewal-failed": (v, s, m, appUrl) => {
+    const link = `\n${appUrl}/invoices/${v.invoice_uuid}`
+    const amount = s.money(v.amount, v.currency)
+    if (v.final) return `${fillPlain(m.telegram.renewal_failed_final, { service_id: v.service_id, invoice_uuid: v.invoice_uuid, amount })}${link}`
+    const gap = sentenceGap(s.locale)
+    const failed = fillPlain(m.telegram.renewal_failed, {
+      service_id: v.service_id,
+      reason: renewalFailureText(m, v),
+      amount,
+      grace_until: s.moment(v.grace_until)
+    })
+    const next = v.next_attempt_at === null ? "" : `${gap}${fillPlain(m.telegram.renewal_failed_next, { next_attempt_at: s.moment(v.next_attempt_at) })}`
+    return `${failed}${next}${gap}${m.telegram.renewal_failed_pay}${link}`
+  },
   "payment-received": (v, s, m, appUrl) => {
     const paid = fillPlain(m.telegram.payment_received, { invoice_uuid: v.invoice_uuid, amount: s.money(v.amount, v.currency) })
     const period = v.service_id === null || v.period_start === null || v.period_end === null

@@ -112,6 +112,28 @@ Pay it in the app: {{app_url}} (GET /v1/invoices/{{invoice_uuid}}/payment-url).$
 </table>
 <p><a href="{{app_url}}">Pay it in the app</a></p>`
   },
+  "renewal-failed": {
+    subject: "{{#final}}Your VPN service has expired: its renewal was not paid{{/final}}{{^final}}Your VPN renewal could not be paid: {{amount}} {{currency}}{{/final}}",
+    text: `Hello {{name}},
+
+{{#final}}We could not collect the renewal of your service #{{service_id}} after the last retry. The invoice is cancelled
+and the service has expired.{{/final}}{{^final}}We could not collect the renewal of your service #{{service_id}} ({{reason}}).
+Your VPN keeps working at a reduced speed until {{grace_until}}.{{#next_attempt_at}} We will try again on {{next_attempt_at}}.{{/next_attempt_at}}{{/final}}
+
+  Invoice:  {{invoice_uuid}}
+  Amount:   {{amount}} {{currency}}
+
+{{^final}}Pay it now to get full speed back at once: {{/final}}{{invoice_url}}${FOOTER_TEXT}`,
+    html: `<p>Hello {{name}},</p>
+{{#final}}<p>We could not collect the renewal of your service #{{service_id}} after the last retry. The invoice is cancelled
+and the service has expired.</p>{{/final}}{{^final}}<p>We could not collect the renewal of your service #{{service_id}} ({{reason}}).
+Your VPN keeps working at a reduced speed until <strong>{{grace_until}}</strong>.{{#next_attempt_at}} We will try again on {{next_attempt_at}}.{{/next_attempt_at}}</p>{{/final}}
+<table>
+<tr><th align="left">Invoice</th><td>{{invoice_uuid}}</td></tr>
+<tr><th align="left">Amount</th><td>{{amount}} {{currency}}</td></tr>
+</table>
+<p><a href="{{invoice_url}}">{{^final}}Pay it now{{/final}}{{#final}}Your invoice{{/final}}</a></p>`
+  },
   "payment-received": {
     subject: "Receipt for invoice {{invoice_uuid}}",
     text: `Hello {{name}},

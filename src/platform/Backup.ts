@@ -3,10 +3,10 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import { chmodSync, existsSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs"
-import { createConnection } from "node:net"
 import { join, resolve } from "node:path"
 import { APP_KEY_FILE } from "./Crypto.ts"
-import { PGDATA, privateDataDir, SOCKET_NAME } from "./Database.ts"
+import { PGDATA, privateDataDir } from "./Database.ts"
+import { LOCK_FILE, lockDataDir, SOCKET_NAME } from "./DataDirLock.ts"
 
 /**
  * Backup and restore of the embedded database ([D2] rev. 2). A backup file is
@@ -20,7 +20,7 @@ import { PGDATA, privateDataDir, SOCKET_NAME } from "./Database.ts"
  *
  * The tarball is taken by a PGlite of this process with the server stopped: PGlite is one
  * process's database, and a second process opening a `DATA_DIR` in use could corrupt it, so both
- * commands refuse while a server answers on the directory's socket.
+ * commands take the directory's lock (`DataDirLock.ts`) and refuse while a server holds it.
  */
 export class BackupFailed extends Schema.TaggedError<BackupFailed>()("BackupFailed", { message: Schema.String }) {}
 
@@ -36,33 +36,6 @@ const MigrationCount = Schema.Struct({ n: Schema.Number })
 
 const fail = (message: string) => Effect.fail(new BackupFailed({ message }))
 const reason = (cause: unknown) => cause instanceof Error ? cause.message : String(cause)
-
-/**
- * Whether a server holds the embedded database's socket in `dir`. Only a refused connection means
- * nobody listens (a file left by a crash); a reset is a server that took its one connection already.
- */
-const serverAnswers = (dir: string) =>
-  Effect.async<boolean>((resume) => {
-    const path = join(dir, SOCKET_NAME)
-    if (!existsSync(path)) return resume(Effect.succeed(false))
-    const socket = createConnection({ path })
-    let settled = false
-    const done = (answer: boolean) => {
-      if (settled) return
-      settled = true
-      socket.destroy()
-      resume(Effect.succeed(answer))
-    }
-    socket.once("connect", () => done(true))
-    socket.once("error", (e: NodeJS.ErrnoException) => done(e.code !== "ECONNREFUSED" && e.code !== "ENOENT"))
-    socket.setTimeout(2_000, () => done(true))
-  })
-
-const refuseWhileServing = (root: string) =>
-  Effect.flatMap(serverAnswers(root), (running) =>
-    running
-      ? fail(`a server is running on ${root}: stop it first (the embedded database belongs to one process at a time)`)
-      : Effect.void)
 
 /** A PGlite on `root`'s cluster (loaded from `tarball` when given), closed after `use`. */
 const withPglite = <A>(root: string, tarball: Uint8Array<ArrayBuffer> | undefined, use: (count: () => Promise<number>, dump: () => Promise<Uint8Array>) => Promise<A>) =>
@@ -135,7 +108,7 @@ export const backupEmbedded = (options: {
     const root = resolve(options.dataDir)
     const file = resolve(options.file)
     if (!existsSync(join(root, PGDATA, "PG_VERSION"))) return yield* fail(`no embedded database in ${root} (DATA_DIR)`)
-    yield* refuseWhileServing(root)
+    yield* lockDataDir(root).pipe(Effect.mapError((e) => new BackupFailed({ message: e.message })))
     const { from, key } = yield* keyInUse(root, options.appKey)
     privateDataDir(root)
     const { migrations, tarball } = yield* withPglite(root, undefined, async (count, dump) => ({
@@ -147,7 +120,7 @@ export const backupEmbedded = (options: {
     const bytes = Buffer.concat([Buffer.from(`${MAGIC}${header}\n`, "utf8"), tarball])
     yield* writePrivately(file, bytes)
     return { file, bytes: bytes.length, migrations, keyFrom: from }
-  })
+  }).pipe(Effect.scoped)
 
 export interface RestoreOutcome {
   readonly dataDir: string
@@ -183,17 +156,16 @@ export const restoreEmbedded = (options: {
     const root = resolve(options.dataDir)
     const backup = yield* parseBackup(resolve(options.file))
     if (existsSync(root) && !statSync(root).isDirectory()) return yield* fail(`${root} (DATA_DIR) is not a directory`)
-    const entries = existsSync(root) ? readdirSync(root) : []
-    if (entries.length > 0) {
-      if (!options.force) {
-        return yield* fail(
-          `${root} (DATA_DIR) is not empty: restore goes into a new or empty directory; --force replaces its database and key`
-        )
-      }
-      yield* refuseWhileServing(root)
-      for (const name of [PGDATA, APP_KEY_FILE, SOCKET_NAME]) rmSync(join(root, name), { recursive: true, force: true })
+    // the lock file of a server that ran and stopped holds nothing
+    const entries = existsSync(root) ? readdirSync(root).filter((name) => name !== LOCK_FILE) : []
+    if (entries.length > 0 && !options.force) {
+      return yield* fail(
+        `${root} (DATA_DIR) is not empty: restore goes into a new or empty directory; --force replaces its database and key`
+      )
     }
     privateDataDir(root)
+    yield* lockDataDir(root).pipe(Effect.mapError((e) => new BackupFailed({ message: e.message })))
+    for (const name of [PGDATA, APP_KEY_FILE, SOCKET_NAME]) rmSync(join(root, name), { recursive: true, force: true })
     const migrations = yield* withPglite(root, backup.tarball, (count) => count()).pipe(
       Effect.tapError(() => Effect.sync(() => rmSync(join(root, PGDATA), { recursive: true, force: true }))),
       Effect.mapError((cause) => new BackupFailed({ message: `${options.file}: its database could not be loaded: ${cause}` }))
@@ -205,4 +177,4 @@ export const restoreEmbedded = (options: {
     privateDataDir(root)
     const appKeyDiffers = Option.isSome(options.appKey) && !backup.key.equals(Buffer.from(Redacted.value(options.appKey.value)))
     return { dataDir: root, createdAt: backup.header.created_at, migrations, appKeyDiffers }
-  })
+  }).pipe(Effect.scoped)

@@ -2,6 +2,7 @@ import * as Reactivity from "@effect/experimental/Reactivity"
 import * as Client from "@effect/sql/SqlClient"
 import type { Connection } from "@effect/sql/SqlConnection"
 import { SqlError } from "@effect/sql/SqlError"
+import { isConnectionLoss } from "./SqlErrors.ts"
 import * as PgClient from "@effect/sql-pg/PgClient"
 import { registerFastPath } from "./SqlFastPath.ts"
 import { type BunResult, convertAny, toParams } from "./BunSqlValues.ts"
@@ -82,7 +83,12 @@ export const normaliseCause = (cause: unknown): unknown => {
   return cause
 }
 
-const failed = (cause: unknown) => new SqlError({ cause: normaliseCause(cause), message: "Failed to execute statement" })
+const failed = (cause: unknown) => {
+  const error = new SqlError({ cause: normaliseCause(cause), message: "Failed to execute statement" })
+  // a lost connection is noted as it happens: requests waiting meanwhile get their 503 in time ([D126])
+  isConnectionLoss(error)
+  return error
+}
 
 // ---- client ----------------------------------------------------------------------------------
 

@@ -70,8 +70,40 @@ export interface AppConfigShape {
   readonly defaultGateway?: string
   /** [D113]: the seller on invoice PDFs, each line optional */
   readonly company?: CompanyConfig
+  /** [D123]: the `cryptobot` gateway, enabled when CRYPTOBOT_TOKEN is set */
+  readonly cryptobot?: Option.Option<CryptoBotConfig>
+  /** [D80] [D124] `JOBS_INTERVAL_SECONDS`: the jobs run this often; absent: 60 */
+  readonly jobsIntervalSeconds?: number
+  /** [D124] `DUNNING_RETRY_DAYS`: a failed renewal is retried these many days after expires_at; absent: 1, 3, 5 */
+  readonly dunningRetryDays?: ReadonlyArray<number>
+  /** [D124] `GRACE_SPEED_MBPS`: the speed of a service in grace; absent: 1 */
+  readonly graceSpeedMbps?: number
   /** [D125]: Telegram, enabled when TELEGRAM_BOT_TOKEN and TELEGRAM_WEBHOOK_SECRET are set */
   readonly telegram?: Option.Option<TelegramConfig>
+}
+
+export interface CryptoBotConfig {
+  readonly token: Redacted.Redacted<string>
+  /** `CRYPTOBOT_API_URL`: the base URL the API's methods live under (`$URL/createInvoice`) */
+  readonly apiUrl: string
+  /** `CRYPTOBOT_ASSETS`: the crypto assets a payer may pay in */
+  readonly assets: ReadonlyArray<string>
+}
+
+/** [D124]: the defaults of DUNNING_RETRY_DAYS, GRACE_SPEED_MBPS and JOBS_INTERVAL_SECONDS */
+export const DUNNING_RETRY_DAYS_DEFAULT: ReadonlyArray<number> = [1, 3, 5]
+export const GRACE_SPEED_MBPS_DEFAULT = 1
+export const JOBS_INTERVAL_SECONDS_DEFAULT = 60
+/** [D123]: CryptoBot's mainnet API */
+export const CRYPTOBOT_API_URL_DEFAULT = "https://pay.crypt.bot/api"
+export const CRYPTOBOT_ASSETS_DEFAULT: ReadonlyArray<string> = ["USDT", "TON", "BTC"]
+
+/** `1,3,5` or `0.0001,0.0002`: positive, strictly growing numbers of days; undefined when not */
+export const parseRetryDays = (raw: string): ReadonlyArray<number> | undefined => {
+  const parts = raw.split(",").map((p) => p.trim())
+  if (parts.length === 0 || parts.length > 20 || !parts.every((p) => /^\d{1,4}(\.\d{1,9})?$/.test(p))) return undefined
+  const days = parts.map(Number)
+  return days.every((d, i) => d > 0 && (i === 0 || d > days[i - 1]!)) ? days : undefined
 }
 
 export interface TelegramConfig {
@@ -290,6 +322,25 @@ export const appConfig = Config.all({
   stripeWebhookSecret: optionalString("STRIPE_WEBHOOK_SECRET").pipe(Config.map(Option.map(Redacted.make))),
   stripeApiUrl: urlString("STRIPE_API_URL"),
   defaultGateway: optionalString("DEFAULT_GATEWAY").pipe(Config.map(Option.map((s) => s.toLowerCase()))),
+  cryptobotToken: optionalString("CRYPTOBOT_TOKEN").pipe(Config.map(Option.map(Redacted.make))),
+  cryptobotApiUrl: urlString("CRYPTOBOT_API_URL"),
+  cryptobotAssets: optionalString("CRYPTOBOT_ASSETS").pipe(
+    Config.map(Option.map((s) => s.split(",").map((a) => a.trim().toUpperCase()).filter((a) => a.length > 0))),
+    Config.validate({
+      message: "CRYPTOBOT_ASSETS: must be a comma-separated list of asset codes (USDT,TON,BTC)",
+      validation: Option.match({ onNone: () => true, onSome: (list) => list.length > 0 && list.every((a) => /^[A-Z0-9]{2,10}$/.test(a)) })
+    })
+  ),
+  jobsIntervalSeconds: positiveInt("JOBS_INTERVAL_SECONDS", JOBS_INTERVAL_SECONDS_DEFAULT),
+  dunningRetryDays: Config.string("DUNNING_RETRY_DAYS").pipe(
+    Config.withDefault(DUNNING_RETRY_DAYS_DEFAULT.join(",")),
+    Config.validate({
+      message: "DUNNING_RETRY_DAYS: must be growing positive numbers of days, comma-separated (1,3,5)",
+      validation: (s) => parseRetryDays(s) !== undefined
+    }),
+    Config.map((s) => parseRetryDays(s)!)
+  ),
+  graceSpeedMbps: positiveInt("GRACE_SPEED_MBPS", GRACE_SPEED_MBPS_DEFAULT),
   telegramBotToken: optionalString("TELEGRAM_BOT_TOKEN").pipe(
     Config.validate({
       message: "TELEGRAM_BOT_TOKEN: must be a bot token as @BotFather gives it (<digits>:<letters, digits, _ or ->)",
@@ -318,23 +369,29 @@ export const appConfig = Config.all({
     validation: (c) => Option.isSome(c.stripeSecretKey) === Option.isSome(c.stripeWebhookSecret)
   }),
   Config.validate({
-    message: "DEFAULT_GATEWAY: must be an enabled gateway (manual, or stripe when it is configured)",
+    message: "DEFAULT_GATEWAY: must be an enabled gateway (manual, or stripe or cryptobot when it is configured)",
     validation: (c) => Option.match(c.defaultGateway, {
       onNone: () => true,
-      onSome: (g) => g === "manual" || (g === "stripe" && Option.isSome(c.stripeSecretKey))
+      onSome: (g) =>
+        g === "manual" || (g === "stripe" && Option.isSome(c.stripeSecretKey)) || (g === "cryptobot" && Option.isSome(c.cryptobotToken))
     })
   }),
   Config.validate({
     message: "TELEGRAM_BOT_TOKEN, TELEGRAM_WEBHOOK_SECRET: set both to enable Telegram, or neither",
     validation: (c) => Option.isSome(c.telegramBotToken) === Option.isSome(c.telegramWebhookSecret)
   }),
-  Config.map(({ defaultGateway, stripeApiUrl, stripeSecretKey, stripeWebhookSecret, telegramApiUrl, telegramBotToken, telegramWebhookSecret, ...c }): AppConfigShape => {
+  Config.map(({ cryptobotApiUrl, cryptobotAssets, cryptobotToken, defaultGateway, stripeApiUrl, stripeSecretKey, stripeWebhookSecret, telegramApiUrl, telegramBotToken, telegramWebhookSecret, ...c }): AppConfigShape => {
     const publicUrl = trailingSlashless(Option.getOrElse(c.publicUrl, () => `http://localhost:${c.port}`))
     return {
       ...c,
       stripe: Option.all({ secretKey: stripeSecretKey, webhookSecret: stripeWebhookSecret }).pipe(
         Option.map((keys) => ({ ...keys, apiUrl: Option.map(stripeApiUrl, trailingSlashless) }))
       ),
+      cryptobot: Option.map(cryptobotToken, (token) => ({
+        token,
+        apiUrl: trailingSlashless(Option.getOrElse(cryptobotApiUrl, () => CRYPTOBOT_API_URL_DEFAULT)),
+        assets: Option.getOrElse(cryptobotAssets, () => CRYPTOBOT_ASSETS_DEFAULT)
+      })),
       defaultGateway: Option.getOrElse(defaultGateway, () => "manual"),
       telegram: Option.all({ botToken: telegramBotToken, webhookSecret: telegramWebhookSecret }).pipe(
         Option.map((keys) => ({ ...keys, apiUrl: Option.map(telegramApiUrl, trailingSlashless) }))

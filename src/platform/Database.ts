@@ -17,6 +17,7 @@ import { join, resolve } from "node:path"
 import pg from "pg"
 import { migrations } from "../../migrations/index.ts"
 import { isConnectionLoss } from "./SqlErrors.ts"
+import { DataDirInUse, lockDataDir, SOCKET_NAME } from "./DataDirLock.ts"
 import * as BunSqlClient from "./BunSqlClient.ts"
 import { registerPool } from "./DatabaseFigures.ts"
 import { AppConfig, type DbDriver } from "./Config.ts"
@@ -73,7 +74,7 @@ export const PGDATA = "pgdata"
 
 /** A Unix socket path must fit in `sockaddr_un` (108 bytes on Linux, 104 on macOS). */
 const MAX_SOCKET_PATH = 100
-export const SOCKET_NAME = ".s.PGSQL.5432"
+export { SOCKET_NAME }
 
 /**
  * How each driver reaches a PostgreSQL socket in `dir` (its file named as PostgreSQL names it).
@@ -92,6 +93,17 @@ export const socketUrl = (dir: string, driver: DbDriver) =>
  * loads them (issue 8: idle memory and start-up).
  */
 export const embeddedServer = (dataDir: string | undefined, driver: DbDriver = "bun") =>
+  Effect.gen(function*() {
+    const root = dataDir === undefined ? undefined : resolve(dataDir)
+    if (root !== undefined) {
+      yield* Effect.sync(() => privateDataDir(root))
+      // issue 34: one process at a time on the directory, taken before the database is opened
+      yield* lockDataDir(root)
+    }
+    return yield* embeddedOn(root, driver)
+  })
+
+const embeddedOn = (root: string | undefined, driver: DbDriver) =>
   Effect.acquireRelease(
     Effect.promise(async (): Promise<{ db: PGlite; server: PGLiteSocketServer; url: string; scratch: string | undefined }> => {
       const [{ PGlite }, { PGLiteSocketServer }, { loadPgliteAssets }] = await Promise.all([
@@ -99,15 +111,14 @@ export const embeddedServer = (dataDir: string | undefined, driver: DbDriver = "
         import("@electric-sql/pglite-socket"),
         import("./PgliteAssets.ts")
       ])
-      const root = dataDir === undefined ? undefined : resolve(dataDir)
-      if (root !== undefined) privateDataDir(root)
       const db = await PGlite.create({ ...(root ? { dataDir: join(root, PGDATA) } : {}), ...(await loadPgliteAssets()) })
       if (root !== undefined) privatise(root)
       const fits = root !== undefined && join(root, SOCKET_NAME).length <= MAX_SOCKET_PATH
       const scratch = fits ? undefined : mkdtempSync(join(tmpdir(), "vpn-api-"))
       const socketDir = scratch ?? root!
       const path = join(socketDir, SOCKET_NAME)
-      // a socket file left by a process that did not stop cleanly
+      // a socket file left by a process that was killed: the lock is ours and `lockDataDir` found
+      // nobody answering on it (a socket that accepts connections is never removed)
       rmSync(path, { force: true })
       const server = new PGLiteSocketServer({ db, path, maxConnections: 1 })
       await server.start()
@@ -265,7 +276,7 @@ export const DatabaseLive = Layer.scopedContext(
     return ctx.pipe(
       Context.add(DatabaseInfo, { mode: embedded ? "embedded" : "postgresql", migrationsApplied: applied })
     )
-  }).pipe(Effect.orDie)
+  }).pipe(Effect.catchAll((e) => e instanceof DataDirInUse ? Effect.fail(e) : Effect.die(e)))
 )
 
 export type Sql = SqlClient.SqlClient

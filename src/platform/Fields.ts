@@ -51,6 +51,12 @@ const nulMessage = (field: string) => () => `The ${label(field)} field must not 
 
 const EMAIL = /^[^\s@"<>(),;:\\[\]]+@[^\s@"<>(),;:\\[\]]+\.[^\s@"<>(),;:\\[\]]+$/
 
+/**
+ * The local part is a dot-atom (issue 34): no dot first, last or twice in a row
+ * (`.user@example.com` was accepted).
+ */
+const dotAtom = (local: string) => !local.startsWith(".") && !local.endsWith(".") && !local.includes("..")
+
 const LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/
 const TOP_LABEL = /^(?:[a-z]{2,63}|xn--[a-z0-9-]{1,59})$/
 
@@ -82,13 +88,14 @@ export const email = (field = "email") =>
     Schema.filter((s) => s.length <= 255, {
       message: () => `The ${label(field)} field must not be greater than 255 characters.`
     }),
-    Schema.filter((s) => EMAIL.test(s) && /^[\x21-\x7e]+$/.test(s) && hostName(s.slice(s.lastIndexOf("@") + 1)), {
+    Schema.filter((s) => EMAIL.test(s) && /^[\x21-\x7e]+$/.test(s) && dotAtom(s.slice(0, s.lastIndexOf("@"))) && hostName(s.slice(s.lastIndexOf("@") + 1)), {
       message: () => `The ${label(field)} field must be a valid email address.`
     })
   ).annotations({ jsonSchema: { type: "string", maxLength: 255, pattern: EMAIL_PATTERN, examples: ["user@example.com"] } })
 
 /** The rules above as one JSON Schema pattern (the OpenAPI document's, issue 28): trimmed, ASCII. */
-const EMAIL_PATTERN = "^\\s*[\\x21\\x23-\\x27\\x2a\\x2b\\x2d-\\x39\\x3d\\x3f\\x41-\\x5a\\x5e-\\x7e]+@" +
+const EMAIL_ATOM = "[\\x21\\x23-\\x27\\x2a\\x2b\\x2d\\x2f-\\x39\\x3d\\x3f\\x41-\\x5a\\x5e-\\x7e]+"
+const EMAIL_PATTERN = `^\\s*${EMAIL_ATOM}(?:\\.${EMAIL_ATOM})*@` +
   "(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)+(?:[A-Za-z]{2,63}|[Xx][Nn]--[A-Za-z0-9-]{1,59})\\s*$"
 
 export const integer = (field: string, options: { readonly min?: number; readonly max?: number } = {}) => {

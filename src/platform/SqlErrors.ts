@@ -37,6 +37,23 @@ const causeCode = (error: SqlError): string | undefined =>
  */
 export const isConnectionLoss = (error: unknown): boolean => {
   if (!(error instanceof SqlError)) return false
+  const lost = lostConnection(error)
+  if (lost) lastConnectionLossAt = Date.now()
+  return lost
+}
+
+/** when a lost connection was last seen in this process (ms since the epoch; 0: never) */
+let lastConnectionLossAt = 0
+
+/** Whether a lost database connection was seen in the last `withinMs` (a failover under way, [D126]). */
+export const databaseLostWithin = (withinMs: number): boolean => Date.now() - lastConnectionLossAt < withinMs
+
+/** Records a lost connection seen elsewhere (tests, the status probe). */
+export const noteConnectionLoss = () => {
+  lastConnectionLossAt = Date.now()
+}
+
+const lostConnection = (error: SqlError): boolean => {
   const code = causeCode(error)
   if (code === undefined) return true
   // 25006: a read-only transaction, met on a node Patroni restarts read-only for a moment before

@@ -4,11 +4,10 @@ import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import { describe } from "../http/Describe.ts"
-import { AdminAuthentication, Authentication } from "../http/Auth.ts"
+import { AdminAuthentication, Authentication } from "../http/Middleware.ts"
 import { Ok, OkMessage } from "../http/Envelope.ts"
 import { Body, boolean, IdParam, integer, label, oneOf } from "../platform/Fields.ts"
-import { SERVICE_STATUSES, ServiceStatus, type Subscription } from "./Domain.ts"
-import { noSchedule, type ServiceSchedule } from "./Schedule.ts"
+import { ADMIN_SERVICE_STATUSES, noSchedule, type ServiceSchedule, ServiceStatus, type Subscription } from "./Domain.ts"
 
 // ---- resources ([D34]) ------------------------------------------------------------------
 
@@ -30,6 +29,8 @@ export const ServiceListItem = Schema.Struct({
   starts_at: Schema.String,
   expires_at: Schema.String,
   auto_renew: Schema.Boolean,
+  /** [D124]: while the service is in `grace`, when its last renewal retry is (null otherwise) */
+  grace_until: Schema.NullOr(Schema.String),
   /** [D111]: when a cancel at the period's end takes effect (null unless so) */
   cancel_at: Schema.NullOr(Schema.String),
   /** [D108] */
@@ -58,6 +59,8 @@ export const ServiceDetail = Schema.Struct({
   starts_at: Schema.String,
   expires_at: Schema.String,
   auto_renew: Schema.Boolean,
+  /** [D124]: while the service is in `grace`, when its last renewal retry is (null otherwise) */
+  grace_until: Schema.NullOr(Schema.String),
   /** [D111]: when a cancel at the period's end takes effect (null unless so) */
   cancel_at: Schema.NullOr(Schema.String),
   /** [D108]: a downgrade waiting for the period's end (null unless one is scheduled) */
@@ -73,6 +76,7 @@ export const renderListItem = (s: Subscription, schedule: ServiceSchedule = noSc
   starts_at: s.startsAt.toISOString(),
   expires_at: s.expiresAt.toISOString(),
   auto_renew: s.autoRenew,
+  grace_until: s.graceUntil === null ? null : s.graceUntil.toISOString(),
   cancel_at: schedule.cancel_at,
   scheduled_change: schedule.scheduled_change
 })
@@ -97,6 +101,7 @@ export const renderDetail = (s: Subscription, schedule: ServiceSchedule = noSche
   starts_at: s.startsAt.toISOString(),
   expires_at: s.expiresAt.toISOString(),
   auto_renew: s.autoRenew,
+  grace_until: s.graceUntil === null ? null : s.graceUntil.toISOString(),
   cancel_at: schedule.cancel_at,
   scheduled_change: schedule.scheduled_change
 })
@@ -129,14 +134,14 @@ export const AutoRenewPayload = Body({ auto_renew: boolean("auto_renew") })
 export const GrantServicePayload = Body({
   plan_id: integer("plan_id", ANY_INT),
   cycle_id: integer("cycle_id", ANY_INT),
-  status: Schema.optional(oneOf("status", SERVICE_STATUSES)),
+  status: Schema.optional(oneOf("status", ADMIN_SERVICE_STATUSES)),
   starts_at: Schema.optional(timestamp("starts_at")),
   expires_at: Schema.optional(timestamp("expires_at")),
   auto_renew: Schema.optional(boolean("auto_renew"))
 })
 
 export const UpdateServicePayload = Body({
-  status: Schema.optional(oneOf("status", SERVICE_STATUSES)),
+  status: Schema.optional(oneOf("status", ADMIN_SERVICE_STATUSES)),
   expires_at: Schema.optional(timestamp("expires_at"))
 })
 

@@ -2,8 +2,11 @@ import * as Schema from "effect/Schema"
 import type { Cycle, Plan, QuotaAction, UsageReset } from "../catalog/Domain.ts"
 import { leanRow } from "../platform/LeanRow.ts"
 
-export const SERVICE_STATUSES = ["pending", "active", "suspended", "expired", "cancelled"] as const
+/** [D124]: `grace`: an auto-renewing service past `expires_at` while its renewal is retried (until `grace_until`) */
+export const SERVICE_STATUSES = ["pending", "active", "grace", "suspended", "expired", "cancelled"] as const
 export const ServiceStatus = Schema.Literal(...SERVICE_STATUSES)
+/** what an admin may set ([D70]): `grace` is the dunning's alone ([D124]) */
+export const ADMIN_SERVICE_STATUSES = ["pending", "active", "suspended", "expired", "cancelled"] as const
 export type ServiceStatus = typeof ServiceStatus.Type
 
 /** A row of `services`, the table this room owns. */
@@ -15,7 +18,9 @@ export const ServiceRecord = Schema.Struct({
   status: ServiceStatus,
   starts_at: Schema.DateFromSelf,
   expires_at: Schema.DateFromSelf,
-  auto_renew: Schema.Boolean
+  auto_renew: Schema.Boolean,
+  /** [D124]: set while in grace: the last retry of the renewal */
+  grace_until: Schema.NullOr(Schema.DateFromSelf)
 })
 export type ServiceRecord = typeof ServiceRecord.Type
 
@@ -27,6 +32,8 @@ export interface Subscription {
   readonly startsAt: Date
   readonly expiresAt: Date
   readonly autoRenew: boolean
+  /** [D124]: while in grace, until when (the renewal's last retry); else null */
+  readonly graceUntil: Date | null
   readonly plan: {
     readonly id: number
     readonly name: string
@@ -83,13 +90,15 @@ export const subscription = (s: ServiceRecord, plan: Plan, cycle: Cycle): Subscr
   startsAt: s.starts_at,
   expiresAt: s.expires_at,
   autoRenew: s.auto_renew,
+  graceUntil: s.grace_until,
   plan: planOf(plan),
   cycle: { id: cycle.id, name: cycle.name, durationDays: cycle.duration_days, price: cycle.price, currency: cycle.currency }
 })
 
 /** issue 27: a current service that is active, lean: what a node's list needs of it */
-export const ActiveOnPlan = leanRow("ActiveOnPlan", { id: "int", user_id: "int", plan_id: "int", starts_at: "date" })
-export type ActiveService = Pick<Subscription, "id" | "userId" | "startsAt" | "plan">
+export const ActiveOnPlan = leanRow("ActiveOnPlan", { id: "int", user_id: "int", plan_id: "int", starts_at: "date", status: "string" })
+/** [D124] `grace`: connected, at GRACE_SPEED_MBPS */
+export type ActiveService = Pick<Subscription, "id" | "userId" | "startsAt" | "plan"> & { readonly grace: boolean }
 
 export const NewService = Schema.Struct({
   userId: Schema.Int,
@@ -105,3 +114,18 @@ export type NewService = typeof NewService.Type
 /** A service that a renewal invoice is due for ([D80]). */
 export const RenewalCandidate = ServiceRecord.pick("id", "user_id", "plan_id", "cycle_id", "expires_at")
 export type RenewalCandidate = typeof RenewalCandidate.Type
+
+/** [D108]: a downgrade waiting for the period's end, as service responses show it */
+export interface ScheduledChange {
+  readonly plan: { readonly id: number; readonly name: string }
+  readonly cycle: { readonly id: number; readonly name: string; readonly duration_days: number; readonly price: string }
+  readonly effective_at: string
+}
+
+/** [D111] [D108]: what a service response adds: `cancel_at` and `scheduled_change` */
+export interface ServiceSchedule {
+  readonly cancel_at: string | null
+  readonly scheduled_change: ScheduledChange | null
+}
+
+export const noSchedule: ServiceSchedule = { cancel_at: null, scheduled_change: null }

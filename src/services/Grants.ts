@@ -42,7 +42,8 @@ export class ServiceGrants extends Effect.Service<ServiceGrants>()("services/Ser
             status: Option.getOrElse(grant.status, (): ServiceStatus => "active"),
             startsAt,
             expiresAt,
-            autoRenew: Option.getOrElse(grant.autoRenew, () => true)
+            // [D124]: a granted service does not renew unless the admin says so
+            autoRenew: Option.getOrElse(grant.autoRenew, () => false)
           })
           return yield* Effect.flatMap(services.findById(id), Option.match({
             onNone: () => Effect.dieMessage("a granted service is gone"),

@@ -5,8 +5,8 @@ import * as Schema from "effect/Schema"
 import { AppClock } from "../platform/Clock.ts"
 
 /**
- * The users with a live service (active or suspended, not expired: the candidates for [D34]'s
- * current service) on one of some plans: who an OpenVPN server may serve ([D106]). The caller
+ * The users with a live service (active or suspended, not expired, or in [D124]'s grace: the
+ * candidates for [D34]'s current service) on one of some plans: who an OpenVPN server may serve ([D106]). The caller
  * still asks `currentOf` which service is current.
  */
 export class PlanMembers extends Effect.Service<PlanMembers>()("services/PlanMembers", {
@@ -19,7 +19,7 @@ export class PlanMembers extends Effect.Service<PlanMembers>()("services/PlanMem
       execute: ({ now, planIds }) => sql`
         select distinct user_id from services
         where plan_id in (select (jsonb_array_elements_text(${JSON.stringify(planIds)}::jsonb))::int)
-          and status in ('active', 'suspended') and expires_at > ${now}
+          and (status = 'grace' or (status in ('active', 'suspended') and expires_at > ${now}))
         order by user_id`
     })
     return {

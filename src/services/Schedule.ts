@@ -6,21 +6,10 @@ import * as Schema from "effect/Schema"
 import { Catalog } from "../catalog/Catalog.ts"
 import { AppClock } from "../platform/Clock.ts"
 import { DomainEvents } from "../events/DomainEvents.ts"
+import { noSchedule, type ScheduledChange, type ServiceSchedule } from "./Domain.ts"
 
-/** [D108]: a downgrade waiting for the period's end, as service responses show it */
-export interface ScheduledChange {
-  readonly plan: { readonly id: number; readonly name: string }
-  readonly cycle: { readonly id: number; readonly name: string; readonly duration_days: number; readonly price: string }
-  readonly effective_at: string
-}
-
-/** [D111] [D108]: what a service response adds: `cancel_at` and `scheduled_change` */
-export interface ServiceSchedule {
-  readonly cancel_at: string | null
-  readonly scheduled_change: ScheduledChange | null
-}
-
-export const noSchedule: ServiceSchedule = { cancel_at: null, scheduled_change: null }
+// what a service response adds lives with the contract (`Domain.ts`, issue 34)
+export { noSchedule, type ScheduledChange, type ServiceSchedule } from "./Domain.ts"
 
 /** the columns of `services` that hold its future ([D108], [D111]), read beside the service's own */
 export const ScheduleColumns = {

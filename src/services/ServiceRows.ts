@@ -50,7 +50,7 @@ export class ServiceRows extends Effect.Service<ServiceRows>()("services/Service
     const clock = yield* AppClock
     const catalog = yield* Catalog
 
-    const columns = sql`id, user_id, plan_id, cycle_id, status, starts_at, expires_at, auto_renew`
+    const columns = sql`id, user_id, plan_id, cycle_id, status, starts_at, expires_at, auto_renew, grace_until`
 
     const withCatalog = (rows: ReadonlyArray<ServiceRecord>) =>
       Effect.map(catalog.rowsOf(rows.map((r) => r.plan_id), rows.map((r) => r.cycle_id)), (c) =>
@@ -75,8 +75,11 @@ export class ServiceRows extends Effect.Service<ServiceRows>()("services/Service
         ? Effect.succeed(Option.none<ScheduledService>())
         : Effect.map(withSchedules([row.value]), (list) => Option.some(list[0]!))
     const scheduledColumns = sql`${columns}, cancel_at, scheduled_plan_id, scheduled_cycle_id`
-    /** [D34]: a service that can be the user's current one at `now` (the newest such is) */
-    const currentAt = (now: Date) => sql`status in ('active', 'suspended') and expires_at > ${now}`
+    /**
+     * [D34]: a service that can be the user's current one at `now` (the newest such is); [D124]:
+     * a service in grace is, past its expiry, until the dunning ends it (the status alone says so)
+     */
+    const currentAt = (now: Date) => sql`(status = 'grace' or (status in ('active', 'suspended') and expires_at > ${now}))`
     const newestFirst = sql`order by created_at desc, id desc`
     /** one user's services read as `Result` through `cols`: all of them, one they own, the current one */
     const userReads = <A, I>(cols: typeof columns, Result: Schema.Schema<A, I>) => ({
@@ -138,12 +141,12 @@ export class ServiceRows extends Effect.Service<ServiceRows>()("services/Service
       Request: Schema.Struct({ userIds: Schema.String, planIds: Schema.String, now: Schema.DateFromSelf }),
       Result: ActiveOnPlan,
       execute: ({ now, planIds, userIds }) => sql`
-        select s.id, s.user_id, s.plan_id, s.starts_at from unnest(${userIds}::int[]) as ids (id)
+        select s.id, s.user_id, s.plan_id, s.starts_at, s.status from unnest(${userIds}::int[]) as ids (id)
         cross join lateral (
           select id, user_id, plan_id, status, starts_at from services
           where user_id = ids.id and ${currentAt(now)} ${newestFirst} limit 1
         ) s
-        where s.status = 'active' and s.plan_id = any(${planIds}::int[])`
+        where s.status in ('active', 'grace') and s.plan_id = any(${planIds}::int[])`
     })
     const insert = SqlSchema.single({
       Request: Schema.Struct({ service: NewService, now: Schema.DateFromSelf }),
@@ -164,10 +167,12 @@ export class ServiceRows extends Effect.Service<ServiceRows>()("services/Service
     const lockUser = (userId: number) =>
       sql`select pg_advisory_xact_lock(${USER_LOCK_SPACE}, ${userId})`.pipe(Effect.asVoid, Effect.orDie)
 
+    // [D124]: a service in grace is active again with the payment, its grace over
     const extendTo = (id: number, expiresAt: Date, now: Date, reactivate: boolean) =>
       (reactivate
         ? sql`update services set expires_at = ${expiresAt},
-            status = case when status = 'suspended' then status else 'active' end, updated_at = ${now} where id = ${id}`
+            status = case when status = 'suspended' then status else 'active' end, grace_until = null,
+            updated_at = ${now} where id = ${id}`
         : sql`update services set expires_at = ${expiresAt}, updated_at = ${now} where id = ${id}`).pipe(Effect.asVoid)
 
     const lockedRecord = SqlSchema.findOne({
@@ -206,9 +211,11 @@ export class ServiceRows extends Effect.Service<ServiceRows>()("services/Service
           update services set
             status = coalesce(${Option.getOrNull(changes.status)}::text, services.status),
             expires_at = coalesce(${Option.getOrNull(changes.expiresAt)}::timestamptz, expires_at),
+            -- [D124]: an admin's status ends a grace
+            grace_until = case when coalesce(${Option.getOrNull(changes.status)}::text, services.status) = 'grace' then grace_until end,
             updated_at = ${now}
           from prev where services.id = prev.id
-          returning services.id, user_id, plan_id, cycle_id, services.status, starts_at, expires_at, auto_renew,
+          returning services.id, user_id, plan_id, cycle_id, services.status, starts_at, expires_at, auto_renew, grace_until,
             prev.status as previous`
       })(undefined)
 
@@ -244,19 +251,49 @@ export class ServiceRows extends Effect.Service<ServiceRows>()("services/Service
      * issue 27: lean current services (the node list's and the usage reports' reads), by user id,
      * each with its plan from the catalogue snapshot, one plan object per plan
      */
-    const leanByUser = (rows: ReadonlyArray<{ readonly id: number; readonly user_id: number; readonly plan_id: number; readonly starts_at: Date }>) =>
+    const leanByUser = (rows: ReadonlyArray<{ readonly id: number; readonly user_id: number; readonly plan_id: number; readonly starts_at: Date; readonly status?: string }>) =>
       Effect.map(catalog.rowsOf(new Set(rows.map((r) => r.plan_id)), []), (c) => {
         const plans = new Map<number, Subscription["plan"]>()
         const found = new Map<number, ActiveService>()
         for (const r of rows) {
           let plan = plans.get(r.plan_id)
           if (plan === undefined) plans.set(r.plan_id, plan = planOf(c.plan(r.plan_id)))
-          found.set(r.user_id, { id: r.id, userId: r.user_id, startsAt: r.starts_at, plan })
+          found.set(r.user_id, { id: r.id, userId: r.user_id, startsAt: r.starts_at, plan, grace: r.status === "grace" })
         }
         return found as ReadonlyMap<number, ActiveService>
       })
 
+    /**
+     * [D124]: these auto-renewing active services whose renewal is due (their `expires_at` is the
+     * one given) go into grace until `grace_until`; the ids that did
+     */
+    const enterGraceRows = (items: ReadonlyArray<{ readonly serviceId: number; readonly expiresAt: Date; readonly graceUntil: Date }>, now: Date) =>
+      items.length === 0 ? Effect.succeed<ReadonlyArray<number>>([]) : SqlSchema.findAll({
+        Request: Schema.Void,
+        Result: Id,
+        execute: () => sql`
+          update services s set status = 'grace', grace_until = g.grace_until, updated_at = ${now}
+          from jsonb_to_recordset(${JSON.stringify(items.map((i) => ({
+            id: i.serviceId, expires_at: i.expiresAt.toISOString(), grace_until: i.graceUntil.toISOString()
+          })))}::jsonb) as g(id int, expires_at timestamptz, grace_until timestamptz)
+          where s.id = g.id and s.status = 'active' and s.auto_renew and s.expires_at = g.expires_at
+          returning s.id`
+      })(undefined).pipe(Effect.map((rows) => rows.map((r) => r.id)), Effect.orDie)
+
+    /** [D124]: the grace ended without a payment: the service is expired; it, when it was in grace */
+    const expireGraceRow = (id: number, now: Date) =>
+      SqlSchema.findOne({
+        Request: Schema.Void,
+        Result: RenewalCandidate,
+        execute: () => sql`
+          update services set status = 'expired', grace_until = null, updated_at = ${now}
+          where id = ${id} and status = 'grace'
+          returning id, user_id, plan_id, cycle_id, expires_at`
+      })(undefined).pipe(Effect.orDie)
+
     return {
+      enterGraceRows,
+      expireGraceRow,
       /** the user's services, newest first */
       listOf: (userId: number) => Effect.flatMap(Effect.orDie(plain.list({ userId })), withCatalog),
       /** any service by id (node and admin routes) */

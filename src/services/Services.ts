@@ -41,14 +41,15 @@ export class Services extends Effect.Service<Services>()("services/Services", {
         if (paid.serviceId !== null) {
           const own = yield* lockedRecord({ id: paid.serviceId })
           if (Option.isSome(own)) {
-            const base = own.value.expires_at.getTime() > now.getTime() ? own.value.expires_at : now
+            // [D124]: paid in grace, the new period starts at the old expires_at
+            const base = own.value.status === "grace" || own.value.expires_at.getTime() > now.getTime() ? own.value.expires_at : now
             yield* extendTo(own.value.id, extend(base), now, true)
             return { serviceId: own.value.id, from: base, to: extend(base) }
           }
         }
         const current = yield* lockedCurrentOnPlan({ userId: paid.userId, planId: paid.planId, now })
         if (Option.isSome(current)) {
-          yield* extendTo(current.value.id, extend(current.value.expires_at), now, false)
+          yield* extendTo(current.value.id, extend(current.value.expires_at), now, current.value.status === "grace")
           return { serviceId: current.value.id, from: current.value.expires_at, to: extend(current.value.expires_at) }
         }
         const created = yield* create({
@@ -92,7 +93,29 @@ export class Services extends Effect.Service<Services>()("services/Services", {
           }))))
       )
 
+    /** [D124]: the services that went into grace (their ids), in the jobs' batch transaction */
+    const enterGrace = (items: ReadonlyArray<{ readonly serviceId: number; readonly expiresAt: Date; readonly graceUntil: Date }>) =>
+      Effect.flatMap(clock.now, (now) => rows.enterGraceRows(items, now))
+
+    /** [D124]: after the last retry the service in grace is expired ([D101] `service.expired`); it, if it was in grace */
+    const expireGrace = (id: number) =>
+      Effect.flatMap(clock.now, (now) => rows.expireGraceRow(id, now)).pipe(
+        Effect.tap(Option.match({
+          onNone: () => Effect.void,
+          onSome: (r) => domainEvents.emit({ type: "service.expired", data: {
+            id: r.id,
+            user_id: r.user_id,
+            plan_id: r.plan_id,
+            cycle_id: r.cycle_id,
+            status: "expired",
+            expires_at: r.expires_at.toISOString()
+          } })
+        }))
+      )
+
     return {
+      enterGrace,
+      expireGrace,
       /** the user's services, newest first */
       listOf: rows.listOf,
       /** any service by id (node and admin routes) */

@@ -3,10 +3,14 @@ import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as Schema from "effect/Schema"
 import { describe } from "../http/Describe.ts"
-import { AdminAuthentication, Authentication } from "../http/Auth.ts"
+import {
+  AdminAuthentication,
+  Authentication,
+  CreateTicketRateLimit,
+  TicketReplyRateLimit
+} from "../http/Middleware.ts"
 import { Confirmation, Ok } from "../http/Envelope.ts"
 import { Body, boolean, IdParam, integer, string } from "../platform/Fields.ts"
-import { CreateTicketRateLimit, TicketReplyRateLimit } from "../http/RateLimit.ts"
 import { FaqEntry, Reply, Ticket } from "./Domain.ts"
 
 // ---- resources (the spec's Support ticket, Reply and FAQ entry), picked from the room's entities ----

@@ -5,8 +5,10 @@ import * as OpenApi from "@effect/platform/OpenApi"
 import * as Schema from "effect/Schema"
 import { describe } from "../http/Describe.ts"
 import { ServiceUnavailableResponse } from "../http/Errors.ts"
-import { MetricsAccess } from "../http/MetricsAccess.ts"
-import { METRICS_CONTENT_TYPE } from "../platform/Metrics.ts"
+import { MetricsAccess } from "../http/Middleware.ts"
+
+/** prom-client's `PROMETHEUS_CONTENT_TYPE`, written out: the contract loads no server module (issue 34) */
+const METRICS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
 export const Health = Schema.Struct({ database: Schema.Literal("ok", "unavailable") }).annotations({ identifier: "Health" })
 

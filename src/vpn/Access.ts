@@ -5,11 +5,12 @@ import { PlanMembers } from "../services/PlanMembers.ts"
 import type { Subscription } from "../services/Domain.ts"
 import { Services as Subscriptions } from "../services/Services.ts"
 import { AppClock } from "../platform/Clock.ts"
+import { AppConfig, GRACE_SPEED_MBPS_DEFAULT } from "../platform/Config.ts"
 import { Forbidden, NotFound, ValidationError } from "../platform/Errors.ts"
 import { anchorDaysStartingIn, isOverLimit } from "./Bandwidth.ts"
 import { Credentials } from "./Credentials.ts"
 import { BandwidthExceeded, PlanExcludesServer, ServiceSuspended } from "./Errors.ts"
-import { OpenVpnEntries, OVPN_KEY_PREFIX } from "./OpenVpnEntries.ts"
+import { isCredentialKey, OpenVpnEntries, OVPN_KEY_PREFIX, OVPN_ROTATED_KEY_PREFIX } from "./OpenVpnEntries.ts"
 import { PeerChanges } from "./PeerChanges.ts"
 import { type Allowance, nodeEntry, refusedOverQuota, speedOf } from "./NodeEntries.ts"
 import { type Peer, Peers, type ServerPeer } from "./Peers.ts"
@@ -38,6 +39,11 @@ export class Access extends Effect.Service<Access>()("vpn/Access", {
     const changes = yield* PeerChanges
     const members = yield* PlanMembers
     const credentialRows = yield* OpenVpnEntries
+    const graceMbps = (yield* AppConfig).graceSpeedMbps ?? GRACE_SPEED_MBPS_DEFAULT
+    /** [D124]: a service in grace keeps working, at GRACE_SPEED_MBPS (or its own limit when lower) */
+    const inGrace = (speed: number | null, grace: boolean) => !grace ? speed : speed === null ? graceMbps : Math.min(speed, graceMbps)
+    /** [D124]: what may connect and download: an active service, or one in grace */
+    const connects = (status: string) => status === "active" || status === "grace"
 
     const granting = (userId: number, serverId: number) =>
       Effect.gen(function*() {
@@ -59,10 +65,12 @@ export class Access extends Effect.Service<Access>()("vpn/Access", {
      * download or a connection needs; the speed its devices get ([D103])
      */
     const usable = (service: Subscription): Effect.Effect<number | null, ServiceSuspended | BandwidthExceeded> =>
-      service.status !== "active"
+      !connects(service.status)
         ? Effect.fail(new ServiceSuspended())
         : Effect.flatMap(overLimit(service), (over) =>
-          refusedOverQuota(service.plan, over) ? Effect.fail(new BandwidthExceeded()) : Effect.succeed(speedOf(service.plan, over)))
+          refusedOverQuota(service.plan, over)
+            ? Effect.fail(new BandwidthExceeded())
+            : Effect.succeed(inGrace(speedOf(service.plan, over), service.status === "grace")))
 
     /**
      * A user's way to a server, in the order of [D11]: an unknown server (or one of another
@@ -98,11 +106,11 @@ export class Access extends Effect.Service<Access>()("vpn/Access", {
         if (userIds.length === 0) return allowed as ReadonlyMap<number, Allowance>
         const granted = new Set(yield* servers.planIdsOf(serverId))
         const current = yield* subscriptions.currentOf(userIds)
-        const services = [...current.values()].filter((s) => s.status === "active" && granted.has(s.plan.id))
+        const services = [...current.values()].filter((s) => connects(s.status) && granted.has(s.plan.id))
         const used = yield* usage.currentTotals(services)
         for (const s of services) {
           const over = isOverLimit(used.get(s.id) ?? 0, s.plan.bandwidthLimitGb)
-          if (!refusedOverQuota(s.plan, over)) allowed.set(s.userId, { speedLimitMbps: speedOf(s.plan, over) })
+          if (!refusedOverQuota(s.plan, over)) allowed.set(s.userId, { speedLimitMbps: inGrace(speedOf(s.plan, over), s.status === "grace") })
         }
         return allowed as ReadonlyMap<number, Allowance>
       })
@@ -120,7 +128,7 @@ export class Access extends Effect.Service<Access>()("vpn/Access", {
         const used = yield* usage.currentTotals(services.filter((s) => s.plan.bandwidthLimitGb !== 0))
         for (const s of services) {
           const over = isOverLimit(used.get(s.id) ?? 0, s.plan.bandwidthLimitGb)
-          if (!refusedOverQuota(s.plan, over)) allowed.set(s.userId, { speedLimitMbps: speedOf(s.plan, over) })
+          if (!refusedOverQuota(s.plan, over)) allowed.set(s.userId, { speedLimitMbps: inGrace(speedOf(s.plan, over), s.grace) })
         }
         return allowed as ReadonlyMap<number, Allowance>
       })
@@ -171,9 +179,11 @@ export class Access extends Effect.Service<Access>()("vpn/Access", {
         }
         if (after === state.head) return { peers: [], revision: state.head }
         const changed = yield* changes.forServer(serverId, after, state.head)
-        // the server's grants or a plan's limit changed: every peer
+        // the server's grants changed: every peer; a plan's limits: its members' (issue 34)
         let everything = changed.everything
-        let userIds = changed.userIds
+        let userIds = changed.planIds.length === 0
+          ? changed.userIds
+          : [...changed.userIds, ...(yield* members.usersOnPlans(changed.planIds))]
         if (!everything && after < state.tick) {
           // [D95]: a day started since the cursor, and quota periods with it: a calendar month
           // (`monthly` plans, and every anchor day) is every peer; otherwise the users whose
@@ -182,12 +192,22 @@ export class Access extends Effect.Service<Access>()("vpn/Access", {
           if (Option.isNone(from) || from.value.slice(0, 7) !== today.slice(0, 7)) everything = true
           else userIds = [...userIds, ...(yield* subscriptions.usersAnchoredOn(anchorDaysStartingIn(from.value, today)))]
         }
-        // [D106]: an OpenVPN server's list names credentials (log keys `ovpn:<username>`)
-        const usernames = changed.keys.filter((k) => k.startsWith(OVPN_KEY_PREFIX)).map((k) => k.slice(OVPN_KEY_PREFIX.length))
+        // [D106]: an OpenVPN server's list names credentials (log keys `ovpn:<username>`); issue
+        // 34: a replaced secret (`ovpn-rotated:<username>`) is the username's entry, and named in
+        // `rotated`: the agent ends the sessions opened with the old one
+        const rotated = [...new Set(changed.keys.filter((k) => k.startsWith(OVPN_ROTATED_KEY_PREFIX)).map((k) => k.slice(OVPN_ROTATED_KEY_PREFIX.length)))]
+        const usernames = [...new Set([
+          ...changed.keys.filter((k) => k.startsWith(OVPN_KEY_PREFIX)).map((k) => k.slice(OVPN_KEY_PREFIX.length)),
+          ...rotated
+        ])]
         if (yield* isOpenVpn(serverId)) {
-          return { peers: yield* openvpnEntries(serverId, everything, userIds, usernames), revision: state.head }
+          const entries = yield* openvpnEntries(serverId, everything, userIds, usernames)
+          // only usernames this server serves (listed, enabled or not)
+          const listed = new Set(entries.flatMap((e) => ("removed" in e ? [] : [e.username])))
+          const ended = rotated.filter((u) => listed.has(u))
+          return { peers: entries, revision: state.head, ...(ended.length === 0 ? {} : { rotated: ended }) }
         }
-        const keys = changed.keys.filter((k) => !k.startsWith(OVPN_KEY_PREFIX))
+        const keys = changed.keys.filter((k) => !isCredentialKey(k))
         const list = everything
           ? yield* peers.ofServer(serverId)
           : yield* peers.someOfServer(serverId, keys, userIds)
@@ -272,7 +292,7 @@ export class Access extends Effect.Service<Access>()("vpn/Access", {
               (found): Reached => {
                 if (Option.isNone(found) || found.value.server.protocol !== "wireguard") return Effect.fail(new NotFound())
                 if (!found.value.granted) return Effect.fail(new PlanExcludesServer())
-                if (service.status !== "active") return Effect.fail(new ServiceSuspended())
+                if (!connects(service.status)) return Effect.fail(new ServiceSuspended())
                 const over = service.plan.bandwidthLimitGb !== 0 && isOverLimit(found.value.usedBytes, service.plan.bandwidthLimitGb)
                 if (refusedOverQuota(service.plan, over)) return Effect.fail(new BandwidthExceeded())
                 return Effect.succeed({ server: found.value.server, peer: found.value.peer })

@@ -4,8 +4,7 @@ import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import * as Schema from "effect/Schema"
 import { describe } from "../http/Describe.ts"
-import { isIP } from "node:net"
-import { AdminAuthentication, Authentication } from "../http/Auth.ts"
+import { AdminAuthentication, Authentication } from "../http/Middleware.ts"
 import { Confirmation, Ok, OkMessage, OkPage } from "../http/Envelope.ts"
 import {
   BusinessRuleViolationResponse,
@@ -16,18 +15,27 @@ import {
   ValidationErrorResponse
 } from "../http/Errors.ts"
 import { Body, IdParam, integer, label, oneOf, string } from "../platform/Fields.ts"
+import { isIP } from "../platform/Ip.ts"
 import { BandwidthSummary, BandwidthUsage, HistoryEntry, MAX_BYTES, parsePeriod } from "./Bandwidth.ts"
 import { parseSubnet } from "./Configs.ts"
 import { BandwidthExceeded, PlanExcludesServer, ServerNotConfigured, ServiceSuspended, SubnetFull } from "./Errors.ts"
-import { VpnCredentials } from "./Credentials.ts"
-import { Device as DeviceFields, DeviceWithCredentials, PLATFORMS } from "./Devices.ts"
 import { PageParam } from "../platform/Page.ts"
-import { AdminDevice, DeviceDetail, DeviceSeen } from "./DeviceActivity.ts"
-import { FORMATS } from "./SubscriptionFormats.ts"
-import { SubscriptionFetch } from "./SubscriptionLinks.ts"
-import { AgentStatus } from "./NodeAgents.ts"
-import { CreatedServer, Server as ServerFields, ServerRecord } from "./Servers.ts"
-import { UsageRecorded } from "./Usage.ts"
+import {
+  AdminDevice,
+  AgentStatus,
+  CreatedServer,
+  Device as DeviceFields,
+  DeviceDetail,
+  DeviceSeen,
+  DeviceWithCredentials,
+  FORMATS,
+  PLATFORMS,
+  Server as ServerFields,
+  ServerRecord,
+  SubscriptionFetch,
+  UsageRecorded,
+  VpnCredentials
+} from "./Domain.ts"
 
 // ---- resources ---------------------------------------------------------------------------
 

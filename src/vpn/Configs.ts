@@ -1,4 +1,4 @@
-import { isIP } from "node:net"
+import { isIP } from "../platform/Ip.ts"
 
 /**
  * The client files of [D52] and [D53] and the IPv4 arithmetic of peer addresses, pure.

@@ -5,6 +5,10 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { AppClock } from "../platform/Clock.ts"
 import { AppKey, constantTimeEqual, randomToken, sha256Hex } from "../platform/Crypto.ts"
+import { VpnCredentials } from "./Domain.ts"
+
+// the schemas the contract shows live in `Domain.ts` (issue 34)
+export { VpnCredentials }
 
 /** A row of `vpn_credentials` (one per device, [D90]): the secret stored encrypted (to show it) and hashed (to check it). */
 const CredentialRow = Schema.Struct({
@@ -16,15 +20,6 @@ const CredentialRow = Schema.Struct({
   rotated_at: Schema.DateFromSelf
 })
 type CredentialRow = typeof CredentialRow.Type
-
-/** [D53]: the OpenVPN `auth-user-pass` pair as shown to its user; `secret` repeats `password` under the decision's word. */
-export const VpnCredentials = Schema.Struct({
-  username: Schema.String,
-  password: Schema.String,
-  secret: Schema.String,
-  rotated_at: Schema.DateFromString
-})
-export type VpnCredentials = typeof VpnCredentials.Type
 
 const Owner = Schema.Struct({ user_id: Schema.Int, username: Schema.String })
 const DeviceOf = Schema.Struct({ userId: Schema.Int, deviceId: Schema.Int })

@@ -9,7 +9,11 @@ import { AppClock } from "../platform/Clock.ts"
 import { NotFound, ValidationError } from "../platform/Errors.ts"
 import { periodAt, periodStart } from "./Bandwidth.ts"
 import { Device, Devices } from "./Devices.ts"
-import { SubscriptionFetch, SubscriptionLinks } from "./SubscriptionLinks.ts"
+import { SubscriptionLinks } from "./SubscriptionLinks.ts"
+import { type Activity, AdminDevice, DeviceDetail, DeviceSeen, DeviceServer } from "./Domain.ts"
+
+// the schemas the contract shows live in `Domain.ts` (issue 34)
+export { AdminDevice, DeviceDetail, DeviceSeen, DeviceServer }
 
 /**
  * [D107] Devices you can see: each device's last handshake (the newest a node reported for one
@@ -21,47 +25,6 @@ import { SubscriptionFetch, SubscriptionLinks } from "./SubscriptionLinks.ts"
 
 /** a handshake this recent means the device is online */
 export const ONLINE_WITHIN_MS = 180_000
-
-/** [D107]: a device's activity */
-const Activity = Schema.Struct({
-  ...Device.fields,
-  last_handshake_at: Schema.NullOr(Schema.DateFromString),
-  online: Schema.Boolean,
-  period_bytes: Schema.Int
-})
-type Activity = typeof Activity.Type
-
-/** [D107], [D122]: a device in `GET /v1/devices`, with its subscription link */
-export const DeviceSeen = Schema.Struct({
-  ...Activity.fields,
-  subscription_url: Schema.String
-})
-export type DeviceSeen = typeof DeviceSeen.Type
-
-/**
- * [D107], [D122]: a device as an admin sees it (`GET /v1/admin/users/{user}/devices`): its
- * activity and its link's last fetches, newest first (a sharing signal); not the link itself
- */
-export const AdminDevice = Schema.Struct({
-  ...Activity.fields,
-  subscription_fetches: Schema.Array(SubscriptionFetch)
-})
-export type AdminDevice = typeof AdminDevice.Type
-
-/** [D107]: one server of a device, with the bytes of the current period */
-export const DeviceServer = Schema.Struct({
-  server_id: Schema.Int,
-  server_name: Schema.String,
-  /** its WireGuard address on that server (null: no WireGuard peer there, e.g. OpenVPN) */
-  address: Schema.NullOr(Schema.String),
-  last_handshake_at: Schema.NullOr(Schema.DateFromString),
-  rx_bytes: Schema.Int,
-  tx_bytes: Schema.Int
-})
-
-/** [D107]: `GET /v1/devices/{device}` */
-export const DeviceDetail = Schema.Struct({ ...DeviceSeen.fields, servers: Schema.Array(DeviceServer) })
-export type DeviceDetail = typeof DeviceDetail.Type
 
 const ServerRow = Schema.Struct({
   device_id: Schema.Int,
@@ -110,14 +73,19 @@ export class DeviceActivity extends Effect.Service<DeviceActivity>()("vpn/Device
     const contacts = yield* Contacts
     const links = yield* SubscriptionLinks
 
-    // [D116]: only this server's peers; a handshake never goes back in time
+    // [D116]: only this server's peers; a handshake never goes back in time. Issue 34: nor past
+    // the server's clock: a node's handshake in the future is taken as now, so it cannot keep a
+    // device online
     const writeHandshakes = SqlSchema.void({
-      Request: Schema.Struct({ serverId: Schema.Int, entries: Schema.String }),
-      execute: ({ entries, serverId }) => sql`
-        update wireguard_peers p set last_handshake_at = to_timestamp(e.at)
-        from jsonb_to_recordset(${entries}::jsonb) as e(key text, at bigint)
+      Request: Schema.Struct({ serverId: Schema.Int, entries: Schema.String, now: Schema.DateFromSelf }),
+      execute: ({ entries, now, serverId }) => sql`
+        update wireguard_peers p set last_handshake_at = e.at
+        from (
+          select r.key, least(to_timestamp(r.at), ${now}::timestamptz) as at
+          from jsonb_to_recordset(${entries}::jsonb) as r(key text, at bigint)
+        ) e
         where p.server_id = ${serverId} and p.public_key = e.key
-          and (p.last_handshake_at is null or p.last_handshake_at < to_timestamp(e.at))`
+          and (p.last_handshake_at is null or p.last_handshake_at < e.at)`
     })
     /** each device's servers: those it has a peer on or bytes on since `since` */
     const serverRows = SqlSchema.findAll({
@@ -155,8 +123,10 @@ export class DeviceActivity extends Effect.Service<DeviceActivity>()("vpn/Device
 
     const seen = (device: Device, rows: ReadonlyArray<ServerRow>, now: Date): Activity => {
       const mine = rows.filter((r) => r.device_id === device.id)
-      const last = mine.reduce<Date | null>((newest, r) =>
+      const newest = mine.reduce<Date | null>((newest, r) =>
         r.last_handshake_at !== null && (newest === null || r.last_handshake_at > newest) ? r.last_handshake_at : newest, null)
+      // issue 34: never later than now (a value stored before the bound was kept, or another instance's clock)
+      const last = newest !== null && newest > now ? now : newest
       return {
         ...device,
         last_handshake_at: last,
@@ -235,7 +205,7 @@ export class DeviceActivity extends Effect.Service<DeviceActivity>()("vpn/Device
         const entries = handshakesOf(payload)
         return entries.length === 0
           ? Effect.void
-          : writeHandshakes({ serverId, entries: JSON.stringify(entries) }).pipe(Effect.orDie)
+          : Effect.flatMap(clock.now, (now) => writeHandshakes({ serverId, entries: JSON.stringify(entries), now })).pipe(Effect.orDie)
       }
     } as const
   }),

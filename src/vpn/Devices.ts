@@ -10,26 +10,10 @@ import { BusinessRuleViolation, NotFound } from "../platform/Errors.ts"
 import { Credentials, VpnCredentials } from "./Credentials.ts"
 import { Peers } from "./Peers.ts"
 import { SubscriptionLinks } from "./SubscriptionLinks.ts"
+import { Device, DeviceWithCredentials, Platform, PLATFORMS } from "./Domain.ts"
 
-export const PLATFORMS = ["ios", "android", "windows", "macos", "linux", "router", "other"] as const
-export const Platform = Schema.Literal(...PLATFORMS)
-export type Platform = typeof Platform.Type
-
-/** [D90]: a device as its owner sees it. */
-export const Device = Schema.Struct({
-  id: Schema.Int,
-  name: Schema.String,
-  platform: Platform,
-  created_at: Schema.DateFromString
-})
-export type Device = typeof Device.Type
-
-/** [D90]: a device with its OpenVPN credentials, shown in full only on create and rotate. */
-export const DeviceWithCredentials = Schema.Struct({
-  ...Device.fields,
-  openvpn: Schema.Struct({ username: Schema.String, password: Schema.String })
-})
-export type DeviceWithCredentials = typeof DeviceWithCredentials.Type
+// the schemas the contract shows live in `Domain.ts` (issue 34)
+export { Device, DeviceWithCredentials, Platform, PLATFORMS }
 
 const DeviceRow = Schema.Struct({
   id: Schema.Int,

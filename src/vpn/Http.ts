@@ -124,7 +124,7 @@ const NodeLive = HttpApiBuilder.group(Api, "node", (handlers) =>
               streamedNodeList(revision, pages, (entries) => nodeFigures.polled(serverId, entries)))
             : access.nodeSync(serverId, urlParams.since).pipe(
             Effect.tap((sync) => nodeFigures.polled(serverId, sync.peers.length)),
-            Effect.map((sync) => ({ data: sync.peers, meta: { revision: sync.revision } }))
+            Effect.map((sync) => ({ data: sync.peers, meta: { revision: sync.revision, ...("rotated" in sync && sync.rotated !== undefined ? { rotated: sync.rotated } : {}) } }))
           )))
       .handle("openvpnAuth", ({ payload }) =>
         Effect.flatMap(node, (serverId) => access.authenticate(serverId, payload.username, payload.password)))

@@ -6,6 +6,10 @@ import * as Schema from "effect/Schema"
 import * as Prometheus from "../platform/Prometheus.ts"
 import { AppClock } from "../platform/Clock.ts"
 import { Metrics } from "../platform/Metrics.ts"
+import { AgentStatus } from "./Domain.ts"
+
+// the schemas the contract shows live in `Domain.ts` (issue 34)
+export { AgentStatus }
 
 /**
  * [D105]: each server's node agent as the push streams see it (`vpn_node_agents`, migration 22):
@@ -17,17 +21,6 @@ import { Metrics } from "../platform/Metrics.ts"
 
 /** an agent not heard from for this long is not connected, whatever the stream count says */
 export const HEARD_WITHIN_MS = 90_000
-
-/** [D105]: the agent as the admin server routes show it */
-export const AgentStatus = Schema.Struct({
-  connected: Schema.Boolean,
-  applied_revision: Schema.NullOr(Schema.Number),
-  /** revisions of the node change log behind its newest one; null before the first report */
-  lag: Schema.NullOr(Schema.Number),
-  version: Schema.NullOr(Schema.String),
-  last_seen_at: Schema.NullOr(Schema.DateFromSelf)
-})
-export type AgentStatus = typeof AgentStatus.Type
 
 /** The agent's row with the log's newest revision, as one JSON column of the admin server rows. */
 export const AgentRow = Schema.NullOr(Schema.Struct({

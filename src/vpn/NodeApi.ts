@@ -1,18 +1,32 @@
 import * as OpenApi from "@effect/platform/OpenApi"
 import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
+import * as HttpApiMiddleware from "@effect/platform/HttpApiMiddleware"
+import * as HttpApiSecurity from "@effect/platform/HttpApiSecurity"
+import * as Context from "effect/Context"
 import * as Schema from "effect/Schema"
 import { describe } from "../http/Describe.ts"
 import { Ok } from "../http/Envelope.ts"
-import { ForbiddenResponse, ValidationErrorResponse } from "../http/Errors.ts"
+import { ForbiddenResponse, UnauthenticatedResponse, ValidationErrorResponse } from "../http/Errors.ts"
 import { Body, string } from "../platform/Fields.ts"
 import { MAX_BYTES } from "./Bandwidth.ts"
-import { NodeAuthentication } from "./NodeAuth.ts"
-import { OpenVpnEntry, RemovedOpenVpnEntry } from "./OpenVpnEntries.ts"
-import { NodePeer as NodePeerFields } from "./Peers.ts"
-import { Accepted } from "./UsageReports.ts"
+import { Accepted, NodePeer as NodePeerFields, OpenVpnEntry, RemovedOpenVpnEntry } from "./Domain.ts"
 
 // The node routes of [D54], [D92], [D94], [D106] (moved out of vpn/Api.ts whole).
+
+/** The VPN server whose node token authenticated the request ([D54]). */
+export class CurrentNode extends Context.Tag("CurrentNode")<CurrentNode, { readonly serverId: number }>() {}
+
+/**
+ * Node tokens of [D54]: `Authorization: Bearer <node token>`, looked up by its SHA-256 in
+ * `servers.node_token_hash` (`NodeAuth.ts`). A user's token is no node token (401), and a node
+ * token is no user token (the user routes' `Authentication` refuses it).
+ */
+export class NodeAuthentication extends HttpApiMiddleware.Tag<NodeAuthentication>()("NodeAuthentication", {
+  failure: UnauthenticatedResponse,
+  provides: CurrentNode,
+  security: { nodeToken: HttpApiSecurity.bearer }
+}) {}
 
 export const NodePeer = NodePeerFields.annotations({ identifier: "NodePeer" })
 
@@ -30,7 +44,10 @@ export const NodeSyncBody = Schema.Struct({
     RemovedOpenVpnEntry.annotations({ identifier: "RemovedNodeOpenVpnEntry" })
   )),
   meta: Schema.Struct({
-    revision: Schema.Number.annotations({ description: "An opaque cursor that only grows: send it back as `since`." })
+    revision: Schema.Number.annotations({ description: "An opaque cursor that only grows: send it back as `since`." }),
+    rotated: Schema.optional(Schema.Array(Schema.String)).annotations({
+      description: "OpenVPN servers, `?since=` answers only (issue 34): the usernames whose password was replaced after the cursor; their open sessions must end. Absent when none."
+    })
   })
 })
 export const NodeSyncResponse = Schema.transform(

@@ -3,6 +3,7 @@ import * as RpcGroup from "@effect/rpc/RpcGroup"
 import * as RpcMiddleware from "@effect/rpc/RpcMiddleware"
 import * as Context from "effect/Context"
 import * as Schema from "effect/Schema"
+import { integer, string } from "../platform/Fields.ts"
 import { OpenVpnEntry, RemovedOpenVpnEntry } from "./OpenVpnEntries.ts"
 import { NodePeer } from "./Peers.ts"
 
@@ -27,7 +28,9 @@ export const PeersBatch = Schema.Struct({
   revision: Schema.Number,
   full: Schema.Boolean,
   /** WireGuard peers, or an OpenVPN server's credentials ([D106]) */
-  peers: Schema.Array(Schema.Union(NodePeer, RemovedEntry, OpenVpnEntry, RemovedOpenVpnEntry))
+  peers: Schema.Array(Schema.Union(NodePeer, RemovedEntry, OpenVpnEntry, RemovedOpenVpnEntry)),
+  /** issue 34: OpenVPN usernames whose password was replaced in this batch: their sessions end */
+  rotated: Schema.optionalWith(Schema.Array(Schema.String), { default: () => [] })
 })
 export type PeersBatch = typeof PeersBatch.Type
 
@@ -45,8 +48,18 @@ export class NodeRpcAuth extends RpcMiddleware.Tag<NodeRpcAuth>()("NodeRpcAuth",
   failure: NodeUnauthorized
 }) {}
 
-/** what an agent says it runs: `vpn-api <version>` or any short label */
-const Version = Schema.String.pipe(Schema.minLength(1), Schema.maxLength(64))
+/**
+ * Issue 34: a revision as the agent sends it: an integer from 0 to 2^53 - 1 (the change log's
+ * `bigint` never passes it); a fraction, a negative or a larger number is refused by the payload's
+ * schema (a 422 at the route, never a database error).
+ */
+const Revision = (field: string) => integer(field, { min: 0, max: Number.MAX_SAFE_INTEGER })
+
+/** what an agent says it runs: `vpn-api <version>` or any short label, no control characters (issue 34) */
+const Version = string("version", { max: 64 }).pipe(
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: the C0 controls and DEL are what is refused
+  Schema.filter((s) => !/[\x00-\x1f\x7f]/.test(s), { message: () => "The version field must not contain control characters." })
+)
 
 export class NodeRpcs extends RpcGroup.make(
   /**
@@ -55,13 +68,13 @@ export class NodeRpcs extends RpcGroup.make(
    * nothing changed (then with no peers): the caller learns the current revision.
    */
   Rpc.make("WatchPeers", {
-    payload: { since: Schema.NullOr(Schema.Number) },
+    payload: { since: Schema.NullOr(Revision("since")) },
     success: PeersBatch,
     stream: true
   }),
   /** The agent applied `revision` (also its heartbeat): the admin routes and metrics show it. */
   Rpc.make("ReportApplied", {
-    payload: { revision: Schema.Number, version: Version },
+    payload: { revision: Revision("revision"), version: Version },
     success: Schema.Struct({ lag: Schema.Number })
   })
 ).middleware(NodeRpcAuth) {}

@@ -11,6 +11,7 @@ import { constantTimeEqual, sha256Hex } from "../platform/Crypto.ts"
 import { Access } from "./Access.ts"
 import { NodeAgents } from "./NodeAgents.ts"
 import { NODE_RPC_PATH, NodeRpcAuth, NodeRpcs, NodeUnauthorized, type PeersBatch, RpcNode } from "./NodeProtocol.ts"
+import { guardNodeRpc } from "./NodeRpcHttp.ts"
 import { PeerWake } from "./PeerWake.ts"
 import { Servers } from "./Servers.ts"
 
@@ -23,20 +24,25 @@ import { Servers } from "./Servers.ts"
 /** Bun closes an HTTP response quiet for 10 s: each open stream gets a protocol `Pong` this often. */
 const KEEPALIVE = "5 seconds"
 
+/** [D54]: the server whose node token an `Authorization: Bearer` header carries */
+const nodeOfHeader = (servers: Servers) => (authorization: string | undefined): Effect.Effect<Option.Option<number>> =>
+  Effect.gen(function*() {
+    const secret = /^bearer +(\S.*)$/i.exec(authorization ?? "")?.[1]?.trim()
+    if (secret === undefined || secret.length > 512) return Option.none()
+    const hash = sha256Hex(secret)
+    const node = yield* servers.byNodeTokenHash(hash)
+    return Option.isSome(node) && constantTimeEqual(node.value.node_token_hash, hash) ? Option.some(node.value.id) : Option.none()
+  })
+
+/** each call checked again (the guard checked the request's header already; a call carries no other) */
 const AuthLive = Layer.effect(
   NodeRpcAuth,
   Effect.gen(function*() {
-    const servers = yield* Servers
+    const nodeOf = nodeOfHeader(yield* Servers)
     const refused = new NodeUnauthorized({ message: "A valid node token is required." })
     return NodeRpcAuth.of(({ headers }) =>
-      Effect.gen(function*() {
-        const secret = /^bearer +(\S.*)$/i.exec(headers["authorization"] ?? "")?.[1]?.trim()
-        if (secret === undefined || secret.length > 512) return yield* Effect.fail(refused)
-        const hash = sha256Hex(secret)
-        const node = yield* servers.byNodeTokenHash(hash)
-        if (Option.isNone(node) || !constantTimeEqual(node.value.node_token_hash, hash)) return yield* Effect.fail(refused)
-        return { serverId: node.value.id }
-      }))
+      Effect.flatMap(nodeOf(headers["authorization"]), (node) =>
+        Option.isNone(node) ? Effect.fail(refused) : Effect.succeed({ serverId: node.value })))
   })
 )
 
@@ -52,7 +58,7 @@ const HandlersLive = NodeRpcs.toLayer(Effect.gen(function*() {
       : access.nodeSync(serverId, String(since)).pipe(Effect.map((s) => ({ ...s, full: false })), Effect.mapError(() => "full" as const))
     ).pipe(
       Effect.catchAll(() => Effect.map(access.nodeSync(serverId, undefined).pipe(Effect.orDie), (s) => ({ ...s, full: true }))),
-      Effect.map((s): PeersBatch => ({ revision: s.revision, full: s.full, peers: s.peers }))
+      Effect.map((s): PeersBatch => ({ revision: s.revision, full: s.full, peers: s.peers, rotated: "rotated" in s ? s.rotated ?? [] : [] }))
     )
 
   return NodeRpcs.of({
@@ -80,13 +86,18 @@ const HandlersLive = NodeRpcs.toLayer(Effect.gen(function*() {
   })
 }))
 
-/** POST `/v1/node/rpc` on the API's router, with the keepalive of every open response. */
+/**
+ * POST `/v1/node/rpc` on the API's router, behind the guard of issue 34 (`NodeRpcHttp.ts`: the
+ * token, the size, the calls and the streams checked before the RPC server decodes anything),
+ * with the keepalive of every open response.
+ */
 const ProtocolLive = Layer.scoped(
   RpcServer.Protocol,
   Effect.gen(function*() {
     const router = yield* HttpApiBuilder.Router
+    const guard = guardNodeRpc(nodeOfHeader(yield* Servers))
     const { httpApp, protocol } = yield* RpcServer.makeProtocolWithHttpApp
-    yield* router.post(NODE_RPC_PATH, httpApp)
+    yield* router.post(NODE_RPC_PATH, guard(httpApp))
     yield* protocol.clientIds.pipe(
       Effect.flatMap((ids) => Effect.forEach(ids, (id) => protocol.send(id, RpcMessage.constPong), { discard: true })),
       Effect.schedule(Schedule.spaced(KEEPALIVE)),

@@ -2,21 +2,17 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import * as SqlSchema from "@effect/sql/SqlSchema"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
+import { OpenVpnEntry, RemovedOpenVpnEntry } from "./Domain.ts"
 
-/**
- * [D106]: an OpenVPN server's node list names credentials, not keys: `{username, enabled,
- * speed_limit_mbps}` (the limit stays null until [D103]'s shaping fills it), and a username that
- * left the server (its device deleted) as `{username, removed: true}`.
- */
-export const OpenVpnEntry = Schema.Struct({
-  username: Schema.String,
-  enabled: Schema.Boolean,
-  speed_limit_mbps: Schema.NullOr(Schema.Int)
-})
-export const RemovedOpenVpnEntry = Schema.Struct({ username: Schema.String, removed: Schema.Literal(true) })
+// the schemas the contract shows live in `Domain.ts` (issue 34)
+export { OpenVpnEntry, RemovedOpenVpnEntry }
 
 /** the change-log key of a username ([D106], migration 22) */
 export const OVPN_KEY_PREFIX = "ovpn:"
+/** issue 34: the change-log key of a username whose secret was replaced (migration 50) */
+export const OVPN_ROTATED_KEY_PREFIX = "ovpn-rotated:"
+/** a change-log key that names a credential, not a WireGuard key (base64: never a colon) */
+export const isCredentialKey = (key: string): boolean => key.includes(":")
 
 const CredentialRow = Schema.Struct({ user_id: Schema.Int, username: Schema.String, held: Schema.Boolean })
 export type CredentialRow = typeof CredentialRow.Type

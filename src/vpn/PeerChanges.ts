@@ -10,15 +10,19 @@ import { periodStart } from "./Bandwidth.ts"
 const ChangeRow = Schema.Struct({
   server_id: Schema.NullOr(Schema.Int),
   user_id: Schema.NullOr(Schema.Int),
-  public_key: Schema.NullOr(Schema.String)
+  public_key: Schema.NullOr(Schema.String),
+  /** issue 34: a plan's limits changed (migration 50): its members' peers */
+  plan_id: Schema.NullOr(Schema.Int)
 })
 
 /** What changed for one server after a revision. */
 export interface ServerChanges {
-  /** a change that concerns every peer of the server (its grants, a plan's limit) */
+  /** a change that concerns every peer of the server (its grants) */
   readonly everything: boolean
   readonly keys: ReadonlyArray<string>
   readonly userIds: ReadonlyArray<number>
+  /** plans whose limits changed: the peers of their members (issue 34) */
+  readonly planIds: ReadonlyArray<number>
 }
 
 const Revision = Schema.NumberFromString
@@ -50,7 +54,7 @@ export class PeerChanges extends Effect.Service<PeerChanges>()("vpn/PeerChanges"
       Request: Schema.Struct({ serverId: Schema.Int, after: Schema.Number, upTo: Schema.Number }),
       Result: ChangeRow,
       execute: ({ after, serverId, upTo }) => sql`
-        select server_id, user_id, public_key from vpn_peer_changes
+        select server_id, user_id, public_key, plan_id from vpn_peer_changes
         where revision > ${after} and revision <= ${upTo} and (server_id = ${serverId} or server_id is null)
           and period is null
         order by revision`
@@ -90,13 +94,15 @@ export class PeerChanges extends Effect.Service<PeerChanges>()("vpn/PeerChanges"
           Effect.map((rows): ServerChanges => {
             const keys = new Set<string>()
             const userIds = new Set<number>()
+            const planIds = new Set<number>()
             let everything = false
             for (const r of rows) {
               if (r.public_key !== null) keys.add(r.public_key)
               else if (r.user_id !== null) userIds.add(r.user_id)
+              else if (r.plan_id !== null) planIds.add(r.plan_id)
               else everything = true
             }
-            return { everything, keys: [...keys], userIds: [...userIds] }
+            return { everything, keys: [...keys], userIds: [...userIds], planIds: [...planIds] }
           }),
           Effect.orDie
         ),

@@ -13,6 +13,10 @@ import { leanRow } from "../platform/LeanRow.ts"
 import { hostCount, intToIpv4, parseSubnet } from "./Configs.ts"
 import { SubnetFull } from "./Errors.ts"
 import { ServerRecord, type ServerRow } from "./Servers.ts"
+import { NodePeer } from "./Domain.ts"
+
+// the schemas the contract shows live in `Domain.ts` (issue 34)
+export { NodePeer }
 
 /** A WireGuard peer of one user on one server; `private_key_enc` is opened only for its owner. */
 const PeerRow = Schema.Struct({
@@ -47,7 +51,6 @@ export interface DownloadView {
   readonly peer: Option.Option<Peer>
 }
 
-
 /** The device a peer belongs to ([D90]). */
 export interface Device {
   readonly id: number
@@ -63,15 +66,6 @@ export interface Peer {
   /** [D90]: the same host number in the server's `subnet6`, when it has one */
   readonly address6: string | null
 }
-
-/** [D54]: a peer as its node is told it. */
-export const NodePeer = Schema.Struct({
-  public_key: Schema.String,
-  allowed_ips: Schema.String,
-  enabled: Schema.Boolean,
-  /** [D103]: the peer's speed both ways in Mbps (10^6 bit/s); null: not shaped */
-  speed_limit_mbps: Schema.NullOr(Schema.Int)
-})
 
 /** A peer as a node sees it: `held` when its user's VPN access is on hold ([D91]). */
 const NodePeerRow = Schema.Struct({

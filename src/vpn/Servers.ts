@@ -12,31 +12,11 @@ import { KeyGen } from "../platform/KeyGen.ts"
 import { formatSubnet, parseSubnet } from "./Configs.ts"
 import { AgentRow, agentRowColumn, AgentStatus, agentStatusOf } from "./NodeAgents.ts"
 import { nodeMetrics, type NodeSeenRow } from "./NodeMetrics.ts"
+import { CreatedServer, Protocol, Server, ServerRecord } from "./Domain.ts"
 
-export const Protocol = Schema.Literal("wireguard", "openvpn")
-export type Protocol = typeof Protocol.Type
+// the schemas the contract shows live in `Domain.ts` (issue 34)
+export { CreatedServer, Protocol, Server, ServerRecord }
 
-/**
- * A VPN server with everything configs need ([D50]): the one schema of a server. The spec's
- * Server (`VpnServer` in the API) is its `pick`.
- */
-export const ServerRecord = Schema.Struct({
-  id: Schema.Int,
-  name: Schema.String,
-  country: Schema.String,
-  city: Schema.String,
-  protocol: Protocol,
-  ip: Schema.String,
-  port: Schema.Int,
-  transport: Schema.Literal("udp", "tcp"),
-  public_key: Schema.NullOr(Schema.String),
-  subnet: Schema.String,
-  /** [D90]: the IPv6 subnet of dual-stack peers; null: IPv4 only */
-  subnet6: Schema.NullOr(Schema.String),
-  dns: Schema.String,
-  ca_cert: Schema.NullOr(Schema.String),
-  status: Schema.String
-})
 export type ServerRow = typeof ServerRecord.Type
 
 /** [D92]: a server as an admin sees it: every field, the node's last poll, its peers and plans. */
@@ -60,9 +40,6 @@ const adminServerOf = (now: Date) => ({ agent_row, ...row }: typeof AdminServerR
   ...row,
   agent: agentStatusOf(agent_row, now)
 })
-
-/** The spec's Server fields, exactly ([D50]). */
-export const Server = ServerRecord.pick("id", "name", "country", "city", "protocol", "ip", "status")
 
 /** What an admin sends to create or change a server (the API's payloads are this shape). */
 export interface ServerInput {
@@ -89,14 +66,6 @@ export type NewServer = ServerInput & {
   readonly protocol: Protocol
   readonly ip: string
 }
-
-/** What an admin sees once, at creation: the server and its node token ([D70], [D54]). */
-export const CreatedServer = Schema.Struct({
-  ...Server.fields,
-  node_token: Schema.String,
-  /** only when the admin gave no `public_key` for a WireGuard server: its generated private key, shown once */
-  private_key: Schema.optional(Schema.String)
-})
 
 export const INVALID_PLAN_IDS = "The selected plan ids is invalid."
 

@@ -9,8 +9,9 @@ import type { WireguardParams } from "./Configs.ts"
  * each server come from `Downloads.render`, the same as the downloads'.
  */
 
-export const FORMATS = ["wireguard", "zip", "sing-box", "clash", "openvpn", "qr"] as const
-export type Format = (typeof FORMATS)[number]
+// the formats the contract shows live in `Domain.ts` (issue 34)
+import { type Format, FORMATS } from "./Domain.ts"
+export { type Format, FORMATS }
 
 /** [D122]: without `?format=`, the app's `User-Agent` chooses: sing-box, clash/mihomo/stash, else WireGuard */
 export const formatFor = (userAgent: string | undefined): Format => {

@@ -25,12 +25,9 @@ export const MAX_FETCHES = 50
 export const TOKEN_PATTERN = /^[A-Za-z0-9_-]{32,128}$/
 
 /** [D122]: one answered fetch of a device's link */
-export const SubscriptionFetch = Schema.Struct({
-  at: Schema.DateFromString,
-  address: Schema.NullOr(Schema.String),
-  user_agent: Schema.NullOr(Schema.String)
-})
-export type SubscriptionFetch = typeof SubscriptionFetch.Type
+// the schema the contract shows lives in `Domain.ts` (issue 34)
+import { SubscriptionFetch } from "./Domain.ts"
+export { SubscriptionFetch }
 
 /** the device a link names, its owner, and whether the owner's VPN access is on hold ([D91]) */
 export interface LinkedDevice {

@@ -1,7 +1,6 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import * as Schema from "effect/Schema"
 import { DomainEvents } from "../events/DomainEvents.ts"
 import { Services as Subscriptions } from "../services/Services.ts"
 import type { ServiceQuota, Subscription } from "../services/Domain.ts"
@@ -22,6 +21,10 @@ import {
 import { ReportOwners } from "./ReportOwners.ts"
 import { idempotencyKeyErrors, UsageReports } from "./UsageReports.ts"
 import { UsageRows } from "./UsageRows.ts"
+import { UsageRecorded } from "./Domain.ts"
+
+// the schemas the contract shows live in `Domain.ts` (issue 34)
+export { UsageRecorded }
 
 const MAX_BYTES = Bandwidth.MAX_BYTES
 
@@ -46,14 +49,6 @@ const periodsAt = (now: Date) => {
     return period
   }
 }
-
-/** [D70]: what an admin's addition answers. */
-export const UsageRecorded = Schema.Struct({
-  service_id: Schema.Int,
-  period: Schema.String,
-  used_bytes: Schema.Int,
-  used_formatted: Schema.String
-})
 
 /**
  * Usage per service per quota period ([D55], [D95]: keyed by the period's start date). Additions are upserts, so concurrent
@@ -166,7 +161,19 @@ export class Usage extends Effect.Service<Usage>()("vpn/Usage", {
             const owner = served[index]
             return owner === undefined ? [] : [{ index, owner, rx: e.rx, tx: e.tx }]
           })
-          return yield* addToMonths(additions, DELTAS)
+          const answer = yield* addToMonths(additions, DELTAS)
+          // issue 34, [D107]: each device's bytes too, in the same transaction (counted once, [D94]),
+          // as a counters report's are: every entry this server serves
+          const deltas = entries.flatMap((e, index) =>
+            served[index] === undefined
+              ? []
+              : [e.public_key !== undefined
+                ? { kind: "public_key", peer_key: e.public_key, rx: e.rx, tx: e.tx }
+                : { kind: "username", peer_key: e.username ?? "", rx: e.rx, tx: e.tx }])
+          if (deltas.length > 0) {
+            yield* Effect.orDie(usageRows.addDeviceDeltas({ serverId, now: yield* clock.now, deltas: JSON.stringify(deltas) }))
+          }
+          return answer
         }))).pipe(Effect.tap(() => domainEvents.wake))
 
     /**

@@ -4,16 +4,16 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { AppClock } from "../platform/Clock.ts"
+import { Accepted } from "./Domain.ts"
+
+// the schemas the contract shows live in `Domain.ts` (issue 34)
+export { Accepted }
 
 /** [D94]: an `Idempotency-Key` names one report of one node for this long. */
 export const REPORT_KEY_TTL_MS = 86_400_000
 
 /** The routes whose reports carry keys; a key names a report of one route (usage or counters). */
 export type ReportRoute = "usage" | "counters"
-
-/** What a report answers ([D54], [D94]): the entries counted. */
-export const Accepted = Schema.Struct({ accepted: Schema.Int })
-export type Accepted = typeof Accepted.Type
 
 /** [D94]: 1 to 255 visible ASCII characters (RFC 5234 VCHAR) */
 const VALID_KEY = /^[\x21-\x7e]{1,255}$/

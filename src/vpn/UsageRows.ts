@@ -98,6 +98,32 @@ export class UsageRows extends Effect.Service<UsageRows>()("vpn/UsageRows", {
         select least(rx_bytes, 9007199254740991)::int8 as rx, least(tx_bytes, 9007199254740991)::int8 as tx
         from usage_records where service_id = ${serviceId} and period = ${period}::date`
     })
+    /**
+     * Issue 34, [D107] / [D94]: a usage report's deltas counted into each device's day, as the
+     * trigger of migration 45 counts what a counters report adds: each entry's device found by its
+     * WireGuard peer on the server or its OpenVPN username, summed per device, in device order.
+     * Bounded at 2^53 - 1 per day and direction (a device's bytes are read as exact integers).
+     */
+    const addDeviceDeltas = SqlSchema.void({
+      Request: Schema.Struct({ serverId: Schema.Int, now: Schema.DateFromSelf, deltas: Schema.String }),
+      execute: ({ deltas, now, serverId }) => sql`
+        insert into vpn_device_usage (device_id, server_id, day, rx_bytes, tx_bytes)
+        select d.dev, ${serverId}::integer, (${now}::timestamptz at time zone 'UTC')::date,
+               least(sum(e.rx), 9007199254740991)::int8, least(sum(e.tx), 9007199254740991)::int8
+        from jsonb_to_recordset(${deltas}::jsonb) as e(kind text, peer_key text, rx numeric, tx numeric)
+        cross join lateral (
+          select case when e.kind = 'public_key'
+            then (select device_id from wireguard_peers where server_id = ${serverId}::integer and public_key = e.peer_key)
+            else (select device_id from vpn_credentials where username = e.peer_key)
+          end as dev
+        ) d
+        where (e.rx > 0 or e.tx > 0) and d.dev is not null
+        group by d.dev
+        order by d.dev
+        on conflict (device_id, server_id, day) do update set
+          rx_bytes = least(vpn_device_usage.rx_bytes::numeric + excluded.rx_bytes, 9007199254740991)::int8,
+          tx_bytes = least(vpn_device_usage.tx_bytes::numeric + excluded.tx_bytes, 9007199254740991)::int8`
+    })
     const historyRows = SqlSchema.findAll({
       Request: Schema.Int,
       Result: HistoryRow,
@@ -134,6 +160,7 @@ export class UsageRows extends Effect.Service<UsageRows>()("vpn/UsageRows", {
       guardedUpsert,
       guardedUpsertAll,
       advanceCounters,
+      addDeviceDeltas,
       periodTotals,
       month,
       history,

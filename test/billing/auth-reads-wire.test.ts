@@ -34,6 +34,7 @@ const detail = (id: number, expiresAt: Date, schedule: { cancel_at: string | nul
       starts_at: now().toISOString(),
       expires_at: expiresAt.toISOString(),
       auto_renew: false,
+      grace_until: null,
       cancel_at: schedule.cancel_at,
       scheduled_change: schedule.scheduled_change
     }
@@ -81,6 +82,7 @@ describe("services: the current one, one by id, the list (issue 27, [D34], [D108
         starts_at: now().toISOString(),
         expires_at: expiresAt.toISOString(),
         auto_renew: false,
+        grace_until: null,
         ...schedule
       }]
     }))

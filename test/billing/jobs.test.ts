@@ -226,6 +226,11 @@ describe("overdue invoices", () => {
     expect((await renewalsOf(id))[0]!.status).toBe("pending")
     app.clock.advance(DAY + 1000)
     await run()
+    // [D124]: an auto-renewing service is in grace until the last retry (5 days), its invoice payable
+    expect(await statusOf(user.token, id)).toBe("grace")
+    expect((await renewalsOf(id))[0]!.status).toBe("pending")
+    app.clock.advance(5 * DAY)
+    await run()
     expect(await statusOf(user.token, id)).toBe("expired")
     const invoices = await renewalsOf(id)
     expect(invoices.map((i) => i.status)).toEqual(["cancelled"])

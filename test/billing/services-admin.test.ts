@@ -51,7 +51,9 @@ describe("POST /v1/admin/users/{user}/services", () => {
         status: "active",
         starts_at: now().toISOString(),
         expires_at: days(now(), 30).toISOString(),
-        auto_renew: true,
+        // [D124]: a granted service does not renew unless the admin says so
+        auto_renew: false,
+        grace_until: null,
         cancel_at: null,
         scheduled_change: null
       }
@@ -171,6 +173,7 @@ describe("PUT /v1/admin/services/{service}", () => {
         starts_at: now().toISOString(),
         expires_at: days(now(), 30).toISOString(),
         auto_renew: false,
+        grace_until: null,
         cancel_at: null,
         scheduled_change: null
       }

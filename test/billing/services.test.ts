@@ -48,6 +48,7 @@ describe("GET /v1/services", () => {
       expires_at: days(now(), -10).toISOString(),
       auto_renew: false,
       // [D111] [D108]: list items carry them too
+      grace_until: null,
       cancel_at: null,
       scheduled_change: null
     })
@@ -105,6 +106,7 @@ describe("GET /v1/services/current [D34]", () => {
         starts_at: now().toISOString(),
         expires_at: days(now(), 10).toISOString(),
         auto_renew: true,
+        grace_until: null,
         cancel_at: null,
         scheduled_change: null
       }
@@ -152,6 +154,7 @@ describe("GET /v1/services/{service} [D34] [D11]", () => {
         starts_at: days(now(), -1).toISOString(),
         expires_at: days(now(), 29).toISOString(),
         auto_renew: false,
+        grace_until: null,
         cancel_at: null,
         scheduled_change: null
       }

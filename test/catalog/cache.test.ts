@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test"
+import { SqlClient } from "@effect/sql"
 import { Context, Deferred, Effect, Exit, Fiber, FiberId, Layer, Scope } from "effect"
 import { CatalogCache } from "../../src/catalog/CatalogCache.ts"
 import { catalogChanged } from "../../src/catalog/CatalogChanges.ts"
@@ -234,6 +235,25 @@ describe("the cache's bookkeeping (a repository whose reads the test releases)",
       yield* waitFor(() => loads.length === 5)
       yield* Deferred.succeed(loads[4]!, [row("Newer")])
       expect(yield* Fiber.join(third)).toContain("\"Newer\"")
+      yield* close
+    }))
+  })
+
+  test("issue 34: a read inside a transaction never waits for another fiber's load (it could hold the connection that load needs)", async () => {
+    await Effect.runPromise(Effect.gen(function*() {
+      const { close, loads, request } = yield* harness
+      const outside = yield* Effect.fork(request)
+      yield* waitFor(() => loads.length === 1)
+      // a transaction's read: its own load, not the pending one
+      const inside = yield* Effect.fork(Effect.provideService(request, SqlClient.TransactionConnection, [{} as never, 0]))
+      yield* waitFor(() => loads.length === 2)
+      yield* Deferred.succeed(loads[1]!, [row("Mine")])
+      expect(yield* Fiber.join(inside)).toContain("\"Mine\"")
+      // and it keeps nothing: the shared load still fills the cache
+      yield* Deferred.succeed(loads[0]!, [row("Shared")])
+      expect(yield* Fiber.join(outside)).toContain("\"Shared\"")
+      expect(yield* request).toContain("\"Shared\"")
+      expect(loads).toHaveLength(2)
       yield* close
     }))
   })

@@ -34,6 +34,17 @@ test("the package builds: a bundle and the declarations of the contract", () => 
   const types = readFileSync(join(root, "types/packages/client/src/index.d.ts"), "utf8")
   expect(types).toContain("makeClient")
   expect(existsSync(join(root, "types/src/Api.d.ts"))).toBe(true)
+
+  // issue 34: the contract carries no server code; the bundle imports its peers only (no
+  // @effect/sql, node:net, dns, child_process, stripe, mustache), and so do the declarations
+  const imported = (text: string) =>
+    [...text.matchAll(/(?<![\w"'$.])(?:from|import|require)\s*\(?\s*"([^"./\n][^"\n]*)"/g)].map((m) => m[1]!)
+  const notPeer = (specifier: string) => !/^(effect|@effect\/platform)(\/|$)/.test(specifier)
+  expect([...new Set(imported(readFileSync(join(root, "index.js"), "utf8")).filter(notPeer))]).toEqual([])
+  const declarations = [...new Bun.Glob("types/**/*.d.ts").scanSync({ cwd: root })]
+  expect(declarations.length).toBeGreaterThan(10)
+  const foreign = declarations.flatMap((file) => imported(readFileSync(join(root, file), "utf8")).filter(notPeer))
+  expect([...new Set(foreign)]).toEqual([])
 }, 180_000)
 
 test("the example runs against a fresh server: register, plans, an order, the pending invoices", () => {

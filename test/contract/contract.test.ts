@@ -7,6 +7,9 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test"
 import { Validator } from "@seriousme/openapi-schema-validator"
+import Ajv2020 from "ajv/dist/2020.js"
+import addFormats from "ajv-formats"
+import { Secret, TOTP } from "otpauth"
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -50,7 +53,7 @@ const call = async (method: string, path: string, options: { token?: string; bod
   } catch {
     // a download
   }
-  return { status: res.status, type: res.headers.get("content-type") ?? "", body }
+  return { status: res.status, type: res.headers.get("content-type") ?? "", headers: res.headers, body }
 }
 
 const data = (res: { body: unknown }): Json => {
@@ -173,8 +176,18 @@ const overlay = (op: Operation, sampled: unknown): unknown => {
   return out
 }
 
-const pathOf = (op: Operation, ids: Record<string, string>) =>
-  op.path.replace(/\{([a-z]+)\}/g, (_, name: string) => ids[name] ?? "1")
+/** the query parameters of an operation, required or not */
+const queryParams = (op: Operation, required: boolean) =>
+  (Array.isArray(op.op["parameters"]) ? op.op["parameters"] : [])
+    .filter((p): p is Json => isObject(p) && p["in"] === "query" && (p["required"] === true) === required)
+    .map((p) => String(p["name"]))
+
+/** the path with its ids, and the required query parameters (issue 34: `plan_id`, `cycle_id` of a quote) */
+const pathOf = (op: Operation, ids: Record<string, string>) => {
+  const path = op.path.replace(/\{([a-z]+)\}/g, (_, name: string) => ids[name] ?? "1")
+  const query = queryParams(op, true).map((name) => `${name}=${fixtures[name.replace(/_id$/, "")] ?? "1"}`)
+  return query.length === 0 ? path : `${path}?${query.join("&")}`
+}
 
 const tokenFor = (op: Operation) => {
   if (op.credentials.includes("nodeToken")) return tokens.node
@@ -223,14 +236,24 @@ const routeLimited = (op: Operation) => {
   return isObject(tooMany) && isObject(tooMany["headers"]) && "X-RateLimit-Limit" in tooMany["headers"]
 }
 
+/** issue 34: the headers a client may act on, each declared on the answer that carries it */
+const WATCHED_HEADERS = ["cache-control", "content-disposition", "x-ratelimit-limit", "x-ratelimit-remaining", "retry-after", "allow"]
+
+const undeclaredHeaders = (op: Operation, res: { status: number; headers?: Headers }) => {
+  const declared = (op.op["responses"] as Json)[String(res.status)]
+  const names = isObject(declared) && isObject(declared["headers"]) ? Object.keys(declared["headers"]).map((h) => h.toLowerCase()) : []
+  return WATCHED_HEADERS.filter((h) => res.headers?.has(h) === true && !names.includes(h))
+}
+
 const checkAnswer = (
   validate: ReturnType<typeof makeResponseValidator>,
   op: Operation,
-  res: { status: number; type: string; body: unknown }
+  res: { status: number; type: string; headers?: Headers; body: unknown }
 ) => {
   const problems = validate(op.op, res.status, res.type, res.body)
   if (problems === undefined) return [`status ${res.status} is not declared: ${JSON.stringify(res.body).slice(0, 200)}`]
-  return problems.map((p) => `status ${res.status}: ${p}`)
+  const headers = undeclaredHeaders(op, res).map((h) => `status ${res.status}: header ${h} sent but not declared`)
+  return [...problems.map((p) => `status ${res.status}: ${p}`), ...headers]
 }
 
 describe("the OpenAPI document", () => {
@@ -267,14 +290,17 @@ describe("the OpenAPI document", () => {
 })
 
 /** One request the document calls valid: answered as declared and never refused for its shape. */
-const sendValid = async (op: Operation, validate: ReturnType<typeof makeResponseValidator>, failures: Array<string>) => {
-    const body = op.bodySchema !== undefined ? overlay(op, sampleBody(doc, op.bodySchema)) : undefined
+const sendValid = async (op: Operation, validate: ReturnType<typeof makeResponseValidator>, failures: Array<string>, example?: unknown) => {
+    const body = example !== undefined ? example : op.bodySchema !== undefined ? overlay(op, sampleBody(doc, op.bodySchema)) : undefined
     const token = tokenFor(op)
     const res = await call(op.method, pathOf(op, fixtures), { ...(token !== undefined ? { token } : {}), ...(body !== undefined ? { body } : {}) })
     for (const problem of checkAnswer(validate, op, res)) failures.push(`${op.id} ${problem}`)
     if (res.status >= 500) failures.push(`${op.id} answered ${res.status}`)
     if (res.status === 422) {
       const errors = isObject(res.body) && isObject(res.body["errors"]) ? Object.keys(res.body["errors"]) : []
+      // issue 34: a parameter the document calls optional is never what a 422 names
+      const optional = errors.filter((field) => queryParams(op, false).includes(field))
+      if (optional.length > 0) failures.push(`${op.id} refused the optional ${optional.join(", ")}: declare them required`)
       const message = isObject(res.body) ? res.body["message"] : undefined
       if (errors.length === 0 && message === STATE_MESSAGES[op.id]) return
       const explained = STATE_422[op.id] ?? []
@@ -361,4 +387,104 @@ describe("requests generated from the document", () => {
     }
     expect(failures).toEqual([])
   }, 60_000)
+})
+
+/** Issue 34: what the outside contract tools found the document and the server disagreeing on. */
+describe("the document and the server agree (issue 34)", () => {
+  test("POST /v1/account/2fa while two-factor sign-in is on: a declared 422", async () => {
+    const email = `two-factor-${Date.now()}@example.test`
+    const token = String(data(await call("POST", "/v1/auth/register", {
+      body: { name: "Two Factor", email, password: PASSWORD, password_confirmation: PASSWORD }
+    }))["token"])
+    const setUp = data(await call("POST", "/v1/account/2fa", { token }))
+    const code = new TOTP({ secret: Secret.fromBase32(String(setUp["secret"])) }).generate()
+    expect((await call("POST", "/v1/account/2fa/confirm", { token, body: { code } })).status).toBe(200)
+    const again = await call("POST", "/v1/account/2fa", { token })
+    expect(again.status).toBe(422)
+    expect((again.body as Json)["message"]).toBe("Two-factor authentication is already enabled.")
+    const op = operationsOf(doc).find((o) => o.id === "accounts.setUpTwoFactor")!
+    expect(checkAnswer(makeResponseValidator(doc), op, again)).toEqual([])
+  }, 30_000)
+
+  test("request bodies allow fields they do not name, as the server does", async () => {
+    const strict: Array<string> = []
+    const walk = (id: string, schema: unknown, seen: Set<string>): void => {
+      if (Array.isArray(schema)) {
+        for (const s of schema) walk(id, s, seen)
+        return
+      }
+      if (!isObject(schema)) return
+      const ref = schema["$ref"]
+      if (typeof ref === "string") {
+        const name = ref.split("/").at(-1)!
+        if (seen.has(name)) return
+        seen.add(name)
+        walk(id, ((doc["components"] as Json)["schemas"] as Json)[name], seen)
+        return
+      }
+      if (schema["additionalProperties"] === false) strict.push(id)
+      for (const value of Object.values(schema)) walk(id, value, seen)
+    }
+    for (const op of operationsOf(doc)) if (op.bodySchema !== undefined) walk(op.id, op.bodySchema, new Set())
+    expect([...new Set(strict)]).toEqual([])
+
+    const extra = { nickname: "unknown fields are ignored" }
+    const registered = await call("POST", "/v1/auth/register", {
+      body: { name: "Extra", email: `extra-${Date.now()}@example.test`, password: PASSWORD, password_confirmation: PASSWORD, ...extra }
+    })
+    expect(registered.status).toBe(201)
+    const token = String(data(registered)["token"])
+    const settings = await call("PUT", "/v1/account/settings", { token, body: { email_notifications: false, ...extra } })
+    expect(settings.status).toBe(200)
+  }, 30_000)
+
+  test("info.license names an identifier or a URL; servers list this origin first", () => {
+    const info = doc["info"] as Json
+    const license = info["license"] as Json
+    expect(typeof license["identifier"] === "string" || typeof license["url"] === "string").toBe(true)
+    expect((doc["servers"] as Array<Json>)[0]!["url"]).toBe("/")
+  })
+
+  test("the change quote's plan_id and cycle_id are required in the document", () => {
+    const op = operationsOf(doc).find((o) => o.id === "subscriptions.changeQuote")!
+    expect(queryParams(op, true).sort()).toEqual(["cycle_id", "plan_id"])
+  })
+
+  test("every request example is valid for its schema and accepted by the server; register's makes an account", async () => {
+    const validate = makeResponseValidator(doc)
+    const ajv = new Ajv2020({ strict: false, allErrors: true })
+    addFormats(ajv)
+    ajv.addSchema({ $id: "doc", components: doc["components"] } as never)
+    const failures: Array<string> = []
+    for (const op of operationsOf(doc)) {
+      if (op.method === "HEAD" || op.bodySchema === undefined || op.id === "billing.paymentWebhook" || LAST.includes(op.id)) continue
+      const media = ((op.op["requestBody"] as Json)["content"] as Json)["application/json"] as Json
+      if (!("example" in media)) {
+        failures.push(`${op.id} has no request example`)
+        continue
+      }
+      const schema = JSON.parse(JSON.stringify(op.bodySchema).replaceAll("\"#/components/", "\"doc#/components/"))
+      const check = ajv.compile(schema)
+      if (!check(media["example"])) failures.push(`${op.id} example invalid: ${JSON.stringify(check.errors).slice(0, 300)}`)
+      if (op.id === "accounts.register") {
+        const res = await call("POST", "/v1/auth/register", { body: media["example"] })
+        if (res.status !== 201) failures.push(`the register example: ${res.status} ${JSON.stringify(res.body).slice(0, 300)}`)
+        continue
+      }
+      await sendValid(op, validate, failures, media["example"])
+    }
+    expect(failures).toEqual([])
+  }, 120_000)
+
+  test("/docs lists the public sign-in routes first and no HEAD twins; /v1/openapi.json keeps them", async () => {
+    const page = await fetch(`${base}/docs`)
+    const html = await page.text()
+    const json = /<script id="swagger-spec" type="application\/json">([\s\S]*?)<\/script>/.exec(html)?.[1]
+    expect(json).toBeDefined()
+    const shown = JSON.parse(json!) as Json
+    const paths = shown["paths"] as Json
+    expect(Object.values(paths).some((item) => isObject(item) && "head" in item)).toBe(false)
+    expect(Object.keys(paths).slice(0, 2)).toEqual(["/v1/auth/register", "/v1/auth/login"])
+    expect(operationsOf(doc).some((op) => op.method === "HEAD")).toBe(true)
+  }, 30_000)
 })

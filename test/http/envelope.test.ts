@@ -36,7 +36,8 @@ const invoice = (id: number, paid: boolean): Invoice => ({
   due_date: new Date("2026-02-01T00:00:00Z"),
   paid_at: paid ? new Date("2026-01-20T10:00:00.123Z") : null,
   transaction_id: null,
-  created_at: new Date("2026-01-15T12:00:00Z")
+  created_at: new Date("2026-01-15T12:00:00Z"),
+  save_card: false
 })
 
 describe("pre-encoded responses", () => {
@@ -65,6 +66,7 @@ describe("pre-encoded responses", () => {
       startsAt: new Date("2026-01-01T00:00:00Z"),
       expiresAt: new Date("2026-01-31T00:00:00Z"),
       autoRenew: true,
+      graceUntil: null,
       plan: { id: 2, name: "Plus", bandwidthLimitGb: 500, speedLimitMbps: null, deviceLimit: 5, usageReset: "monthly", quotaAction: "suspend", throttleMbps: null },
       cycle: { id: 3, name: "Monthly", durationDays: 30, price: "8.90", currency: "USD" }
     }

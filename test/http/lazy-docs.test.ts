@@ -10,6 +10,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { Api } from "../../src/Api.ts"
 import { DOCS_HEADERS } from "../../src/http/DocsHeaders.ts"
+import { swaggerApiOf } from "../../src/http/LazyDocs.ts"
 import { makeTestApp, type TestApp } from "../support/app.ts"
 
 // Issue 27 (idle memory): `/docs` and `/v1/openapi.json` are made at their first request, not at
@@ -24,10 +25,12 @@ afterAll(() => app.dispose())
 /** The two documents as the framework's own layers serve them when built at start-up (the old way). */
 const eagerDocuments = () =>
   Effect.runPromise(Effect.scoped(Effect.gen(function*() {
+    const api = { api: Api as unknown as HttpApi.Api["Type"]["api"], context: Context.empty() }
     const layers = Layer.mergeAll(
-      HttpApiSwagger.layer({ path: "/docs" }),
-      HttpApiBuilder.middlewareOpenApi({ path: "/v1/openapi.json" })
-    ).pipe(Layer.provideMerge(HttpApiBuilder.Router.Live), Layer.provide(Layer.succeed(HttpApi.Api, { api: Api as unknown as HttpApi.Api["Type"]["api"], context: Context.empty() })))
+      // issue 34: the page shows the document without its HEAD twins
+      HttpApiSwagger.layer({ path: "/docs" }).pipe(Layer.provide(Layer.succeed(HttpApi.Api, swaggerApiOf(api)))),
+      HttpApiBuilder.middlewareOpenApi({ path: "/v1/openapi.json" }).pipe(Layer.provide(Layer.succeed(HttpApi.Api, api)))
+    ).pipe(Layer.provideMerge(HttpApiBuilder.Router.Live))
     const context = yield* Layer.build(layers)
     const router = yield* Effect.provide(HttpApiBuilder.Router.router, context)
     const handler = HttpApp.toWebHandler(Effect.provide(router, HttpServer.layerContext))

@@ -1,3 +1,4 @@
+import { createServer, type Server } from "node:net"
 import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -85,4 +86,34 @@ export const appFetch = (app: TestApp) => {
       down = d
     }
   }
+}
+
+/**
+ * A stand-in for OpenVPN's management interface (we cannot run OpenVPN here; the tunnel test
+ * does): the banner, then `kill <cn>` answered as OpenVPN answers it, recording each with its time.
+ */
+export const fakeManagement = async (connected: Set<string>) => {
+  const kills: Array<{ name: string; at: number }> = []
+  const server: Server = createServer((socket) => {
+    socket.write(">INFO:OpenVPN Management Interface Version 5 -- type 'help' for more info\r\n")
+    let buffer = ""
+    socket.on("data", (chunk) => {
+      buffer += chunk.toString()
+      for (let end = buffer.indexOf("\n"); end >= 0; end = buffer.indexOf("\n")) {
+        const line = buffer.slice(0, end).trim()
+        buffer = buffer.slice(end + 1)
+        const kill = /^kill (\S+)$/.exec(line)
+        if (kill !== null) {
+          kills.push({ name: kill[1]!, at: performance.now() })
+          socket.write(connected.delete(kill[1]!)
+            ? `SUCCESS: common name '${kill[1]}' found, 1 client(s) killed\r\n`
+            : `ERROR: common name '${kill[1]}' not found\r\n`)
+        } else if (line === "quit") socket.end()
+      }
+    })
+  })
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+  const address = server.address()
+  const port = typeof address === "object" && address !== null ? address.port : 0
+  return { kills, target: `127.0.0.1:${port}`, close: () => server.close() }
 }

@@ -4,7 +4,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "n
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { parseCredentialsFile } from "../../src/node/OpenVpnAuth.ts"
-import { recalledSpeed } from "../../src/node/OpenVpnShaping.ts"
+import { recalledSpeed, sessionOf } from "../../src/node/OpenVpnShaping.ts"
 import { makeTestApp, type TestApp } from "../support/app.ts"
 import { vpnMember } from "../vpn/fixtures.ts"
 import { appFetch } from "./fakes.ts"
@@ -23,6 +23,9 @@ afterAll(async () => {
   await app.dispose()
   rmSync(dir, { recursive: true, force: true })
 })
+
+/** the client's real address as OpenVPN gives it to auth-user-pass-verify */
+const CLIENT = { untrusted_ip: "203.0.113.7", untrusted_port: "50123" }
 
 let files = 0
 const credentialsFile = (text: string) => {
@@ -47,7 +50,8 @@ const script = async (file: string, env: Record<string, string>) => {
 describe("vpn-api node-agent openvpn-auth <file> [D93]", () => {
   test("exit 0 when the API allows the file's credentials; 1 for a wrong password, an unreadable file or an API away", async () => {
     const m = await vpnMember(app)
-    const env = { NODE_API_URL: `http://127.0.0.1:${server.port}`, NODE_TOKEN: m.ovpn.nodeToken }
+    // what OpenVPN sets for auth-user-pass-verify: the client's address and port (issue 34)
+    const env = { NODE_API_URL: `http://127.0.0.1:${server.port}`, NODE_TOKEN: m.ovpn.nodeToken, OPENVPN_STATE_DIR: join(dir, "state-1"), ...CLIENT }
 
     expect((await script(credentialsFile(`${m.username}\n${m.secret}\n`), env)).code).toBe(0)
     const wrong = await script(credentialsFile(`${m.username}\nnot-the-secret\n`), env)
@@ -71,14 +75,22 @@ describe("vpn-api node-agent openvpn-auth <file> [D93]", () => {
     const admin = await app.createUser({ role: "admin" })
     expect((await app.put(`/v1/admin/plans/${row!.plan_id}`, { token: admin.token, body: { speed_limit_mbps: 12 } })).status).toBe(200)
     const stateDir = join(dir, "state")
-    const env = { NODE_API_URL: `http://127.0.0.1:${server.port}`, NODE_TOKEN: m.ovpn.nodeToken, OPENVPN_STATE_DIR: stateDir }
+    const env = { NODE_API_URL: `http://127.0.0.1:${server.port}`, NODE_TOKEN: m.ovpn.nodeToken, OPENVPN_STATE_DIR: stateDir, ...CLIENT }
     expect((await script(credentialsFile(`${m.username}\n${m.secret}\n`), env)).code).toBe(0)
-    expect(await Effect.runPromise(recalledSpeed(stateDir, m.username))).toBe(12)
+    // issue 34: kept for this session (the client's address and port), as client-connect finds it
+    const session = sessionOf({ dev: "tun0", ifconfig_pool_remote_ip: "10.8.0.6", username: m.username, trusted_ip: CLIENT.untrusted_ip, trusted_port: CLIENT.untrusted_port })!
+    expect(await Effect.runPromise(recalledSpeed(stateDir, { username: m.username, client: session.client! }))).toBe(12)
+    expect(await Effect.runPromise(Effect.either(recalledSpeed(stateDir, { username: m.username, client: "198.51.100.9 40000" })))).toMatchObject({ _tag: "Left" })
     // the file holds the speed only, named by a hash: no username, no secret
     for (const name of readdirSync(stateDir)) {
       expect(name).not.toContain(m.username)
       expect(readFileSync(join(stateDir, name), "utf8")).toBe("12\n")
     }
+    // issue 34, fail closed: a session whose speed cannot be kept is refused, and one OpenVPN did not name
+    const blocked = credentialsFile("not a directory")
+    expect((await script(credentialsFile(`${m.username}\n${m.secret}\n`), { ...env, OPENVPN_STATE_DIR: join(blocked, "state") })).code).toBe(1)
+    const { untrusted_ip: _, ...withoutAddress } = env
+    expect((await script(credentialsFile(`${m.username}\n${m.secret}\n`), withoutAddress)).code).toBe(1)
   }, 60_000)
 
   test("the file: username and password on two lines, CRLF too", () => {

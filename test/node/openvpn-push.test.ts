@@ -6,13 +6,14 @@ import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as LogLevel from "effect/LogLevel"
 import * as Redacted from "effect/Redacted"
-import { createServer, type Server } from "node:net"
 import { OpenVpnManagement, parseManagementTarget } from "../../src/node/Management.ts"
+import { NodeClient } from "../../src/node/NodeClient.ts"
 import { runOpenVpnAgent } from "../../src/node/OpenVpnFollow.ts"
 import { PushClient } from "../../src/node/Watch.ts"
 import { makeTestApp, type TestApp } from "../support/app.ts"
 import { watch } from "../support/node-rpc.ts"
 import { makePlan, makeServer, makeService } from "../vpn/fixtures.ts"
+import { fakeManagement } from "./fakes.ts"
 
 // [D106]: an OpenVPN server's node list and stream carry its credentials, and the agent ends a
 // disabled user's open sessions through OpenVPN's management interface within a second.
@@ -82,36 +83,6 @@ describe("an OpenVPN server's node list [D106]", () => {
   })
 })
 
-/**
- * A stand-in for OpenVPN's management interface (we cannot run OpenVPN here; the tunnel test
- * does): the banner, then `kill <cn>` answered as OpenVPN answers it, recording each with its time.
- */
-const fakeManagement = async (connected: Set<string>) => {
-  const kills: Array<{ name: string; at: number }> = []
-  const server: Server = createServer((socket) => {
-    socket.write(">INFO:OpenVPN Management Interface Version 5 -- type 'help' for more info\r\n")
-    let buffer = ""
-    socket.on("data", (chunk) => {
-      buffer += chunk.toString()
-      for (let end = buffer.indexOf("\n"); end >= 0; end = buffer.indexOf("\n")) {
-        const line = buffer.slice(0, end).trim()
-        buffer = buffer.slice(end + 1)
-        const kill = /^kill (\S+)$/.exec(line)
-        if (kill !== null) {
-          kills.push({ name: kill[1]!, at: performance.now() })
-          socket.write(connected.delete(kill[1]!)
-            ? `SUCCESS: common name '${kill[1]}' found, 1 client(s) killed\r\n`
-            : `ERROR: common name '${kill[1]}' not found\r\n`)
-        } else if (line === "quit") socket.end()
-      }
-    })
-  })
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
-  const address = server.address()
-  const port = typeof address === "object" && address !== null ? address.port : 0
-  return { kills, target: `127.0.0.1:${port}`, close: () => server.close() }
-}
-
 describe("the OpenVPN agent with OPENVPN_MANAGEMENT [D106]", () => {
   test("parses host:port and socket paths", () => {
     expect(parseManagementTarget("127.0.0.1:7505")).toEqual({ host: "127.0.0.1", port: 7505 })
@@ -129,8 +100,9 @@ describe("the OpenVPN agent with OPENVPN_MANAGEMENT [D106]", () => {
     const viaHandler = Object.assign((input: RequestInfo | URL, init?: RequestInit) => app.fetch(new Request(input, init)), {
       preconnect: fetch.preconnect
     }) as typeof fetch
+    const config = { apiUrl: "http://localhost:3000", token: Redacted.make(ovpn.nodeToken) }
     const layer = Layer.mergeAll(
-      PushClient.layer({ apiUrl: "http://localhost:3000", token: Redacted.make(ovpn.nodeToken) }).pipe(
+      Layer.mergeAll(PushClient.layer(config), NodeClient.layer(config)).pipe(
         Layer.provide(FetchHttpClient.layer),
         Layer.provide(Layer.succeed(FetchHttpClient.Fetch, viaHandler))
       ),

@@ -119,8 +119,12 @@ describe("node agent with the push stream [D105]", () => {
       expect((await app.post(`/v1/devices/${c.deviceId}/rotate`, { token: c.user.token })).status).toBe(200)
       expect(await until("old key gone, new key in", () => !agent.iface.peers.has(c.key) && agent.iface.peers.size === 1)).toBeLessThan(1000)
 
-      // the agent reported what it applied
-      const shown = await app.get(`/v1/admin/servers/${server.id}`, { token: admin.token })
+      // the agent reported what it applied (the report follows the apply: give it a moment)
+      let shown = await app.get(`/v1/admin/servers/${server.id}`, { token: admin.token })
+      for (let i = 0; i < 50 && shown.body.data.agent.lag !== 0; i++) {
+        await Bun.sleep(20)
+        shown = await app.get(`/v1/admin/servers/${server.id}`, { token: admin.token })
+      }
       expect(shown.body.data.agent).toMatchObject({ connected: true, lag: 0, version: "test-agent" })
     } finally {
       await agent.stop()

@@ -4,7 +4,7 @@ import { runJobsOnce } from "../../src/jobs/Jobs.ts"
 import { englishNoticeView, englishSecurityView, renderNotice, renderSecurityMail } from "../../src/outbox/MailTexts.ts"
 import type { NoticeViews, SecurityViews } from "../../src/outbox/NoticeViews.ts"
 import { botText, type BotText, telegramText } from "../../src/outbox/TelegramTexts.ts"
-import { type NotificationKind, SECURITY_TEMPLATES, type SecurityKind, TEMPLATES } from "../../src/outbox/Templates.ts"
+import { type NotificationKind, render, SECURITY_TEMPLATES, type SecurityKind, TEMPLATES } from "../../src/outbox/Templates.ts"
 import { LOCALES } from "../../src/platform/i18n/Locale.ts"
 import type { Mail } from "../../src/platform/Mailer.ts"
 import { DAY, days, servicesFixtures } from "../billing/services-fixtures.ts"
@@ -32,6 +32,34 @@ const NOTICES: { readonly [K in NotificationKind]: ReadonlyArray<NoticeViews[K]>
   ],
   "quota-100": [{ service_id: 7, plan_name: "Pro", used_gb: "10.00", limit_gb: 10, percent: 100, period_start: "2026-03", reset_date: "2026-04-01" }],
   "renewal-invoice": [{ invoice_uuid: "inv-1", amount: "1234.50", currency: "EUR", due_date: at, service_id: 7, expires_at: at }],
+  "renewal-failed": [
+    {
+      invoice_uuid: "inv-1",
+      amount: "10.00",
+      currency: "USD",
+      service_id: 7,
+      reason: "card_declined",
+      card: { brand: "visa", last4: "4242" },
+      attempt: 1,
+      grace_until: later,
+      next_attempt_at: at,
+      final: false
+    },
+    {
+      invoice_uuid: "inv-1",
+      amount: "10.00",
+      currency: "USD",
+      service_id: 7,
+      reason: "charge_failed",
+      card: { brand: "mastercard", last4: "4444" },
+      attempt: 3,
+      grace_until: later,
+      next_attempt_at: null,
+      final: false
+    },
+    { invoice_uuid: "inv-1", amount: "10.00", currency: "USD", service_id: 7, reason: "no_saved_card", card: null, attempt: 2, grace_until: later, next_attempt_at: at, final: false },
+    { invoice_uuid: "inv-1", amount: "10.00", currency: "USD", service_id: 7, reason: "no_saved_card", card: null, attempt: 4, grace_until: later, next_attempt_at: null, final: true }
+  ],
   "payment-received": [
     { invoice_uuid: "inv-1", amount: "12.30", currency: "USD", balance_applied: "2.00", paid_at: at, service_id: 7, period_start: at, period_end: later },
     { invoice_uuid: "inv-1", amount: "12.30", currency: "USD", balance_applied: null, paid_at: at, service_id: null, period_start: null, period_end: null }
@@ -83,7 +111,7 @@ describe("every outbox template in every locale [D120]", () => {
   test("the English templates are given every name they ask for", () => {
     for (const kind of Object.keys(NOTICES) as Array<NotificationKind>) {
       for (const view of NOTICES[kind]) {
-        const given = { ...englishNoticeView(kind, view as never), name: "", app_url: "", subject: "" }
+        const given = { ...englishNoticeView(kind, view as never, ""), name: "", app_url: "", subject: "" }
         const template = TEMPLATES[kind]
         for (const name of [template.subject, template.text, template.html].flatMap(namesOf)) expect(`${kind}: ${name} ${name in given}`).toBe(`${kind}: ${name} true`)
       }
@@ -156,6 +184,81 @@ describe("every outbox template in every locale [D120]", () => {
     // a count in the locale's plural forms
     expect(renderSecurityMail("signed-out-everywhere", SECURITY["signed-out-everywhere"][0]!, "ru", to).text).toContain("все сеансы (5 сеансов)")
     expect(renderSecurityMail("password-changed", SECURITY["password-changed"][0]!, "ru", to).text).toContain("(3 сеанса)")
+  })
+})
+
+describe("a failed renewal in every locale [D124] [D120]", () => {
+  const [declined, failedOtherwise, noCard, final] = NOTICES["renewal-failed"]
+
+  test("the reason is a code each locale words, with the card's brand and last digits", () => {
+    const reasons = {
+      en: ["the card visa ending 4242 was declined", "the charge of the card mastercard ending 4444 did not go through", "no saved card"],
+      ru: ["карта visa, оканчивающаяся на 4242, отклонена", "списание с карты mastercard, оканчивающейся на 4444, не прошло", "нет сохранённой карты"],
+      fa: ["کارت visa با چهار رقم پایانی 4242 رد شد", "برداشت از کارت mastercard با چهار رقم پایانی 4444 انجام نشد", "هیچ کارتی ذخیره نشده است"],
+      zh: ["尾号为 4242 的 visa 卡被拒绝", "尾号为 4444 的 mastercard 卡扣款未成功", "没有已保存的银行卡"]
+    } as const
+    for (const locale of LOCALES) {
+      const [card, other, none] = reasons[locale]
+      for (const [view, words] of [[declined!, card], [failedOtherwise!, other], [noCard!, none]] as const) {
+        expect(renderNotice("renewal-failed", view, locale, to).text).toContain(words)
+        expect(renderNotice("renewal-failed", view, locale, to).html).toContain(words)
+        expect(telegramText("renewal-failed", view, locale, to.app_url)).toContain(words)
+      }
+      // the link to the invoice in the portal, in the mail and the chat
+      expect(renderNotice("renewal-failed", declined!, locale, to).text).toContain(`${to.app_url}/invoices/inv-1`)
+      expect(telegramText("renewal-failed", final!, locale, to.app_url)).toContain(`${to.app_url}/invoices/inv-1`)
+    }
+  })
+
+  test("dates, money and the final notice in the locale's forms", () => {
+    const spaced = (text: string) => text.replace(/[\u00a0\u202f]/g, " ")
+    const ru = renderNotice("renewal-failed", declined!, "ru", to)
+    expect(spaced(ru.subject)).toBe("Не удалось оплатить продление VPN: 10,00 $")
+    expect(ru.text).toContain("до 9 апреля 2026 г.")
+    expect(ru.text).toContain("Мы повторим попытку 10 марта 2026 г.")
+    expect(renderNotice("renewal-failed", failedOtherwise!, "ru", to).text).not.toContain("повторим")
+    expect(renderNotice("renewal-failed", final!, "ru", to).subject).toBe("Срок действия вашей услуги VPN истёк: продление не оплачено")
+    expect(renderNotice("renewal-failed", final!, "zh", to).subject).toBe("您的 VPN 服务已到期：续费未支付")
+    const fa = renderNotice("renewal-failed", declined!, "fa", to)
+    expect(fa.html).toContain(`<html lang="fa" dir="rtl">`)
+    // 9 April 2026 is 20 Farvardin 1405
+    expect(fa.text).toContain("۲۰ فروردین ۱۴۰۵")
+    expect(telegramText("renewal-failed", declined!, "zh", to.app_url)).toContain("2026年4月9日")
+  })
+
+  test("English word for word as the dunning notice always read", () => {
+    const iso = { name: to.name, app_url: to.app_url, invoice_uuid: "inv-1", invoice_url: `${to.app_url}/invoices/inv-1`, amount: "10.00", currency: "USD", service_id: 7 }
+    expect(renderNotice("renewal-failed", declined!, "en", to)).toEqual(render("renewal-failed", {
+      ...iso,
+      reason: "the card visa ending 4242 was declined",
+      attempt: 1,
+      grace_until: later.toISOString(),
+      next_attempt_at: at.toISOString(),
+      final: false
+    }))
+    expect(renderNotice("renewal-failed", final!, "en", to)).toEqual(render("renewal-failed", {
+      ...iso,
+      reason: "no saved card",
+      attempt: 4,
+      grace_until: later.toISOString(),
+      next_attempt_at: null,
+      final: true
+    }))
+    expect(renderNotice("renewal-failed", declined!, "en", to).text).toBe(
+      "Hello Ada <Lovelace>,\n\nWe could not collect the renewal of your service #7 (the card visa ending 4242 was declined).\n" +
+        "Your VPN keeps working at a reduced speed until 2026-04-09T12:34:56.000Z. We will try again on 2026-03-10T12:34:56.000Z.\n\n" +
+        "  Invoice:  inv-1\n  Amount:   10.00 USD\n\nPay it now to get full speed back at once: https://app.example.test/invoices/inv-1\n--\n" +
+        "You receive this e-mail because notifications are on in your account settings (https://app.example.test)."
+    )
+    expect(telegramText("renewal-failed", declined!, "en", to.app_url)).toBe(
+      "We could not collect the renewal of your service #7 (the card visa ending 4242 was declined): 10.00 USD. " +
+        "Your VPN keeps working at a reduced speed until 2026-04-09T12:34:56.000Z. We will try again on 2026-03-10T12:34:56.000Z. " +
+        "Pay it now to get full speed back:\nhttps://app.example.test/invoices/inv-1"
+    )
+    expect(telegramText("renewal-failed", final!, "en", to.app_url)).toBe(
+      "The renewal of your service #7 was not paid after the last retry: invoice inv-1 (10.00 USD) is cancelled and the service has expired.\n" +
+        "https://app.example.test/invoices/inv-1"
+    )
   })
 })
 

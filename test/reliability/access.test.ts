@@ -109,7 +109,9 @@ const idsOf = (who: "a" | "b"): Record<string, string> => {
     id: "1",
     delivery: "1",
     // [D122]: the token of the user's device's subscription link (a credential of its own)
-    token: linkTokens[who]
+    token: linkTokens[who],
+    // [D124]: a saved card of the user's
+    method: String(cardIds[who])
   }
 }
 
@@ -128,6 +130,8 @@ const otherValues = (name: string): ReadonlyArray<string> | undefined => {
       return [String(keys.bSessionId)]
     case "device":
       return [String(world.devices.b)]
+    case "method":
+      return [String(cardIds.b)]
     default:
       return undefined
   }
@@ -186,6 +190,8 @@ interface Keys {
 let keys: Keys
 /** [D122]: each owner's device's subscription link token, read before B's snapshot */
 let linkTokens: Record<"a" | "b", string>
+/** [D124]: each owner's saved card (the row Stripe's webhook would write; Stripe is not configured here) */
+let cardIds: Record<"a" | "b", number>
 
 const makeKey = async (token: string, scopes: ReadonlyArray<string>) => {
   const res = await app.post("/v1/account/api-keys", { token, body: { name: `access ${scopes.join(" ")}`, scopes } })
@@ -222,6 +228,10 @@ beforeAll(async () => {
     return new URL(String(res.body.data.subscription_url)).pathname.slice("/s/".length)
   }
   linkTokens = { a: await linkOf(world.a.token, world.devices.a), b: await linkOf(world.b.token, world.devices.b) }
+  const cardOf = async (userId: number, n: string) =>
+    (await app.sql<{ id: number }>`insert into payment_methods (user_id, method_id, customer_id, brand, last4, exp_month, exp_year)
+      values (${userId}, ${`pm_access_${n}`}, ${`cus_access_${n}`}, 'visa', '4242', 12, 2040) returning id`)[0]!.id
+  cardIds = { a: await cardOf(world.a.id, "a"), b: await cardOf(world.b.id, "b") }
   const loaded = await loadOperations(app)
   doc = loaded.doc
   operations = loaded.operations
@@ -235,7 +245,7 @@ afterAll(async () => {
 })
 
 test("the matrix knows every path parameter the API documents", () => {
-  const known = new Set(["service", "invoice", "ticket", "server", "plan", "cycle", "user", "gateway", "key", "session", "device", "id", "delivery", "token"])
+  const known = new Set(["service", "invoice", "ticket", "server", "plan", "cycle", "user", "gateway", "key", "session", "device", "id", "delivery", "token", "method"])
   for (const op of operations) {
     for (const p of op.params) check(op, known.has(p.name), () => `path parameter {${p.name}} has no fixture in the access matrix: add one`)
   }

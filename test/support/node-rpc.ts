@@ -15,7 +15,9 @@ export const rpcProtocol = (app: TestApp, token?: string) => {
   })
   return RpcClient.layerProtocolHttp({
     url: "http://localhost:3000/v1/node/rpc",
-    ...(token === undefined ? {} : { transformClient: HttpClient.mapRequest(HttpClientRequest.bearerToken(token)) })
+    // as the agent's client: a refusal before the RPC server (401, 422, 429) fails the call
+    transformClient: <E, R>(client: HttpClient.HttpClient.With<E, R>) =>
+      HttpClient.filterStatusOk(token === undefined ? client : client.pipe(HttpClient.mapRequest(HttpClientRequest.bearerToken(token)))) as HttpClient.HttpClient.With<E, R>
   }).pipe(
     Layer.provide(FetchHttpClient.layer),
     Layer.provide(Layer.succeed(FetchHttpClient.Fetch, viaHandler as typeof fetch)),

@@ -1,7 +1,9 @@
 /**
  * A LOCAL STAND-IN for Stripe's HTTP API (a fake at the edge we cannot reach from tests, [D112]).
  * The real `stripe` package talks to it through STRIPE_API_URL. It implements only the calls the
- * product makes — create, retrieve and expire a Checkout Session, create a refund — honours
+ * product makes — create, retrieve and expire a Checkout Session, create a refund; [D124]: create a
+ * customer, retrieve a payment intent and a payment method, charge a saved card off-session
+ * (`controls.declineOffSession` declines it as a bank would), detach a payment method — honours
  * `Idempotency-Key` as Stripe does, and records every request so tests can assert what was sent.
  */
 
@@ -30,6 +32,23 @@ export interface StandInSession {
   created: number
   expires_at: number
   livemode: false
+  /** [D124]: the customer a card is saved on, when the payer agreed to keep it */
+  customer: string | null
+  /** [D124]: `off_session` when Checkout saves the card */
+  setup_future_usage: string | null
+}
+
+export interface StandInIntent {
+  id: string
+  object: "payment_intent"
+  amount: number
+  currency: string
+  status: "succeeded" | "requires_payment_method"
+  customer: string | null
+  payment_method: string | null
+  setup_future_usage: string | null
+  off_session?: boolean
+  metadata: Record<string, unknown>
 }
 
 type Nested = Record<string, unknown>
@@ -57,10 +76,13 @@ export const startStripeStandIn = (options: { readonly secretKey: string; readon
   const requests: Array<RecordedRequest> = []
   const sessions = new Map<string, StandInSession>()
   const refunds: Array<Record<string, unknown>> = []
+  const customers = new Map<string, Record<string, unknown>>()
+  const intents = new Map<string, StandInIntent>()
+  const methods = new Map<string, { id: string; object: "payment_method"; type: "card"; customer: string | null; card: { brand: string; last4: string; exp_month: number; exp_year: number } }>()
   const idempotent = new Map<string, Response>()
   let counter = 0
-  /** `failing = true`: every call answers 500, as Stripe down would */
-  const controls = { failing: false }
+  /** `failing = true`: every call answers 500, as Stripe down would; `declineOffSession`: off-session charges are declined */
+  const controls = { failing: false, declineOffSession: false }
   const now = () => Math.floor((options.now?.() ?? new Date()).getTime() / 1000)
 
   const handle = async (request: Request): Promise<Response> => {
@@ -82,6 +104,7 @@ export const startStripeStandIn = (options: { readonly secretKey: string; readon
     if (method === "POST" && path === "/v1/checkout/sessions") {
       const item = ((body["line_items"] as Nested | undefined)?.["0"] ?? {}) as Nested
       const price = (item["price_data"] ?? {}) as Nested
+      const intentData = (body["payment_intent_data"] ?? {}) as Nested
       const id = `cs_test_${++counter}_${crypto.randomUUID().replaceAll("-", "")}`
       const session: StandInSession = {
         id,
@@ -99,7 +122,9 @@ export const startStripeStandIn = (options: { readonly secretKey: string; readon
         payment_intent: null,
         created: now(),
         expires_at: now() + 24 * 3600,
-        livemode: false
+        livemode: false,
+        customer: (body["customer"] as string | undefined) ?? null,
+        setup_future_usage: (intentData["setup_future_usage"] as string | undefined) ?? null
       }
       sessions.set(id, session)
       return json(200, session)
@@ -108,6 +133,49 @@ export const startStripeStandIn = (options: { readonly secretKey: string; readon
     if (method === "GET" && retrieve) {
       const session = sessions.get(retrieve[1]!)
       return session ? json(200, session) : stripeError(404, "No such checkout.session")
+    }
+    if (method === "POST" && path === "/v1/customers") {
+      const customer = { id: `cus_test_${++counter}`, object: "customer", metadata: body["metadata"] ?? {} }
+      customers.set(customer.id, customer)
+      return json(200, customer)
+    }
+    const intent = /^\/v1\/payment_intents\/([^/]+)$/.exec(path)
+    if (method === "GET" && intent) {
+      const found = intents.get(intent[1]!)
+      return found ? json(200, found) : stripeError(404, "No such payment_intent")
+    }
+    if (method === "POST" && path === "/v1/payment_intents") {
+      const pm = methods.get(String(body["payment_method"]))
+      if (!pm || pm.customer !== body["customer"]) return stripeError(400, "No such PaymentMethod for this customer")
+      const made: StandInIntent = {
+        id: `pi_test_${++counter}`,
+        object: "payment_intent",
+        amount: Number(body["amount"]),
+        currency: String(body["currency"]),
+        status: controls.declineOffSession ? "requires_payment_method" : "succeeded",
+        customer: String(body["customer"]),
+        payment_method: pm.id,
+        setup_future_usage: null,
+        off_session: body["off_session"] === "true",
+        metadata: (body["metadata"] ?? {}) as Record<string, unknown>
+      }
+      intents.set(made.id, made)
+      if (controls.declineOffSession) {
+        return json(402, { error: { type: "card_error", code: "card_declined", decline_code: "insufficient_funds", message: "Your card has insufficient funds.", payment_intent: made } })
+      }
+      return json(200, made)
+    }
+    const pmRead = /^\/v1\/payment_methods\/([^/]+)$/.exec(path)
+    if (method === "GET" && pmRead) {
+      const found = methods.get(pmRead[1]!)
+      return found ? json(200, found) : stripeError(404, "No such PaymentMethod")
+    }
+    const detach = /^\/v1\/payment_methods\/([^/]+)\/detach$/.exec(path)
+    if (method === "POST" && detach) {
+      const found = methods.get(detach[1]!)
+      if (!found || found.customer === null) return stripeError(400, "The payment method is not attached to a customer")
+      found.customer = null
+      return json(200, found)
     }
     // issue 34: an invoice no longer pending has its open session expired; only an open one can be
     const expire = /^\/v1\/checkout\/sessions\/([^/]+)\/expire$/.exec(path)
@@ -136,6 +204,9 @@ export const startStripeStandIn = (options: { readonly secretKey: string; readon
     requests,
     sessions,
     refunds,
+    customers,
+    intents,
+    methods,
     controls,
     /** the payer paid at Stripe: the session completes with a payment intent; returned as a webhook event's object */
     pay: (sessionId: string, paymentStatus: "paid" | "unpaid" = "paid") => {
@@ -145,6 +216,20 @@ export const startStripeStandIn = (options: { readonly secretKey: string; readon
       session.payment_status = paymentStatus
       session.payment_intent = `pi_test_${++counter}`
       session.url = null
+      // [D124]: the card the payer used; saved on the customer when they agreed to keep it
+      const pm = { id: `pm_test_${++counter}`, object: "payment_method" as const, type: "card" as const, customer: session.setup_future_usage === "off_session" ? session.customer : null, card: { brand: "visa", last4: "4242", exp_month: 12, exp_year: 2030 } }
+      methods.set(pm.id, pm)
+      intents.set(session.payment_intent, {
+        id: session.payment_intent,
+        object: "payment_intent",
+        amount: session.amount_total,
+        currency: session.currency,
+        status: "succeeded",
+        customer: session.customer,
+        payment_method: pm.id,
+        setup_future_usage: session.setup_future_usage,
+        metadata: session.metadata
+      })
       return { ...session }
     },
     expire: (sessionId: string) => {

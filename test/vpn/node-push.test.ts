@@ -123,17 +123,20 @@ describe("WatchPeers [D105]", () => {
     }
   })
 
-  test("only the node token opens it: none, a wrong one and a user's token are refused", async () => {
+  test("only the node token opens it: none, a wrong one and a user's token are refused (HTTP 401 before any call, issue 34)", async () => {
     const { server } = await setup()
     const user = await app.createUser()
+    const status = (e: unknown) => (e as { cause?: { response?: { status?: number } } }).cause?.response?.status
     for (const token of [undefined, "node_wrong_token", user.token]) {
       const stream = watch(app, token, null)
       for (let i = 0; i < 200 && stream.failure() === undefined; i++) await Bun.sleep(10)
-      expect(stream.failure()).toMatchObject({ _tag: "NodeUnauthorized" })
+      expect(stream.failure()).toMatchObject({ _tag: "RpcClientError" })
+      expect(status(stream.failure())).toBe(401)
       expect(stream.batches).toHaveLength(0)
       await stream.close()
       const report = await rpcCall(app, token, (c) => Effect.either(c.ReportApplied({ revision: 1, version: "x" })))
-      expect(Either.isLeft(report) && report.left._tag).toBe("NodeUnauthorized")
+      expect(Either.isLeft(report) && report.left._tag).toBe("RpcClientError")
+      expect(Either.isLeft(report) && status(report.left)).toBe(401)
     }
     expect(server.id).toBeGreaterThan(0)
   })

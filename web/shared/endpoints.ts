@@ -98,7 +98,12 @@ export const ENDPOINTS = {
   },
   billingGateways: {
     listPaymentGateways: ["GET", "/v1/payment-gateways", "data"],
-    stripeWebhook: ["POST", "/v1/webhooks/payments/stripe", "data"]
+    stripeWebhook: ["POST", "/v1/webhooks/payments/stripe", "data"],
+    cryptobotWebhook: ["POST", "/v1/webhooks/payments/cryptobot", "data"]
+  },
+  paymentMethods: {
+    listPaymentMethods: ["GET", "/v1/account/payment-methods", "data"],
+    deletePaymentMethod: ["DELETE", "/v1/account/payment-methods/:method", "message"]
   },
   billingDocuments: {
     invoicePdf: ["GET", "/v1/invoices/:invoice/pdf", "raw"]

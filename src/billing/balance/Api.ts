@@ -3,11 +3,11 @@ import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as OpenApi from "@effect/platform/OpenApi"
 import * as Schema from "effect/Schema"
 import { PageParam } from "../../platform/Page.ts"
-import { AdminAuthentication, Authentication } from "../../http/Auth.ts"
+import { AdminAuthentication, Authentication } from "../../http/Middleware.ts"
 import { describe } from "../../http/Describe.ts"
 import { Ok, OkPage } from "../../http/Envelope.ts"
 import { Body, IdParam, string } from "../../platform/Fields.ts"
-import { BalanceAmount, BalanceTransaction } from "../Balance.ts"
+import { BalanceAmount, BalanceTransaction } from "../Domain.ts"
 import { currencyCode, signedAmount } from "../MoneyFields.ts"
 
 export const BalanceAdjusted = Schema.Struct({

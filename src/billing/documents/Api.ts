@@ -3,7 +3,7 @@ import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import * as OpenApi from "@effect/platform/OpenApi"
 import * as Schema from "effect/Schema"
-import { Authentication } from "../../http/Auth.ts"
+import { Authentication } from "../../http/Middleware.ts"
 import { describe } from "../../http/Describe.ts"
 import { UuidParam } from "../../platform/Fields.ts"
 

@@ -19,12 +19,21 @@ export const StripeWebhookResult = Schema.Struct({
   invoice: Schema.NullOr(InvoiceDetail)
 }).annotations({ identifier: "StripeWebhookResult" })
 
+/** [D123]: what a gateway's webhook did with an update: paid its invoice, credited the balance, or nothing (a replay, another kind) */
+export const GatewayWebhookResult = Schema.Struct({
+  event_id: Schema.NullOr(Schema.String),
+  type: Schema.String,
+  handled: Schema.Boolean,
+  outcome: Schema.NullOr(Schema.Literal("paid", "credited", "duplicate")),
+  invoice: Schema.NullOr(InvoiceDetail)
+}).annotations({ identifier: "GatewayWebhookResult" })
+
 /** The payment gateways a payer can choose ([D112]) and Stripe's webhook; no token on either. */
 export class BillingGatewaysApi extends HttpApiGroup.make("billingGateways")
   .annotate(OpenApi.Description, "The payment gateways a payer can choose, and Stripe's webhook.")
   .add(
     HttpApiEndpoint.get("listPaymentGateways", "/payment-gateways")
-      .annotateContext(describe("List the payment gateways", "The gateways this deployment accepts (`manual` always, `stripe` when configured), as `{name, display_name}`. Pass a `name` as `gateway` when ordering. No token."))
+      .annotateContext(describe("List the payment gateways", "The gateways this deployment accepts (`manual` always, `stripe` and `cryptobot` when configured), as `{name, display_name}`. Pass a `name` as `gateway` when ordering. No token."))
       .addSuccess(Ok(Schema.Array(PaymentGatewayItem), { identifier: "PaymentGatewayList" }))
   )
   .add(
@@ -34,5 +43,12 @@ export class BillingGatewaysApi extends HttpApiGroup.make("billingGateways")
       .addSuccess(Ok(StripeWebhookResult, { identifier: "StripeWebhookAccepted" }))
       .addError(InvalidSignatureResponse)
       .addError(errorEnvelope(InvoiceNotPayable))
+  )
+  .add(
+    // [D123]: the signature covers the raw body; the handler checks it before anything is parsed
+    HttpApiEndpoint.post("cryptobotWebhook", "/webhooks/payments/cryptobot")
+      .annotateContext(describe("Receive a CryptoBot update", "Called by Crypto Pay (@CryptoBot), signed with `crypto-pay-api-signature` (hex HMAC-SHA256 of the raw body keyed by SHA-256 of CRYPTOBOT_TOKEN; a bad one is 401 `Invalid signature.` and changes nothing). An `invoice_paid` update pays the invoice its `payload` names, once; an underpayment, another currency or an invoice no longer pending is credited to the payer's balance ([D123]); other update types are answered 200."))
+      .addSuccess(Ok(GatewayWebhookResult, { identifier: "CryptoBotWebhookAccepted" }))
+      .addError(InvalidSignatureResponse)
   )
 {}

@@ -10,7 +10,8 @@ import { AppClock } from "../../platform/Clock.ts"
 import { AppConfig, type StripeConfig } from "../../platform/Config.ts"
 import { InvalidSignature, ServiceUnavailable } from "../../platform/Errors.ts"
 import { type Invoice, InvoiceNotPayable } from "../Domain.ts"
-import { GatewayRefundFailed, type PaymentGateway, type RefundRequest, RefundUnavailable } from "./Gateway.ts"
+import { GatewayRefundFailed, type PaymentGateway, type RefundRequest, RefundUnavailable, type WebhookOutcome } from "./Gateway.ts"
+import { type CardRow, StripeCustomers } from "./StripeCustomers.ts"
 import { StripeRecords } from "./StripeRecords.ts"
 
 /** [D112]: Stripe's webhook signatures are good for this long */
@@ -54,9 +55,31 @@ export const stripeOptions = (apiUrl: Option.Option<string>): Stripe.StripeConfi
     }
   })
 
+/** the events that say a Checkout Session's money arrived ([D112]); others are answered 200 and left alone */
+export const PAYING_EVENTS = new Set(["checkout.session.completed", "checkout.session.async_payment_succeeded"])
+
+/** [D124]: what an off-session charge of a saved card came to */
+export type OffSessionCharge =
+  | { readonly _tag: "Succeeded"; readonly paymentIntent: string }
+  /** `declined`: the card was declined (a card error); otherwise the charge failed another way ([D120]: the message is never shown) */
+  | { readonly _tag: "Failed"; readonly message: string; readonly declined: boolean }
+
 export interface StripeApi extends PaymentGateway {
   /** the event, when `Stripe-Signature` is the package's signature of these bytes, made within 300 s of `now` */
   readonly verifyEvent: (raw: string, signature: string | undefined, now: Date) => Effect.Effect<Stripe.Event, InvalidSignature>
+  /** [D124]: the card a Checkout payment saved (its payment intent's payment method), if it saved one */
+  readonly savedCardOf: (paymentIntent: string) => Effect.Effect<Option.Option<Omit<CardRow, "id">>, ServiceUnavailable>
+  /** [D124]: charges a saved card off-session; the same key charges once */
+  readonly chargeOffSession: (charge: {
+    readonly customerId: string
+    readonly methodId: string
+    readonly amount: string
+    readonly currency: string
+    readonly invoiceUuid: string
+    readonly idempotencyKey: string
+  }) => Effect.Effect<OffSessionCharge>
+  /** [D124]: a forgotten card is detached from its customer at Stripe */
+  readonly detach: (methodId: string) => Effect.Effect<void, ServiceUnavailable>
 }
 
 /**
@@ -74,7 +97,7 @@ export class StripeGateway extends Context.Tag("billing/StripeGateway")<StripeGa
       if (Option.isNone(stripeConfig)) return Option.none()
       return Option.some(yield* make(stripeConfig.value, config.appUrl))
     })
-  ).pipe(Layer.provide(Layer.mergeAll(StripeRecords.Default, Catalog.Default)))
+  ).pipe(Layer.provide(Layer.mergeAll(StripeRecords.Default, StripeCustomers.Default, Catalog.Default)))
 }
 
 const make = (stripeConfig: StripeConfig, appUrl: string) =>
@@ -82,6 +105,7 @@ const make = (stripeConfig: StripeConfig, appUrl: string) =>
     const clock = yield* AppClock
     const catalog = yield* Catalog
     const records = yield* StripeRecords
+    const customers = yield* StripeCustomers
     // the package (about 5 MB resident) is loaded only by a process that has Stripe configured
     // (issue 27; docs/decisions.md, "Idle memory")
     const { default: StripeClient } = yield* Effect.promise(() => import("stripe"))
@@ -99,6 +123,17 @@ const make = (stripeConfig: StripeConfig, appUrl: string) =>
       session.url === null
         ? Effect.fail(new ServiceUnavailable({ message: "The payment gateway is unavailable." }))
         : Effect.succeed({ url: session.url, expiresAt: new Date(session.expires_at * 1000) })
+
+    /** the user's Stripe customer, made at the first checkout that saves a card */
+    const customerFor = (userId: number) =>
+      Effect.flatMap(customers.customerOf(userId), Option.match({
+        onSome: Effect.succeed,
+        onNone: () =>
+          Effect.flatMap(
+            call("create customer", () => stripe.customers.create({ metadata: { user_id: String(userId) } }, { idempotencyKey: `customer:${userId}` })),
+            (made) => customers.rememberCustomer(userId, made.id)
+          )
+      }))
 
     const paymentLink = (invoice: Invoice) =>
       Effect.gen(function*() {
@@ -119,6 +154,8 @@ const make = (stripeConfig: StripeConfig, appUrl: string) =>
         }))
         const made = Option.match(latest, { onNone: () => 0, onSome: (s) => s.made })
         const back = `${appUrl}/invoices/${invoice.uuid}`
+        // [D124]: the payer agreed to keep the card: Checkout saves it on their customer for off-session charges
+        const customer = invoice.save_card && invoice.user_id !== null ? yield* customerFor(invoice.user_id) : null
         const session = yield* call("create checkout session", () =>
           stripe.checkout.sessions.create({
             mode: "payment",
@@ -132,7 +169,11 @@ const make = (stripeConfig: StripeConfig, appUrl: string) =>
             }],
             client_reference_id: invoice.uuid,
             metadata: { invoice_uuid: invoice.uuid },
-            payment_intent_data: { metadata: { invoice_uuid: invoice.uuid } },
+            payment_intent_data: {
+              metadata: { invoice_uuid: invoice.uuid },
+              ...(customer === null ? {} : { setup_future_usage: "off_session" as const })
+            },
+            ...(customer === null ? {} : { customer }),
             success_url: `${back}?checkout=success`,
             cancel_url: `${back}?checkout=cancelled`
           }, {
@@ -201,5 +242,83 @@ const make = (stripeConfig: StripeConfig, appUrl: string) =>
         catch: () => new InvalidSignature()
       })
 
-    return { name: "stripe", displayName: "Card (Stripe)", paymentLink, refund, closeStale, verifyEvent } satisfies StripeApi
+    /** [D123]: a paid Checkout Session is a payment of its invoice; any other event is ignored */
+    const parseWebhook = (delivery: { readonly raw: string; readonly headers: Readonly<Record<string, string | undefined>> }) =>
+      Effect.gen(function*() {
+        const event = yield* verifyEvent(delivery.raw, delivery.headers["stripe-signature"], yield* clock.now)
+        const object = event.data.object as { readonly object?: string; readonly payment_status?: string }
+        if (!(PAYING_EVENTS.has(event.type) && object.object === "checkout.session" && object.payment_status === "paid")) {
+          return { _tag: "Ignore", eventId: event.id, type: event.type } satisfies WebhookOutcome
+        }
+        const session = event.data.object as Stripe.Checkout.Session
+        const intent = typeof session.payment_intent === "string" ? session.payment_intent : session.payment_intent?.id ?? null
+        const currency = (session.currency ?? "").toUpperCase()
+        return {
+          _tag: "Paid",
+          invoiceUuid: (session.metadata?.["invoice_uuid"] ?? session.client_reference_id ?? "").toLowerCase(),
+          amountCents: session.amount_total === null ? null : fromMinorUnits(session.amount_total, currency),
+          currency,
+          eventId: event.id,
+          transactionId: intent ?? session.id,
+          payload: { event_id: event.id, type: event.type, session_id: session.id, payment_intent: intent }
+        } satisfies WebhookOutcome
+      })
+
+    const savedCardOf = (paymentIntent: string) =>
+      Effect.gen(function*() {
+        const intent = yield* call("retrieve payment intent", () => stripe.paymentIntents.retrieve(paymentIntent))
+        const methodId = typeof intent.payment_method === "string" ? intent.payment_method : intent.payment_method?.id ?? null
+        const customerId = typeof intent.customer === "string" ? intent.customer : intent.customer?.id ?? null
+        if (methodId === null || customerId === null || intent.setup_future_usage !== "off_session") return Option.none()
+        const method = yield* call("retrieve payment method", () => stripe.paymentMethods.retrieve(methodId))
+        if (method.card === undefined || method.card === null) return Option.none()
+        return Option.some({
+          method_id: method.id,
+          customer_id: customerId,
+          brand: method.card.brand,
+          last4: method.card.last4,
+          exp_month: method.card.exp_month,
+          exp_year: method.card.exp_year
+        })
+      })
+
+    const chargeOffSession: StripeApi["chargeOffSession"] = (charge) =>
+      Effect.tryPromise({
+        try: () =>
+          stripe.paymentIntents.create({
+            amount: toMinorUnits(charge.amount, charge.currency),
+            currency: charge.currency.toLowerCase(),
+            customer: charge.customerId,
+            payment_method: charge.methodId,
+            off_session: true,
+            confirm: true,
+            metadata: { invoice_uuid: charge.invoiceUuid }
+          }, { idempotencyKey: charge.idempotencyKey }),
+        catch: (e) => e
+      }).pipe(
+        Effect.map((intent): OffSessionCharge =>
+          intent.status === "succeeded"
+            ? { _tag: "Succeeded", paymentIntent: intent.id }
+            : { _tag: "Failed", message: `The payment is ${intent.status}.`, declined: intent.status === "requires_payment_method" }),
+        Effect.catchAll((e) => {
+          const message = e instanceof Error ? e.message : String(e)
+          const declined = typeof e === "object" && e !== null && "type" in e && e.type === "StripeCardError"
+          return Effect.as(Effect.logWarning("stripe: off-session charge failed", message), { _tag: "Failed", message, declined } as OffSessionCharge)
+        })
+      )
+
+    const detach = (methodId: string) => Effect.asVoid(call("detach payment method", () => stripe.paymentMethods.detach(methodId)))
+
+    return {
+      name: "stripe",
+      displayName: "Card (Stripe)",
+      paymentLink,
+      refund,
+      closeStale,
+      verifyEvent,
+      parseWebhook,
+      savedCardOf,
+      chargeOffSession,
+      detach
+    } satisfies StripeApi
   })

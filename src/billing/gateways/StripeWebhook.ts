@@ -7,13 +7,11 @@ import { InvalidSignature, NotFound, orNotFound, ValidationError } from "../../p
 import { GatewaysLive, PaymentGateways } from "../Gateways.ts"
 import { Invoices } from "../Invoices.ts"
 import { Payments } from "../Payments.ts"
-import { fromMinorUnits, StripeGateway, toMinorUnits } from "./Stripe.ts"
+import { SavedCards } from "../cards/SavedCards.ts"
+import { fromMinorUnits, PAYING_EVENTS, StripeGateway, toMinorUnits } from "./Stripe.ts"
 import { StripeRecords } from "./StripeRecords.ts"
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
-
-/** the events that say a Checkout Session's money arrived ([D112]); others are answered 200 and left alone */
-const PAYING_EVENTS = new Set(["checkout.session.completed", "checkout.session.async_payment_succeeded"])
 
 /**
  * `POST /v1/webhooks/payments/stripe` ([D112]): the package verifies `Stripe-Signature` (300 s,
@@ -27,6 +25,7 @@ export class StripeWebhook extends Effect.Service<StripeWebhook>()("billing/Stri
     const records = yield* StripeRecords
     const invoices = yield* Invoices
     const payments = yield* Payments
+    const savedCards = yield* SavedCards
     const gateways = yield* PaymentGateways
 
     const detailOf = (invoiceId: number | null) =>
@@ -65,6 +64,8 @@ export class StripeWebhook extends Effect.Service<StripeWebhook>()("billing/Stri
           payload: { event_id: event.id, type: event.type, session_id: session.id, payment_intent: intent }
         })
         if (intent !== null) yield* records.setPaymentIntent(session.id, intent)
+        // [D124]: the payer agreed to keep the card: the one Checkout saved is remembered
+        yield* savedCards.rememberFrom(invoice, intent)
         return invoice.id
       })
 
@@ -95,5 +96,5 @@ export class StripeWebhook extends Effect.Service<StripeWebhook>()("billing/Stri
 
     return { accept } as const
   }),
-  dependencies: [StripeRecords.Default, Invoices.Default, Payments.Default, GatewaysLive]
+  dependencies: [StripeRecords.Default, Invoices.Default, Payments.Default, GatewaysLive, SavedCards.Default]
 }) {}

@@ -2,8 +2,9 @@ import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as OpenApi from "@effect/platform/OpenApi"
 import * as Schema from "effect/Schema"
-import { Authentication } from "../../http/Auth.ts"
+import { Authentication } from "../../http/Middleware.ts"
 import { describe } from "../../http/Describe.ts"
+import { requiredQueryParameters } from "../../http/OpenApiContract.ts"
 import { Ok } from "../../http/Envelope.ts"
 import { BusinessRuleViolationResponse } from "../../http/Errors.ts"
 import { Body, IdParam, integer, oneOf } from "../../platform/Fields.ts"
@@ -34,7 +35,9 @@ export const ChangePayload = Body({
   plan_id: integer("plan_id", ANY_INT),
   cycle_id: integer("cycle_id", ANY_INT),
   /** [D112]: as on orders; absent: DEFAULT_GATEWAY, else `manual` */
-  gateway: OrderPayload.fields.gateway
+  gateway: OrderPayload.fields.gateway,
+  /** [D124]: as on orders */
+  save_card: OrderPayload.fields.save_card
 })
 
 /** [D111] cancel and resume; [D108] plan changes: the caller's own service and what it costs. */
@@ -61,6 +64,8 @@ export class SubscriptionsApi extends HttpApiGroup.make("subscriptions")
     .setPath(ServicePath)
     // both required; checked after the service is found (another user's service is 404 first)
     .setUrlParams(Schema.Struct({ plan_id: Schema.optional(idParam("plan_id")), cycle_id: Schema.optional(idParam("cycle_id")) }))
+    // issue 34: required in the document (a request without them is 422)
+    .annotate(OpenApi.Transform, requiredQueryParameters("plan_id", "cycle_id"))
     .addSuccess(Ok(ChangeQuote, { identifier: "ChangeQuoteResponse" }))
     .addError(BusinessRuleViolationResponse)
     .annotateContext(describe(

@@ -44,7 +44,7 @@ const SubscriptionsHandlers = HttpApiBuilder.group(Api, "subscriptions", (handle
       .handle("changePlan", ({ path, payload }) =>
         Effect.gen(function*() {
           const user = yield* CurrentUser
-          const done = yield* changes.change(user.userId, path.service, { planId: payload.plan_id, cycleId: payload.cycle_id, gateway: payload.gateway })
+          const done = yield* changes.change(user.userId, path.service, { planId: payload.plan_id, cycleId: payload.cycle_id, gateway: payload.gateway, saveCard: payload.save_card })
           if (Option.isSome(done.invoiceId)) {
             const invoice = yield* Effect.flatMap(invoices.byId(done.invoiceId.value), orNotFound)
             return yield* invoices.detail(invoice)

@@ -225,6 +225,7 @@ export const en = {
   "status.refunded": "Refunded",
   "status.expired": "Expired",
   "status.suspended": "Suspended",
+  "status.grace": "Grace period",
   "status.open": "Open",
   "status.closed": "Closed",
   "status.disabled": "Disabled",

@@ -227,6 +227,7 @@ export const fa: Messages = {
   "status.refunded": "بازپرداخت‌شده",
   "status.expired": "منقضی",
   "status.suspended": "معلق",
+  "status.grace": "مهلت پرداخت",
   "status.open": "باز",
   "status.closed": "بسته",
   "status.disabled": "غیرفعال",

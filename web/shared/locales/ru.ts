@@ -227,6 +227,7 @@ export const ru: Messages = {
   "status.refunded": "Возвращён",
   "status.expired": "Истекла",
   "status.suspended": "Приостановлена",
+  "status.grace": "Льготный период",
   "status.open": "Открыто",
   "status.closed": "Закрыто",
   "status.disabled": "Отключён",

@@ -227,6 +227,7 @@ export const zh: Messages = {
   "status.refunded": "已退款",
   "status.expired": "已过期",
   "status.suspended": "已暂停",
+  "status.grace": "宽限期",
   "status.open": "处理中",
   "status.closed": "已关闭",
   "status.disabled": "已停用",
