@@ -4,11 +4,14 @@ import type { NoSuchElementException } from "effect/Cause"
 import * as SqlSchema from "@effect/sql/SqlSchema"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type { ParseError } from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import type { Locale as LocaleCode } from "../platform/i18n/Locale.ts"
+import { partialService } from "../platform/TestLayer.ts"
 import { Locale, Role, Settings, TwoFactorState, UserRecord } from "./Domain.ts"
+import { memoryUsers } from "./UsersMemory.ts"
 
 /**
  * The unfiltered admin user list counts its total exactly up to this many users; above, the total
@@ -318,4 +321,7 @@ export class Users extends Effect.Service<Users>()("accounts/Users", {
       useRecoveryCode: (id: number, hash: string) => Effect.orDie(useRecoveryRow({ id, hash })).pipe(Effect.map(Option.isSome))
     } as const
   })
-}) {}
+}) {
+  /** issue 35: the users in memory (`UsersMemory.ts`); two-factor sign-in is left out */
+  static readonly Test: Layer.Layer<Users> = Layer.sync(Users, () => partialService(Users, memoryUsers()))
+}

@@ -1,6 +1,7 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as SqlSchema from "@effect/sql/SqlSchema"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { formatCents, toCents } from "../catalog/Money.ts"
@@ -9,6 +10,7 @@ import { AppConfig } from "../platform/Config.ts"
 import { ValidationError } from "../platform/Errors.ts"
 import { makePage } from "../platform/Page.ts"
 import { BalanceAmount } from "./Domain.ts"
+import { memoryBalance } from "./BillingMemory.ts"
 
 /** [D36]: ledger pages hold 15, like invoices */
 const PER_PAGE = 15
@@ -198,4 +200,7 @@ export class Balance extends Effect.Service<Balance>()("billing/Balance", {
 
     return { adjust, adjustNow, applyTo, holders, returnFrom, amountsOf, transactionsPage, ledgerSums } as const
   })
-}) {}
+}) {
+  /** issue 35: balances and ledger in memory (`BillingMemory.ts`) on the test's clock */
+  static readonly Test: Layer.Layer<Balance, never, AppClock> = Layer.effect(Balance, Effect.map(AppClock, (clock) => Balance.make(memoryBalance(clock))))
+}

@@ -1,4 +1,6 @@
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import type { AppClock } from "../platform/Clock.ts"
 import { Balance } from "./Balance.ts"
 import { Payments } from "./Payments.ts"
 
@@ -25,4 +27,9 @@ export class Funding extends Effect.Service<Funding>()("billing/Funding", {
     return { fund } as const
   }),
   dependencies: [Balance.Default, Payments.Default]
-}) {}
+}) {
+  /** issue 35: the rule over `Balance.Test` (given to the test too); `Payments` is the test's */
+  static readonly Test: Layer.Layer<Funding | Balance, never, Payments | AppClock> = Funding.DefaultWithoutDependencies.pipe(
+    Layer.provideMerge(Balance.Test)
+  )
+}

@@ -3,6 +3,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import { AppClock } from "../platform/Clock.ts"
+import { standInManualGateway } from "./BillingMemory.ts"
 import { AppConfig } from "../platform/Config.ts"
 import * as Redacted from "effect/Redacted"
 import { AppKey, constantTimeEqual } from "../platform/Crypto.ts"
@@ -126,6 +127,12 @@ export class PaymentGateways extends Context.Tag("billing/PaymentGateways")<Paym
       const cryptobot = yield* CryptoBotGateway
       return PaymentGateways.fromList([manual, ...Option.toArray(stripe), ...Option.toArray(cryptobot)], config.defaultGateway ?? "manual")
     })
+  )
+
+  /** issue 35: `manual` only, a stand-in whose links go to a test page (`BillingMemory.ts`) */
+  static readonly Test: Layer.Layer<PaymentGateways, never, AppClock> = Layer.effect(
+    PaymentGateways,
+    Effect.map(AppClock, (clock) => PaymentGateways.fromList([standInManualGateway(clock)]))
   )
 }
 

@@ -1,5 +1,6 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import { Users } from "../accounts/Users.ts"
 import { Catalog } from "../catalog/Catalog.ts"
@@ -137,7 +138,18 @@ export class Orders extends Effect.Service<Orders>()("billing/Orders", {
     return { place, owned, cancel, paymentLink } as const
   }),
   dependencies: [Catalog.Default, Invoices.Default, Services.Default, TrialClaims.Default, Users.Default, GatewaysLive, Funding.Default, Balance.Default]
-}) {}
+}) {
+  /**
+   * issue 35: the orders' rules over their neighbours' `Test` layers (invoices, users, trial
+   * claims, balance, services and catalogue in memory; the stand-in `manual` gateway), all given
+   * to the test too; the clock, the events, `Payments` and the SQL client (`SqlClientTest`) are the test's.
+   */
+  static readonly Test = Orders.DefaultWithoutDependencies.pipe(
+    Layer.provideMerge(Funding.Test),
+    Layer.provideMerge(Layer.mergeAll(Invoices.Test, TrialClaims.Test, Users.Test, PaymentGateways.Test)),
+    Layer.provideMerge(Services.Test)
+  )
+}
 
 /** An admin's invoice for a user ([D70]): any plan, an optional amount, promo and status. */
 export class AdminInvoices extends Effect.Service<AdminInvoices>()("billing/AdminInvoices", {

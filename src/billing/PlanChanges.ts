@@ -1,6 +1,7 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as SqlSchema from "@effect/sql/SqlSchema"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { Catalog } from "../catalog/Catalog.ts"
@@ -257,4 +258,17 @@ export class PlanChanges extends Effect.Service<PlanChanges>()("billing/PlanChan
     return { quote, change, removeScheduled } as const
   }),
   dependencies: [Catalog.Default, Services.Default, Schedules.Default, Invoices.Default, Balance.Default, Funding.Default, Payments.Default, Webhooks.Default, GatewaysLive]
-}) {}
+}) {
+  /**
+   * issue 35: the changes' rules over their neighbours' `Test` layers (services, catalogue,
+   * invoices, balance in memory; the stand-in `manual` gateway), all given to the test too; the
+   * clock, the events, `Schedules`, `Payments`, `Webhooks` and the SQL client are the test's.
+   * What still runs SQL of its own here (an upgrade's paid period, a pending change cancelled)
+   * throws on `SqlClientTest`: the quote of a downgrade and every refusal are units.
+   */
+  static readonly Test = PlanChanges.DefaultWithoutDependencies.pipe(
+    Layer.provideMerge(Funding.Test),
+    Layer.provideMerge(Layer.mergeAll(Invoices.Test, PaymentGateways.Test)),
+    Layer.provideMerge(Services.Test)
+  )
+}

@@ -1,9 +1,11 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as SqlSchema from "@effect/sql/SqlSchema"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import { sha256Hex } from "../platform/Crypto.ts"
 import { AppClock } from "../platform/Clock.ts"
+import { memoryTrialClaims } from "./BillingMemory.ts"
 
 /**
  * [D35] (rev. 2): a free trial is given once per e-mail address ever. The claim outlives the
@@ -29,4 +31,7 @@ export class TrialClaims extends Effect.Service<TrialClaims>()("billing/TrialCla
         )
     } as const
   })
-}) {}
+}) {
+  /** issue 35: the claimed addresses in memory */
+  static readonly Test: Layer.Layer<TrialClaims> = Layer.sync(TrialClaims, () => TrialClaims.make(memoryTrialClaims()))
+}

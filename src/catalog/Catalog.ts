@@ -1,4 +1,5 @@
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import { AppClock } from "../platform/Clock.ts"
 import { ValidationError } from "../platform/Errors.ts"
@@ -205,4 +206,13 @@ export class Catalog extends Effect.Service<Catalog>()("catalog/Catalog", {
     } as const
   }),
   dependencies: [CatalogRepo.Default, CatalogCache.Default]
-}) {}
+}) {
+  /**
+   * issue 35: the catalogue's rules over its tables in memory (`CatalogRepo.Test`, also given to
+   * the test to set the catalogue up) and a cache that reads them each time; the clock is the test's.
+   */
+  static readonly Test: Layer.Layer<Catalog | CatalogRepo, never, AppClock> = Catalog.DefaultWithoutDependencies.pipe(
+    Layer.provide(CatalogCache.Test),
+    Layer.provideMerge(CatalogRepo.Test)
+  )
+}

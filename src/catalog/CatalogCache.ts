@@ -2,6 +2,7 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as FiberId from "effect/FiberId"
+import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Runtime from "effect/Runtime"
 import * as Schema from "effect/Schema"
@@ -155,5 +156,14 @@ export class CatalogCache extends Effect.Service<CatalogCache>()("catalog/Catalo
     return { snapshot, snapshotWith, planListJson: Effect.map(snapshot, (s) => s.planListJson) } as const
   }),
   dependencies: [CatalogRepo.Default]
-}) {}
+}) {
+  /** issue 35: no cache and no LISTEN: every read is the repository's rows as they are now */
+  static readonly Test: Layer.Layer<CatalogCache, never, CatalogRepo> = Layer.effect(
+    CatalogCache,
+    Effect.map(CatalogRepo, (repo) => {
+      const snapshot = Effect.flatMap(repo.everything, snapshotOf)
+      return CatalogCache.make({ snapshot, snapshotWith: () => snapshot, planListJson: Effect.map(snapshot, (s) => s.planListJson) })
+    })
+  )
+}
 

@@ -1,9 +1,11 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as SqlSchema from "@effect/sql/SqlSchema"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { AppClock } from "../platform/Clock.ts"
+import { memoryCatalogRepo } from "./CatalogMemory.ts"
 import { Cycle, DiscountType, Plan, PromoCode, QuotaAction, UsageReset } from "./Domain.ts"
 import { formatCents } from "./Money.ts"
 
@@ -197,7 +199,10 @@ export class CatalogRepo extends Effect.Service<CatalogRepo>()("catalog/CatalogR
       promoPlanIds: (id: number) => promoPlanIds(id).pipe(Effect.map((rows) => rows.map((r) => r.plan_id)), Effect.orDie)
     } as const
   })
-}) {}
+}) {
+  /** issue 35: the tables in memory (`CatalogMemory.ts`), fresh for each layer built */
+  static readonly Test: Layer.Layer<CatalogRepo> = Layer.sync(CatalogRepo, () => CatalogRepo.make(memoryCatalogRepo()))
+}
 
 const groupCounts = (ids: ReadonlyArray<number>) => {
   const counts = new Map<number, number>()

@@ -1,5 +1,6 @@
 import * as Context from "effect/Context"
-import type * as Effect from "effect/Effect"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import type { DomainEvent, EventData, EventType } from "./Events.ts"
 
 /**
@@ -13,4 +14,22 @@ export class DomainEvents extends Context.Tag("events/DomainEvents")<DomainEvent
   readonly emitMany: <T extends EventType>(type: T, events: ReadonlyArray<EventData<T>>) => Effect.Effect<void>
   /** sends what was emitted now, in the background: call it AFTER the transaction committed */
   readonly wake: Effect.Effect<void>
-}>() {}
+}>() {
+  /**
+   * issue 35: the events emitted, in order, in `emitted`; `wakes` counts the calls of `wake`
+   * (a rule emits in its transaction and wakes after it)
+   */
+  static readonly Test = () => {
+    const emitted: Array<DomainEvent> = []
+    const counts = { wakes: 0 }
+    return {
+      emitted,
+      counts,
+      layer: Layer.succeed(DomainEvents, {
+        emit: (event) => Effect.sync(() => void emitted.push(event)),
+        emitMany: (type, events) => Effect.sync(() => void emitted.push(...events.map((data) => ({ type, data }) as DomainEvent))),
+        wake: Effect.sync(() => void counts.wakes++)
+      })
+    }
+  }
+}

@@ -131,6 +131,9 @@ export class RateLimiter extends Context.Tag("RateLimiter")<RateLimiter, {
     })
 
   static readonly Memory = Layer.effect(RateLimiter, RateLimiter.memory)
+
+  /** issue 35: the windows in memory on the test's clock (`AppClock.Test` moves them) */
+  static readonly Test: Layer.Layer<RateLimiter, never, AppClock> = RateLimiter.Memory
 }
 
 /**

@@ -1,4 +1,5 @@
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import { Users } from "../accounts/Users.ts"
 import { Catalog } from "../catalog/Catalog.ts"
@@ -53,4 +54,10 @@ export class ServiceGrants extends Effect.Service<ServiceGrants>()("services/Ser
     } as const
   }),
   dependencies: [Services.Default, Catalog.Default, Users.Default]
-}) {}
+}) {
+  /** issue 35: the grant's rules over `Services.Test` and `Users.Test` (both given to the test too) */
+  static readonly Test = ServiceGrants.DefaultWithoutDependencies.pipe(
+    Layer.provideMerge(Users.Test),
+    Layer.provideMerge(Services.Test)
+  )
+}

@@ -1,6 +1,7 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as SqlSchema from "@effect/sql/SqlSchema"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { Catalog } from "../catalog/Catalog.ts"
@@ -18,6 +19,7 @@ import {
   subscription,
   type Subscription
 } from "./Domain.ts"
+import { memoryServiceRows } from "./ServiceRowsMemory.ts"
 import { ScheduleColumns, scheduledIds, scheduleOf, type ServiceSchedule } from "./Schedule.ts"
 
 /** the key space of this room's advisory locks (one lock per user) */
@@ -380,4 +382,10 @@ export class ServiceRows extends Effect.Service<ServiceRows>()("services/Service
     } as const
   }),
   dependencies: [Catalog.Default]
-}) {}
+}) {
+  /** issue 35: the table in memory (`ServiceRowsMemory.ts`) over the catalogue and clock given */
+  static readonly Test: Layer.Layer<ServiceRows, never, AppClock | Catalog> = Layer.effect(
+    ServiceRows,
+    Effect.map(Effect.all([AppClock, Catalog]), ([clock, catalog]) => ServiceRows.make(memoryServiceRows(clock, catalog)))
+  )
+}

@@ -1,5 +1,6 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import { Catalog } from "../catalog/Catalog.ts"
 import type { Cycle, Plan } from "../catalog/Domain.ts"
@@ -205,4 +206,14 @@ export class Services extends Effect.Service<Services>()("services/Services", {
 }) {
   /** the layer VPN access has used so far */
   static readonly Live = Services.Default
+
+  /**
+   * issue 35: the room's rules over its table in memory (`ServiceRows.Test`) and the catalogue's
+   * (`Catalog.Test`, given to the test to set plans up); the clock, the events and the SQL client
+   * (`SqlClientTest`: transactions of nothing) are the test's.
+   */
+  static readonly Test = Services.DefaultWithoutDependencies.pipe(
+    Layer.provideMerge(ServiceRows.Test),
+    Layer.provideMerge(Catalog.Test)
+  )
 }

@@ -51,7 +51,7 @@ export const agentStatusOf = (row: AgentRow, now: Date): AgentStatus => {
   }
 }
 
-const AgentGaugeRow = Schema.Struct({ name: Schema.String, agent_row: Schema.parseJson(AgentRow) })
+const AgentGaugeRow = Schema.Struct({ id: Schema.Int, name: Schema.String, agent_row: Schema.parseJson(AgentRow) })
 
 export class NodeAgents extends Effect.Service<NodeAgents>()("vpn/NodeAgents", {
   effect: Effect.gen(function*() {
@@ -83,7 +83,7 @@ export class NodeAgents extends Effect.Service<NodeAgents>()("vpn/NodeAgents", {
     const gaugeRows = SqlSchema.findAll({
       Request: Schema.Void,
       Result: AgentGaugeRow,
-      execute: () => sql`select s.name, ${agentRowColumn(sql)} from servers s
+      execute: () => sql`select s.id, s.name, ${agentRowColumn(sql)} from servers s
         where exists (select 1 from vpn_node_agents a where a.server_id = s.id) order by s.id`
     })
 
@@ -91,7 +91,7 @@ export class NodeAgents extends Effect.Service<NodeAgents>()("vpn/NodeAgents", {
     const runtime = yield* Effect.runtime<never>()
     const read = () =>
       Runtime.runPromise(runtime)(Effect.all([gaugeRows(undefined), clock.now]).pipe(
-        Effect.map(([rows, now]) => rows.map((r) => ({ name: r.name, status: agentStatusOf(r.agent_row, now) }))),
+        Effect.map(([rows, now]) => rows.map((r) => ({ id: r.id, name: r.name, status: agentStatusOf(r.agent_row, now) }))),
         Effect.timeout("2 seconds")
       )).catch(() => undefined)
     let reading: ReturnType<typeof read> | undefined
@@ -100,26 +100,26 @@ export class NodeAgents extends Effect.Service<NodeAgents>()("vpn/NodeAgents", {
     const registers = [metrics.registry]
     new Prometheus.Gauge({
       name: "vpn_api_node_agent_connected",
-      help: "Whether each VPN node's agent holds a push stream now (1) or not (0), by server name ([D105]).",
-      labelNames: ["server"] as const,
+      help: "Whether each VPN node's agent holds a push stream now (1) or not (0), by server id, with its name ([D105]).",
+      labelNames: ["server", "server_name"] as const,
       registers,
       async collect() {
         const rows = await readOnce()
         if (rows === undefined) return
         this.reset()
-        for (const r of rows) this.set({ server: r.name }, r.status.connected ? 1 : 0)
+        for (const r of rows) this.set({ server: String(r.id), server_name: r.name }, r.status.connected ? 1 : 0)
       }
     })
     new Prometheus.Gauge({
       name: "vpn_api_node_agent_lag_revisions",
-      help: "Revisions of the node change log each VPN node's agent has not applied yet, by server name ([D105]).",
-      labelNames: ["server"] as const,
+      help: "Revisions of the node change log each VPN node's agent has not applied yet, by server id, with its name ([D105]).",
+      labelNames: ["server", "server_name"] as const,
       registers,
       async collect() {
         const rows = await readOnce()
         if (rows === undefined) return
         this.reset()
-        for (const r of rows) if (r.status.lag !== null) this.set({ server: r.name }, r.status.lag)
+        for (const r of rows) if (r.status.lag !== null) this.set({ server: String(r.id), server_name: r.name }, r.status.lag)
       }
     })
 

@@ -5,6 +5,8 @@ import { Metrics } from "../platform/Metrics.ts"
 /** A VPN node's last poll as the database keeps it ([D92]: any instance's, to the minute). */
 export interface NodeSeenRow {
   readonly server: number
+  /** the server's name, a second label beside its id (issue 34: nodes labelled one way) */
+  readonly name: string
   readonly status: string
   readonly ageSeconds: number
 }
@@ -42,14 +44,14 @@ export const nodeMetrics = Metrics.ofRoom(({ now, registry, whenConnectionFree }
   let nodesSource: () => Promise<ReadonlyArray<NodeSeenRow> | undefined> = () => Promise.resolve([])
   new Prometheus.Gauge({
     name: "vpn_api_node_last_seen_age_seconds",
-    help: "Seconds since each VPN node last fetched its peer list through any instance (the servers' last_seen_at, to the minute), by server id and status; nodes never seen are absent.",
-    labelNames: ["server", "status"] as const,
+    help: "Seconds since each VPN node last fetched its peer list through any instance (the servers' last_seen_at, to the minute), by server id (with its name) and status; nodes never seen are absent.",
+    labelNames: ["server", "server_name", "status"] as const,
     registers,
     async collect() {
       const rows = await whenConnectionFree(nodesSource)
       if (rows === undefined) return
       this.reset()
-      for (const row of rows) this.set({ server: String(row.server), status: row.status }, row.ageSeconds)
+      for (const row of rows) this.set({ server: String(row.server), server_name: row.name, status: row.status }, row.ageSeconds)
     }
   })
   return {

@@ -129,15 +129,15 @@ export class Servers extends Effect.Service<Servers>()("vpn/Servers", {
     const lastWrites = new Map<number, number>()
     const seenRows = SqlSchema.findAll({
       Request: Schema.DateFromSelf,
-      Result: Schema.Struct({ id: Schema.Int, status: Schema.String, age_seconds: Schema.Number }),
+      Result: Schema.Struct({ id: Schema.Int, name: Schema.String, status: Schema.String, age_seconds: Schema.Number }),
       execute: (now) => sql`
-        select id, status, greatest(0, extract(epoch from (${now}::timestamptz - last_seen_at)))::float8 as age_seconds
+        select id, name, status, greatest(0, extract(epoch from (${now}::timestamptz - last_seen_at)))::float8 as age_seconds
         from servers where last_seen_at is not null order by id`
     })
     /** [D102]: every node's last poll, read when /metrics is scraped; a failed read keeps the last figures */
     const nodesSeen: Effect.Effect<ReadonlyArray<NodeSeenRow> | undefined> = clock.now.pipe(
       Effect.flatMap(seenRows),
-      Effect.map((rows) => rows.map((r): NodeSeenRow => ({ server: r.id, status: r.status, ageSeconds: r.age_seconds }))),
+      Effect.map((rows) => rows.map((r): NodeSeenRow => ({ server: r.id, name: r.name, status: r.status, ageSeconds: r.age_seconds }))),
       // a slow database does not hold the scrape
       Effect.timeoutTo({ duration: "2 seconds", onTimeout: () => undefined, onSuccess: (rows) => rows }),
       Effect.catchAllCause((cause) => Effect.as(Effect.logWarning("servers: last polls not read for the metrics", cause), undefined))

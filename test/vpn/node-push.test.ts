@@ -170,8 +170,8 @@ describe("the agent on the admin server routes and in /metrics [D105]", () => {
       expect(behind.body.data.agent.lag).toBeGreaterThan(0)
 
       const metrics = await app.get("/metrics", { headers: { "x-forwarded-for": "127.0.0.1" } })
-      expect(metrics.text).toContain(`vpn_api_node_agent_connected{server="${name}"} 1`)
-      expect(metrics.text).toMatch(new RegExp(`vpn_api_node_agent_lag_revisions\\{server="push-node-\\d+"\\} [1-9]`))
+      expect(metrics.text).toMatch(new RegExp(`vpn_api_node_agent_connected\\{server="\\d+",server_name="${name}"\\} 1`))
+      expect(metrics.text).toMatch(new RegExp(`vpn_api_node_agent_lag_revisions\\{server="\\d+",server_name="push-node-\\d+"\\} [1-9]`))
     } finally {
       await stream.close()
     }
@@ -184,6 +184,6 @@ describe("the agent on the admin server routes and in /metrics [D105]", () => {
     const after = await app.get(`/v1/admin/servers/${server.id}`, { token: admin.token })
     expect(after.body.data.agent.connected).toBe(false)
     const metrics = await app.get("/metrics", { headers: { "x-forwarded-for": "127.0.0.1" } })
-    expect(metrics.text).toMatch(/vpn_api_node_agent_connected\{server="push-node-\d+"\} 0/)
+    expect(metrics.text).toMatch(/vpn_api_node_agent_connected\{server="\d+",server_name="push-node-\d+"\} 0/)
   })
 })
