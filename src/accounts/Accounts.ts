@@ -11,7 +11,6 @@ import { Forbidden, InvalidCredentials, NotFound, orNotFound, ValidationError } 
 import type { Mail } from "../platform/Mailer.ts"
 import { Notifications } from "../outbox/Notifications.ts"
 import { Outbox } from "../outbox/Outbox.ts"
-import { mailTime } from "../outbox/Templates.ts"
 import type { Locale } from "../platform/i18n/Locale.ts"
 import { makePage } from "../platform/Page.ts"
 import { requestOrigin } from "../platform/RequestOrigin.ts"
@@ -85,11 +84,10 @@ export class Accounts extends Effect.Service<Accounts>()("accounts/Accounts", {
           userId,
           kind: "sign-in-2fa",
           view: {
-            factor: factor.factor === "otp" ? "a code of your authenticator app" : "one of your recovery codes",
-            signed_in_at: mailTime(yield* clock.now),
-            ip: origin.ip ?? "unknown",
-            user_agent: origin.userAgent ?? "unknown",
-            recovery_codes_left_known: factor.factor === "recovery_code",
+            factor: factor.factor,
+            signed_in_at: yield* clock.now,
+            ip: origin.ip,
+            user_agent: origin.userAgent,
             recovery_codes_left: factor.factor === "recovery_code" ? factor.left : null
           }
         })

@@ -6,7 +6,6 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { AuditLog } from "../audit/AuditLog.ts"
 import { Notifications } from "../outbox/Notifications.ts"
-import { mailTime } from "../outbox/Templates.ts"
 import { AppClock } from "../platform/Clock.ts"
 import { matchSecret, randomToken, sha256Hex } from "../platform/Crypto.ts"
 import { NotFound, ValidationError } from "../platform/Errors.ts"
@@ -142,10 +141,10 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("accounts/ApiKeys", {
             view: {
               key_id: row.id,
               key_name: row.name,
-              scopes: row.scopes.join(", "),
-              expires_at: row.expires_at === null ? "never" : mailTime(row.expires_at),
-              created_at: mailTime(row.created_at),
-              ip: origin.ip ?? "unknown"
+              scopes: row.scopes,
+              expires_at: row.expires_at,
+              created_at: row.created_at,
+              ip: origin.ip
             }
           })
           return row

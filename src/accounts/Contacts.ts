@@ -4,6 +4,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import { Locale } from "./Domain.ts"
 import { oneLine } from "./Mails.ts"
 import { Outbox } from "../outbox/Outbox.ts"
 import { Recipients } from "../outbox/Recipients.ts"
@@ -16,7 +17,8 @@ const ContactRow = Schema.Struct({
   email: Schema.String,
   email_notifications: Schema.NullOr(Schema.Boolean),
   telegram_id: Schema.NullOr(Schema.String),
-  telegram_notifications: Schema.NullOr(Schema.Boolean)
+  telegram_notifications: Schema.NullOr(Schema.Boolean),
+  locale: Locale
 })
 
 /** How to reach a user: name (one line, as mails show it, [D117]), address and whether they want notices (on when never set). */
@@ -27,18 +29,20 @@ export const Contact = Schema.Struct({
   emailNotifications: Schema.Boolean,
   /** [D125]: the linked Telegram chat */
   telegramChatId: Schema.NullOr(Schema.String),
-  telegramNotifications: Schema.Boolean
+  telegramNotifications: Schema.Boolean,
+  /** [D120]: the language of the user's mails and Telegram messages */
+  locale: Locale
 })
 export type Contact = typeof Contact.Type
 
-/** LOCALE HOOK ([D120]): when users carry `locale`, select it here and hand it on as `locale` */
 const toContact = (r: typeof ContactRow.Type): Contact => ({
   userId: r.id,
   name: oneLine(r.name),
   email: r.email,
   emailNotifications: r.email_notifications ?? true,
   telegramChatId: r.telegram_id,
-  telegramNotifications: r.telegram_notifications ?? true
+  telegramNotifications: r.telegram_notifications ?? true,
+  locale: r.locale
 })
 
 /** How to reach a user, for the rooms that notify (support replies). Accounts owns the tables. */
@@ -49,7 +53,7 @@ export class Contacts extends Effect.Service<Contacts>()("accounts/Contacts", {
       Request: Schema.Int,
       Result: ContactRow,
       execute: (id) => sql`
-        select u.id, u.name, u.email, s.email_notifications, t.telegram_id, s.telegram_notifications
+        select u.id, u.name, u.email, u.locale, s.email_notifications, t.telegram_id, s.telegram_notifications
         from users u left join user_settings s on s.user_id = u.id left join telegram_links t on t.user_id = u.id
         where u.id = ${id}`
     })
@@ -57,7 +61,7 @@ export class Contacts extends Effect.Service<Contacts>()("accounts/Contacts", {
       Request: Schema.Array(Schema.Int),
       Result: ContactRow,
       execute: (ids) => sql`
-        select u.id, u.name, u.email, s.email_notifications, t.telegram_id, s.telegram_notifications
+        select u.id, u.name, u.email, u.locale, s.email_notifications, t.telegram_id, s.telegram_notifications
         from users u left join user_settings s on s.user_id = u.id left join telegram_links t on t.user_id = u.id
         where u.id in ${sql.in(ids)}`
     })

@@ -1,14 +1,11 @@
 import * as Effect from "effect/Effect"
 import * as FiberRef from "effect/FiberRef"
 import { Notifications } from "../outbox/Notifications.ts"
-import { mailTime } from "../outbox/Templates.ts"
 import { AppClock } from "../platform/Clock.ts"
 import { requestOrigin } from "../platform/RequestOrigin.ts"
 import type { Principal } from "./Domain.ts"
 import { ApiKeys } from "./ApiKeys.ts"
 import { Tokens } from "./Tokens.ts"
-
-const count = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`
 
 /**
  * What each recovery step revokes ([D114], rev. 3 of [D23], [D24], [D98]), and the security mail
@@ -24,10 +21,11 @@ export class Revocations extends Effect.Service<Revocations>()("accounts/Revocat
     const notifications = yield* Notifications
     const clock = yield* AppClock
 
-    const mail = (userId: number, kind: "password-reset" | "password-changed" | "signed-out-everywhere", view: Record<string, string>) =>
+    /** the mail says how many sessions and keys it revoked (or kept), in the user's language ([D120]) */
+    const mail = (userId: number, kind: "password-reset" | "password-changed" | "signed-out-everywhere", counts: { sessions: number; keys: number }) =>
       Effect.gen(function*() {
         const origin = yield* FiberRef.get(requestOrigin)
-        yield* notifications.security({ userId, kind, view: { ...view, at: mailTime(yield* clock.now), ip: origin.ip ?? "unknown" } })
+        yield* notifications.security({ userId, kind, view: { ...counts, at: yield* clock.now, ip: origin.ip } })
       })
 
     /** after a password reset: nothing issued before it works, VPN access aside (the caller revokes it) */
@@ -35,11 +33,7 @@ export class Revocations extends Effect.Service<Revocations>()("accounts/Revocat
       Effect.gen(function*() {
         const sessions = yield* tokens.revokeAll(userId)
         const keys = yield* apiKeys.revokeAll(userId)
-        yield* mail(userId, "password-reset", {
-          revoked: `every session (${count(sessions, "session", "sessions")}), every API key (${
-            count(keys, "key", "keys")
-          }) and the VPN configurations and credentials issued before the reset.`
-        })
+        yield* mail(userId, "password-reset", { sessions, keys })
       })
 
     /** after a password change: the caller's own session stays */
@@ -47,11 +41,7 @@ export class Revocations extends Effect.Service<Revocations>()("accounts/Revocat
       Effect.gen(function*() {
         const sessions = yield* tokens.revokeAll(caller.userId, { except: caller.tokenId })
         const keys = yield* apiKeys.revokeAll(caller.userId)
-        yield* mail(caller.userId, "password-changed", {
-          revoked: `every other session (${count(sessions, "session", "sessions")}) and every API key (${
-            count(keys, "key", "keys")
-          }); the session that changed it stays signed in.`
-        })
+        yield* mail(caller.userId, "password-changed", { sessions, keys })
       })
 
     /** `POST /v1/auth/logout-all`: every session, the caller's included; the keys stay */
@@ -59,10 +49,7 @@ export class Revocations extends Effect.Service<Revocations>()("accounts/Revocat
       Effect.gen(function*() {
         const sessions = yield* tokens.revokeAll(caller.userId)
         const keys = (yield* apiKeys.list(caller)).length
-        yield* mail(caller.userId, "signed-out-everywhere", {
-          revoked: `every session (${count(sessions, "session", "sessions")}).`,
-          kept: `your API keys (${count(keys, "key", "keys")}): revoke them one by one if you need to (GET /v1/account/api-keys).`
-        })
+        yield* mail(caller.userId, "signed-out-everywhere", { sessions, keys })
       })
 
     return { afterReset, afterPasswordChange, signOutEverywhere } as const

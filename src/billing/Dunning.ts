@@ -5,6 +5,7 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { Catalog } from "../catalog/Catalog.ts"
 import { toCents } from "../catalog/Money.ts"
+import type { RenewalFailedView } from "../outbox/NoticeViews.ts"
 import { Notifications } from "../outbox/Notifications.ts"
 import { AppClock } from "../platform/Clock.ts"
 import { AppConfig, DUNNING_RETRY_DAYS_DEFAULT } from "../platform/Config.ts"
@@ -141,7 +142,7 @@ export class Dunning extends Effect.Service<Dunning>()("billing/Dunning", {
         if (funded !== "pending") return { _tag: "Done", outcome: funded === "paid" ? "paid" : "closed" } as const
         const invoice = Option.getOrThrow(yield* invoices.byId(row.invoice_id))
         const card = (yield* customers.cardsOf(row.user_id))[0]
-        if (card === undefined || Option.isNone(stripe)) return { _tag: "Failed", reason: "no saved card" } as const
+        if (card === undefined || Option.isNone(stripe)) return { _tag: "Failed", reason: "no_saved_card", card: null } as const
         const charge: OffSessionCharge = yield* stripe.value.chargeOffSession({
           customerId: card.customer_id,
           methodId: card.method_id,
@@ -150,7 +151,15 @@ export class Dunning extends Effect.Service<Dunning>()("billing/Dunning", {
           invoiceUuid: invoice.uuid,
           idempotencyKey: `renewal:${invoice.uuid}:${row.attempts}`
         })
-        if (charge._tag === "Failed") return { _tag: "Failed", reason: `the card ${card.brand} ending ${card.last4} was declined` } as const
+        if (charge._tag === "Failed") {
+          return {
+            _tag: "Failed",
+            reason: charge.declined ? "card_declined" : "charge_failed",
+            card: { brand: card.brand, last4: card.last4 },
+            // the processor's own words, for the operator only (never in a notice, [D120])
+            detail: charge.message
+          } as const
+        }
         const paid = yield* payments.markPaid(invoice.id, {
           transactionId: charge.paymentIntent,
           gateway: "stripe",
@@ -168,7 +177,7 @@ export class Dunning extends Effect.Service<Dunning>()("billing/Dunning", {
       })
 
     /** a failed attempt: its notice, then the next retry, or after the last one the end of the grace */
-    const failed = (row: DunningRow, reason: string) =>
+    const failed = (row: DunningRow, failure: Pick<RenewalFailedView, "reason" | "card"> & { readonly detail?: string }) =>
       sql.withTransaction(Effect.gen(function*() {
         const attempts = row.attempts + 1
         // the next retry of the schedule still ahead (retries missed while no job ran are not made
@@ -176,7 +185,7 @@ export class Dunning extends Effect.Service<Dunning>()("billing/Dunning", {
         const now = yield* clock.now
         const next = retryDays.map((_, n) => retryAt(row.expires_at, n)).find((t, n) => n >= attempts - 1 && t > now) ?? null
         const final = next === null
-        yield* sql`update renewal_dunning set attempts = ${attempts}, next_attempt_at = ${next}, last_error = ${reason}
+        yield* sql`update renewal_dunning set attempts = ${attempts}, next_attempt_at = ${next}, last_error = ${failure.detail === undefined ? failure.reason : `${failure.reason}: ${failure.detail}`}
           where invoice_id = ${row.invoice_id}`
         const invoice = Option.getOrThrow(yield* invoices.byId(row.invoice_id))
         if (final) {
@@ -191,7 +200,7 @@ export class Dunning extends Effect.Service<Dunning>()("billing/Dunning", {
               userId: row.user_id,
               kind: "expired",
               dedupeKey: `expired:${gone.value.id}:${gone.value.expires_at.toISOString()}`,
-              view: { service_id: gone.value.id, plan_name: plan.name, expires_at: gone.value.expires_at.toISOString() }
+              view: { service_id: gone.value.id, plan_name: plan.name, expires_at: gone.value.expires_at }
             })
           }
         }
@@ -201,14 +210,14 @@ export class Dunning extends Effect.Service<Dunning>()("billing/Dunning", {
           dedupeKey: `renewal-failed:${invoice.uuid}:${attempts}`,
           view: {
             invoice_uuid: invoice.uuid,
-            invoice_url: `${config.appUrl}/invoices/${invoice.uuid}`,
             amount: invoice.amount,
             currency: invoice.currency,
             service_id: row.service_id,
-            reason,
+            reason: failure.reason,
+            card: failure.card,
             attempt: attempts,
-            grace_until: row.grace_until.toISOString(),
-            next_attempt_at: next === null ? null : next.toISOString(),
+            grace_until: row.grace_until,
+            next_attempt_at: next,
             final
           }
         })
@@ -229,7 +238,7 @@ export class Dunning extends Effect.Service<Dunning>()("billing/Dunning", {
           yield* close(row.invoice_id)
           return result.outcome
         }
-        return yield* failed(row, result.reason)
+        return yield* failed(row, result)
       }).pipe(Effect.tap(() => notifications.wake))
 
     return { enterGrace, claimDue, attempt } as const

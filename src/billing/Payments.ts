@@ -168,10 +168,10 @@ export class Payments extends Effect.Service<Payments>()("billing/Payments", {
               currency: invoice.currency,
               // [D109]: what the balance paid, shown on the receipt when it paid some
               balance_applied: invoice.balance_applied === "0.00" ? null : invoice.balance_applied,
-              paid_at: now.toISOString(),
+              paid_at: now,
               service_id: period?.serviceId ?? null,
-              period_start: period === null ? null : period.from.toISOString(),
-              period_end: period === null ? null : period.to.toISOString()
+              period_start: period === null ? null : period.from,
+              period_end: period === null ? null : period.to
             }
           })
         }

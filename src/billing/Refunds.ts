@@ -131,7 +131,8 @@ export class Refunds extends Effect.Service<Refunds>()("billing/Refunds", {
               credit_note_id: note.id,
               amount: note.amount,
               currency: note.currency,
-              to_text: request.to === "balance" ? "your balance" : `your original payment (${invoice.gateway})`,
+              refunded_to: request.to === "balance" ? "balance" : "gateway",
+              gateway: invoice.gateway,
               reason: request.reason
             }
           })

@@ -175,7 +175,7 @@ const runJobs = Effect.gen(function*() {
       userId: s.user_id,
       kind: "expired" as const,
       dedupeKey: `expired:${s.id}:${s.expires_at.toISOString()}`,
-      view: { service_id: s.id, plan_name: plans.plan(s.plan_id).name, expires_at: s.expires_at.toISOString() }
+      view: { service_id: s.id, plan_name: plans.plan(s.plan_id).name, expires_at: s.expires_at }
     })))
     return gone.length
   }))
@@ -223,9 +223,9 @@ const runJobs = Effect.gen(function*() {
           invoice_uuid: invoice.uuid,
           amount: invoice.amount,
           currency: invoice.currency,
-          due_date: invoice.due_date.toISOString(),
+          due_date: invoice.due_date,
           service_id: invoice.service_id,
-          expires_at: invoice.due_date.toISOString()
+          expires_at: invoice.due_date
         }
       })))
       return { created: created.length, seen: due.length, lastId: due.at(-1)?.id ?? afterId }
@@ -252,7 +252,7 @@ const runJobs = Effect.gen(function*() {
           userId: s.user_id,
           kind: notice.kind,
           dedupeKey: `${notice.kind}:${s.id}:${s.expires_at.toISOString()}`,
-          view: { service_id: s.id, plan_name: plans.plan(s.plan_id).name, expires_at: s.expires_at.toISOString() }
+          view: { service_id: s.id, plan_name: plans.plan(s.plan_id).name, expires_at: s.expires_at }
         })))
         return { seen: due.length, lastId: due.at(-1)?.id ?? after }
       }))

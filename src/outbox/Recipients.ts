@@ -1,6 +1,7 @@
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
 import type * as Option from "effect/Option"
+import type { Locale } from "../platform/i18n/Locale.ts"
 
 /** How to reach a user: name, address and whether they want notices (on when never set). */
 export interface Recipient {
@@ -12,11 +13,8 @@ export interface Recipient {
   readonly telegramChatId: string | null
   /** [D125]: notices also go to the linked chat (on once linked, until the user turns them off) */
   readonly telegramNotifications: boolean
-  /**
-   * LOCALE HOOK ([D120]): the user's language for the messages; absent until users carry
-   * `locale` (then English)
-   */
-  readonly locale?: string | undefined
+  /** [D120]: the language of the user's mails and Telegram messages (English when absent) */
+  readonly locale?: Locale | undefined
 }
 
 /**

@@ -1,58 +1,128 @@
-import Mustache from "mustache"
-import type { NotificationKind, View } from "./Templates.ts"
+import type { Locale } from "../platform/i18n/Locale.ts"
+import { type Catalogue, messagesOf } from "../platform/i18n/Messages.ts"
+import {
+  type ExpiryView,
+  fillPlain,
+  type NoticeView,
+  type NoticeViews,
+  type QuotaView,
+  refundedToText,
+  renewalFailureText,
+  rtlLines,
+  sentenceGap,
+  type Shown,
+  shownIn
+} from "./NoticeViews.ts"
+import type { NotificationKind } from "./Templates.ts"
 
 /**
  * The notices of [D96] and [D124] as Telegram messages ([D125]): plain text (no parse mode, so
- * nothing needs escaping), short, with the link into the app. One catalogue per locale ([D120]).
- *
- * LOCALE HOOK ([D120]): only `en` is written here. When users carry `locale`, the other three
- * catalogues (`ru`, `fa`, `zh`) go beside it with the same keys, and `telegramText` is called with
- * the user's locale (`Recipient.locale`); a locale or a kind without a text falls back to English,
- * and a kind without any Telegram text to the mail's subject and plain text.
+ * nothing needs escaping), short, with the link into the app, in the user's language ([D120]):
+ * the sentences are the catalogues' `telegram` section (`platform/i18n/messages`), the facts
+ * written as the locale writes them (English keeps the forms these messages always had).
  */
-export const TELEGRAM_TEXTS: Readonly<Record<string, Partial<Record<NotificationKind, string>>>> = {
-  en: {
-    "expiry-3d": "Your {{plan_name}} service #{{service_id}} expires on {{expires_at}}, within 3 days. Auto-renew is off: renew it to keep your VPN access.\n{{app_url}}",
-    "expiry-1d": "Your {{plan_name}} service #{{service_id}} expires on {{expires_at}}, within a day. Auto-renew is off: renew it now to keep your VPN access.\n{{app_url}}",
-    "expired": "Your {{plan_name}} service #{{service_id}} expired on {{expires_at}}. Its VPN access has stopped.\n{{app_url}}",
-    "quota-80": "Your {{plan_name}} service #{{service_id}} has used {{used_gb}} GB of its {{limit_gb}} GB ({{percent}} %) this period.{{#reset_date}} The quota resets on {{reset_date}}.{{/reset_date}}\n{{app_url}}",
-    "quota-100": "Your {{plan_name}} service #{{service_id}} has used all {{limit_gb}} GB of this period: VPN traffic is paused.{{#reset_date}} The quota resets on {{reset_date}}.{{/reset_date}}\n{{app_url}}",
-    "renewal-invoice": "Renewal invoice {{invoice_uuid}} for service #{{service_id}}: {{amount}} {{currency}}, due {{due_date}}.\n{{app_url}}/invoices/{{invoice_uuid}}",
-    "renewal-failed": "{{#final}}The renewal of your service #{{service_id}} was not paid after the last retry: invoice {{invoice_uuid}} ({{amount}} {{currency}}) is cancelled and the service has expired.{{/final}}{{^final}}We could not collect the renewal of your service #{{service_id}} ({{reason}}): {{amount}} {{currency}}. Your VPN keeps working at a reduced speed until {{grace_until}}.{{#next_attempt_at}} We will try again on {{next_attempt_at}}.{{/next_attempt_at}} Pay it now to get full speed back:{{/final}}\n{{invoice_url}}",
-    "payment-received": "Payment received, thank you: invoice {{invoice_uuid}}, {{amount}} {{currency}}.{{#service_id}} Service #{{service_id}}: {{period_start}} to {{period_end}}.{{/service_id}}\n{{app_url}}/invoices/{{invoice_uuid}}",
-    "ticket-reply": "Support replied to your ticket #{{ticket_id}} \"{{ticket_subject}}\":\n\n{{message}}\n\n{{app_url}}",
-    "refund-issued": "Refund of {{amount}} {{currency}} for invoice {{invoice_uuid}} ({{to_text}}).\n{{app_url}}/invoices/{{invoice_uuid}}",
-    "service-cancelled": "{{#at_period_end}}Your service #{{service_id}} ({{plan_name}}) will not renew: it stays active until {{ends_at}}.{{/at_period_end}}{{^at_period_end}}Your service #{{service_id}} ({{plan_name}}) is cancelled: its VPN access stopped on {{ends_at}}.{{/at_period_end}}\n{{app_url}}"
-  }
+
+type Text<K extends NotificationKind> = Write<NoticeViews[K]>
+type Write<V> = (view: V, shown: Shown, m: Catalogue, appUrl: string) => string
+
+const expiry = (pick: (t: Catalogue["telegram"]) => string): Write<ExpiryView> => (v, s, m, appUrl) =>
+  `${fillPlain(pick(m.telegram), { plan_name: v.plan_name, service_id: v.service_id, expires_at: s.moment(v.expires_at) })}\n${appUrl}`
+
+const quota = (pick: (t: Catalogue["telegram"]) => string): Write<QuotaView> => (v, s, m, appUrl) => {
+  const used = fillPlain(pick(m.telegram), {
+    plan_name: v.plan_name,
+    service_id: v.service_id,
+    used_gb: s.number(v.used_gb),
+    limit_gb: s.number(v.limit_gb),
+    percent: s.number(v.percent)
+  })
+  const resets = v.reset_date === null ? "" : `${sentenceGap(s.locale)}${fillPlain(m.mail.quota_resets, { reset_date: s.day(v.reset_date) })}`
+  return `${used}${resets}\n${appUrl}`
 }
 
-/** the bot's own answers in a chat ([D125]), per locale as above */
-export const BOT_TEXTS: Readonly<Record<string, Readonly<Record<BotText, string>>>> = {
-  en: {
-    linked: "Done: this chat is now linked to your account {{email}}. Notices about your VPN service will come here. You can turn them off or unlink this chat in your account settings.",
-    "already-linked": "This chat is already linked to your account {{email}}.",
-    "linked-elsewhere": "This Telegram account is already linked to another account. Unlink it there first, then open a new link.",
-    "invalid-code": "This link is invalid or has expired. Create a new one in your account settings: {{app_url}}",
-    "private-only": "Open the link in a private chat with the bot.",
-    welcome: "Hello! To get notices about your VPN service here, open \"Link Telegram\" in your account settings: {{app_url}}"
-  }
+const TEXTS: { readonly [K in NotificationKind]: Text<K> } = {
+  "expiry-3d": expiry((t) => t.expiry_3d),
+  "expiry-1d": expiry((t) => t.expiry_1d),
+  "expired": expiry((t) => t.expired),
+  "quota-80": quota((t) => t.quota_80),
+  "quota-100": quota((t) => t.quota_100),
+  "renewal-invoice": (v, s, m, appUrl) =>
+    `${
+      fillPlain(m.telegram.renewal_invoice, {
+        invoice_uuid: v.invoice_uuid,
+        service_id: v.service_id,
+        amount: s.money(v.amount, v.currency),
+        due_date: s.moment(v.due_date)
+      })
+    }\n${appUrl}/invoices/${v.invoice_uuid}`,
+  "renewal-failed": (v, s, m, appUrl) => {
+    const link = `\n${appUrl}/invoices/${v.invoice_uuid}`
+    const amount = s.money(v.amount, v.currency)
+    if (v.final) return `${fillPlain(m.telegram.renewal_failed_final, { service_id: v.service_id, invoice_uuid: v.invoice_uuid, amount })}${link}`
+    const gap = sentenceGap(s.locale)
+    const failed = fillPlain(m.telegram.renewal_failed, {
+      service_id: v.service_id,
+      reason: renewalFailureText(m, v),
+      amount,
+      grace_until: s.moment(v.grace_until)
+    })
+    const next = v.next_attempt_at === null ? "" : `${gap}${fillPlain(m.telegram.renewal_failed_next, { next_attempt_at: s.moment(v.next_attempt_at) })}`
+    return `${failed}${next}${gap}${m.telegram.renewal_failed_pay}${link}`
+  },
+  "payment-received": (v, s, m, appUrl) => {
+    const paid = fillPlain(m.telegram.payment_received, { invoice_uuid: v.invoice_uuid, amount: s.money(v.amount, v.currency) })
+    const period = v.service_id === null || v.period_start === null || v.period_end === null
+      ? ""
+      : `${sentenceGap(s.locale)}${
+        fillPlain(m.telegram.payment_received_service, {
+          service_id: v.service_id,
+          period_start: s.moment(v.period_start),
+          period_end: s.moment(v.period_end)
+        })
+      }`
+    return `${paid}${period}\n${appUrl}/invoices/${v.invoice_uuid}`
+  },
+  "ticket-reply": (v, _s, m, appUrl) =>
+    `${fillPlain(m.telegram.ticket_reply, { ticket_id: v.ticket_id, ticket_subject: v.ticket_subject })}\n\n${v.message}\n\n${appUrl}`,
+  "refund-issued": (v, s, m, appUrl) =>
+    `${
+      fillPlain(m.telegram.refund_issued, {
+        amount: s.money(v.amount, v.currency),
+        invoice_uuid: v.invoice_uuid,
+        refunded_to: refundedToText(m, v)
+      })
+    }\n${appUrl}/invoices/${v.invoice_uuid}`,
+  "service-cancelled": (v, s, m, appUrl) =>
+    `${
+      fillPlain(v.at_period_end ? m.telegram.service_cancelled_at_period_end : m.telegram.service_cancelled_now, {
+        service_id: v.service_id,
+        plan_name: v.plan_name,
+        ends_at: s.stamp(v.ends_at)
+      })
+    }\n${appUrl}`
 }
 
+/** the bot's own answers in a chat ([D125]) */
 export type BotText = "linked" | "already-linked" | "linked-elsewhere" | "invalid-code" | "private-only" | "welcome"
 
-const asIs = (value: unknown) => String(value)
+const BOT_KEYS = {
+  linked: "linked",
+  "already-linked": "already_linked",
+  "linked-elsewhere": "linked_elsewhere",
+  "invalid-code": "invalid_code",
+  "private-only": "private_only",
+  welcome: "welcome"
+} as const satisfies Record<BotText, keyof Catalogue["telegram"]["bot"]>
 
 /** Telegram caps a message at 4096 characters */
 const MAX_TEXT = 4096
 
 const fit = (text: string) => ([...text].length <= MAX_TEXT ? text : `${[...text].slice(0, MAX_TEXT - 1).join("")}…`)
 
-/** A notice as a Telegram message, in `locale` (English when there is no text in it); none: no Telegram text for the kind */
-export const telegramText = (kind: NotificationKind, view: View, locale = "en"): string | undefined => {
-  const template = TELEGRAM_TEXTS[locale]?.[kind] ?? TELEGRAM_TEXTS["en"]?.[kind]
-  return template === undefined ? undefined : fit(Mustache.render(template, view, {}, { escape: asIs }))
-}
+/** A notice as a Telegram message in `locale`, linking into the app at `appUrl`. */
+export const telegramText = <K extends NotificationKind>(kind: K, view: NoticeView<K>, locale: Locale, appUrl: string): string =>
+  fit(rtlLines(locale, TEXTS[kind](view, shownIn(locale), messagesOf(locale), appUrl)))
 
-/** One of the bot's answers, in `locale` (English when there is none in it). */
-export const botText = (text: BotText, view: View, locale = "en"): string =>
-  fit(Mustache.render((BOT_TEXTS[locale] ?? BOT_TEXTS["en"]!)[text], view, {}, { escape: asIs }))
+/** One of the bot's answers, in `locale`. */
+export const botText = (text: BotText, view: Readonly<Record<string, string>>, locale: Locale): string =>
+  fit(rtlLines(locale, fillPlain(messagesOf(locale).telegram.bot[BOT_KEYS[text]], view)))

@@ -1,9 +1,11 @@
 import Mustache from "mustache"
 
 /**
- * The notification e-mails of [D96], as Mustache templates (a maintained, logic-less engine that
- * escapes HTML in `{{value}}`): each has a subject, a plain-text part and an HTML part. Views carry
- * the numbers a customer needs; `name` and `app_url` are always there.
+ * The notification e-mails of [D96] in English, as Mustache templates (a maintained, logic-less
+ * engine that escapes HTML in `{{value}}`): each has a subject, a plain-text part and an HTML part.
+ * Views carry the numbers a customer needs, already written as English writes them; `name` and
+ * `app_url` are always there. [D120]: these are the `en` form, kept word for word as they always
+ * read; `MailTexts.ts` writes the other locales from the catalogues and chooses between them.
  */
 interface Template {
   readonly subject: string
@@ -386,10 +388,10 @@ const renderWith = (layout: string, template: Template, view: View): { subject: 
   return { subject, text, html }
 }
 
-/** The subject and both parts of a notification: text unescaped, HTML escaped by the engine. */
+/** The subject and both parts of an English notification: text unescaped, HTML escaped by the engine. */
 export const render = (kind: NotificationKind, view: View): { subject: string; text: string; html: string } =>
   renderWith(LAYOUT, TEMPLATES[kind], view)
 
-/** The subject and both parts of a security mail, in the layout that says it is always sent. */
+/** The subject and both parts of an English security mail, in the layout that says it is always sent. */
 export const renderSecurity = (kind: SecurityKind, view: View): { subject: string; text: string; html: string } =>
   renderWith(SECURITY_LAYOUT, SECURITY_TEMPLATES[kind], view)

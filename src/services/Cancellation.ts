@@ -7,7 +7,6 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { Catalog } from "../catalog/Catalog.ts"
 import { Notifications } from "../outbox/Notifications.ts"
-import { mailTime } from "../outbox/Templates.ts"
 import { AppClock } from "../platform/Clock.ts"
 import { BusinessRuleViolation } from "../platform/Errors.ts"
 import { DomainEvents } from "../events/DomainEvents.ts"
@@ -63,7 +62,7 @@ export class Cancellation extends Effect.Service<Cancellation>()("services/Cance
           userId: s.user_id,
           kind: "service-cancelled",
           dedupeKey: `service-cancelled:${s.id}:${at}:${now.toISOString()}`,
-          view: { service_id: s.id, plan_name: plan.name, at_period_end: at === "period_end", ends_at: mailTime(endsAt) }
+          view: { service_id: s.id, plan_name: plan.name, at_period_end: at === "period_end", ends_at: endsAt }
         })
       })
 

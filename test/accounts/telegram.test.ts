@@ -317,6 +317,30 @@ describe("notices in the linked chat [D125] [D96]", () => {
     expect(bot.to(chat)).toHaveLength(2)
   })
 
+  test("[D120] in the user's language: the bot's answer once it knows the user, and the notices; before, the chat's", async () => {
+    const user = await register(app)
+    expect((await app.put("/v1/account/profile", { token: user.token, body: { locale: "ru" } })).status).toBe(200)
+    const chat = newChat()
+    // the chat's Telegram language is English, the user's Russian: the user's wins
+    await linkChat(user, chat)
+    expect(bot.to(chat)[0]!.text).toBe(`Готово: этот чат привязан к вашей учётной записи ${user.email}. Уведомления о вашей услуге VPN будут приходить сюда. Отключить их или отвязать чат можно в настройках учётной записи.`)
+    const ticket = await staffReply(user, "Включите kill switch.")
+    expect(await waitUntil(() => bot.to(chat).length === 2)).toBe(true)
+    expect(bot.to(chat)[1]!.text).toBe(`Поддержка ответила на ваше обращение #${ticket} «Help»:\n\nВключите kill switch.\n\n${app.config.appUrl}`)
+    // the mail of the same notice too
+    expect(await waitUntil(() => app.outbox.some((m) => m.to === user.email && m.subject === `Re: [Обращение #${ticket}] Help`))).toBe(true)
+
+    // a chat nobody linked yet: its own Telegram language (Persian, right to left), else English
+    const stranger = newChat()
+    expect((await webhook(update(stranger, "/start", { language_code: "fa" }))).status).toBe(200)
+    expect(await waitUntil(() => bot.to(stranger).length === 1)).toBe(true)
+    expect(bot.to(stranger)[0]!.text).toBe(`\u200fسلام! برای دریافت اعلان‌های سرویس VPN در اینجا، در تنظیمات حساب خود «اتصال تلگرام» را باز کنید: ${app.config.appUrl}`)
+    const other = newChat()
+    expect((await webhook(update(other, "/start", { language_code: "de" }))).status).toBe(200)
+    expect(await waitUntil(() => bot.to(other).length === 1)).toBe(true)
+    expect(bot.to(other)[0]!.text).toStartWith("Hello! To get notices about your VPN service here")
+  })
+
   test("telegram_notifications off: mail only; email_notifications off: Telegram only", async () => {
     const user = await register(app)
     const chat = newChat()

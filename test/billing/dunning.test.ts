@@ -176,6 +176,11 @@ describe("a renewal charged to the saved card [D124]", () => {
     const first = noticesTo(user.email)
     expect(first).toHaveLength(1)
     expect(first[0]!.text).toContain(`${APP_URL}/invoices/${renewal.uuid}`)
+    // [D120] the reason as the notice words it, never the processor's own text (kept for the operator)
+    expect(first[0]!.text).toContain("(the card visa ending 4242 was declined)")
+    expect(first[0]!.text).not.toContain("insufficient funds")
+    const [dunning] = await app.sql<{ last_error: string }>`select last_error from renewal_dunning where service_id = ${service.id}`
+    expect(dunning!.last_error).toMatch(/^card_declined: .*insufficient funds/)
     // (Mustache escapes the link's slashes in HTML; a browser reads them back)
     expect((first[0]!.html ?? "").replaceAll("&#x2F;", "/")).toContain(`href="${APP_URL}/invoices/${renewal.uuid}"`)
     // the invoice stays payable through the grace

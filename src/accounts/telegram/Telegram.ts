@@ -8,9 +8,9 @@ import { AuditLog } from "../../audit/AuditLog.ts"
 import { Notifications } from "../../outbox/Notifications.ts"
 import { Outbox } from "../../outbox/Outbox.ts"
 import { botText, type BotText } from "../../outbox/TelegramTexts.ts"
-import { mailTime } from "../../outbox/Templates.ts"
 import { AppClock } from "../../platform/Clock.ts"
 import { AppConfig, type TelegramConfig } from "../../platform/Config.ts"
+import { type Locale, negotiateLocale } from "../../platform/i18n/Locale.ts"
 import { constantTimeEqual, randomToken, sha256Hex } from "../../platform/Crypto.ts"
 import { InvalidSignature, ServiceUnavailable, ValidationError } from "../../platform/Errors.ts"
 import { requestOrigin } from "../../platform/RequestOrigin.ts"
@@ -49,12 +49,11 @@ const decodeUpdate = Schema.decodeUnknownOption(Update)
 /** `/start`, `/start <code>`, `/start@bot <code>` */
 const START = /^\/start(?:@[A-Za-z0-9_]+)?(?:\s+(\S+))?\s*$/
 
-/** the languages of [D120]; the chat's Telegram language when it is one of them */
-const LOCALES = ["en", "ru", "fa", "zh"]
-const chatLocale = (code: string | undefined) => {
-  const lang = (code ?? "").slice(0, 2).toLowerCase()
-  return LOCALES.includes(lang) ? lang : "en"
-}
+/**
+ * [D120]: before the bot knows whose chat it is, it answers in the chat's Telegram language when
+ * that is one of ours (`ru`, `pt-br` → English), else English; once it knows, in the user's locale.
+ */
+const chatLocale = (code: string | undefined): Locale => negotiateLocale(code === undefined || code === "" ? undefined : code)
 
 /** a Telegram user id (the widget's `id`, `user.id` of initData) as text; none when it is not one */
 const telegramId = (value: unknown): string | undefined =>
@@ -152,7 +151,7 @@ export class TelegramAccounts extends Effect.Service<TelegramAccounts>()("accoun
         if (message === undefined || start === null) return { update_id, handled: false }
         const chatId = String(message.chat.id)
         const locale = chatLocale(message.from?.language_code)
-        const reply = (text: BotText, view: Record<string, string> = {}, inLocale = locale) =>
+        const reply = (text: BotText, view: Record<string, string> = {}, inLocale: Locale = locale) =>
           outbox.enqueueTelegram({
             kind: `bot-${text}`,
             dedupeKey: `telegram-update:${update_id}`,
@@ -173,11 +172,11 @@ export class TelegramAccounts extends Effect.Service<TelegramAccounts>()("accoun
           if (Option.isSome(current) && current.value.user_id !== userId) return yield* reply("linked-elsewhere")
           const user = yield* Effect.flatMap(users.findById(userId), Option.match({ onNone: () => Effect.die("code without user"), onSome: Effect.succeed }))
           yield* links.dropCodes(userId)
-          // LOCALE HOOK ([D120]): the user's locale, once users carry it
-          if (Option.isSome(current)) return yield* reply("already-linked", { email: user.email })
+          // [D120]: the user is known now: the bot answers in the user's language
+          if (Option.isSome(current)) return yield* reply("already-linked", { email: user.email }, user.locale)
           yield* links.link({ userId, telegramId: chatId, username: message.from.username ?? null, now })
           yield* event("telegram_linked", userId, "telegram", `telegram:${chatId}`)
-          return yield* reply("linked", { email: user.email })
+          return yield* reply("linked", { email: user.email }, user.locale)
         }))
         yield* outbox.wake
         return { update_id, handled: true }
@@ -234,11 +233,10 @@ export class TelegramAccounts extends Effect.Service<TelegramAccounts>()("accoun
               userId: user.id,
               kind: "sign-in-telegram-2fa",
               view: {
-                factor: factor.factor === "otp" ? "a code of your authenticator app" : "one of your recovery codes",
-                signed_in_at: mailTime(now),
-                ip: origin.ip ?? "unknown",
-                user_agent: origin.userAgent ?? "unknown",
-                recovery_codes_left_known: factor.factor === "recovery_code",
+                factor: factor.factor,
+                signed_in_at: now,
+                ip: origin.ip,
+                user_agent: origin.userAgent,
                 recovery_codes_left: factor.factor === "recovery_code" ? factor.left : null
               }
             })

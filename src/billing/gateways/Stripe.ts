@@ -61,7 +61,8 @@ export const PAYING_EVENTS = new Set(["checkout.session.completed", "checkout.se
 /** [D124]: what an off-session charge of a saved card came to */
 export type OffSessionCharge =
   | { readonly _tag: "Succeeded"; readonly paymentIntent: string }
-  | { readonly _tag: "Failed"; readonly message: string }
+  /** `declined`: the card was declined (a card error); otherwise the charge failed another way ([D120]: the message is never shown) */
+  | { readonly _tag: "Failed"; readonly message: string; readonly declined: boolean }
 
 export interface StripeApi extends PaymentGateway {
   /** the event, when `Stripe-Signature` is the package's signature of these bytes, made within 300 s of `now` */
@@ -298,10 +299,11 @@ const make = (stripeConfig: StripeConfig, appUrl: string) =>
         Effect.map((intent): OffSessionCharge =>
           intent.status === "succeeded"
             ? { _tag: "Succeeded", paymentIntent: intent.id }
-            : { _tag: "Failed", message: `The payment is ${intent.status}.` }),
+            : { _tag: "Failed", message: `The payment is ${intent.status}.`, declined: intent.status === "requires_payment_method" }),
         Effect.catchAll((e) => {
           const message = e instanceof Error ? e.message : String(e)
-          return Effect.as(Effect.logWarning("stripe: off-session charge failed", message), { _tag: "Failed", message } as OffSessionCharge)
+          const declined = typeof e === "object" && e !== null && "type" in e && e.type === "StripeCardError"
+          return Effect.as(Effect.logWarning("stripe: off-session charge failed", message), { _tag: "Failed", message, declined } as OffSessionCharge)
         })
       )
 

@@ -1,0 +1,456 @@
+import { directionOf, type Locale } from "../platform/i18n/Locale.ts"
+import { type Catalogue, messagesOf } from "../platform/i18n/Messages.ts"
+import {
+  colon,
+  counted,
+  type ExpiryView,
+  factorText,
+  fillPlain,
+  type NoticeView,
+  type NoticeViews,
+  orUnknown,
+  type QuotaView,
+  refundedToText,
+  renewalFailureText,
+  type RevokedView,
+  rtlLines,
+  type SecurityView,
+  type SecurityViews,
+  type Shown,
+  shownIn,
+  type SignInView
+} from "./NoticeViews.ts"
+import { type NotificationKind, render, renderSecurity, type SecurityKind, type View } from "./Templates.ts"
+
+/**
+ * The notices and security mail of [D96] in the recipient's language ([D120]). English is the
+ * templates of `Templates.ts`, word for word as they always read, given the facts of the view in
+ * the forms English writes them. Russian, Persian and Chinese are written here from the
+ * catalogues (`platform/i18n/messages`), with dates, numbers and money in the locale's forms and,
+ * for Persian, the HTML part laid out right to left.
+ */
+
+export interface Rendered {
+  readonly subject: string
+  readonly text: string
+  readonly html: string
+}
+
+/** who the message is to, and where the app is: in every message */
+export interface Addressee {
+  readonly name: string
+  readonly app_url: string
+}
+
+// ---- English: the facts as the templates of Templates.ts always had them ------------------------
+
+type English<Views, K extends keyof Views> = (view: Views[K], shown: Shown, m: Catalogue, appUrl: string) => View
+
+const expiryEn = (v: ExpiryView, s: Shown): View => ({
+  service_id: v.service_id,
+  plan_name: v.plan_name,
+  expires_at: s.moment(v.expires_at)
+})
+
+const ENGLISH_NOTICES: { readonly [K in NotificationKind]: English<NoticeViews, K> } = {
+  "expiry-3d": expiryEn,
+  "expiry-1d": expiryEn,
+  "expired": expiryEn,
+  "quota-80": (v) => ({ ...v }),
+  "quota-100": (v) => ({ ...v }),
+  "renewal-invoice": (v, s) => ({ ...v, due_date: s.moment(v.due_date), expires_at: s.moment(v.expires_at) }),
+  "renewal-failed": (v, s, m, appUrl) => ({
+    invoice_uuid: v.invoice_uuid,
+    invoice_url: `${appUrl}/invoices/${v.invoice_uuid}`,
+    amount: v.amount,
+    currency: v.currency,
+    service_id: v.service_id,
+    reason: renewalFailureText(m, v),
+    attempt: v.attempt,
+    grace_until: s.moment(v.grace_until),
+    next_attempt_at: v.next_attempt_at === null ? null : s.moment(v.next_attempt_at),
+    final: v.final
+  }),
+  "payment-received": (v, s) => ({
+    ...v,
+    paid_at: s.moment(v.paid_at),
+    period_start: v.period_start === null ? null : s.moment(v.period_start),
+    period_end: v.period_end === null ? null : s.moment(v.period_end)
+  }),
+  "ticket-reply": (v) => ({ ...v }),
+  "refund-issued": (v, _s, m) => ({
+    invoice_uuid: v.invoice_uuid,
+    credit_note_id: v.credit_note_id,
+    amount: v.amount,
+    currency: v.currency,
+    to_text: refundedToText(m, v),
+    reason: v.reason
+  }),
+  "service-cancelled": (v, s) => ({ ...v, ends_at: s.stamp(v.ends_at) })
+}
+
+const signInEn = (v: SignInView, s: Shown, m: Catalogue): View => ({
+  factor: factorText(m, v.factor),
+  signed_in_at: s.stamp(v.signed_in_at),
+  ip: orUnknown(m, v.ip),
+  user_agent: orUnknown(m, v.user_agent),
+  recovery_codes_left_known: v.recovery_codes_left !== null,
+  recovery_codes_left: v.recovery_codes_left
+})
+
+const revokedEn = (v: RevokedView, s: Shown, m: Catalogue) => ({
+  at: s.stamp(v.at),
+  ip: orUnknown(m, v.ip),
+  sessions: counted(m, s, "sessions", v.sessions),
+  keys: counted(m, s, "keys", v.keys)
+})
+
+const ENGLISH_SECURITY: { readonly [K in SecurityKind]: English<SecurityViews, K> } = {
+  "sign-in-2fa": signInEn,
+  "sign-in-telegram-2fa": signInEn,
+  "api-key-created": (v, s, m) => ({
+    key_id: v.key_id,
+    key_name: v.key_name,
+    scopes: v.scopes.join(", "),
+    expires_at: v.expires_at === null ? m.mail.api_key_created.never : s.stamp(v.expires_at),
+    created_at: s.stamp(v.created_at),
+    ip: orUnknown(m, v.ip)
+  }),
+  "password-changed": (v, s, m) => {
+    const r = revokedEn(v, s, m)
+    return {
+      at: r.at,
+      ip: r.ip,
+      revoked: `every other session (${r.sessions}) and every API key (${r.keys}); the session that changed it stays signed in.`
+    }
+  },
+  "password-reset": (v, s, m) => {
+    const r = revokedEn(v, s, m)
+    return {
+      at: r.at,
+      ip: r.ip,
+      revoked: `every session (${r.sessions}), every API key (${r.keys}) and the VPN configurations and credentials issued before the reset.`
+    }
+  },
+  "signed-out-everywhere": (v, s, m) => {
+    const r = revokedEn(v, s, m)
+    return {
+      at: r.at,
+      ip: r.ip,
+      revoked: `every session (${r.sessions}).`,
+      kept: `your API keys (${r.keys}): revoke them one by one if you need to (GET /v1/account/api-keys).`
+    }
+  }
+}
+
+// ---- the other locales: a message built from the catalogue's sentences -------------------------
+
+type Values = Readonly<Record<string, string | number>>
+
+/** a catalogue sentence and its values; `strong` values are bold in the HTML part */
+interface Sentence {
+  readonly template: string
+  readonly values?: Values
+  readonly strong?: ReadonlyArray<string>
+}
+
+type Block =
+  | { readonly p: ReadonlyArray<Sentence> }
+  | { readonly table: ReadonlyArray<readonly [label: string, value: string]> }
+  | { readonly quote: string }
+  | { readonly link: string; readonly href: string }
+
+/** a message: its subject and its blocks (the greeting and the footer are the layout's) */
+interface Doc {
+  readonly subject: string
+  readonly blocks: ReadonlyArray<Block>
+}
+
+type Localized<Views, K extends keyof Views> = Build<Views[K]>
+type Build<V> = (view: V, shown: Shown, m: Catalogue, to: Addressee) => Doc
+
+const PLACEHOLDER = /\{\{\s*([a-z_]+)\s*\}\}/g
+
+const escapeHtml = (text: string) =>
+  text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;").replace(/'/g, "&#39;")
+
+const plainOf = (s: Sentence) => fillPlain(s.template, s.values ?? {})
+
+/** the sentence escaped for HTML, its values escaped too (and bold where asked) */
+const htmlSentence = (s: Sentence) =>
+  escapeHtml(s.template).replace(PLACEHOLDER, (whole, name: string, offset: number, template: string) => {
+    const value = s.values?.[name]
+    if (value === undefined) return whole
+    // one full stop, as fillPlain writes it
+    const text = String(value)
+    const escaped = escapeHtml(template[offset + whole.length] === "." && text.endsWith(".") ? text.slice(0, -1) : text)
+    return s.strong?.includes(name) ? `<strong>${escaped}</strong>` : escaped
+  })
+
+/** how many columns a label takes in a monospaced plain-text reader (a Chinese character two) */
+const columns = (text: string) => [...text].reduce((n, c) => n + (/[\u1100-\u115f\u2e80-\ua4cf\uac00-\ud7a3\uf900-\ufaff\ufe30-\ufe4f\uff00-\uff60\uffe0-\uffe6]/.test(c) ? 2 : 1), 0)
+
+const textOf = (locale: Locale, block: Block): string => {
+  if ("p" in block) return block.p.map(plainOf).join("\n")
+  if ("table" in block) {
+    const labels = block.table.map(([label]) => `${label}${colon(locale).trimEnd()}`)
+    const width = Math.max(...labels.map(columns)) + 2
+    return block.table.map(([, value], i) => `  ${labels[i]}${" ".repeat(width - columns(labels[i]!))}${value}`).join("\n")
+  }
+  if ("quote" in block) return block.quote
+  return `${block.link}${colon(locale)}${block.href}`
+}
+
+const htmlOf = (block: Block, align: "left" | "right"): string => {
+  if ("p" in block) return `<p>${block.p.map(htmlSentence).join("\n")}</p>`
+  if ("table" in block) {
+    const rows = block.table.map(([label, value]) => `<tr><th align="${align}">${escapeHtml(label)}</th><td>${escapeHtml(value)}</td></tr>`)
+    return `<table>\n${rows.join("\n")}\n</table>`
+  }
+  if ("quote" in block) return `<blockquote style="white-space: pre-wrap">${escapeHtml(block.quote)}</blockquote>`
+  return `<p><a href="${escapeHtml(block.href)}">${escapeHtml(block.link)}</a></p>`
+}
+
+/** the layout of every localized mail: greeting, blocks, a footer saying why it was sent */
+const mailOf = (locale: Locale, m: Catalogue, doc: Doc, to: Addressee, footer: string): Rendered => {
+  const rtl = directionOf(locale) === "rtl"
+  const dir = rtl ? ` dir="rtl"` : ""
+  const hello = fillPlain(m.mail.hello, { name: to.name })
+  const text = `${[hello, ...doc.blocks.map((block) => textOf(locale, block))].join("\n\n")}\n--\n${footer}\n${to.app_url}`
+  const html = `<!doctype html>
+<html lang="${locale}"${dir}><head><meta charset="utf-8"><title>${escapeHtml(doc.subject)}</title></head>
+<body${dir} style="font-family: sans-serif; line-height: 1.5; color: #222">
+<p>${escapeHtml(hello)}</p>
+${doc.blocks.map((block) => htmlOf(block, rtl ? "right" : "left")).join("\n")}
+<p style="color: #666; font-size: 0.9em">${escapeHtml(footer)} <a href="${escapeHtml(to.app_url)}">${escapeHtml(to.app_url)}</a></p>
+</body></html>`
+  return { subject: doc.subject, text: rtlLines(locale, text), html }
+}
+
+type ExpiryTexts = Catalogue["mail"]["expiry_3d"] | Catalogue["mail"]["expired"]
+
+const expiry = (pick: (m: Catalogue) => ExpiryTexts): Build<ExpiryView> => (v, s, m, to) => {
+  const t = pick(m)
+  return {
+    subject: t.subject,
+    blocks: [
+      {
+        p: [
+          { template: t.body, values: { plan_name: v.plan_name, service_id: v.service_id, expires_at: s.moment(v.expires_at) }, strong: ["plan_name", "expires_at"] },
+          ...("renew" in t ? [{ template: t.renew }] : [])
+        ]
+      },
+      { link: t.link, href: to.app_url }
+    ]
+  }
+}
+
+const quota = (pick: (m: Catalogue) => Catalogue["mail"]["quota_80"]): Build<QuotaView> => (v, s, m, to) => {
+  const t = pick(m)
+  const values = {
+    plan_name: v.plan_name,
+    service_id: v.service_id,
+    used_gb: s.number(v.used_gb),
+    limit_gb: s.number(v.limit_gb),
+    percent: s.number(v.percent),
+    period_start: s.day(v.period_start)
+  }
+  return {
+    subject: t.subject,
+    blocks: [
+      {
+        p: [
+          { template: t.body, values, strong: ["plan_name", "used_gb"] },
+          ...(v.reset_date === null ? [] : [{ template: m.mail.quota_resets, values: { reset_date: s.day(v.reset_date) } }])
+        ]
+      },
+      { link: t.link, href: to.app_url }
+    ]
+  }
+}
+
+const invoiceLink = (to: Addressee, uuid: string) => `${to.app_url}/invoices/${uuid}`
+
+const LOCALIZED_NOTICES: { readonly [K in NotificationKind]: Localized<NoticeViews, K> } = {
+  "expiry-3d": expiry((m) => m.mail.expiry_3d),
+  "expiry-1d": expiry((m) => m.mail.expiry_1d),
+  "expired": expiry((m) => m.mail.expired),
+  "quota-80": quota((m) => m.mail.quota_80),
+  "quota-100": quota((m) => m.mail.quota_100),
+  "renewal-invoice": (v, s, m, to) => {
+    const t = m.mail.renewal_invoice
+    const amount = s.money(v.amount, v.currency)
+    return {
+      subject: fillPlain(t.subject, { invoice_uuid: v.invoice_uuid, amount }),
+      blocks: [
+        { p: [{ template: t.body, values: { service_id: v.service_id, expires_at: s.moment(v.expires_at) } }] },
+        { table: [[m.mail.label.invoice, v.invoice_uuid], [m.mail.label.amount, amount], [m.mail.label.due_date, s.moment(v.due_date)]] },
+        { link: t.link, href: invoiceLink(to, v.invoice_uuid) }
+      ]
+    }
+  },
+  "renewal-failed": (v, s, m, to): Doc => {
+    const t = m.mail.renewal_failed
+    const amount = s.money(v.amount, v.currency)
+    const invoice: Block = { table: [[m.mail.label.invoice, v.invoice_uuid], [m.mail.label.amount, amount]] }
+    if (v.final) {
+      return {
+        subject: t.subject_final,
+        blocks: [{ p: [{ template: t.body_final, values: { service_id: v.service_id } }] }, invoice, { link: t.link_final, href: invoiceLink(to, v.invoice_uuid) }]
+      }
+    }
+    return {
+      subject: fillPlain(t.subject, { amount }),
+      blocks: [
+        {
+          p: [
+            { template: t.body, values: { service_id: v.service_id, reason: renewalFailureText(m, v) } },
+            { template: t.grace, values: { grace_until: s.moment(v.grace_until) }, strong: ["grace_until"] },
+            ...(v.next_attempt_at === null ? [] : [{ template: t.next_attempt, values: { next_attempt_at: s.moment(v.next_attempt_at) } }])
+          ]
+        },
+        invoice,
+        { link: t.link, href: invoiceLink(to, v.invoice_uuid) }
+      ]
+    }
+  },
+  "payment-received": (v, s, m, to) => {
+    const t = m.mail.payment_received
+    const L = m.mail.label
+    const service = v.service_id === null || v.period_start === null || v.period_end === null
+      ? []
+      : [[L.service, fillPlain(t.service_period, { service_id: v.service_id, period_start: s.moment(v.period_start), period_end: s.moment(v.period_end) })] as const]
+    return {
+      subject: fillPlain(t.subject, { invoice_uuid: v.invoice_uuid }),
+      blocks: [
+        { p: [{ template: t.body }] },
+        {
+          table: [
+            [L.invoice, v.invoice_uuid],
+            [L.amount, s.money(v.amount, v.currency)],
+            ...(v.balance_applied === null ? [] : [[L.from_balance, s.money(v.balance_applied, v.currency)] as const]),
+            [L.paid_at, s.moment(v.paid_at)],
+            ...service
+          ]
+        },
+        { link: t.link, href: invoiceLink(to, v.invoice_uuid) }
+      ]
+    }
+  },
+  "ticket-reply": (v, _s, m, to) => {
+    const t = m.mail.ticket_reply
+    const values = { ticket_id: v.ticket_id, ticket_subject: v.ticket_subject }
+    return {
+      subject: fillPlain(t.subject, values),
+      blocks: [{ p: [{ template: t.body, values }] }, { quote: v.message }, { link: t.link, href: to.app_url }]
+    }
+  },
+  "refund-issued": (v, s, m, to) => {
+    const t = m.mail.refund_issued
+    const L = m.mail.label
+    const amount = s.money(v.amount, v.currency)
+    return {
+      subject: fillPlain(t.subject, { invoice_uuid: v.invoice_uuid }),
+      blocks: [
+        { p: [{ template: t.body, values: { amount, invoice_uuid: v.invoice_uuid } }] },
+        { table: [[L.credit_note, `#${v.credit_note_id}`], [L.amount, amount], [L.refunded_to, refundedToText(m, v)], [L.reason, v.reason]] },
+        { link: t.link, href: invoiceLink(to, v.invoice_uuid) }
+      ]
+    }
+  },
+  "service-cancelled": (v, s, m, to) => {
+    const t = m.mail.service_cancelled
+    const values = { service_id: v.service_id, plan_name: v.plan_name, ends_at: s.stamp(v.ends_at) }
+    return {
+      subject: fillPlain(t.subject, values),
+      blocks: [{ p: [{ template: v.at_period_end ? t.at_period_end : t.now, values, strong: ["ends_at"] }] }, { link: t.link, href: to.app_url }]
+    }
+  }
+}
+
+const signIn = (pick: (m: Catalogue) => { readonly body: string; readonly advice: string }): Build<SignInView> =>
+  (v, s, m, to) => {
+    const t = m.mail.sign_in_2fa
+    const own = pick(m)
+    const L = m.mail.label
+    return {
+      subject: t.subject,
+      blocks: [
+        { p: [{ template: own.body, values: { factor: factorText(m, v.factor) } }] },
+        { table: [[L.when, s.stamp(v.signed_in_at)], [L.address, orUnknown(m, v.ip)], [L.user_agent, orUnknown(m, v.user_agent)]] },
+        ...(v.recovery_codes_left === null ? [] : [{ p: [{ template: t.recovery_left, values: { recovery_codes_left: s.number(v.recovery_codes_left) } }] }]),
+        { p: [{ template: own.advice }] },
+        { link: t.link, href: to.app_url }
+      ]
+    }
+  }
+
+type RevokedTexts = Catalogue["mail"]["password_changed"] | Catalogue["mail"]["signed_out_everywhere"]
+
+const revoked = (pick: (m: Catalogue) => RevokedTexts): Build<RevokedView> => (v, s, m, to) => {
+  const t = pick(m)
+  const counts = { sessions: counted(m, s, "sessions", v.sessions), keys: counted(m, s, "keys", v.keys) }
+  return {
+    subject: t.subject,
+    blocks: [
+      { p: [{ template: t.body }] },
+      { table: [[m.mail.label.when, s.stamp(v.at)], [m.mail.label.address, orUnknown(m, v.ip)]] },
+      { p: [{ template: t.revoked, values: counts }, ...("kept" in t ? [{ template: t.kept, values: counts }] : [])] },
+      { p: [{ template: t.advice }] },
+      { link: t.link, href: to.app_url }
+    ]
+  }
+}
+
+const LOCALIZED_SECURITY: { readonly [K in SecurityKind]: Localized<SecurityViews, K> } = {
+  "sign-in-2fa": signIn((m) => m.mail.sign_in_2fa),
+  "sign-in-telegram-2fa": signIn((m) => m.mail.sign_in_telegram_2fa),
+  "api-key-created": (v, s, m, to) => {
+    const t = m.mail.api_key_created
+    const L = m.mail.label
+    return {
+      subject: fillPlain(t.subject, { key_name: v.key_name }),
+      blocks: [
+        { p: [{ template: t.body }] },
+        {
+          table: [
+            [L.name, v.key_name],
+            [L.scopes, v.scopes.join(", ")],
+            [L.expires, v.expires_at === null ? t.never : s.stamp(v.expires_at)],
+            [L.created, s.stamp(v.created_at)],
+            [L.address, orUnknown(m, v.ip)]
+          ]
+        },
+        { p: [{ template: t.advice }] },
+        { link: t.link, href: to.app_url }
+      ]
+    }
+  },
+  "password-changed": revoked((m) => m.mail.password_changed),
+  "password-reset": revoked((m) => m.mail.password_reset),
+  "signed-out-everywhere": revoked((m) => m.mail.signed_out_everywhere)
+}
+
+// ---- the two ways in --------------------------------------------------------------------------
+
+/** what the English template of a notice is given (`name` and `app_url` aside) */
+export const englishNoticeView = <K extends NotificationKind>(kind: K, view: NoticeView<K>, appUrl: string): View =>
+  ENGLISH_NOTICES[kind](view, shownIn("en"), messagesOf("en"), appUrl)
+
+/** what the English template of a security mail is given (`name` and `app_url` aside) */
+export const englishSecurityView = <K extends SecurityKind>(kind: K, view: SecurityView<K>): View =>
+  ENGLISH_SECURITY[kind](view, shownIn("en"), messagesOf("en"), "")
+
+/** A notification of [D96] in `locale`: subject, plain text and HTML. */
+export const renderNotice = <K extends NotificationKind>(kind: K, view: NoticeView<K>, locale: Locale, to: Addressee): Rendered => {
+  if (locale === "en") return render(kind, { ...englishNoticeView(kind, view, to.app_url), name: to.name, app_url: to.app_url })
+  const m = messagesOf(locale)
+  return mailOf(locale, m, LOCALIZED_NOTICES[kind](view, shownIn(locale), m, to), to, m.mail.footer_notice)
+}
+
+/** A security mail of [D96] (always sent) in `locale`. */
+export const renderSecurityMail = <K extends SecurityKind>(kind: K, view: SecurityView<K>, locale: Locale, to: Addressee): Rendered => {
+  if (locale === "en") return renderSecurity(kind, { ...englishSecurityView(kind, view), name: to.name, app_url: to.app_url })
+  const m = messagesOf(locale)
+  return mailOf(locale, m, LOCALIZED_SECURITY[kind](view, shownIn(locale), m, to), to, m.mail.footer_security)
+}
