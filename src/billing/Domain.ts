@@ -149,3 +149,13 @@ export type BalanceTransaction = typeof BalanceTransaction.Type
 
 export const BalanceAmount = Schema.Struct({ currency: Schema.String, amount: Schema.String })
   .annotations({ identifier: "BalanceAmount" })
+
+/** [D124]: a card a user agreed to keep, as the payer sees it (the card itself stays at Stripe) */
+export const SavedCard = Schema.Struct({
+  id: Schema.Int,
+  brand: Schema.String,
+  last4: Schema.String,
+  exp_month: Schema.Int,
+  exp_year: Schema.Int
+}).annotations({ identifier: "PaymentMethod" })
+export type SavedCard = typeof SavedCard.Type

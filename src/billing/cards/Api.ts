@@ -2,11 +2,11 @@ import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as OpenApi from "@effect/platform/OpenApi"
 import * as Schema from "effect/Schema"
-import { Authentication } from "../../http/Auth.ts"
+import { Authentication } from "../../http/Middleware.ts"
 import { describe } from "../../http/Describe.ts"
 import { Confirmation, Ok } from "../../http/Envelope.ts"
 import { IdParam } from "../../platform/Fields.ts"
-import { SavedCard } from "../gateways/StripeCustomers.ts"
+import { SavedCard } from "../Domain.ts"
 
 /** [D124]: the cards the caller agreed to keep for renewals. */
 export class PaymentMethodsApi extends HttpApiGroup.make("paymentMethods")

@@ -2,13 +2,13 @@ import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as OpenApi from "@effect/platform/OpenApi"
 import * as Schema from "effect/Schema"
-import { AdminAuthentication } from "../../http/Auth.ts"
+import { AdminAuthentication } from "../../http/Middleware.ts"
 import { describe } from "../../http/Describe.ts"
 import { Ok, OkPage } from "../../http/Envelope.ts"
 import { IdParam, oneOf } from "../../platform/Fields.ts"
 import { PageParam } from "../../platform/Page.ts"
 import { INVOICE_STATUSES } from "../Domain.ts"
-import { AdminInvoiceItem, RevenueDay } from "./Reads.ts"
+import { AdminInvoiceItem, RevenueDay } from "./Domain.ts"
 
 /** [D121]: the console's invoices (refunds: `refundsAdmin`) and the dashboard's revenue. */
 export class BillingConsoleApi extends HttpApiGroup.make("billingConsole")

@@ -4,15 +4,9 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 
-/** [D124]: a card a user agreed to keep, as the payer sees it (the card itself stays at Stripe) */
-export const SavedCard = Schema.Struct({
-  id: Schema.Int,
-  brand: Schema.String,
-  last4: Schema.String,
-  exp_month: Schema.Int,
-  exp_year: Schema.Int
-}).annotations({ identifier: "PaymentMethod" })
-export type SavedCard = typeof SavedCard.Type
+// the schema the contract shows lives in `billing/Domain.ts` (issue 34)
+import { SavedCard } from "../Domain.ts"
+export { SavedCard }
 
 const CardRow = Schema.Struct({ ...SavedCard.fields, method_id: Schema.String, customer_id: Schema.String })
 export type CardRow = typeof CardRow.Type
