@@ -7,6 +7,20 @@ import * as Layer from "effect/Layer"
 import * as LogLevel from "effect/LogLevel"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
+import {
+  booleanFlag,
+  databaseUrlOf,
+  decodeKey,
+  levels,
+  optionalString,
+  parseTrustProxy,
+  positiveInt,
+  trailingSlashless,
+  urlString
+} from "./ConfigReaders.ts"
+
+// the readers live in ConfigReaders.ts; what other modules imported from here stays exported
+export { databaseUrlProblem } from "./ConfigReaders.ts"
 
 /**
  * The whole configuration of [D1], read once from the environment.
@@ -144,100 +158,6 @@ export class AppConfig extends Context.Tag("AppConfig")<AppConfig, AppConfigShap
   static readonly layer = (config: AppConfigShape) => Layer.succeed(AppConfig, config)
 }
 
-const positiveInt = (name: string, fallback: number, min = 1) =>
-  Config.integer(name).pipe(
-    Config.withDefault(fallback),
-    Config.validate({ message: `${name}: must be an integer of at least ${min}`, validation: (n) => n >= min })
-  )
-
-const optionalString = (name: string) =>
-  Config.string(name).pipe(
-    Config.map((s) => s.trim()),
-    Config.option,
-    Config.map(Option.filter((s) => s.length > 0))
-  )
-
-const urlString = (name: string) =>
-  optionalString(name).pipe(
-    Config.validate({
-      message: `${name}: must be an absolute http(s) URL`,
-      validation: Option.match({
-        onNone: () => true,
-        onSome: (s) => {
-          try {
-            const u = new URL(s)
-            return u.protocol === "http:" || u.protocol === "https:"
-          } catch {
-            return false
-          }
-        }
-      })
-    })
-  )
-
-const levels: Record<string, LogLevel.LogLevel> = {
-  all: LogLevel.All,
-  trace: LogLevel.Trace,
-  debug: LogLevel.Debug,
-  info: LogLevel.Info,
-  warn: LogLevel.Warning,
-  warning: LogLevel.Warning,
-  error: LogLevel.Error,
-  fatal: LogLevel.Fatal,
-  none: LogLevel.None
-}
-
-const decodeKey = (raw: string): Uint8Array | undefined => {
-  const text = raw.startsWith("base64:") ? raw.slice(7) : raw
-  if (!/^[A-Za-z0-9+/_-]+={0,2}$/.test(text)) return undefined
-  const bytes = Buffer.from(text, "base64")
-  return bytes.length === 32 ? new Uint8Array(bytes) : undefined
-}
-
-/** `true`/`1`: one proxy; `N`: N; `false`/`0`/empty: none. */
-const parseTrustProxy = (s: string): false | number | undefined => {
-  if (["", "false", "0", "no", "off"].includes(s)) return false
-  if (["true", "yes", "on"].includes(s)) return 1
-  return /^[1-9][0-9]?$/.test(s) && Number(s) <= 32 ? Number(s) : undefined
-}
-
-/** `true`/`1`/`yes`/`on` or `false`/`0`/`no`/`off`/empty. */
-const parseBoolean = (s: string): boolean | undefined => {
-  if (["", "false", "0", "no", "off"].includes(s)) return false
-  if (["true", "1", "yes", "on"].includes(s)) return true
-  return undefined
-}
-
-const trailingSlashless = (s: string) => s.replace(/\/+$/, "")
-
-/**
- * A PostgreSQL URL: one host ([D126]). Neither driver reads a multi-host URL (`pg` and `Bun.SQL`
- * both fail with `Invalid URL`) and `Bun.SQL` ignores `target_session_attrs` (it connected to a
- * replica): both are refused at start-up, pointing to a proxy that follows the primary.
- */
-export const databaseUrlProblem = (name: string, url: string): string | undefined => {
-  if (!/^postgres(ql)?:\/\//.test(url)) return `${name}: must be a postgres:// or postgresql:// URL`
-  const authority = url.replace(/^postgres(ql)?:\/\//, "").split(/[/?#]/)[0]!
-  const hosts = authority.slice(authority.lastIndexOf("@") + 1)
-  const proxy = "use one host: a proxy that follows the primary (HAProxy, PgBouncer) or the managed service's endpoint (docs/operations.md)"
-  if (hosts.includes(",")) return `${name}: multi-host URLs are not supported; ${proxy}`
-  if (/[?&](target_session_attrs|targetServerType)=/i.test(url)) return `${name}: target_session_attrs is not supported; ${proxy}`
-  return undefined
-}
-
-const databaseUrlOf = (name: string) =>
-  optionalString(name).pipe(
-    Config.mapOrFail((value) =>
-      Option.match(value, {
-        onNone: () => Either.right(Option.none<Redacted.Redacted<string>>()),
-        onSome: (s) => {
-          const problem = databaseUrlProblem(name, s)
-          return problem === undefined ? Either.right(Option.some(Redacted.make(s))) : Either.left(ConfigError.InvalidData([], problem))
-        }
-      })
-    )
-  )
-
 export const appConfig = Config.all({
   port: positiveInt("PORT", 3000, 0).pipe(Config.validate({ message: "PORT: must be a port number (0-65535)", validation: (n) => n <= 65535 })),
   host: Config.string("HOST").pipe(Config.withDefault("0.0.0.0")),
@@ -282,12 +202,7 @@ export const appConfig = Config.all({
     }))
   ),
   paymentWebhookSecret: optionalString("PAYMENT_WEBHOOK_SECRET").pipe(Config.map(Option.map(Redacted.make))),
-  adminRequire2fa: Config.string("ADMIN_REQUIRE_2FA").pipe(
-    Config.withDefault("false"),
-    Config.map((s) => s.trim().toLowerCase()),
-    Config.validate({ message: "ADMIN_REQUIRE_2FA: must be true or false", validation: (s) => parseBoolean(s) !== undefined }),
-    Config.map((s) => parseBoolean(s)!)
-  ),
+  adminRequire2fa: booleanFlag("ADMIN_REQUIRE_2FA", false),
   metricsToken: optionalString("METRICS_TOKEN").pipe(
     Config.validate({
       message: "METRICS_TOKEN: must be 16 to 512 visible ASCII characters (no spaces)",
@@ -295,24 +210,14 @@ export const appConfig = Config.all({
     }),
     Config.map(Option.map(Redacted.make))
   ),
-  webhooksAllowPrivate: Config.string("WEBHOOKS_ALLOW_PRIVATE").pipe(
-    Config.withDefault("false"),
-    Config.map((s) => s.trim().toLowerCase()),
-    Config.validate({ message: "WEBHOOKS_ALLOW_PRIVATE: must be true or false", validation: (s) => parseBoolean(s) !== undefined }),
-    Config.map((s) => parseBoolean(s)!)
-  ),
+  webhooksAllowPrivate: booleanFlag("WEBHOOKS_ALLOW_PRIVATE", false),
   logLevel: Config.string("LOG_LEVEL").pipe(
     Config.withDefault("info"),
     Config.map((s) => s.trim().toLowerCase()),
     Config.validate({ message: `LOG_LEVEL: must be one of ${Object.keys(levels).join(", ")}`, validation: (s) => s in levels }),
     Config.map((s) => levels[s]!)
   ),
-  portal: Config.string("PORTAL").pipe(
-    Config.withDefault("true"),
-    Config.map((s) => s.trim().toLowerCase()),
-    Config.validate({ message: "PORTAL: must be true or false", validation: (s) => parseBoolean(s) !== undefined }),
-    Config.map((s) => parseBoolean(s)!)
-  ),
+  portal: booleanFlag("PORTAL", true),
   hashConcurrency: positiveInt("HASH_CONCURRENCY", Math.max(1, (navigator.hardwareConcurrency || 2) - 1)),
   jobsPausePercent: positiveInt("JOBS_PAUSE", JOBS_PAUSE_DEFAULT, 0),
   dbDriver: Config.string("DB_DRIVER").pipe(

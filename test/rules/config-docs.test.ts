@@ -12,7 +12,7 @@ const read = (path: string) => readFileSync(join(ROOT, path), "utf8")
 const codeNames = () => {
   const source = read("src/platform/Config.ts")
   const names = new Set<string>()
-  for (const m of source.matchAll(/\b(?:Config\.\w+|optionalString|positiveInt|urlString|databaseUrlOf|\w+Of)\(\s*"([A-Z][A-Z0-9_]+)"/g)) names.add(m[1]!)
+  for (const m of source.matchAll(/\b(?:Config\.\w+|optionalString|positiveInt|urlString|databaseUrlOf|booleanFlag|\w+Of)\(\s*"([A-Z][A-Z0-9_]+)"/g)) names.add(m[1]!)
   return names
 }
 
