@@ -59,6 +59,12 @@ type Fonts = (script: Script, weight: Weight) => PDFFont
 
 const ARABIC = /[\u0600-\u06ff\u0750-\u077f\ufb50-\ufdff\ufe70-\ufeff]/
 const MIRRORED: Record<string, string> = { "(": ")", ")": "(", "[": "]", "]": "[", "<": ">", ">": "<", "«": "»", "»": "«" }
+/** the bidi controls: they steer the ordering and are never drawn */
+const CONTROLS = /[\u200e\u200f\u202a-\u202e\u2066-\u2069]/
+/** a value kept left to right inside any line (a uuid, an e-mail): without it, a uuid that starts with digits is split and reordered in a right-to-left line */
+const ltr = (text: string) => `\u2066${text}\u2069`
+/** a value in the direction of its own first strong letter (a plan's or a cycle's name) */
+const own = (text: string) => `\u2068${text}\u2069`
 const reversed = (text: string) => [...text].reverse().map((c) => MIRRORED[c] ?? c).join("")
 
 interface Run {
@@ -77,6 +83,7 @@ const runsOf = (line: string, rtl: boolean): Array<Run> => {
   for (const char of chars) {
     const level = levels[offset] ?? 0
     offset += char.length
+    if (CONTROLS.test(char)) continue
     const script: Script = scriptOf(char) ?? runs.at(-1)?.script ?? fallback
     fallback = script
     const last = runs.at(-1)
@@ -195,7 +202,7 @@ export const renderInvoicePdf = async (doc: InvoiceDocument): Promise<Uint8Array
   const status = m.status[doc.status]
   write(p.title, { weight: "bold", size: 20 })
   gap(4)
-  write(fill(p.invoice, { uuid: doc.uuid }), { size: 11 })
+  write(fill(p.invoice, { uuid: ltr(doc.uuid) }), { size: 11 })
   gap()
   row(p.status, status)
   row(p.created, formatMoment(locale, doc.createdAt))
@@ -211,12 +218,12 @@ export const renderInvoicePdf = async (doc: InvoiceDocument): Promise<Uint8Array
   gap()
   write(p.bill_to, { weight: "bold", size: 12 })
   write(doc.buyer.name)
-  write(doc.buyer.email)
+  write(ltr(doc.buyer.email))
   gap()
 
   write(p.line, { weight: "bold", size: 12 })
-  row(p.plan, doc.plan)
-  row(p.cycle, fill(p.cycle_days, { cycle: doc.cycle, days: doc.durationDays }))
+  row(p.plan, own(doc.plan))
+  row(p.cycle, fill(p.cycle_days, { cycle: own(doc.cycle), days: doc.durationDays }))
   row(
     p.period,
     doc.period === null
