@@ -1,6 +1,4 @@
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
-import * as HttpApp from "@effect/platform/HttpApp"
-import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { Api } from "../Api.ts"
@@ -13,12 +11,9 @@ import { SESSION_HEADER } from "./Api.ts"
 import { ApiKeys } from "./ApiKeys.ts"
 import { TwoFactor } from "./TwoFactor.ts"
 import { PagesLive } from "./Pages.ts"
+import { noStore } from "../http/Caching.ts"
 
 /** Responses that carry a token or a secret are never cached ([D11]). */
-const noStore = HttpApp.appendPreResponseHandler((_request, response) =>
-  Effect.succeed(HttpServerResponse.setHeader(response, "cache-control", "no-store"))
-)
-
 const AccountsGroupLive = HttpApiBuilder.group(Api, "accounts", (handlers) =>
   Effect.gen(function*() {
     const accounts = yield* Accounts

@@ -1,7 +1,5 @@
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
-import * as HttpApp from "@effect/platform/HttpApp"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
-import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -19,10 +17,8 @@ import { PaymentWebhooks } from "./PaymentWebhooks.ts"
 import { payPage } from "./Pages.ts"
 import { BillingDocumentsHttpLive } from "./documents/Http.ts"
 import { BillingGatewaysHttpLive } from "./gateways/Http.ts"
+import { noStore } from "../http/Caching.ts"
 
-
-const noStore = HttpApp.appendPreResponseHandler((_request, response) =>
-  Effect.succeed(HttpServerResponse.setHeader(response, "cache-control", "no-store")))
 
 const BillingHandlers = HttpApiBuilder.group(Api, "billing", (handlers) =>
   Effect.gen(function*() {

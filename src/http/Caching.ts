@@ -51,3 +51,8 @@ const revalidate = (request: HttpServerRequest.HttpServerRequest, response: Http
 export const catalogCaching = (app: HttpApp.Default): HttpApp.Default =>
   Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
     cacheable(request) ? Effect.zipRight(HttpApp.appendPreResponseHandler(revalidate), app) : app)
+
+/** `Cache-Control: no-store` on every answer of a group that carries secrets or per-user state */
+export const noStore = HttpApp.appendPreResponseHandler((_request, response) =>
+  Effect.succeed(HttpServerResponse.setHeader(response, "cache-control", "no-store"))
+)

@@ -1,5 +1,4 @@
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
-import * as HttpApp from "@effect/platform/HttpApp"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -24,12 +23,9 @@ import { LINK_REQUESTS_PER_MINUTE, SubscriptionFeed } from "./SubscriptionFeed.t
 import { SubscriptionLinks } from "./SubscriptionLinks.ts"
 import { Metrics } from "../platform/Metrics.ts"
 import { enforceRateLimit, RateLimiter } from "../platform/RateLimiter.ts"
+import { noStore } from "../http/Caching.ts"
 
 /** Responses that carry a token, a key or a config file are never cached ([D11]). */
-const noStore = HttpApp.appendPreResponseHandler((_request, response) =>
-  Effect.succeed(HttpServerResponse.setHeader(response, "cache-control", "no-store"))
-)
-
 /** [D52]/[D53]: the file as an attachment, written straight out (no envelope, never cached) */
 const download = (file: ClientFile) =>
   HttpServerResponse.text(file.text, {

@@ -1,18 +1,13 @@
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
-import * as HttpApp from "@effect/platform/HttpApp"
-import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as Effect from "effect/Effect"
 import { Api } from "../Api.ts"
 import { pageResponse } from "../http/Envelope.ts"
 import { WebhookDelivery, WebhookEndpoint } from "./Domain.ts"
 import { WebhookDeliveries } from "./Deliveries.ts"
 import { WebhookEndpoints } from "./Endpoints.ts"
+import { noStore } from "../http/Caching.ts"
 
 /** the answer carrying the signing secret is never cached ([D11]) */
-const noStore = HttpApp.appendPreResponseHandler((_request, response) =>
-  Effect.succeed(HttpServerResponse.setHeader(response, "cache-control", "no-store"))
-)
-
 /** `/v1/admin/webhooks...` ([D101]); the services come from `DomainLive`. */
 export const WebhooksHttpLive = HttpApiBuilder.group(Api, "webhooksAdmin", (handlers) =>
   Effect.gen(function*() {

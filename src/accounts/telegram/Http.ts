@@ -1,7 +1,5 @@
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
-import * as HttpApp from "@effect/platform/HttpApp"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
-import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { Api } from "../../Api.ts"
@@ -12,12 +10,9 @@ import { SESSION_HEADER } from "../Api.ts"
 import type { UserRecord } from "../Domain.ts"
 import type { WidgetField } from "./Signatures.ts"
 import { TelegramAccounts } from "./Telegram.ts"
+import { noStore } from "../../http/Caching.ts"
 
 /** Responses that carry a token are never cached ([D11]). */
-const noStore = HttpApp.appendPreResponseHandler((_request, response) =>
-  Effect.succeed(HttpServerResponse.setHeader(response, "cache-control", "no-store"))
-)
-
 /** the widget's text fields: null is as absent */
 const present = (value: string | null | undefined) => (value === null ? undefined : value)
 
