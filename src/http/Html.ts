@@ -1,4 +1,5 @@
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import { escapeHtml } from "../platform/EscapeHtml.ts"
 
 /**
  * What every HTML page sends ([D26], rev. 2): no script or frame from anywhere, inline styles
@@ -16,8 +17,7 @@ export const HTML_HEADERS = {
 export const htmlResponse = (status: number, html: string): HttpServerResponse.HttpServerResponse =>
   HttpServerResponse.text(html, { status, contentType: "text/html; charset=utf-8", headers: HTML_HEADERS })
 
-export const escapeHtml = (text: string) =>
-  text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;").replace(/'/g, "&#39;")
+export { escapeHtml }
 
 /**
  * A whole server-rendered page ([D26]) in a language ([D120]): `lang` on the document, and

@@ -1,4 +1,4 @@
-import { escapeHtml } from "../http/Html.ts"
+import { escapeHtml } from "../platform/EscapeHtml.ts"
 import { directionOf, type Locale } from "../platform/i18n/Locale.ts"
 import type { Catalogue } from "../platform/i18n/Messages.ts"
 import { colon, fillPlain, rtlLines, type Shown } from "./NoticeViews.ts"
