@@ -3,6 +3,7 @@ import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as OpenApi from "@effect/platform/OpenApi"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
+import type * as Context from "effect/Context"
 import { Authentication, LoginRateLimit, PeopleOnly } from "../../http/Middleware.ts"
 import { describe } from "../../http/Describe.ts"
 import { Confirmation, Ok } from "../../http/Envelope.ts"
@@ -67,6 +68,23 @@ const SignedIn = Ok(
   { identifier: "TelegramSignedIn" }
 )
 
+/** a sign-in with Telegram: its payload, answered and failing like a login, limited like one */
+const signInEndpoint = <Name extends string, P extends Schema.Schema.AnyNoContext>(
+  endpoint: HttpApiEndpoint.HttpApiEndpoint<Name, "POST">,
+  doc: Context.Context<never>,
+  payload: P
+) =>
+  endpoint
+    .annotateContext(doc)
+    .setPayload(payload)
+    .annotate(OpenApi.Override, { parameters: [SESSION_HEADER_PARAMETER] })
+    .addSuccess(SignedIn)
+    .addError(errorEnvelope(TelegramLoginInvalid))
+    .addError(errorEnvelope(TelegramNotLinked))
+    .addError(errorEnvelope(AccountDisabled))
+    .addError(DisabledResponse)
+    .middleware(LoginRateLimit)
+
 /** Telegram ([D125]): the caller's link, the bot's webhook, sign-in with Telegram. */
 export class TelegramApi extends HttpApiGroup.make("telegram")
   .annotate(OpenApi.Description, "Telegram: linking a chat for notices, the bot's webhook, and signing in with Telegram (the Login Widget or a Mini App).")
@@ -103,27 +121,9 @@ export class TelegramApi extends HttpApiGroup.make("telegram")
       .addSuccess(Ok(TelegramSignInConfig, { identifier: "TelegramSignInConfigResponse" }))
   )
   .add(
-    HttpApiEndpoint.post("telegramSignIn", "/auth/telegram")
-      .annotateContext(describe("Sign in with Telegram (Login Widget)", "The widget's fields (`id`, `first_name`, `last_name`, `username`, `photo_url`, `auth_date`, `hash`) as it hands them over; answers like login for the user whose linked Telegram account it is. The hash is checked as Telegram documents it, `auth_date` must be under 10 minutes old, and one set of fields signs in once: else 401 `Invalid Telegram login.`. An account no user linked: 401 `Telegram account not linked.`. With two-factor sign-in on, `otp` (or `recovery_code`) too. Limited like logins. With the header `X-Session: cookie` it answers `{user}` without a token and sets the session cookies instead, as `POST /v1/auth/session` does ([D119])."))
-      .setPayload(TelegramWidgetPayload)
-      .annotate(OpenApi.Override, { parameters: [SESSION_HEADER_PARAMETER] })
-      .addSuccess(SignedIn)
-      .addError(errorEnvelope(TelegramLoginInvalid))
-      .addError(errorEnvelope(TelegramNotLinked))
-      .addError(errorEnvelope(AccountDisabled))
-      .addError(DisabledResponse)
-      .middleware(LoginRateLimit)
+    signInEndpoint(HttpApiEndpoint.post("telegramSignIn", "/auth/telegram"), describe("Sign in with Telegram (Login Widget)", "The widget's fields (`id`, `first_name`, `last_name`, `username`, `photo_url`, `auth_date`, `hash`) as it hands them over; answers like login for the user whose linked Telegram account it is. The hash is checked as Telegram documents it, `auth_date` must be under 10 minutes old, and one set of fields signs in once: else 401 `Invalid Telegram login.`. An account no user linked: 401 `Telegram account not linked.`. With two-factor sign-in on, `otp` (or `recovery_code`) too. Limited like logins. With the header `X-Session: cookie` it answers `{user}` without a token and sets the session cookies instead, as `POST /v1/auth/session` does ([D119])."), TelegramWidgetPayload)
   )
   .add(
-    HttpApiEndpoint.post("telegramWebAppSignIn", "/auth/telegram/webapp")
-      .annotateContext(describe("Sign in with Telegram (Mini App)", "`init_data`: `Telegram.WebApp.initData` as the Mini App received it; checked with the `WebAppData` key derivation Telegram documents, under 10 minutes old, once. Answers and fails like the Login Widget's sign-in, `X-Session: cookie` included."))
-      .setPayload(TelegramWebAppPayload)
-      .annotate(OpenApi.Override, { parameters: [SESSION_HEADER_PARAMETER] })
-      .addSuccess(SignedIn)
-      .addError(errorEnvelope(TelegramLoginInvalid))
-      .addError(errorEnvelope(TelegramNotLinked))
-      .addError(errorEnvelope(AccountDisabled))
-      .addError(DisabledResponse)
-      .middleware(LoginRateLimit)
+    signInEndpoint(HttpApiEndpoint.post("telegramWebAppSignIn", "/auth/telegram/webapp"), describe("Sign in with Telegram (Mini App)", "`init_data`: `Telegram.WebApp.initData` as the Mini App received it; checked with the `WebAppData` key derivation Telegram documents, under 10 minutes old, once. Answers and fails like the Login Widget's sign-in, `X-Session: cookie` included."), TelegramWebAppPayload)
   )
 {}
