@@ -6,13 +6,15 @@ import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core"
 import { freePort } from "../instances/harness.ts"
+import { startStripeStandIn, type StripeStandIn } from "../support/stripe-stand-in.ts"
 import { startTelegramStandIn, type TelegramStandIn } from "../support/telegram-stand-in.ts"
 
 /*
  * Issue 36, [D118]-[D121], in a real browser (playwright-core driving Debian's chromium): the walk
  * a person takes. Sign up, verify by the mailed link (no SMTP_URL: the mail is in the server's
  * log), sign in, order with WELCOME10, pay as the manual gateway's provider would (the signed
- * webhook), add a device and see its QR code, download its config, see the bandwidth chart, the
+ * webhook), order again and pay by card on Stripe's Checkout page (the LOCAL STAND-IN of Stripe,
+ * test/support/stripe-stand-in.ts, plays the page and sends the signed webhook), add a device and see its QR code, download its config, see the bandwidth chart, the
  * paid invoice and its PDF, open a ticket, switch to fa (dir=rtl); then the admin signs in to the
  * console, finds the user, refunds the invoice and answers the ticket. axe: no serious or critical
  * violation on any page; no CSP violation in any console; a screenshot of every page in
@@ -26,6 +28,8 @@ const ROOT = resolve(import.meta.dir, "../..")
 const SHOTS = join(ROOT, "test-results/portal")
 const CHROMIUM = "/usr/bin/chromium"
 const SECRET = "browser-test-secret"
+/** the Stripe stand-in's keys, given to the main server only */
+const STRIPE = { secretKey: "sk_test_browser", webhookSecret: "whsec_browser" }
 const ADMIN = { email: "admin@demo.example", password: "Demo-Admin-2026!" }
 const USER = { name: "Browser Person", email: `browser-${Date.now()}@example.com`, password: "Browser-Passw0rd-2026" }
 
@@ -41,6 +45,7 @@ let base = ""
 let server: ReturnType<typeof Bun.spawn> | undefined
 let dataDir = ""
 let browser: Browser | undefined
+let stripe: StripeStandIn | undefined
 const violations: Array<string> = []
 
 const run = async (args: Array<string>, env: Record<string, string>) => {
@@ -96,8 +101,10 @@ let main: Awaited<ReturnType<typeof startServer>> | undefined
 beforeAll(async () => {
   if (skipReason !== undefined) return
   mkdirSync(SHOTS, { recursive: true })
-  main = await startServer({}, true)
+  stripe = startStripeStandIn({ secretKey: STRIPE.secretKey })
+  main = await startServer({ STRIPE_SECRET_KEY: STRIPE.secretKey, STRIPE_WEBHOOK_SECRET: STRIPE.webhookSecret, STRIPE_API_URL: stripe.url }, true)
   base = main.url
+  stripe.deliverWebhooksTo(`${base}/v1/webhooks/payments/stripe`, STRIPE.webhookSecret)
   dataDir = main.dir
   server = main.proc
   browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox"] })
@@ -108,6 +115,7 @@ afterAll(async () => {
   server?.kill("SIGTERM")
   await server?.exited
   if (dataDir !== "") rmSync(dataDir, { recursive: true, force: true })
+  stripe?.stop()
 })
 
 const newContext = async (options: { locale?: string; viewport?: { width: number; height: number } } = {}) => {
@@ -159,6 +167,7 @@ describe.skipIf(skipReason !== undefined)("the portal and the console in a brows
   let customer: BrowserContext
   let page: Page
   let invoiceUuid = ""
+  let invoiceId = 0
 
   test("a visitor sees the home page and the plans; sign-up shows the API's messages beside the fields", async () => {
     customer = await newContext()
@@ -219,12 +228,40 @@ describe.skipIf(skipReason !== undefined)("the portal and the console in a brows
     await page.reload()
     await page.getByText("Paid", { exact: true }).first().waitFor()
     await check(page, "10-invoice-paid")
+    invoiceId = ((await (await page.request.get(`${base}/v1/invoices/${invoiceUuid}`)).json()) as { data: { id: number } }).data.id
     const pdf = await page.request.get(`${base}/v1/invoices/${invoiceUuid}/pdf`)
     expect(pdf.status()).toBe(200)
     expect(pdf.headers()["content-type"]).toContain("application/pdf")
     await page.goto(`${base}/invoices`)
     await page.getByRole("link", { name: /Invoice #/ }).first().waitFor()
     await check(page, "11-invoices")
+  }, 120_000)
+
+  test("order again and pay by card: Stripe's Checkout page (its stand-in), back in the portal, paid and active", async () => {
+    await page.goto(`${base}/plans`)
+    await page.getByRole("button", { name: "Choose Basic, Monthly" }).click()
+    await page.getByRole("combobox", { name: "Pay with" }).selectOption("stripe")
+    await page.getByRole("button", { name: "Place order" }).click()
+    await page.waitForURL(/\/invoices\/[0-9a-f-]{36}$/)
+    const uuid = page.url().split("/").pop()!
+    await page.getByText("stripe", { exact: true }).waitFor()
+    // the portal sends the browser to the Checkout URL the API answered: the stand-in's page
+    await page.getByRole("button", { name: "Pay now" }).click()
+    await page.waitForURL(`${stripe!.url}/c/pay/**`)
+    const session = [...stripe!.sessions.values()].find((s) => s.metadata["invoice_uuid"] === uuid)!
+    expect(page.url()).toBe(`${stripe!.url}/c/pay/${session.id}`)
+    const invoice = ((await (await page.request.get(`${base}/v1/invoices/${uuid}`)).json()) as { data: { amount: string } }).data
+    await page.getByLabel("Amount due").getByText(`$${invoice.amount}`).waitFor()
+    await check(page, "10b-stripe-checkout")
+    // Pay: the stand-in completes the session, signs checkout.session.completed to the API, and redirects
+    await page.getByRole("button", { name: "Pay", exact: true }).click()
+    await page.waitForURL(`${base}/invoices/${uuid}?checkout=success`)
+    expect(stripe!.deliveries).toEqual([{ sessionId: session.id, status: 200 }])
+    await page.getByText("Paid", { exact: true }).first().waitFor()
+    await check(page, "10c-stripe-paid")
+    await page.goto(`${base}/service`)
+    await page.getByRole("heading", { name: "Your service", exact: true }).waitFor()
+    await page.getByText("Active", { exact: true }).first().waitFor()
   }, 120_000)
 
   test("add a device, see its QR code, download its config", async () => {
@@ -368,10 +405,11 @@ describe.skipIf(skipReason !== undefined)("the portal and the console in a brows
     await console_.getByText("Subscription link fetches of My phone").click()
     await console_.getByRole("cell", { name: "127.0.0.1" }).first().waitFor()
     await check(console_, "23-console-user")
-    await console_.getByRole("button", { name: /^Refund #/ }).click()
+    // the invoice paid through the manual gateway (the Stripe one stays paid)
+    await console_.getByRole("button", { name: `Refund #${invoiceId}`, exact: true }).click()
     await console_.getByLabel("Reason").first().fill("Customer asked in the first week")
     await console_.getByRole("button", { name: "Refund", exact: true }).click()
-    await console_.getByRole("button", { name: /^Refund #/ }).waitFor({ state: "detached" })
+    await console_.getByRole("button", { name: `Refund #${invoiceId}`, exact: true }).waitFor({ state: "detached" })
     await check(console_, "24-console-refunded")
     const invoice = await page.request.get(`${base}/v1/invoices/${invoiceUuid}`)
     expect(((await invoice.json()) as { data: { refunded_amount: string } }).data.refunded_amount).not.toBe("0.00")

@@ -1,3 +1,5 @@
+import { createHmac } from "node:crypto"
+
 /**
  * A LOCAL STAND-IN for Stripe's HTTP API (a fake at the edge we cannot reach from tests, [D112]).
  * The real `stripe` package talks to it through STRIPE_API_URL. It implements only the calls the
@@ -5,6 +7,10 @@
  * customer, retrieve a payment intent and a payment method, charge a saved card off-session
  * (`controls.declineOffSession` declines it as a bank would), detach a payment method — honours
  * `Idempotency-Key` as Stripe does, and records every request so tests can assert what was sent.
+ * Issue 36: it also plays Stripe's hosted Checkout page at the session's `url` (`/c/pay/<id>`): the
+ * amount and a "Pay" button; pressing it completes the session, sends the signed
+ * `checkout.session.completed` webhook to the API set by `deliverWebhooksTo` (as Stripe would) and
+ * redirects the browser to the session's `success_url`.
  */
 
 export interface RecordedRequest {
@@ -72,6 +78,41 @@ const json = (status: number, body: unknown) =>
 
 const stripeError = (status: number, message: string) => json(status, { error: { type: "invalid_request_error", message } })
 
+const escapeHtml = (text: string) =>
+  text.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!)
+
+/** `Stripe-Signature` as Stripe signs a webhook: `t=<unix>,v1=<HMAC-SHA256 of "<t>.<body>">` */
+export const stripeSignature = (raw: string, secret: string, timestamp = Math.floor(Date.now() / 1000)) =>
+  `t=${timestamp},v1=${createHmac("sha256", secret).update(`${timestamp}.${raw}`).digest("hex")}`
+
+/** the amount in minor units as a person reads it (`$9.99`) */
+const formatMinor = (minor: number, currency: string) => {
+  const format = new Intl.NumberFormat("en", { style: "currency", currency: currency.toUpperCase() })
+  return format.format(minor / 10 ** (format.resolvedOptions().maximumFractionDigits ?? 2))
+}
+
+/** the hosted Checkout page of a session: what it buys, the amount, a Pay button (a form, no script) */
+const checkoutPage = (session: StandInSession, product: string, message?: string) =>
+  new Response(
+    `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Checkout (Stripe stand-in)</title>
+<style>body{font-family:sans-serif;max-width:28rem;margin:3rem auto;padding:0 1rem;color:#1a1a1a}
+.amount{font-size:2rem;font-weight:bold}button{font-size:1.1rem;padding:.6rem 2rem;background:#4b3fd6;color:#fff;border:0;border-radius:6px}
+.note{color:#555}</style></head>
+<body><main>
+<h1>Pay ${escapeHtml(product)}</h1>
+<p class="note">A local stand-in for Stripe Checkout (tests only).</p>
+<p class="amount" aria-label="Amount due">${escapeHtml(formatMinor(session.amount_total, session.currency))}</p>
+${
+      message !== undefined
+        ? `<p role="alert">${escapeHtml(message)}</p>`
+        : `<form method="post" action="/c/pay/${encodeURIComponent(session.id)}"><button type="submit">Pay</button></form>`
+    }
+</main></body></html>`,
+    { status: message === undefined ? 200 : 409, headers: { "content-type": "text/html; charset=utf-8" } }
+  )
+
 export const startStripeStandIn = (options: { readonly secretKey: string; readonly now?: () => Date }) => {
   const requests: Array<RecordedRequest> = []
   const sessions = new Map<string, StandInSession>()
@@ -80,6 +121,12 @@ export const startStripeStandIn = (options: { readonly secretKey: string; readon
   const intents = new Map<string, StandInIntent>()
   const methods = new Map<string, { id: string; object: "payment_method"; type: "card"; customer: string | null; card: { brand: string; last4: string; exp_month: number; exp_year: number } }>()
   const idempotent = new Map<string, Response>()
+  /** each session's product name, as the Checkout page shows it */
+  const products = new Map<string, string>()
+  /** where the hosted Checkout page sends `checkout.session.completed`, and with which secret */
+  let webhooks: { readonly url: string; readonly secret: string } | undefined
+  /** what the hosted Checkout page's webhooks were answered */
+  const deliveries: Array<{ readonly sessionId: string; readonly status: number }> = []
   let counter = 0
   /** `failing = true`: every call answers 500, as Stripe down would; `declineOffSession`: off-session charges are declined */
   const controls = { failing: false, declineOffSession: false }
@@ -87,6 +134,9 @@ export const startStripeStandIn = (options: { readonly secretKey: string; readon
 
   const handle = async (request: Request): Promise<Response> => {
     const url = new URL(request.url)
+    // the hosted Checkout page: a browser's, not an API call (no key, not recorded)
+    const hosted = /^\/c\/pay\/([^/]+)$/.exec(url.pathname)
+    if (hosted) return checkout(request.method, decodeURIComponent(hosted[1]!))
     const text = request.method === "GET" ? url.searchParams.toString() : await request.text()
     const body = decodeForm(text)
     const headers = Object.fromEntries(request.headers.entries())
@@ -110,7 +160,7 @@ export const startStripeStandIn = (options: { readonly secretKey: string; readon
         id,
         object: "checkout.session",
         mode: String(body["mode"]),
-        url: `https://checkout.stripe.test/c/pay/${id}`,
+        url: `${base()}/c/pay/${id}`,
         status: "open",
         payment_status: "unpaid",
         amount_total: Number(price["unit_amount"]) * Number(item["quantity"] ?? 1),
@@ -127,6 +177,7 @@ export const startStripeStandIn = (options: { readonly secretKey: string; readon
         setup_future_usage: (intentData["setup_future_usage"] as string | undefined) ?? null
       }
       sessions.set(id, session)
+      products.set(id, String(((price["product_data"] ?? {}) as Nested)["name"] ?? "your order"))
       return json(200, session)
     }
     const retrieve = /^\/v1\/checkout\/sessions\/([^/]+)$/.exec(path)
@@ -197,10 +248,58 @@ export const startStripeStandIn = (options: { readonly secretKey: string; readon
     return stripeError(404, `Unrecognized request URL (${method}: ${path})`)
   }
 
+  /** the payer pays at the session's page: Stripe completes it, signs the webhook and sends the browser back */
+  const checkout = async (method: string, id: string): Promise<Response> => {
+    const session = sessions.get(id)
+    if (!session) return new Response("No such Checkout Session", { status: 404 })
+    const product = products.get(id) ?? "your order"
+    if (session.status !== "open") return checkoutPage(session, product, "This Checkout Session is no longer available.")
+    if (method === "GET") return checkoutPage(session, product)
+    if (method !== "POST") return new Response(null, { status: 405 })
+    const paid = pay(id)
+    if (webhooks !== undefined) {
+      const raw = JSON.stringify(stripeEvent("checkout.session.completed", paid))
+      const answer = await fetch(webhooks.url, {
+        method: "POST",
+        headers: { "content-type": "application/json", "stripe-signature": stripeSignature(raw, webhooks.secret) },
+        body: raw
+      })
+      deliveries.push({ sessionId: id, status: answer.status })
+      if (!answer.ok) return checkoutPage(paid, product, `The webhook was answered ${answer.status}.`)
+    }
+    return new Response(null, { status: 303, headers: { location: paid.success_url } })
+  }
+
+  /** the payer paid at Stripe: the session completes with a payment intent; returned as a webhook event's object */
+  const pay = (sessionId: string, paymentStatus: "paid" | "unpaid" = "paid") => {
+    const session = sessions.get(sessionId)
+    if (!session) throw new Error(`no session ${sessionId}`)
+    session.status = "complete"
+    session.payment_status = paymentStatus
+    session.payment_intent = `pi_test_${++counter}`
+    session.url = null
+    // [D124]: the card the payer used; saved on the customer when they agreed to keep it
+    const pm = { id: `pm_test_${++counter}`, object: "payment_method" as const, type: "card" as const, customer: session.setup_future_usage === "off_session" ? session.customer : null, card: { brand: "visa", last4: "4242", exp_month: 12, exp_year: 2030 } }
+    methods.set(pm.id, pm)
+    intents.set(session.payment_intent, {
+      id: session.payment_intent,
+      object: "payment_intent",
+      amount: session.amount_total,
+      currency: session.currency,
+      status: "succeeded",
+      customer: session.customer,
+      payment_method: pm.id,
+      setup_future_usage: session.setup_future_usage,
+      metadata: session.metadata
+    })
+    return { ...session }
+  }
+
   const server = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: handle })
+  const base = () => `http://127.0.0.1:${server.port}`
 
   return {
-    url: `http://127.0.0.1:${server.port}`,
+    url: base(),
     requests,
     sessions,
     refunds,
@@ -209,28 +308,11 @@ export const startStripeStandIn = (options: { readonly secretKey: string; readon
     methods,
     controls,
     /** the payer paid at Stripe: the session completes with a payment intent; returned as a webhook event's object */
-    pay: (sessionId: string, paymentStatus: "paid" | "unpaid" = "paid") => {
-      const session = sessions.get(sessionId)
-      if (!session) throw new Error(`no session ${sessionId}`)
-      session.status = "complete"
-      session.payment_status = paymentStatus
-      session.payment_intent = `pi_test_${++counter}`
-      session.url = null
-      // [D124]: the card the payer used; saved on the customer when they agreed to keep it
-      const pm = { id: `pm_test_${++counter}`, object: "payment_method" as const, type: "card" as const, customer: session.setup_future_usage === "off_session" ? session.customer : null, card: { brand: "visa", last4: "4242", exp_month: 12, exp_year: 2030 } }
-      methods.set(pm.id, pm)
-      intents.set(session.payment_intent, {
-        id: session.payment_intent,
-        object: "payment_intent",
-        amount: session.amount_total,
-        currency: session.currency,
-        status: "succeeded",
-        customer: session.customer,
-        payment_method: pm.id,
-        setup_future_usage: session.setup_future_usage,
-        metadata: session.metadata
-      })
-      return { ...session }
+    pay,
+    deliveries,
+    /** the hosted Checkout page's `checkout.session.completed` goes to `url`, signed with `secret` */
+    deliverWebhooksTo: (url: string, secret: string) => {
+      webhooks = { url, secret }
     },
     expire: (sessionId: string) => {
       const session = sessions.get(sessionId)
