@@ -43,9 +43,10 @@ export const deadline = (ms: number = REQUEST_DEADLINE_MS, isFailingOver: () => 
     // while it is being lost: the handler on a fiber of its own, given up at the deadline
     return Effect.flatMap(Effect.forkDaemon(bounded), (fiber) => {
       // the handler's fiber refs (the pre-response handlers that add headers, such as a route's
-      // X-RateLimit-*) come back whether it succeeded or failed
-      const join = Effect.interruptible(Effect.flatMap(Fiber.await(fiber), (exit) => Effect.zipRight(Fiber.inheritAll(fiber), exit)))
-      return Effect.timeoutTo(join, { duration: Duration.millis(ms), onSuccess: Effect.succeed, onTimeout: unavailable }).pipe(Effect.flatten)
+      // X-RateLimit-*) come back whether it succeeded or failed: the join succeeds with the
+      // handler's exit, because `timeoutTo` hands its racer's refs back only on a success
+      const join = Effect.interruptible(Effect.flatMap(Fiber.await(fiber), (exit) => Effect.as(Fiber.inheritAll(fiber), exit)))
+      return Effect.timeoutTo(join, { duration: Duration.millis(ms), onSuccess: (exit) => exit, onTimeout: unavailable }).pipe(Effect.flatten)
     })
   })
 
