@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The real-tunnel proof of [D93] (issue 15, "The proof, in CI") and of the subscription links of
-# [D122] (issue 37, checks L1-L3): a WireGuard server and two client
-# devices in network namespaces (wireguard-go: no kernel module needed), our API and
+# [D122] (issue 37, checks L1-L3) and of the grace speed of [D124] (issue 39, checks 16-17): a
+# WireGuard server and two client devices in network namespaces (wireguard-go: no kernel module needed), our API and
 # `vpn-api node-agent` serving the server side, configs downloaded through the API.
 #
 #   bash scripts/check-tunnel.sh         (npm run test:tunnel; root, /dev/net/tun, apt-get or the tools)
@@ -119,8 +119,11 @@ else VPN_API=(bun run "$ROOT/src/cli.ts"); SERVE=(bun run "$ROOT/src/main.ts"); 
 PORT=${TUNNEL_API_PORT:-3900}
 API="http://127.0.0.1:$PORT"
 ADMIN_EMAIL="admin@tunnel.test" ADMIN_PASSWORD="tunnel-Admin-2026!"
+# [D124]: the speed of a service in grace (step 16); the jobs of [D80] every second, so that a
+# renewal and its grace come within seconds
+GRACE_MBPS=2
 setsid ip netns exec "$NS_S" env DATA_DIR="$WORK/data" PORT=$PORT HOST=127.0.0.1 ADMIN_EMAIL="$ADMIN_EMAIL" ADMIN_PASSWORD="$ADMIN_PASSWORD" \
-  GENERAL_RATE_LIMIT=0 LOG_LEVEL=info "${SERVE[@]}" >"$WORK/api.log" 2>&1 &
+  GENERAL_RATE_LIMIT=0 LOG_LEVEL=info JOBS_INTERVAL_SECONDS=1 GRACE_SPEED_MBPS=$GRACE_MBPS "${SERVE[@]}" >"$WORK/api.log" 2>&1 &
 PIDS+=($!)
 for _ in $(seq 1 120); do in_s curl -fsS "$API/v1/status" >/dev/null 2>&1 && break; sleep 0.5; done
 in_s curl -fsS "$API/v1/status" >/dev/null || fail "the API did not start"
@@ -665,5 +668,69 @@ if [ "$OPENVPN" = 1 ]; then
   at_most "$T_DOWN" 11 && at_most "$T_UP" 11 || fail "the second OpenVPN session with the same credentials measured down $T_DOWN / up $T_UP Mbps (at most 11): the limit was bypassed"
   echo "ok 15 - OpenVPN: connecting twice with the same credentials keeps the limit ($T_DOWN down, $T_UP up Mbps)"
 fi
+
+# ==== [D124] a service in grace at GRACE_SPEED_MBPS, then paid: full speed (issue 39) =============
+# Device G, of a subscriber to the no-limit plan, in namespace B. The admin moves the service's
+# expiry to 4 s from now; the jobs (JOBS_INTERVAL_SECONDS=1) make its renewal invoice, and at
+# expires_at, with no balance and no saved card to pay it, put the service in grace: the node shapes
+# G to GRACE_SPEED_MBPS. The admin marks the renewal invoice paid during a download: the class goes
+# and the download runs at full speed again within 3 s (iperf3 reports every 0.25 s, each report
+# timestamped as it arrives).
+GRACE_STARTED=$SECONDS
+GRACE_TOKEN=$(subscriber "tunnel-grace@example.com" "$PASSWORD" "$FAST_PLAN" "$FAST_CYCLE")
+GRACE_SERVICE=$(ok GET /v1/services/current "$GRACE_TOKEN" | json '.data.id')
+ok GET "/v1/servers/$SERVER/wireguard" "$GRACE_TOKEN" >"$WORK/grace.conf"
+on_server_within "$WORK/grace.conf" "$TWO_POLLS" || fail "device G's peer is not on $WG_S two polls after its download"
+apply_config "$NS_B" "$WG_B" "$WORK/grace.conf"
+passes_within "$NS_B" 10 || fail "device G does not reach 10.66.0.1 through the tunnel"
+EXPIRES=$(node -e 'process.stdout.write(new Date(Date.now() + 4000).toISOString())')
+ok PUT "/v1/admin/services/$GRACE_SERVICE" "$ADMIN" "{\"expires_at\":\"$EXPIRES\"}" >/dev/null
+end=$((SECONDS + 20))
+until [ "$(ok GET /v1/services/current "$GRACE_TOKEN" | json '.data.status')" = grace ]; do
+  [ $SECONDS -ge $end ] && fail "the service is not in grace 16 s after its expiry ($EXPIRES): $(ok GET /v1/services/current "$GRACE_TOKEN")"
+  sleep 0.25
+done
+GRACE_UNTIL=$(ok GET /v1/services/current "$GRACE_TOKEN" | json '.data.grace_until')
+RENEWAL=$(ok GET "/v1/invoices?status=pending" "$GRACE_TOKEN" | json '.data[0].uuid')
+[ -n "$RENEWAL" ] && [ "$RENEWAL" != undefined ] || fail "no pending renewal invoice for the service in grace"
+# the class of G's address (the one tc shows for it: HTB classes carry no address, so by its rate)
+end=$((SECONDS + 3))
+until class_rate_is "$GRACE_MBPS"; do [ $SECONDS -ge $end ] && fail "no ${GRACE_MBPS}Mbit class on $WG_S 3 s after the service went into grace: $(in_s tc class show dev "$WG_S")"; sleep 0.05; done
+[ "$(call GET "/v1/servers/$SERVER/wireguard" "$GRACE_TOKEN" >/dev/null; status)" = 200 ] || fail "a config download in grace answered $(status), not 200"
+G_DOWN=$(measure "$NS_B" down); G_UP=$(measure "$NS_B" up)
+G_MAX=$(awk -v g="$GRACE_MBPS" 'BEGIN { printf "%.1f", g * 1.1 }')
+echo "  measured: in grace (GRACE_SPEED_MBPS=$GRACE_MBPS, grace until $GRACE_UNTIL) down $G_DOWN / up $G_UP Mbps" | tee -a "$SHAPE_LOG"
+at_most "$G_DOWN" "$G_MAX" && at_most "$G_UP" "$G_MAX" || fail "the device in grace measured down $G_DOWN / up $G_UP Mbps (at most $G_MAX)"
+echo "ok 16 - a service whose renewal went unpaid is in grace (until $GRACE_UNTIL): its device keeps its tunnel at $G_DOWN down / $G_UP up Mbps (GRACE_SPEED_MBPS=$GRACE_MBPS, at most $G_MAX)"
+
+# 17. the renewal paid during a download: full speed (over 3x the grace speed) within 3 s
+FULL=$(awk -v g="$GRACE_MBPS" 'BEGIN { print g * 3 }')
+setsid ip netns exec "$NS_B" timeout 20 iperf3 -c 10.66.0.1 -R -t 10 -i 0.25 -f m --forceflush >"$WORK/iperf-grace-pay.txt" 2>&1 &
+IPERF_PAY=$!
+PIDS+=("$IPERF_PAY")
+# an interval's line: "[  5]   1.00-1.25   sec  0.06 MBytes  2.01 Mbits/sec"; its rate
+rates() { awk '/^\[ *[0-9]+\] +[0-9.]+-[0-9.]+ +sec/ && $NF == "Mbits/sec" { print $(NF - 1) }' "$WORK/iperf-grace-pay.txt"; }
+end=$((SECONDS + 5))
+until [ "$(rates | wc -l)" -ge 4 ]; do [ $SECONDS -ge $end ] && fail "iperf3 in grace reported nothing: $(tail -n 5 "$WORK/iperf-grace-pay.txt")"; sleep 0.05; done
+BEFORE=$(rates | sort -g | tail -n 1)
+seen=$(rates | wc -l)
+T0=$(now_ms)
+ok POST "/v1/admin/invoices/$RENEWAL/mark-paid" "$ADMIN" >/dev/null
+PAID_MS=$(( $(now_ms) - T0 ))
+UNSHAPED_MS="" FULL_MS="" FULL_RATE=""
+while [ $(( $(now_ms) - T0 )) -lt 5000 ]; do
+  [ -z "$UNSHAPED_MS" ] && ! class_rate_is "$GRACE_MBPS" && UNSHAPED_MS=$(( $(now_ms) - T0 ))
+  FULL_RATE=$(rates | tail -n +$((seen + 1)) | awk -v f="$FULL" '$1 > f { print; exit }')
+  if [ -n "$FULL_RATE" ]; then FULL_MS=$(( $(now_ms) - T0 )); break; fi
+  sleep 0.05
+done
+AFTER_PAY=$(rates | tail -n +$((seen + 1)) | tr '\n' ' ')
+stop_all "$IPERF_PAY"
+[ -n "$FULL_MS" ] || fail "no iperf3 interval over $FULL Mbps within 5 s of the payment: $(rates | tail -n +$((seen + 1)) | tr '\n' ' ')"
+STATUS_PAID=$(ok GET /v1/services/current "$GRACE_TOKEN" | json '.data.status')
+echo "  measured: before the payment 0.25 s intervals of at most $BEFORE Mbps; paid (mark-paid answered in $PAID_MS ms), grace class gone after ${UNSHAPED_MS:-?} ms, first interval over $FULL Mbps ($FULL_RATE Mbps) reported $FULL_MS ms after the payment (intervals since: $AFTER_PAY)" | tee -a "$SHAPE_LOG"
+[ "$STATUS_PAID" = active ] || fail "the service is $STATUS_PAID after its renewal was paid, not active"
+[ "$FULL_MS" -le 3000 ] || fail "full speed came back $FULL_MS ms after the payment (> 3000)"
+echo "ok 17 - the renewal paid in grace: the service is active and the device is over $FULL Mbps ($FULL_RATE) $FULL_MS ms after the payment (checks 16-17: $((SECONDS - GRACE_STARTED)) s)"
 
 echo "tunnel check passed ($([ $DEVICES = 1 ] && echo "with devices" || echo "devices stood in by a second user"); OpenVPN $([ "$OPENVPN" = 1 ] && echo "checked" || echo "skipped")), poll ${POLL}s"

@@ -61,6 +61,8 @@ export const ServiceDetail = Schema.Struct({
   auto_renew: Schema.Boolean,
   /** [D124]: while the service is in `grace`, when its last renewal retry is (null otherwise) */
   grace_until: Schema.NullOr(Schema.String),
+  /** [D124]: only while the service is in `grace`: the speed its devices get meanwhile (GRACE_SPEED_MBPS, or the plan's own limit when lower) */
+  grace_speed_mbps: Schema.optional(Schema.Int),
   /** [D111]: when a cancel at the period's end takes effect (null unless so) */
   cancel_at: Schema.NullOr(Schema.String),
   /** [D108]: a downgrade waiting for the period's end (null unless one is scheduled) */

@@ -6,6 +6,7 @@ import { Api } from "../Api.ts"
 import { CurrentUser } from "../http/Auth.ts"
 import { okResponse } from "../http/Envelope.ts"
 import { orNotFound } from "../http/Errors.ts"
+import { AppConfig, GRACE_SPEED_MBPS_DEFAULT } from "../platform/Config.ts"
 import { renderDetail, renderListItem, ServiceDetail } from "./Api.ts"
 import { ServiceGrants } from "./Grants.ts"
 import { Services } from "./Services.ts"
@@ -15,8 +16,17 @@ import type { ScheduledService } from "./ServiceRows.ts"
 const ServicesHandlers = HttpApiBuilder.group(Api, "services", (handlers) =>
   Effect.gen(function*() {
     const services = yield* Services
-    /** [D108] [D111]: the detail with its `cancel_at` and `scheduled_change` (read with the service) */
-    const detailOf = (s: ScheduledService) => renderDetail(s.service, s.schedule)
+    const graceMbps = (yield* AppConfig).graceSpeedMbps ?? GRACE_SPEED_MBPS_DEFAULT
+    /**
+     * [D108] [D111]: the detail with its `cancel_at` and `scheduled_change` (read with the
+     * service); [D124] in grace, the speed its devices get meanwhile (what the portal tells)
+     */
+    const detailOf = (s: ScheduledService): typeof ServiceDetail.Encoded => {
+      const detail = renderDetail(s.service, s.schedule)
+      if (s.service.status !== "grace") return detail
+      const own = s.service.plan.speedLimitMbps
+      return { ...detail, grace_speed_mbps: own === null ? graceMbps : Math.min(own, graceMbps) }
+    }
     return handlers
       .handle("listServices", () =>
         Effect.flatMap(CurrentUser, (user) =>

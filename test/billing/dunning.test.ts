@@ -167,6 +167,9 @@ describe("a renewal charged to the saved card [D124]", () => {
     const current = await app.get("/v1/services/current", { token: user.token })
     expect(current.status).toBe(200)
     expect(current.body.data).toMatchObject({ id: service.id, status: "grace", expires_at: expiresAt.toISOString(), grace_until: new Date(expiresAt.getTime() + 5 * DAY).toISOString() })
+    // the speed the portal tells ("speed reduced to 1 Mbit/s"), on the current service and the service itself
+    expect(current.body.data.grace_speed_mbps).toBe(1)
+    expect((await app.get(`/v1/services/${service.id}`, { token: user.token })).body.data.grace_speed_mbps).toBe(1)
     // every node throttles the device: the full list and the changes after the revision before
     expect(await peerOf(key)).toMatchObject({ enabled: true, speed_limit_mbps: 1 })
     expect(await peerOf(key, before)).toMatchObject({ enabled: true, speed_limit_mbps: 1 })
@@ -206,6 +209,7 @@ describe("a renewal charged to the saved card [D124]", () => {
     expect((await renewalOf(user.id))!.status).toBe("paid")
     const after = (await app.get("/v1/services/current", { token: user.token })).body.data
     expect(after).toMatchObject({ id: service.id, status: "active", grace_until: null, expires_at: new Date(expiresAt.getTime() + 30 * DAY).toISOString() })
+    expect("grace_speed_mbps" in after).toBe(false)
     expect(await peerOf(key, beforePaid)).toMatchObject({ enabled: true, speed_limit_mbps: 50 })
     expect(noticesTo(user.email)).toHaveLength(2)
     // later runs do nothing more

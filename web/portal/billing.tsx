@@ -1,10 +1,13 @@
 import { useMutation, useQuery } from "@tanstack/react-query"
-import { useState } from "react"
+import { type ReactNode, useState } from "react"
 import { useTranslation } from "react-i18next"
 import { Link } from "wouter"
 import { ApiError, call, urlOf } from "../shared/api.ts"
+import type { SuccessOf } from "../shared/api-types.ts"
 import { formatDate, formatDateTime, formatMoney } from "../shared/format.ts"
 import { ActionButton, FormError, Loaded, Pager, Select, Status } from "../shared/ui.tsx"
+
+type Service = SuccessOf<"services", "currentService">
 
 const STATUSES = ["", "pending", "paid", "cancelled", "refunded"] as const
 
@@ -43,6 +46,7 @@ export const Invoices = () => {
                       <th scope="col">{t("invoices.amount")}</th>
                       <th scope="col">{t("invoices.status")}</th>
                       <th scope="col">{t("invoices.invoice")}</th>
+                      <th scope="col">{t("invoices.payColumn")}</th>
                     </tr>
                   </thead>
                   <tbody>
@@ -52,6 +56,7 @@ export const Invoices = () => {
                         <td>{formatMoney(invoice.amount, invoice.currency)}</td>
                         <td><Status value={invoice.status} /></td>
                         <td><Link href={`/invoices/${invoice.uuid}`}>{t("invoices.open", { id: invoice.id })}</Link></td>
+                        <td>{invoice.status === "pending" && <PayButton uuid={invoice.uuid}>{t("invoices.pay")}</PayButton>}</td>
                       </tr>
                     ))}
                   </tbody>
@@ -65,14 +70,29 @@ export const Invoices = () => {
   )
 }
 
+/** The pay flow of an invoice: its gateway's payment page ([D112], [D123]), where the browser goes. */
+const usePay = (uuid: string) =>
+  useMutation({
+    mutationFn: () => call("billing", "paymentUrl", { path: { invoice: uuid } }),
+    onSuccess: (answer) => window.location.assign(answer.url)
+  })
+
+/** A pending invoice's pay button, with the API's message when it cannot be paid. */
+export const PayButton = ({ uuid, children }: { readonly uuid: string; readonly children: ReactNode }) => {
+  const pay = usePay(uuid)
+  return (
+    <>
+      <button type="button" aria-busy={pay.isPending} disabled={pay.isPending} onClick={() => pay.mutate()}>{children}</button>
+      {pay.error !== null && <small role="alert" className="form-error">{pay.error instanceof ApiError ? pay.error.message : String(pay.error)}</small>}
+    </>
+  )
+}
+
 /** One invoice: its lines, pay (the gateway's page), its PDF ([D113]), cancel while pending. */
 export const InvoiceDetail = ({ uuid }: { readonly uuid: string }) => {
   const { t } = useTranslation()
   const invoice = useQuery({ queryKey: ["invoice", uuid], queryFn: () => call("billing", "getInvoice", { path: { invoice: uuid } }) })
-  const pay = useMutation({
-    mutationFn: () => call("billing", "paymentUrl", { path: { invoice: uuid } }),
-    onSuccess: (answer) => window.location.assign(answer.url)
-  })
+  const pay = usePay(uuid)
   return (
     <Loaded query={invoice}>
       {(inv) => (
@@ -150,6 +170,7 @@ export const Balance = () => {
             ? <p>{t("balance.empty")}</p>
             : <ul className="balances">{list.map((b) => <li key={b.currency}><strong>{formatMoney(b.amount, b.currency)}</strong></li>)}</ul>}
       </Loaded>
+      <SavedCards />
       <h2>{t("balance.ledger")}</h2>
       <Loaded query={ledger}>
         {(result) =>
@@ -183,5 +204,82 @@ export const Balance = () => {
           )}
       </Loaded>
     </>
+  )
+}
+
+const BRANDS: Record<string, string> = {
+  visa: "Visa",
+  mastercard: "Mastercard",
+  amex: "American Express",
+  discover: "Discover",
+  diners: "Diners Club",
+  jcb: "JCB",
+  unionpay: "UnionPay"
+}
+const brandName = (brand: string) => BRANDS[brand] ?? brand.charAt(0).toUpperCase() + brand.slice(1)
+
+/** [D124]: the cards kept for renewals (brand, last four digits, expiry), each forgotten on request. */
+export const SavedCards = () => {
+  const { t } = useTranslation()
+  const cards = useQuery({ queryKey: ["payment-methods"], queryFn: () => call("paymentMethods", "listPaymentMethods") })
+  return (
+    <section aria-labelledby="saved-cards">
+      <h2 id="saved-cards">{t("cards.title")}</h2>
+      <Loaded query={cards}>
+        {(list) =>
+          list.length === 0 ? <p>{t("cards.none")}</p> : (
+            <>
+              <p>{t("cards.renewals")}</p>
+              <ul className="cards">
+                {list.map((card) => (
+                  <li key={card.id}>
+                    <span>
+                      <strong>{t("cards.card", { brand: brandName(card.brand), last4: card.last4 })}</strong>{" "}
+                      · {t("cards.expires", { month: String(card.exp_month).padStart(2, "0"), year: card.exp_year })}
+                    </span>
+                    <ActionButton
+                      className="secondary outline"
+                      confirm={t("cards.removeConfirm")}
+                      action={() => call("paymentMethods", "deletePaymentMethod", { path: { method: card.id } })}
+                      invalidate={[["payment-methods"]]}
+                    >
+                      {t("cards.remove")}
+                    </ActionButton>
+                  </li>
+                ))}
+              </ul>
+            </>
+          )}
+      </Loaded>
+    </section>
+  )
+}
+
+/**
+ * [D124]: a service in grace, plainly: until when, at what speed, and the button that pays its
+ * renewal invoice by the invoice's own pay flow. The renewal is the pending invoice of the
+ * service's cycle price (else the newest pending one); none: a link to the invoices.
+ */
+export const GraceBanner = ({ service }: { readonly service: Service | null | undefined }) => {
+  const { t } = useTranslation()
+  const inGrace = service?.status === "grace"
+  const pending = useQuery({
+    queryKey: ["invoices", "pending"],
+    queryFn: () => call("billing", "listInvoices", { urlParams: { status: "pending" } }),
+    enabled: inGrace
+  })
+  if (!inGrace || service === null || service === undefined) return null
+  const list = pending.data?.data ?? []
+  const renewal = list.find((i) => i.currency === service.cycle.currency && Number(i.amount) === Number(service.cycle.price)) ?? list[0]
+  return (
+    <article className="grace-banner" aria-labelledby="grace-title">
+      <h2 id="grace-title">{t("grace.title")}</h2>
+      <p>{t("grace.banner", { date: formatDate(service.grace_until), speed: service.grace_speed_mbps ?? "—" })}</p>
+      <footer className="actions">
+        {renewal !== undefined
+          ? <PayButton uuid={renewal.uuid}>{t("grace.pay", { amount: formatMoney(renewal.amount, renewal.currency) })}</PayButton>
+          : pending.isSuccess && <Link href="/invoices">{t("grace.invoices")}</Link>}
+      </footer>
+    </article>
   )
 }

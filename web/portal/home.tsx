@@ -5,6 +5,7 @@ import { ApiError, call } from "../shared/api.ts"
 import { formatDate } from "../shared/format.ts"
 import { useSession } from "../shared/session.ts"
 import { Status } from "../shared/ui.tsx"
+import { GraceBanner } from "./billing.tsx"
 import { Gauge } from "./usage.tsx"
 
 /** Signed out: what the service is and its plans; signed in: the service, usage and next steps. */
@@ -39,6 +40,7 @@ const Overview = ({ name }: { readonly name: string }) => {
   return (
     <>
       <h1>{t("home.hello", { name })}</h1>
+      <GraceBanner service={current.data} />
       <div className="grid">
         <article>
           <header>{t("nav.service")}</header>
@@ -48,7 +50,7 @@ const Overview = ({ name }: { readonly name: string }) => {
           {current.data && (
             <>
               <p><strong>{current.data.plan.name}</strong> <Status value={current.data.status} /></p>
-              <p>{t("service.expires", { date: formatDate(current.data.expires_at) })}</p>
+              {current.data.status !== "grace" && <p>{t("service.expires", { date: formatDate(current.data.expires_at) })}</p>}
               <Link href="/service">{t("home.manage")}</Link>
             </>
           )}

@@ -72,6 +72,7 @@ export const Checkout = ({ plan, cycle }: { readonly plan: number; readonly cycl
     mutationFn: () => call("catalog", "validatePromo", { payload: { code, plan_id: plan, cycle_id: cycle } })
   })
   const [gateway, setGateway] = useState("")
+  const [saveCard, setSaveCard] = useState(false)
   const order = useForm({
     initial: {},
     submit: () =>
@@ -80,7 +81,9 @@ export const Checkout = ({ plan, cycle }: { readonly plan: number; readonly cycl
           plan_id: plan,
           cycle_id: cycle,
           promo_code: promo.isSuccess ? code : null,
-          gateway: gateway === "" ? null : gateway
+          gateway: gateway === "" ? null : gateway,
+          // [D124]: Stripe keeps the card for off-session renewals
+          ...(saveCard && (gateway !== "" ? gateway : gateways.data?.[0]?.name) === "stripe" ? { save_card: true } : {})
         }
       }),
     onDone: (invoice) => navigate(`/invoices/${invoice.uuid}`),
@@ -122,6 +125,12 @@ export const Checkout = ({ plan, cycle }: { readonly plan: number; readonly cycl
                       options={gateways.data.map((g) => [g.name, g.display_name] as const)}
                       error={order.fieldError("gateway")}
                     />
+                  )}
+                  {chosenGateway === "stripe" && (
+                    <label>
+                      <input type="checkbox" name="save_card" checked={saveCard} onChange={(e) => setSaveCard(e.target.checked)} />
+                      {t("checkout.saveCard")}
+                    </label>
                   )}
                   <FormError message={order.formError ?? order.fieldError("promo_code") ?? order.fieldError("plan_id")} />
                   <Submit pending={order.pending}>{t("checkout.placeOrder")}</Submit>

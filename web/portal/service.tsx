@@ -5,6 +5,7 @@ import { Link, useLocation } from "wouter"
 import { ApiError, call } from "../shared/api.ts"
 import { formatDate, formatMoney } from "../shared/format.ts"
 import { ActionButton, FormError, Loaded, Select, Status } from "../shared/ui.tsx"
+import { GraceBanner } from "./billing.tsx"
 
 const CURRENT = ["service", "current"] as const
 
@@ -25,6 +26,7 @@ export const Service = () => {
             ? <p>{t("service.none")} <Link href="/plans">{t("service.choosePlan")}</Link></p>
             : (
               <>
+                <GraceBanner service={service} />
                 <article>
                   <header>
                     <strong>{service.plan.name}</strong> · {service.cycle.name} <Status value={service.status} />
