@@ -13,6 +13,7 @@ import { join } from "node:path"
 import pg from "pg"
 import { LISTEN_APPLICATION_NAME } from "../../src/catalog/CatalogCache.ts"
 import { LISTEN_PEERS_APPLICATION_NAME } from "../../src/vpn/PeerWake.ts"
+import { startNodeAgent } from "./agent.ts"
 import { call, newAppKey, type RunningServer, startServer, strongPassword } from "../../test/instances/harness.ts"
 
 const HA = process.env["HA"]
@@ -426,6 +427,7 @@ const main = async () => {
   const a = await startServer({ databaseUrl: API_URL, appKey, env })
   const b = await startServer({ databaseUrl: API_URL, appKey, env })
   const servers = [a, b]
+  let nodeAgent: Awaited<ReturnType<typeof startNodeAgent>> | undefined
   try {
     const login = await call(a.base, "POST", "/v1/auth/login", { body: { email: adminEmail, password: adminPassword } })
     if (login.status !== 200) throw new Error(`admin login: ${login.status} ${login.text}`)
@@ -441,6 +443,9 @@ const main = async () => {
       return { id: plan.body.data.id as number, cycle: cycle.body.data.id as number }
     }
     const plan = await planOf("Failover plan")
+    // a node agent on B's push stream: a device deleted through A must reach it after each event
+    nodeAgent = await startNodeAgent({ dir: HA, writer: a, streamer: b, adminToken, plan, log, problems })
+    await nodeAgent.removalReaches("before the events")
     const load = runLoad(servers, plan)
     await Bun.sleep(3000)
 
@@ -475,6 +480,7 @@ const main = async () => {
       await waitFor("the switchover", async () => (await leader())?.name === to!.name, 30_000).catch((e) => problems.push(String(e)))
     })
     await planReachesBoth("switchover")
+    await nodeAgent.removalReaches("switchover")
 
     await event("kill -9 of the primary's postmaster", servers, async () => {
       const primary = (await leader())!
@@ -482,6 +488,7 @@ const main = async () => {
       await Bun.sleep(500)
     })
     await planReachesBoth("postmaster kill")
+    await nodeAgent.removalReaches("postmaster kill")
 
     await event("loss of the primary's node", servers, async () => {
       const primary = (await leader())!
@@ -498,6 +505,7 @@ const main = async () => {
       startPatroni(primary)
     })
     await planReachesBoth("node loss")
+    await nodeAgent.removalReaches("node loss")
 
     loadRunning = false
     await load
@@ -532,6 +540,7 @@ const main = async () => {
     }
   } finally {
     loadRunning = false
+    await nodeAgent?.stop()
     const codes = await Promise.all(servers.map((s) => s.stop()))
     log(`instances stopped: exit codes ${codes.join(", ")}`)
     if (problems.length > 0) {
