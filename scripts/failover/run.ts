@@ -4,9 +4,11 @@
  * Patroni members, HAProxy, two API instances on HAProxy's read-write port, a write load that
  * records every acknowledged write, and three events (a planned switchover, a kill -9 of the
  * primary's postmaster, the loss of the primary's node). For each event it prints the seconds of
- * 503s, the longest request, and the time until both instances' LISTEN connections were back on
- * the new primary; then `acknowledged N, lost M`. Exits non-zero on any lost write, any 5xx other
- * than 503, any request over 10 s, or an instance that does not recover.
+ * 503s, the longest request, the time until both instances' LISTEN connections were back on
+ * the new primary, and how long a device deleted through one instance took to leave a node
+ * agent's interface on the other's push stream (./agent.ts); then `acknowledged N, lost M`.
+ * Exits non-zero on any lost write, any 5xx other than 503, any request over 10 s, a removal not
+ * on the agent within 2 s, or an instance that does not recover.
  */
 import { chownSync, mkdirSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
