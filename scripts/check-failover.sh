@@ -4,8 +4,9 @@
 # primary by Patroni's REST /primary), two API instances on that port and a write load, then a
 # planned switchover, a kill -9 of the primary's postmaster and the loss of the primary's node.
 # scripts/failover/run.ts prints the figures of each event and exits non-zero on any lost
-# acknowledged write, any 5xx other than 503, any request over 10 s or an instance that does not
-# recover. It runs twice: on HAProxy's port, then through PgBouncer in transaction mode. Needs root (Patroni runs PostgreSQL as `postgres`) and Debian's packages; skips, saying
+# acknowledged write, any 5xx other than 503, any request over 10 s, a device deleted through one
+# instance not off a node agent's interface (scripts/failover/agent.ts) within 2 s, or an instance
+# that does not recover. It runs twice: on HAProxy's port, then through PgBouncer in transaction mode. Needs root (Patroni runs PostgreSQL as `postgres`) and Debian's packages; skips, saying
 # why, without them. Everything is torn down on exit.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -4,15 +4,18 @@
  * Patroni members, HAProxy, two API instances on HAProxy's read-write port, a write load that
  * records every acknowledged write, and three events (a planned switchover, a kill -9 of the
  * primary's postmaster, the loss of the primary's node). For each event it prints the seconds of
- * 503s, the longest request, and the time until both instances' LISTEN connections were back on
- * the new primary; then `acknowledged N, lost M`. Exits non-zero on any lost write, any 5xx other
- * than 503, any request over 10 s, or an instance that does not recover.
+ * 503s, the longest request, the time until both instances' LISTEN connections were back on
+ * the new primary, and how long a device deleted through one instance took to leave a node
+ * agent's interface on the other's push stream (./agent.ts); then `acknowledged N, lost M`.
+ * Exits non-zero on any lost write, any 5xx other than 503, any request over 10 s, a removal not
+ * on the agent within 2 s, or an instance that does not recover.
  */
 import { chownSync, mkdirSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import pg from "pg"
 import { LISTEN_APPLICATION_NAME } from "../../src/catalog/CatalogCache.ts"
 import { LISTEN_PEERS_APPLICATION_NAME } from "../../src/vpn/PeerWake.ts"
+import { startNodeAgent } from "./agent.ts"
 import { call, newAppKey, type RunningServer, startServer, strongPassword } from "../../test/instances/harness.ts"
 
 const HA = process.env["HA"]
@@ -426,6 +429,7 @@ const main = async () => {
   const a = await startServer({ databaseUrl: API_URL, appKey, env })
   const b = await startServer({ databaseUrl: API_URL, appKey, env })
   const servers = [a, b]
+  let nodeAgent: Awaited<ReturnType<typeof startNodeAgent>> | undefined
   try {
     const login = await call(a.base, "POST", "/v1/auth/login", { body: { email: adminEmail, password: adminPassword } })
     if (login.status !== 200) throw new Error(`admin login: ${login.status} ${login.text}`)
@@ -441,6 +445,9 @@ const main = async () => {
       return { id: plan.body.data.id as number, cycle: cycle.body.data.id as number }
     }
     const plan = await planOf("Failover plan")
+    // a node agent on B's push stream: a device deleted through A must reach it after each event
+    nodeAgent = await startNodeAgent({ dir: HA, writer: a, streamer: b, adminToken, plan, log, problems })
+    await nodeAgent.removalReaches("before the events")
     const load = runLoad(servers, plan)
     await Bun.sleep(3000)
 
@@ -475,6 +482,7 @@ const main = async () => {
       await waitFor("the switchover", async () => (await leader())?.name === to!.name, 30_000).catch((e) => problems.push(String(e)))
     })
     await planReachesBoth("switchover")
+    await nodeAgent.removalReaches("switchover")
 
     await event("kill -9 of the primary's postmaster", servers, async () => {
       const primary = (await leader())!
@@ -482,6 +490,7 @@ const main = async () => {
       await Bun.sleep(500)
     })
     await planReachesBoth("postmaster kill")
+    await nodeAgent.removalReaches("postmaster kill")
 
     await event("loss of the primary's node", servers, async () => {
       const primary = (await leader())!
@@ -498,6 +507,7 @@ const main = async () => {
       startPatroni(primary)
     })
     await planReachesBoth("node loss")
+    await nodeAgent.removalReaches("node loss")
 
     loadRunning = false
     await load
@@ -532,6 +542,7 @@ const main = async () => {
     }
   } finally {
     loadRunning = false
+    await nodeAgent?.stop()
     const codes = await Promise.all(servers.map((s) => s.stop()))
     log(`instances stopped: exit codes ${codes.join(", ")}`)
     if (problems.length > 0) {

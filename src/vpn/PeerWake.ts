@@ -1,5 +1,6 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as SqlSchema from "@effect/sql/SqlSchema"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as PubSub from "effect/PubSub"
@@ -25,6 +26,34 @@ export const LISTEN_PEERS_APPLICATION_NAME = "vpn-api-listen-peers"
 const POLL_MS = 200
 const SAFETY_MS = 5_000
 
+/**
+ * [D126]: a read of the newest revision given up after this long. In a failover a query can
+ * stay unanswered (seen with `kill -9` of the primary's postmaster); the next wake reads again.
+ */
+export const CHECK_TIMEOUT_MS = 3_000
+
+/**
+ * One `check` at a time: a burst of wakes reads the head once or twice, not once each. A check
+ * not done within `timeoutMs` is given up, so that the wakes after it (a notification, the
+ * poll) are not queued behind it for good: pushes would stop on this instance until a restart.
+ */
+export const singleFlight = (check: Effect.Effect<void>, timeoutMs: number) =>
+  Effect.gen(function*() {
+    const checking = yield* Effect.makeSemaphore(1)
+    let pending = false
+    return Effect.suspend(() => {
+      if (pending) return Effect.void
+      pending = true
+      return checking.withPermits(1)(Effect.suspend(() => {
+        pending = false
+        return check.pipe(
+          Effect.timeout(Duration.millis(timeoutMs)),
+          Effect.catchAll(() => Effect.logDebug(`peer wake: the newest revision was not read within ${timeoutMs} ms; the next wake reads it`))
+        )
+      }))
+    })
+  })
+
 export class PeerWake extends Effect.Service<PeerWake>()("vpn/PeerWake", {
   scoped: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -48,17 +77,7 @@ export class PeerWake extends Effect.Service<PeerWake>()("vpn/PeerWake", {
       }),
       Effect.catchAllCause((cause) => Effect.logDebug("peer wake: the newest revision was not read", cause))
     )
-    // one check at a time: a burst of notifications reads the head once or twice, not once each
-    const checking = yield* Effect.makeSemaphore(1)
-    let pending = false
-    const wake = Effect.suspend(() => {
-      if (pending) return Effect.void
-      pending = true
-      return checking.withPermits(1)(Effect.suspend(() => {
-        pending = false
-        return check
-      }))
-    })
+    const wake = yield* singleFlight(check, CHECK_TIMEOUT_MS)
 
     yield* Effect.suspend(() => (streams > 0 ? wake : Effect.void)).pipe(
       Effect.zipRight(Effect.suspend(() => Effect.sleep(subscribed ? SAFETY_MS : POLL_MS))),
