@@ -1,11 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test"
-import AxeBuilder from "@axe-core/playwright"
 import { createHash, createHmac } from "node:crypto"
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join, resolve } from "node:path"
+import { mkdirSync, rmSync } from "node:fs"
+import { join } from "node:path"
 import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core"
-import { freePort } from "../instances/harness.ts"
+import { browserSkipReason, check, CHROMIUM, mailedLink, newTestContext, type PortalServer, ROOT, SHOTS, startPortalServer } from "./harness.ts"
 import { startStripeStandIn, type StripeStandIn } from "../support/stripe-stand-in.ts"
 import { startTelegramStandIn, type TelegramStandIn } from "../support/telegram-stand-in.ts"
 
@@ -24,21 +22,14 @@ import { startTelegramStandIn, type TelegramStandIn } from "../support/telegram-
  * when PORTAL_BROWSER_TEST=1 (`.ci/run` sets it).
  */
 
-const ROOT = resolve(import.meta.dir, "../..")
-const SHOTS = join(ROOT, "test-results/portal")
-const CHROMIUM = "/usr/bin/chromium"
 const SECRET = "browser-test-secret"
 /** the Stripe stand-in's keys, given to the main server only */
 const STRIPE = { secretKey: "sk_test_browser", webhookSecret: "whsec_browser" }
 const ADMIN = { email: "admin@demo.example", password: "Demo-Admin-2026!" }
 const USER = { name: "Browser Person", email: `browser-${Date.now()}@example.com`, password: "Browser-Passw0rd-2026" }
 
-const enabled = process.env["PORTAL_BROWSER_TEST"] === "1"
-const skipReason = !enabled
-  ? "PORTAL_BROWSER_TEST is not 1 (CPU-heavy; `.ci/run` runs it as a step of its own)"
-  : !existsSync(CHROMIUM)
-  ? `${CHROMIUM} is missing (apt-get install -y chromium)`
-  : undefined
+const skipReason = browserSkipReason
+const newContext = (options: { locale?: string; viewport?: { width: number; height: number } } = {}) => newTestContext(browser!, violations, options)
 if (skipReason !== undefined) console.log(`[portal browser test] skipped: ${skipReason}`)
 
 let base = ""
@@ -48,61 +39,14 @@ let browser: Browser | undefined
 let stripe: StripeStandIn | undefined
 const violations: Array<string> = []
 
-const run = async (args: Array<string>, env: Record<string, string>) => {
-  const child = Bun.spawn([process.execPath, "run", "src/main.ts", ...args], { cwd: ROOT, env, stdout: "pipe", stderr: "pipe" })
-  const out = await new Response(child.stdout).text()
-  await child.exited
-  return out
-}
 
-/** A server of this checkout on a free port, its own DATA_DIR, its output collected. */
-const startServer = async (extraEnv: Record<string, string>, seed: boolean) => {
-  const dir = mkdtempSync(join(tmpdir(), "vpn-browser-"))
-  const port = await freePort()
-  const url = `http://127.0.0.1:${port}`
-  const env = {
-    PATH: process.env["PATH"] ?? "/usr/bin:/bin",
-    HOME: process.env["HOME"] ?? "/tmp",
-    DATA_DIR: dir,
-    PORT: String(port),
-    HOST: "127.0.0.1",
-    PUBLIC_URL: url,
-    PAYMENT_WEBHOOK_SECRET: SECRET,
-    GENERAL_RATE_LIMIT: "0",
-    LOG_LEVEL: "info",
-    ...extraEnv
-  }
-  if (seed) await run(["seed-demo"], { ...env, LOG_LEVEL: "error" })
-  const proc = Bun.spawn([process.execPath, "run", "src/main.ts"], { cwd: ROOT, env, stdout: "pipe", stderr: "pipe" })
-  const output = { text: "" }
-  const decoder = new TextDecoder()
-  for (const stream of [proc.stdout, proc.stderr] as Array<ReadableStream<Uint8Array>>) {
-    void (async () => {
-      const reader = stream.getReader()
-      for (;;) {
-        const { done, value } = await reader.read()
-        if (done) return
-        output.text += decoder.decode(value, { stream: true })
-      }
-    })()
-  }
-  for (let i = 0; i < 240; i++) {
-    const up = await fetch(`${url}/v1/status`).then((r) => r.ok, () => false)
-    if (up) break
-    await Bun.sleep(250)
-  }
-  // the first page request bundles web/ (under bun run): done here, outside the page timeouts
-  expect((await fetch(`${url}/`)).status).toBe(200)
-  return { url, proc, output, dir }
-}
-
-let main: Awaited<ReturnType<typeof startServer>> | undefined
+let main: PortalServer | undefined
 
 beforeAll(async () => {
   if (skipReason !== undefined) return
   mkdirSync(SHOTS, { recursive: true })
   stripe = startStripeStandIn({ secretKey: STRIPE.secretKey })
-  main = await startServer({ STRIPE_SECRET_KEY: STRIPE.secretKey, STRIPE_WEBHOOK_SECRET: STRIPE.webhookSecret, STRIPE_API_URL: stripe.url }, true)
+  main = await startPortalServer({ PAYMENT_WEBHOOK_SECRET: SECRET, STRIPE_SECRET_KEY: STRIPE.secretKey, STRIPE_WEBHOOK_SECRET: STRIPE.webhookSecret, STRIPE_API_URL: stripe.url }, { seed: true })
   base = main.url
   stripe.deliverWebhooksTo(`${base}/v1/webhooks/payments/stripe`, STRIPE.webhookSecret)
   dataDir = main.dir
@@ -117,33 +61,6 @@ afterAll(async () => {
   if (dataDir !== "") rmSync(dataDir, { recursive: true, force: true })
   stripe?.stop()
 })
-
-const newContext = async (options: { locale?: string; viewport?: { width: number; height: number } } = {}) => {
-  const context = await browser!.newContext({ locale: options.locale ?? "en-US", viewport: options.viewport ?? { width: 1280, height: 900 }, acceptDownloads: true })
-  context.on("console", (message) => {
-    if (/Content.Security.Policy|Refused to (load|apply|execute)/i.test(message.text())) violations.push(message.text())
-  })
-  return context
-}
-
-/** A screenshot of the page and axe's check: no serious or critical violation. */
-const check = async (page: Page, name: string) => {
-  await page.waitForLoadState("networkidle")
-  await page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true })
-  const result = await new AxeBuilder({ page }).analyze()
-  const bad = result.violations.filter((v) => v.impact === "serious" || v.impact === "critical")
-  expect(bad.map((v) => `${name}: ${v.id} (${v.impact}) ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`)).toEqual([])
-}
-
-/** The verification link of the last mail to `email`, from the server's log. */
-const mailedLink = async (path: string) => {
-  for (let i = 0; i < 80; i++) {
-    const links = [...(main?.output.text ?? "").matchAll(new RegExp(`${base.replace(/[.]/g, "\\.")}${path}\\?token=[A-Za-z0-9._~%-]+`, "g"))]
-    if (links.length > 0) return links[links.length - 1]![0]
-    await Bun.sleep(250)
-  }
-  throw new Error(`no ${path} link in the log:\n${(main?.output.text ?? "").slice(-3000)}`)
-}
 
 /** The manual gateway's provider confirms the payment: the signed webhook of [D40] (README tour). */
 const payByWebhook = async (uuid: string) => {
@@ -197,7 +114,7 @@ describe.skipIf(skipReason !== undefined)("the portal and the console in a brows
     await page.getByRole("button", { name: "Create account" }).click()
     await page.getByRole("heading", { name: "Check your e-mail" }).waitFor()
     await check(page, "05-verify-notice")
-    const link = await mailedLink("/verify-email")
+    const link = await mailedLink(main!, "/verify-email")
     await page.goto(link)
     await check(page, "06-verified")
     await page.goto(`${base}/`)
@@ -356,13 +273,18 @@ describe.skipIf(skipReason !== undefined)("the portal and the console in a brows
     await page.goto(`${base}/account`)
     // the account's own language (en) is applied once the session is read: switch after that
     await page.getByRole("heading", { name: "Two-factor sign-in" }).waitFor()
+    // the account keeps the language: its PUT answered before the page is left
+    const saved = page.waitForResponse((r) => r.request().method() === "PUT" && r.url().endsWith("/v1/account/profile"))
     await page.getByRole("combobox", { name: "Language" }).first().selectOption("fa")
+    expect((await saved).status()).toBe(200)
     await expect(page.evaluate(() => document.documentElement.dir)).resolves.toBe("rtl")
     await expect(page.evaluate(() => document.documentElement.lang)).resolves.toBe("fa")
     await page.goto(`${base}/devices`)
     await expect(page.evaluate(() => document.documentElement.dir)).resolves.toBe("rtl")
     await check(page, "19-devices-fa")
+    const back = page.waitForResponse((r) => r.request().method() === "PUT" && r.url().endsWith("/v1/account/profile"))
     await page.getByRole("combobox").first().selectOption("en")
+    expect((await back).status()).toBe(200)
     await expect(page.evaluate(() => document.documentElement.dir)).resolves.toBe("ltr")
   }, 120_000)
 
@@ -451,7 +373,7 @@ describe.skipIf(skipReason !== undefined)("Telegram in the portal (a second serv
   const PERSON = { name: "Telegram Person", email: `telegram-${Date.now()}@example.com`, password: "Telegram-Passw0rd-2026" }
   const CHAT = 5_550_000_001
   let bot: TelegramStandIn
-  let second: Awaited<ReturnType<typeof startServer>>
+  let second: PortalServer
   let url = ""
   let context: BrowserContext
   let tab: Page
@@ -460,7 +382,7 @@ describe.skipIf(skipReason !== undefined)("Telegram in the portal (a second serv
 
   beforeAll(async () => {
     bot = startTelegramStandIn({ token: TOKEN })
-    second = await startServer({ TELEGRAM_BOT_TOKEN: TOKEN, TELEGRAM_WEBHOOK_SECRET: WEBHOOK, TELEGRAM_API_URL: bot.url }, false)
+    second = await startPortalServer({ PAYMENT_WEBHOOK_SECRET: SECRET, TELEGRAM_BOT_TOKEN: TOKEN, TELEGRAM_WEBHOOK_SECRET: WEBHOOK, TELEGRAM_API_URL: bot.url }, { seed: false })
     url = second.url
     const res = await fetch(`${url}/v1/auth/register`, {
       method: "POST",

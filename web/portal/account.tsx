@@ -4,8 +4,8 @@ import { useTranslation } from "react-i18next"
 import { useLocation } from "wouter"
 import { ApiError, call } from "../shared/api.ts"
 import { formatDateTime } from "../shared/format.ts"
-import { applyLocale, isLocale, type Locale, LOCALE_NAMES, LOCALES } from "../shared/i18n.ts"
-import { SESSION_KEY } from "../shared/session.ts"
+import { isLocale, type Locale, LOCALE_NAMES, LOCALES } from "../shared/i18n.ts"
+import { chooseLocale, SESSION_KEY } from "../shared/session.ts"
 import { ActionButton, Field, FormError, Loaded, Select, Submit, useForm } from "../shared/ui.tsx"
 import { TelegramAccount } from "./telegram.tsx"
 
@@ -58,9 +58,8 @@ const ProfileForm = ({ name, email }: { readonly name: string; readonly email: s
 const Language = () => {
   const { t, i18n } = useTranslation()
   const [value, setValue] = useState<Locale>(isLocale(i18n.language) ? i18n.language : "en")
-  const save = useMutation({
-    mutationFn: (locale: Locale) => call("accounts", "updateProfile", { payload: { locale } })
-  })
+  const client = useQueryClient()
+  const save = useMutation({ mutationFn: (locale: Locale) => chooseLocale(client, locale) })
   return (
     <article>
       <header><h2>{t("account.language")}</h2></header>
@@ -71,7 +70,6 @@ const Language = () => {
         onChange={(v) => {
           if (!isLocale(v)) return
           setValue(v)
-          applyLocale(v)
           save.mutate(v)
         }}
         options={LOCALES.map((l) => [l, LOCALE_NAMES[l]] as const)}

@@ -9,9 +9,8 @@ import { type ReactNode, StrictMode, useEffect } from "react"
 import { createRoot } from "react-dom/client"
 import { useTranslation } from "react-i18next"
 import { Link, Redirect, Route, Switch, useLocation } from "wouter"
-import { call } from "../shared/api.ts"
-import { applyLocale, initI18n, isLocale, type Locale } from "../shared/i18n.ts"
-import { makeQueryClient, SESSION_KEY, signOut, type User, useSession } from "../shared/session.ts"
+import { initI18n, isLocale, type Locale } from "../shared/i18n.ts"
+import { chooseLocale, makeQueryClient, sessionLocale, SESSION_KEY, signOut, type User, useSession } from "../shared/session.ts"
 import { LanguageSwitch } from "../shared/ui.tsx"
 import { Account } from "./account.tsx"
 import { ForgotPassword, SignIn, SignUp, VerifyNotice } from "./auth.tsx"
@@ -31,10 +30,8 @@ const queryClient = makeQueryClient()
 
 /** The user's language ([D120]) once signed in; the switch changes it for the account too. */
 const useUserLocale = (user: User | null | undefined) => {
-  useEffect(() => {
-    const locale = (user as { locale?: unknown } | null | undefined)?.locale
-    if (isLocale(locale)) applyLocale(locale)
-  }, [user])
+  const client = useQueryClient()
+  useEffect(() => sessionLocale(client, user), [client, user])
 }
 
 const Shell = ({ children }: { readonly children: ReactNode }) => {
@@ -44,11 +41,8 @@ const Shell = ({ children }: { readonly children: ReactNode }) => {
   const client = useQueryClient()
   const [, navigate] = useLocation()
   useUserLocale(user)
-  const changeLocale = (locale: Locale) => {
-    applyLocale(locale)
-    // [D120]: the account's language follows the switch (mails, PDFs, pages)
-    if (user) void call("accounts", "updateProfile", { payload: { locale } }).catch(() => undefined)
-  }
+  // [D120]: the account's language follows the switch (mails, PDFs, pages)
+  const changeLocale = (locale: Locale) => void chooseLocale(client, locale).catch(() => undefined)
   return (
     <>
       <a className="skip" href="#main">{t("nav.skip")}</a>

@@ -3,9 +3,10 @@
  * sign-in with Telegram, with `X-Session: cookie`), the credential an HttpOnly cookie this code
  * never sees; `GET /v1/auth/session` tells who is signed in.
  */
-import { QueryClient, useQuery } from "@tanstack/react-query"
+import { type QueryClient as Client, QueryClient, useQuery } from "@tanstack/react-query"
 import { ApiError, call, setUnauthenticatedHandler } from "./api.ts"
 import type { RequestOf, SuccessOf } from "./api-types.ts"
+import { applyLocale, isLocale, type Locale } from "./i18n.ts"
 
 export type User = SuccessOf<"accounts", "user">
 
@@ -63,3 +64,40 @@ export const signInWithTelegramWebApp = async (payload: RequestOf<"telegram", "t
   userOf(await call("telegram", "telegramWebAppSignIn", { payload, headers: COOKIE_SESSION }))
 
 export const signOut = () => call("accounts", "logout")
+
+/**
+ * [D120]: the language switch. The app turns at once, the signed-in user's cached session takes
+ * the new `locale` too (a session read still under way, or one read again, must not turn the app
+ * back to the old language), and the account keeps it (mails, PDFs, pages).
+ */
+export const chooseLocale = (client: Client, locale: Locale) => {
+  applyLocale(locale)
+  const user = client.getQueryData<User | null>(SESSION_KEY)
+  if (user === null) return Promise.resolve(undefined)
+  // the session is still being read: the account takes the choice once it is known
+  if (user === undefined) {
+    chosenWhileLoading = locale
+    return Promise.resolve(undefined)
+  }
+  // a session read under way answers the old language: it is dropped (the cache is right)
+  void client.cancelQueries({ queryKey: SESSION_KEY })
+  // the session's user carries the account's `locale` (GET /v1/auth/session)
+  const withLocale: User & { readonly locale: Locale } = { ...user, locale }
+  client.setQueryData<User | null>(SESSION_KEY, withLocale)
+  return call("accounts", "updateProfile", { payload: { locale } })
+}
+
+let chosenWhileLoading: Locale | undefined
+
+/**
+ * The language once the session is known: the one picked while it was being read (which the
+ * account then keeps), else the account's own.
+ */
+export const sessionLocale = (client: Client, user: User | null | undefined) => {
+  if (!user) return
+  const chosen = chosenWhileLoading
+  chosenWhileLoading = undefined
+  if (chosen !== undefined) return void chooseLocale(client, chosen).catch(() => undefined)
+  const locale = (user as { readonly locale?: unknown }).locale
+  if (isLocale(locale)) applyLocale(locale)
+}
