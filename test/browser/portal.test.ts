@@ -288,6 +288,35 @@ describe.skipIf(skipReason !== undefined)("the portal and the console in a brows
     await expect(page.evaluate(() => document.documentElement.dir)).resolves.toBe("ltr")
   }, 120_000)
 
+  test("[D120] a language picked while the session is still being read is kept, and the account saves it", async () => {
+    const second = await customer.newPage()
+    let release = () => {}
+    const gate = new Promise<void>((resolve) => {
+      release = resolve
+    })
+    // the session's answer held back until the language has been picked
+    await second.route("**/v1/auth/session", async (route) => {
+      await gate
+      await route.continue()
+    })
+    await second.goto(`${base}/`)
+    const saved = second.waitForResponse((r) => r.request().method() === "PUT" && r.url().endsWith("/v1/account/profile"))
+    const session = second.waitForResponse((r) => r.url().endsWith("/v1/auth/session"))
+    await second.getByRole("combobox", { name: "Language" }).first().selectOption("zh")
+    release()
+    await session
+    // the account's saved `en` does not turn the page back; the account takes `zh`
+    expect((await saved).status()).toBe(200)
+    await Bun.sleep(300)
+    expect(await second.evaluate(() => document.documentElement.lang)).toBe("zh")
+    const profile = await second.evaluate(() => fetch("/v1/account/profile").then((r) => r.json()))
+    expect(profile.data.locale).toBe("zh")
+    const back = second.waitForResponse((r) => r.request().method() === "PUT" && r.url().endsWith("/v1/account/profile"))
+    await second.getByRole("combobox").first().selectOption("en")
+    expect((await back).status()).toBe(200)
+    await second.close()
+  }, 120_000)
+
   test("a phone's width", async () => {
     const phone = await newContext({ viewport: { width: 390, height: 844 } })
     const mobile = await phone.newPage()
