@@ -1,5 +1,4 @@
 import * as SqlClient from "@effect/sql/SqlClient"
-import { SqlError } from "@effect/sql/SqlError"
 import * as SqlSchema from "@effect/sql/SqlSchema"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -11,7 +10,7 @@ import { Notifications } from "../outbox/Notifications.ts"
 import { Services } from "../services/Services.ts"
 import { Catalog } from "../catalog/Catalog.ts"
 import { formatCents, toCents } from "../catalog/Money.ts"
-import { retryConflicts } from "../platform/SqlErrors.ts"
+import { isUniqueViolation, retryConflicts } from "../platform/SqlErrors.ts"
 import { Schedules } from "../services/Schedule.ts"
 import { Balance } from "./Balance.ts"
 import { type Invoice, InvoiceNotPayable } from "./Domain.ts"
@@ -37,13 +36,6 @@ export interface ReceivedPayment {
   readonly currency: string
   readonly payload?: unknown
 }
-
-const sqlState = (e: unknown) =>
-  e instanceof SqlError && typeof e.cause === "object" && e.cause !== null && "code" in e.cause
-    ? String((e.cause as { code: unknown }).code)
-    : ""
-
-const isUniqueViolation = (e: unknown) => sqlState(e) === "23505"
 
 /** the ledger's words for a payment that went to the balance ([D123]) */
 const creditReason = (why: "cancelled" | "paid" | "currency" | "short") =>

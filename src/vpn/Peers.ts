@@ -1,5 +1,5 @@
 import * as SqlClient from "@effect/sql/SqlClient"
-import { SqlError } from "@effect/sql/SqlError"
+import type { SqlError } from "@effect/sql/SqlError"
 import * as SqlSchema from "@effect/sql/SqlSchema"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
@@ -10,6 +10,7 @@ import { AppClock } from "../platform/Clock.ts"
 import { AppKey } from "../platform/Crypto.ts"
 import { KeyGen } from "../platform/KeyGen.ts"
 import { leanRow } from "../platform/LeanRow.ts"
+import { isUniqueViolation } from "../platform/SqlErrors.ts"
 import { hostCount, intToIpv4, parseSubnet } from "./Configs.ts"
 import { SubnetFull } from "./Errors.ts"
 import { ServerRecord, type ServerRow } from "./Servers.ts"
@@ -85,10 +86,6 @@ export interface ServerPeer {
   readonly address6: string | null
   readonly held: boolean
 }
-
-const isUniqueViolation = (e: unknown): boolean =>
-  e instanceof SqlError && typeof e.cause === "object" && e.cause !== null && "code" in e.cause &&
-  (e.cause as { code: unknown }).code === "23505"
 
 class Retry extends Data.TaggedError("Retry")<{ readonly cause: SqlError }> {}
 
