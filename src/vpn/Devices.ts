@@ -11,12 +11,13 @@ import { Credentials, VpnCredentials } from "./Credentials.ts"
 import { Peers } from "./Peers.ts"
 import { SubscriptionLinks } from "./SubscriptionLinks.ts"
 import { Device, DeviceWithCredentials, Platform, PLATFORMS } from "./Domain.ts"
+import { DeviceId } from "../platform/Ids.ts"
 
 // the schemas the contract shows live in `Domain.ts` (issue 34)
 export { Device, DeviceWithCredentials, Platform, PLATFORMS }
 
 const DeviceRow = Schema.Struct({
-  id: Schema.Int,
+  id: DeviceId,
   user_id: Schema.Int,
   name: Schema.String,
   platform: Platform,

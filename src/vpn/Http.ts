@@ -24,6 +24,7 @@ import { LINK_REQUESTS_PER_MINUTE, SubscriptionFeed } from "./SubscriptionFeed.t
 import { SubscriptionLinks } from "./SubscriptionLinks.ts"
 import { Metrics } from "../platform/Metrics.ts"
 import { enforceRateLimit, RateLimiter } from "../platform/RateLimiter.ts"
+import { DeviceId, ServerId } from "../platform/Ids.ts"
 
 /** Responses that carry a token, a key or a config file are never cached ([D11]). */
 const noStore = HttpApp.appendPreResponseHandler((_request, response) =>
@@ -54,11 +55,11 @@ const VpnLive = HttpApiBuilder.group(Api, "vpn", (handlers) =>
     return handlers
       .handle("listServers", () => Effect.flatMap(caller, access.serversOf))
       .handle("getServer", ({ path }) =>
-        Effect.flatMap(caller, (userId) => Effect.map(access.locate(userId, path.server), (found) => found.server)))
+        Effect.flatMap(caller, (userId) => Effect.map(access.locate(userId, ServerId.make(path.server)), (found) => found.server)))
       .handle("wireguard", ({ path }) =>
-        Effect.flatMap(caller, (userId) => Effect.map(downloads.wireguard(userId, path.server), download)))
+        Effect.flatMap(caller, (userId) => Effect.map(downloads.wireguard(userId, ServerId.make(path.server)), download)))
       .handle("openvpn", ({ path }) =>
-        Effect.flatMap(caller, (userId) => Effect.map(downloads.openvpn(userId, path.server), download)))
+        Effect.flatMap(caller, (userId) => Effect.map(downloads.openvpn(userId, ServerId.make(path.server)), download)))
       .handle("vpnCredentials", () =>
         Effect.flatMap(caller, devices.defaultCredentials).pipe(Effect.zipLeft(noStore)))
       .handle("rotateVpnCredentials", () =>
@@ -68,32 +69,32 @@ const VpnLive = HttpApiBuilder.group(Api, "vpn", (handlers) =>
       // [D122]: each device's link is a credential ([D11]: never cached)
       .handle("listDevices", () => Effect.flatMap(caller, activity.list).pipe(Effect.zipLeft(noStore)))
       .handle("getDevice", ({ path }) =>
-        Effect.flatMap(caller, (userId) => activity.detail(userId, path.device)).pipe(Effect.zipLeft(noStore)))
+        Effect.flatMap(caller, (userId) => activity.detail(userId, DeviceId.make(path.device))).pipe(Effect.zipLeft(noStore)))
       .handle("rotateSubscription", ({ path }) =>
-        Effect.flatMap(caller, (userId) => activity.rotateLink(userId, path.device)).pipe(Effect.zipLeft(noStore)))
-      .handle("subscriptionFetches", ({ path }) => Effect.flatMap(caller, (userId) => activity.fetchesOf(userId, path.device)))
+        Effect.flatMap(caller, (userId) => activity.rotateLink(userId, DeviceId.make(path.device))).pipe(Effect.zipLeft(noStore)))
+      .handle("subscriptionFetches", ({ path }) => Effect.flatMap(caller, (userId) => activity.fetchesOf(userId, DeviceId.make(path.device))))
       .handle("createDevice", ({ payload }) =>
         Effect.flatMap(caller, (userId) => devices.create(userId, payload)).pipe(Effect.zipLeft(noStore)))
       .handle("renameDevice", ({ path, payload }) =>
-        Effect.flatMap(caller, (userId) => devices.rename(userId, path.device, payload.name)))
+        Effect.flatMap(caller, (userId) => devices.rename(userId, DeviceId.make(path.device), payload.name)))
       .handle("deleteDevice", ({ path }) =>
-        Effect.flatMap(caller, (userId) => devices.remove(userId, path.device)).pipe(Effect.as("Device deleted.")))
+        Effect.flatMap(caller, (userId) => devices.remove(userId, DeviceId.make(path.device))).pipe(Effect.as("Device deleted.")))
       .handle("rotateDevice", ({ path }) =>
         Effect.flatMap(caller, (userId) =>
-          Effect.map(devices.rotate(userId, path.device), (data) => ({ message: "Device credentials rotated.", data }))
+          Effect.map(devices.rotate(userId, DeviceId.make(path.device)), (data) => ({ message: "Device credentials rotated.", data }))
         ).pipe(Effect.zipLeft(noStore)))
       .handle("deviceWireguard", ({ path }) =>
-        Effect.flatMap(caller, (userId) => Effect.map(downloads.wireguard(userId, path.server, path.device), download)))
+        Effect.flatMap(caller, (userId) => Effect.map(downloads.wireguard(userId, ServerId.make(path.server), DeviceId.make(path.device)), download)))
       .handle("deviceWireguardQr", ({ path }) =>
         Effect.flatMap(caller, (userId) =>
-          downloads.wireguard(userId, path.server, path.device).pipe(
+          downloads.wireguard(userId, ServerId.make(path.server), DeviceId.make(path.device)).pipe(
             Effect.flatMap((file) => qrPng(file.text)),
             Effect.map((png) =>
               HttpServerResponse.uint8Array(png, { contentType: "image/png", headers: { "cache-control": "no-store" } })
             )
           )))
       .handle("deviceOpenvpn", ({ path }) =>
-        Effect.flatMap(caller, (userId) => Effect.map(downloads.openvpn(userId, path.server, path.device), download)))
+        Effect.flatMap(caller, (userId) => Effect.map(downloads.openvpn(userId, ServerId.make(path.server), DeviceId.make(path.device)), download)))
       .handle("revokeVpnAccess", () =>
         Effect.flatMap(caller, accounts.revokeAll).pipe(
           Effect.zipRight(vpnAccessRevoked),
@@ -154,11 +155,11 @@ const AdminLive = HttpApiBuilder.group(Api, "vpnAdmin", (handlers) =>
         return Effect.map(servers.adminPage(page, ADMIN_SERVERS_PER_PAGE), ({ rows, total }) =>
           makePage({ rows, total, page, perPage: ADMIN_SERVERS_PER_PAGE, baseUrl: `${config.publicUrl}/v1/admin/servers` }))
       })
-      .handle("getServer", ({ path }) => Effect.flatMap(servers.adminOne(path.server), orNotFound))
+      .handle("getServer", ({ path }) => Effect.flatMap(servers.adminOne(ServerId.make(path.server)), orNotFound))
       .handle("userDevices", ({ path }) => activity.ofUser(path.user))
       .handle("createServer", ({ payload }) =>
         servers.create(payload).pipe(Effect.zipLeft(noStore)))
-      .handle("updateServer", ({ path, payload }) => servers.update(path.server, payload))
+      .handle("updateServer", ({ path, payload }) => servers.update(ServerId.make(path.server), payload))
       .handle("recordUsage", ({ path, payload }) =>
         usage.addToService(path.service, payload.bytes, payload.period))
   }))

@@ -15,6 +15,7 @@ import { hostCount, intToIpv4, parseSubnet } from "./Configs.ts"
 import { SubnetFull } from "./Errors.ts"
 import { ServerRecord, type ServerRow } from "./Servers.ts"
 import { NodePeer } from "./Domain.ts"
+import type { ServerId, DeviceId } from "../platform/Ids.ts"
 
 // the schemas the contract shows live in `Domain.ts` (issue 34)
 export { NodePeer }
@@ -293,7 +294,7 @@ export class Peers extends Effect.Service<Peers>()("vpn/Peers", {
        * grant to `planId`, the service's bytes in the period starting `period` ([D95]) and the
        * default device's peer there (none: the long way, `Devices.defaultOf` then `ensure`)
        */
-      downloadOf: (q: { readonly serverId: number; readonly planId: number; readonly serviceId: number; readonly period: string; readonly userId: number }) =>
+      downloadOf: (q: { readonly serverId: ServerId; readonly planId: number; readonly serviceId: number; readonly period: string; readonly userId: number }) =>
         downloadRow(q).pipe(
           Effect.map(Option.map((r): DownloadView => {
             const { address, address6, device_id: _, granted, peer_public_key, peer_user_id, private_key_enc, used, ...server } = r
@@ -309,18 +310,18 @@ export class Peers extends Effect.Service<Peers>()("vpn/Peers", {
           Effect.orDie
         ),
       /** the server's peers for its node, each with whether its user's access is on hold (one query) */
-      ofServer: (serverId: number) => ofServerRows(serverId).pipe(Effect.map((rows) => rows.map(serverPeer)), Effect.orDie),
+      ofServer: (serverId: ServerId) => ofServerRows(serverId).pipe(Effect.map((rows) => rows.map(serverPeer)), Effect.orDie),
       /**
        * issue 27: at most `limit` of the server's peers after the peer id `after`, in the order of
        * `ofServer`, with the id to continue after (one query)
        */
-      pageOfServer: (serverId: number, after: number, limit: number) =>
+      pageOfServer: (serverId: ServerId, after: number, limit: number) =>
         pageOfServerRows({ serverId, after, limit }).pipe(
           Effect.map((rows) => ({ peers: rows.map(serverPeer), last: rows.length === 0 ? after : rows[rows.length - 1]!.id })),
           Effect.orDie
         ),
       /** [D92]: the server's peers with one of these keys or of one of these users (one query) */
-      someOfServer: (serverId: number, keys: ReadonlyArray<string>, userIds: ReadonlyArray<number>) =>
+      someOfServer: (serverId: ServerId, keys: ReadonlyArray<string>, userIds: ReadonlyArray<number>) =>
         (keys.length === 0 && userIds.length === 0
           ? Effect.succeed([])
           : someOfServerRows({ serverId, keys: JSON.stringify(keys), users: JSON.stringify(userIds) })).pipe(
@@ -328,7 +329,7 @@ export class Peers extends Effect.Service<Peers>()("vpn/Peers", {
             Effect.orDie
           ),
       /** the owners of these public keys on this server, by key (unknown ones are absent) */
-      ownersOf: (serverId: number, publicKeys: ReadonlyArray<string>) =>
+      ownersOf: (serverId: ServerId, publicKeys: ReadonlyArray<string>) =>
         (publicKeys.length === 0 ? Effect.succeed([]) : owners({ serverId, publicKeys: [...new Set(publicKeys)] })).pipe(
           Effect.map((rows) => new Map(rows.map((r) => [r.public_key, r.user_id])) as ReadonlyMap<string, number>),
           Effect.orDie
@@ -337,7 +338,7 @@ export class Peers extends Effect.Service<Peers>()("vpn/Peers", {
       rekeyAll: (userId: number) =>
         sql.withTransaction(Effect.flatMap(peerIdsOf(userId), rekey)).pipe(Effect.orDie),
       /** [D90]: a new key pair for every peer of the device, addresses kept */
-      rekeyDevice: (deviceId: number) =>
+      rekeyDevice: (deviceId: DeviceId) =>
         sql.withTransaction(Effect.flatMap(peerIdsOfDevice(deviceId), rekey)).pipe(Effect.orDie)
     } as const
   })

@@ -22,6 +22,7 @@ import { ReportOwners } from "./ReportOwners.ts"
 import { idempotencyKeyErrors, UsageReports } from "./UsageReports.ts"
 import { UsageRows } from "./UsageRows.ts"
 import { UsageRecorded } from "./Domain.ts"
+import type { ServerId } from "../platform/Ids.ts"
 
 // the schemas the contract shows live in `Domain.ts` (issue 34)
 export { UsageRecorded }
@@ -153,7 +154,7 @@ export class Usage extends Effect.Service<Usage>()("vpn/Usage", {
      * [D116]: only the entries this node's server serves.
      * [D94]: under an `Idempotency-Key`, a retry answers the first answer and adds nothing.
      */
-    const record = (serverId: number, payload: ReadonlyArray<unknown>, key?: string) =>
+    const record = (serverId: ServerId, payload: ReadonlyArray<unknown>, key?: string) =>
       Effect.flatMap(checked(payload, key, DELTAS, false), (entries) =>
         reports.once(serverId, "usage", key, Effect.gen(function*() {
           const served = yield* owners.ownersOf(serverId, entries)
@@ -181,7 +182,7 @@ export class Usage extends Effect.Service<Usage>()("vpn/Usage", {
      * every known peer, counted or not, so traffic outside a service is never billed later) and
      * adds what they grew by; a repeated report adds nothing, a lost one is covered by the next.
      */
-    const recordCounters = (serverId: number, payload: ReadonlyArray<unknown>, key?: string) =>
+    const recordCounters = (serverId: ServerId, payload: ReadonlyArray<unknown>, key?: string) =>
       Effect.flatMap(checked(payload, key, TOTALS, true), (entries) =>
         reports.once(serverId, "counters", key, Effect.gen(function*() {
           const served = yield* owners.ownersOf(serverId, entries)
