@@ -12,13 +12,14 @@ import { makePage } from "../platform/Page.ts"
 import { partialService } from "../platform/TestLayer.ts"
 import { memoryInvoices } from "./BillingMemory.ts"
 import { CreditNote, Invoice, type InvoiceDetail, InvoiceListRow, toListItem } from "./Domain.ts"
+import { ServiceId } from "../platform/Ids.ts"
 
 /** [D36]: invoices pages hold 15 */
 const PER_PAGE = 15
 
 export interface NewInvoice {
   readonly userId: number
-  readonly serviceId: number | null
+  readonly serviceId: ServiceId | null
   readonly planId: number
   readonly cycleId: number
   readonly amount: string
@@ -37,7 +38,7 @@ export interface NewInvoice {
 /** A renewal invoice of [D80]: one per service and expiry. */
 export interface NewRenewal {
   readonly userId: number
-  readonly serviceId: number
+  readonly serviceId: ServiceId
   readonly planId: number
   readonly cycleId: number
   readonly amount: string
@@ -50,7 +51,7 @@ const Count = Schema.Struct({ n: Schema.Int })
 const CreatedRenewal = Schema.Struct({
   uuid: Schema.String,
   user_id: Schema.Int,
-  service_id: Schema.Int,
+  service_id: ServiceId,
   amount: Schema.String,
   currency: Schema.String,
   due_date: Schema.DateFromSelf
@@ -223,7 +224,7 @@ export class Invoices extends Effect.Service<Invoices>()("billing/Invoices", {
       })(undefined).pipe(Effect.orDie)
 
     /** [D108]: the pending renewals of a service whose period an upgrade replaced, cancelled; them (their balance goes back) */
-    const cancelPendingRenewals = (serviceId: number) =>
+    const cancelPendingRenewals = (serviceId: ServiceId) =>
       SqlSchema.findAll({
         Request: Schema.Void,
         Result: Schema.Struct({ id: Schema.Int, user_id: Schema.NullOr(Schema.Int), currency: Schema.String, balance_applied: Schema.String }),
@@ -233,7 +234,7 @@ export class Invoices extends Effect.Service<Invoices>()("billing/Invoices", {
       })(undefined).pipe(Effect.orDie)
 
     /** [D113]: the period the payment bought is kept for the invoice's document */
-    const markPaid = (id: number, transactionId: string | null, serviceId: number | null, now: Date, period: { readonly from: Date; readonly to: Date } | null = null) =>
+    const markPaid = (id: number, transactionId: string | null, serviceId: ServiceId | null, now: Date, period: { readonly from: Date; readonly to: Date } | null = null) =>
       sql`update invoices set status = 'paid', paid_at = ${now}, transaction_id = ${transactionId},
             service_id = coalesce(${serviceId}, service_id),
             period_start = ${period?.from ?? null}, period_end = ${period?.to ?? null} where id = ${id}`.pipe(Effect.asVoid)

@@ -1,5 +1,6 @@
 import * as Schema from "effect/Schema"
 import type { Cycle, Plan, QuotaAction, UsageReset } from "../catalog/Domain.ts"
+import { ServiceId } from "../platform/Ids.ts"
 import { leanRow } from "../platform/LeanRow.ts"
 
 /** [D124]: `grace`: an auto-renewing service past `expires_at` while its renewal is retried (until `grace_until`) */
@@ -11,7 +12,7 @@ export type ServiceStatus = typeof ServiceStatus.Type
 
 /** A row of `services`, the table this room owns. */
 export const ServiceRecord = Schema.Struct({
-  id: Schema.Int,
+  id: ServiceId,
   user_id: Schema.Int,
   plan_id: Schema.Int,
   cycle_id: Schema.Int,
@@ -26,7 +27,7 @@ export type ServiceRecord = typeof ServiceRecord.Type
 
 /** A service with its plan and cycle (from the catalogue): what the routes and VPN access read. */
 export interface Subscription {
-  readonly id: number
+  readonly id: ServiceId
   readonly userId: number
   readonly status: ServiceStatus
   readonly startsAt: Date
@@ -61,7 +62,7 @@ export interface Subscription {
  * ([D95]) and what a quota notice names ([D96]); no cycle, status or expiry to read and decode.
  */
 export interface ServiceQuota {
-  readonly id: number
+  readonly id: ServiceId
   readonly userId: number
   readonly startsAt: Date
   readonly plan: Pick<Subscription["plan"], "id" | "name" | "bandwidthLimitGb" | "usageReset">

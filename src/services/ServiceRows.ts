@@ -21,6 +21,7 @@ import {
 } from "./Domain.ts"
 import { memoryServiceRows } from "./ServiceRowsMemory.ts"
 import { ScheduleColumns, scheduledIds, scheduleOf, type ServiceSchedule } from "./Schedule.ts"
+import { ServiceId } from "../platform/Ids.ts"
 
 /** the key space of this room's advisory locks (one lock per user) */
 const USER_LOCK_SPACE = 4_080_002
@@ -28,6 +29,8 @@ const USER_LOCK_SPACE = 4_080_002
 const UserId = Schema.Struct({ userId: Schema.Int })
 const UserAt = Schema.Struct({ userId: Schema.Int, now: Schema.DateFromSelf })
 const Id = Schema.Struct({ id: Schema.Int })
+/** a service's id as a statement returns it */
+const ServiceIdRow = Schema.Struct({ id: ServiceId })
 /** a PostgreSQL `int[]` literal of these numbers */
 const intArray = (ids: Iterable<number>) => `{${[...ids].join(",")}}`
 
@@ -152,7 +155,7 @@ export class ServiceRows extends Effect.Service<ServiceRows>()("services/Service
     })
     const insert = SqlSchema.single({
       Request: Schema.Struct({ service: NewService, now: Schema.DateFromSelf }),
-      Result: Id,
+      Result: ServiceIdRow,
       execute: ({ now, service: s }) => {
         return sql`
           insert into services (user_id, plan_id, cycle_id, status, starts_at, expires_at, auto_renew, created_at, updated_at)
@@ -260,7 +263,7 @@ export class ServiceRows extends Effect.Service<ServiceRows>()("services/Service
         for (const r of rows) {
           let plan = plans.get(r.plan_id)
           if (plan === undefined) plans.set(r.plan_id, plan = planOf(c.plan(r.plan_id)))
-          found.set(r.user_id, { id: r.id, userId: r.user_id, startsAt: r.starts_at, plan, grace: r.status === "grace" })
+          found.set(r.user_id, { id: ServiceId.make(r.id), userId: r.user_id, startsAt: r.starts_at, plan, grace: r.status === "grace" })
         }
         return found as ReadonlyMap<number, ActiveService>
       })
@@ -269,10 +272,10 @@ export class ServiceRows extends Effect.Service<ServiceRows>()("services/Service
      * [D124]: these auto-renewing active services whose renewal is due (their `expires_at` is the
      * one given) go into grace until `grace_until`; the ids that did
      */
-    const enterGraceRows = (items: ReadonlyArray<{ readonly serviceId: number; readonly expiresAt: Date; readonly graceUntil: Date }>, now: Date) =>
+    const enterGraceRows = (items: ReadonlyArray<{ readonly serviceId: ServiceId; readonly expiresAt: Date; readonly graceUntil: Date }>, now: Date) =>
       items.length === 0 ? Effect.succeed<ReadonlyArray<number>>([]) : SqlSchema.findAll({
         Request: Schema.Void,
-        Result: Id,
+        Result: ServiceIdRow,
         execute: () => sql`
           update services s set status = 'grace', grace_until = g.grace_until, updated_at = ${now}
           from jsonb_to_recordset(${JSON.stringify(items.map((i) => ({

@@ -5,6 +5,7 @@ import type { AppClock } from "../platform/Clock.ts"
 import { type ActiveService, planOf, type ServiceQuota, type ServiceRecord, subscription, type Subscription } from "./Domain.ts"
 import { noSchedule } from "./Schedule.ts"
 import type { ServiceRows } from "./ServiceRows.ts"
+import { ServiceId } from "../platform/Ids.ts"
 
 type Rows = Parameters<(typeof ServiceRows)["make"]>[0]
 
@@ -91,7 +92,7 @@ export const memoryServiceRows = (clock: AppClock["Type"], catalog: Catalog): Ro
         })),
     create: (service) =>
       Effect.sync(() => {
-        const id = nextId++
+        const id = ServiceId.make(nextId++)
         rows.set(id, {
           id,
           user_id: service.userId,

@@ -24,7 +24,7 @@ import { LINK_REQUESTS_PER_MINUTE, SubscriptionFeed } from "./SubscriptionFeed.t
 import { SubscriptionLinks } from "./SubscriptionLinks.ts"
 import { Metrics } from "../platform/Metrics.ts"
 import { enforceRateLimit, RateLimiter } from "../platform/RateLimiter.ts"
-import { DeviceId, ServerId } from "../platform/Ids.ts"
+import { DeviceId, ServerId, ServiceId } from "../platform/Ids.ts"
 
 /** Responses that carry a token, a key or a config file are never cached ([D11]). */
 const noStore = HttpApp.appendPreResponseHandler((_request, response) =>
@@ -101,7 +101,7 @@ const VpnLive = HttpApiBuilder.group(Api, "vpn", (handlers) =>
           Effect.as("VPN access revoked."),
           Effect.zipLeft(noStore)
         ))
-      .handle("serviceBandwidth", ({ path }) => Effect.flatMap(caller, (userId) => usage.ofService(userId, path.service)))
+      .handle("serviceBandwidth", ({ path }) => Effect.flatMap(caller, (userId) => usage.ofService(userId, ServiceId.make(path.service))))
       .handle("currentBandwidth", () => Effect.flatMap(caller, usage.current))
       .handle("bandwidthHistory", () => Effect.flatMap(caller, usage.historyOf))
       .handle("bandwidthSummary", () => Effect.flatMap(caller, usage.summaryOf))
@@ -161,7 +161,7 @@ const AdminLive = HttpApiBuilder.group(Api, "vpnAdmin", (handlers) =>
         servers.create(payload).pipe(Effect.zipLeft(noStore)))
       .handle("updateServer", ({ path, payload }) => servers.update(ServerId.make(path.server), payload))
       .handle("recordUsage", ({ path, payload }) =>
-        usage.addToService(path.service, payload.bytes, payload.period))
+        usage.addToService(ServiceId.make(path.service), payload.bytes, payload.period))
   }))
 
 /**

@@ -15,7 +15,7 @@ import { hostCount, intToIpv4, parseSubnet } from "./Configs.ts"
 import { SubnetFull } from "./Errors.ts"
 import { ServerRecord, type ServerRow } from "./Servers.ts"
 import { NodePeer } from "./Domain.ts"
-import type { ServerId, DeviceId } from "../platform/Ids.ts"
+import type { ServerId, DeviceId, ServiceId } from "../platform/Ids.ts"
 
 // the schemas the contract shows live in `Domain.ts` (issue 34)
 export { NodePeer }
@@ -294,7 +294,7 @@ export class Peers extends Effect.Service<Peers>()("vpn/Peers", {
        * grant to `planId`, the service's bytes in the period starting `period` ([D95]) and the
        * default device's peer there (none: the long way, `Devices.defaultOf` then `ensure`)
        */
-      downloadOf: (q: { readonly serverId: ServerId; readonly planId: number; readonly serviceId: number; readonly period: string; readonly userId: number }) =>
+      downloadOf: (q: { readonly serverId: ServerId; readonly planId: number; readonly serviceId: ServiceId; readonly period: string; readonly userId: number }) =>
         downloadRow(q).pipe(
           Effect.map(Option.map((r): DownloadView => {
             const { address, address6, device_id: _, granted, peer_public_key, peer_user_id, private_key_enc, used, ...server } = r

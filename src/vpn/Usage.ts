@@ -22,7 +22,7 @@ import { ReportOwners } from "./ReportOwners.ts"
 import { idempotencyKeyErrors, UsageReports } from "./UsageReports.ts"
 import { UsageRows } from "./UsageRows.ts"
 import { UsageRecorded } from "./Domain.ts"
-import type { ServerId } from "../platform/Ids.ts"
+import { ServerId, ServiceId } from "../platform/Ids.ts"
 
 // the schemas the contract shows live in `Domain.ts` (issue 34)
 export { UsageRecorded }
@@ -89,7 +89,7 @@ export class Usage extends Effect.Service<Usage>()("vpn/Usage", {
         const now = yield* clock.now
         const current = yield* subscriptions.currentQuotasOf(additions.map((a) => a.owner))
         const periodAt = periodsAt(now)
-        const sums = new Map<number, Sum>()
+        const sums = new Map<ServiceId, Sum>()
         for (const addition of additions) {
           const service = current.get(addition.owner)
           if (service === undefined) continue
@@ -127,7 +127,7 @@ export class Usage extends Effect.Service<Usage>()("vpn/Usage", {
      * `refusedByDatabase`: the upsert refused each of them (a total stored past the bound by hand
      * refuses even zeros: then the service's last entry is named).
      */
-    const refuse = (sums: ReadonlyMap<number, Sum>, ids: ReadonlyArray<number>, fields: CounterFields, refusedByDatabase: boolean) =>
+    const refuse = (sums: ReadonlyMap<ServiceId, Sum>, ids: ReadonlyArray<ServiceId>, fields: CounterFields, refusedByDatabase: boolean) =>
       Effect.gen(function*() {
         const stored = yield* periodTotals(ids.map((id) => ({ serviceId: id, period: sums.get(id)!.period.start })))
         const errors: FieldErrors = {}
@@ -206,7 +206,7 @@ export class Usage extends Effect.Service<Usage>()("vpn/Usage", {
      * [D70]: an admin adds bytes to a service's period: by default the current one ([D95]), else
      * the one starting in the month `YYYY-MM`; 422 past 2^53 - 1, nothing saved
      */
-    const addToService = (serviceId: number, bytes: number, periodLabel: string | undefined) =>
+    const addToService = (serviceId: ServiceId, bytes: number, periodLabel: string | undefined) =>
       Effect.gen(function*() {
         const service = yield* orNotFound(yield* subscriptions.findById(serviceId))
         const anchor = { usageReset: service.plan.usageReset, startsAt: service.startsAt }
@@ -266,7 +266,7 @@ export class Usage extends Effect.Service<Usage>()("vpn/Usage", {
       recordCounters,
       addToService,
       /** [D55]: the caller's service's month (404 for another user's) */
-      ofService: (userId: number, serviceId: number) =>
+      ofService: (userId: number, serviceId: ServiceId) =>
         Effect.flatMap(Effect.flatMap(subscriptions.findOwned(userId, serviceId), orNotFound), bandwidthOf),
       /** [D55]: the current service's month (404 without one) */
       current: (userId: number) => Effect.flatMap(currentService(userId), bandwidthOf),

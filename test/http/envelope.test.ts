@@ -5,6 +5,7 @@ import { type Invoice, InvoiceListItem, toListItem } from "../../src/billing/Dom
 import { renderDetail, ServiceDetail } from "../../src/services/Api.ts"
 import type { Subscription } from "../../src/services/Domain.ts"
 import { makePage, Ok, OkPage, okResponse, pageResponse } from "../../src/http/Envelope.ts"
+import { ServiceId } from "../../src/platform/Ids.ts"
 
 // issue 8: the hot reads build their wire form directly; it must be what the declared schema
 // encodes ([D10] envelope), for the very renderers those routes use.
@@ -60,7 +61,7 @@ describe("pre-encoded responses", () => {
 
   test("the current service: the same JSON as Ok(ServiceDetail) encodes", () => {
     const row: Subscription = {
-      id: 7,
+      id: ServiceId.make(7),
       userId: 1,
       status: "active",
       startsAt: new Date("2026-01-01T00:00:00Z"),
