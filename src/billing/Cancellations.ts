@@ -10,11 +10,11 @@ import { Schedules } from "../services/Schedule.ts"
 import { Services } from "../services/Services.ts"
 import { Balance } from "./Balance.ts"
 import { GatewaysLive, PaymentGateways } from "./Gateways.ts"
-import type { ServiceId } from "../platform/Ids.ts"
+import { ServiceId, UserId } from "../platform/Ids.ts"
 
 const CancelledInvoice = Schema.Struct({
   id: Schema.Int,
-  user_id: Schema.NullOr(Schema.Int),
+  user_id: Schema.NullOr(UserId),
   currency: Schema.String,
   balance_applied: Schema.String,
   promo_code_id: Schema.NullOr(Schema.Int)
@@ -36,7 +36,7 @@ export class Cancellations extends Effect.Service<Cancellations>()("billing/Canc
     const catalog = yield* Catalog
     const gateways = yield* PaymentGateways
 
-    const owned = (userId: number, serviceId: ServiceId) =>
+    const owned = (userId: UserId, serviceId: ServiceId) =>
       Effect.flatMap(services.findOwned(userId, serviceId), Option.match({ onNone: () => Effect.fail(new NotFound()), onSome: Effect.succeed }))
 
     /** the service's pending invoices become cancelled, giving back balance and promo uses */
@@ -55,10 +55,10 @@ export class Cancellations extends Effect.Service<Cancellations>()("billing/Canc
       })
 
     /** the service as its routes answer it ([D34] with [D108], [D111]) */
-    const view = (userId: number, serviceId: ServiceId) =>
+    const view = (userId: UserId, serviceId: ServiceId) =>
       Effect.flatMap(owned(userId, serviceId), (s) => Effect.map(schedules.of(s.id), (schedule) => ({ service: s, schedule })))
 
-    const cancel = (userId: number, serviceId: ServiceId, at: "period_end" | "now") =>
+    const cancel = (userId: UserId, serviceId: ServiceId, at: "period_end" | "now") =>
       Effect.gen(function*() {
         yield* owned(userId, serviceId)
         yield* sql.withTransaction(Effect.gen(function*() {
@@ -71,7 +71,7 @@ export class Cancellations extends Effect.Service<Cancellations>()("billing/Canc
         return yield* view(userId, serviceId)
       })
 
-    const resume = (userId: number, serviceId: ServiceId) =>
+    const resume = (userId: UserId, serviceId: ServiceId) =>
       Effect.gen(function*() {
         yield* owned(userId, serviceId)
         yield* cancellation.resume(userId, serviceId)

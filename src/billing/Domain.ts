@@ -2,7 +2,7 @@ import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import * as JSONSchema from "effect/JSONSchema"
 import * as Schema from "effect/Schema"
 import { label, oneOf, requiredMessage, string } from "../platform/Fields.ts"
-import { ServiceId } from "../platform/Ids.ts"
+import { ServiceId, UserId } from "../platform/Ids.ts"
 
 export const INVOICE_STATUSES = ["pending", "paid", "cancelled"] as const
 export const InvoiceStatus = Schema.Literal(...INVOICE_STATUSES)
@@ -11,7 +11,7 @@ export const InvoiceStatus = Schema.Literal(...INVOICE_STATUSES)
 export const Invoice = Schema.Struct({
   id: Schema.Int,
   uuid: Schema.String,
-  user_id: Schema.NullOr(Schema.Int),
+  user_id: Schema.NullOr(UserId),
   service_id: Schema.NullOr(ServiceId),
   plan_id: Schema.Int,
   cycle_id: Schema.Int,

@@ -19,6 +19,7 @@ import { PaymentWebhooks } from "./PaymentWebhooks.ts"
 import { payPage } from "./Pages.ts"
 import { BillingDocumentsHttpLive } from "./documents/Http.ts"
 import { BillingGatewaysHttpLive } from "./gateways/Http.ts"
+import { UserId } from "../platform/Ids.ts"
 
 
 const noStore = HttpApp.appendPreResponseHandler((_request, response) =>
@@ -68,7 +69,7 @@ const BillingAdminHandlers = HttpApiBuilder.group(Api, "billingAdmin", (handlers
     const admin = yield* AdminInvoices
     return handlers
       .handle("createInvoice", ({ path, payload }) =>
-        admin.create(path.user, {
+        admin.create(UserId.make(path.user), {
           planId: payload.plan_id,
           cycleId: payload.cycle_id,
           amount: Option.fromNullable(payload.amount),

@@ -15,6 +15,7 @@ import { Schedules } from "../services/Schedule.ts"
 import { Balance } from "./Balance.ts"
 import { type Invoice, InvoiceNotPayable } from "./Domain.ts"
 import { invoiceEvent, Invoices } from "./Invoices.ts"
+import type { UserId } from "../platform/Ids.ts"
 
 export type PaidOutcome = "paid" | "already-paid"
 
@@ -101,7 +102,7 @@ export class Payments extends Effect.Service<Payments>()("billing/Payments", {
      * renewal for the downgrade scheduled on its service continues on the new plan; any other
      * invoice activates or extends as [D35] says.
      */
-    const activateOrChange = (invoice: Invoice, userId: number) =>
+    const activateOrChange = (invoice: Invoice, userId: UserId) =>
       Effect.gen(function*() {
         const { change_credit, cycle_id, plan_id, service_id } = invoice
         if (service_id !== null && change_credit !== null) {

@@ -19,7 +19,7 @@ import { GatewaysLive, PaymentGateways } from "./Gateways.ts"
 import { Invoices } from "./Invoices.ts"
 import { Payments } from "./Payments.ts"
 import { type ChangeKind, changeKind, prorate, type Prorated } from "./Proration.ts"
-import type { ServiceId } from "../platform/Ids.ts"
+import { ServiceId, UserId } from "../platform/Ids.ts"
 
 const DAY_MS = 86_400_000
 /**
@@ -86,7 +86,7 @@ export class PlanChanges extends Effect.Service<PlanChanges>()("billing/PlanChan
       )
 
     /** the caller's active service, the target plan and cycle checked as [D108] says, and the money */
-    const price = (userId: number, serviceId: ServiceId, request: ChangeRequest) =>
+    const price = (userId: UserId, serviceId: ServiceId, request: ChangeRequest) =>
       Effect.gen(function*() {
         const service = yield* Effect.flatMap(services.findOwned(userId, serviceId), Option.match({
           onNone: () => Effect.fail(new NotFound()),
@@ -115,7 +115,7 @@ export class PlanChanges extends Effect.Service<PlanChanges>()("billing/PlanChan
         return { service, cycle, kind, money, now, sourceId: paid.sourceId }
       })
 
-    const quote = (userId: number, serviceId: ServiceId, request: ChangeRequest) =>
+    const quote = (userId: UserId, serviceId: ServiceId, request: ChangeRequest) =>
       Effect.map(price(userId, serviceId, request), ({ cycle, kind, money, service }): ChangeQuote => ({
         kind,
         credit: formatCents(money.creditCents),
@@ -129,7 +129,7 @@ export class PlanChanges extends Effect.Service<PlanChanges>()("billing/PlanChan
       Effect.gen(function*() {
         const cancelled = yield* SqlSchema.findAll({
           Request: Schema.Void,
-          Result: Schema.Struct({ id: Schema.Int, user_id: Schema.NullOr(Schema.Int), currency: Schema.String, balance_applied: Schema.String }),
+          Result: Schema.Struct({ id: Schema.Int, user_id: Schema.NullOr(UserId), currency: Schema.String, balance_applied: Schema.String }),
           execute: () => sql`update invoices set status = 'cancelled'
             where service_id = ${serviceId} and status = 'pending' and change_credit is not null
             returning id, user_id, currency, balance_applied::text as balance_applied`
@@ -151,7 +151,7 @@ export class PlanChanges extends Effect.Service<PlanChanges>()("billing/PlanChan
           Request: Schema.Void,
           Result: Schema.Struct({
             id: Schema.Int,
-            user_id: Schema.NullOr(Schema.Int),
+            user_id: Schema.NullOr(UserId),
             plan_id: Schema.Int,
             cycle_id: Schema.Int,
             currency: Schema.String,
@@ -196,7 +196,7 @@ export class PlanChanges extends Effect.Service<PlanChanges>()("billing/PlanChan
      * from what the one before it left (a paid period is credited once); a transaction PostgreSQL
      * aborts for a deadlock or a serialization failure is run again.
      */
-    const change = (userId: number, serviceId: ServiceId, request: ChangeRequest) =>
+    const change = (userId: UserId, serviceId: ServiceId, request: ChangeRequest) =>
       Effect.flatMap(gateways.resolve(request.gateway), (gateway) => retryConflicts(sql.withTransaction(Effect.gen(function*() {
         yield* services.lock(serviceId)
         const { cycle, kind, money, now, service, sourceId } = yield* price(userId, serviceId, request)
@@ -239,7 +239,7 @@ export class PlanChanges extends Effect.Service<PlanChanges>()("billing/PlanChan
       )
 
     /** [D108]: the scheduled downgrade is removed (and a pending change invoice cancelled) */
-    const removeScheduled = (userId: number, serviceId: ServiceId) =>
+    const removeScheduled = (userId: UserId, serviceId: ServiceId) =>
       Effect.gen(function*() {
         const service = yield* Effect.flatMap(services.findOwned(userId, serviceId), Option.match({
           onNone: () => Effect.fail(new NotFound()),

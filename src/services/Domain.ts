@@ -1,6 +1,6 @@
 import * as Schema from "effect/Schema"
 import type { Cycle, Plan, QuotaAction, UsageReset } from "../catalog/Domain.ts"
-import { ServiceId } from "../platform/Ids.ts"
+import { ServiceId, UserId } from "../platform/Ids.ts"
 import { leanRow } from "../platform/LeanRow.ts"
 
 /** [D124]: `grace`: an auto-renewing service past `expires_at` while its renewal is retried (until `grace_until`) */
@@ -13,7 +13,7 @@ export type ServiceStatus = typeof ServiceStatus.Type
 /** A row of `services`, the table this room owns. */
 export const ServiceRecord = Schema.Struct({
   id: ServiceId,
-  user_id: Schema.Int,
+  user_id: UserId,
   plan_id: Schema.Int,
   cycle_id: Schema.Int,
   status: ServiceStatus,
@@ -28,7 +28,7 @@ export type ServiceRecord = typeof ServiceRecord.Type
 /** A service with its plan and cycle (from the catalogue): what the routes and VPN access read. */
 export interface Subscription {
   readonly id: ServiceId
-  readonly userId: number
+  readonly userId: UserId
   readonly status: ServiceStatus
   readonly startsAt: Date
   readonly expiresAt: Date
@@ -63,7 +63,7 @@ export interface Subscription {
  */
 export interface ServiceQuota {
   readonly id: ServiceId
-  readonly userId: number
+  readonly userId: UserId
   readonly startsAt: Date
   readonly plan: Pick<Subscription["plan"], "id" | "name" | "bandwidthLimitGb" | "usageReset">
 }
@@ -102,7 +102,7 @@ export const ActiveOnPlan = leanRow("ActiveOnPlan", { id: "int", user_id: "int",
 export type ActiveService = Pick<Subscription, "id" | "userId" | "startsAt" | "plan"> & { readonly grace: boolean }
 
 export const NewService = Schema.Struct({
-  userId: Schema.Int,
+  userId: UserId,
   planId: Schema.Int,
   cycleId: Schema.Int,
   status: ServiceStatus,

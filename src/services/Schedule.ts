@@ -7,7 +7,7 @@ import { Catalog } from "../catalog/Catalog.ts"
 import { AppClock } from "../platform/Clock.ts"
 import { DomainEvents } from "../events/DomainEvents.ts"
 import { noSchedule, type ScheduledChange, type ServiceSchedule } from "./Domain.ts"
-import type { ServiceId } from "../platform/Ids.ts"
+import type { ServiceId, UserId } from "../platform/Ids.ts"
 
 // what a service response adds lives with the contract (`Domain.ts`, issue 34)
 export { noSchedule, type ScheduledChange, type ServiceSchedule } from "./Domain.ts"
@@ -100,7 +100,7 @@ export class Schedules extends Effect.Service<Schedules>()("services/Schedules",
      */
     const switchPlan = (change: {
       readonly serviceId: ServiceId
-      readonly userId: number
+      readonly userId: UserId
       readonly planId: number
       readonly cycleId: number
       readonly kind: "upgrade" | "downgrade"

@@ -16,7 +16,7 @@ import { type Allowance, nodeEntry, refusedOverQuota, speedOf } from "./NodeEntr
 import { type Peer, Peers, type ServerPeer } from "./Peers.ts"
 import { type Protocol, type ServerRow, Servers } from "./Servers.ts"
 import { Usage } from "./Usage.ts"
-import type { ServerId } from "../platform/Ids.ts"
+import type { ServerId, UserId } from "../platform/Ids.ts"
 
 /** issue 27: the peers of one page of the streamed full node list */
 export const NODE_LIST_PAGE = 1000
@@ -46,7 +46,7 @@ export class Access extends Effect.Service<Access>()("vpn/Access", {
     /** [D124]: what may connect and download: an active service, or one in grace */
     const connects = (status: string) => status === "active" || status === "grace"
 
-    const granting = (userId: number, serverId: ServerId) =>
+    const granting = (userId: UserId, serverId: ServerId) =>
       Effect.gen(function*() {
         const current = yield* subscriptions.current(userId)
         if (Option.isNone(current) || !(yield* servers.grants(serverId, current.value.plan.id))) {
@@ -82,7 +82,7 @@ export class Access extends Effect.Service<Access>()("vpn/Access", {
       NotFound | PlanExcludesServer | ServiceSuspended | BandwidthExceeded
     >
     type Located = Effect.Effect<{ readonly server: ServerRow; readonly service: Subscription }, NotFound | PlanExcludesServer>
-    const locate = (userId: number, serverId: ServerId, protocol?: Protocol) => {
+    const locate = (userId: UserId, serverId: ServerId, protocol?: Protocol) => {
       const ofProtocol = (server: ServerRow) => protocol === undefined || server.protocol === protocol
       // issue 27: a chain of steps on the downloads' hot path (no generator)
       return Effect.flatMap(subscriptions.current(userId), (current): Located =>
@@ -283,7 +283,7 @@ export class Access extends Effect.Service<Access>()("vpn/Access", {
        * current service, then the server, its grant, the period's usage and the peer in one read
        * of this room. The same answers in the same order as `reach` (404, 403, then 423).
        */
-      reachWireguard: (userId: number, serverId: ServerId) =>
+      reachWireguard: (userId: UserId, serverId: ServerId) =>
         Effect.flatMap(subscriptions.current(userId), (current): Reached => {
           if (Option.isNone(current)) return Effect.map(locate(userId, serverId, "wireguard"), (found) => ({ server: found.server, peer: Option.none() }))
           const service = current.value
@@ -305,7 +305,7 @@ export class Access extends Effect.Service<Access>()("vpn/Access", {
        * that serves them all: 403 when there is none (or no current service), then 423 as a
        * download of any of them would answer
        */
-      grantedFor: (userId: number, protocols: ReadonlyArray<Protocol>): Effect.Effect<
+      grantedFor: (userId: UserId, protocols: ReadonlyArray<Protocol>): Effect.Effect<
         { readonly service: Subscription; readonly servers: ReadonlyArray<ServerRow> },
         PlanExcludesServer | ServiceSuspended | BandwidthExceeded
       > =>
@@ -322,10 +322,10 @@ export class Access extends Effect.Service<Access>()("vpn/Access", {
                 : Effect.as(usable(current.value), { service: current.value, servers: list })
             })),
       /** `locate`, then 423 for a suspended or over-limit service: what a config download needs */
-      reach: (userId: number, serverId: ServerId, protocol: Protocol) =>
+      reach: (userId: UserId, serverId: ServerId, protocol: Protocol) =>
         Effect.flatMap(locate(userId, serverId, protocol), (found) => Effect.as(usable(found.service), found)),
       /** the spec's servers of the user's current plan (`[]` without a current service, [D51]) */
-      serversOf: (userId: number) =>
+      serversOf: (userId: UserId) =>
         Effect.flatMap(subscriptions.current(userId), (current) =>
           Option.isNone(current) ? Effect.succeed([]) : servers.grantedToPlan(current.value.plan.id))
     } as const

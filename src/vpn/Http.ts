@@ -24,7 +24,7 @@ import { LINK_REQUESTS_PER_MINUTE, SubscriptionFeed } from "./SubscriptionFeed.t
 import { SubscriptionLinks } from "./SubscriptionLinks.ts"
 import { Metrics } from "../platform/Metrics.ts"
 import { enforceRateLimit, RateLimiter } from "../platform/RateLimiter.ts"
-import { DeviceId, ServerId, ServiceId } from "../platform/Ids.ts"
+import { DeviceId, ServerId, ServiceId, UserId } from "../platform/Ids.ts"
 
 /** Responses that carry a token, a key or a config file are never cached ([D11]). */
 const noStore = HttpApp.appendPreResponseHandler((_request, response) =>
@@ -156,7 +156,7 @@ const AdminLive = HttpApiBuilder.group(Api, "vpnAdmin", (handlers) =>
           makePage({ rows, total, page, perPage: ADMIN_SERVERS_PER_PAGE, baseUrl: `${config.publicUrl}/v1/admin/servers` }))
       })
       .handle("getServer", ({ path }) => Effect.flatMap(servers.adminOne(ServerId.make(path.server)), orNotFound))
-      .handle("userDevices", ({ path }) => activity.ofUser(path.user))
+      .handle("userDevices", ({ path }) => activity.ofUser(UserId.make(path.user)))
       .handle("createServer", ({ payload }) =>
         servers.create(payload).pipe(Effect.zipLeft(noStore)))
       .handle("updateServer", ({ path, payload }) => servers.update(ServerId.make(path.server), payload))

@@ -15,14 +15,14 @@ import { hostCount, intToIpv4, parseSubnet } from "./Configs.ts"
 import { SubnetFull } from "./Errors.ts"
 import { ServerRecord, type ServerRow } from "./Servers.ts"
 import { NodePeer } from "./Domain.ts"
-import type { ServerId, DeviceId, ServiceId } from "../platform/Ids.ts"
+import { DeviceId, ServerId, ServiceId, UserId } from "../platform/Ids.ts"
 
 // the schemas the contract shows live in `Domain.ts` (issue 34)
 export { NodePeer }
 
 /** A WireGuard peer of one user on one server; `private_key_enc` is opened only for its owner. */
 const PeerRow = Schema.Struct({
-  user_id: Schema.Int,
+  user_id: UserId,
   public_key: Schema.String,
   private_key_enc: Schema.String,
   address: Schema.String
@@ -38,7 +38,7 @@ const DownloadRow = Schema.Struct({
   granted: Schema.Boolean,
   used: Schema.Int,
   device_id: Schema.NullOr(Schema.Int),
-  peer_user_id: Schema.NullOr(Schema.Int),
+  peer_user_id: Schema.NullOr(UserId),
   peer_public_key: Schema.NullOr(Schema.String),
   private_key_enc: Schema.NullOr(Schema.String),
   address: Schema.NullOr(Schema.String),
@@ -56,11 +56,11 @@ export interface DownloadView {
 /** The device a peer belongs to ([D90]). */
 export interface Device {
   readonly id: number
-  readonly userId: number
+  readonly userId: UserId
 }
 
 export interface Peer {
-  readonly userId: number
+  readonly userId: UserId
   readonly publicKey: string
   /** decrypted only for the owner's download */
   readonly privateKey: string
@@ -80,7 +80,7 @@ const NodePeerRow = Schema.Struct({
 
 /** A peer as a node sees it, before its service is looked at. */
 export interface ServerPeer {
-  readonly userId: number
+  readonly userId: UserId
   readonly publicKey: string
   readonly address: string
   /** [D90]: the same host number in the server's `subnet6`, when it has one */
@@ -99,7 +99,7 @@ class Retry extends Data.TaggedError("Retry")<{ readonly cause: SqlError }> {}
  * Private keys are stored only encrypted with APP_KEY.
  */
 const serverPeer = (r: typeof NodePeerRow.Type): ServerPeer => ({
-  userId: r.user_id,
+  userId: UserId.make(r.user_id),
   publicKey: r.public_key,
   address: r.address,
   address6: r.address6,
@@ -205,7 +205,7 @@ export class Peers extends Effect.Service<Peers>()("vpn/Peers", {
     })
     const owners = SqlSchema.findAll({
       Request: Schema.Struct({ serverId: Schema.Int, publicKeys: Schema.Array(Schema.String) }),
-      Result: Schema.Struct({ user_id: Schema.Int, public_key: Schema.String }),
+      Result: Schema.Struct({ user_id: UserId, public_key: Schema.String }),
       // one probe of the public_key index per key (a node's report names thousands: an `in` list
       // of that size is planned as a scan of the table)
       execute: ({ publicKeys, serverId }) => sql`
@@ -294,7 +294,7 @@ export class Peers extends Effect.Service<Peers>()("vpn/Peers", {
        * grant to `planId`, the service's bytes in the period starting `period` ([D95]) and the
        * default device's peer there (none: the long way, `Devices.defaultOf` then `ensure`)
        */
-      downloadOf: (q: { readonly serverId: ServerId; readonly planId: number; readonly serviceId: ServiceId; readonly period: string; readonly userId: number }) =>
+      downloadOf: (q: { readonly serverId: ServerId; readonly planId: number; readonly serviceId: ServiceId; readonly period: string; readonly userId: UserId }) =>
         downloadRow(q).pipe(
           Effect.map(Option.map((r): DownloadView => {
             const { address, address6, device_id: _, granted, peer_public_key, peer_user_id, private_key_enc, used, ...server } = r
@@ -335,7 +335,7 @@ export class Peers extends Effect.Service<Peers>()("vpn/Peers", {
           Effect.orDie
         ),
       /** [D91]: a new key pair for every peer of the user, addresses kept; the old keys stop working */
-      rekeyAll: (userId: number) =>
+      rekeyAll: (userId: UserId) =>
         sql.withTransaction(Effect.flatMap(peerIdsOf(userId), rekey)).pipe(Effect.orDie),
       /** [D90]: a new key pair for every peer of the device, addresses kept */
       rekeyDevice: (deviceId: DeviceId) =>

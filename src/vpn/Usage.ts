@@ -22,7 +22,7 @@ import { ReportOwners } from "./ReportOwners.ts"
 import { idempotencyKeyErrors, UsageReports } from "./UsageReports.ts"
 import { UsageRows } from "./UsageRows.ts"
 import { UsageRecorded } from "./Domain.ts"
-import { ServerId, ServiceId } from "../platform/Ids.ts"
+import { ServerId, ServiceId, UserId } from "../platform/Ids.ts"
 
 // the schemas the contract shows live in `Domain.ts` (issue 34)
 export { UsageRecorded }
@@ -244,7 +244,7 @@ export class Usage extends Effect.Service<Usage>()("vpn/Usage", {
         return Bandwidth.usage({ usedBytes, bandwidthLimitGb: plan.bandwidthLimitGb, resetDate: period.next, quotaAction: plan.quotaAction })
       })
 
-    const currentService = (userId: number) => Effect.flatMap(subscriptions.current(userId), orNotFound)
+    const currentService = (userId: UserId) => Effect.flatMap(subscriptions.current(userId), orNotFound)
 
     return {
       /** adds the deltas to the period starting on `period` (`YYYY-MM-DD`) unchecked; its new total */
@@ -266,19 +266,19 @@ export class Usage extends Effect.Service<Usage>()("vpn/Usage", {
       recordCounters,
       addToService,
       /** [D55]: the caller's service's month (404 for another user's) */
-      ofService: (userId: number, serviceId: ServiceId) =>
+      ofService: (userId: UserId, serviceId: ServiceId) =>
         Effect.flatMap(Effect.flatMap(subscriptions.findOwned(userId, serviceId), orNotFound), bandwidthOf),
       /** [D55]: the current service's month (404 without one) */
-      current: (userId: number) => Effect.flatMap(currentService(userId), bandwidthOf),
+      current: (userId: UserId) => Effect.flatMap(currentService(userId), bandwidthOf),
       /** [D55]: the current service's periods with usage, newest first, at most 12, labelled as [D95] says */
-      historyOf: (userId: number): Effect.Effect<ReadonlyArray<Bandwidth.HistoryEntry>, NotFound> =>
+      historyOf: (userId: UserId): Effect.Effect<ReadonlyArray<Bandwidth.HistoryEntry>, NotFound> =>
         Effect.gen(function*() {
           const service = yield* currentService(userId)
           const rows = yield* history(service.id)
           return rows.slice(0, 12).map((m) => Bandwidth.historyEntry(Bandwidth.labelOf(service.plan.usageReset, m.period), m.usedBytes))
         }),
       /** [D55]: the current service's total and its current period's ([D95]) */
-      summaryOf: (userId: number) =>
+      summaryOf: (userId: UserId) =>
         Effect.gen(function*() {
           const service = yield* currentService(userId)
           const rows = yield* history(service.id)
