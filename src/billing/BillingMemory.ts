@@ -9,7 +9,7 @@ import { type Applied, type Balance, type BalanceTransaction, insufficientBalanc
 import type { Invoice, InvoiceDetail } from "./Domain.ts"
 import type { PaymentGateway } from "./gateways/Gateway.ts"
 import { invoiceEvent, type Invoices, type NewInvoice } from "./Invoices.ts"
-import type { UserId } from "../platform/Ids.ts"
+import { InvoiceUuid, UserId } from "../platform/Ids.ts"
 
 /**
  * The billing room's tables in memory for its `static Test` layers (issue 35): the rules the
@@ -138,7 +138,7 @@ export const memoryInvoices = (clock: AppClock["Type"], catalog: Catalog, domain
       Effect.flatMap(clock.now, (now) => {
         const created: Invoice = {
           id: nextId++,
-          uuid: crypto.randomUUID(),
+          uuid: InvoiceUuid.make(crypto.randomUUID()),
           user_id: invoice.userId,
           service_id: invoice.serviceId,
           plan_id: invoice.planId,

@@ -1,6 +1,6 @@
 import * as Schema from "effect/Schema"
 import type { Cycle, Plan, QuotaAction, UsageReset } from "../catalog/Domain.ts"
-import { ServiceId, UserId } from "../platform/Ids.ts"
+import { PlanId, ServiceId, UserId } from "../platform/Ids.ts"
 import { leanRow } from "../platform/LeanRow.ts"
 
 /** [D124]: `grace`: an auto-renewing service past `expires_at` while its renewal is retried (until `grace_until`) */
@@ -14,7 +14,7 @@ export type ServiceStatus = typeof ServiceStatus.Type
 export const ServiceRecord = Schema.Struct({
   id: ServiceId,
   user_id: UserId,
-  plan_id: Schema.Int,
+  plan_id: PlanId,
   cycle_id: Schema.Int,
   status: ServiceStatus,
   starts_at: Schema.DateFromSelf,
@@ -103,7 +103,7 @@ export type ActiveService = Pick<Subscription, "id" | "userId" | "startsAt" | "p
 
 export const NewService = Schema.Struct({
   userId: UserId,
-  planId: Schema.Int,
+  planId: PlanId,
   cycleId: Schema.Int,
   status: ServiceStatus,
   startsAt: Schema.DateFromSelf,

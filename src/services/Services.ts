@@ -8,7 +8,7 @@ import { DomainEvents } from "../events/DomainEvents.ts"
 import { AppClock } from "../platform/Clock.ts"
 import type { ServiceStatus, Subscription } from "./Domain.ts"
 import { ServiceRows } from "./ServiceRows.ts"
-import type { ServiceId, UserId } from "../platform/Ids.ts"
+import { ServiceId, UserId, PlanId } from "../platform/Ids.ts"
 
 const DAY_MS = 86_400_000
 
@@ -56,7 +56,7 @@ export class Services extends Effect.Service<Services>()("services/Services", {
         }
         const created = yield* create({
           userId: paid.userId,
-          planId: paid.planId,
+          planId: PlanId.make(paid.planId),
           cycleId: paid.cycleId,
           status: "active",
           startsAt: now,

@@ -5,7 +5,7 @@ import { type Invoice, InvoiceListItem, toListItem } from "../../src/billing/Dom
 import { renderDetail, ServiceDetail } from "../../src/services/Api.ts"
 import type { Subscription } from "../../src/services/Domain.ts"
 import { makePage, Ok, OkPage, okResponse, pageResponse } from "../../src/http/Envelope.ts"
-import { ServiceId, UserId } from "../../src/platform/Ids.ts"
+import { InvoiceUuid, ServiceId, UserId } from "../../src/platform/Ids.ts"
 
 // issue 8: the hot reads build their wire form directly; it must be what the declared schema
 // encodes ([D10] envelope), for the very renderers those routes use.
@@ -17,7 +17,7 @@ const bodyOf = (response: HttpServerResponse.HttpServerResponse): unknown => {
 
 const invoice = (id: number, paid: boolean): Invoice => ({
   id,
-  uuid: `00000000-0000-4000-8000-${String(id).padStart(12, "0")}`,
+  uuid: InvoiceUuid.make(`00000000-0000-4000-8000-${String(id).padStart(12, "0")}`),
   user_id: UserId.make(1),
   service_id: null,
   plan_id: 2,
