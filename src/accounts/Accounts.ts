@@ -32,6 +32,7 @@ import { Tokens } from "./Tokens.ts"
 import { TwoFactor } from "./TwoFactor.ts"
 import { Users } from "./Users.ts"
 import { VpnAccessControl } from "./VpnAccessControl.ts"
+import type { UserId } from "../platform/Ids.ts"
 
 export const ADMIN_PAGE_SIZE = 15
 
@@ -60,7 +61,7 @@ export class Accounts extends Effect.Service<Accounts>()("accounts/Accounts", {
     /** a security event of the user's own ([D99]), in the audit log ([D100]) */
     const event = (
       action: SecurityEvent,
-      userId: number,
+      userId: UserId,
       actor: { readonly id: number | null; readonly kind: "token" | "api_key" | "password" | "none" },
       resource: string | null = `user:${userId}`
     ) => audit.record({ action, actorId: actor.id, actorKind: actor.kind, resource, subjectId: userId })
@@ -71,13 +72,13 @@ export class Accounts extends Effect.Service<Accounts>()("accounts/Accounts", {
      * issued token is its own occasion. `outbox.wake` after the commit sends it at once, and the
      * caller never waits for SMTP ([D23]).
      */
-    const securityMail = (kind: string, userId: number | string, mail: Mail) =>
+    const securityMail = (kind: string, userId: UserId | string, mail: Mail) =>
       outbox.enqueueMail({ kind, dedupeKey: `${kind}:${userId}:${crypto.randomUUID()}`, mail })
     /**
      * "New sign-in with a second factor" ([D96], [D97]): when, from which address and user agent,
      * with which factor; never the code.
      */
-    const signInMail = (userId: number, factor: { readonly factor: "otp" } | { readonly factor: "recovery_code"; readonly left: number }) =>
+    const signInMail = (userId: UserId, factor: { readonly factor: "otp" } | { readonly factor: "recovery_code"; readonly left: number }) =>
       Effect.gen(function*() {
         const origin = yield* FiberRef.get(requestOrigin)
         yield* notifications.security({
@@ -312,7 +313,7 @@ export class Accounts extends Effect.Service<Accounts>()("accounts/Accounts", {
      * Status and role by an admin ([D70]). The last active admin is never demoted or disabled
      * ([D21]): the active admins are locked first, so two admins demoting each other leave one.
      */
-    const updateUser = (id: number, changes: { readonly status?: number | undefined; readonly role?: Role | undefined }) =>
+    const updateUser = (id: UserId, changes: { readonly status?: number | undefined; readonly role?: Role | undefined }) =>
       Effect.gen(function*() {
         const now = yield* clock.now
         return yield* transaction(Effect.gen(function*() {
@@ -346,7 +347,7 @@ export class Accounts extends Effect.Service<Accounts>()("accounts/Accounts", {
       resendVerification,
       user: (caller: Principal): Effect.Effect<UserRecord, NotFound> => existing(caller.userId),
       /** the language of a user ([D120]), if there is such a user */
-      localeOf: (userId: number): Effect.Effect<Option.Option<Locale>> => Effect.map(users.findById(userId), Option.map((u) => u.locale)),
+      localeOf: (userId: UserId): Effect.Effect<Option.Option<Locale>> => Effect.map(users.findById(userId), Option.map((u) => u.locale)),
       /** the language of the account of an e-mail ([D120]), if there is one */
       localeOfEmail: (email: string): Effect.Effect<Option.Option<Locale>> =>
         Effect.map(users.findByEmail(email), Option.map((u) => u.locale)),

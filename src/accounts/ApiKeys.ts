@@ -11,6 +11,7 @@ import { matchSecret, randomToken, sha256Hex } from "../platform/Crypto.ts"
 import { NotFound, ValidationError } from "../platform/Errors.ts"
 import { requestOrigin } from "../platform/RequestOrigin.ts"
 import { KeyScope, type Principal, Role } from "./Domain.ts"
+import { UserId } from "../platform/Ids.ts"
 
 const KEY_SHAPE = /^vpk_([1-9][0-9]{0,9})_([A-Za-z0-9]{40})$/
 const TOUCH_EVERY_MS = 60_000
@@ -33,7 +34,7 @@ const Row = Schema.Struct({
   expires_at: Schema.NullOr(Schema.DateFromSelf)
 })
 const LiveKey = Schema.Struct({
-  user_id: Schema.Int,
+  user_id: UserId,
   secret_hash: Schema.String,
   scopes: ScopesText,
   last_used_at: Schema.NullOr(Schema.DateFromSelf),
@@ -199,7 +200,7 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("accounts/ApiKeys", {
       list: (caller: Principal) => Effect.orDie(listOf(caller.userId)),
       revoke,
       /** every key of the user (a password reset or change, [D114]); how many there were */
-      revokeAll: (userId: number) => Effect.orDie(deleteAllOf(userId)).pipe(Effect.map((rows) => rows.length)),
+      revokeAll: (userId: UserId) => Effect.orDie(deleteAllOf(userId)).pipe(Effect.map((rows) => rows.length)),
       verify
     } as const
   }),

@@ -10,9 +10,10 @@ import { Outbox } from "../outbox/Outbox.ts"
 import { Recipients } from "../outbox/Recipients.ts"
 import { TELEGRAM_CHANNEL } from "../outbox/TelegramDelivery.ts"
 import { TelegramLinks } from "./telegram/Links.ts"
+import { UserId } from "../platform/Ids.ts"
 
 const ContactRow = Schema.Struct({
-  id: Schema.Int,
+  id: UserId,
   name: Schema.String,
   email: Schema.String,
   email_notifications: Schema.NullOr(Schema.Boolean),
@@ -23,7 +24,7 @@ const ContactRow = Schema.Struct({
 
 /** How to reach a user: name (one line, as mails show it, [D117]), address and whether they want notices (on when never set). */
 export const Contact = Schema.Struct({
-  userId: Schema.Int,
+  userId: UserId,
   name: Schema.String,
   email: Schema.String,
   emailNotifications: Schema.Boolean,
@@ -74,7 +75,7 @@ export class Contacts extends Effect.Service<Contacts>()("accounts/Contacts", {
             Effect.map((rows) => new Map(rows.map((r) => [r.id, toContact(r)]))),
             Effect.orDie
           ),
-      find: (userId: number): Effect.Effect<Option.Option<Contact>> =>
+      find: (userId: UserId): Effect.Effect<Option.Option<Contact>> =>
         byId(userId).pipe(
           Effect.map(Option.map(toContact)),
           Effect.orDie

@@ -1,5 +1,6 @@
 import * as Schema from "effect/Schema"
 import { LOCALES } from "../platform/i18n/Locale.ts"
+import { UserId } from "../platform/Ids.ts"
 
 /** The entities of the accounts room, each one schema: the row it is read from and the answer it gives. */
 
@@ -8,7 +9,7 @@ export type Role = typeof Role.Type
 
 /** A user as `GET /v1/user` and the admin routes render it ([D21]); the other answers pick from it. */
 export const User = Schema.Struct({
-  id: Schema.Int,
+  id: UserId,
   name: Schema.String,
   email: Schema.String,
   status: Schema.Int,
@@ -81,7 +82,7 @@ export const KEY_SCOPES: ReadonlyArray<KeyScope> = ["read", "write", "admin:read
 export const Principal = Schema.Struct({
   kind: Schema.Literal("token", "api_key"),
   tokenId: Schema.Int,
-  userId: Schema.Int,
+  userId: UserId,
   role: Role,
   twoFactor: Schema.Boolean,
   secondFactor: Schema.Boolean,

@@ -4,6 +4,7 @@ import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import { AppClock } from "../platform/Clock.ts"
 import { TooManyAttempts } from "../platform/Errors.ts"
+import type { UserId } from "../platform/Ids.ts"
 
 const HOUR_MS = 3_600_000
 const DAY_MS = 24 * HOUR_MS
@@ -46,7 +47,7 @@ export class EmailChanges extends Effect.Service<EmailChanges>()("accounts/Email
     })
 
     /** counts this change of `userId`'s e-mail to `email`, or fails with 429 past either limit */
-    const admit = (userId: number, email: string) =>
+    const admit = (userId: UserId, email: string) =>
       Effect.gen(function*() {
         const now = yield* clock.now
         const dayAgo = new Date(now.getTime() - DAY_MS)

@@ -12,6 +12,7 @@ import { ApiKeys } from "./ApiKeys.ts"
 import { TwoFactor } from "./TwoFactor.ts"
 import { PagesLive } from "./Pages.ts"
 import { noStore } from "../http/Caching.ts"
+import { UserId } from "../platform/Ids.ts"
 
 /** Responses that carry a token or a secret are never cached ([D11]). */
 const AccountsGroupLive = HttpApiBuilder.group(Api, "accounts", (handlers) =>
@@ -93,7 +94,7 @@ const AccountsAdminGroupLive = HttpApiBuilder.group(Api, "accountsAdmin", (handl
     const accounts = yield* Accounts
     return handlers
       .handle("listUsers", ({ urlParams }) => accounts.listUsers({ email: urlParams.email, page: urlParams.page ?? 1 }))
-      .handle("updateUser", ({ path, payload }) => accounts.updateUser(path.user, payload))
+      .handle("updateUser", ({ path, payload }) => accounts.updateUser(UserId.make(path.user), payload))
   }))
 
 /** Every handler of the accounts room; its services come from `DomainLive`. */

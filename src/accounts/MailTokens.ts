@@ -4,6 +4,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { randomToken, sha256Hex } from "../platform/Crypto.ts"
+import { UserId } from "../platform/Ids.ts"
 
 const PURGE_BATCH = 1000
 
@@ -24,7 +25,7 @@ const Presented = Schema.Struct({
   now: Schema.DateFromSelf,
   email: Schema.NullOr(Schema.String)
 })
-const OfUser = Schema.Struct({ user_id: Schema.Int })
+const OfUser = Schema.Struct({ user_id: UserId })
 
 /**
  * Single-use tokens sent by e-mail ([D22], [D23]): random, only a SHA-256 stored, expiring.
@@ -104,7 +105,7 @@ export class MailTokens extends Effect.Service<MailTokens>()("accounts/MailToken
 
     return {
       purgeSpent,
-      issue: (userId: number, purpose: MailTokenPurpose, now: Date) => {
+      issue: (userId: UserId, purpose: MailTokenPurpose, now: Date) => {
         const token = randomToken(TOKEN_LENGTH)
         return insert({ userId, purpose, tokenHash: sha256Hex(token), expiresAt: new Date(now.getTime() + ttl(purpose)), now }).pipe(
           Effect.as(token),
@@ -126,7 +127,7 @@ export class MailTokens extends Effect.Service<MailTokens>()("accounts/MailToken
       consume: (token: string, purpose: MailTokenPurpose, now: Date, email?: string) =>
         use(presented(token, purpose, now, email)).pipe(Effect.map(Option.map((row) => row.user_id)), Effect.orDie),
       /** Drops the user's unused tokens of this purpose (a newer one replaces them). */
-      invalidate: (userId: number, purpose: MailTokenPurpose) => Effect.orDie(dropUnused({ userId, purpose }))
+      invalidate: (userId: UserId, purpose: MailTokenPurpose) => Effect.orDie(dropUnused({ userId, purpose }))
     } as const
   })
 }) {}

@@ -6,6 +6,7 @@ import { requestOrigin } from "../platform/RequestOrigin.ts"
 import type { Principal } from "./Domain.ts"
 import { ApiKeys } from "./ApiKeys.ts"
 import { Tokens } from "./Tokens.ts"
+import type { UserId } from "../platform/Ids.ts"
 
 /**
  * What each recovery step revokes ([D114], rev. 3 of [D23], [D24], [D98]), and the security mail
@@ -22,14 +23,14 @@ export class Revocations extends Effect.Service<Revocations>()("accounts/Revocat
     const clock = yield* AppClock
 
     /** the mail says how many sessions and keys it revoked (or kept), in the user's language ([D120]) */
-    const mail = (userId: number, kind: "password-reset" | "password-changed" | "signed-out-everywhere", counts: { sessions: number; keys: number }) =>
+    const mail = (userId: UserId, kind: "password-reset" | "password-changed" | "signed-out-everywhere", counts: { sessions: number; keys: number }) =>
       Effect.gen(function*() {
         const origin = yield* FiberRef.get(requestOrigin)
         yield* notifications.security({ userId, kind, view: { ...counts, at: yield* clock.now, ip: origin.ip } })
       })
 
     /** after a password reset: nothing issued before it works, VPN access aside (the caller revokes it) */
-    const afterReset = (userId: number) =>
+    const afterReset = (userId: UserId) =>
       Effect.gen(function*() {
         const sessions = yield* tokens.revokeAll(userId)
         const keys = yield* apiKeys.revokeAll(userId)

@@ -9,6 +9,7 @@ import { AppConfig } from "../platform/Config.ts"
 import { matchSecret, randomToken, sha256Hex } from "../platform/Crypto.ts"
 import { requestOrigin } from "../platform/RequestOrigin.ts"
 import { type Principal, Role, Session } from "./Domain.ts"
+import { UserId } from "../platform/Ids.ts"
 
 export type { Principal } from "./Domain.ts"
 
@@ -16,7 +17,7 @@ const TOKEN_SHAPE = /^([1-9][0-9]{0,9})\|([A-Za-z0-9]{40})$/
 const TOUCH_EVERY_MS = 60_000
 
 const LiveToken = Schema.Struct({
-  user_id: Schema.Int,
+  user_id: UserId,
   secret_hash: Schema.String,
   last_used_at: Schema.DateFromSelf,
   role: Role,
@@ -88,7 +89,7 @@ export class Tokens extends Effect.Service<Tokens>()("accounts/Tokens", {
      * a new session, with the address and user agent of the request that opened it ([D99]) and
      * whether its login passed the second factor ([D115])
      */
-    const issue = (userId: number, options?: { readonly secondFactor?: boolean }) =>
+    const issue = (userId: UserId, options?: { readonly secondFactor?: boolean }) =>
       Effect.gen(function*() {
         const secret = randomToken(40)
         const origin = yield* FiberRef.get(requestOrigin)
@@ -112,7 +113,7 @@ export class Tokens extends Effect.Service<Tokens>()("accounts/Tokens", {
       }).pipe(Effect.orDie)
 
     /** revokes one live token of the user's: false when it is not theirs (or not live) */
-    const revokeSession = (userId: number, id: number) =>
+    const revokeSession = (userId: UserId, id: number) =>
       Effect.gen(function*() {
         const now = yield* clock.now
         return Option.isSome(yield* revokeOwn({ userId, id, since: new Date(now.getTime() - ttlMs) }))
@@ -148,7 +149,7 @@ export class Tokens extends Effect.Service<Tokens>()("accounts/Tokens", {
       revokeSession,
       revoke: (tokenId: number) => Effect.orDie(revokeOne(tokenId)),
       /** every token of the user (but `except`); how many there were */
-      revokeAll: (userId: number, options?: { readonly except?: number }) =>
+      revokeAll: (userId: UserId, options?: { readonly except?: number }) =>
         Effect.orDie(revokeAllOf({ userId, except: options?.except ?? null })).pipe(Effect.map((rows) => rows.length))
     } as const
   })

@@ -17,6 +17,7 @@ import {
 } from "./Errors.ts"
 import { Passwords } from "./Passwords.ts"
 import { Users } from "./Users.ts"
+import type { UserId } from "../platform/Ids.ts"
 
 /** RFC 6238 as authenticator apps read it: SHA-1, 6 digits, 30-second steps ([D97]). */
 export const TOTP_PARAMETERS = { algorithm: "SHA1", digits: 6, period: 30 } as const
@@ -87,7 +88,7 @@ export class TwoFactor extends Effect.Service<TwoFactor>()("accounts/TwoFactor",
       audit.record({ action, actorId: caller.userId, actorKind: caller.kind, resource: `user:${caller.userId}`, subjectId: caller.userId })
     const issuer = new URL(config.publicUrl).hostname
 
-    const stateOf = (userId: number) => Effect.flatMap(users.twoFactor(userId), orNotFound)
+    const stateOf = (userId: UserId) => Effect.flatMap(users.twoFactor(userId), orNotFound)
 
     /** a current code of the secret in use, or one of the recovery codes (kept: turning off clears them all) */
     const codeMatches = (state: TwoFactorState, secret: string, code: string, now: Date) =>

@@ -11,6 +11,7 @@ import * as Schema from "effect/Schema"
 import type { Locale as LocaleCode } from "../platform/i18n/Locale.ts"
 import { partialService } from "../platform/TestLayer.ts"
 import { ReadSql } from "../platform/ReadSql.ts"
+import { isUniqueViolation } from "../platform/SqlErrors.ts"
 import { Locale, Role, Settings, TwoFactorState, UserRecord } from "./Domain.ts"
 import { memoryUsers } from "./UsersMemory.ts"
 
@@ -22,12 +23,6 @@ export const EXACT_TOTAL_LIMIT = 10_000
 
 /** The e-mail is held by another account (the unique index on `lower(email)`). */
 export class EmailTaken extends Data.TaggedError("EmailTaken")<{}> {}
-
-/** PostgreSQL's unique_violation, whichever driver carried it. */
-const isUniqueViolation = (error: SqlError): boolean => {
-  const cause: unknown = error.cause
-  return typeof cause === "object" && cause !== null && "code" in cause && (cause as { code: unknown }).code === "23505"
-}
 
 /** a taken e-mail is the caller's to handle; any other failure is a defect */
 const uniqueEmail = <A>(effect: Effect.Effect<A, SqlError | ParseError | NoSuchElementException>): Effect.Effect<A, EmailTaken> =>

@@ -2,6 +2,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type { Settings, UserRecord } from "./Domain.ts"
 import { EmailTaken, type Users } from "./Users.ts"
+import { UserId } from "../platform/Ids.ts"
 
 type UsersShape = Parameters<(typeof Users)["make"]>[0]
 
@@ -29,7 +30,7 @@ export const memoryUsers = (): Partial<UsersShape> => {
     insert: (user) => {
       if (emailTaken(user.email, 0)) return Effect.fail(new EmailTaken())
       const created: UserRecord = {
-        id: nextId++,
+        id: UserId.make(nextId++),
         name: user.name,
         email: user.email,
         status: 1,

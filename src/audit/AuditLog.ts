@@ -9,6 +9,7 @@ import { makePage } from "../platform/Page.ts"
 import { ReadSql } from "../platform/ReadSql.ts"
 import { requestOrigin } from "../platform/RequestOrigin.ts"
 import { ActorKind, type AuditEntry, type AuditFilters } from "./Domain.ts"
+import type { UserId } from "../platform/Ids.ts"
 
 export const AUDIT_PAGE_SIZE = 15
 
@@ -117,7 +118,7 @@ export class AuditLog extends Effect.Service<AuditLog>()("audit/AuditLog", {
       }).pipe(Effect.orDie)
 
     /** the caller's security events, newest first, paginated like invoices ([D99], [D36]) */
-    const activityOf = (userId: number, page: number) =>
+    const activityOf = (userId: UserId, page: number) =>
       Effect.gen(function*() {
         const query = { userId, limit: AUDIT_PAGE_SIZE, offset: (page - 1) * AUDIT_PAGE_SIZE }
         const [rows, { total }] = yield* Effect.all([activityRows(query), activityTotal(query)])

@@ -11,6 +11,7 @@ import { ValidationError } from "../platform/Errors.ts"
 import { makePage } from "../platform/Page.ts"
 import { BalanceAmount } from "./Domain.ts"
 import { memoryBalance } from "./BillingMemory.ts"
+import type { UserId } from "../platform/Ids.ts"
 
 /** [D36]: ledger pages hold 15, like invoices */
 const PER_PAGE = 15
@@ -56,7 +57,7 @@ export class Balance extends Effect.Service<Balance>()("billing/Balance", {
     const config = yield* AppConfig
 
     /** the balance row locked until the transaction ends (none: never credited) */
-    const locked = (userId: number, currency: string) =>
+    const locked = (userId: UserId, currency: string) =>
       SqlSchema.findOne({
         Request: Schema.Void,
         Result: Amount,
@@ -64,11 +65,11 @@ export class Balance extends Effect.Service<Balance>()("billing/Balance", {
           where user_id = ${userId} and currency = ${currency} for update`
       })(undefined).pipe(Effect.orDie)
 
-    const setAmount = (userId: number, currency: string, cents: number) =>
+    const setAmount = (userId: UserId, currency: string, cents: number) =>
       sql`update balances set amount = ${formatCents(cents)} where user_id = ${userId} and currency = ${currency}`
         .pipe(Effect.asVoid, Effect.orDie)
 
-    const writeLedger = (entry: { userId: number; currency: string; cents: number; reason: string; invoiceId: number | null }) =>
+    const writeLedger = (entry: { userId: UserId; currency: string; cents: number; reason: string; invoiceId: number | null }) =>
       Effect.flatMap(clock.now, (now) =>
         SqlSchema.single({
           Request: Schema.Void,
@@ -88,7 +89,7 @@ export class Balance extends Effect.Service<Balance>()("billing/Balance", {
      * Adds `cents` (signed, not 0) to the balance with its ledger row; a debit below zero fails
      * `Insufficient balance.` and changes nothing. Returns the new balance in cents and the row.
      */
-    const adjust = (entry: { readonly userId: number; readonly currency: string; readonly cents: number; readonly reason: string; readonly invoiceId: number | null }) =>
+    const adjust = (entry: { readonly userId: UserId; readonly currency: string; readonly cents: number; readonly reason: string; readonly invoiceId: number | null }) =>
       Effect.gen(function*() {
         if (entry.cents > 0) {
           yield* sql`insert into balances (user_id, currency, amount) values (${entry.userId}, ${entry.currency}, 0)
@@ -108,7 +109,7 @@ export class Balance extends Effect.Service<Balance>()("billing/Balance", {
      * locked, the amount moved from the invoice's `amount` to its `balance_applied` with a ledger
      * debit naming the invoice. Run it in the transaction that made the invoice.
      */
-    const applyTo = (invoice: { readonly id: number; readonly userId: number; readonly amount: string; readonly currency: string }) =>
+    const applyTo = (invoice: { readonly id: number; readonly userId: UserId; readonly amount: string; readonly currency: string }) =>
       Effect.gen(function*() {
         const due = toCents(invoice.amount)
         if (due === 0) return { appliedCents: 0, leftCents: 0 } satisfies Applied
@@ -129,7 +130,7 @@ export class Balance extends Effect.Service<Balance>()("billing/Balance", {
      * [D109]: a cancelled invoice gives its `balance_applied` back (once: call it where the invoice
      * turned cancelled, in that transaction).
      */
-    const returnFrom = (invoice: { readonly id: number; readonly userId: number | null; readonly balanceApplied: string; readonly currency: string }) =>
+    const returnFrom = (invoice: { readonly id: number; readonly userId: UserId | null; readonly balanceApplied: string; readonly currency: string }) =>
       invoice.userId === null || toCents(invoice.balanceApplied) === 0
         ? Effect.void
         : Effect.asVoid(Effect.catchTag(
@@ -161,10 +162,10 @@ export class Balance extends Effect.Service<Balance>()("billing/Balance", {
     })
 
     /** [D109]: the caller's balances, every currency ever credited */
-    const amountsOf = (userId: number) => Effect.orDie(amountRows(userId))
+    const amountsOf = (userId: UserId) => Effect.orDie(amountRows(userId))
 
     /** [D109]: one page of the ledger, newest first */
-    const transactionsPage = (userId: number, pageNo: number) =>
+    const transactionsPage = (userId: UserId, pageNo: number) =>
       Effect.gen(function*() {
         const rows = yield* transactionRows({ userId, offset: (pageNo - 1) * PER_PAGE })
         const total = rows[0]?.total_rows ?? (pageNo === 1 ? 0 : (yield* transactionCount(userId)).n)
@@ -178,7 +179,7 @@ export class Balance extends Effect.Service<Balance>()("billing/Balance", {
       }).pipe(Effect.orDie)
 
     /** what the ledger sums to per currency (the invariant's check, for tests and operators) */
-    const ledgerSums = (userId: number) =>
+    const ledgerSums = (userId: UserId) =>
       SqlSchema.findAll({
         Request: Schema.Void,
         Result: BalanceAmount,

@@ -9,6 +9,7 @@ import { type Applied, type Balance, type BalanceTransaction, insufficientBalanc
 import type { Invoice, InvoiceDetail } from "./Domain.ts"
 import type { PaymentGateway } from "./gateways/Gateway.ts"
 import { invoiceEvent, type Invoices, type NewInvoice } from "./Invoices.ts"
+import { InvoiceUuid, UserId } from "../platform/Ids.ts"
 
 /**
  * The billing room's tables in memory for its `static Test` layers (issue 35): the rules the
@@ -27,10 +28,10 @@ const signed = (cents: number) => `${cents < 0 ? "-" : ""}${formatCents(Math.abs
  */
 export const memoryBalance = (clock: AppClock["Type"]): BalanceShape => {
   const amounts = new Map<string, number>()
-  const ledger: Array<BalanceTransaction & { readonly userId: number }> = []
-  const key = (userId: number, currency: string) => `${userId}:${currency}`
+  const ledger: Array<BalanceTransaction & { readonly userId: UserId }> = []
+  const key = (userId: UserId, currency: string) => `${userId}:${currency}`
 
-  const adjust = (entry: { readonly userId: number; readonly currency: string; readonly cents: number; readonly reason: string; readonly invoiceId: number | null }) =>
+  const adjust = (entry: { readonly userId: UserId; readonly currency: string; readonly cents: number; readonly reason: string; readonly invoiceId: number | null }) =>
     Effect.flatMap(clock.now, (now) => {
       const before = amounts.get(key(entry.userId, entry.currency))
       const after = (before ?? 0) + entry.cents
@@ -48,7 +49,7 @@ export const memoryBalance = (clock: AppClock["Type"]): BalanceShape => {
       return Effect.succeed({ cents: after, transaction })
     })
 
-  const sums = (userId: number, of: (currency: string) => number) =>
+  const sums = (userId: UserId, of: (currency: string) => number) =>
     [...new Set(ledger.filter((t) => t.userId === userId).map((t) => t.currency))].sort()
       .map((currency) => ({ currency, amount: formatCents(of(currency)) }))
 
@@ -137,7 +138,7 @@ export const memoryInvoices = (clock: AppClock["Type"], catalog: Catalog, domain
       Effect.flatMap(clock.now, (now) => {
         const created: Invoice = {
           id: nextId++,
-          uuid: crypto.randomUUID(),
+          uuid: InvoiceUuid.make(crypto.randomUUID()),
           user_id: invoice.userId,
           service_id: invoice.serviceId,
           plan_id: invoice.planId,

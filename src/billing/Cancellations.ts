@@ -10,10 +10,11 @@ import { Schedules } from "../services/Schedule.ts"
 import { Services } from "../services/Services.ts"
 import { Balance } from "./Balance.ts"
 import { GatewaysLive, PaymentGateways } from "./Gateways.ts"
+import { ServiceId, UserId } from "../platform/Ids.ts"
 
 const CancelledInvoice = Schema.Struct({
   id: Schema.Int,
-  user_id: Schema.NullOr(Schema.Int),
+  user_id: Schema.NullOr(UserId),
   currency: Schema.String,
   balance_applied: Schema.String,
   promo_code_id: Schema.NullOr(Schema.Int)
@@ -35,11 +36,11 @@ export class Cancellations extends Effect.Service<Cancellations>()("billing/Canc
     const catalog = yield* Catalog
     const gateways = yield* PaymentGateways
 
-    const owned = (userId: number, serviceId: number) =>
+    const owned = (userId: UserId, serviceId: ServiceId) =>
       Effect.flatMap(services.findOwned(userId, serviceId), Option.match({ onNone: () => Effect.fail(new NotFound()), onSome: Effect.succeed }))
 
     /** the service's pending invoices become cancelled, giving back balance and promo uses */
-    const cancelPendingOf = (serviceId: number) =>
+    const cancelPendingOf = (serviceId: ServiceId) =>
       Effect.gen(function*() {
         const cancelled = yield* SqlSchema.findAll({
           Request: Schema.Void,
@@ -54,10 +55,10 @@ export class Cancellations extends Effect.Service<Cancellations>()("billing/Canc
       })
 
     /** the service as its routes answer it ([D34] with [D108], [D111]) */
-    const view = (userId: number, serviceId: number) =>
+    const view = (userId: UserId, serviceId: ServiceId) =>
       Effect.flatMap(owned(userId, serviceId), (s) => Effect.map(schedules.of(s.id), (schedule) => ({ service: s, schedule })))
 
-    const cancel = (userId: number, serviceId: number, at: "period_end" | "now") =>
+    const cancel = (userId: UserId, serviceId: ServiceId, at: "period_end" | "now") =>
       Effect.gen(function*() {
         yield* owned(userId, serviceId)
         yield* sql.withTransaction(Effect.gen(function*() {
@@ -70,7 +71,7 @@ export class Cancellations extends Effect.Service<Cancellations>()("billing/Canc
         return yield* view(userId, serviceId)
       })
 
-    const resume = (userId: number, serviceId: number) =>
+    const resume = (userId: UserId, serviceId: ServiceId) =>
       Effect.gen(function*() {
         yield* owned(userId, serviceId)
         yield* cancellation.resume(userId, serviceId)

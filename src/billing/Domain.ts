@@ -2,6 +2,7 @@ import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import * as JSONSchema from "effect/JSONSchema"
 import * as Schema from "effect/Schema"
 import { label, oneOf, requiredMessage, string } from "../platform/Fields.ts"
+import { InvoiceUuid, ServiceId, UserId } from "../platform/Ids.ts"
 
 export const INVOICE_STATUSES = ["pending", "paid", "cancelled"] as const
 export const InvoiceStatus = Schema.Literal(...INVOICE_STATUSES)
@@ -9,9 +10,9 @@ export const InvoiceStatus = Schema.Literal(...INVOICE_STATUSES)
 /** A row of `invoices`, the billing room's table; its plan and cycle come from the catalogue. */
 export const Invoice = Schema.Struct({
   id: Schema.Int,
-  uuid: Schema.String,
-  user_id: Schema.NullOr(Schema.Int),
-  service_id: Schema.NullOr(Schema.Int),
+  uuid: InvoiceUuid,
+  user_id: Schema.NullOr(UserId),
+  service_id: Schema.NullOr(ServiceId),
   plan_id: Schema.Int,
   cycle_id: Schema.Int,
   amount: Schema.String,

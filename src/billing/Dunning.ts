@@ -16,6 +16,7 @@ import { type OffSessionCharge, StripeGateway } from "./gateways/Stripe.ts"
 import { StripeCustomers } from "./gateways/StripeCustomers.ts"
 import { Invoices } from "./Invoices.ts"
 import { Payments } from "./Payments.ts"
+import { ServiceId, UserId } from "../platform/Ids.ts"
 
 const DAY_MS = 86_400_000
 /** a claimed attempt is the claimer's this long; a crashed run's claim comes back after it (the same key charges once) */
@@ -24,15 +25,15 @@ const LEASE_MS = 10 * 60_000
 /** a renewal in dunning, as an attempt needs it */
 const DunningRow = Schema.Struct({
   invoice_id: Schema.Int,
-  service_id: Schema.Int,
-  user_id: Schema.Int,
+  service_id: ServiceId,
+  user_id: UserId,
   expires_at: Schema.DateFromSelf,
   grace_until: Schema.DateFromSelf,
   attempts: Schema.Int
 })
 type DunningRow = typeof DunningRow.Type
 
-const DueRenewal = Schema.Struct({ invoice_id: Schema.Int, service_id: Schema.Int, user_id: Schema.Int, expires_at: Schema.DateFromSelf })
+const DueRenewal = Schema.Struct({ invoice_id: Schema.Int, service_id: ServiceId, user_id: UserId, expires_at: Schema.DateFromSelf })
 
 /** what one attempt came to */
 export type AttemptOutcome = "paid" | "retry" | "expired" | "closed"

@@ -3,6 +3,7 @@ import * as Layer from "effect/Layer"
 import type { AppClock } from "../platform/Clock.ts"
 import { Balance } from "./Balance.ts"
 import { Payments } from "./Payments.ts"
+import { UserId } from "../platform/Ids.ts"
 
 /**
  * [D109]: a new invoice (an order, a renewal, a plan change) takes what it can from its user's
@@ -15,7 +16,7 @@ export class Funding extends Effect.Service<Funding>()("billing/Funding", {
     const balance = yield* Balance
     const payments = yield* Payments
 
-    const fund = (invoice: { readonly id: number; readonly user_id: number | null; readonly amount: string; readonly currency: string; readonly status: string }) =>
+    const fund = (invoice: { readonly id: number; readonly user_id: UserId | null; readonly amount: string; readonly currency: string; readonly status: string }) =>
       Effect.gen(function*() {
         if (invoice.user_id === null || invoice.status !== "pending") return "pending" as const
         const applied = yield* balance.applyTo({ id: invoice.id, userId: invoice.user_id, amount: invoice.amount, currency: invoice.currency })

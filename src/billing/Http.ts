@@ -18,6 +18,7 @@ import { payPage } from "./Pages.ts"
 import { BillingDocumentsHttpLive } from "./documents/Http.ts"
 import { BillingGatewaysHttpLive } from "./gateways/Http.ts"
 import { noStore } from "../http/Caching.ts"
+import { UserId } from "../platform/Ids.ts"
 
 
 const BillingHandlers = HttpApiBuilder.group(Api, "billing", (handlers) =>
@@ -64,7 +65,7 @@ const BillingAdminHandlers = HttpApiBuilder.group(Api, "billingAdmin", (handlers
     const admin = yield* AdminInvoices
     return handlers
       .handle("createInvoice", ({ path, payload }) =>
-        admin.create(path.user, {
+        admin.create(UserId.make(path.user), {
           planId: payload.plan_id,
           cycleId: payload.cycle_id,
           amount: Option.fromNullable(payload.amount),

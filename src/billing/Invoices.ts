@@ -12,13 +12,14 @@ import { makePage } from "../platform/Page.ts"
 import { partialService } from "../platform/TestLayer.ts"
 import { memoryInvoices } from "./BillingMemory.ts"
 import { CreditNote, Invoice, type InvoiceDetail, InvoiceListRow, toListItem } from "./Domain.ts"
+import { ServiceId, UserId } from "../platform/Ids.ts"
 
 /** [D36]: invoices pages hold 15 */
 const PER_PAGE = 15
 
 export interface NewInvoice {
-  readonly userId: number
-  readonly serviceId: number | null
+  readonly userId: UserId
+  readonly serviceId: ServiceId | null
   readonly planId: number
   readonly cycleId: number
   readonly amount: string
@@ -36,8 +37,8 @@ export interface NewInvoice {
 
 /** A renewal invoice of [D80]: one per service and expiry. */
 export interface NewRenewal {
-  readonly userId: number
-  readonly serviceId: number
+  readonly userId: UserId
+  readonly serviceId: ServiceId
   readonly planId: number
   readonly cycleId: number
   readonly amount: string
@@ -49,8 +50,8 @@ const Count = Schema.Struct({ n: Schema.Int })
 /** a renewal invoice just created: what its notice says ([D96]) */
 const CreatedRenewal = Schema.Struct({
   uuid: Schema.String,
-  user_id: Schema.Int,
-  service_id: Schema.Int,
+  user_id: UserId,
+  service_id: ServiceId,
   amount: Schema.String,
   currency: Schema.String,
   due_date: Schema.DateFromSelf
@@ -168,7 +169,7 @@ export class Invoices extends Effect.Service<Invoices>()("billing/Invoices", {
     })
 
     /** the caller's invoices, newest first; the page and the total in one round trip */
-    const page = (userId: number, status: string | null, page: number, perPage: number) =>
+    const page = (userId: UserId, status: string | null, page: number, perPage: number) =>
       Effect.flatMap(pageRows({ userId, status, limit: perPage, offset: (page - 1) * perPage }), (found) =>
         // a page past the end has no row to carry the total: only then is it counted on its own
         found.length > 0 || page === 1
@@ -176,7 +177,7 @@ export class Invoices extends Effect.Service<Invoices>()("billing/Invoices", {
           : Effect.map(countOf({ userId, status }), (count) => ({ rows: found, total: count.n }))).pipe(Effect.orDie)
 
     /** [D36]: one page of the caller's invoices in their wire form, with its meta and links */
-    const listPage = (userId: number, status: string | undefined, pageNo: number) =>
+    const listPage = (userId: UserId, status: string | undefined, pageNo: number) =>
       Effect.map(page(userId, status ?? null, pageNo, PER_PAGE), ({ rows, total }) =>
         makePage({
           rows: rows.map(toListItem),
@@ -188,7 +189,7 @@ export class Invoices extends Effect.Service<Invoices>()("billing/Invoices", {
         }))
 
     /** [D33] (rev. 2): the caller's pending or paid invoices with the promo */
-    const promoUsesOf = (userId: number, promoId: number) =>
+    const promoUsesOf = (userId: UserId, promoId: number) =>
       SqlSchema.single({
         Request: Schema.Void,
         Result: Count,
@@ -223,17 +224,17 @@ export class Invoices extends Effect.Service<Invoices>()("billing/Invoices", {
       })(undefined).pipe(Effect.orDie)
 
     /** [D108]: the pending renewals of a service whose period an upgrade replaced, cancelled; them (their balance goes back) */
-    const cancelPendingRenewals = (serviceId: number) =>
+    const cancelPendingRenewals = (serviceId: ServiceId) =>
       SqlSchema.findAll({
         Request: Schema.Void,
-        Result: Schema.Struct({ id: Schema.Int, user_id: Schema.NullOr(Schema.Int), currency: Schema.String, balance_applied: Schema.String }),
+        Result: Schema.Struct({ id: Schema.Int, user_id: Schema.NullOr(UserId), currency: Schema.String, balance_applied: Schema.String }),
         execute: () => sql`update invoices set status = 'cancelled'
           where service_id = ${serviceId} and status = 'pending' and renewal_of_expiry is not null
           returning id, user_id, currency, balance_applied::text as balance_applied`
       })(undefined).pipe(Effect.orDie)
 
     /** [D113]: the period the payment bought is kept for the invoice's document */
-    const markPaid = (id: number, transactionId: string | null, serviceId: number | null, now: Date, period: { readonly from: Date; readonly to: Date } | null = null) =>
+    const markPaid = (id: number, transactionId: string | null, serviceId: ServiceId | null, now: Date, period: { readonly from: Date; readonly to: Date } | null = null) =>
       sql`update invoices set status = 'paid', paid_at = ${now}, transaction_id = ${transactionId},
             service_id = coalesce(${serviceId}, service_id),
             period_start = ${period?.from ?? null}, period_end = ${period?.to ?? null} where id = ${id}`.pipe(Effect.asVoid)
@@ -259,7 +260,7 @@ export class Invoices extends Effect.Service<Invoices>()("billing/Invoices", {
           Result: Schema.Struct({
             id: Schema.Int,
             promo_code_id: Schema.NullOr(Schema.Int),
-            user_id: Schema.NullOr(Schema.Int),
+            user_id: Schema.NullOr(UserId),
             currency: Schema.String,
             balance_applied: Schema.String
           }),
@@ -330,7 +331,7 @@ export class Invoices extends Effect.Service<Invoices>()("billing/Invoices", {
       ) =>
         Effect.gen(function*() {
           const id = uuid.toLowerCase()
-          type Linked = { readonly invoice: InvoiceDetail; readonly userId: number | null }
+          type Linked = { readonly invoice: InvoiceDetail; readonly userId: UserId | null }
           if ((yield* gateway.checkLink(id, link.expires, link.signature)) !== "valid") return Option.none<Linked>()
           const found = yield* byUuid(id)
           if (Option.isNone(found)) return Option.none<Linked>()

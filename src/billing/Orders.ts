@@ -16,6 +16,7 @@ import { Payments } from "./Payments.ts"
 import { TrialClaims } from "./TrialClaims.ts"
 import { Balance } from "./Balance.ts"
 import { Funding } from "./Funding.ts"
+import type { UserId } from "../platform/Ids.ts"
 
 const DAY_MS = 86_400_000
 /** [D36]: an invoice is due 7 days after it is made */
@@ -55,7 +56,7 @@ export class Orders extends Effect.Service<Orders>()("billing/Orders", {
      * invoice). A plan with a trial, for a verified address that never had one, starts an
      * active service at once until the trial's end, when the invoice is due.
      */
-    const place = (userId: number, order: OrderRequest) =>
+    const place = (userId: UserId, order: OrderRequest) =>
       Effect.flatMap(gateways.resolve(order.gateway), (gateway) => sql.withTransaction(Effect.gen(function*() {
         // one order of a user at a time: two first orders at once cannot both start a trial
         const user = yield* Effect.flatMap(users.lock(userId), Option.match({ onNone: () => Effect.fail(new NotFound()), onSome: Effect.succeed }))
@@ -96,7 +97,7 @@ export class Orders extends Effect.Service<Orders>()("billing/Orders", {
       )
 
     /** the caller's own invoice (another user's is none: a 404, [D11]) */
-    const owned = (userId: number, uuid: string) =>
+    const owned = (userId: UserId, uuid: string) =>
       Effect.flatMap(invoices.byUuid(uuid), (found) =>
         Option.match(Option.filter(found, (i) => i.user_id === userId), {
           onNone: () => Effect.fail(new NotFound()),
@@ -104,7 +105,7 @@ export class Orders extends Effect.Service<Orders>()("billing/Orders", {
         }))
 
     /** pending -> cancelled, giving its promo use back in the same transaction, exactly once */
-    const cancel = (userId: number, uuid: string) =>
+    const cancel = (userId: UserId, uuid: string) =>
       sql.withTransaction(Effect.gen(function*() {
         const invoice = yield* owned(userId, uuid)
         const cancelled = yield* invoices.cancelPending(invoice.id)
@@ -126,7 +127,7 @@ export class Orders extends Effect.Service<Orders>()("billing/Orders", {
       )
 
     /** [D37]: the invoice's provider makes the link (the built-in one signs it with APP_KEY) */
-    const paymentLink = (userId: number, uuid: string) =>
+    const paymentLink = (userId: UserId, uuid: string) =>
       Effect.gen(function*() {
         const invoice = yield* owned(userId, uuid)
         if (invoice.status !== "pending") return yield* Effect.fail(new InvoiceNotPayable())
@@ -163,7 +164,7 @@ export class AdminInvoices extends Effect.Service<AdminInvoices>()("billing/Admi
     const users = yield* Users
     const gateways = yield* PaymentGateways
 
-    const create = (userId: number, request: {
+    const create = (userId: UserId, request: {
       readonly planId: number
       readonly cycleId: number
       readonly amount: Option.Option<string | number>

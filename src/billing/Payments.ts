@@ -1,5 +1,4 @@
 import * as SqlClient from "@effect/sql/SqlClient"
-import { SqlError } from "@effect/sql/SqlError"
 import * as SqlSchema from "@effect/sql/SqlSchema"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -11,11 +10,12 @@ import { Notifications } from "../outbox/Notifications.ts"
 import { Services } from "../services/Services.ts"
 import { Catalog } from "../catalog/Catalog.ts"
 import { formatCents, toCents } from "../catalog/Money.ts"
-import { retryConflicts } from "../platform/SqlErrors.ts"
+import { isUniqueViolation, retryConflicts } from "../platform/SqlErrors.ts"
 import { Schedules } from "../services/Schedule.ts"
 import { Balance } from "./Balance.ts"
 import { type Invoice, InvoiceNotPayable } from "./Domain.ts"
 import { invoiceEvent, Invoices } from "./Invoices.ts"
+import type { UserId } from "../platform/Ids.ts"
 
 export type PaidOutcome = "paid" | "already-paid"
 
@@ -37,13 +37,6 @@ export interface ReceivedPayment {
   readonly currency: string
   readonly payload?: unknown
 }
-
-const sqlState = (e: unknown) =>
-  e instanceof SqlError && typeof e.cause === "object" && e.cause !== null && "code" in e.cause
-    ? String((e.cause as { code: unknown }).code)
-    : ""
-
-const isUniqueViolation = (e: unknown) => sqlState(e) === "23505"
 
 /** the ledger's words for a payment that went to the balance ([D123]) */
 const creditReason = (why: "cancelled" | "paid" | "currency" | "short") =>
@@ -109,7 +102,7 @@ export class Payments extends Effect.Service<Payments>()("billing/Payments", {
      * renewal for the downgrade scheduled on its service continues on the new plan; any other
      * invoice activates or extends as [D35] says.
      */
-    const activateOrChange = (invoice: Invoice, userId: number) =>
+    const activateOrChange = (invoice: Invoice, userId: UserId) =>
       Effect.gen(function*() {
         const { change_credit, cycle_id, plan_id, service_id } = invoice
         if (service_id !== null && change_credit !== null) {

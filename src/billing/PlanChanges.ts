@@ -19,6 +19,7 @@ import { GatewaysLive, PaymentGateways } from "./Gateways.ts"
 import { Invoices } from "./Invoices.ts"
 import { Payments } from "./Payments.ts"
 import { type ChangeKind, changeKind, prorate, type Prorated } from "./Proration.ts"
+import { ServiceId, UserId } from "../platform/Ids.ts"
 
 const DAY_MS = 86_400_000
 /**
@@ -73,7 +74,7 @@ export class PlanChanges extends Effect.Service<PlanChanges>()("billing/PlanChan
      * refunds and what earlier changes credited of it (issue 34: a period's value is credited once);
      * with that invoice's id (none: nothing was paid)
      */
-    const paidForPeriod = (serviceId: number) =>
+    const paidForPeriod = (serviceId: ServiceId) =>
       SqlSchema.findOne({
         Request: Schema.Void,
         Result: Schema.Struct({ id: Schema.Int, paid: Schema.String }),
@@ -85,7 +86,7 @@ export class PlanChanges extends Effect.Service<PlanChanges>()("billing/PlanChan
       )
 
     /** the caller's active service, the target plan and cycle checked as [D108] says, and the money */
-    const price = (userId: number, serviceId: number, request: ChangeRequest) =>
+    const price = (userId: UserId, serviceId: ServiceId, request: ChangeRequest) =>
       Effect.gen(function*() {
         const service = yield* Effect.flatMap(services.findOwned(userId, serviceId), Option.match({
           onNone: () => Effect.fail(new NotFound()),
@@ -114,7 +115,7 @@ export class PlanChanges extends Effect.Service<PlanChanges>()("billing/PlanChan
         return { service, cycle, kind, money, now, sourceId: paid.sourceId }
       })
 
-    const quote = (userId: number, serviceId: number, request: ChangeRequest) =>
+    const quote = (userId: UserId, serviceId: ServiceId, request: ChangeRequest) =>
       Effect.map(price(userId, serviceId, request), ({ cycle, kind, money, service }): ChangeQuote => ({
         kind,
         credit: formatCents(money.creditCents),
@@ -124,11 +125,11 @@ export class PlanChanges extends Effect.Service<PlanChanges>()("billing/PlanChan
       }))
 
     /** [D108]: a pending change invoice of the service is cancelled (its balance given back) */
-    const cancelPendingChange = (serviceId: number) =>
+    const cancelPendingChange = (serviceId: ServiceId) =>
       Effect.gen(function*() {
         const cancelled = yield* SqlSchema.findAll({
           Request: Schema.Void,
-          Result: Schema.Struct({ id: Schema.Int, user_id: Schema.NullOr(Schema.Int), currency: Schema.String, balance_applied: Schema.String }),
+          Result: Schema.Struct({ id: Schema.Int, user_id: Schema.NullOr(UserId), currency: Schema.String, balance_applied: Schema.String }),
           execute: () => sql`update invoices set status = 'cancelled'
             where service_id = ${serviceId} and status = 'pending' and change_credit is not null
             returning id, user_id, currency, balance_applied::text as balance_applied`
@@ -144,13 +145,13 @@ export class PlanChanges extends Effect.Service<PlanChanges>()("billing/PlanChan
      * [D109]; its expiry handed to the new one, which keeps it as the one renewal of that expiry)
      * and the new one, on the same gateway and due date, takes what it can from the balance.
      */
-    const renewOn = (serviceId: number, planId: number, cycleId: number) =>
+    const renewOn = (serviceId: ServiceId, planId: number, cycleId: number) =>
       Effect.gen(function*() {
         const pending = yield* SqlSchema.findAll({
           Request: Schema.Void,
           Result: Schema.Struct({
             id: Schema.Int,
-            user_id: Schema.NullOr(Schema.Int),
+            user_id: Schema.NullOr(UserId),
             plan_id: Schema.Int,
             cycle_id: Schema.Int,
             currency: Schema.String,
@@ -195,7 +196,7 @@ export class PlanChanges extends Effect.Service<PlanChanges>()("billing/PlanChan
      * from what the one before it left (a paid period is credited once); a transaction PostgreSQL
      * aborts for a deadlock or a serialization failure is run again.
      */
-    const change = (userId: number, serviceId: number, request: ChangeRequest) =>
+    const change = (userId: UserId, serviceId: ServiceId, request: ChangeRequest) =>
       Effect.flatMap(gateways.resolve(request.gateway), (gateway) => retryConflicts(sql.withTransaction(Effect.gen(function*() {
         yield* services.lock(serviceId)
         const { cycle, kind, money, now, service, sourceId } = yield* price(userId, serviceId, request)
@@ -238,7 +239,7 @@ export class PlanChanges extends Effect.Service<PlanChanges>()("billing/PlanChan
       )
 
     /** [D108]: the scheduled downgrade is removed (and a pending change invoice cancelled) */
-    const removeScheduled = (userId: number, serviceId: number) =>
+    const removeScheduled = (userId: UserId, serviceId: ServiceId) =>
       Effect.gen(function*() {
         const service = yield* Effect.flatMap(services.findOwned(userId, serviceId), Option.match({
           onNone: () => Effect.fail(new NotFound()),

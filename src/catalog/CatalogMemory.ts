@@ -3,6 +3,7 @@ import * as Option from "effect/Option"
 import type { CatalogRepo, NewPromo, PlanChanges } from "./CatalogRepo.ts"
 import type { Cycle, Plan, PromoCode } from "./Domain.ts"
 import { formatCents } from "./Money.ts"
+import { PlanId } from "../platform/Ids.ts"
 
 type Repo = Parameters<(typeof CatalogRepo)["make"]>[0]
 
@@ -47,7 +48,7 @@ export const memoryCatalogRepo = (): Repo => {
     createPlan: (plan) =>
       Effect.sync(() => {
         const created: Plan = {
-          id: nextId++,
+          id: PlanId.make(nextId++),
           name: plan.name,
           description: plan.description ?? "",
           bandwidth_limit_gb: plan.bandwidth_limit_gb ?? 0,
@@ -74,7 +75,7 @@ export const memoryCatalogRepo = (): Repo => {
       Effect.sync(() => {
         const created: Cycle = {
           id: nextId++,
-          plan_id: cycle.planId,
+          plan_id: PlanId.make(cycle.planId),
           name: cycle.name,
           duration_days: cycle.durationDays,
           price: formatCents(cycle.priceCents),

@@ -1,5 +1,6 @@
 import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import * as Schema from "effect/Schema"
+import { PlanId } from "../platform/Ids.ts"
 
 /**
  * The catalogue's entities, one schema each: the row as the repository decodes it is the admin
@@ -20,7 +21,7 @@ export const QuotaAction = Schema.Literal(...QUOTA_ACTIONS)
 export type QuotaAction = typeof QuotaAction.Type
 
 export const Plan = Schema.Struct({
-  id: Schema.Int,
+  id: PlanId,
   name: Schema.String,
   description: Schema.String,
   bandwidth_limit_gb: Schema.Int,
@@ -44,7 +45,7 @@ export const PublicPlan = Plan.omit("is_active").annotations({ identifier: "Plan
 /** `price` is the database's `numeric(12,2)` as text: two decimals ([D32]). */
 export const Cycle = Schema.Struct({
   id: Schema.Int,
-  plan_id: Schema.Int,
+  plan_id: PlanId,
   name: Schema.String,
   duration_days: Schema.Int,
   price: Schema.String,

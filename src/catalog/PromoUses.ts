@@ -1,5 +1,6 @@
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
+import type { UserId } from "../platform/Ids.ts"
 
 /**
  * [D33] (rev. 2): how many of a user's own orders hold a promo code, for its per-user limit. A
@@ -8,5 +9,5 @@ import type * as Effect from "effect/Effect"
  */
 export class PromoUses extends Context.Tag("catalog/PromoUses")<PromoUses, {
   /** the user's pending or paid invoices with the promo */
-  readonly of: (userId: number, promoId: number) => Effect.Effect<number>
+  readonly of: (userId: UserId, promoId: number) => Effect.Effect<number>
 }>() {}

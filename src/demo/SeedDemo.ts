@@ -17,6 +17,7 @@ import { Devices } from "../vpn/Devices.ts"
 import { DomainEventsLive } from "../webhooks/Webhooks.ts"
 import { Servers } from "../vpn/Servers.ts"
 import { Usage } from "../vpn/Usage.ts"
+import { PlanId } from "../platform/Ids.ts"
 
 /**
  * A believable catalogue and one demo user for people trying the API, made through the rooms'
@@ -167,7 +168,7 @@ const seed = Effect.gen(function*() {
     const starts = new Date(now.getTime() - 200 * DAY_MS)
     const serviceId = yield* at(starts)(services.create({
       userId: demo.id,
-      planId,
+      planId: PlanId.make(planId),
       cycleId: yearly.id,
       status: "active",
       startsAt: starts,

@@ -9,6 +9,7 @@ import {
   TooManyAttemptsResponse,
   UnauthenticatedResponse
 } from "./Errors.ts"
+import type { UserId } from "../platform/Ids.ts"
 
 /*
  * The contract's middleware (issue 34): the tags the rooms' `Api.ts` attach to their endpoints,
@@ -25,7 +26,7 @@ export interface Principal {
   readonly kind: "token" | "api_key"
   /** the access token's id, or the API key's id (`kind` says which) */
   readonly tokenId: number
-  readonly userId: number
+  readonly userId: UserId
   readonly role: "user" | "admin"
   /** two-factor sign-in is on for the user ([D97]) */
   readonly twoFactor: boolean

@@ -2,6 +2,7 @@ import { formatDay, formatMoment, formatMoney, formatNumber } from "../platform/
 import type { Locale } from "../platform/i18n/Locale.ts"
 import { type Catalogue, plural } from "../platform/i18n/Messages.ts"
 import { mailTime, type NotificationKind, type SecurityKind } from "./Templates.ts"
+import type { UserId } from "../platform/Ids.ts"
 
 /**
  * What each notice of [D96] (and each security mail) is told, as facts rather than text: moments
@@ -144,7 +145,7 @@ export type SecurityView<K extends SecurityKind> = SecurityViews[K]
 /** a notice to write: its kind and that kind's view, checked together */
 export type NoticeInput = {
   readonly [K in NotificationKind]: {
-    readonly userId: number
+    readonly userId: UserId
     readonly kind: K
     readonly dedupeKey: string
     readonly view: NoticeView<K>
@@ -152,7 +153,7 @@ export type NoticeInput = {
 }[NotificationKind]
 
 export type SecurityInput = {
-  readonly [K in SecurityKind]: { readonly userId: number; readonly kind: K; readonly view: SecurityView<K> }
+  readonly [K in SecurityKind]: { readonly userId: UserId; readonly kind: K; readonly view: SecurityView<K> }
 }[SecurityKind]
 
 /**

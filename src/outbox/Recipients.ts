@@ -2,10 +2,11 @@ import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
 import type * as Option from "effect/Option"
 import type { Locale } from "../platform/i18n/Locale.ts"
+import type { UserId } from "../platform/Ids.ts"
 
 /** How to reach a user: name, address and whether they want notices (on when never set). */
 export interface Recipient {
-  readonly userId: number
+  readonly userId: UserId
   readonly name: string
   readonly email: string
   readonly emailNotifications: boolean
@@ -22,7 +23,7 @@ export interface Recipient {
  * users and their settings) provides it (`accounts/Contacts.ts`), as `http/Auth`'s `BearerTokens`.
  */
 export class Recipients extends Context.Tag("outbox/Recipients")<Recipients, {
-  readonly find: (userId: number) => Effect.Effect<Option.Option<Recipient>>
+  readonly find: (userId: UserId) => Effect.Effect<Option.Option<Recipient>>
   /** many users at once (the jobs' notices), by user id */
   readonly findMany: (userIds: ReadonlyArray<number>) => Effect.Effect<ReadonlyMap<number, Recipient>>
 }>() {}

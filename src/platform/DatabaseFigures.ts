@@ -3,6 +3,7 @@
  * per process (every pool this process opened), read by the metrics when `/metrics` is scraped.
  * The drivers report here; they know nothing of Prometheus.
  */
+import { sqlStateOf } from "./SqlErrors.ts"
 
 /** What an open pool says of itself. */
 export interface PoolReader {
@@ -27,8 +28,7 @@ export const registerPool = (reader: PoolReader): (() => void) => {
  * `connection` when no server answered (a driver or socket error without SQLSTATE).
  */
 export const countQueryError = (cause: unknown) => {
-  const code = typeof cause === "object" && cause !== null && "code" in cause ? String((cause as { code: unknown }).code) : ""
-  const kind = /^[0-9A-Z]{5}$/.test(code) ? code.slice(0, 2) : "connection"
+  const kind = sqlStateOf(cause)?.slice(0, 2) ?? "connection"
   queryErrors.set(kind, (queryErrors.get(kind) ?? 0) + 1)
 }
 

@@ -1,7 +1,7 @@
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as FiberRef from "effect/FiberRef"
-import { isConnectionLoss } from "./SqlErrors.ts"
+import { isConnectionLoss, isLossWithoutEffect } from "./SqlErrors.ts"
 
 /**
  * [D126] (issue 41): work that never reached the database is tried again while a failover runs,
@@ -46,25 +46,8 @@ export const reconnecting = <A, E, R>(make: () => Effect.Effect<A, E, R>, retria
   return Effect.suspend(() => loop(Date.now(), 0))
 }
 
-/**
- * A connection that was never established (Bun.SQL's codes, the socket's, and the SQLSTATEs a
- * server answers only to a new connection), and a write refused by a read-only node.
- */
-const withoutEffect = new Set([
-  "ERR_POSTGRES_CONNECTION_REFUSED",
-  "ERR_POSTGRES_CONNECTION_FAILED",
-  "ERR_POSTGRES_CONNECTION_TIMEOUT",
-  "ECONNREFUSED",
-  "57P03",
-  "53300",
-  "25006"
-])
-
 /** the failure of a statement outside a transaction that cannot have changed anything */
-export const hadNoEffect = (cause: Cause.Cause<unknown>): boolean => {
-  const error = Cause.squash(cause) as { cause?: { code?: unknown } }
-  return isConnectionLoss(error) && withoutEffect.has(String(error.cause?.code))
-}
+export const hadNoEffect = (cause: Cause.Cause<unknown>): boolean => isLossWithoutEffect(Cause.squash(cause))
 
 /** a lost connection, whatever the statement */
 export const wasConnectionLoss = (cause: Cause.Cause<unknown>): boolean => isConnectionLoss(Cause.squash(cause))

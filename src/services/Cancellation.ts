@@ -10,10 +10,11 @@ import { Notifications } from "../outbox/Notifications.ts"
 import { AppClock } from "../platform/Clock.ts"
 import { BusinessRuleViolation } from "../platform/Errors.ts"
 import { DomainEvents } from "../events/DomainEvents.ts"
+import { ServiceId, UserId } from "../platform/Ids.ts"
 
 const Cancelled = Schema.Struct({
   id: Schema.Int,
-  user_id: Schema.Int,
+  user_id: UserId,
   plan_id: Schema.Int,
   cycle_id: Schema.Int,
   status: Schema.String,
@@ -83,7 +84,7 @@ export class Cancellation extends Effect.Service<Cancellation>()("services/Cance
         SqlSchema.findOne({ Request: Schema.Void, Result: Cancelled, execute: () => statement(now) })(undefined)).pipe(Effect.orDie)
 
     /** [D111] `period_end`: the user's active service stops renewing and ends at `expires_at` */
-    const atPeriodEnd = (userId: number, serviceId: number) =>
+    const atPeriodEnd = (userId: UserId, serviceId: ServiceId) =>
       finish(write((now) => sql`
         update services set auto_renew = false, cancel_at = expires_at, updated_at = ${now}
         where id = ${serviceId} and user_id = ${userId} and status = 'active' and expires_at > ${now} and cancel_at is null
@@ -93,7 +94,7 @@ export class Cancellation extends Effect.Service<Cancellation>()("services/Cance
      * [D111] `now` (and [D110] `end_service`): the service is cancelled at once; `userId` none
      * for an admin's refund, which may end any user's service.
      */
-    const now = (serviceId: number, userId: Option.Option<number>) =>
+    const now = (serviceId: ServiceId, userId: Option.Option<number>) =>
       finish(write((at) => sql`
         update services set status = 'cancelled', auto_renew = false, cancel_at = null,
           scheduled_plan_id = null, scheduled_cycle_id = null, updated_at = ${at}
@@ -102,7 +103,7 @@ export class Cancellation extends Effect.Service<Cancellation>()("services/Cance
         ${returning}`), "now", cannotCancel)
 
     /** [D111]: undoes a `period_end` cancel before it happens */
-    const resume = (userId: number, serviceId: number) =>
+    const resume = (userId: UserId, serviceId: ServiceId) =>
       Effect.flatMap(clock.now, (at) =>
         SqlSchema.findOne({
           Request: Schema.Void,

@@ -1,5 +1,6 @@
 import * as Schema from "effect/Schema"
 import type { Cycle, Plan, QuotaAction, UsageReset } from "../catalog/Domain.ts"
+import { PlanId, ServiceId, UserId } from "../platform/Ids.ts"
 import { leanRow } from "../platform/LeanRow.ts"
 
 /** [D124]: `grace`: an auto-renewing service past `expires_at` while its renewal is retried (until `grace_until`) */
@@ -11,9 +12,9 @@ export type ServiceStatus = typeof ServiceStatus.Type
 
 /** A row of `services`, the table this room owns. */
 export const ServiceRecord = Schema.Struct({
-  id: Schema.Int,
-  user_id: Schema.Int,
-  plan_id: Schema.Int,
+  id: ServiceId,
+  user_id: UserId,
+  plan_id: PlanId,
   cycle_id: Schema.Int,
   status: ServiceStatus,
   starts_at: Schema.DateFromSelf,
@@ -26,8 +27,8 @@ export type ServiceRecord = typeof ServiceRecord.Type
 
 /** A service with its plan and cycle (from the catalogue): what the routes and VPN access read. */
 export interface Subscription {
-  readonly id: number
-  readonly userId: number
+  readonly id: ServiceId
+  readonly userId: UserId
   readonly status: ServiceStatus
   readonly startsAt: Date
   readonly expiresAt: Date
@@ -61,8 +62,8 @@ export interface Subscription {
  * ([D95]) and what a quota notice names ([D96]); no cycle, status or expiry to read and decode.
  */
 export interface ServiceQuota {
-  readonly id: number
-  readonly userId: number
+  readonly id: ServiceId
+  readonly userId: UserId
   readonly startsAt: Date
   readonly plan: Pick<Subscription["plan"], "id" | "name" | "bandwidthLimitGb" | "usageReset">
 }
@@ -101,8 +102,8 @@ export const ActiveOnPlan = leanRow("ActiveOnPlan", { id: "int", user_id: "int",
 export type ActiveService = Pick<Subscription, "id" | "userId" | "startsAt" | "plan"> & { readonly grace: boolean }
 
 export const NewService = Schema.Struct({
-  userId: Schema.Int,
-  planId: Schema.Int,
+  userId: UserId,
+  planId: PlanId,
   cycleId: Schema.Int,
   status: ServiceStatus,
   startsAt: Schema.DateFromSelf,

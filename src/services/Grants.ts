@@ -7,6 +7,7 @@ import { AppClock } from "../platform/Clock.ts"
 import { NotFound, ValidationError } from "../platform/Errors.ts"
 import type { ServiceStatus } from "./Domain.ts"
 import { Services } from "./Services.ts"
+import type { UserId } from "../platform/Ids.ts"
 
 const DAY_MS = 86_400_000
 
@@ -19,7 +20,7 @@ export class ServiceGrants extends Effect.Service<ServiceGrants>()("services/Ser
     const clock = yield* AppClock
     return {
       /** any plan (also inactive) and its cycle; the cycle's length unless `expiresAt` is given */
-      grant: (userId: number, grant: {
+      grant: (userId: UserId, grant: {
         readonly planId: number
         readonly cycleId: number
         readonly status: Option.Option<ServiceStatus>

@@ -12,6 +12,7 @@ import { ServiceGrants } from "./Grants.ts"
 import { Services } from "./Services.ts"
 import { Schedules } from "./Schedule.ts"
 import type { ScheduledService } from "./ServiceRows.ts"
+import { UserId } from "../platform/Ids.ts"
 
 const ServicesHandlers = HttpApiBuilder.group(Api, "services", (handlers) =>
   Effect.gen(function*() {
@@ -54,7 +55,7 @@ const ServicesAdminHandlers = HttpApiBuilder.group(Api, "servicesAdmin", (handle
     const schedules = yield* Schedules
     return handlers
       .handle("grantService", ({ path, payload }) =>
-        Effect.map(grants.grant(path.user, {
+        Effect.map(grants.grant(UserId.make(path.user), {
           planId: payload.plan_id,
           cycleId: payload.cycle_id,
           status: Option.fromNullable(payload.status),

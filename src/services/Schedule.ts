@@ -7,6 +7,7 @@ import { Catalog } from "../catalog/Catalog.ts"
 import { AppClock } from "../platform/Clock.ts"
 import { DomainEvents } from "../events/DomainEvents.ts"
 import { noSchedule, type ScheduledChange, type ServiceSchedule } from "./Domain.ts"
+import type { ServiceId, UserId } from "../platform/Ids.ts"
 
 // what a service response adds lives with the contract (`Domain.ts`, issue 34)
 export { noSchedule, type ScheduledChange, type ServiceSchedule } from "./Domain.ts"
@@ -83,13 +84,13 @@ export class Schedules extends Effect.Service<Schedules>()("services/Schedules",
     const of = (id: number) => Effect.map(ofMany([id]), (m) => m.get(id) ?? noSchedule)
 
     /** [D108]: a downgrade for the period's end (replacing one scheduled before) */
-    const schedule = (serviceId: number, planId: number, cycleId: number) =>
+    const schedule = (serviceId: ServiceId, planId: number, cycleId: number) =>
       Effect.flatMap(clock.now, (now) =>
         sql`update services set scheduled_plan_id = ${planId}, scheduled_cycle_id = ${cycleId}, updated_at = ${now} where id = ${serviceId}`)
         .pipe(Effect.asVoid, Effect.orDie)
 
     /** [D108]: removes a scheduled downgrade; whether there was one */
-    const unschedule = (serviceId: number) =>
+    const unschedule = (serviceId: ServiceId) =>
       Effect.flatMap(clock.now, (now) => unscheduleRow({ serviceId, now })).pipe(Effect.map(Option.isSome), Effect.orDie)
 
     /**
@@ -98,8 +99,8 @@ export class Schedules extends Effect.Service<Schedules>()("services/Schedules",
      * on from `expires_at`. Emits `service.changed`. Run it in the payment's transaction.
      */
     const switchPlan = (change: {
-      readonly serviceId: number
-      readonly userId: number
+      readonly serviceId: ServiceId
+      readonly userId: UserId
       readonly planId: number
       readonly cycleId: number
       readonly kind: "upgrade" | "downgrade"

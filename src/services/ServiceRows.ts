@@ -21,13 +21,16 @@ import {
 } from "./Domain.ts"
 import { memoryServiceRows } from "./ServiceRowsMemory.ts"
 import { ScheduleColumns, scheduledIds, scheduleOf, type ServiceSchedule } from "./Schedule.ts"
+import { ServiceId, UserId } from "../platform/Ids.ts"
 
 /** the key space of this room's advisory locks (one lock per user) */
 const USER_LOCK_SPACE = 4_080_002
 
-const UserId = Schema.Struct({ userId: Schema.Int })
+const UserIdRequest = Schema.Struct({ userId: Schema.Int })
 const UserAt = Schema.Struct({ userId: Schema.Int, now: Schema.DateFromSelf })
 const Id = Schema.Struct({ id: Schema.Int })
+/** a service's id as a statement returns it */
+const ServiceIdRow = Schema.Struct({ id: ServiceId })
 /** a PostgreSQL `int[]` literal of these numbers */
 const intArray = (ids: Iterable<number>) => `{${[...ids].join(",")}}`
 
@@ -86,7 +89,7 @@ export class ServiceRows extends Effect.Service<ServiceRows>()("services/Service
     /** one user's services read as `Result` through `cols`: all of them, one they own, the current one */
     const userReads = <A, I>(cols: typeof columns, Result: Schema.Schema<A, I>) => ({
       list: SqlSchema.findAll({
-        Request: UserId,
+        Request: UserIdRequest,
         Result,
         execute: ({ userId }) => sql`select ${cols} from services where user_id = ${userId} ${newestFirst}`
       }),
@@ -152,7 +155,7 @@ export class ServiceRows extends Effect.Service<ServiceRows>()("services/Service
     })
     const insert = SqlSchema.single({
       Request: Schema.Struct({ service: NewService, now: Schema.DateFromSelf }),
-      Result: Id,
+      Result: ServiceIdRow,
       execute: ({ now, service: s }) => {
         return sql`
           insert into services (user_id, plan_id, cycle_id, status, starts_at, expires_at, auto_renew, created_at, updated_at)
@@ -166,7 +169,7 @@ export class ServiceRows extends Effect.Service<ServiceRows>()("services/Service
     const find = (id: number) => Effect.flatMap(Effect.orDie(byId({ id })), oneWithCatalog)
 
     /** the user's payments and trials take turns: two at once cannot both start a service */
-    const lockUser = (userId: number) =>
+    const lockUser = (userId: UserId) =>
       sql`select pg_advisory_xact_lock(${USER_LOCK_SPACE}, ${userId})`.pipe(Effect.asVoid, Effect.orDie)
 
     // [D124]: a service in grace is active again with the payment, its grace over
@@ -260,7 +263,7 @@ export class ServiceRows extends Effect.Service<ServiceRows>()("services/Service
         for (const r of rows) {
           let plan = plans.get(r.plan_id)
           if (plan === undefined) plans.set(r.plan_id, plan = planOf(c.plan(r.plan_id)))
-          found.set(r.user_id, { id: r.id, userId: r.user_id, startsAt: r.starts_at, plan, grace: r.status === "grace" })
+          found.set(r.user_id, { id: ServiceId.make(r.id), userId: UserId.make(r.user_id), startsAt: r.starts_at, plan, grace: r.status === "grace" })
         }
         return found as ReadonlyMap<number, ActiveService>
       })
@@ -269,10 +272,10 @@ export class ServiceRows extends Effect.Service<ServiceRows>()("services/Service
      * [D124]: these auto-renewing active services whose renewal is due (their `expires_at` is the
      * one given) go into grace until `grace_until`; the ids that did
      */
-    const enterGraceRows = (items: ReadonlyArray<{ readonly serviceId: number; readonly expiresAt: Date; readonly graceUntil: Date }>, now: Date) =>
+    const enterGraceRows = (items: ReadonlyArray<{ readonly serviceId: ServiceId; readonly expiresAt: Date; readonly graceUntil: Date }>, now: Date) =>
       items.length === 0 ? Effect.succeed<ReadonlyArray<number>>([]) : SqlSchema.findAll({
         Request: Schema.Void,
-        Result: Id,
+        Result: ServiceIdRow,
         execute: () => sql`
           update services s set status = 'grace', grace_until = g.grace_until, updated_at = ${now}
           from jsonb_to_recordset(${JSON.stringify(items.map((i) => ({
@@ -297,20 +300,20 @@ export class ServiceRows extends Effect.Service<ServiceRows>()("services/Service
       enterGraceRows,
       expireGraceRow,
       /** the user's services, newest first */
-      listOf: (userId: number) => Effect.flatMap(Effect.orDie(plain.list({ userId })), withCatalog),
+      listOf: (userId: UserId) => Effect.flatMap(Effect.orDie(plain.list({ userId })), withCatalog),
       /** any service by id (node and admin routes) */
       findById: find,
       /** the caller's own service; another user's is none (a 404, [D11]) */
-      findOwned: (userId: number, id: number) => Effect.flatMap(Effect.orDie(plain.owned({ userId, id })), oneWithCatalog),
+      findOwned: (userId: UserId, id: number) => Effect.flatMap(Effect.orDie(plain.owned({ userId, id })), oneWithCatalog),
       /** [D34]: the current service */
-      current: (userId: number) =>
+      current: (userId: UserId) =>
         Effect.flatMap(clock.now, (now) => Effect.flatMap(Effect.orDie(plain.current({ userId, now })), oneWithCatalog)),
       /** the user's services with their schedules, newest first (one round trip) */
-      listScheduledOf: (userId: number) => Effect.flatMap(Effect.orDie(scheduled.list({ userId })), withSchedules),
+      listScheduledOf: (userId: UserId) => Effect.flatMap(Effect.orDie(scheduled.list({ userId })), withSchedules),
       /** the caller's own service with its schedule; another user's is none (one round trip) */
-      findOwnedScheduled: (userId: number, id: number) => Effect.flatMap(Effect.orDie(scheduled.owned({ userId, id })), oneWithSchedule),
+      findOwnedScheduled: (userId: UserId, id: number) => Effect.flatMap(Effect.orDie(scheduled.owned({ userId, id })), oneWithSchedule),
       /** [D34]: the current service with its schedule (one round trip) */
-      currentScheduled: (userId: number) =>
+      currentScheduled: (userId: UserId) =>
         Effect.flatMap(clock.now, (now) => Effect.flatMap(Effect.orDie(scheduled.current({ userId, now })), oneWithSchedule)),
       /** [D34]: the current service of each user that has one, by user id, in one statement */
       currentOf: (userIds: ReadonlyArray<number>) =>
@@ -341,7 +344,7 @@ export class ServiceRows extends Effect.Service<ServiceRows>()("services/Service
             Effect.flatMap(leanByUser)
           ),
       /** sets only the flag of the user's own service; none when it is not theirs */
-      setAutoRenew: (userId: number, id: number, autoRenew: boolean) =>
+      setAutoRenew: (userId: UserId, id: number, autoRenew: boolean) =>
         Effect.flatMap(clock.now, (now) =>
           SqlSchema.findOne({
             Request: Schema.Void,
@@ -363,7 +366,7 @@ export class ServiceRows extends Effect.Service<ServiceRows>()("services/Service
           const now = yield* clock.now
           const rows = yield* SqlSchema.findAll({
             Request: Schema.Void,
-            Result: Schema.Struct({ user_id: Schema.Int }),
+            Result: Schema.Struct({ user_id: UserId }),
             execute: () => sql`
               select distinct user_id from services
               where plan_id in ${sql.in(planIds)} and ${currentAt(now)}

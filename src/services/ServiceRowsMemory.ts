@@ -5,6 +5,7 @@ import type { AppClock } from "../platform/Clock.ts"
 import { type ActiveService, planOf, type ServiceQuota, type ServiceRecord, subscription, type Subscription } from "./Domain.ts"
 import { noSchedule } from "./Schedule.ts"
 import type { ServiceRows } from "./ServiceRows.ts"
+import { ServiceId, UserId } from "../platform/Ids.ts"
 
 type Rows = Parameters<(typeof ServiceRows)["make"]>[0]
 
@@ -36,7 +37,7 @@ export const memoryServiceRows = (clock: AppClock["Type"], catalog: Catalog): Ro
     })
   const scheduled = (found: Option.Option<ServiceRecord>) =>
     Effect.map(one(found), Option.map((service) => ({ service, schedule: noSchedule })))
-  const owned = (userId: number, id: number) => Option.filter(Option.fromNullable(rows.get(id)), (r) => r.user_id === userId)
+  const owned = (userId: UserId, id: number) => Option.filter(Option.fromNullable(rows.get(id)), (r) => r.user_id === userId)
   const leanByUser = (list: ReadonlyArray<ServiceRecord>) =>
     Effect.map(catalog.rowsOf(list.map((r) => r.plan_id), []), (c) =>
       new Map(list.map((r) => [r.user_id, { id: r.id, userId: r.user_id, startsAt: r.starts_at, plan: planOf(c.plan(r.plan_id)), grace: r.status === "grace" }] as const)))
@@ -91,7 +92,7 @@ export const memoryServiceRows = (clock: AppClock["Type"], catalog: Catalog): Ro
         })),
     create: (service) =>
       Effect.sync(() => {
-        const id = nextId++
+        const id = ServiceId.make(nextId++)
         rows.set(id, {
           id,
           user_id: service.userId,

@@ -8,6 +8,7 @@ import { DomainEvents } from "../events/DomainEvents.ts"
 import { AppClock } from "../platform/Clock.ts"
 import type { ServiceStatus, Subscription } from "./Domain.ts"
 import { ServiceRows } from "./ServiceRows.ts"
+import { ServiceId, UserId, PlanId } from "../platform/Ids.ts"
 
 const DAY_MS = 86_400_000
 
@@ -29,11 +30,11 @@ export class Services extends Effect.Service<Services>()("services/Services", {
      * current service on the plan, else starts a new active service now. Returns the service's
      * id. Run it in the payment's transaction.
      */
-    const activate = (paid: { readonly serviceId: number | null; readonly userId: number; readonly planId: number; readonly cycleId: number }) =>
+    const activate = (paid: { readonly serviceId: ServiceId | null; readonly userId: UserId; readonly planId: number; readonly cycleId: number }) =>
       Effect.map(activatePeriod(paid), (period) => period.serviceId)
 
     /** as `activate`, with the period the payment bought (a receipt's, [D96]) */
-    const activatePeriod = (paid: { readonly serviceId: number | null; readonly userId: number; readonly planId: number; readonly cycleId: number }) =>
+    const activatePeriod = (paid: { readonly serviceId: ServiceId | null; readonly userId: UserId; readonly planId: number; readonly cycleId: number }) =>
       Effect.gen(function*() {
         const now = yield* clock.now
         yield* lockUser(paid.userId)
@@ -55,7 +56,7 @@ export class Services extends Effect.Service<Services>()("services/Services", {
         }
         const created = yield* create({
           userId: paid.userId,
-          planId: paid.planId,
+          planId: PlanId.make(paid.planId),
           cycleId: paid.cycleId,
           status: "active",
           startsAt: now,
@@ -95,7 +96,7 @@ export class Services extends Effect.Service<Services>()("services/Services", {
       )
 
     /** [D124]: the services that went into grace (their ids), in the jobs' batch transaction */
-    const enterGrace = (items: ReadonlyArray<{ readonly serviceId: number; readonly expiresAt: Date; readonly graceUntil: Date }>) =>
+    const enterGrace = (items: ReadonlyArray<{ readonly serviceId: ServiceId; readonly expiresAt: Date; readonly graceUntil: Date }>) =>
       Effect.flatMap(clock.now, (now) => rows.enterGraceRows(items, now))
 
     /** [D124]: after the last retry the service in grace is expired ([D101] `service.expired`); it, if it was in grace */
@@ -167,7 +168,7 @@ export class Services extends Effect.Service<Services>()("services/Services", {
             onSome: (r) => rows.findById(r.id)
           }))),
       /** [D35]: a trial's service, active at once until the trial ends; in the order's transaction */
-      startTrial: (trial: { readonly userId: number; readonly plan: Plan; readonly cycle: Cycle }) =>
+      startTrial: (trial: { readonly userId: UserId; readonly plan: Plan; readonly cycle: Cycle }) =>
         Effect.gen(function*() {
           const now = yield* clock.now
           yield* lockUser(trial.userId)

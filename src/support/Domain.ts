@@ -1,4 +1,5 @@
 import * as Schema from "effect/Schema"
+import { UserId } from "../platform/Ids.ts"
 
 /** The entities of the support room, each one schema: the row it is read from and the answer it gives. */
 
@@ -7,7 +8,7 @@ export const TicketStatus = Schema.Literal("open", "closed")
 /** A ticket ([D60]); the answers pick from it (the owner's id is never rendered). */
 export const Ticket = Schema.Struct({
   id: Schema.Int,
-  user_id: Schema.Int,
+  user_id: UserId,
   subject: Schema.String,
   status: TicketStatus,
   created_at: Schema.Date,

@@ -7,6 +7,7 @@ import { AppClock } from "../platform/Clock.ts"
 import { orNotFound } from "../platform/Errors.ts"
 import { Notifications } from "../outbox/Notifications.ts"
 import { Reply, Ticket } from "./Domain.ts"
+import type { UserId } from "../platform/Ids.ts"
 
 const TicketRow = Schema.typeSchema(Ticket)
 const ReplyRow = Schema.typeSchema(Reply)
@@ -95,9 +96,9 @@ export class Tickets extends Effect.Service<Tickets>()("support/Tickets", {
 
     return {
       /** the user's tickets, newest activity first */
-      listOf: (userId: number) => Effect.orDie(listRows(userId)),
+      listOf: (userId: UserId) => Effect.orDie(listRows(userId)),
 
-      open: (userId: number, input: { readonly subject: string; readonly message: string }) =>
+      open: (userId: UserId, input: { readonly subject: string; readonly message: string }) =>
         Effect.gen(function*() {
           const now = yield* clock.now
           const ticket = yield* insertTicket({ userId, subject: input.subject, now })
@@ -115,17 +116,17 @@ export class Tickets extends Effect.Service<Tickets>()("support/Tickets", {
         }).pipe(sql.withTransaction, Effect.orDie, Effect.tap(domainEvents.wake)),
 
       /** the caller's ticket with every reply, oldest first */
-      detail: (ticketId: number, userId: number) =>
+      detail: (ticketId: number, userId: UserId) =>
         Effect.gen(function*() {
           const ticket = yield* find(ticketId, userId)
           return { ...ticket, replies: yield* Effect.orDie(repliesRows(ticket.id)) }
         }),
 
-      reply: (ticketId: number, userId: number, message: string) =>
+      reply: (ticketId: number, userId: UserId, message: string) =>
         Effect.flatMap(find(ticketId, userId), (ticket) => addReply(ticket.id, userId, message, false)).pipe(Effect.tap(domainEvents.wake)),
 
       /** closing a closed ticket is a 200 too ([D60]) */
-      close: (ticketId: number, userId: number) =>
+      close: (ticketId: number, userId: UserId) =>
         Effect.flatMap(find(ticketId, userId), (ticket) =>
           Effect.flatMap(clock.now, (now) => closeRow({ ticketId: ticket.id, now })).pipe(Effect.orDie)),
 

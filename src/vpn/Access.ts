@@ -16,6 +16,7 @@ import { type Allowance, nodeEntry, refusedOverQuota, speedOf } from "./NodeEntr
 import { type Peer, Peers, type ServerPeer } from "./Peers.ts"
 import { type Protocol, type ServerRow, Servers } from "./Servers.ts"
 import { Usage } from "./Usage.ts"
+import type { ServerId, UserId } from "../platform/Ids.ts"
 
 /** issue 27: the peers of one page of the streamed full node list */
 export const NODE_LIST_PAGE = 1000
@@ -45,7 +46,7 @@ export class Access extends Effect.Service<Access>()("vpn/Access", {
     /** [D124]: what may connect and download: an active service, or one in grace */
     const connects = (status: string) => status === "active" || status === "grace"
 
-    const granting = (userId: number, serverId: number) =>
+    const granting = (userId: UserId, serverId: ServerId) =>
       Effect.gen(function*() {
         const current = yield* subscriptions.current(userId)
         if (Option.isNone(current) || !(yield* servers.grants(serverId, current.value.plan.id))) {
@@ -81,7 +82,7 @@ export class Access extends Effect.Service<Access>()("vpn/Access", {
       NotFound | PlanExcludesServer | ServiceSuspended | BandwidthExceeded
     >
     type Located = Effect.Effect<{ readonly server: ServerRow; readonly service: Subscription }, NotFound | PlanExcludesServer>
-    const locate = (userId: number, serverId: number, protocol?: Protocol) => {
+    const locate = (userId: UserId, serverId: ServerId, protocol?: Protocol) => {
       const ofProtocol = (server: ServerRow) => protocol === undefined || server.protocol === protocol
       // issue 27: a chain of steps on the downloads' hot path (no generator)
       return Effect.flatMap(subscriptions.current(userId), (current): Located =>
@@ -100,7 +101,7 @@ export class Access extends Effect.Service<Access>()("vpn/Access", {
      * the users among `userIds` whose service may connect to the server now, with the speed it
      * gives them ([D103], [D104]): three set-based queries
      */
-    const connectableUsers = (serverId: number, userIds: ReadonlyArray<number>) =>
+    const connectableUsers = (serverId: ServerId, userIds: ReadonlyArray<number>) =>
       Effect.gen(function*() {
         const allowed = new Map<number, Allowance>()
         if (userIds.length === 0) return allowed as ReadonlyMap<number, Allowance>
@@ -137,18 +138,18 @@ export class Access extends Effect.Service<Access>()("vpn/Access", {
      * [D54]: peers as the node is told them, `enabled` when their user is not on hold ([D91]) and
      * may connect, at their service's speed ([D103]); shaped by `nodeEntry` alone
      */
-    const asNodePeers = (serverId: number, list: ReadonlyArray<ServerPeer>) =>
+    const asNodePeers = (serverId: ServerId, list: ReadonlyArray<ServerPeer>) =>
       Effect.map(connectableUsers(serverId, [...new Set(list.flatMap((p) => p.held ? [] : [p.userId]))]), (allowed) =>
         list.map((p) => nodeEntry(p, allowed.get(p.userId))))
 
-    const isOpenVpn = (serverId: number) =>
+    const isOpenVpn = (serverId: ServerId) =>
       Effect.map(servers.find(serverId), (found) => Option.isSome(found) && found.value.protocol === "openvpn")
 
     /**
      * [D106]: an OpenVPN server's entries: every credential of the users its plans serve
      * (`everything`), or of the changed users and usernames; usernames gone as removed
      */
-    const openvpnEntries = (serverId: number, everything: boolean, userIds: ReadonlyArray<number>, usernames: ReadonlyArray<string>) =>
+    const openvpnEntries = (serverId: ServerId, everything: boolean, userIds: ReadonlyArray<number>, usernames: ReadonlyArray<string>) =>
       Effect.gen(function*() {
         const users = everything ? yield* members.usersOnPlans(yield* servers.planIdsOf(serverId)) : userIds
         const rows = yield* credentialRows.of(users, everything ? [] : usernames)
@@ -164,7 +165,7 @@ export class Access extends Effect.Service<Access>()("vpn/Access", {
      * [D92]: the node's list with its revision: everything, or what changed after `since` (removed
      * keys as `{public_key, removed: true}`); 422 `errors.since` for a cursor this log cannot answer.
      */
-    const nodeSync = (serverId: number, since: string | undefined) =>
+    const nodeSync = (serverId: ServerId, since: string | undefined) =>
       Effect.gen(function*() {
         const today = (yield* clock.now).toISOString().slice(0, 10)
         const state = yield* changes.state(today)
@@ -222,7 +223,7 @@ export class Access extends Effect.Service<Access>()("vpn/Access", {
      * queries: what a streamed answer writes as it reads. The first page is read here (a failure
      * is an error answer, not a cut one); an OpenVPN server's credentials are one page.
      */
-    const nodeFull = (serverId: number) =>
+    const nodeFull = (serverId: ServerId) =>
       Effect.gen(function*() {
         const today = (yield* clock.now).toISOString().slice(0, 10)
         const state = yield* changes.state(today)
@@ -266,7 +267,7 @@ export class Access extends Effect.Service<Access>()("vpn/Access", {
        * for a user whose service may not connect to this server; [D116]: 403 from a server that is
        * not an OpenVPN one, before any credential is looked at
        */
-      authenticate: (serverId: number, username: string, password: string) =>
+      authenticate: (serverId: ServerId, username: string, password: string) =>
         Effect.gen(function*() {
           const server = yield* servers.find(serverId)
           if (Option.isNone(server) || server.value.protocol !== "openvpn") return yield* Effect.fail(new Forbidden())
@@ -282,7 +283,7 @@ export class Access extends Effect.Service<Access>()("vpn/Access", {
        * current service, then the server, its grant, the period's usage and the peer in one read
        * of this room. The same answers in the same order as `reach` (404, 403, then 423).
        */
-      reachWireguard: (userId: number, serverId: number) =>
+      reachWireguard: (userId: UserId, serverId: ServerId) =>
         Effect.flatMap(subscriptions.current(userId), (current): Reached => {
           if (Option.isNone(current)) return Effect.map(locate(userId, serverId, "wireguard"), (found) => ({ server: found.server, peer: Option.none() }))
           const service = current.value
@@ -304,7 +305,7 @@ export class Access extends Effect.Service<Access>()("vpn/Access", {
        * that serves them all: 403 when there is none (or no current service), then 423 as a
        * download of any of them would answer
        */
-      grantedFor: (userId: number, protocols: ReadonlyArray<Protocol>): Effect.Effect<
+      grantedFor: (userId: UserId, protocols: ReadonlyArray<Protocol>): Effect.Effect<
         { readonly service: Subscription; readonly servers: ReadonlyArray<ServerRow> },
         PlanExcludesServer | ServiceSuspended | BandwidthExceeded
       > =>
@@ -321,10 +322,10 @@ export class Access extends Effect.Service<Access>()("vpn/Access", {
                 : Effect.as(usable(current.value), { service: current.value, servers: list })
             })),
       /** `locate`, then 423 for a suspended or over-limit service: what a config download needs */
-      reach: (userId: number, serverId: number, protocol: Protocol) =>
+      reach: (userId: UserId, serverId: ServerId, protocol: Protocol) =>
         Effect.flatMap(locate(userId, serverId, protocol), (found) => Effect.as(usable(found.service), found)),
       /** the spec's servers of the user's current plan (`[]` without a current service, [D51]) */
-      serversOf: (userId: number) =>
+      serversOf: (userId: UserId) =>
         Effect.flatMap(subscriptions.current(userId), (current) =>
           Option.isNone(current) ? Effect.succeed([]) : servers.grantedToPlan(current.value.plan.id))
     } as const

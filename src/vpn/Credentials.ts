@@ -6,13 +6,14 @@ import * as Schema from "effect/Schema"
 import { AppClock } from "../platform/Clock.ts"
 import { AppKey, constantTimeEqual, randomToken, sha256Hex } from "../platform/Crypto.ts"
 import { VpnCredentials } from "./Domain.ts"
+import { UserId } from "../platform/Ids.ts"
 
 // the schemas the contract shows live in `Domain.ts` (issue 34)
 export { VpnCredentials }
 
 /** A row of `vpn_credentials` (one per device, [D90]): the secret stored encrypted (to show it) and hashed (to check it). */
 const CredentialRow = Schema.Struct({
-  user_id: Schema.Int,
+  user_id: UserId,
   device_id: Schema.Int,
   username: Schema.String,
   secret_enc: Schema.String,
@@ -21,8 +22,8 @@ const CredentialRow = Schema.Struct({
 })
 type CredentialRow = typeof CredentialRow.Type
 
-const Owner = Schema.Struct({ user_id: Schema.Int, username: Schema.String })
-const DeviceOf = Schema.Struct({ userId: Schema.Int, deviceId: Schema.Int })
+const Owner = Schema.Struct({ user_id: UserId, username: Schema.String })
+const DeviceOf = Schema.Struct({ userId: UserId, deviceId: Schema.Int })
 
 /**
  * OpenVPN credentials of [D53], one pair per device ([D90]): a stable username and a generated
@@ -119,7 +120,7 @@ export class Credentials extends Effect.Service<Credentials>()("vpn/Credentials"
       ofDevice,
       renew,
       /** [D91]: a new secret for every device of the user that has credentials */
-      renewAllOf: (userId: number) =>
+      renewAllOf: (userId: UserId) =>
         Effect.gen(function*() {
           for (const { device_id } of yield* devicesOf(userId)) yield* renew({ userId, deviceId: device_id })
         }).pipe(Effect.orDie),

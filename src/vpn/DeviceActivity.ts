@@ -11,6 +11,7 @@ import { periodAt, periodStart } from "./Bandwidth.ts"
 import { Device, Devices } from "./Devices.ts"
 import { SubscriptionLinks } from "./SubscriptionLinks.ts"
 import { type Activity, AdminDevice, DeviceDetail, DeviceSeen, DeviceServer } from "./Domain.ts"
+import { DeviceId, ServerId, UserId } from "../platform/Ids.ts"
 
 // the schemas the contract shows live in `Domain.ts` (issue 34)
 export { AdminDevice, DeviceDetail, DeviceSeen, DeviceServer }
@@ -27,8 +28,8 @@ export { AdminDevice, DeviceDetail, DeviceSeen, DeviceServer }
 export const ONLINE_WITHIN_MS = 180_000
 
 const ServerRow = Schema.Struct({
-  device_id: Schema.Int,
-  server_id: Schema.Int,
+  device_id: DeviceId,
+  server_id: ServerId,
   server_name: Schema.String,
   address: Schema.NullOr(Schema.String),
   last_handshake_at: Schema.NullOr(Schema.DateFromSelf),
@@ -111,7 +112,7 @@ export class DeviceActivity extends Effect.Service<DeviceActivity>()("vpn/Device
     })
 
     /** [D95]: the start of the user's current quota period (a calendar month without a service) */
-    const periodSince = (userId: number) =>
+    const periodSince = (userId: UserId) =>
       Effect.gen(function*() {
         const now = yield* clock.now
         const current = yield* subscriptions.current(userId)
@@ -136,7 +137,7 @@ export class DeviceActivity extends Effect.Service<DeviceActivity>()("vpn/Device
     }
 
     /** [D107]: a user's devices, oldest first, each with its activity */
-    const activities = (userId: number) =>
+    const activities = (userId: UserId) =>
       Effect.gen(function*() {
         const all = yield* devices.list(userId)
         const rows = yield* serverRows({ userId, since: yield* periodSince(userId), deviceId: null }).pipe(Effect.orDie)
@@ -145,7 +146,7 @@ export class DeviceActivity extends Effect.Service<DeviceActivity>()("vpn/Device
       })
 
     /** [D122]: a link for each device (one drawn now for a device that has none yet) */
-    const withLinks = (userId: number, list: ReadonlyArray<Activity>, deviceId: number | null = null) =>
+    const withLinks = (userId: UserId, list: ReadonlyArray<Activity>, deviceId: DeviceId | null = null) =>
       Effect.map(links.urlsOf(userId, deviceId), (urls) =>
         list.flatMap((d): Array<DeviceSeen> => {
           const url = urls.get(d.id)
@@ -153,10 +154,10 @@ export class DeviceActivity extends Effect.Service<DeviceActivity>()("vpn/Device
         }))
 
     /** [D107], [D122]: the caller's devices, oldest first, with their activity and links */
-    const list = (userId: number) => Effect.flatMap(activities(userId), (all) => withLinks(userId, all))
+    const list = (userId: UserId) => Effect.flatMap(activities(userId), (all) => withLinks(userId, all))
 
     /** [D107]: one of the user's devices with its servers; 404 for another user's */
-    const detail = (userId: number, deviceId: number): Effect.Effect<DeviceDetail, NotFound> =>
+    const detail = (userId: UserId, deviceId: DeviceId): Effect.Effect<DeviceDetail, NotFound> =>
       Effect.gen(function*() {
         const device = (yield* devices.list(userId)).find((d) => d.id === deviceId)
         if (device === undefined) return yield* Effect.fail(new NotFound())
@@ -180,7 +181,7 @@ export class DeviceActivity extends Effect.Service<DeviceActivity>()("vpn/Device
     return {
       list,
       /** [D107], [D122]: an admin's view of a user's devices with their links' fetches; 404 for an unknown user */
-      ofUser: (userId: number): Effect.Effect<ReadonlyArray<AdminDevice>, NotFound> =>
+      ofUser: (userId: UserId): Effect.Effect<ReadonlyArray<AdminDevice>, NotFound> =>
         Effect.flatMap(contacts.find(userId), (found) =>
           Option.isNone(found)
             ? Effect.fail(new NotFound())
@@ -188,11 +189,11 @@ export class DeviceActivity extends Effect.Service<DeviceActivity>()("vpn/Device
               Effect.map(links.fetchesOf(all.map((d) => d.id)), (fetches) =>
                 all.map((d) => ({ ...d, subscription_fetches: fetches.get(d.id) ?? [] }))))),
       /** [D122]: the last 50 fetches of the caller's device's link, newest first; 404 for another user's device */
-      fetchesOf: (userId: number, deviceId: number) =>
+      fetchesOf: (userId: UserId, deviceId: DeviceId) =>
         Effect.flatMap(devices.owned(userId, deviceId), (device) =>
           Effect.map(links.fetchesOf([device.id]), (fetches) => fetches.get(device.id) ?? [])),
       /** [D122]: a new link for the caller's device (the old one ends at once); the device as `detail` shows it */
-      rotateLink: (userId: number, deviceId: number) =>
+      rotateLink: (userId: UserId, deviceId: DeviceId) =>
         Effect.flatMap(links.rotate(userId, deviceId), (rotated) => rotated ? detail(userId, deviceId) : Effect.fail(new NotFound())),
       detail,
       /** 422 for a `latest_handshake` that is not unix seconds, before the report counts */
@@ -201,7 +202,7 @@ export class DeviceActivity extends Effect.Service<DeviceActivity>()("vpn/Device
         return Object.keys(errors).length > 0 ? Effect.fail(new ValidationError({ errors })) : Effect.void
       },
       /** [D107]: the handshakes of a counters report, for this server's peers */
-      recordHandshakes: (serverId: number, payload: ReadonlyArray<unknown>) => {
+      recordHandshakes: (serverId: ServerId, payload: ReadonlyArray<unknown>) => {
         const entries = handshakesOf(payload)
         return entries.length === 0
           ? Effect.void

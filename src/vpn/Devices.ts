@@ -11,13 +11,14 @@ import { Credentials, VpnCredentials } from "./Credentials.ts"
 import { Peers } from "./Peers.ts"
 import { SubscriptionLinks } from "./SubscriptionLinks.ts"
 import { Device, DeviceWithCredentials, Platform, PLATFORMS } from "./Domain.ts"
+import { DeviceId, UserId } from "../platform/Ids.ts"
 
 // the schemas the contract shows live in `Domain.ts` (issue 34)
 export { Device, DeviceWithCredentials, Platform, PLATFORMS }
 
 const DeviceRow = Schema.Struct({
-  id: Schema.Int,
-  user_id: Schema.Int,
+  id: DeviceId,
+  user_id: UserId,
   name: Schema.String,
   platform: Platform,
   created_at: Schema.DateFromSelf
@@ -85,7 +86,7 @@ export class Devices extends Effect.Service<Devices>()("vpn/Devices", {
       execute: ({ id, userId }) => sql`delete from vpn_devices where id = ${id} and user_id = ${userId} returning id`
     })
 
-    const lockUser = (userId: number) =>
+    const lockUser = (userId: UserId) =>
       sql`select pg_advisory_xact_lock(${DEVICE_LOCK_SPACE}, ${userId})`.pipe(Effect.asVoid)
 
     const show = (row: DeviceRow): Device => ({ id: row.id, name: row.name, platform: row.platform, created_at: row.created_at })
@@ -94,14 +95,14 @@ export class Devices extends Effect.Service<Devices>()("vpn/Devices", {
       openvpn: { username: c.username, password: c.password }
     })
 
-    const owned = (userId: number, id: number) =>
+    const owned = (userId: UserId, id: number) =>
       ownedRow({ userId, id }).pipe(Effect.orDie, Effect.flatMap(Option.match({
         onNone: () => Effect.fail(new NotFound()),
         onSome: Effect.succeed
       })))
 
     /** 422 `Device limit reached.` beyond the current service's plan limit, or without a current service */
-    const create = (userId: number, input: { readonly name: string; readonly platform: Platform }) =>
+    const create = (userId: UserId, input: { readonly name: string; readonly platform: Platform }) =>
       sql.withTransaction(Effect.gen(function*() {
         yield* lockUser(userId)
         const current = yield* subscriptions.current(userId)
@@ -123,7 +124,7 @@ export class Devices extends Effect.Service<Devices>()("vpn/Devices", {
      * The default device of clients that know no devices: the oldest, made as `Default` (platform
      * `other`) when the user has none. It counts toward the limit, but is made whatever the limit.
      */
-    const defaultOf = (userId: number) =>
+    const defaultOf = (userId: UserId) =>
       oldest(userId).pipe(
         Effect.flatMap(Option.match({
           onSome: Effect.succeed,
@@ -150,29 +151,29 @@ export class Devices extends Effect.Service<Devices>()("vpn/Devices", {
       })).pipe(Effect.orDie)
 
     return {
-      list: (userId: number) => listRows(userId).pipe(Effect.map((rows) => rows.map(show)), Effect.orDie),
+      list: (userId: UserId) => listRows(userId).pipe(Effect.map((rows) => rows.map(show)), Effect.orDie),
       create,
       /** the caller's device, 404 for another user's ([D11]) */
       owned,
-      rename: (userId: number, id: number, name: string) =>
+      rename: (userId: UserId, id: number, name: string) =>
         renameRow({ userId, id, name }).pipe(Effect.orDie, Effect.flatMap(Option.match({
           onNone: () => Effect.fail(new NotFound()),
           onSome: (row) => Effect.succeed(show(row))
         }))),
       /** its peers and credentials go with it (cascade): off every node at once */
-      remove: (userId: number, id: number) =>
+      remove: (userId: UserId, id: number) =>
         sql.withTransaction(Effect.flatMap(deleteRow({ userId, id }), Option.match({
           onNone: () => Effect.succeed(false),
           // [D101]: in the deletion's transaction
           onSome: () => Effect.as(domainEvents.emit({ type: "device.deleted", data: { id, user_id: userId } }), true)
         }))).pipe(Effect.orDie, Effect.flatMap((deleted) =>
           deleted ? domainEvents.wake : Effect.fail(new NotFound()))),
-      rotate: (userId: number, id: number) => Effect.flatMap(owned(userId, id), rotateRow),
+      rotate: (userId: UserId, id: number) => Effect.flatMap(owned(userId, id), rotateRow),
       defaultOf,
       /** [D53] on the default device: its credentials, and their rotation */
-      defaultCredentials: (userId: number) =>
+      defaultCredentials: (userId: UserId) =>
         Effect.flatMap(defaultOf(userId), (row) => credentials.ofDevice({ userId, deviceId: row.id })),
-      rotateDefaultCredentials: (userId: number) =>
+      rotateDefaultCredentials: (userId: UserId) =>
         Effect.flatMap(defaultOf(userId), (row) => credentials.renew({ userId, deviceId: row.id }))
     } as const
   }),

@@ -1,4 +1,5 @@
 import * as Schema from "effect/Schema"
+import { DeviceId, ServerId } from "../platform/Ids.ts"
 
 /*
  * The VPN room's schemas that its contract (`Api.ts`, `NodeApi.ts`) shows (issue 34): here, apart
@@ -16,7 +17,7 @@ export type Protocol = typeof Protocol.Type
  * Server (`VpnServer` in the API) is its `pick`.
  */
 export const ServerRecord = Schema.Struct({
-  id: Schema.Int,
+  id: ServerId,
   name: Schema.String,
   country: Schema.String,
   city: Schema.String,
@@ -77,7 +78,7 @@ export type Platform = typeof Platform.Type
 
 /** [D90]: a device as its owner sees it. */
 export const Device = Schema.Struct({
-  id: Schema.Int,
+  id: DeviceId,
   name: Schema.String,
   platform: Platform,
   created_at: Schema.DateFromString
@@ -133,7 +134,7 @@ export type AdminDevice = typeof AdminDevice.Type
 
 /** [D107]: one server of a device, with the bytes of the current period */
 export const DeviceServer = Schema.Struct({
-  server_id: Schema.Int,
+  server_id: ServerId,
   server_name: Schema.String,
   /** its WireGuard address on that server (null: no WireGuard peer there, e.g. OpenVPN) */
   address: Schema.NullOr(Schema.String),

@@ -6,6 +6,7 @@ import { Devices } from "./Devices.ts"
 import { ServerNotConfigured, type SubnetFull } from "./Errors.ts"
 import { type Device, type Peer, Peers } from "./Peers.ts"
 import type { ServerRow } from "./Servers.ts"
+import type { ServerId, DeviceId, UserId } from "../platform/Ids.ts"
 
 /** A client file and the name it is saved under. */
 export interface ClientFile {
@@ -46,7 +47,7 @@ export class Downloads extends Effect.Service<Downloads>()("vpn/Downloads", {
     const access = yield* Access
     const peers = yield* Peers
     const devices = yield* Devices
-    const deviceOf = (userId: number, deviceId: number | undefined) =>
+    const deviceOf = (userId: UserId, deviceId: DeviceId | undefined) =>
       deviceId === undefined ? Effect.succeed(undefined) : devices.owned(userId, deviceId)
 
     /**
@@ -89,7 +90,7 @@ export class Downloads extends Effect.Service<Downloads>()("vpn/Downloads", {
     return {
       render,
       /** [D52]: the device's WireGuard config, its peer made on first download */
-      wireguard: (userId: number, serverId: number, deviceId?: number) =>
+      wireguard: (userId: UserId, serverId: ServerId, deviceId?: DeviceId) =>
         // issue 27: a chain of steps on the hot path (no generator); for the spec's route the
         // server, its grant, the usage and the default device's peer in one read ([D52])
         Effect.flatMap(deviceOf(userId, deviceId), (chosen) =>
@@ -110,7 +111,7 @@ export class Downloads extends Effect.Service<Downloads>()("vpn/Downloads", {
               )
           )),
       /** [D53]: the OpenVPN client profile (the same for every user and device of the server) */
-      openvpn: (userId: number, serverId: number, deviceId?: number) =>
+      openvpn: (userId: UserId, serverId: ServerId, deviceId?: DeviceId) =>
         Effect.zipRight(
           deviceOf(userId, deviceId),
           Effect.flatMap(access.reach(userId, serverId, "openvpn"), ({ server }) =>

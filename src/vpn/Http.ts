@@ -24,6 +24,7 @@ import { SubscriptionLinks } from "./SubscriptionLinks.ts"
 import { Metrics } from "../platform/Metrics.ts"
 import { enforceRateLimit, RateLimiter } from "../platform/RateLimiter.ts"
 import { noStore } from "../http/Caching.ts"
+import { DeviceId, ServerId, ServiceId, UserId } from "../platform/Ids.ts"
 
 /** Responses that carry a token, a key or a config file are never cached ([D11]). */
 /** [D52]/[D53]: the file as an attachment, written straight out (no envelope, never cached) */
@@ -50,11 +51,11 @@ const VpnLive = HttpApiBuilder.group(Api, "vpn", (handlers) =>
     return handlers
       .handle("listServers", () => Effect.flatMap(caller, access.serversOf))
       .handle("getServer", ({ path }) =>
-        Effect.flatMap(caller, (userId) => Effect.map(access.locate(userId, path.server), (found) => found.server)))
+        Effect.flatMap(caller, (userId) => Effect.map(access.locate(userId, ServerId.make(path.server)), (found) => found.server)))
       .handle("wireguard", ({ path }) =>
-        Effect.flatMap(caller, (userId) => Effect.map(downloads.wireguard(userId, path.server), download)))
+        Effect.flatMap(caller, (userId) => Effect.map(downloads.wireguard(userId, ServerId.make(path.server)), download)))
       .handle("openvpn", ({ path }) =>
-        Effect.flatMap(caller, (userId) => Effect.map(downloads.openvpn(userId, path.server), download)))
+        Effect.flatMap(caller, (userId) => Effect.map(downloads.openvpn(userId, ServerId.make(path.server)), download)))
       .handle("vpnCredentials", () =>
         Effect.flatMap(caller, devices.defaultCredentials).pipe(Effect.zipLeft(noStore)))
       .handle("rotateVpnCredentials", () =>
@@ -64,39 +65,39 @@ const VpnLive = HttpApiBuilder.group(Api, "vpn", (handlers) =>
       // [D122]: each device's link is a credential ([D11]: never cached)
       .handle("listDevices", () => Effect.flatMap(caller, activity.list).pipe(Effect.zipLeft(noStore)))
       .handle("getDevice", ({ path }) =>
-        Effect.flatMap(caller, (userId) => activity.detail(userId, path.device)).pipe(Effect.zipLeft(noStore)))
+        Effect.flatMap(caller, (userId) => activity.detail(userId, DeviceId.make(path.device))).pipe(Effect.zipLeft(noStore)))
       .handle("rotateSubscription", ({ path }) =>
-        Effect.flatMap(caller, (userId) => activity.rotateLink(userId, path.device)).pipe(Effect.zipLeft(noStore)))
-      .handle("subscriptionFetches", ({ path }) => Effect.flatMap(caller, (userId) => activity.fetchesOf(userId, path.device)))
+        Effect.flatMap(caller, (userId) => activity.rotateLink(userId, DeviceId.make(path.device))).pipe(Effect.zipLeft(noStore)))
+      .handle("subscriptionFetches", ({ path }) => Effect.flatMap(caller, (userId) => activity.fetchesOf(userId, DeviceId.make(path.device))))
       .handle("createDevice", ({ payload }) =>
         Effect.flatMap(caller, (userId) => devices.create(userId, payload)).pipe(Effect.zipLeft(noStore)))
       .handle("renameDevice", ({ path, payload }) =>
-        Effect.flatMap(caller, (userId) => devices.rename(userId, path.device, payload.name)))
+        Effect.flatMap(caller, (userId) => devices.rename(userId, DeviceId.make(path.device), payload.name)))
       .handle("deleteDevice", ({ path }) =>
-        Effect.flatMap(caller, (userId) => devices.remove(userId, path.device)).pipe(Effect.as("Device deleted.")))
+        Effect.flatMap(caller, (userId) => devices.remove(userId, DeviceId.make(path.device))).pipe(Effect.as("Device deleted.")))
       .handle("rotateDevice", ({ path }) =>
         Effect.flatMap(caller, (userId) =>
-          Effect.map(devices.rotate(userId, path.device), (data) => ({ message: "Device credentials rotated.", data }))
+          Effect.map(devices.rotate(userId, DeviceId.make(path.device)), (data) => ({ message: "Device credentials rotated.", data }))
         ).pipe(Effect.zipLeft(noStore)))
       .handle("deviceWireguard", ({ path }) =>
-        Effect.flatMap(caller, (userId) => Effect.map(downloads.wireguard(userId, path.server, path.device), download)))
+        Effect.flatMap(caller, (userId) => Effect.map(downloads.wireguard(userId, ServerId.make(path.server), DeviceId.make(path.device)), download)))
       .handle("deviceWireguardQr", ({ path }) =>
         Effect.flatMap(caller, (userId) =>
-          downloads.wireguard(userId, path.server, path.device).pipe(
+          downloads.wireguard(userId, ServerId.make(path.server), DeviceId.make(path.device)).pipe(
             Effect.flatMap((file) => qrPng(file.text)),
             Effect.map((png) =>
               HttpServerResponse.uint8Array(png, { contentType: "image/png", headers: { "cache-control": "no-store" } })
             )
           )))
       .handle("deviceOpenvpn", ({ path }) =>
-        Effect.flatMap(caller, (userId) => Effect.map(downloads.openvpn(userId, path.server, path.device), download)))
+        Effect.flatMap(caller, (userId) => Effect.map(downloads.openvpn(userId, ServerId.make(path.server), DeviceId.make(path.device)), download)))
       .handle("revokeVpnAccess", () =>
         Effect.flatMap(caller, accounts.revokeAll).pipe(
           Effect.zipRight(vpnAccessRevoked),
           Effect.as("VPN access revoked."),
           Effect.zipLeft(noStore)
         ))
-      .handle("serviceBandwidth", ({ path }) => Effect.flatMap(caller, (userId) => usage.ofService(userId, path.service)))
+      .handle("serviceBandwidth", ({ path }) => Effect.flatMap(caller, (userId) => usage.ofService(userId, ServiceId.make(path.service))))
       .handle("currentBandwidth", () => Effect.flatMap(caller, usage.current))
       .handle("bandwidthHistory", () => Effect.flatMap(caller, usage.historyOf))
       .handle("bandwidthSummary", () => Effect.flatMap(caller, usage.summaryOf))
@@ -150,13 +151,13 @@ const AdminLive = HttpApiBuilder.group(Api, "vpnAdmin", (handlers) =>
         return Effect.map(servers.adminPage(page, ADMIN_SERVERS_PER_PAGE), ({ rows, total }) =>
           makePage({ rows, total, page, perPage: ADMIN_SERVERS_PER_PAGE, baseUrl: `${config.publicUrl}/v1/admin/servers` }))
       })
-      .handle("getServer", ({ path }) => Effect.flatMap(servers.adminOne(path.server), orNotFound))
-      .handle("userDevices", ({ path }) => activity.ofUser(path.user))
+      .handle("getServer", ({ path }) => Effect.flatMap(servers.adminOne(ServerId.make(path.server)), orNotFound))
+      .handle("userDevices", ({ path }) => activity.ofUser(UserId.make(path.user)))
       .handle("createServer", ({ payload }) =>
         servers.create(payload).pipe(Effect.zipLeft(noStore)))
-      .handle("updateServer", ({ path, payload }) => servers.update(path.server, payload))
+      .handle("updateServer", ({ path, payload }) => servers.update(ServerId.make(path.server), payload))
       .handle("recordUsage", ({ path, payload }) =>
-        usage.addToService(path.service, payload.bytes, payload.period))
+        usage.addToService(ServiceId.make(path.service), payload.bytes, payload.period))
   }))
 
 /**

@@ -7,6 +7,7 @@ import * as Prometheus from "../platform/Prometheus.ts"
 import { AppClock } from "../platform/Clock.ts"
 import { Metrics } from "../platform/Metrics.ts"
 import { AgentStatus } from "./Domain.ts"
+import type { ServerId } from "../platform/Ids.ts"
 
 // the schemas the contract shows live in `Domain.ts` (issue 34)
 export { AgentStatus }
@@ -125,11 +126,11 @@ export class NodeAgents extends Effect.Service<NodeAgents>()("vpn/NodeAgents", {
 
     return {
       /** a stream to the server's agent opened (on this instance) */
-      opened: (serverId: number) => Effect.flatMap(clock.now, (now) => open({ serverId, now })).pipe(Effect.orDie),
+      opened: (serverId: ServerId) => Effect.flatMap(clock.now, (now) => open({ serverId, now })).pipe(Effect.orDie),
       /** that stream closed */
-      closed: (serverId: number) => close(serverId).pipe(Effect.orDie),
+      closed: (serverId: ServerId) => close(serverId).pipe(Effect.orDie),
       /** the agent applied `revision` (and is alive); how many revisions it is behind */
-      applied: (serverId: number, revision: number, version: string) =>
+      applied: (serverId: ServerId, revision: number, version: string) =>
         Effect.flatMap(clock.now, (now) => applied({ serverId, revision, version, now })).pipe(
           Effect.map((r) => r.lag),
           Effect.orDie

@@ -11,11 +11,12 @@ import { ForbiddenResponse, UnauthenticatedResponse, ValidationErrorResponse } f
 import { Body, string } from "../platform/Fields.ts"
 import { MAX_BYTES } from "./Bandwidth.ts"
 import { Accepted, NodePeer as NodePeerFields, OpenVpnEntry, RemovedOpenVpnEntry } from "./Domain.ts"
+import type { ServerId } from "../platform/Ids.ts"
 
 // The node routes of [D54], [D92], [D94], [D106] (moved out of vpn/Api.ts whole).
 
 /** The VPN server whose node token authenticated the request ([D54]). */
-export class CurrentNode extends Context.Tag("CurrentNode")<CurrentNode, { readonly serverId: number }>() {}
+export class CurrentNode extends Context.Tag("CurrentNode")<CurrentNode, { readonly serverId: ServerId }>() {}
 
 /**
  * Node tokens of [D54]: `Authorization: Bearer <node token>`, looked up by its SHA-256 in

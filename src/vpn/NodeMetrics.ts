@@ -1,6 +1,7 @@
 import * as Effect from "effect/Effect"
 import * as Prometheus from "../platform/Prometheus.ts"
 import { Metrics } from "../platform/Metrics.ts"
+import type { ServerId } from "../platform/Ids.ts"
 
 /** A VPN node's last poll as the database keeps it ([D92]: any instance's, to the minute). */
 export interface NodeSeenRow {
@@ -56,7 +57,7 @@ export const nodeMetrics = Metrics.ofRoom(({ now, registry, whenConnectionFree }
   })
   return {
     /** a node fetched its peer list (`GET /v1/node/peers`) */
-    polled: (serverId: number, peers: number) =>
+    polled: (serverId: ServerId, peers: number) =>
       Effect.sync(() => {
         let poll = polls.get(serverId)
         if (poll === undefined) polls.set(serverId, poll = { at: 0, labels: { server: String(serverId) } })

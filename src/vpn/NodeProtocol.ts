@@ -6,6 +6,7 @@ import * as Schema from "effect/Schema"
 import { integer, string } from "../platform/Fields.ts"
 import { OpenVpnEntry, RemovedOpenVpnEntry } from "./OpenVpnEntries.ts"
 import { NodePeer } from "./Peers.ts"
+import type { ServerId } from "../platform/Ids.ts"
 
 /**
  * [D105]: the node protocol on `@effect/rpc`, one `RpcGroup` that the API serves at
@@ -40,7 +41,7 @@ export class NodeUnauthorized extends Schema.TaggedError<NodeUnauthorized>()("No
 }) {}
 
 /** The server whose node token opened the call ([D54]). */
-export class RpcNode extends Context.Tag("vpn/RpcNode")<RpcNode, { readonly serverId: number }>() {}
+export class RpcNode extends Context.Tag("vpn/RpcNode")<RpcNode, { readonly serverId: ServerId }>() {}
 
 /** Bearer node tokens, checked once per call (once per stream), before the handler. */
 export class NodeRpcAuth extends RpcMiddleware.Tag<NodeRpcAuth>()("NodeRpcAuth", {

@@ -14,6 +14,7 @@ import { NODE_RPC_PATH, NodeRpcAuth, NodeRpcs, NodeUnauthorized, type PeersBatch
 import { guardNodeRpc } from "./NodeRpcHttp.ts"
 import { PeerWake } from "./PeerWake.ts"
 import { Servers } from "./Servers.ts"
+import type { ServerId } from "../platform/Ids.ts"
 
 /**
  * [D105]: the server side of the node protocol, on the API's own router and port. `WatchPeers`
@@ -25,7 +26,7 @@ import { Servers } from "./Servers.ts"
 const KEEPALIVE = "5 seconds"
 
 /** [D54]: the server whose node token an `Authorization: Bearer` header carries */
-const nodeOfHeader = (servers: Servers) => (authorization: string | undefined): Effect.Effect<Option.Option<number>> =>
+const nodeOfHeader = (servers: Servers) => (authorization: string | undefined): Effect.Effect<Option.Option<ServerId>> =>
   Effect.gen(function*() {
     const secret = /^bearer +(\S.*)$/i.exec(authorization ?? "")?.[1]?.trim()
     if (secret === undefined || secret.length > 512) return Option.none()
@@ -52,7 +53,7 @@ const HandlersLive = NodeRpcs.toLayer(Effect.gen(function*() {
   const wake = yield* PeerWake
 
   /** the changes after `since`, or the whole list when there is no usable cursor ([D92]) */
-  const batchAfter = (serverId: number, since: number | null): Effect.Effect<PeersBatch> =>
+  const batchAfter = (serverId: ServerId, since: number | null): Effect.Effect<PeersBatch> =>
     (since === null
       ? Effect.fail("full" as const)
       : access.nodeSync(serverId, String(since)).pipe(Effect.map((s) => ({ ...s, full: false })), Effect.mapError(() => "full" as const))

@@ -5,6 +5,7 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { AppClock } from "../platform/Clock.ts"
 import { periodStart } from "./Bandwidth.ts"
+import type { ServerId } from "../platform/Ids.ts"
 
 /** A row of the change log: a key on a server, a user (every server), a server, or everything. */
 const ChangeRow = Schema.Struct({
@@ -89,7 +90,7 @@ export class PeerChanges extends Effect.Service<PeerChanges>()("vpn/PeerChanges"
        */
       dayOf: (after: number) => dayRow(after).pipe(Effect.map(Option.map((r) => r.day)), Effect.orDie),
       /** what changed for the server in (after, upTo] */
-      forServer: (serverId: number, after: number, upTo: number) =>
+      forServer: (serverId: ServerId, after: number, upTo: number) =>
         since({ serverId, after, upTo }).pipe(
           Effect.map((rows): ServerChanges => {
             const keys = new Set<string>()

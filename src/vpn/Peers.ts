@@ -1,5 +1,5 @@
 import * as SqlClient from "@effect/sql/SqlClient"
-import { SqlError } from "@effect/sql/SqlError"
+import type { SqlError } from "@effect/sql/SqlError"
 import * as SqlSchema from "@effect/sql/SqlSchema"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
@@ -10,17 +10,19 @@ import { AppClock } from "../platform/Clock.ts"
 import { AppKey } from "../platform/Crypto.ts"
 import { KeyGen } from "../platform/KeyGen.ts"
 import { leanRow } from "../platform/LeanRow.ts"
+import { isUniqueViolation } from "../platform/SqlErrors.ts"
 import { hostCount, intToIpv4, parseSubnet } from "./Configs.ts"
 import { SubnetFull } from "./Errors.ts"
 import { ServerRecord, type ServerRow } from "./Servers.ts"
 import { NodePeer } from "./Domain.ts"
+import { DeviceId, ServerId, ServiceId, UserId } from "../platform/Ids.ts"
 
 // the schemas the contract shows live in `Domain.ts` (issue 34)
 export { NodePeer }
 
 /** A WireGuard peer of one user on one server; `private_key_enc` is opened only for its owner. */
 const PeerRow = Schema.Struct({
-  user_id: Schema.Int,
+  user_id: UserId,
   public_key: Schema.String,
   private_key_enc: Schema.String,
   address: Schema.String
@@ -36,7 +38,7 @@ const DownloadRow = Schema.Struct({
   granted: Schema.Boolean,
   used: Schema.Int,
   device_id: Schema.NullOr(Schema.Int),
-  peer_user_id: Schema.NullOr(Schema.Int),
+  peer_user_id: Schema.NullOr(UserId),
   peer_public_key: Schema.NullOr(Schema.String),
   private_key_enc: Schema.NullOr(Schema.String),
   address: Schema.NullOr(Schema.String),
@@ -54,11 +56,11 @@ export interface DownloadView {
 /** The device a peer belongs to ([D90]). */
 export interface Device {
   readonly id: number
-  readonly userId: number
+  readonly userId: UserId
 }
 
 export interface Peer {
-  readonly userId: number
+  readonly userId: UserId
   readonly publicKey: string
   /** decrypted only for the owner's download */
   readonly privateKey: string
@@ -78,17 +80,13 @@ const NodePeerRow = Schema.Struct({
 
 /** A peer as a node sees it, before its service is looked at. */
 export interface ServerPeer {
-  readonly userId: number
+  readonly userId: UserId
   readonly publicKey: string
   readonly address: string
   /** [D90]: the same host number in the server's `subnet6`, when it has one */
   readonly address6: string | null
   readonly held: boolean
 }
-
-const isUniqueViolation = (e: unknown): boolean =>
-  e instanceof SqlError && typeof e.cause === "object" && e.cause !== null && "code" in e.cause &&
-  (e.cause as { code: unknown }).code === "23505"
 
 class Retry extends Data.TaggedError("Retry")<{ readonly cause: SqlError }> {}
 
@@ -101,7 +99,7 @@ class Retry extends Data.TaggedError("Retry")<{ readonly cause: SqlError }> {}
  * Private keys are stored only encrypted with APP_KEY.
  */
 const serverPeer = (r: typeof NodePeerRow.Type): ServerPeer => ({
-  userId: r.user_id,
+  userId: UserId.make(r.user_id),
   publicKey: r.public_key,
   address: r.address,
   address6: r.address6,
@@ -207,7 +205,7 @@ export class Peers extends Effect.Service<Peers>()("vpn/Peers", {
     })
     const owners = SqlSchema.findAll({
       Request: Schema.Struct({ serverId: Schema.Int, publicKeys: Schema.Array(Schema.String) }),
-      Result: Schema.Struct({ user_id: Schema.Int, public_key: Schema.String }),
+      Result: Schema.Struct({ user_id: UserId, public_key: Schema.String }),
       // one probe of the public_key index per key (a node's report names thousands: an `in` list
       // of that size is planned as a scan of the table)
       execute: ({ publicKeys, serverId }) => sql`
@@ -296,7 +294,7 @@ export class Peers extends Effect.Service<Peers>()("vpn/Peers", {
        * grant to `planId`, the service's bytes in the period starting `period` ([D95]) and the
        * default device's peer there (none: the long way, `Devices.defaultOf` then `ensure`)
        */
-      downloadOf: (q: { readonly serverId: number; readonly planId: number; readonly serviceId: number; readonly period: string; readonly userId: number }) =>
+      downloadOf: (q: { readonly serverId: ServerId; readonly planId: number; readonly serviceId: ServiceId; readonly period: string; readonly userId: UserId }) =>
         downloadRow(q).pipe(
           Effect.map(Option.map((r): DownloadView => {
             const { address, address6, device_id: _, granted, peer_public_key, peer_user_id, private_key_enc, used, ...server } = r
@@ -312,18 +310,18 @@ export class Peers extends Effect.Service<Peers>()("vpn/Peers", {
           Effect.orDie
         ),
       /** the server's peers for its node, each with whether its user's access is on hold (one query) */
-      ofServer: (serverId: number) => ofServerRows(serverId).pipe(Effect.map((rows) => rows.map(serverPeer)), Effect.orDie),
+      ofServer: (serverId: ServerId) => ofServerRows(serverId).pipe(Effect.map((rows) => rows.map(serverPeer)), Effect.orDie),
       /**
        * issue 27: at most `limit` of the server's peers after the peer id `after`, in the order of
        * `ofServer`, with the id to continue after (one query)
        */
-      pageOfServer: (serverId: number, after: number, limit: number) =>
+      pageOfServer: (serverId: ServerId, after: number, limit: number) =>
         pageOfServerRows({ serverId, after, limit }).pipe(
           Effect.map((rows) => ({ peers: rows.map(serverPeer), last: rows.length === 0 ? after : rows[rows.length - 1]!.id })),
           Effect.orDie
         ),
       /** [D92]: the server's peers with one of these keys or of one of these users (one query) */
-      someOfServer: (serverId: number, keys: ReadonlyArray<string>, userIds: ReadonlyArray<number>) =>
+      someOfServer: (serverId: ServerId, keys: ReadonlyArray<string>, userIds: ReadonlyArray<number>) =>
         (keys.length === 0 && userIds.length === 0
           ? Effect.succeed([])
           : someOfServerRows({ serverId, keys: JSON.stringify(keys), users: JSON.stringify(userIds) })).pipe(
@@ -331,16 +329,16 @@ export class Peers extends Effect.Service<Peers>()("vpn/Peers", {
             Effect.orDie
           ),
       /** the owners of these public keys on this server, by key (unknown ones are absent) */
-      ownersOf: (serverId: number, publicKeys: ReadonlyArray<string>) =>
+      ownersOf: (serverId: ServerId, publicKeys: ReadonlyArray<string>) =>
         (publicKeys.length === 0 ? Effect.succeed([]) : owners({ serverId, publicKeys: [...new Set(publicKeys)] })).pipe(
           Effect.map((rows) => new Map(rows.map((r) => [r.public_key, r.user_id])) as ReadonlyMap<string, number>),
           Effect.orDie
         ),
       /** [D91]: a new key pair for every peer of the user, addresses kept; the old keys stop working */
-      rekeyAll: (userId: number) =>
+      rekeyAll: (userId: UserId) =>
         sql.withTransaction(Effect.flatMap(peerIdsOf(userId), rekey)).pipe(Effect.orDie),
       /** [D90]: a new key pair for every peer of the device, addresses kept */
-      rekeyDevice: (deviceId: number) =>
+      rekeyDevice: (deviceId: DeviceId) =>
         sql.withTransaction(Effect.flatMap(peerIdsOfDevice(deviceId), rekey)).pipe(Effect.orDie)
     } as const
   })

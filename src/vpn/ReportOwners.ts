@@ -4,6 +4,7 @@ import { Services as Subscriptions } from "../services/Services.ts"
 import { Credentials } from "./Credentials.ts"
 import { Peers } from "./Peers.ts"
 import { Servers } from "./Servers.ts"
+import type { ServerId } from "../platform/Ids.ts"
 
 /** What names an entry of a node's report: a WireGuard peer's key or an OpenVPN username. */
 export interface ReportedPeer {
@@ -25,7 +26,7 @@ export class ReportOwners extends Effect.Service<ReportOwners>()("vpn/ReportOwne
     const subscriptions = yield* Subscriptions
 
     /** the owners of these usernames whose current service this OpenVPN server serves, by username */
-    const servedUsernames = (serverId: number, usernames: ReadonlyArray<string>) =>
+    const servedUsernames = (serverId: ServerId, usernames: ReadonlyArray<string>) =>
       Effect.gen(function*() {
         const none = new Map<string, number>() as ReadonlyMap<string, number>
         if (usernames.length === 0) return none
@@ -43,7 +44,7 @@ export class ReportOwners extends Effect.Service<ReportOwners>()("vpn/ReportOwne
 
     return {
       /** the owner of each entry on this node's server, by entry (entries it does not serve are absent) */
-      ownersOf: (serverId: number, entries: ReadonlyArray<ReportedPeer>) =>
+      ownersOf: (serverId: ServerId, entries: ReadonlyArray<ReportedPeer>) =>
         Effect.gen(function*() {
           const byKey = yield* peers.ownersOf(serverId, entries.flatMap((e) => e.public_key ?? []))
           const byName = yield* servedUsernames(serverId, entries.flatMap((e) => e.username ?? []))

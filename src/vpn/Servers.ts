@@ -13,6 +13,7 @@ import { formatSubnet, parseSubnet } from "./Configs.ts"
 import { AgentRow, agentRowColumn, AgentStatus, agentStatusOf } from "./NodeAgents.ts"
 import { nodeMetrics, type NodeSeenRow } from "./NodeMetrics.ts"
 import { CreatedServer, Protocol, Server, ServerRecord } from "./Domain.ts"
+import { ServerId } from "../platform/Ids.ts"
 
 // the schemas the contract shows live in `Domain.ts` (issue 34)
 export { CreatedServer, Protocol, Server, ServerRecord }
@@ -75,7 +76,7 @@ const DEFAULT_DNS = "1.1.1.1, 1.0.0.1"
 
 const normalSubnet = (s: string) => formatSubnet(parseSubnet(s)!)
 
-const Id = Schema.Struct({ id: Schema.Int })
+const Id = Schema.Struct({ id: ServerId })
 const SEEN_EVERY_MS = 60_000
 
 /** Servers and the plans that grant them. The VPN room owns `servers` and `server_plans`. */
@@ -167,7 +168,7 @@ export class Servers extends Effect.Service<Servers>()("vpn/Servers", {
     })
     const byTokenHash = SqlSchema.findOne({
       Request: Schema.String,
-      Result: Schema.Struct({ id: Schema.Int, node_token_hash: Schema.String }),
+      Result: Schema.Struct({ id: ServerId, node_token_hash: Schema.String }),
       execute: (hash) => sql`select id, node_token_hash from servers where node_token_hash = ${hash}`
     })
     const insertRow = SqlSchema.single({
@@ -293,7 +294,7 @@ export class Servers extends Effect.Service<Servers>()("vpn/Servers", {
     return {
       find,
       grantedToPlan: (planId: number) => grantedRows(planId).pipe(Effect.orDie),
-      grants: (serverId: number, planId: number) =>
+      grants: (serverId: ServerId, planId: number) =>
         grantExists({ serverId, planId }).pipe(Effect.map(Option.isSome), Effect.orDie),
       /** the server and whether the plan grants it, in one query */
       findGranted: (id: number, planId: number) =>
@@ -310,9 +311,9 @@ export class Servers extends Effect.Service<Servers>()("vpn/Servers", {
       adminOne: (id: number) =>
         Effect.all([adminOne(id), clock.now]).pipe(Effect.map(([row, now]) => Option.map(row, adminServerOf(now))), Effect.orDie),
       /** the plans that grant the server */
-      planIdsOf: (serverId: number) => planIdsOfRows(serverId).pipe(Effect.map((rows) => rows.map((r) => r.plan_id)), Effect.orDie),
+      planIdsOf: (serverId: ServerId) => planIdsOfRows(serverId).pipe(Effect.map((rows) => rows.map((r) => r.plan_id)), Effect.orDie),
       /** [D92]: the node polled now; a write at most once a minute per server (and per instance) */
-      seen: (serverId: number) =>
+      seen: (serverId: ServerId) =>
         Effect.flatMap(clock.now, (now) => {
           const last = lastWrites.get(serverId)
           if (last !== undefined && Math.abs(now.getTime() - last) < SEEN_EVERY_MS) return Effect.void

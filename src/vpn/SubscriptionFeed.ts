@@ -27,6 +27,7 @@ import {
 } from "./SubscriptionFormats.ts"
 import { type LinkedDevice, SubscriptionLinks } from "./SubscriptionLinks.ts"
 import { Usage } from "./Usage.ts"
+import { ServerId } from "../platform/Ids.ts"
 
 /** [D122]: how often apps should fetch the link again, in hours */
 export const PROFILE_UPDATE_INTERVAL = "12"
@@ -84,7 +85,7 @@ export class SubscriptionFeed extends Effect.Service<SubscriptionFeed>()("vpn/Su
         if (!(FORMATS as ReadonlyArray<string>).includes(format)) errors["format"] = ["The selected format is invalid."]
         if (request.server !== undefined && !/^[0-9]{1,20}$/.test(request.server)) errors["server"] = ["The server field must be an integer."]
         if (Object.keys(errors).length > 0) return yield* Effect.fail(new ValidationError({ errors }))
-        return { format: format as Format, server: request.server === undefined ? undefined : Number(request.server) }
+        return { format: format as Format, server: request.server === undefined ? undefined : ServerId.make(Number(request.server)) }
       })
 
     /** the configs of these servers; one that cannot be written now (no key, a full subnet) is left out */
@@ -96,7 +97,7 @@ export class SubscriptionFeed extends Effect.Service<SubscriptionFeed>()("vpn/Su
         }))
 
     /** one server's file, as its download: `?server=` (404/403/423 as there) or the first granted */
-    const oneFile = (link: LinkedDevice, protocol: "wireguard" | "openvpn", serverId: number | undefined) =>
+    const oneFile = (link: LinkedDevice, protocol: "wireguard" | "openvpn", serverId: ServerId | undefined) =>
       Effect.gen(function*() {
         if (serverId !== undefined && serverId > MAX_INT4) return yield* Effect.fail(new NotFound())
         const { server, service } = serverId !== undefined
@@ -116,7 +117,7 @@ export class SubscriptionFeed extends Effect.Service<SubscriptionFeed>()("vpn/Su
         (t) => t.name, (name, id) => `${name} #${id}`)
         .map(([t, name]) => ({ name, config: t.config }))
 
-    const render = (link: LinkedDevice, format: Format, serverId: number | undefined): Effect.Effect<Rendered, Refused> => {
+    const render = (link: LinkedDevice, format: Format, serverId: ServerId | undefined): Effect.Effect<Rendered, Refused> => {
       const device = fileName(link.name)
       switch (format) {
         case "wireguard":

@@ -27,12 +27,13 @@ export const TOKEN_PATTERN = /^[A-Za-z0-9_-]{32,128}$/
 /** [D122]: one answered fetch of a device's link */
 // the schema the contract shows lives in `Domain.ts` (issue 34)
 import { SubscriptionFetch } from "./Domain.ts"
+import { DeviceId, UserId } from "../platform/Ids.ts"
 export { SubscriptionFetch }
 
 /** the device a link names, its owner, and whether the owner's VPN access is on hold ([D91]) */
 export interface LinkedDevice {
-  readonly deviceId: number
-  readonly userId: number
+  readonly deviceId: DeviceId
+  readonly userId: UserId
   readonly name: string
   /** the key of the link's own rate limit: the hash, so a new link starts afresh */
   readonly hash: string
@@ -94,7 +95,7 @@ export class SubscriptionLinks extends Effect.Service<SubscriptionLinks>()("vpn/
     })
     const byHash = SqlSchema.findOne({
       Request: Schema.String,
-      Result: Schema.Struct({ id: Schema.Int, user_id: Schema.Int, name: Schema.String, subscription_seed: Schema.String, held: Schema.Boolean }),
+      Result: Schema.Struct({ id: DeviceId, user_id: UserId, name: Schema.String, subscription_seed: Schema.String, held: Schema.Boolean }),
       execute: (hash) => sql`
         select d.id, d.user_id, d.name, d.subscription_seed,
                exists(select 1 from vpn_access_holds h where h.user_id = d.user_id) as held
@@ -143,7 +144,7 @@ export class SubscriptionLinks extends Effect.Service<SubscriptionLinks>()("vpn/
     }
 
     /** [D122]: the links of the user's devices (of one device with `deviceId`), by device id */
-    const urlsOf = (userId: number, deviceId: number | null = null): Effect.Effect<ReadonlyMap<number, string>> =>
+    const urlsOf = (userId: UserId, deviceId: DeviceId | null = null): Effect.Effect<ReadonlyMap<number, string>> =>
       seedRows({ userId, deviceId }).pipe(
         Effect.orDie,
         Effect.flatMap((rows) => Effect.forEach(rows, (row) => Effect.map(ensureSeed(row), (seed) => [row.id, urlOf(seed)] as const))),
@@ -168,14 +169,14 @@ export class SubscriptionLinks extends Effect.Service<SubscriptionLinks>()("vpn/
             Effect.orDie
           ),
       /** [D122]: the device's link ends at once; false when the device is not the user's */
-      rotate: (userId: number, deviceId: number) =>
+      rotate: (userId: UserId, deviceId: DeviceId) =>
         clearOne({ userId, deviceId }).pipe(Effect.map(Option.isSome), Effect.orDie),
       /** [D90], [D91]: a rotated device's link ends with its keys (runs in the caller's transaction) */
-      endDevice: (deviceId: number, userId: number) => clearOne({ userId, deviceId }).pipe(Effect.asVoid, Effect.orDie),
+      endDevice: (deviceId: DeviceId, userId: UserId) => clearOne({ userId, deviceId }).pipe(Effect.asVoid, Effect.orDie),
       /** [D91]: every link of the user ends (runs in the caller's transaction) */
-      endAll: (userId: number) => clearAll(userId).pipe(Effect.orDie),
+      endAll: (userId: UserId) => clearAll(userId).pipe(Effect.orDie),
       /** [D122]: an answered fetch, in the device's log of its last 50 */
-      record: (fetch: { readonly deviceId: number; readonly at: Date; readonly address: string | null; readonly userAgent: string | null }) =>
+      record: (fetch: { readonly deviceId: DeviceId; readonly at: Date; readonly address: string | null; readonly userAgent: string | null }) =>
         insertFetch(fetch).pipe(Effect.zipRight(trimFetches(fetch.deviceId)), Effect.orDie),
       /** [D122]: the last 50 fetches of each device, newest first, by device id */
       fetchesOf: (deviceIds: ReadonlyArray<number>): Effect.Effect<ReadonlyMap<number, ReadonlyArray<SubscriptionFetch>>> =>

@@ -22,6 +22,7 @@ import { ReportOwners } from "./ReportOwners.ts"
 import { idempotencyKeyErrors, UsageReports } from "./UsageReports.ts"
 import { UsageRows } from "./UsageRows.ts"
 import { UsageRecorded } from "./Domain.ts"
+import { ServerId, ServiceId, UserId } from "../platform/Ids.ts"
 
 // the schemas the contract shows live in `Domain.ts` (issue 34)
 export { UsageRecorded }
@@ -88,7 +89,7 @@ export class Usage extends Effect.Service<Usage>()("vpn/Usage", {
         const now = yield* clock.now
         const current = yield* subscriptions.currentQuotasOf(additions.map((a) => a.owner))
         const periodAt = periodsAt(now)
-        const sums = new Map<number, Sum>()
+        const sums = new Map<ServiceId, Sum>()
         for (const addition of additions) {
           const service = current.get(addition.owner)
           if (service === undefined) continue
@@ -126,7 +127,7 @@ export class Usage extends Effect.Service<Usage>()("vpn/Usage", {
      * `refusedByDatabase`: the upsert refused each of them (a total stored past the bound by hand
      * refuses even zeros: then the service's last entry is named).
      */
-    const refuse = (sums: ReadonlyMap<number, Sum>, ids: ReadonlyArray<number>, fields: CounterFields, refusedByDatabase: boolean) =>
+    const refuse = (sums: ReadonlyMap<ServiceId, Sum>, ids: ReadonlyArray<ServiceId>, fields: CounterFields, refusedByDatabase: boolean) =>
       Effect.gen(function*() {
         const stored = yield* periodTotals(ids.map((id) => ({ serviceId: id, period: sums.get(id)!.period.start })))
         const errors: FieldErrors = {}
@@ -153,7 +154,7 @@ export class Usage extends Effect.Service<Usage>()("vpn/Usage", {
      * [D116]: only the entries this node's server serves.
      * [D94]: under an `Idempotency-Key`, a retry answers the first answer and adds nothing.
      */
-    const record = (serverId: number, payload: ReadonlyArray<unknown>, key?: string) =>
+    const record = (serverId: ServerId, payload: ReadonlyArray<unknown>, key?: string) =>
       Effect.flatMap(checked(payload, key, DELTAS, false), (entries) =>
         reports.once(serverId, "usage", key, Effect.gen(function*() {
           const served = yield* owners.ownersOf(serverId, entries)
@@ -181,7 +182,7 @@ export class Usage extends Effect.Service<Usage>()("vpn/Usage", {
      * every known peer, counted or not, so traffic outside a service is never billed later) and
      * adds what they grew by; a repeated report adds nothing, a lost one is covered by the next.
      */
-    const recordCounters = (serverId: number, payload: ReadonlyArray<unknown>, key?: string) =>
+    const recordCounters = (serverId: ServerId, payload: ReadonlyArray<unknown>, key?: string) =>
       Effect.flatMap(checked(payload, key, TOTALS, true), (entries) =>
         reports.once(serverId, "counters", key, Effect.gen(function*() {
           const served = yield* owners.ownersOf(serverId, entries)
@@ -205,7 +206,7 @@ export class Usage extends Effect.Service<Usage>()("vpn/Usage", {
      * [D70]: an admin adds bytes to a service's period: by default the current one ([D95]), else
      * the one starting in the month `YYYY-MM`; 422 past 2^53 - 1, nothing saved
      */
-    const addToService = (serviceId: number, bytes: number, periodLabel: string | undefined) =>
+    const addToService = (serviceId: ServiceId, bytes: number, periodLabel: string | undefined) =>
       Effect.gen(function*() {
         const service = yield* orNotFound(yield* subscriptions.findById(serviceId))
         const anchor = { usageReset: service.plan.usageReset, startsAt: service.startsAt }
@@ -243,7 +244,7 @@ export class Usage extends Effect.Service<Usage>()("vpn/Usage", {
         return Bandwidth.usage({ usedBytes, bandwidthLimitGb: plan.bandwidthLimitGb, resetDate: period.next, quotaAction: plan.quotaAction })
       })
 
-    const currentService = (userId: number) => Effect.flatMap(subscriptions.current(userId), orNotFound)
+    const currentService = (userId: UserId) => Effect.flatMap(subscriptions.current(userId), orNotFound)
 
     return {
       /** adds the deltas to the period starting on `period` (`YYYY-MM-DD`) unchecked; its new total */
@@ -265,19 +266,19 @@ export class Usage extends Effect.Service<Usage>()("vpn/Usage", {
       recordCounters,
       addToService,
       /** [D55]: the caller's service's month (404 for another user's) */
-      ofService: (userId: number, serviceId: number) =>
+      ofService: (userId: UserId, serviceId: ServiceId) =>
         Effect.flatMap(Effect.flatMap(subscriptions.findOwned(userId, serviceId), orNotFound), bandwidthOf),
       /** [D55]: the current service's month (404 without one) */
-      current: (userId: number) => Effect.flatMap(currentService(userId), bandwidthOf),
+      current: (userId: UserId) => Effect.flatMap(currentService(userId), bandwidthOf),
       /** [D55]: the current service's periods with usage, newest first, at most 12, labelled as [D95] says */
-      historyOf: (userId: number): Effect.Effect<ReadonlyArray<Bandwidth.HistoryEntry>, NotFound> =>
+      historyOf: (userId: UserId): Effect.Effect<ReadonlyArray<Bandwidth.HistoryEntry>, NotFound> =>
         Effect.gen(function*() {
           const service = yield* currentService(userId)
           const rows = yield* history(service.id)
           return rows.slice(0, 12).map((m) => Bandwidth.historyEntry(Bandwidth.labelOf(service.plan.usageReset, m.period), m.usedBytes))
         }),
       /** [D55]: the current service's total and its current period's ([D95]) */
-      summaryOf: (userId: number) =>
+      summaryOf: (userId: UserId) =>
         Effect.gen(function*() {
           const service = yield* currentService(userId)
           const rows = yield* history(service.id)

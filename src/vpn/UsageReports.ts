@@ -5,6 +5,7 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { AppClock } from "../platform/Clock.ts"
 import { Accepted } from "./Domain.ts"
+import type { ServerId } from "../platform/Ids.ts"
 
 // the schemas the contract shows live in `Domain.ts` (issue 34)
 export { Accepted }
@@ -66,7 +67,7 @@ export class UsageReports extends Effect.Service<UsageReports>()("vpn/UsageRepor
     })
 
     /** counts a report in one transaction, once per key when it has one */
-    const once = <E>(serverId: number, route: ReportRoute, key: string | undefined, count: Effect.Effect<Accepted, E>) =>
+    const once = <E>(serverId: ServerId, route: ReportRoute, key: string | undefined, count: Effect.Effect<Accepted, E>) =>
       sql.withTransaction(Effect.gen(function*() {
         if (key === undefined) return yield* count
         const now = yield* clock.now

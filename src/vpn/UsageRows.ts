@@ -5,9 +5,10 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { leanRow } from "../platform/LeanRow.ts"
 import { ReadSql } from "../platform/ReadSql.ts"
+import { ServiceId } from "../platform/Ids.ts"
 
 /** A period's total; stored totals past 2^53 - 1 (written by hand) read as that bound. */
-const MonthTotal = Schema.Struct({ service_id: Schema.Int, used: Schema.Int })
+const MonthTotal = Schema.Struct({ service_id: ServiceId, used: Schema.Int })
 const MonthTotalRow = leanRow("MonthTotal", { service_id: "int", used: "int" })
 const HistoryRow = Schema.Struct({ period: Schema.String, used: Schema.Int })
 // the deltas are checked by the callers; the unchecked `add` may carry any int8
@@ -137,7 +138,7 @@ export class UsageRows extends Effect.Service<UsageRows>()("vpn/UsageRows", {
     })
 
     /** the bytes of several services' periods at once (`period`: a period's start date), by service id */
-    const periodTotals = (keys: ReadonlyArray<{ readonly serviceId: number; readonly period: string }>) => {
+    const periodTotals = (keys: ReadonlyArray<{ readonly serviceId: ServiceId; readonly period: string }>) => {
       const unique = [...new Map(keys.map((k) => [k.serviceId, k.period])).entries()]
       return (unique.length === 0
         ? Effect.succeed([])
@@ -147,10 +148,10 @@ export class UsageRows extends Effect.Service<UsageRows>()("vpn/UsageRows", {
         )
     }
     /** the bytes of one service's period (`period`: its start date) */
-    const month = (serviceId: number, period: string) =>
+    const month = (serviceId: ServiceId, period: string) =>
       Effect.map(periodTotals([{ serviceId, period }]), (m) => m.get(serviceId) ?? 0)
     /** every month with usage, newest first */
-    const history = (serviceId: number) =>
+    const history = (serviceId: ServiceId) =>
       historyRows(serviceId).pipe(
         Effect.map((rows) => rows.map((r) => ({ period: r.period, usedBytes: r.used }))),
         Effect.orDie
@@ -158,7 +159,7 @@ export class UsageRows extends Effect.Service<UsageRows>()("vpn/UsageRows", {
 
     return {
       /** adds the deltas to the period starting on `period` (`YYYY-MM-DD`) unchecked; its new total */
-      add: (serviceId: number, period: string, rx: number, tx: number) =>
+      add: (serviceId: ServiceId, period: string, rx: number, tx: number) =>
         upsert({ serviceId, period, rx, tx }).pipe(Effect.map((r) => r.used), Effect.orDie),
       guardedUpsert,
       guardedUpsertAll,
@@ -168,7 +169,7 @@ export class UsageRows extends Effect.Service<UsageRows>()("vpn/UsageRows", {
       month,
       history,
       /** [D122]: the received (`rx`, the device's upload) and sent (`tx`) bytes of one service's period */
-      split: (serviceId: number, period: string) =>
+      split: (serviceId: ServiceId, period: string) =>
         splitRow({ serviceId, period }).pipe(Effect.map((row) => Option.getOrElse(row, () => ({ rx: 0, tx: 0 }))), Effect.orDie)
     } as const
   })

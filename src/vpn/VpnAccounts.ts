@@ -7,6 +7,7 @@ import { VpnAccessControl } from "../accounts/VpnAccessControl.ts"
 import { Credentials } from "./Credentials.ts"
 import { Peers } from "./Peers.ts"
 import { SubscriptionLinks } from "./SubscriptionLinks.ts"
+import type { UserId } from "../platform/Ids.ts"
 
 /**
  * VPN access following the account ([D21], [D23], [D91]): a disabled user's access is on hold
@@ -32,13 +33,13 @@ export class VpnAccounts extends Effect.Service<VpnAccounts>()("vpn/VpnAccounts"
 
     return {
       /** [D91]: a disabled user's VPN access stops at once; re-enabling restores it */
-      setUserEnabled: (userId: number, enabled: boolean): Effect.Effect<void> =>
+      setUserEnabled: (userId: UserId, enabled: boolean): Effect.Effect<void> =>
         (enabled ? release(userId) : hold(userId)).pipe(Effect.orDie),
       /**
        * [D91]: every device rotated: every WireGuard key pair replaced (addresses kept), every
        * OpenVPN secret renewed, every subscription link ended ([D122])
        */
-      revokeAll: (userId: number): Effect.Effect<void> =>
+      revokeAll: (userId: UserId): Effect.Effect<void> =>
         sql.withTransaction(Effect.all([peers.rekeyAll(userId), credentials.renewAllOf(userId), links.endAll(userId)])).pipe(Effect.asVoid, Effect.orDie)
     } as const
   }),

@@ -9,6 +9,7 @@ import { seedDemo } from "../../src/demo/SeedDemo.ts"
 import { AppConfig } from "../../src/platform/Config.ts"
 import { makeTestApp, type TestApp, testConfig } from "../support/app.ts"
 import { catalogAdmin } from "./helpers.ts"
+import { PlanId } from "../../src/platform/Ids.ts"
 
 // Issue 8: GET /v1/plans from memory, the same answer as before, and every catalogue write of
 // this process seen by the very next request (in-process invalidation; across instances:
@@ -149,7 +150,7 @@ describe("every catalogue write of this process shows on the very next request",
 
 describe("the cache's bookkeeping (a repository whose reads the test releases)", () => {
   const row = (name: string): Plan => ({
-    id: 1,
+    id: PlanId.make(1),
     name,
     description: "",
     bandwidth_limit_gb: 0,

@@ -4,6 +4,7 @@ import { Effect, Either, Option } from "effect"
 import { Catalog } from "../../src/catalog/Catalog.ts"
 import { makeTestApp, type TestApp } from "../support/app.ts"
 import { catalogAdmin } from "./helpers.ts"
+import { PlanId } from "../../src/platform/Ids.ts"
 
 // The Catalog service that orders use: prices, counts promo uses in the caller's transaction,
 // never past max_uses under concurrent orders, gives uses back ([D33]).
@@ -41,8 +42,8 @@ describe("planAndCycle / anyPlanAndCycle", () => {
   test("an active plan and its cycle", async () => {
     const found = await withCatalog((c) => c.planAndCycle(basic.id, monthly.id))
     expect(found).toEqual({
-      plan: { id: basic.id, name: "Basic", description: "A plan", bandwidth_limit_gb: 50, speed_limit_mbps: 100, trial_days: 7, device_limit: 5, usage_reset: "monthly", quota_action: "suspend", throttle_mbps: null, is_active: true },
-      cycle: { id: monthly.id, plan_id: basic.id, name: "Monthly", duration_days: 30, price: "9.99", currency: "USD" }
+      plan: { id: PlanId.make(basic.id), name: "Basic", description: "A plan", bandwidth_limit_gb: 50, speed_limit_mbps: 100, trial_days: 7, device_limit: 5, usage_reset: "monthly", quota_action: "suspend", throttle_mbps: null, is_active: true },
+      cycle: { id: monthly.id, plan_id: PlanId.make(basic.id), name: "Monthly", duration_days: 30, price: "9.99", currency: "USD" }
     })
   })
 

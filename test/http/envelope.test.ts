@@ -5,6 +5,7 @@ import { type Invoice, InvoiceListItem, toListItem } from "../../src/billing/Dom
 import { renderDetail, ServiceDetail } from "../../src/services/Api.ts"
 import type { Subscription } from "../../src/services/Domain.ts"
 import { makePage, Ok, OkPage, okResponse, pageResponse } from "../../src/http/Envelope.ts"
+import { InvoiceUuid, ServiceId, UserId } from "../../src/platform/Ids.ts"
 
 // issue 8: the hot reads build their wire form directly; it must be what the declared schema
 // encodes ([D10] envelope), for the very renderers those routes use.
@@ -16,8 +17,8 @@ const bodyOf = (response: HttpServerResponse.HttpServerResponse): unknown => {
 
 const invoice = (id: number, paid: boolean): Invoice => ({
   id,
-  uuid: `00000000-0000-4000-8000-${String(id).padStart(12, "0")}`,
-  user_id: 1,
+  uuid: InvoiceUuid.make(`00000000-0000-4000-8000-${String(id).padStart(12, "0")}`),
+  user_id: UserId.make(1),
   service_id: null,
   plan_id: 2,
   cycle_id: 3,
@@ -60,8 +61,8 @@ describe("pre-encoded responses", () => {
 
   test("the current service: the same JSON as Ok(ServiceDetail) encodes", () => {
     const row: Subscription = {
-      id: 7,
-      userId: 1,
+      id: ServiceId.make(7),
+      userId: UserId.make(1),
       status: "active",
       startsAt: new Date("2026-01-01T00:00:00Z"),
       expiresAt: new Date("2026-01-31T00:00:00Z"),

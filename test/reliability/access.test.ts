@@ -4,6 +4,7 @@ import { Tokens } from "../../src/accounts/Tokens.ts"
 import { makeTestApp, type TestApp } from "../support/app.ts"
 import { fill, loadOperations, sampleValue, type Json, type Operation } from "./openapi.ts"
 import { seedWorld, type World } from "./world.ts"
+import { UserId } from "../../src/platform/Ids.ts"
 
 /**
  * Issue 9, suite 2: the access-control matrix, driven by the service's own /v1/openapi.json so a
@@ -211,7 +212,7 @@ beforeAll(async () => {
   const adminWrite = await makeKey(world.admin.token, ["admin:write"])
   const adminAll = await makeKey(world.admin.token, ["read", "write", "admin:read", "admin:write"])
   // a second session of A's: revoking it (A on A's own resource) leaves A's token working
-  const second = await app.run(Effect.flatMap(Tokens, (tokens) => tokens.issue(world.a.id)))
+  const second = await app.run(Effect.flatMap(Tokens, (tokens) => tokens.issue(UserId.make(world.a.id))))
   keys = {
     aRead: aRead.key,
     aWrite: aWrite.key,

@@ -7,6 +7,7 @@ import { Tokens as TokensService } from "../../src/accounts/Tokens.ts"
 import { Api } from "../../src/Api.ts"
 import { makeTestApp, type TestApp } from "../support/app.ts"
 import { seedFuzzData } from "./seed.ts"
+import { UserId } from "../../src/platform/Ids.ts"
 
 /**
  * Issue 9, suite 1: property-based fuzzing of every endpoint the service documents in its own
@@ -165,7 +166,7 @@ beforeAll(async () => {
 const refreshTokens = async () => {
   await app.sql`update users set status = 1 where id in (${seeded.userId}, ${seeded.adminId})`
   await app.sql`update users set role = 'admin' where id = ${seeded.adminId}`
-  const issue = (id: number) => app.run(Effect.flatMap(TokensService, (t) => t.issue(id)))
+  const issue = (id: number) => app.run(Effect.flatMap(TokensService, (t) => t.issue(UserId.make(id))))
   tokens = { user: await issue(seeded.userId), admin: await issue(seeded.adminId), node: seeded.node }
 }
 afterAll(() => app.dispose())

@@ -8,6 +8,7 @@ import { AppConfig, type AppConfigShape } from "../../src/platform/Config.ts"
 import { AppKey } from "../../src/platform/Crypto.ts"
 import { KeyGen } from "../../src/platform/KeyGen.ts"
 import { Mailer } from "../../src/platform/Mailer.ts"
+import { UserId } from "../../src/platform/Ids.ts"
 import { Metrics } from "../../src/platform/Metrics.ts"
 import type { ReadSql } from "../../src/platform/ReadSql.ts"
 import { makeDomainLive } from "../../src/App.ts"
@@ -159,8 +160,9 @@ export const makeTestApp = async (options: {
           insert into users (name, email, password_hash, role, status)
           values (${fields.name ?? "Test User"}, ${email.toLowerCase()}, ${hash}, ${fields.role ?? "user"}, ${fields.status ?? 1})
           returning id`
-        const token = yield* Effect.flatMap(Tokens, (t) => t.issue(user!.id))
-        return { id: user!.id, email: email.toLowerCase(), password: "correct horse battery", token }
+        const id = UserId.make(user!.id)
+        const token = yield* Effect.flatMap(Tokens, (t) => t.issue(id))
+        return { id, email: email.toLowerCase(), password: "correct horse battery", token }
       }))
     },
     dispose: async () => {

@@ -9,7 +9,8 @@ import { ReadSql } from "../../src/platform/ReadSql.ts"
 /**
  * One database for the whole `bun test` run: an in-memory PGlite on a loopback socket, or a
  * fresh database on the PostgreSQL of `TEST_DATABASE_URL`. Migrated once; each test file
- * starts from empty tables (`resetDatabase`).
+ * starts from empty tables (`resetDatabase`). Booted by the first file that asks (`makeTestApp`,
+ * `sharedDatabase()`), never by a preload (issue 35): a file of pure tests boots nothing.
  */
 interface SharedDatabase {
   readonly url: string
@@ -75,3 +76,8 @@ export const resetDatabase = Effect.gen(function*() {
 /** the SQL client, and the reads that may lag ([D126]) on it too */
 export const sqlLayerFor = (shared: SharedDatabase): Layer.Layer<SqlClient.SqlClient | ReadSql> =>
   ReadSql.Primary.pipe(Layer.provideMerge(Layer.orDie(testSqlLayer(shared))))
+
+// Booted when a file first imports this module (directly or through `app.ts`): at import, not in
+// the file's `beforeAll`, because Bun gives a hook 5 s whatever bunfig.toml says (only the CLI's
+// `--timeout` reaches hooks) and a cold boot and migration takes longer on a busy machine.
+await sharedDatabase()

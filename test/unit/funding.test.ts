@@ -7,6 +7,7 @@ import { Payments } from "../../src/billing/Payments.ts"
 import { AppClock } from "../../src/platform/Clock.ts"
 import { partialLayer } from "../../src/platform/TestLayer.ts"
 import { it } from "../support/effect.ts"
+import { UserId } from "../../src/platform/Ids.ts"
 
 // Issue 35, the unit tier: [D109]'s funding of a new invoice from the balance, as an Effect
 // program over `Funding.Test` (the balance in memory) and a `Payments` stand-in that records.
@@ -17,9 +18,9 @@ const PaymentsTest = partialLayer(Payments, {
 })
 const test = it.layer(Funding.Test.pipe(Layer.provideMerge(Layer.mergeAll(PaymentsTest, AppClock.Test().layer))))
 
-const invoice = (id: number, amount: string, extra: { user_id?: number | null; status?: string; currency?: string } = {}) => ({
+const invoice = (id: number, amount: string, extra: { user_id?: UserId | null; status?: string; currency?: string } = {}) => ({
   id,
-  user_id: 1,
+  user_id: UserId.make(1) as UserId | null,
   amount,
   currency: "USD",
   status: "pending",
@@ -29,7 +30,7 @@ const invoice = (id: number, amount: string, extra: { user_id?: number | null; s
 const setUp = Effect.gen(function*() {
   paid.length = 0
   const balance = yield* Balance
-  yield* balance.adjust({ userId: 1, currency: "USD", cents: 1500, reason: "Gift", invoiceId: null })
+  yield* balance.adjust({ userId: UserId.make(1), currency: "USD", cents: 1500, reason: "Gift", invoiceId: null })
   return { balance, funding: yield* Funding }
 })
 
@@ -39,8 +40,8 @@ describe("Funding.fund [D109]", () => {
       const { balance, funding } = yield* setUp
       expect(yield* funding.fund(invoice(10, "9.99"))).toBe("paid")
       expect(paid).toEqual([{ invoiceId: 10, gateway: "balance" }])
-      expect(yield* balance.amountsOf(1)).toEqual([{ currency: "USD", amount: "5.01" }])
-      expect(yield* balance.ledgerSums(1)).toEqual([{ currency: "USD", amount: "5.01" }])
+      expect(yield* balance.amountsOf(UserId.make(1))).toEqual([{ currency: "USD", amount: "5.01" }])
+      expect(yield* balance.ledgerSums(UserId.make(1))).toEqual([{ currency: "USD", amount: "5.01" }])
     }))
 
   test.effect("a balance short of the amount pays part: the invoice stays pending, the balance goes to 0.00", () =>
@@ -48,7 +49,7 @@ describe("Funding.fund [D109]", () => {
       const { balance, funding } = yield* setUp
       expect(yield* funding.fund(invoice(11, "20.00"))).toBe("pending")
       expect(paid).toEqual([])
-      expect(yield* balance.amountsOf(1)).toEqual([{ currency: "USD", amount: "0.00" }])
+      expect(yield* balance.amountsOf(UserId.make(1))).toEqual([{ currency: "USD", amount: "0.00" }])
     }))
 
   test.effect("nothing is taken for another currency, a user gone, or an invoice not pending", () =>
@@ -58,6 +59,6 @@ describe("Funding.fund [D109]", () => {
       expect(yield* funding.fund(invoice(13, "1.00", { user_id: null }))).toBe("pending")
       expect(yield* funding.fund(invoice(14, "1.00", { status: "cancelled" }))).toBe("pending")
       expect(paid).toEqual([])
-      expect(yield* balance.amountsOf(1)).toEqual([{ currency: "USD", amount: "15.00" }])
+      expect(yield* balance.amountsOf(UserId.make(1))).toEqual([{ currency: "USD", amount: "15.00" }])
     }))
 })

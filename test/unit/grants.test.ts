@@ -9,6 +9,7 @@ import { AppClock } from "../../src/platform/Clock.ts"
 import { SqlClientTest } from "../../src/platform/TestLayer.ts"
 import { ServiceGrants } from "../../src/services/Grants.ts"
 import { it } from "../support/effect.ts"
+import { UserId } from "../../src/platform/Ids.ts"
 
 // Issue 35, the unit tier: an admin's grant of a service ([D70], [D11]) as an Effect program
 // over `ServiceGrants.Test` (services, catalogue and users in memory).
@@ -54,8 +55,8 @@ describe("ServiceGrants.grant [D70]", () => {
       const { grants, quarterly, retired, user } = yield* world
       const early = yield* Effect.flip(grants.grant(user.id, { planId: retired.id, cycleId: quarterly.id, ...none, expiresAt: Option.some(START) }))
       expect(early._tag === "ValidationError" && early.errors).toEqual({ expires_at: ["The expires at field must be a date after starts at."] })
-      const both = yield* Effect.flip(grants.grant(9999, { planId: retired.id, cycleId: 9999, ...none }))
+      const both = yield* Effect.flip(grants.grant(UserId.make(9999), { planId: retired.id, cycleId: 9999, ...none }))
       expect(both._tag === "ValidationError" && both.errors).toEqual({ cycle_id: ["The selected cycle id is invalid."] })
-      expect((yield* Effect.flip(grants.grant(9999, { planId: retired.id, cycleId: quarterly.id, ...none })))._tag).toBe("NotFound")
+      expect((yield* Effect.flip(grants.grant(UserId.make(9999), { planId: retired.id, cycleId: quarterly.id, ...none })))._tag).toBe("NotFound")
     }))
 })

@@ -13,6 +13,7 @@ import { AppClock } from "../../src/platform/Clock.ts"
 import { partialLayer, SqlClientTest } from "../../src/platform/TestLayer.ts"
 import { Services } from "../../src/services/Services.ts"
 import { it } from "../support/effect.ts"
+import { UserId } from "../../src/platform/Ids.ts"
 
 // Issue 35, the unit tier: placing and cancelling orders ([D33], [D35], [D36], [D37], [D109],
 // [D112]) as Effect programs over `Orders.Test` (invoices, users, trial claims, balance, services
@@ -117,7 +118,7 @@ describe("place [D35] [D36]", () => {
       const buyer = yield* user("gw@example.test")
       const badGateway = yield* Effect.flip(orders.place(buyer.id, order(plain.id, plainMonthly.id, undefined, "paypal")))
       expect(badGateway._tag === "ValidationError" && badGateway.errors).toEqual({ gateway: ["The selected gateway is invalid."] })
-      expect((yield* Effect.flip(orders.place(4242, order(plain.id, plainMonthly.id))))._tag).toBe("NotFound")
+      expect((yield* Effect.flip(orders.place(UserId.make(4242), order(plain.id, plainMonthly.id))))._tag).toBe("NotFound")
       yield* repo.updatePlan(plain.id, { is_active: false })
       const inactive = yield* Effect.flip(orders.place(buyer.id, order(plain.id, plainMonthly.id)))
       expect(inactive._tag === "ValidationError" && inactive.errors).toEqual({ plan_id: ["The selected plan id is invalid."] })

@@ -13,6 +13,7 @@ import { Schedules } from "../../src/services/Schedule.ts"
 import { Services } from "../../src/services/Services.ts"
 import { Webhooks } from "../../src/webhooks/Webhooks.ts"
 import { it } from "../support/effect.ts"
+import { UserId } from "../../src/platform/Ids.ts"
 
 // Issue 35, the unit tier: [D108]'s plan-change quote and its refusals as Effect programs over
 // `PlanChanges.Test` (services, catalogue, invoices and balance in memory); the neighbours a
@@ -42,7 +43,7 @@ const world = Effect.gen(function*() {
   const proMonthly = yield* repo.createCycle({ planId: pro.id, name: "Monthly", durationDays: 30, priceCents: 2000, currency: "USD" })
   const oldMonthly = yield* repo.createCycle({ planId: old.id, name: "Monthly", durationDays: 30, priceCents: 100, currency: "USD" })
   const services = yield* Services
-  const onPro = yield* services.activate({ serviceId: null, userId: 1, planId: pro.id, cycleId: proMonthly.id })
+  const onPro = yield* services.activate({ serviceId: null, userId: UserId.make(1), planId: pro.id, cycleId: proMonthly.id })
   return { basic, basicMonthly, basicEuro, pro, proMonthly, old, oldMonthly, onPro, services, changes: yield* PlanChanges }
 })
 
@@ -51,7 +52,7 @@ describe("quote [D108]", () => {
     Effect.gen(function*() {
       const { basic, basicMonthly, changes, onPro } = yield* world
       clock.controls.advance(10 * DAY)
-      expect(yield* changes.quote(1, onPro, { planId: basic.id, cycleId: basicMonthly.id })).toEqual({
+      expect(yield* changes.quote(UserId.make(1), onPro, { planId: basic.id, cycleId: basicMonthly.id })).toEqual({
         kind: "downgrade",
         credit: "0.00",
         amount_due: "9.99",
@@ -63,9 +64,9 @@ describe("quote [D108]", () => {
   test.effect("another user's service is 404; the same plan and cycle, another currency, an inactive plan: 422 naming the field", () =>
     Effect.gen(function*() {
       const { basic, basicEuro, changes, old, oldMonthly, onPro, pro, proMonthly } = yield* world
-      expect((yield* Effect.flip(changes.quote(2, onPro, { planId: basic.id, cycleId: basicEuro.id })))._tag).toBe("NotFound")
+      expect((yield* Effect.flip(changes.quote(UserId.make(2), onPro, { planId: basic.id, cycleId: basicEuro.id })))._tag).toBe("NotFound")
       const refusal = (planId: number, cycleId: number) =>
-        Effect.map(Effect.flip(changes.quote(1, onPro, { planId, cycleId })), (e) => e._tag === "ValidationError" ? e.errors : e._tag)
+        Effect.map(Effect.flip(changes.quote(UserId.make(1), onPro, { planId, cycleId })), (e) => e._tag === "ValidationError" ? e.errors : e._tag)
       expect(yield* refusal(pro.id, proMonthly.id)).toEqual({ plan_id: ["The service is already on this plan and cycle."] })
       expect(yield* refusal(basic.id, basicEuro.id)).toEqual({ cycle_id: ["The cycle must be billed in USD, the currency of the current cycle."] })
       expect(yield* refusal(old.id, oldMonthly.id)).toEqual({ plan_id: ["The selected plan id is invalid."] })
@@ -76,11 +77,11 @@ describe("quote [D108]", () => {
       const { basic, basicMonthly, changes, onPro, services } = yield* world
       const request = { planId: basic.id, cycleId: basicMonthly.id }
       clock.controls.advance(31 * DAY)
-      const expired = yield* Effect.flip(changes.quote(1, onPro, request))
+      const expired = yield* Effect.flip(changes.quote(UserId.make(1), onPro, request))
       expect(expired._tag === "BusinessRuleViolation" && expired.message).toBe("Service cannot be changed.")
       clock.controls.set(START)
       yield* services.update(onPro, { status: Option.some("suspended"), expiresAt: Option.none() })
-      expect((yield* Effect.flip(changes.quote(1, onPro, request)))._tag).toBe("BusinessRuleViolation")
+      expect((yield* Effect.flip(changes.quote(UserId.make(1), onPro, request)))._tag).toBe("BusinessRuleViolation")
     }))
 })
 

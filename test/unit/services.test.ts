@@ -8,6 +8,7 @@ import { AppClock } from "../../src/platform/Clock.ts"
 import { SqlClientTest } from "../../src/platform/TestLayer.ts"
 import { Services } from "../../src/services/Services.ts"
 import { it } from "../support/effect.ts"
+import { UserId } from "../../src/platform/Ids.ts"
 
 // Issue 35, the unit tier: the services room's rules ([D35], [D80], [D101]) as Effect programs
 // over `Services.Test` (the `services` table and the catalogue in memory); no HTTP, no database.
@@ -35,9 +36,9 @@ describe("activate [D35]: a payment extends its own service, else the current on
   test.effect("no service yet: a new active service from now for the cycle's days, with its service.activated", () =>
     Effect.gen(function*() {
       const { monthly, plan, services } = yield* world
-      const period = yield* services.activatePeriod({ serviceId: null, userId: 7, planId: plan.id, cycleId: monthly.id })
+      const period = yield* services.activatePeriod({ serviceId: null, userId: UserId.make(7), planId: plan.id, cycleId: monthly.id })
       expect([period.from.getTime(), period.to.getTime()]).toEqual([now(), now() + 30 * DAY])
-      const current = yield* services.current(7)
+      const current = yield* services.current(UserId.make(7))
       expect(Option.map(current, (s) => [s.id, s.status, s.plan.name, s.cycle.price])).toEqual(Option.some([period.serviceId, "active", "Basic", "9.99"]))
       expect(events.emitted).toEqual([{ type: "service.activated", data: {
         id: period.serviceId, user_id: 7, plan_id: plan.id, cycle_id: monthly.id, status: "active",
@@ -48,37 +49,37 @@ describe("activate [D35]: a payment extends its own service, else the current on
   test.effect("a second payment on the plan extends the current service from its expiry, not from now", () =>
     Effect.gen(function*() {
       const { monthly, plan, services } = yield* world
-      const first = yield* services.activate({ serviceId: null, userId: 7, planId: plan.id, cycleId: monthly.id })
+      const first = yield* services.activate({ serviceId: null, userId: UserId.make(7), planId: plan.id, cycleId: monthly.id })
       clock.controls.advance(10 * DAY)
-      const second = yield* services.activatePeriod({ serviceId: null, userId: 7, planId: plan.id, cycleId: monthly.id })
+      const second = yield* services.activatePeriod({ serviceId: null, userId: UserId.make(7), planId: plan.id, cycleId: monthly.id })
       expect(second.serviceId).toBe(first)
       expect(second.to.getTime()).toBe(new Date("2026-03-01T00:00:00.000Z").getTime() + 60 * DAY)
-      expect((yield* services.listOf(7)).length).toBe(1)
+      expect((yield* services.listOf(UserId.make(7))).length).toBe(1)
     }))
 
   test.effect("a payment on another plan starts a second service; another user's service is never touched", () =>
     Effect.gen(function*() {
       const { monthly, other, otherMonthly, plan, services } = yield* world
-      const mine = yield* services.activate({ serviceId: null, userId: 7, planId: plan.id, cycleId: monthly.id })
-      const theirs = yield* services.activate({ serviceId: null, userId: 8, planId: plan.id, cycleId: monthly.id })
-      const switched = yield* services.activate({ serviceId: null, userId: 7, planId: other.id, cycleId: otherMonthly.id })
+      const mine = yield* services.activate({ serviceId: null, userId: UserId.make(7), planId: plan.id, cycleId: monthly.id })
+      const theirs = yield* services.activate({ serviceId: null, userId: UserId.make(8), planId: plan.id, cycleId: monthly.id })
+      const switched = yield* services.activate({ serviceId: null, userId: UserId.make(7), planId: other.id, cycleId: otherMonthly.id })
       expect(new Set([mine, theirs, switched]).size).toBe(3)
       // [D34]: the newest current service is the current one
-      expect(Option.map(yield* services.current(7), (s) => s.id)).toEqual(Option.some(switched))
-      expect(yield* services.findOwned(8, mine)).toEqual(Option.none())
+      expect(Option.map(yield* services.current(UserId.make(7)), (s) => s.id)).toEqual(Option.some(switched))
+      expect(yield* services.findOwned(UserId.make(8), mine)).toEqual(Option.none())
     }))
 
   test.effect("a trial's invoice paid extends the trial's own service from its expiry; an expired one from now", () =>
     Effect.gen(function*() {
       const { monthly, plan, services } = yield* world
-      const trial = yield* services.startTrial({ userId: 7, plan, cycle: monthly })
+      const trial = yield* services.startTrial({ userId: UserId.make(7), plan, cycle: monthly })
       expect(trial.expiresAt.getTime()).toBe(now() + 3 * DAY)
-      const paid = yield* services.activatePeriod({ serviceId: trial.id, userId: 7, planId: plan.id, cycleId: monthly.id })
+      const paid = yield* services.activatePeriod({ serviceId: trial.id, userId: UserId.make(7), planId: plan.id, cycleId: monthly.id })
       expect([paid.serviceId, paid.from.getTime(), paid.to.getTime()]).toEqual([trial.id, now() + 3 * DAY, now() + 33 * DAY])
 
-      const late = yield* services.startTrial({ userId: 9, plan, cycle: monthly })
+      const late = yield* services.startTrial({ userId: UserId.make(9), plan, cycle: monthly })
       clock.controls.advance(5 * DAY)
-      const revived = yield* services.activatePeriod({ serviceId: late.id, userId: 9, planId: plan.id, cycleId: monthly.id })
+      const revived = yield* services.activatePeriod({ serviceId: late.id, userId: UserId.make(9), planId: plan.id, cycleId: monthly.id })
       expect([revived.from.getTime(), revived.to.getTime()]).toEqual([now(), now() + 30 * DAY])
       expect(events.emitted.map((e) => e.type)).toEqual(["service.activated", "service.activated", "service.activated", "service.activated"])
     }))
@@ -88,21 +89,21 @@ describe("expireDue [D80] and an admin's update [D101]", () => {
   test.effect("services past expires_at become expired, each with service.expired; the others stay", () =>
     Effect.gen(function*() {
       const { monthly, plan, services } = yield* world
-      const short = yield* services.startTrial({ userId: 1, plan, cycle: monthly })
-      const long = yield* services.activate({ serviceId: null, userId: 2, planId: plan.id, cycleId: monthly.id })
+      const short = yield* services.startTrial({ userId: UserId.make(1), plan, cycle: monthly })
+      const long = yield* services.activate({ serviceId: null, userId: UserId.make(2), planId: plan.id, cycleId: monthly.id })
       clock.controls.advance(4 * DAY)
       events.emitted.length = 0
       const expired = yield* services.expireDue(100)
       expect(expired.map((r) => r.id)).toEqual([short.id])
       expect(events.emitted.map((e) => [e.type, "id" in e.data ? e.data.id : null])).toEqual([["service.expired", short.id]])
       expect(Option.map(yield* services.findById(long), (s) => s.status)).toEqual(Option.some("active"))
-      expect(yield* services.current(1)).toEqual(Option.none())
+      expect(yield* services.current(UserId.make(1))).toEqual(Option.none())
     }))
 
   test.effect("suspending emits service.suspended once (not again when already suspended), then wakes the sender", () =>
     Effect.gen(function*() {
       const { monthly, plan, services } = yield* world
-      const id = yield* services.activate({ serviceId: null, userId: 3, planId: plan.id, cycleId: monthly.id })
+      const id = yield* services.activate({ serviceId: null, userId: UserId.make(3), planId: plan.id, cycleId: monthly.id })
       events.emitted.length = 0
       const wakes = events.counts.wakes
       const suspend = services.update(id, { status: Option.some("suspended"), expiresAt: Option.none() })

@@ -8,6 +8,7 @@ import { NodeSyncResponse } from "../../src/vpn/NodeApi.ts"
 import { DomainEventsLive } from "../../src/webhooks/Webhooks.ts"
 import { makeTestApp, type TestApp } from "../support/app.ts"
 import { GIB, makeServer } from "./fixtures.ts"
+import { ServerId } from "../../src/platform/Ids.ts"
 
 // Issue 27: the full node list (`GET /v1/node/peers` without `since`) is streamed, pages of
 // peers in key order, and its bytes are exactly what the old builder answered: `Access.nodeSync`
@@ -27,7 +28,7 @@ const USERS = 2 * NODE_LIST_PAGE + 317
 /** the answer of the old builder: `nodeSync` without `since`, encoded as the route's schema encodes it */
 const oldAnswer = (serverId: number) =>
   app.run(
-    Effect.flatMap(Access, (access) => access.nodeSync(serverId, undefined)).pipe(
+    Effect.flatMap(Access, (access) => access.nodeSync(ServerId.make(serverId), undefined)).pipe(
       Effect.map((sync) => JSON.stringify(Schema.encodeSync(NodeSyncResponse)({ data: sync.peers, meta: { revision: sync.revision } }))),
       Effect.provide(Access.Default.pipe(Layer.provide(Layer.mergeAll(DomainEventsLive, RecipientsLive))))
     )

@@ -3,6 +3,7 @@ import { Effect } from "effect"
 import { UsageRows } from "../../src/vpn/UsageRows.ts"
 import { makeTestApp, type TestApp } from "../support/app.ts"
 import { makePlan, makeServer, makeService } from "./fixtures.ts"
+import { ServiceId } from "../../src/platform/Ids.ts"
 
 // [D54] (rev. 2): byte counts are 64-bit in the database and safe integers in JSON. A report
 // that would carry a stored total past 2^53 - 1 is refused whole before anything is saved, and
@@ -19,7 +20,7 @@ const period = () => `${app.clock.get().toISOString().slice(0, 7)}-01`
 
 /** a total written through the room's repository, unchecked (as an operator's fix-up might) */
 const addDirectly = (serviceId: number, rx: number, tx: number, month = period()) =>
-  app.run(Effect.flatMap(UsageRows, (rows) => rows.add(serviceId, month, rx, tx)).pipe(Effect.provide(UsageRows.Default)))
+  app.run(Effect.flatMap(UsageRows, (rows) => rows.add(ServiceId.make(serviceId), month, rx, tx)).pipe(Effect.provide(UsageRows.Default)))
 
 const stored = async (serviceId: number) => {
   const rows = await app.sql<{ rx: string; tx: string }>`

@@ -3,20 +3,21 @@ import * as SqlSchema from "@effect/sql/SqlSchema"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import { UserId } from "../../platform/Ids.ts"
 
 const Now = Schema.DateFromSelf
 
 /** A user's linked chat as stored ([D125]). */
 export const TelegramLinkRow = Schema.Struct({
-  user_id: Schema.Int,
+  user_id: UserId,
   telegram_id: Schema.String,
   username: Schema.NullOr(Schema.String),
   linked_at: Now
 })
 export type TelegramLinkRow = typeof TelegramLinkRow.Type
 
-const UserOnly = Schema.Struct({ user_id: Schema.Int })
-const CodeRow = Schema.Struct({ user_id: Schema.Int, expires_at: Now })
+const UserOnly = Schema.Struct({ user_id: UserId })
+const CodeRow = Schema.Struct({ user_id: UserId, expires_at: Now })
 const Digest = Schema.Struct({ digest: Schema.String })
 const Count = Schema.Struct({ n: Schema.Int })
 
@@ -103,27 +104,27 @@ export class TelegramLinks extends Effect.Service<TelegramLinks>()("accounts/Tel
 
     return {
       /** the user's linked chat */
-      ofUser: (userId: number) => Effect.orDie(ofUser(userId)),
+      ofUser: (userId: UserId) => Effect.orDie(ofUser(userId)),
       /** the link of a Telegram account (a private chat's id is its user's id) */
       ofChat: (telegramId: string) => Effect.orDie(ofChat(telegramId)),
       /** the user's chat is unlinked; whether there was one */
-      unlinkUser: (userId: number) => Effect.map(Effect.orDie(deleteOfUser(userId)), (rows) => rows.length > 0),
+      unlinkUser: (userId: UserId) => Effect.map(Effect.orDie(deleteOfUser(userId)), (rows) => rows.length > 0),
       /** a chat that cannot be reached any more is unlinked; the user it was linked to */
       unlinkChat: (telegramId: string) => Effect.map(Effect.orDie(deleteOfChat(telegramId)), Option.map((r) => r.user_id)),
       /** the user's chat is this one (an earlier chat of theirs is replaced) */
-      link: (input: { readonly userId: number; readonly telegramId: string; readonly username: string | null; readonly now: Date }) =>
+      link: (input: { readonly userId: UserId; readonly telegramId: string; readonly username: string | null; readonly now: Date }) =>
         Effect.orDie(upsert(input)),
       lockChat: (telegramId: string) => Effect.orDie(lockChat(telegramId)),
       /** a new one-time code replaces the user's earlier ones */
-      issueCode: (input: { readonly hash: string; readonly userId: number; readonly expiresAt: Date; readonly now: Date }) =>
+      issueCode: (input: { readonly hash: string; readonly userId: UserId; readonly expiresAt: Date; readonly now: Date }) =>
         Effect.orDie(Effect.zipRight(dropCodes(input.userId), insertCode(input))),
       /** the code's row, locked for the caller's transaction */
       code: (hash: string) => Effect.orDie(codeRow(hash)),
-      dropCodes: (userId: number) => Effect.orDie(dropCodes(userId)),
+      dropCodes: (userId: UserId) => Effect.orDie(dropCodes(userId)),
       /** whether this signed data set already signed someone in */
       signInUsed: (digest: string) => Effect.map(Effect.orDie(usedSignIn(digest)), Option.isSome),
       /** the data set signs in now; `false`: it already did (a replay, or a race lost) */
-      useSignIn: (input: { readonly digest: string; readonly userId: number; readonly expiresAt: Date }) =>
+      useSignIn: (input: { readonly digest: string; readonly userId: UserId; readonly expiresAt: Date }) =>
         Effect.map(Effect.orDie(insertSignIn(input)), Option.isSome),
       /** expired codes and sign-in records go (the jobs of [D80]); how many */
       purge: (now: Date) => Effect.map(Effect.orDie(purgeRows(now)), (r) => r.n)

@@ -30,6 +30,7 @@ import {
 } from "./Domain.ts"
 import { TelegramLinks } from "./Links.ts"
 import { initDataSigned, parseInitData, type WidgetField, widgetSigned } from "./Signatures.ts"
+import type { UserId } from "../../platform/Ids.ts"
 
 /** The part of a Bot API update the bot reads ([D125]); the rest is ignored. */
 const Update = Schema.Struct({
@@ -96,7 +97,7 @@ export class TelegramAccounts extends Effect.Service<TelegramAccounts>()("accoun
     })
     const transaction = <A, E>(effect: Effect.Effect<A, E>) => sql.withTransaction(effect).pipe(Effect.catchTag("SqlError", Effect.die))
 
-    const event = (action: "telegram_linked" | "telegram_unlinked" | "sign_in" | "sign_in_failed" | "recovery_code_used", userId: number | null, kind: "token" | "api_key" | "telegram" | "none", resource?: string) =>
+    const event = (action: "telegram_linked" | "telegram_unlinked" | "sign_in" | "sign_in_failed" | "recovery_code_used", userId: UserId | null, kind: "token" | "api_key" | "telegram" | "none", resource?: string) =>
       audit.record({ action, actorId: kind === "none" ? null : userId, actorKind: kind, resource: resource ?? (userId === null ? null : `user:${userId}`), subjectId: userId })
 
     // ---- linking ----------------------------------------------------------------------------------

@@ -9,6 +9,7 @@ import { CurrentUser } from "../../http/Auth.ts"
 import { pageResponse } from "../../http/Envelope.ts"
 import { NotFound } from "../../http/Errors.ts"
 import { Balance, BalanceTransaction } from "../Balance.ts"
+import { UserId } from "../../platform/Ids.ts"
 
 const BalanceHandlers = HttpApiBuilder.group(Api, "balance", (handlers) =>
   Effect.gen(function*() {
@@ -30,9 +31,9 @@ const BalanceAdminHandlers = HttpApiBuilder.group(Api, "balanceAdmin", (handlers
     const users = yield* Users
     return handlers.handle("adjustBalance", ({ path, payload }) =>
       Effect.gen(function*() {
-        if (Option.isNone(yield* users.findById(path.user))) return yield* Effect.fail(new NotFound())
+        if (Option.isNone(yield* users.findById(UserId.make(path.user)))) return yield* Effect.fail(new NotFound())
         const done = yield* balance.adjustNow({
-          userId: path.user,
+          userId: UserId.make(path.user),
           currency: payload.currency,
           cents: payload.amount,
           reason: payload.reason,

@@ -10,6 +10,7 @@ const PER_PAGE = 15
 
 // the schemas the contract shows live in `Domain.ts` (issue 34: no server code in the contract)
 import { AdminInvoiceItem, RevenueDay } from "./Domain.ts"
+import { UserId } from "../../platform/Ids.ts"
 export { AdminInvoiceItem, RevenueDay }
 
 const Row = Schema.Struct({
@@ -18,7 +19,7 @@ const Row = Schema.Struct({
   paid_at: Schema.NullOr(Schema.DateFromSelf),
   total_rows: Schema.Int
 })
-const Query = Schema.Struct({ userId: Schema.NullOr(Schema.Int), status: Schema.NullOr(Schema.String), limit: Schema.Int, offset: Schema.Int })
+const Query = Schema.Struct({ userId: Schema.NullOr(UserId), status: Schema.NullOr(Schema.String), limit: Schema.Int, offset: Schema.Int })
 
 /** [D121]: every user's invoices for the console, and the revenue of the last days per currency. */
 export class InvoiceLedger extends Effect.Service<InvoiceLedger>()("billing/InvoiceLedger", {
@@ -27,7 +28,7 @@ export class InvoiceLedger extends Effect.Service<InvoiceLedger>()("billing/Invo
     const sql = yield* ReadSql
     const config = yield* AppConfig
     const clock = yield* AppClock
-    const filters = (q: { readonly userId: number | null; readonly status: string | null }) =>
+    const filters = (q: Pick<typeof Query.Encoded, "userId" | "status">) =>
       sql`where true ${q.userId === null ? sql`` : sql`and user_id = ${q.userId}`} ${q.status === null ? sql`` : sql`and status = ${q.status}`}`
     const pageRows = SqlSchema.findAll({
       Request: Query,
@@ -47,7 +48,7 @@ export class InvoiceLedger extends Effect.Service<InvoiceLedger>()("billing/Invo
         group by 1, 2 order by 1, 2`
     })
     return {
-      page: (userId: number | undefined, status: string | undefined, page: number) =>
+      page: (userId: UserId | undefined, status: string | undefined, page: number) =>
         Effect.map(
           Effect.orDie(pageRows({ userId: userId ?? null, status: status ?? null, limit: PER_PAGE, offset: (page - 1) * PER_PAGE })),
           (rows) =>

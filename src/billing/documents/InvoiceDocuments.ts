@@ -8,6 +8,7 @@ import type { InvoiceDetail } from "../Domain.ts"
 import { Invoices } from "../Invoices.ts"
 import type { CreditNoteLine, InvoiceDocument } from "./InvoicePdf.ts"
 import { InvoicePeriods } from "./InvoicePeriods.ts"
+import type { UserId } from "../../platform/Ids.ts"
 
 /**
  * What the invoice detail carries once the balance ([D109]) and refunds ([D110]) are on it; until
@@ -50,7 +51,7 @@ export class InvoiceDocuments extends Effect.Service<InvoiceDocuments>()("billin
     const periods = yield* InvoicePeriods
     const users = yield* Users
 
-    const pdfOf = (userId: number, uuid: string) =>
+    const pdfOf = (userId: UserId, uuid: string) =>
       Effect.gen(function*() {
         const invoice = yield* Effect.flatMap(invoices.byUuid(uuid.toLowerCase()), orNotFound)
         if (invoice.user_id !== userId) return yield* Effect.fail(new NotFound())

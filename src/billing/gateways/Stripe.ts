@@ -13,6 +13,7 @@ import { type Invoice, InvoiceNotPayable } from "../Domain.ts"
 import { GatewayRefundFailed, type PaymentGateway, type RefundRequest, RefundUnavailable, type WebhookOutcome } from "./Gateway.ts"
 import { type CardRow, StripeCustomers } from "./StripeCustomers.ts"
 import { StripeRecords } from "./StripeRecords.ts"
+import type { UserId } from "../../platform/Ids.ts"
 
 /** [D112]: Stripe's webhook signatures are good for this long */
 export const STRIPE_SIGNATURE_TOLERANCE_SECONDS = 300
@@ -125,7 +126,7 @@ const make = (stripeConfig: StripeConfig, appUrl: string) =>
         : Effect.succeed({ url: session.url, expiresAt: new Date(session.expires_at * 1000) })
 
     /** the user's Stripe customer, made at the first checkout that saves a card */
-    const customerFor = (userId: number) =>
+    const customerFor = (userId: UserId) =>
       Effect.flatMap(customers.customerOf(userId), Option.match({
         onSome: Effect.succeed,
         onNone: () =>

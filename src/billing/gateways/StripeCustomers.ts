@@ -6,6 +6,7 @@ import * as Schema from "effect/Schema"
 
 // the schema the contract shows lives in `billing/Domain.ts` (issue 34)
 import { SavedCard } from "../Domain.ts"
+import type { UserId } from "../../platform/Ids.ts"
 export { SavedCard }
 
 const CardRow = Schema.Struct({ ...SavedCard.fields, method_id: Schema.String, customer_id: Schema.String })
@@ -60,8 +61,8 @@ export class StripeCustomers extends Effect.Service<StripeCustomers>()("billing/
     })
 
     return {
-      customerOf: (userId: number) => customerRow(userId).pipe(Effect.map(Option.map((r) => r.customer_id)), Effect.orDie),
-      rememberCustomer: (userId: number, customerId: string) =>
+      customerOf: (userId: UserId) => customerRow(userId).pipe(Effect.map(Option.map((r) => r.customer_id)), Effect.orDie),
+      rememberCustomer: (userId: UserId, customerId: string) =>
         insertCustomer({ user_id: userId, customer_id: customerId }).pipe(Effect.map((r) => r.customer_id), Effect.orDie),
       /** the user's saved cards, newest first */
       cardsOf: (userId: number) => Effect.orDie(cards(userId)),

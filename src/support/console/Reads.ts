@@ -8,12 +8,13 @@ import { NotFound } from "../../platform/Errors.ts"
 import { ReadSql } from "../../platform/ReadSql.ts"
 import { makePage } from "../../platform/Page.ts"
 import { Reply, TicketStatus } from "../Domain.ts"
+import { UserId } from "../../platform/Ids.ts"
 
 const PER_PAGE = 15
 
 const Ticket = Schema.Struct({
   id: Schema.Int,
-  user_id: Schema.Int,
+  user_id: UserId,
   subject: Schema.String,
   status: TicketStatus,
   created_at: Schema.DateFromSelf,
