@@ -21,11 +21,11 @@ export const memoryServiceRows = (clock: AppClock["Type"], catalog: Catalog): Ro
   let nextId = 1
 
   const newestFirst = (list: Iterable<ServiceRecord>) => [...list].sort((a, b) => b.id - a.id)
-  const ofUser = (userId: number) => newestFirst([...rows.values()].filter((r) => r.user_id === userId))
+  const ofUser = (userId: UserId) => newestFirst([...rows.values()].filter((r) => r.user_id === userId))
   // [D34], [D124]: a service in grace is current past its expiry, until the dunning ends it
   const isCurrent = (r: ServiceRecord, now: Date) =>
     r.status === "grace" || ((r.status === "active" || r.status === "suspended") && r.expires_at.getTime() > now.getTime())
-  const currentRecord = (userId: number, now: Date) => Option.fromNullable(ofUser(userId).find((r) => isCurrent(r, now)))
+  const currentRecord = (userId: UserId, now: Date) => Option.fromNullable(ofUser(userId).find((r) => isCurrent(r, now)))
 
   const withCatalog = (list: ReadonlyArray<ServiceRecord>) =>
     Effect.map(catalog.rowsOf(list.map((r) => r.plan_id), list.map((r) => r.cycle_id)), (c) =>
@@ -42,7 +42,7 @@ export const memoryServiceRows = (clock: AppClock["Type"], catalog: Catalog): Ro
     Effect.map(catalog.rowsOf(list.map((r) => r.plan_id), []), (c) =>
       new Map(list.map((r) => [r.user_id, { id: r.id, userId: r.user_id, startsAt: r.starts_at, plan: planOf(c.plan(r.plan_id)), grace: r.status === "grace" }] as const)))
   const currentOfAll = (userIds: ReadonlyArray<number>, now: Date) =>
-    [...new Set(userIds)].flatMap((userId) => Option.toArray(currentRecord(userId, now)))
+    [...new Set(userIds)].flatMap((userId) => Option.toArray(currentRecord(UserId.make(userId), now)))
   const candidates = (keep: (r: ServiceRecord) => boolean, afterId: number, limit: number) =>
     [...rows.values()].filter((r) => keep(r) && r.id > afterId).sort((a, b) => a.id - b.id).slice(0, limit)
       .map((r) => ({ id: r.id, user_id: r.user_id, plan_id: r.plan_id, cycle_id: r.cycle_id, expires_at: r.expires_at }))
@@ -129,7 +129,7 @@ export const memoryServiceRows = (clock: AppClock["Type"], catalog: Catalog): Ro
       }),
     lockedRecord: ({ id }) => Effect.sync(() => Option.fromNullable(rows.get(id))),
     lockedCurrentOnPlan: ({ now, planId, userId }) =>
-      Effect.sync(() => Option.fromNullable(ofUser(userId).find((r) => r.plan_id === planId && isCurrent(r, now)))),
+      Effect.sync(() => Option.fromNullable(ofUser(UserId.make(userId)).find((r) => r.plan_id === planId && isCurrent(r, now)))),
     expireRows: (now, limit) =>
       Effect.sync(() => {
         const due = [...rows.values()]

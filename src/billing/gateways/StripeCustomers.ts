@@ -6,7 +6,7 @@ import * as Schema from "effect/Schema"
 
 // the schema the contract shows lives in `billing/Domain.ts` (issue 34)
 import { SavedCard } from "../Domain.ts"
-import type { UserId } from "../../platform/Ids.ts"
+import { UserId } from "../../platform/Ids.ts"
 export { SavedCard }
 
 const CardRow = Schema.Struct({ ...SavedCard.fields, method_id: Schema.String, customer_id: Schema.String })
@@ -27,7 +27,7 @@ export class StripeCustomers extends Effect.Service<StripeCustomers>()("billing/
     })
     /** two first checkouts at once: the first customer stored wins, the other is answered it */
     const insertCustomer = SqlSchema.single({
-      Request: Schema.Struct({ user_id: Schema.Int, customer_id: Schema.String }),
+      Request: Schema.Struct({ user_id: UserId, customer_id: Schema.String }),
       Result: Schema.Struct({ customer_id: Schema.String }),
       execute: (r) => sql`
         with ins as (insert into stripe_customers (user_id, customer_id) values (${r.user_id}, ${r.customer_id})
@@ -42,21 +42,21 @@ export class StripeCustomers extends Effect.Service<StripeCustomers>()("billing/
         where user_id = ${userId} order by id desc`
     })
     const card = SqlSchema.findOne({
-      Request: Schema.Struct({ user_id: Schema.Int, id: Schema.Int }),
+      Request: Schema.Struct({ user_id: UserId, id: Schema.Int }),
       Result: CardRow,
       execute: (r) => sql`
         select id, brand, last4, exp_month, exp_year, method_id, customer_id from payment_methods
         where user_id = ${r.user_id} and id = ${r.id}`
     })
     const insertCard = SqlSchema.void({
-      Request: Schema.Struct({ ...CardRow.fields, id: Schema.optional(Schema.Int), user_id: Schema.Int }),
+      Request: Schema.Struct({ ...CardRow.fields, id: Schema.optional(Schema.Int), user_id: UserId }),
       execute: (r) => sql`
         insert into payment_methods (user_id, method_id, customer_id, brand, last4, exp_month, exp_year)
         values (${r.user_id}, ${r.method_id}, ${r.customer_id}, ${r.brand}, ${r.last4}, ${r.exp_month}, ${r.exp_year})
         on conflict (method_id) do nothing`
     })
     const deleteCard = SqlSchema.void({
-      Request: Schema.Struct({ user_id: Schema.Int, id: Schema.Int }),
+      Request: Schema.Struct({ user_id: UserId, id: Schema.Int }),
       execute: (r) => sql`delete from payment_methods where user_id = ${r.user_id} and id = ${r.id}`
     })
 
@@ -65,10 +65,10 @@ export class StripeCustomers extends Effect.Service<StripeCustomers>()("billing/
       rememberCustomer: (userId: UserId, customerId: string) =>
         insertCustomer({ user_id: userId, customer_id: customerId }).pipe(Effect.map((r) => r.customer_id), Effect.orDie),
       /** the user's saved cards, newest first */
-      cardsOf: (userId: number) => Effect.orDie(cards(userId)),
-      cardOf: (userId: number, id: number) => Effect.orDie(card({ user_id: userId, id })),
-      rememberCard: (userId: number, row: Omit<CardRow, "id">) => Effect.orDie(insertCard({ ...row, user_id: userId })),
-      forgetCard: (userId: number, id: number) => Effect.orDie(deleteCard({ user_id: userId, id }))
+      cardsOf: (userId: UserId) => Effect.orDie(cards(userId)),
+      cardOf: (userId: UserId, id: number) => Effect.orDie(card({ user_id: userId, id })),
+      rememberCard: (userId: UserId, row: Omit<CardRow, "id">) => Effect.orDie(insertCard({ ...row, user_id: userId })),
+      forgetCard: (userId: UserId, id: number) => Effect.orDie(deleteCard({ user_id: userId, id }))
     } as const
   })
 }) {}
