@@ -1,6 +1,6 @@
 # syntax=docker/dockerfile:1
 # Build: the pinned Bun from the npm registry compiles one self-contained binary
-# (migrations and PGlite's assets inside).
+# (migrations, PGlite's assets and the portal and console of web/ inside).
 FROM node:20-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
@@ -8,6 +8,8 @@ RUN npm install --no-audit --no-fund
 COPY tsconfig.json bunfig.toml ./
 COPY src ./src
 COPY migrations ./migrations
+COPY web ./web
+COPY scripts/portal-size.ts ./scripts/
 RUN npx tsc --noEmit -p . && npm run build
 
 # Run: a small image with the binary only, as a non-root user.

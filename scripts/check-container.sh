@@ -112,6 +112,12 @@ run_image() {
   done
   if [ -z "$body" ]; then "${PODMAN[@]}" logs "$NAME" | tail -40; echo "no /v1/status from the container"; return 1; fi
   step "/v1/status: $body"
+  # [D118]: the portal and the console are in the image's binary
+  local page
+  page=$(curl -fsS "http://127.0.0.1:$port/" 2>/dev/null) && echo "$page" | grep -q '<div id="root">' \
+    || { echo "no portal page at / from the container"; return 1; }
+  curl -fsS "http://127.0.0.1:$port/admin/" 2>/dev/null | grep -q '<div id="root">' || { echo "no console page at /admin/ from the container"; return 1; }
+  step "the portal at / and the console at /admin/ are served"
   local uid
   uid=$("${PODMAN[@]}" exec "$NAME" id -u)
   [ "$uid" != "0" ] || { echo "the server runs as root"; return 1; }
@@ -150,8 +156,11 @@ default_ulimits = ["nofile=1024:1024", "nproc=1024:1024"]
 [engine]
 runtime = "runc"
 CONF
-  local compose=(env CONTAINERS_CONF="$WORK/containers.conf" APP_KEY="$(head -c 32 /dev/urandom | base64)"
-    ADMIN_EMAIL=ops@example.com ADMIN_PASSWORD=Compose-Check-Passw0rd podman-compose -p "$project" -f compose.yaml)
+  # as the deploy guide says: compose.yaml with a .env beside it (made here from .env.example's names)
+  mkdir -p "$WORK/compose"
+  cp compose.yaml "$WORK/compose/compose.yaml"
+  printf 'APP_KEY=%s\nADMIN_EMAIL=ops@example.com\nADMIN_PASSWORD=Compose-Check-Passw0rd\n' "$(head -c 32 /dev/urandom | base64)" >"$WORK/compose/.env"
+  local compose=(env CONTAINERS_CONF="$WORK/containers.conf" podman-compose -p "$project" -f "$WORK/compose/compose.yaml")
   compose_down() { "${compose[@]}" down -v >/dev/null 2>&1 || true; "${PODMAN[@]}" rmi -f "localhost/${project}_api:latest" >/dev/null 2>&1 || true; }
   step "podman-compose up (compose.yaml: PostgreSQL 15 and the API)"
   "${compose[@]}" up -d >"$WORK/compose.log" 2>&1 || { tail -30 "$WORK/compose.log"; compose_down; echo "podman-compose up failed"; return 1; }
