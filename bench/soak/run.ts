@@ -126,7 +126,7 @@ interface Node {
   keys: ReadonlyArray<string>
   totals: number
   /** the last `meta.revision` it was answered ([D92]): its next poll asks what changed since */
-  revision?: string
+  revision?: string | undefined
 }
 
 interface World {

@@ -183,7 +183,7 @@ export class PlanChanges extends Effect.Service<PlanChanges>()("billing/PlanChan
             promoCode: null,
             promoId: null,
             dueDate: old.due_date,
-            gateway: old.gateway === "balance" ? undefined : old.gateway
+            ...(old.gateway === "balance" ? {} : { gateway: old.gateway })
           })
           yield* sql`update invoices set renewal_of_expiry = ${old.renewal_of_expiry} where id = ${created.id}`.pipe(Effect.orDie)
           yield* funding.fund(created)

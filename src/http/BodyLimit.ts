@@ -107,7 +107,7 @@ const withBody = (request: HttpServerRequest.HttpServerRequest, body: Uint8Array
   ).modify({
     url: request.url,
     headers: request.headers,
-    remoteAddress: Option.getOrUndefined(request.remoteAddress)
+    ...Option.match(request.remoteAddress, { onNone: () => ({}), onSome: (remoteAddress) => ({ remoteAddress }) })
   })
 
 /**

@@ -71,7 +71,7 @@ const api = async <T = Record<string, unknown>>(method: string, path: string, to
   const res = await fetch(`${base}${path}`, {
     method,
     headers: { accept: "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body === undefined ? {} : { "content-type": "application/json" }) },
-    body: body === undefined ? undefined : JSON.stringify(body)
+    body: body === undefined ? null : JSON.stringify(body)
   })
   return { status: res.status, body: (await res.json().catch(() => null)) as { data: T } }
 }

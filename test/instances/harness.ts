@@ -218,7 +218,7 @@ export const call = async (
     const res = await fetch(`${base}${path}`, {
       method,
       headers,
-      body: options.body === undefined ? undefined : JSON.stringify(options.body),
+      body: options.body === undefined ? null : JSON.stringify(options.body),
       signal: AbortSignal.timeout(options.timeoutMs ?? 10_000),
       ...(options.close ? { keepalive: false } : {})
     })

@@ -106,7 +106,7 @@ export const makeTestApp = async (options: {
       headers["content-type"] ??= "application/json"
     }
     if (init.token !== undefined) headers["authorization"] = `Bearer ${init.token}`
-    const response = await handler(new Request(`http://localhost:3000${path}`, { method, headers, body }))
+    const response = await handler(new Request(`http://localhost:3000${path}`, { method, headers, body: body ?? null }))
     const text = await response.text()
     let parsed: unknown = undefined
     try {

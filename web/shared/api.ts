@@ -63,7 +63,7 @@ export const request = async (
     method,
     headers,
     credentials: "same-origin",
-    body: body === undefined ? undefined : JSON.stringify(body)
+    body: body === undefined ? null : JSON.stringify(body)
   })
   const text = await response.text()
   let json: unknown
