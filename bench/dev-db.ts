@@ -24,7 +24,12 @@ if (migrate.exitCode !== 0) {
   process.exit(1)
 }
 const seeded = await seed(pg.url, appKey)
-writeFileSync(out, Object.entries({ ...env, TOKEN: seeded.token, SERVER_ID: String(seeded.serverId) }).map(([k, v]) => `${k}='${v}'`).join("\n") + "\n")
+writeFileSync(
+  out,
+  Object.entries({ ...env, TOKEN: seeded.token, SERVER_ID: String(seeded.serverId) })
+    .map(([k, v]) => `${k}='${v}'`)
+    .join("\n") + "\n"
+)
 console.log(`ready: ${out}`)
 const stop = () => {
   pg.stop()

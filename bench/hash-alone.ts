@@ -13,12 +13,14 @@ await Promise.all(Array.from({ length: pool }, () => Bun.password.verify(passwor
 let done = 0
 const start = performance.now()
 const end = start + seconds * 1000
-await Promise.all(Array.from({ length: pool }, async () => {
-  while (performance.now() < end) {
-    if (!(await Bun.password.verify(password, hash))) throw new Error("the hash does not match the password")
-    done++
-  }
-}))
+await Promise.all(
+  Array.from({ length: pool }, async () => {
+    while (performance.now() < end) {
+      if (!(await Bun.password.verify(password, hash))) throw new Error("the hash does not match the password")
+      done++
+    }
+  })
+)
 const elapsed = (performance.now() - start) / 1000
 console.log(JSON.stringify({ pool, verifies: done, seconds: elapsed, perSecond: done / elapsed }))
 export {}

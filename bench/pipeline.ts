@@ -46,9 +46,7 @@ const variants: ReadonlyArray<readonly [string, HttpApp.Default]> = [
 ]
 
 const logger = Logger.replace(Logger.defaultLogger, Logger.logfmtLogger)
-const handlers = variants.map(([name, app]) =>
-  [name, HttpApp.toWebHandlerLayer(app, Layer.merge(logger, Logger.minimumLogLevel(LogLevel.Info)))] as const
-)
+const handlers = variants.map(([name, app]) => [name, HttpApp.toWebHandlerLayer(app, Layer.merge(logger, Logger.minimumLogLevel(LogLevel.Info)))] as const)
 
 const results = new Map<string, Array<number>>()
 for (let round = 0; round < ROUNDS; round++) {

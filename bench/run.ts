@@ -24,7 +24,9 @@ const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 64)
 const LOGIN_CONNECTIONS = 16
 const PROBE_CONNECTIONS = 8
 const PROBE_DELAY_MS = 10
-const ONLY = process.env.BENCH_ONLY?.split(",").map((s) => s.trim()).filter(Boolean)
+const ONLY = process.env.BENCH_ONLY?.split(",")
+  .map((s) => s.trim())
+  .filter(Boolean)
 const BUN = process.execPath
 const NODE = Bun.which("node")
 const PUBLIC_URL = "http://bench.example"
@@ -137,31 +139,33 @@ const ALL: ReadonlyArray<ServerId> = ["raw", "ours", "effect-bare", "raw-pg", "h
 const NO_BARE: ReadonlyArray<ServerId> = ["raw", "ours", "hono", "fastify"]
 const AUTH_WITH_DRIVER: ReadonlyArray<ServerId> = ["raw", "ours", "raw-pg", "hono", "fastify"]
 
-const SCENARIOS: ReadonlyArray<Scenario> = ([
-  { id: "status", title: "GET /v1/status", path: () => "/v1/status", auth: false, servers: ALL },
-  { id: "plans", title: "GET /v1/plans", path: () => "/v1/plans", auth: false, servers: ALL },
-  {
-    id: "services-current",
-    title: "GET /v1/services/current (bearer)",
-    path: () => "/v1/services/current",
-    auth: true,
-    servers: AUTH_WITH_DRIVER
-  },
-  {
-    id: "invoices-page-2",
-    title: "GET /v1/invoices?page=2 (bearer, 100 invoices)",
-    path: () => "/v1/invoices?page=2",
-    auth: true,
-    servers: NO_BARE
-  },
-  {
-    id: "wireguard",
-    title: "GET /v1/servers/{id}/wireguard (bearer, existing peer)",
-    path: (s) => `/v1/servers/${s.serverId}/wireguard`,
-    auth: true,
-    servers: NO_BARE
-  }
-] satisfies ReadonlyArray<Scenario>).filter((s: Scenario) => !ONLY || ONLY.includes(s.id))
+const SCENARIOS: ReadonlyArray<Scenario> = (
+  [
+    { id: "status", title: "GET /v1/status", path: () => "/v1/status", auth: false, servers: ALL },
+    { id: "plans", title: "GET /v1/plans", path: () => "/v1/plans", auth: false, servers: ALL },
+    {
+      id: "services-current",
+      title: "GET /v1/services/current (bearer)",
+      path: () => "/v1/services/current",
+      auth: true,
+      servers: AUTH_WITH_DRIVER
+    },
+    {
+      id: "invoices-page-2",
+      title: "GET /v1/invoices?page=2 (bearer, 100 invoices)",
+      path: () => "/v1/invoices?page=2",
+      auth: true,
+      servers: NO_BARE
+    },
+    {
+      id: "wireguard",
+      title: "GET /v1/servers/{id}/wireguard (bearer, existing peer)",
+      path: (s) => `/v1/servers/${s.serverId}/wireguard`,
+      auth: true,
+      servers: NO_BARE
+    }
+  ] satisfies ReadonlyArray<Scenario>
+).filter((s: Scenario) => !ONLY || ONLY.includes(s.id))
 
 interface RoundResult extends WrkResult {
   readonly round: number
@@ -194,8 +198,12 @@ const canonical = (text: string): string => {
       Array.isArray(v)
         ? v.map(sort)
         : v !== null && typeof v === "object"
-        ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => a.localeCompare(b)).map(([k, x]) => [k, sort(x)]))
-        : v
+          ? Object.fromEntries(
+              Object.entries(v)
+                .sort(([a], [b]) => a.localeCompare(b))
+                .map(([k, x]) => [k, sort(x)])
+            )
+          : v
     return JSON.stringify(sort(JSON.parse(text)))
   } catch {
     return text
@@ -291,7 +299,9 @@ const main = async () => {
       await stop(r)
     }
     binary.startupMs = median(runs)
-    console.log(`compiled binary: ${(binary.bytes / 1048576).toFixed(1)} MB, ready in ${binary.startupMs.toFixed(0)} ms, idle RSS ${binary.idleRssMb?.toFixed(1)} MB`)
+    console.log(
+      `compiled binary: ${(binary.bytes / 1048576).toFixed(1)} MB, ready in ${binary.startupMs.toFixed(0)} ms, idle RSS ${binary.idleRssMb?.toFixed(1)} MB`
+    )
   }
 
   // same answers everywhere before anything is timed
@@ -344,9 +354,9 @@ const main = async () => {
         rounds.get(id)!.push(res)
         const bad = res.errors.status + res.errors.timeout + res.errors.connect + res.errors.read + res.errors.write
         console.log(
-          `  round ${roundNo} ${id.padEnd(12)} ${res.rps.toFixed(0).padStart(7)} req/s  p50 ${res.p50Ms.toFixed(2)} ms  p99 ${
-            res.p99Ms.toFixed(2)
-          } ms${bad ? `  ERRORS ${JSON.stringify(res.errors)}` : ""}`
+          `  round ${roundNo} ${id.padEnd(12)} ${res.rps.toFixed(0).padStart(7)} req/s  p50 ${res.p50Ms.toFixed(2)} ms  p99 ${res.p99Ms.toFixed(
+            2
+          )} ms${bad ? `  ERRORS ${JSON.stringify(res.errors)}` : ""}`
         )
       }
     }
@@ -354,8 +364,7 @@ const main = async () => {
     const floorRounds = rounds.get("effect-bare")
     const perServer: Record<string, unknown> = {}
     for (const [id, rs] of rounds) {
-      const ratiosTo = (base: Array<RoundResult> | undefined) =>
-        base ? rs.map((x) => x.rps / (base.find((y) => y.round === x.round)?.rps ?? NaN)) : []
+      const ratiosTo = (base: Array<RoundResult> | undefined) => (base ? rs.map((x) => x.rps / (base.find((y) => y.round === x.round)?.rps ?? NaN)) : [])
       const ratios = ratiosTo(rawRounds)
       const floorRatios = ratiosTo(floorRounds)
       perServer[id] = {
@@ -412,11 +421,16 @@ const main = async () => {
     },
     notes,
     firstStartWithMigrationsMs: round(firstStartMs, 0),
-    startup: Object.fromEntries(Object.entries(startup).map(([k, v]) => [k, {
-      startupMs: round(v.startupMs, 0),
-      startupRuns: v.startupRuns.map((x) => round(x, 0)),
-      idleRssMb: round(v.idleRssMb ?? NaN, 1)
-    }])),
+    startup: Object.fromEntries(
+      Object.entries(startup).map(([k, v]) => [
+        k,
+        {
+          startupMs: round(v.startupMs, 0),
+          startupRuns: v.startupRuns.map((x) => round(x, 0)),
+          idleRssMb: round(v.idleRssMb ?? NaN, 1)
+        }
+      ])
+    ),
     binary: binary && {
       bytes: binary.bytes,
       mb: round(binary.bytes / 1048576, 1),
@@ -457,8 +471,7 @@ const verifyAlone = async (pool: number, seeded: Seeded) => {
   return JSON.parse(out.trim().split("\n").pop()!) as { pool: number; perSecond: number }
 }
 
-const probe = (base: string) =>
-  wrk({ url: `${base}/v1/plans`, seconds: SECONDS, connections: PROBE_CONNECTIONS, lua: pacedLua(PROBE_DELAY_MS) })
+const probe = (base: string) => wrk({ url: `${base}/v1/plans`, seconds: SECONDS, connections: PROBE_CONNECTIONS, lua: pacedLua(PROBE_DELAY_MS) })
 
 const loginPhase = async (seeded: Seeded, raw: Running | undefined) => {
   console.log(`\n== POST /v1/auth/login (argon2id)`)
@@ -491,9 +504,9 @@ const loginPhase = async (seeded: Seeded, raw: Running | undefined) => {
         const res = await loginRun(r.base, SECONDS, seeded)
         logins.push({ ...res, cpuUsPerRequest: ((cpuTicks(r.proc.pid) - cpu0) * TICK_US) / Math.max(1, res.requests) })
         console.log(
-          `  pool ${pool} round ${i + 1}: verify alone ${alone.at(-1)!.toFixed(1)}/s, login ${res.rps.toFixed(1)}/s (p99 ${
-            res.p99Ms.toFixed(0)
-          } ms)${res.errors.status ? `  NON-2XX ${res.errors.status}` : ""}`
+          `  pool ${pool} round ${i + 1}: verify alone ${alone.at(-1)!.toFixed(1)}/s, login ${res.rps.toFixed(1)}/s (p99 ${res.p99Ms.toFixed(
+            0
+          )} ms)${res.errors.status ? `  NON-2XX ${res.errors.status}` : ""}`
         )
       }
       const idle = await probe(r.base)
@@ -564,9 +577,9 @@ const report = (r: {
     const servers = sc["servers"] as Record<string, Record<string, unknown>>
     for (const [id, s] of Object.entries(servers)) {
       lines.push(
-        `| ${sc["title"]} | ${id} | ${fmt(s["rps"])} | ${fmt(s["ratioToRaw"], 2)} | ${fmt(s["ratioToFloor"], 2)} | ${fmt(s["p50Ms"], 2)} | ${fmt(s["p99Ms"], 2)} | ${
-          fmt(s["cpuUsPerRequest"])
-        } | ${fmt(s["dbCpuUsPerRequest"])} | ${fmt(s["peakRssMb"])} |${(s["errors"] as number) > 0 ? ` ⚠ ${s["errors"]} errors` : ""}`
+        `| ${sc["title"]} | ${id} | ${fmt(s["rps"])} | ${fmt(s["ratioToRaw"], 2)} | ${fmt(s["ratioToFloor"], 2)} | ${fmt(s["p50Ms"], 2)} | ${fmt(s["p99Ms"], 2)} | ${fmt(
+          s["cpuUsPerRequest"]
+        )} | ${fmt(s["dbCpuUsPerRequest"])} | ${fmt(s["peakRssMb"])} |${(s["errors"] as number) > 0 ? ` ⚠ ${s["errors"]} errors` : ""}`
       )
     }
   }
@@ -586,9 +599,9 @@ const report = (r: {
     )
     for (const p of login["pools"] as Array<Record<string, unknown>>) {
       lines.push(
-        `| ${p["pool"]} | ${fmt(p["verifyAlonePerSecond"], 1)} | ${fmt(p["loginPerSecond"], 1)} | ${fmt(p["ratio"], 2)} | ${
-          fmt(p["loginP99Ms"])
-        } | ${fmt(p["plansProbeIdleP99Ms"], 2)} | ${fmt(p["plansProbeFloodP99Ms"], 2)} | ${fmt(p["plansProbeRatio"], 2)} |`
+        `| ${p["pool"]} | ${fmt(p["verifyAlonePerSecond"], 1)} | ${fmt(p["loginPerSecond"], 1)} | ${fmt(p["ratio"], 2)} | ${fmt(
+          p["loginP99Ms"]
+        )} | ${fmt(p["plansProbeIdleP99Ms"], 2)} | ${fmt(p["plansProbeFloodP99Ms"], 2)} | ${fmt(p["plansProbeRatio"], 2)} |`
       )
     }
     const raw = login["raw"] as Record<string, unknown> | null

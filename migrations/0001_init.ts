@@ -6,7 +6,7 @@ import * as Effect from "effect/Effect"
  * Deleting a user cascades to what [D25] deletes; invoices keep their rows with
  * user_id / service_id set null.
  */
-export default Effect.gen(function*() {
+export default Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
   yield* sql.unsafe(`
     create table users (

@@ -7,7 +7,7 @@ import * as Effect from "effect/Effect"
  * instance LISTENs and empties its catalogue cache. PostgreSQL delivers the notification when the
  * transaction commits, and drops it on rollback.
  */
-export default Effect.gen(function*() {
+export default Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
   yield* sql.unsafe(`
     create function catalog_changed_notify() returns trigger language plpgsql as $$

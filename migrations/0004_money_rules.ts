@@ -5,7 +5,7 @@ import * as Effect from "effect/Effect"
  * [D33] (rev. 2): promos limit the uses of one caller (default 1; null: no limit).
  * [D35] (rev. 2): the e-mail addresses (hashed) that had their free trial, kept after the account.
  */
-export default Effect.gen(function*() {
+export default Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
   yield* sql.unsafe(`
     alter table promo_codes add column max_uses_per_user integer default 1

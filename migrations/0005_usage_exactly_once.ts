@@ -9,7 +9,7 @@ import * as Effect from "effect/Effect"
  * - `peer_counters`: the last cumulative totals a node reported per peer (`kind` `public_key`
  *   for a WireGuard peer, `username` for an OpenVPN user) and what that report added.
  */
-export default Effect.gen(function*() {
+export default Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
   yield* sql.unsafe(`
     create table usage_reports (

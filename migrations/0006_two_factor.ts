@@ -8,7 +8,7 @@ import * as Effect from "effect/Effect"
  * sign-in code (a code is never accepted twice); the recovery codes are SHA-256 hashes, each
  * removed when used.
  */
-export default Effect.gen(function*() {
+export default Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
   yield* sql.unsafe(`
     alter table users

@@ -8,7 +8,7 @@ import * as Effect from "effect/Effect"
  * a `Default` device (platform `other`) of that user. A peer or credentials row inserted without a
  * device (older tools, seeds) goes to the user's oldest device, made as `Default` when there is none.
  */
-export default Effect.gen(function*() {
+export default Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
   yield* sql.unsafe(`
     alter table plans add column device_limit integer not null default 5 check (device_limit >= 0);

@@ -16,7 +16,7 @@ import * as Effect from "effect/Effect"
  *   skips one. `period` rows mark the first poll of a month (usage limits start again).
  * - `servers.last_seen_at`: the node's last poll.
  */
-export default Effect.gen(function*() {
+export default Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
   yield* sql.unsafe(`
     alter table servers

@@ -9,7 +9,7 @@ import * as Effect from "effect/Effect"
  * LOCKED`, a lease in `next_attempt_at`), so two instances never send one row at once; rows sharing
  * an `ordering_key` go out one after another ([D101]).
  */
-export default Effect.gen(function*() {
+export default Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
   yield* sql.unsafe(`
     create table outbox (

@@ -6,7 +6,7 @@ import * as Effect from "effect/Effect"
  * (like an access token's); a revoked key is deleted. An access token (a session) records the
  * address and user agent it was issued to; `last_used_at` exists already.
  */
-export default Effect.gen(function*() {
+export default Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
   yield* sql.unsafe(`
     alter table access_tokens

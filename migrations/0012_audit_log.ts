@@ -7,7 +7,7 @@ import * as Effect from "effect/Effect"
  * not even a bug of the application can rewrite history (TRUNCATE, an operator's act, is not
  * refused).
  */
-export default Effect.gen(function*() {
+export default Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
   yield* sql.unsafe(`
     create table audit_log (

@@ -12,7 +12,7 @@ import * as Schema from "effect/Schema"
  * - Deleting a user detaches its invoices (`service_id`, `on delete set null` from the services
  *   that cascade) and its ticket replies (`author_id`): without an index each one scans the table.
  */
-export default Effect.gen(function*() {
+export default Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
   const available = yield* SqlSchema.findAll({
     Request: Schema.Void,

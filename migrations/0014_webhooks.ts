@@ -9,7 +9,7 @@ import * as Effect from "effect/Effect"
  * the same bytes' content. Each try is an attempt with its status code and latency. The sending
  * itself goes through the outbox of [D96] (channel `webhook`, ordered per endpoint).
  */
-export default Effect.gen(function*() {
+export default Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
   yield* sql.unsafe(`
     create table webhook_endpoints (

@@ -11,7 +11,7 @@ import * as Effect from "effect/Effect"
  * A plan changing its reset kind changes every peer's period: the node change log gets an
  * "everything" row, as for a change of the limit ([D92]).
  */
-export default Effect.gen(function*() {
+export default Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
   yield* sql.unsafe(`
     alter table plans add column usage_reset text not null default 'monthly'

@@ -10,7 +10,7 @@ import * as Effect from "effect/Effect"
  * [D117]: the e-mail changes of the last day, to count them (3 an hour per user, 3 a day to any
  * one new address); rows older than a day are deleted as new ones are written.
  */
-export default Effect.gen(function*() {
+export default Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
   yield* sql.unsafe(`
     alter table access_tokens add column second_factor boolean not null default false;

@@ -9,7 +9,7 @@ import * as Effect from "effect/Effect"
  *   of each of its peers: the node change log gets an "everything" row, as for its quota ([D92]).
  *   (A service changing plan is already a change of its user, migration 0008.)
  */
-export default Effect.gen(function*() {
+export default Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
   yield* sql.unsafe(`
     alter table plans

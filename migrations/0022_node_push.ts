@@ -12,7 +12,7 @@ import * as Effect from "effect/Effect"
  * - [D106]: OpenVPN credentials made or deleted (a device's) are changes of every OpenVPN
  *   server's list: a log row keyed `ovpn:<username>` (a WireGuard key never holds a colon).
  */
-export default Effect.gen(function*() {
+export default Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
   yield* sql.unsafe(`
     create or replace function vpn_log_change(sid integer, uid integer, key text) returns void language plpgsql as $$

@@ -9,7 +9,7 @@ import * as Effect from "effect/Effect"
  *   increases as the services' usage, in the same transaction, so a device's bytes are counted
  *   exactly once. A period's bytes ([D95]: periods start on a day) are the sum of its days.
  */
-export default Effect.gen(function*() {
+export default Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
   yield* sql.unsafe(`
     alter table wireguard_peers add column last_handshake_at timestamptz;

@@ -8,7 +8,7 @@ import * as Effect from "effect/Effect"
  * the lock). Invoices record what the balance paid of them (`balance_applied`); their `amount` is
  * what is left for a gateway.
  */
-export default Effect.gen(function*() {
+export default Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
   yield* sql.unsafe(`
     create table balances (

@@ -7,7 +7,7 @@ import * as Effect from "effect/Effect"
  * what was paid (the gateway's `amount` plus `balance_applied`), the last line of defence behind
  * the invoice row's lock when two refunds race.
  */
-export default Effect.gen(function*() {
+export default Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
   yield* sql.unsafe(`
     create table credit_notes (

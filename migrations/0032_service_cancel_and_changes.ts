@@ -5,7 +5,7 @@ import * as Effect from "effect/Effect"
  * [D111] `cancel_at`: a service cancelled at its period's end (null unless so).
  * [D108] a downgrade scheduled for the period's end: the plan and cycle the service continues on.
  */
-export default Effect.gen(function*() {
+export default Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
   yield* sql.unsafe(`
     alter table services add column cancel_at timestamptz;

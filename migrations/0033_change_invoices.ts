@@ -6,7 +6,7 @@ import * as Effect from "effect/Effect"
  * (what was paid times the unused share), fixed when the invoice is made; paying the invoice
  * switches its service to the invoice's plan and cycle at once.
  */
-export default Effect.gen(function*() {
+export default Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
   yield* sql.unsafe(`
     alter table invoices add column change_credit numeric(12, 2) check (change_credit >= 0);

@@ -10,7 +10,7 @@ import * as Effect from "effect/Effect"
  * - `invoices.period_start` / `period_end`: the period a payment bought, written with the payment
  *   (the invoice PDF's line shows it).
  */
-export default Effect.gen(function*() {
+export default Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
   yield* sql.unsafe(`
     create table stripe_checkout_sessions (

@@ -12,7 +12,7 @@ import * as Effect from "effect/Effect"
  * revisions become visible in order and no report holds it longer). What a report counts ([D94]'s
  * exactly-once) is untouched: only the peers-change log is written here.
  */
-export default Effect.gen(function*() {
+export default Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
   yield* sql.unsafe(`
     drop trigger if exists usage_records_vpn_log on usage_records;

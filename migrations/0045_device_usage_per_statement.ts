@@ -12,7 +12,7 @@ import * as Effect from "effect/Effect"
  * added nothing skipped), each row's device found as before (its WireGuard peer on the row's
  * server, or its OpenVPN credential by username), summed per device, server and UTC day.
  */
-export default Effect.gen(function*() {
+export default Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
   yield* sql.unsafe(`
     drop trigger if exists peer_counters_device_usage on peer_counters;

@@ -9,7 +9,7 @@ import * as Effect from "effect/Effect"
  * benchmark's database (25 000 peers, 5 000-entry reports): PostgreSQL's CPU per counters report
  * 193–215 ms at fillfactor 100, 153–157 ms at 50. Only pages written from now on follow it.
  */
-export default Effect.gen(function*() {
+export default Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
   yield* sql.unsafe(`
     alter table peer_counters set (fillfactor = 50);

@@ -11,7 +11,7 @@ import * as Effect from "effect/Effect"
  * the visibility map marks all-visible). It replaces `services_user`: the same key serves every
  * read that index served.
  */
-export default Effect.gen(function*() {
+export default Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
   yield* sql.unsafe(`
     create index services_user_current on services (user_id, created_at desc, id desc) include (status, expires_at, plan_id, starts_at);

@@ -11,7 +11,7 @@ import * as Effect from "effect/Effect"
  * - `stripe_checkout_sessions.closed_at`: the session was expired at Stripe because its invoice is
  *   no longer pending (cancelled or paid otherwise), so nobody pays there any more ([D123]).
  */
-export default Effect.gen(function*() {
+export default Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
   yield* sql.unsafe(`
     alter table invoices

@@ -12,7 +12,7 @@ import * as Effect from "effect/Effect"
  *   never holds a colon), which the node list answers as the username's entry and names in
  *   `meta.rotated` (the agent ends its sessions).
  */
-export default Effect.gen(function*() {
+export default Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
   yield* sql.unsafe(`
     alter table vpn_peer_changes add column plan_id integer;

@@ -6,7 +6,7 @@ import * as Effect from "effect/Effect"
  * future kept its device online). New reports are bounded when written; a value stored ahead
  * before that is brought back to now once.
  */
-export default Effect.gen(function*() {
+export default Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
   yield* sql.unsafe(`update wireguard_peers set last_handshake_at = now() where last_handshake_at > now()`)
 })

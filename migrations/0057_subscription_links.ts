@@ -9,7 +9,7 @@ import * as Effect from "effect/Effect"
  * by the spec's routes), and replaced together by a rotation. The fetch log keeps each device's
  * last 50 answered fetches (the insert trims the rest); both go with the device.
  */
-export default Effect.gen(function*() {
+export default Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
   yield* sql.unsafe(`
     alter table vpn_devices add column subscription_seed text, add column subscription_hash text;

@@ -17,7 +17,7 @@ import * as Effect from "effect/Effect"
  *   (Telegram: 25 messages a second in all).
  * - `audit_log.actor_kind` gains `telegram` (a sign-in with Telegram).
  */
-export default Effect.gen(function*() {
+export default Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
   yield* sql.unsafe(`
     create table telegram_links (

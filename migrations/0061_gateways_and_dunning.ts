@@ -12,7 +12,7 @@ import * as Effect from "effect/Effect"
  * - renewal_dunning: the renewal invoices of services in grace, their attempts and the next one.
  * - cryptobot_invoices: each Crypto Pay invoice made as an invoice's payment URL (reused while open).
  */
-export default Effect.gen(function*() {
+export default Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
   yield* sql.unsafe(`
     alter table services drop constraint services_status_check;

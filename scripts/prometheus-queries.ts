@@ -28,7 +28,7 @@ const metricNames = (text: string) => new Set(text.match(/vpn_api_[a-z0-9_]+/g) 
 
 const api = async (path: string, params: Record<string, string> = {}) => {
   const response = await fetch(`${prom}${path}?${new URLSearchParams(params)}`)
-  return await response.json() as { status: string; error?: string; data: unknown }
+  return (await response.json()) as { status: string; error?: string; data: unknown }
 }
 
 const fail = (message: string): never => {
@@ -39,10 +39,7 @@ const fail = (message: string): never => {
 if (mode === "series") {
   const [rulesFile, dashboardFile, exemptJson] = rest
   const exempt = JSON.parse(exemptJson ?? "{}") as Record<string, string>
-  const used = new Set([
-    ...metricNames(readFileSync(rulesFile!, "utf8")),
-    ...queriesOf(dashboardFile!).flatMap((q) => [...metricNames(q.expr)])
-  ])
+  const used = new Set([...metricNames(readFileSync(rulesFile!, "utf8")), ...queriesOf(dashboardFile!).flatMap((q) => [...metricNames(q.expr)])])
   const required = [...used].filter((name) => exempt[name] === undefined).sort()
   let missing: Array<string> = required
   for (let tries = 0; tries < 60 && missing.length > 0; tries++) {
@@ -52,7 +49,13 @@ if (mode === "series") {
     missing = required.filter((name) => !present.has(name))
   }
   if (missing.length > 0) fail(`no series in Prometheus for: ${missing.join(", ")}`)
-  console.log(`${required.length} of the ${used.size} metric names the rules and the dashboard use have series in Prometheus; not required: ${Object.keys(exempt).filter((n) => used.has(n)).join(", ") || "none"}`)
+  console.log(
+    `${required.length} of the ${used.size} metric names the rules and the dashboard use have series in Prometheus; not required: ${
+      Object.keys(exempt)
+        .filter((n) => used.has(n))
+        .join(", ") || "none"
+    }`
+  )
 } else if (mode === "dashboard") {
   const queries = queriesOf(rest[0]!)
   const exempt = JSON.parse(rest[1] ?? "{}") as Record<string, string>
@@ -72,8 +75,10 @@ if (mode === "series") {
   }
   if (empty.length > 0) fail(`dashboard queries without data:\n  ${empty.join("\n  ")}`)
   const panels = new Set(queries.map((q) => q.panel)).size
-  console.log(`${queries.length - allowedEmpty.length} of the ${queries.length} queries of the dashboard's ${panels} panels return data` +
-    (allowedEmpty.length > 0 ? `; valid, no data yet: ${allowedEmpty.join(", ")}` : ""))
+  console.log(
+    `${queries.length - allowedEmpty.length} of the ${queries.length} queries of the dashboard's ${panels} panels return data` +
+      (allowedEmpty.length > 0 ? `; valid, no data yet: ${allowedEmpty.join(", ")}` : "")
+  )
 } else {
   fail(`unknown mode ${mode}`)
 }

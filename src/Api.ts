@@ -77,16 +77,17 @@ export class Api extends HttpApi.make("vpn")
   .add(MetricsApi)
   // [D122]: the subscription links, `/s/<token>`
   .add(SubscriptionLinkApi)
-  .annotateContext(OpenApi.annotations({
-    title: "VPN subscription API",
-    version: "1.0.0",
-    description: API_DESCRIPTION,
-    // issue 34: "Try it out" calls the origin the page came from (the page's CSP allows no other)
-    servers: [
-      { url: "/", description: "This server: the origin `/docs` and this document were fetched from" },
-      { url: "http://localhost:3000", description: "A server started with `npm start` on its default port" }
-    ],
-    license: { name: "Proprietary" },
-    transform: documentTransform
-  }))
-{}
+  .annotateContext(
+    OpenApi.annotations({
+      title: "VPN subscription API",
+      version: "1.0.0",
+      description: API_DESCRIPTION,
+      // issue 34: "Try it out" calls the origin the page came from (the page's CSP allows no other)
+      servers: [
+        { url: "/", description: "This server: the origin `/docs` and this document were fetched from" },
+        { url: "http://localhost:3000", description: "A server started with `npm start` on its default port" }
+      ],
+      license: { name: "Proprietary" },
+      transform: documentTransform
+    })
+  ) {}

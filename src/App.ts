@@ -47,7 +47,26 @@ import { DomainEventsLive } from "./webhooks/Webhooks.ts"
 
 /** Every group's handlers and the endpoints' middleware (auth, rate limits), over the services; `Server.ts` adds the API-wide layers. */
 export const ApiLive = HttpApiBuilder.api(Api).pipe(
-  Layer.provide([SystemLive, MetricsLive, AccountsHttpLive, TelegramHttpLive, CatalogHttpLive, ServicesHttpLive, BillingHttpLive, BalanceHttpLive, PaymentMethodsHttpLive, RefundsHttpLive, SubscriptionsHttpLive, VpnHttpLive, SupportHttpLive, AuditHttpLive, OutboxHttpLive, WebhooksHttpLive, BillingConsoleHttpLive, SupportConsoleHttpLive]),
+  Layer.provide([
+    SystemLive,
+    MetricsLive,
+    AccountsHttpLive,
+    TelegramHttpLive,
+    CatalogHttpLive,
+    ServicesHttpLive,
+    BillingHttpLive,
+    BalanceHttpLive,
+    PaymentMethodsHttpLive,
+    RefundsHttpLive,
+    SubscriptionsHttpLive,
+    VpnHttpLive,
+    SupportHttpLive,
+    AuditHttpLive,
+    OutboxHttpLive,
+    WebhooksHttpLive,
+    BillingConsoleHttpLive,
+    SupportConsoleHttpLive
+  ]),
   Layer.provide([AuthenticationLive, AdminAuthenticationLive, PeopleOnlyLive, RateLimitsLive, MetricsAccessLive])
 )
 
@@ -63,30 +82,25 @@ export const PortsLive = Layer.mergeAll(RecipientsLive, VpnAccessControlLive, Do
  * (tests): `Test` layers that replace ports or services, both for the services built here and for
  * the handlers.
  */
-export const makeDomainLive = (swap: Layer.Layer<never> = Layer.empty) => Layer.mergeAll(
-  BearerTokensLive.pipe(Layer.provideMerge(Layer.merge(Tokens.Default, ApiKeys.Default))),
-  AuditLog.Default,
-  Accounts.Default,
-  TwoFactor.Default,
-  Tickets.Default,
-  Outbox.Default,
-  OutboxAdmin.Default,
-  WebhookEndpoints.Default,
-  WebhookDeliveries.Default,
-  Faq.Default,
-  RateLimiter.Live,
-  PromoUsesLive,
-  VpnServicesLive,
-  JobMetricsLive
-).pipe(Layer.provideMerge(Layer.merge(PortsLive, swap)), (domain) => Layer.merge(domain, swap))
+export const makeDomainLive = (swap: Layer.Layer<never> = Layer.empty) =>
+  Layer.mergeAll(
+    BearerTokensLive.pipe(Layer.provideMerge(Layer.merge(Tokens.Default, ApiKeys.Default))),
+    AuditLog.Default,
+    Accounts.Default,
+    TwoFactor.Default,
+    Tickets.Default,
+    Outbox.Default,
+    OutboxAdmin.Default,
+    WebhookEndpoints.Default,
+    WebhookDeliveries.Default,
+    Faq.Default,
+    RateLimiter.Live,
+    PromoUsesLive,
+    VpnServicesLive,
+    JobMetricsLive
+  ).pipe(Layer.provideMerge(Layer.merge(PortsLive, swap)), (domain) => Layer.merge(domain, swap))
 
 export const DomainLive = makeDomainLive()
 
 /** The platform edges that tests replace: clock, mailer, key generation; the metrics on the clock. */
-export const EdgesLive = Layer.mergeAll(
-  AppClock.Live,
-  Mailer.Live,
-  KeyGen.Live,
-  AppKey.Live,
-  Metrics.Live.pipe(Layer.provide(AppClock.Live))
-)
+export const EdgesLive = Layer.mergeAll(AppClock.Live, Mailer.Live, KeyGen.Live, AppKey.Live, Metrics.Live.pipe(Layer.provide(AppClock.Live)))

@@ -64,11 +64,11 @@ const corsOf = (config: AppConfig["Type"]) =>
   config.corsOrigins.length === 0
     ? (app: HttpApp.Default) => app
     : HttpMiddleware.cors({
-      allowedOrigins: config.corsOrigins.includes("*") ? [] : (origin: string) => config.corsOrigins.includes(origin),
-      allowedHeaders: ["authorization", "content-type", "x-request-id", "x-signature", "x-csrf-token", "x-session"],
-      exposedHeaders: ["x-ratelimit-limit", "x-ratelimit-remaining", "retry-after", "content-disposition", "x-request-id", "etag"],
-      maxAge: 600
-    })
+        allowedOrigins: config.corsOrigins.includes("*") ? [] : (origin: string) => config.corsOrigins.includes(origin),
+        allowedHeaders: ["authorization", "content-type", "x-request-id", "x-signature", "x-csrf-token", "x-session"],
+        exposedHeaders: ["x-ratelimit-limit", "x-ratelimit-remaining", "retry-after", "content-disposition", "x-request-id", "etag"],
+        maxAge: 600
+      })
 
 /** Layers 1-6, outermost first. */
 export const makeServeMiddleware = (options: {
@@ -76,18 +76,10 @@ export const makeServeMiddleware = (options: {
   readonly config: AppConfig["Type"]
   /** the metrics of a request's route template ([D102]) */
   readonly figuresOf: (url: string) => RouteFigures
-}) =>
-  pipeline([
-    track(options.inFlight),
-    requestMetrics(options.figuresOf),
-    requestLog(options.config),
-    corsOf(options.config),
-    docsHeaders,
-    catalogCaching
-  ])
+}) => pipeline([track(options.inFlight), requestMetrics(options.figuresOf), requestLog(options.config), corsOf(options.config), docsHeaders, catalogCaching])
 
 /** The middleware around the whole app, built once per server. */
-export const serveMiddleware = Effect.gen(function*() {
+export const serveMiddleware = Effect.gen(function* () {
   const config = yield* AppConfig
   const metrics = yield* Metrics
   const inFlight = new InFlight()
@@ -99,19 +91,17 @@ export const serveMiddleware = Effect.gen(function*() {
 })
 
 /** Layer 8: the API's guards, outermost first. */
-const ApiGuardsLive = Layer.unwrapEffect(Effect.gen(function*() {
-  const config = yield* AppConfig
-  const tokens = yield* BearerTokens
-  const metrics = yield* Metrics
-  const { limiter: generalLimiter } = yield* GeneralLimiter
-  return HttpApiBuilder.middleware(pipeline([
-    deadline(),
-    withRequestOrigin(config),
-    bodyLimit,
-    generalLimit(generalLimiter, config, tokens, metrics),
-    jsonBody
-  ]))
-})).pipe(Layer.provide(GeneralLimiter.Default))
+const ApiGuardsLive = Layer.unwrapEffect(
+  Effect.gen(function* () {
+    const config = yield* AppConfig
+    const tokens = yield* BearerTokens
+    const metrics = yield* Metrics
+    const { limiter: generalLimiter } = yield* GeneralLimiter
+    return HttpApiBuilder.middleware(
+      pipeline([deadline(), withRequestOrigin(config), bodyLimit, generalLimit(generalLimiter, config, tokens, metrics), jsonBody])
+    )
+  })
+).pipe(Layer.provide(GeneralLimiter.Default))
 
 /** The API with its documents (`/v1/openapi.json`, `/docs`) over the product's services (`domain`: tests swap ports). */
 export const makeApiWithDocs = (domain: typeof DomainLive) =>
@@ -121,10 +111,12 @@ export const makeApiWithDocs = (domain: typeof DomainLive) =>
     // [D105]: the node protocol (`/v1/node/rpc`) on the same router and port
     NodeRpcLive
   ).pipe(
-    Layer.provideMerge(ApiLive.pipe(
-      // layers 7-9
-      Layer.provide([errorMapping(Api), ApiGuardsLive, adminWritesAudit(Api).pipe(Layer.provide(AdminWritesLive))])
-    )),
+    Layer.provideMerge(
+      ApiLive.pipe(
+        // layers 7-9
+        Layer.provide([errorMapping(Api), ApiGuardsLive, adminWritesAudit(Api).pipe(Layer.provide(AdminWritesLive))])
+      )
+    ),
     Layer.provide(domain)
   )
 
@@ -132,28 +124,33 @@ export const ApiWithDocs = makeApiWithDocs(DomainLive)
 
 /** Waits up to 10 s for requests in flight when the server is shut down ([D5]). */
 const drain = (inFlight: InFlight) =>
-  Layer.scopedDiscard(Effect.addFinalizer(() =>
-    Effect.promise(() => inFlight.drained()).pipe(Effect.timeout(Duration.seconds(10)), Effect.ignore)
-  ))
+  Layer.scopedDiscard(Effect.addFinalizer(() => Effect.promise(() => inFlight.drained()).pipe(Effect.timeout(Duration.seconds(10)), Effect.ignore)))
 
 /** The Bun server on `HOST:PORT`. */
-const bunServer = Layer.unwrapEffect(Effect.map(AppConfig, (config) =>
-  BunHttpServer.layer({
-    port: config.port,
-    hostname: config.host,
-    // an oversized body is read to its end before the 413 ([D11], issue 19); never kept past 1 MiB
-    maxRequestBodySize: DRAIN_MAX_BYTES
-  })))
+const bunServer = Layer.unwrapEffect(
+  Effect.map(AppConfig, (config) =>
+    BunHttpServer.layer({
+      port: config.port,
+      hostname: config.host,
+      // an oversized body is read to its end before the 413 ([D11], issue 19); never kept past 1 MiB
+      maxRequestBodySize: DRAIN_MAX_BYTES
+    })
+  )
+)
 
 /** The Bun server on `HOST:PORT`, tracing off (it read the client address on every request). */
-export const HttpServerLive = Layer.unwrapScoped(Effect.gen(function*() {
-  const { inFlight, middleware } = yield* serveMiddleware
-  // [D118]: the portal and the console, innermost (counted, logged); `PORTAL=false`: the API only
-  const portal = (yield* AppConfig).portal === true
-  return drain(inFlight).pipe(
-    Layer.provideMerge(HttpApiBuilder.serve(portal ? (app) => middleware(portalPages(app)) : middleware).pipe(HttpMiddleware.withTracerDisabledWhen(() => true))),
-    Layer.provide(ApiWithDocs),
-    // the bound server is an output: the start-up line waits for it (issue 34)
-    Layer.provideMerge(bunServer)
-  )
-}))
+export const HttpServerLive = Layer.unwrapScoped(
+  Effect.gen(function* () {
+    const { inFlight, middleware } = yield* serveMiddleware
+    // [D118]: the portal and the console, innermost (counted, logged); `PORTAL=false`: the API only
+    const portal = (yield* AppConfig).portal === true
+    return drain(inFlight).pipe(
+      Layer.provideMerge(
+        HttpApiBuilder.serve(portal ? (app) => middleware(portalPages(app)) : middleware).pipe(HttpMiddleware.withTracerDisabledWhen(() => true))
+      ),
+      Layer.provide(ApiWithDocs),
+      // the bound server is an output: the start-up line waits for it (issue 34)
+      Layer.provideMerge(bunServer)
+    )
+  })
+)

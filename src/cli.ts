@@ -9,20 +9,21 @@ import { runCli } from "./cli/Commands.ts"
 const plain = !process.stdout.isTTY || (process.env["NO_COLOR"] ?? "") !== ""
 // biome-ignore lint/suspicious/noControlCharactersInRegex: the escape sequences are what is removed
 const ANSI = /\u001b\[[0-9;]*m/g
-const strip = (args: ReadonlyArray<unknown>) => args.map((a) => typeof a === "string" ? a.replace(ANSI, "") : a)
+const strip = (args: ReadonlyArray<unknown>) => args.map((a) => (typeof a === "string" ? a.replace(ANSI, "") : a))
 const withPlainConsole = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
   plain
     ? Effect.flatMap(Effect.console, (console) =>
-      Effect.withConsole(effect, {
-        ...console,
-        log: (...args: ReadonlyArray<unknown>) => console.log(...strip(args)),
-        error: (...args: ReadonlyArray<unknown>) => console.error(...strip(args)),
-        unsafe: {
-          ...console.unsafe,
-          log: (...args: ReadonlyArray<unknown>) => console.unsafe.log(...strip(args)),
-          error: (...args: ReadonlyArray<unknown>) => console.unsafe.error(...strip(args))
-        }
-      }))
+        Effect.withConsole(effect, {
+          ...console,
+          log: (...args: ReadonlyArray<unknown>) => console.log(...strip(args)),
+          error: (...args: ReadonlyArray<unknown>) => console.error(...strip(args)),
+          unsafe: {
+            ...console.unsafe,
+            log: (...args: ReadonlyArray<unknown>) => console.unsafe.log(...strip(args)),
+            error: (...args: ReadonlyArray<unknown>) => console.unsafe.error(...strip(args))
+          }
+        })
+      )
     : effect
 
 runCli(process.argv).pipe(

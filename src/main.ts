@@ -11,19 +11,21 @@ import { DatabaseInfo, DatabaseLive } from "./platform/Database.ts"
 import { HttpServerLive } from "./Server.ts"
 
 /** config -> layers -> serve; nothing else. */
-const StartupLine = Layer.effectDiscard(Effect.gen(function*() {
-  const config = yield* AppConfig
-  const db = yield* DatabaseInfo
-  // built once the server is bound (issue 34: a port in use is an error, never a `listening` line)
-  yield* HttpServer.HttpServer
-  yield* Effect.logInfo(
-    `vpn-api listening on ${config.host}:${config.port} (database: ${db.mode}; migrations applied now: ${
-      db.migrationsApplied.map(([id, name]) => `${id}_${name}`).join(", ") || "none"
-    })`
-  )
-}))
+const StartupLine = Layer.effectDiscard(
+  Effect.gen(function* () {
+    const config = yield* AppConfig
+    const db = yield* DatabaseInfo
+    // built once the server is bound (issue 34: a port in use is an error, never a `listening` line)
+    yield* HttpServer.HttpServer
+    yield* Effect.logInfo(
+      `vpn-api listening on ${config.host}:${config.port} (database: ${db.mode}; migrations applied now: ${
+        db.migrationsApplied.map(([id, name]) => `${id}_${name}`).join(", ") || "none"
+      })`
+    )
+  })
+)
 
-const main = Effect.gen(function*() {
+const main = Effect.gen(function* () {
   const config = yield* loadConfig.pipe(
     Effect.tapError((line) => Effect.sync(() => console.error(line))),
     Effect.orElse(() => Effect.sync(() => process.exit(1)))
@@ -31,17 +33,16 @@ const main = Effect.gen(function*() {
   const Platform = Layer.mergeAll(DatabaseLive, EdgesLive).pipe(Layer.provideMerge(AppConfig.layer(config)))
   return yield* Layer.launch(
     // the admin of ADMIN_EMAIL exists before the first request is served
-    Layer.mergeAll(StartupLine.pipe(Layer.provide(HttpServerLive)), ScheduledJobs).pipe(
-      Layer.provide(AccountsStartup),
-      Layer.provide(Platform)
-    )
+    Layer.mergeAll(StartupLine.pipe(Layer.provide(HttpServerLive)), ScheduledJobs).pipe(Layer.provide(AccountsStartup), Layer.provide(Platform))
   ).pipe(
     Logger.withMinimumLogLevel(config.logLevel),
     // issue 34: another process holds the embedded DATA_DIR: one line, exit 1, nothing opened
-    Effect.catchTag("DataDirInUse", (e) => Effect.sync(() => {
-      console.error(e.message)
-      process.exit(1)
-    }))
+    Effect.catchTag("DataDirInUse", (e) =>
+      Effect.sync(() => {
+        console.error(e.message)
+        process.exit(1)
+      })
+    )
   )
 })
 

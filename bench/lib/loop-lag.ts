@@ -40,13 +40,15 @@ export const startLoopLag = (file: string) => {
     // stall is then at most 100 ms old
     const heapAfter = lag >= HEAP_STALL_MS || ++ticks % 20 === 0 ? heap() : heapBefore
     if (lag >= REPORT_MS) {
-      pending.push(JSON.stringify({
-        at: Math.round(performance.timeOrigin + now),
-        lagMs: Math.round(lag * 10) / 10,
-        cpuMs: Math.round((cpu.user + cpu.system) / 100) / 10,
-        heapBeforeMb: Math.round(heapBefore / 1e5) / 10,
-        heapAfterMb: Math.round(heapAfter / 1e5) / 10
-      }))
+      pending.push(
+        JSON.stringify({
+          at: Math.round(performance.timeOrigin + now),
+          lagMs: Math.round(lag * 10) / 10,
+          cpuMs: Math.round((cpu.user + cpu.system) / 100) / 10,
+          heapBeforeMb: Math.round(heapBefore / 1e5) / 10,
+          heapAfterMb: Math.round(heapAfter / 1e5) / 10
+        })
+      )
     }
     heapBefore = heapAfter
     cpuBefore = process.cpuUsage()

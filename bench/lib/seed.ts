@@ -32,14 +32,12 @@ export const seed = async (url: string, appKey: Uint8Array): Promise<Seeded> => 
     return await sql.begin(async (tx) => {
       // catalogue: three active plans and one retired, two cycles each
       const plans: Array<number> = []
-      for (
-        const [name, gb, mbps, trial, active] of [
-          ["Basic", 100, 50, 0, true],
-          ["Plus", 500, null, 7, true],
-          ["Unlimited", 0, null, 0, true],
-          ["Legacy", 50, 20, 0, false]
-        ] as const
-      ) {
+      for (const [name, gb, mbps, trial, active] of [
+        ["Basic", 100, 50, 0, true],
+        ["Plus", 500, null, 7, true],
+        ["Unlimited", 0, null, 0, true],
+        ["Legacy", 50, 20, 0, false]
+      ] as const) {
         const [plan] = await tx`
           insert into plans (name, description, bandwidth_limit_gb, speed_limit_mbps, trial_days, is_active)
           values (${name}, ${`${name} plan for the benchmark.`}, ${gb}, ${mbps}, ${trial}, ${active}) returning id`

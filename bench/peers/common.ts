@@ -23,15 +23,19 @@ export const env = {
 const viaPg = (): SQL => {
   const pool = new pg.Pool({ connectionString: env.databaseUrl, max: 10 })
   const query = (strings: TemplateStringsArray, ...values: Array<unknown>) =>
-    pool.query(strings.reduce((text, part, i) => `${text}$${i}${part}`), values).then((r) => r.rows)
+    pool
+      .query(
+        strings.reduce((text, part, i) => `${text}$${i}${part}`),
+        values
+      )
+      .then((r) => r.rows)
   return query as unknown as SQL
 }
 export const driver = process.env.PEER_DRIVER === "pg" ? "pg" : "Bun.SQL"
 export const sql: SQL = driver === "pg" ? viaPg() : new SQL(env.databaseUrl, { max: 10 })
 
 const JSON_HEADERS = { "content-type": "application/json" }
-export const json = (body: unknown, status = 200) =>
-  new Response(JSON.stringify(body), { status, headers: JSON_HEADERS })
+export const json = (body: unknown, status = 200) => new Response(JSON.stringify(body), { status, headers: JSON_HEADERS })
 
 const fail = (status: number, message: string) => json({ success: false, message }, status)
 export const unauthenticated = () => fail(401, "Unauthenticated.")
@@ -88,22 +92,24 @@ const currentServiceRow = async (userId: number) => {
     from services s join plans p on p.id = s.plan_id join billing_cycles c on c.id = s.cycle_id
     where s.user_id = ${userId} and s.status in ('active', 'suspended') and s.expires_at > now()
     order by s.created_at desc, s.id desc limit 1`
-  return row as {
-    id: number
-    status: string
-    starts_at: Date
-    expires_at: Date
-    auto_renew: boolean
-    plan_id: number
-    plan_name: string
-    bandwidth_limit_gb: number
-    speed_limit_mbps: number | null
-    cycle_id: number
-    cycle_name: string
-    duration_days: number
-    price: string
-    currency: string
-  } | undefined
+  return row as
+    | {
+        id: number
+        status: string
+        starts_at: Date
+        expires_at: Date
+        auto_renew: boolean
+        plan_id: number
+        plan_name: string
+        bandwidth_limit_gb: number
+        speed_limit_mbps: number | null
+        cycle_id: number
+        cycle_name: string
+        duration_days: number
+        price: string
+        currency: string
+      }
+    | undefined
 }
 
 export const currentService = async (authorization: string | null) => {
@@ -174,7 +180,11 @@ const decrypt = (sealed: string) => {
   return Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString("utf8")
 }
 
-const slug = (name: string) => name.toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-+|-+$/g, "") || "server"
+const slug = (name: string) =>
+  name
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, "-")
+    .replace(/^-+|-+$/g, "") || "server"
 
 export const wireguard = async (authorization: string | null, serverParam: string) => {
   const userId = await authenticate(authorization)

@@ -29,27 +29,24 @@ const Plans = Schema.Struct({ success: Schema.Boolean, data: Schema.Array(Plan) 
 
 class Bare extends HttpApiGroup.make("bare")
   .add(HttpApiEndpoint.get("status", "/v1/status").addSuccess(Status))
-  .add(HttpApiEndpoint.get("plans", "/v1/plans").addSuccess(Plans))
-{}
+  .add(HttpApiEndpoint.get("plans", "/v1/plans").addSuccess(Plans)) {}
 class BareApi extends HttpApi.make("bare").add(Bare) {}
 
 const BareLive = HttpApiBuilder.group(BareApi, "bare", (handlers) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     return handlers
-      .handle("status", () =>
-        sql`select 1`.pipe(
-          Effect.as({ success: true, message: "OK", data: { database: "ok" as const } }),
-          Effect.orDie
-        ))
+      .handle("status", () => sql`select 1`.pipe(Effect.as({ success: true, message: "OK", data: { database: "ok" as const } }), Effect.orDie))
       .handle("plans", () =>
         sql<typeof Plan.Type>`
           select id, name, description, bandwidth_limit_gb, speed_limit_mbps, trial_days
           from plans where is_active order by id`.pipe(
           Effect.map((data) => ({ success: true, data })),
           Effect.orDie
-        ))
-  }))
+        )
+      )
+  })
+)
 
 const tracer = process.env.BARE_TRACER === "1"
 const serve = HttpApiBuilder.serve()

@@ -25,29 +25,32 @@ const GAP_MS = Number(process.env.GAP_MS ?? 100)
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 const sha256 = (s: string) => createHash("sha256").update(s).digest("hex")
 
-
 /** one simulated agent: WatchPeers on `base`, recording when each disabled key arrives */
 const agent = (base: string, token: string, seen: Map<string, number>) =>
-  Effect.runFork(Effect.gen(function*() {
-    const client = yield* RpcClient.make(NodeRpcs)
-    yield* client.WatchPeers({ since: null }).pipe(
-      Stream.runForEach((batch) =>
-        Effect.sync(() => {
-          const at = performance.now()
-          for (const p of batch.peers) {
-            if ("public_key" in p && "enabled" in p && !p.enabled && !seen.has(p.public_key)) seen.set(p.public_key, at)
-          }
-        })
+  Effect.runFork(
+    Effect.gen(function* () {
+      const client = yield* RpcClient.make(NodeRpcs)
+      yield* client.WatchPeers({ since: null }).pipe(
+        Stream.runForEach((batch) =>
+          Effect.sync(() => {
+            const at = performance.now()
+            for (const p of batch.peers) {
+              if ("public_key" in p && "enabled" in p && !p.enabled && !seen.has(p.public_key)) seen.set(p.public_key, at)
+            }
+          })
+        )
       )
+    }).pipe(
+      Effect.scoped,
+      Effect.provide(
+        RpcClient.layerProtocolHttp({
+          url: `${base}/v1/node/rpc`,
+          transformClient: HttpClient.mapRequest(HttpClientRequest.bearerToken(token))
+        }).pipe(Layer.provide(FetchHttpClient.layer), Layer.provide(RpcSerialization.layerNdjson))
+      ),
+      Effect.catchAllCause((cause) => Effect.sync(() => console.error(`agent on ${base} failed`, cause)))
     )
-  }).pipe(
-    Effect.scoped,
-    Effect.provide(RpcClient.layerProtocolHttp({
-      url: `${base}/v1/node/rpc`,
-      transformClient: HttpClient.mapRequest(HttpClientRequest.bearerToken(token))
-    }).pipe(Layer.provide(FetchHttpClient.layer), Layer.provide(RpcSerialization.layerNdjson))),
-    Effect.catchAllCause((cause) => Effect.sync(() => console.error(`agent on ${base} failed`, cause)))
-  ))
+  )
 
 const quantile = (sorted: ReadonlyArray<number>, q: number) => sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]!
 
@@ -73,28 +76,29 @@ const main = async () => {
     const db = new pg.Client({ connectionString: pgServer.url })
     await db.connect()
     const plan = (await db.query(`insert into plans (name, description, bandwidth_limit_gb) values ('Bench', 'bench', 0) returning id`)).rows[0].id
-    const cycle = (await db.query(
-      `insert into billing_cycles (plan_id, name, duration_days, price, currency) values ($1, 'Monthly', 30, '9.99', 'USD') returning id`,
-      [plan]
-    )).rows[0].id
+    const cycle = (
+      await db.query(`insert into billing_cycles (plan_id, name, duration_days, price, currency) values ($1, 'Monthly', 30, '9.99', 'USD') returning id`, [
+        plan
+      ])
+    ).rows[0].id
     const servers: Array<{ id: number; token: string }> = []
     for (let s = 0; s < AGENTS; s++) {
       const token = `node_bench_${s}_${crypto.randomUUID()}`
-      const id = (await db.query(
-        `insert into servers (name, country, city, protocol, ip, port, transport, public_key, subnet, node_token_hash)
+      const id = (
+        await db.query(
+          `insert into servers (name, country, city, protocol, ip, port, transport, public_key, subnet, node_token_hash)
          values ($1, 'NL', 'Amsterdam', 'wireguard', '198.51.100.10', 51820, 'udp', 'x1QmZ3bBR6dHqQ4k3rHcA1FqJ1cB0wzZ2yQy8V8h0mE=', '10.66.0.0/16', $2)
          returning id`,
-        [`bench-${s}`, sha256(token)]
-      )).rows[0].id
+          [`bench-${s}`, sha256(token)]
+        )
+      ).rows[0].id
       await db.query(`insert into server_plans (server_id, plan_id) values ($1, $2)`, [id, plan])
       servers.push({ id, token })
     }
     const users: Array<{ id: number; keys: Array<string> }> = []
     for (let u = 0; u < REVOCATIONS; u++) {
-      const id = (await db.query(
-        `insert into users (name, email, password_hash) values ($1, $2, 'x') returning id`,
-        [`User ${u}`, `user${u}@bench.example`]
-      )).rows[0].id
+      const id = (await db.query(`insert into users (name, email, password_hash) values ($1, $2, 'x') returning id`, [`User ${u}`, `user${u}@bench.example`]))
+        .rows[0].id
       await db.query(
         `insert into services (user_id, plan_id, cycle_id, status, starts_at, expires_at)
          values ($1, $2, $3, 'active', now() - interval '1 day', now() + interval '30 days')`,
@@ -156,7 +160,9 @@ const main = async () => {
     }
     latencies.sort((a, b) => a - b)
     const f = (n: number) => `${n.toFixed(1)} ms`
-    console.log(`push bound [D105]: ${instances.length} API instances on one PostgreSQL (${pgServer.version}), ${AGENTS} agents, ${REVOCATIONS} revocations ${GAP_MS} ms apart`)
+    console.log(
+      `push bound [D105]: ${instances.length} API instances on one PostgreSQL (${pgServer.version}), ${AGENTS} agents, ${REVOCATIONS} revocations ${GAP_MS} ms apart`
+    )
     console.log(`request sent -> every agent holds the change: n=${latencies.length} missing=${missing}`)
     if (latencies.length > 0) {
       console.log(

@@ -34,13 +34,25 @@ const SAMPLES = Number(process.env.SCALE_SAMPLES ?? 200)
 const ONLY = process.env.SCALE_ONLY
 /** issue 27: the jobs run's baseline is a minute of the warm server (`SCALE_JOBS_BASELINE=start`: its first seconds, as before) */
 const WARM_BASELINE = process.env.SCALE_JOBS_BASELINE !== "start"
-const PATHS = process.env.SCALE_PATHS?.split(",").map((p) => p.trim()).filter(Boolean)
+const PATHS = process.env.SCALE_PATHS?.split(",")
+  .map((p) => p.trim())
+  .filter(Boolean)
 const BUN = process.execPath
 const ENTRIES = 5_000
 /** tables that are big at the large size: a sequential scan of one on a request path is a finding */
 const BIG_TABLES = [
-  "users", "access_tokens", "services", "invoices", "usage_records", "wireguard_peers", "tickets", "ticket_replies",
-  "peer_counters", "usage_reports", "vpn_credentials", "mail_tokens"
+  "users",
+  "access_tokens",
+  "services",
+  "invoices",
+  "usage_records",
+  "wireguard_peers",
+  "tickets",
+  "ticket_replies",
+  "peer_counters",
+  "usage_reports",
+  "vpn_credentials",
+  "mail_tokens"
 ]
 
 const SIZES: ReadonlyArray<Size> = [
@@ -115,25 +127,26 @@ const sample = async (base: string, n: number, concurrency: number, make: (i: nu
   let firstError: string | undefined
   let next = 0
   let bytes = 0
-  await Promise.all(Array.from({ length: concurrency }, async () => {
-    while (next < n) {
-      const i = next++
-      const start = Date.now()
-      const r = await send(base, make(i))
-      latencies.push(r.ms)
-      timed.push({ start, ms: r.ms })
-      bytes = r.text.length
-      if (r.status >= 400) {
-        errors++
-        firstError ??= `${r.status} ${r.text.slice(0, 200)}`
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < n) {
+        const i = next++
+        const start = Date.now()
+        const r = await send(base, make(i))
+        latencies.push(r.ms)
+        timed.push({ start, ms: r.ms })
+        bytes = r.text.length
+        if (r.status >= 400) {
+          errors++
+          firstError ??= `${r.status} ${r.text.slice(0, 200)}`
+        }
       }
-    }
-  }))
+    })
+  )
   return { latencies, timed, errors, firstError, bytes }
 }
 
 // ---- the server ------------------------------------------------------------------------------
-
 
 // ---- the paths -------------------------------------------------------------------------------
 
@@ -151,12 +164,14 @@ interface Scenario {
 const usageBody = (i: number, peers: number) =>
   JSON.stringify(Array.from({ length: ENTRIES }, (_, k) => ({ public_key: peerKey((k % Math.min(peers, ENTRIES)) + 1), rx_bytes: 1000 + i, tx_bytes: 500 })))
 const countersBody = (i: number, peers: number) =>
-  JSON.stringify(Array.from({ length: ENTRIES }, (_, k) => ({
-    // distinct keys: the peers of server 1 first, then keys no peer has (counted as unknown)
-    public_key: k < peers ? peerKey(k + 1) : `U${String(k).padStart(42, "0")}=`,
-    rx_total: 1_000_000 + i * 1000 + k,
-    tx_total: 500_000 + i * 500
-  })))
+  JSON.stringify(
+    Array.from({ length: ENTRIES }, (_, k) => ({
+      // distinct keys: the peers of server 1 first, then keys no peer has (counted as unknown)
+      public_key: k < peers ? peerKey(k + 1) : `U${String(k).padStart(42, "0")}=`,
+      rx_total: 1_000_000 + i * 1000 + k,
+      tx_total: 500_000 + i * 500
+    }))
+  )
 
 const READS: ReadonlyArray<Scenario> = [
   { id: "status", title: "GET /v1/status", make: () => ({ path: "/v1/status" }) },
@@ -226,7 +241,7 @@ const OTHERS: ReadonlyArray<Scenario> = [
   {
     id: "admin-search",
     title: "GET /v1/admin/users?email=<part of one address>",
-    make: (d, i) => ({ path: `/v1/admin/users?email=user${(d.measured + i * 7) % d.size.users + 1}@`, token: userToken(1) })
+    make: (d, i) => ({ path: `/v1/admin/users?email=user${((d.measured + i * 7) % d.size.users) + 1}@`, token: userToken(1) })
   },
   {
     id: "admin-search-short",
@@ -325,8 +340,13 @@ const explainPass = async (
   const blocks = text.split(/\n(?=\S)/).filter((b) => b.includes("plan:") && b.includes("Query Text:"))
   const seqScans: Array<PlanFinding> = []
   for (const block of blocks) {
-    const query = (/Query Text: ([\s\S]*?)\n\s*(?:[A-Z][a-zA-Z ]+(?:Scan|Join|Loop|Aggregate|Sort|Limit|Result|Insert|Update|Delete|Unique|Hash|Append|Materialize|Gather|SetOp|Subquery|Function|Values|ModifyTable|LockRows|WindowAgg|CTE)|->)/.exec(block)?.[1] ?? "")
-      .replace(/\s+/g, " ").trim()
+    const query = (
+      /Query Text: ([\s\S]*?)\n\s*(?:[A-Z][a-zA-Z ]+(?:Scan|Join|Loop|Aggregate|Sort|Limit|Result|Insert|Update|Delete|Unique|Hash|Append|Materialize|Gather|SetOp|Subquery|Function|Values|ModifyTable|LockRows|WindowAgg|CTE)|->)/.exec(
+        block
+      )?.[1] ?? ""
+    )
+      .replace(/\s+/g, " ")
+      .trim()
     const tables = [...block.matchAll(/Seq Scan on (\w+)/g)].map((m) => m[1]!).filter((t) => big.has(t))
     const ms = Number(/duration: ([\d.]+) ms/.exec(block)?.[1] ?? NaN)
     if (tables.length > 0) seqScans.push({ query: query.slice(0, 300), tables: [...new Set(tables)], ms })
@@ -346,7 +366,8 @@ const explainPass = async (
 const jobsRun = async (url: string, env: Record<string, string>, d: ScaleData) => {
   const due = Math.round(d.size.users / 10)
   const sql = new SQL(url, { max: 1 })
-  const makeDue = () => sql.unsafe(`
+  const makeDue = () =>
+    sql.unsafe(`
     update services set expires_at = now() - interval '1 minute' where id % 10 = 3;
     update invoices set status = 'pending', paid_at = null, due_date = now() - interval '1 day'
       where id in (select id from invoices where service_id % 10 = 7 and user_id <> ${d.measured} order by id limit ${due});
@@ -370,12 +391,14 @@ const jobsRun = async (url: string, env: Record<string, string>, d: ScaleData) =
   // one, does them: the baseline is a minute of a warm server, not its first seconds. The update
   // itself (and a second after it) is left out of the baseline.
   let updating: readonly [number, number] | undefined
-  const dueMade = !WARM_BASELINE ? Promise.resolve() : sleep(10_000).then(async () => {
-    const from = performance.now()
-    await makeDue()
-    initial = await remaining()
-    updating = [from, performance.now() + 1000]
-  })
+  const dueMade = !WARM_BASELINE
+    ? Promise.resolve()
+    : sleep(10_000).then(async () => {
+        const from = performance.now()
+        await makeDue()
+        initial = await remaining()
+        updating = [from, performance.now() + 1000]
+      })
   const probe = async (make: () => Req) => {
     const samples: Array<{ at: number; start: number; ms: number; ok: boolean }> = []
     while (ended === undefined && performance.now() - ready < 600_000) {
@@ -416,11 +439,23 @@ const jobsRun = async (url: string, env: Record<string, string>, d: ScaleData) =
     const before = xs.filter((x) => x.at >= ready + 1000 && x.at < start - 200 && !(updating && x.at + x.ms >= updating[0] && x.at <= updating[1]))
     const during = xs.filter((x) => x.at >= start - 200)
     return {
-      before: stats(before.map((x) => x.ms), before.filter((x) => !x.ok).length),
-      during: stats(during.map((x) => x.ms), during.filter((x) => !x.ok).length),
+      before: stats(
+        before.map((x) => x.ms),
+        before.filter((x) => !x.ok).length
+      ),
+      during: stats(
+        during.map((x) => x.ms),
+        during.filter((x) => !x.ok).length
+      ),
       // issue 27: what the slowest requests ran into, before and during the run
-      stallsBefore: stallReport(before, stalls.filter((s) => s.at >= epoch(ready + 1000) && s.at < epoch(start - 200))),
-      stallsDuring: stallReport(during, stalls.filter((s) => s.at >= epoch(start - 200) && s.at <= epoch(ended ?? performance.now())))
+      stallsBefore: stallReport(
+        before,
+        stalls.filter((s) => s.at >= epoch(ready + 1000) && s.at < epoch(start - 200))
+      ),
+      stallsDuring: stallReport(
+        during,
+        stalls.filter((s) => s.at >= epoch(start - 200) && s.at <= epoch(ended ?? performance.now()))
+      )
     }
   }
   const p = split(plans)
@@ -515,7 +550,13 @@ const main = async () => {
     try {
       for (const s of [...READS, ...OTHERS].filter((s) => !PATHS || PATHS.includes(s.id))) {
         const rounds = 4
-        const lat = prepared.map(() => ({ latencies: [] as Array<number>, timed: [] as Array<Timed>, errors: 0, firstError: undefined as string | undefined, bytes: 0 }))
+        const lat = prepared.map(() => ({
+          latencies: [] as Array<number>,
+          timed: [] as Array<Timed>,
+          errors: 0,
+          firstError: undefined as string | undefined,
+          bytes: 0
+        }))
         for (const [k, p] of prepared.entries()) {
           for (let i = 0; i < (s.warmup ?? 5); i++) await send(servers[k]!.base, s.make(p.data, 100_000 + i))
         }
@@ -540,13 +581,17 @@ const main = async () => {
           const all = lat[k]!
           const m = stats(all.latencies, all.errors, all.firstError, all.bytes)
           ;(table[p.size.label] ??= {})[s.id] = m
-          console.log(`[${p.size.label}] ${s.title}: median ${m.medianMs} ms, p99 ${m.p99Ms} ms (n ${m.n}${m.errors ? `, ${m.errors} errors: ${m.firstError}` : ""})`)
+          console.log(
+            `[${p.size.label}] ${s.title}: median ${m.medianMs} ms, p99 ${m.p99Ms} ms (n ${m.n}${m.errors ? `, ${m.errors} errors: ${m.firstError}` : ""})`
+          )
           await reportStalls(p.size.label, s.id, k, all.timed)
           if (s.id === "node-peers") {
             const pid = servers[k]!.proc.pid
             const rss = { beforeMiB: round(rssBefore[k] ?? NaN), afterMiB: round(rssMb(pid) ?? NaN), peakMiB: round(peakRssMb(pid) ?? NaN), bytes: all.bytes }
             ;(results[p.size.label] ??= {})["node-peers-rss"] = rss
-            console.log(`[${p.size.label}] server RSS over the ${m.n} full lists (${all.bytes} bytes each): ${rss.beforeMiB} -> ${rss.afterMiB} MiB, peak ${rss.peakMiB} MiB`)
+            console.log(
+              `[${p.size.label}] server RSS over the ${m.n} full lists (${all.bytes} bytes each): ${rss.beforeMiB} -> ${rss.afterMiB} MiB, peak ${rss.peakMiB} MiB`
+            )
           }
         }
       }
@@ -595,8 +640,13 @@ const main = async () => {
       console.log(`[${p.size.label}] jobs run with ${Math.round(p.size.users / 10)} services and invoices due`)
       const jobs = await jobsRun(p.url, p.env, p.data)
       results[p.size.label]!.jobs = jobs
-      console.log(`[${p.size.label}] jobs: ${jobs.dueRows} due rows done in ${jobs.seconds} s; GET /v1/plans p99 ${jobs.plans.before.p99Ms} -> ${jobs.plans.during.p99Ms} ms (x${jobs.plansP99Ratio}), GET /v1/services/current p99 ${jobs.current.before.p99Ms} -> ${jobs.current.during.p99Ms} ms (x${jobs.currentP99Ratio})`)
-      for (const [name, x] of [["GET /v1/plans", jobs.plans], ["GET /v1/services/current", jobs.current]] as const) {
+      console.log(
+        `[${p.size.label}] jobs: ${jobs.dueRows} due rows done in ${jobs.seconds} s; GET /v1/plans p99 ${jobs.plans.before.p99Ms} -> ${jobs.plans.during.p99Ms} ms (x${jobs.plansP99Ratio}), GET /v1/services/current p99 ${jobs.current.before.p99Ms} -> ${jobs.current.during.p99Ms} ms (x${jobs.currentP99Ratio})`
+      )
+      for (const [name, x] of [
+        ["GET /v1/plans", jobs.plans],
+        ["GET /v1/services/current", jobs.current]
+      ] as const) {
         console.log(`[${p.size.label}]   ${name} before the run: ${describeStalls(x.stallsBefore)}`)
         console.log(`[${p.size.label}]   ${name} during the run: ${describeStalls(x.stallsDuring)}`)
       }
@@ -630,17 +680,24 @@ const main = async () => {
   const dir = join(ROOT, "bench/results")
   mkdirSync(dir, { recursive: true })
   const file = join(dir, `scale-${new Date().toISOString().replace(/[:.]/g, "-")}.json`)
-  writeFileSync(file, JSON.stringify({
-    kind: "scale",
-    at: new Date().toISOString(),
-    scale: SCALE,
-    samples: SAMPLES,
-    machine: { cpus: cpus().length, model: cpus()[0]?.model, loadavg: loadavg() },
-    postgres: pg.version,
-    sizes: SIZES,
-    results,
-    table: lines
-  }, null, 2))
+  writeFileSync(
+    file,
+    JSON.stringify(
+      {
+        kind: "scale",
+        at: new Date().toISOString(),
+        scale: SCALE,
+        samples: SAMPLES,
+        machine: { cpus: cpus().length, model: cpus()[0]?.model, loadavg: loadavg() },
+        postgres: pg.version,
+        sizes: SIZES,
+        results,
+        table: lines
+      },
+      null,
+      2
+    )
+  )
   console.log(`results: ${file}`)
 }
 

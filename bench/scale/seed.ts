@@ -44,8 +44,7 @@ export const userToken = (id: number) => `${id}|${secret40("S", id)}`
 export const nodeToken = (serverId: number) => secret40("N", serverId)
 /** peer `i`'s public key on server 1 (44 characters, base64-shaped) */
 export const peerKey = (i: number) => `P${String(i).padStart(42, "0")}=`
-const sqlSecret = (prefix: string, column: string) =>
-  `encode(sha256(convert_to('${prefix}' || lpad(${column}::text, 39, '0'), 'UTF8')), 'hex')`
+const sqlSecret = (prefix: string, column: string) => `encode(sha256(convert_to('${prefix}' || lpad(${column}::text, 39, '0'), 'UTF8')), 'hex')`
 
 const b64 = (bytes: Uint8Array) => Buffer.from(bytes).toString("base64")
 
@@ -68,7 +67,9 @@ export const seedScale = async (url: string, appKey: Uint8Array, size: Size): Pr
     await sql.unsafe(`set synchronous_commit = off; set maintenance_work_mem = '256MB'`)
     // the trigram index is built after the load (one sort instead of a million GIN inserts)
     await sql.unsafe(`drop index if exists users_email_trgm`)
-    await step("catalogue", `
+    await step(
+      "catalogue",
+      `
       insert into plans (id, name, description, bandwidth_limit_gb, speed_limit_mbps, trial_days, is_active) overriding system value
       values (1, 'Basic', 'Basic plan.', 100, 50, 0, true), (2, 'Plus', 'Plus plan.', 0, null, 7, true),
              (3, 'Unlimited', 'Unlimited plan.', 0, null, 0, true);
@@ -78,25 +79,37 @@ export const seedScale = async (url: string, appKey: Uint8Array, size: Size): Pr
       from generate_series(1, 3) p, generate_series(0, 1) c;
       select setval(pg_get_serial_sequence('billing_cycles', 'id'), 6);
       insert into faq_entries (question, answer, position)
-      select 'Question ' || i || '?', 'Answer ' || i || '.', i from generate_series(1, 20) i;`)
-    await step(`${N} users`, `
+      select 'Question ' || i || '?', 'Answer ' || i || '.', i from generate_series(1, 20) i;`
+    )
+    await step(
+      `${N} users`,
+      `
       insert into users (id, name, email, password_hash, email_verified_at, role, created_at, updated_at) overriding system value
       select i, 'User ' || i, 'user' || i || '@scale.example', '${passwordHash}', now(),
              case when i = 1 then 'admin' else 'user' end, now() - i * interval '1 second', now()
       from generate_series(1, ${N}) i;
-      select setval(pg_get_serial_sequence('users', 'id'), ${N});`)
-    await step(`${N} tokens`, `
+      select setval(pg_get_serial_sequence('users', 'id'), ${N});`
+    )
+    await step(
+      `${N} tokens`,
+      `
       insert into access_tokens (id, user_id, secret_hash, created_at, last_used_at) overriding system value
       select i, i, ${sqlSecret("S", "i")}, now(), now() from generate_series(1, ${N}) i;
-      select setval(pg_get_serial_sequence('access_tokens', 'id'), ${N});`)
-    await step(`${N} services`, `
+      select setval(pg_get_serial_sequence('access_tokens', 'id'), ${N});`
+    )
+    await step(
+      `${N} services`,
+      `
       insert into services (id, user_id, plan_id, cycle_id, status, starts_at, expires_at, auto_renew, created_at, updated_at)
         overriding system value
       select i, i, 2, 3, 'active', now() - interval '10 days', now() + interval '20 days' + (i % 1000) * interval '1 hour',
              true, now() - interval '10 days', now()
       from generate_series(1, ${N}) i;
-      select setval(pg_get_serial_sequence('services', 'id'), ${N});`)
-    await step(`${N} invoices`, `
+      select setval(pg_get_serial_sequence('services', 'id'), ${N});`
+    )
+    await step(
+      `${N} invoices`,
+      `
       insert into invoices (user_id, service_id, plan_id, cycle_id, amount, currency, status, gateway, due_date, paid_at, created_at)
       select i, i, 2, 3, '8.99', 'USD', 'paid', 'manual', now() - interval '3 days', now() - interval '10 days',
              now() - interval '10 days'
@@ -105,13 +118,19 @@ export const seedScale = async (url: string, appKey: Uint8Array, size: Size): Pr
       select ${measured}, ${measured}, 2, 3, '8.99', 'USD', (array['paid', 'cancelled'])[1 + k % 2], 'manual',
              now() - k * interval '30 days', case when k % 2 = 0 then now() - k * interval '30 days' end,
              now() - k * interval '30 days' - interval '1 hour'
-      from generate_series(1, 30) k;`)
-    await step(`${N * USAGE_MONTHS} usage rows`, `
+      from generate_series(1, 30) k;`
+    )
+    await step(
+      `${N * USAGE_MONTHS} usage rows`,
+      `
       insert into usage_records (service_id, period, rx_bytes, tx_bytes, updated_at)
       select s, (date_trunc('month', now() at time zone 'utc') - k * interval '1 month')::date,
              (s::bigint * 7919 + k * 104729) % 5000000000, (s::bigint * 104729 + k * 7919) % 1000000000, now()
-      from generate_series(1, ${N}) s, generate_series(0, ${USAGE_MONTHS - 1}) k;`)
-    await step(`${Math.ceil(N / 10)} tickets`, `
+      from generate_series(1, ${N}) s, generate_series(0, ${USAGE_MONTHS - 1}) k;`
+    )
+    await step(
+      `${Math.ceil(N / 10)} tickets`,
+      `
       insert into tickets (user_id, subject, status, last_reply_at, created_at, updated_at)
       select u, 'Ticket of user ' || u, 'open', now() - u * interval '1 second', now() - interval '1 day', now()
       from generate_series(1, ${N}, 10) u;
@@ -119,8 +138,11 @@ export const seedScale = async (url: string, appKey: Uint8Array, size: Size): Pr
       select ${measured}, 'Question ' || k, 'open', now() - k * interval '1 hour', now() - interval '2 days', now()
       from generate_series(1, 3) k;
       insert into ticket_replies (ticket_id, author_id, message, created_at)
-      select id, user_id, 'First message of ' || subject || '.', created_at from tickets;`)
-    await step(`${SERVERS} servers, ${P} peers`, `
+      select id, user_id, 'First message of ' || subject || '.', created_at from tickets;`
+    )
+    await step(
+      `${SERVERS} servers, ${P} peers`,
+      `
       insert into servers (id, name, country, city, protocol, ip, port, public_key, subnet, node_token_hash) overriding system value
       select i, 'Server ' || i, 'NL', 'Amsterdam', 'wireguard', '203.0.' || (i / 250) || '.' || (i % 250 + 1), 51820,
              '${serverKey}', case when i = 1 then '10.64.0.0/10'::cidr else '10.66.0.0/16'::cidr end, ${sqlSecret("N", "i")}
@@ -140,9 +162,11 @@ export const seedScale = async (url: string, appKey: Uint8Array, size: Size): Pr
       select k, k, s, 'Q' || lpad(s::text, 4, '0') || lpad(k::text, 38, '0') || '=', '${peerPrivate}', '10.66.0.1'::inet + k, now()
       from generate_series(2, ${SERVERS}) s, generate_series(1, 10) k;
       -- the allocation's state ([D90]): each peer's host number, each server's high-water mark
-      select vpn_reindex_hosts(id) from servers;`)
-    await step("trigram index", `create index if not exists users_email_trgm on users using gin (lower(email) gin_trgm_ops)`)
-      .catch((e) => console.log(`  [${size.label}] no trigram index: ${e}`))
+      select vpn_reindex_hosts(id) from servers;`
+    )
+    await step("trigram index", `create index if not exists users_email_trgm on users using gin (lower(email) gin_trgm_ops)`).catch((e) =>
+      console.log(`  [${size.label}] no trigram index: ${e}`)
+    )
     await step("vacuum analyze", `vacuum analyze`)
 
     const [invoice] = await sql`select uuid::text as uuid from invoices where user_id = ${measured} order by id desc limit 1`

@@ -37,7 +37,11 @@ export const clearStalls = (file: string) => rmSync(file, { force: true })
 export const readStalls = (file: string, from = 0, to = Number.POSITIVE_INFINITY): ReadonlyArray<Stall> =>
   !existsSync(file)
     ? []
-    : readFileSync(file, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l) as Stall).filter((s) => s.at >= from && s.at - s.lagMs <= to)
+    : readFileSync(file, "utf8")
+        .split("\n")
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as Stall)
+        .filter((s) => s.at >= from && s.at - s.lagMs <= to)
 
 const collected = (s: Stall) => s.heapAfterMb < s.heapBeforeMb
 /** the process used under half the stall's time on the CPU: it waited for a core */

@@ -47,7 +47,6 @@ const p99 = (xs: ReadonlyArray<number>) => {
 
 // ---- instances -------------------------------------------------------------------------------
 
-
 // ---- requests --------------------------------------------------------------------------------
 
 interface Sample {
@@ -70,7 +69,10 @@ interface ProbeLine {
 }
 const probeLines = (file: string): Array<ProbeLine> =>
   existsSync(file)
-    ? readFileSync(file, "utf8").split("\n").filter((l) => l.length > 0).map((l) => JSON.parse(l) as ProbeLine)
+    ? readFileSync(file, "utf8")
+        .split("\n")
+        .filter((l) => l.length > 0)
+        .map((l) => JSON.parse(l) as ProbeLine)
     : []
 let ipCounter = 0
 const nextIp = () => {
@@ -206,9 +208,7 @@ const nodePoll = async (base: string, w: World, which?: Node) => {
   if (body.meta?.revision !== undefined) node.revision = String(body.meta.revision)
   const gone = new Set(peers.flatMap((p) => (p.removed && p.public_key ? [p.public_key] : [])))
   const seen = peers.flatMap((p) => (!p.removed && p.public_key ? [p.public_key] : []))
-  node.keys = since
-    ? [...new Set([...node.keys.filter((k) => !gone.has(k)), ...seen])].slice(-200)
-    : seen.slice(0, 200)
+  node.keys = since ? [...new Set([...node.keys.filter((k) => !gone.has(k)), ...seen])].slice(-200) : seen.slice(0, 200)
 }
 
 const nodeReport = async (base: string, w: World) => {
@@ -216,7 +216,14 @@ const nodeReport = async (base: string, w: World) => {
   if (node.keys.length === 0) return nodePoll(base, w)
   node.totals += 1_000_000
   const body = JSON.stringify(node.keys.map((k) => ({ public_key: k, rx_total: node.totals, tx_total: node.totals / 2 })))
-  return send(base, { kind: "node-report", path: "/v1/node/counters", method: "POST", token: node.token, body, headers: { "idempotency-key": `soak-${crypto.randomUUID()}` } })
+  return send(base, {
+    kind: "node-report",
+    path: "/v1/node/counters",
+    method: "POST",
+    token: node.token,
+    body,
+    headers: { "idempotency-key": `soak-${crypto.randomUUID()}` }
+  })
 }
 
 const login = (base: string, w: World) =>
@@ -297,13 +304,17 @@ const main = async () => {
       samples = []
       const until = performance.now() + CAPACITY_SECONDS * 1000
       let k = 0
-      await Promise.all(Array.from({ length: 16 }, async () => {
-        while (performance.now() < until) await action(world)(instances[k++ % 2]!.base, world)
-      }))
+      await Promise.all(
+        Array.from({ length: 16 }, async () => {
+          while (performance.now() < until) await action(world)(instances[k++ % 2]!.base, world)
+        })
+      )
       capacity = samples.length / CAPACITY_SECONDS
       const perAction = samples.length / Math.max(1, k)
       rate = Math.max(1, capacity / 2 / perAction)
-      console.log(`capacity (closed loop, 16 workers, ${CAPACITY_SECONDS} s): ${round(capacity, 0)} req/s; soak at ${round(rate, 1)} actions/s (≈ ${round(rate * perAction, 0)} req/s)`)
+      console.log(
+        `capacity (closed loop, 16 workers, ${CAPACITY_SECONDS} s): ${round(capacity, 0)} req/s; soak at ${round(rate, 1)} actions/s (≈ ${round(rate * perAction, 0)} req/s)`
+      )
     }
 
     // the soak
@@ -342,7 +353,9 @@ const main = async () => {
         if (SECONDS >= 3 * WINDOW) {
           void fullGc().then((lines) => {
             gcFirst = lines
-            console.log(`  live heap after a full collection at ${WINDOW} s: ${lines.map((l) => `${l?.heapMb ?? "?"} MiB (RSS ${l?.rssMb ?? "?"})`).join(" / ")}`)
+            console.log(
+              `  live heap after a full collection at ${WINDOW} s: ${lines.map((l) => `${l?.heapMb ?? "?"} MiB (RSS ${l?.rssMb ?? "?"})`).join(" / ")}`
+            )
           })
         }
       }
@@ -393,7 +406,7 @@ const main = async () => {
     const hashless = (xs: ReadonlyArray<Sample>) => xs.filter((s) => s.kind !== "login" && s.kind !== "tour").map((s) => s.ms)
     const p99FirstNoHash = p99(hashless(first))
     const p99LastNoHash = p99(hashless(last))
-    const rssRatios = pids.map((_, i) => (rssEnd[i]! / rssFirst[i]!))
+    const rssRatios = pids.map((_, i) => rssEnd[i]! / rssFirst[i]!)
     const result = {
       seconds: SECONDS,
       window: WINDOW,
@@ -430,7 +443,9 @@ per kind: ${JSON.stringify(byKind)}
 5xx: ${fiveXx.length} (${verdict(fiveXx.length === 0)}: zero 5xx)${fiveXx.length ? ` e.g. ${fiveXx[0]!.kind}` : ""}
 p99 first ${WINDOW} s: ${result.p99FirstMs} ms, last ${WINDOW} s: ${result.p99LastMs} ms, ratio ${result.p99Ratio} (${verdict(p99Last <= 1.2 * p99First)}: ≤ 1.2)
   without logins and tours (argon2id): ${result.p99FirstNoHashMs} ms -> ${result.p99LastNoHashMs} ms, ratio ${result.p99RatioNoHash}
-  per kind, first -> last ${WINDOW} s: ${Object.entries(kindsFirstLast).map(([k, v]) => `${k} ${v.firstMs} -> ${v.lastMs}`).join(", ")} ms
+  per kind, first -> last ${WINDOW} s: ${Object.entries(kindsFirstLast)
+    .map(([k, v]) => `${k} ${v.firstMs} -> ${v.lastMs}`)
+    .join(", ")} ms
 RSS after ${WINDOW} s: ${result.rssFirstMb.join(" / ")} MiB, at the end: ${result.rssEndMb.join(" / ")} MiB, ratio ${result.rssRatio.join(" / ")} (${verdict(rssRatios.every((r) => r <= 1.1))}: within 10 %)
   RSS per window: ${rssTrace.map((w) => w.join(" / ")).join(" -> ")} MiB
   heap per window (smallest-largest): ${heapTrace.map((ws, i) => `instance ${i}: ${ws.map((w) => `${w.heapMinMb}-${w.heapMaxMb}`).join(" -> ")}`).join("; ")} MiB
@@ -439,7 +454,14 @@ load at the end: ${result.load}`)
     const dir = join(ROOT, "bench/results")
     mkdirSync(dir, { recursive: true })
     const file = join(dir, `soak-${new Date().toISOString().replace(/[:.]/g, "-")}.json`)
-    writeFileSync(file, JSON.stringify({ kind: "soak", at: new Date().toISOString(), machine: { cpus: cpus().length, loadavg: loadavg() }, postgres: pg.version, result }, null, 2))
+    writeFileSync(
+      file,
+      JSON.stringify(
+        { kind: "soak", at: new Date().toISOString(), machine: { cpus: cpus().length, loadavg: loadavg() }, postgres: pg.version, result },
+        null,
+        2
+      )
+    )
     console.log(`results: ${file}`)
   } finally {
     for (const f of cleanup.reverse()) await f()

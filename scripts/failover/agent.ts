@@ -94,19 +94,36 @@ export const startNodeAgent = async (options: Options) => {
   }
 
   // a WireGuard server on the plan, and a subscriber of the plan
-  const server = await ok("server", "POST", writer.base, "/v1/admin/servers", {
-    name: "Failover node", country: "NL", city: "Lab", protocol: "wireguard", ip: "10.241.0.1", port: 51820,
-    subnet: "10.67.0.0/16", plan_ids: [plan.id]
-  }, adminToken)
+  const server = await ok(
+    "server",
+    "POST",
+    writer.base,
+    "/v1/admin/servers",
+    {
+      name: "Failover node",
+      country: "NL",
+      city: "Lab",
+      protocol: "wireguard",
+      ip: "10.241.0.1",
+      port: 51820,
+      subnet: "10.67.0.0/16",
+      plan_ids: [plan.id]
+    },
+    adminToken
+  )
   const serverId = server.body.data.id as number
   const nodeToken = server.body.data.node_token as string
   const email = `failover.agent.${Date.now().toString(36)}@example.test`
   const password = strongPassword()
-  const registered = await settled("register", () =>
-    call(writer.base, "POST", "/v1/auth/register", {
-      headers,
-      body: { name: "Failover Agent", email, password, password_confirmation: password }
-    }), [201])
+  const registered = await settled(
+    "register",
+    () =>
+      call(writer.base, "POST", "/v1/auth/register", {
+        headers,
+        body: { name: "Failover Agent", email, password, password_confirmation: password }
+      }),
+    [201]
+  )
   const token = registered.body.data.token as string
   const order = await ok("order", "POST", writer.base, "/v1/orders", { plan_id: plan.id, cycle_id: plan.cycle }, token)
   await ok("mark paid", "POST", writer.base, `/v1/admin/invoices/${order.body.data.uuid}/mark-paid`, undefined, adminToken)
@@ -133,7 +150,10 @@ export const startNodeAgent = async (options: Options) => {
     stdout: Bun.file(logFile),
     stderr: Bun.file(logFile)
   })
-  const agentLog = () => Bun.file(logFile).text().catch(() => "")
+  const agentLog = () =>
+    Bun.file(logFile)
+      .text()
+      .catch(() => "")
   try {
     await until("the node agent's push stream", async () => (await agentLog()).includes("push stream up"), 30_000, 100)
   } catch (e) {
@@ -144,7 +164,12 @@ export const startNodeAgent = async (options: Options) => {
 
   const peers = async () => {
     const text = await peersFile.text().catch(() => "")
-    return new Set(text.split("\n").filter((l) => l.length > 0).map((l) => l.split(" ")[0]!))
+    return new Set(
+      text
+        .split("\n")
+        .filter((l) => l.length > 0)
+        .map((l) => l.split(" ")[0]!)
+    )
   }
 
   /** a device made and downloaded through A reaches the agent; deleted through A, it leaves within the bound */

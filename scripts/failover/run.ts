@@ -131,10 +131,7 @@ const waitFor = async (what: string, cond: () => Promise<boolean>, timeoutMs: nu
 
 const startPatroni = (m: Member) => {
   // setpriv execs Patroni in place (runuser forks): the child's pid is Patroni's, to kill it
-  const child = spawn(
-    ["setpriv", "--reuid=postgres", "--regid=postgres", "--init-groups", "patroni", join(HA, `${m.name}.yml`)],
-    join(HA, `${m.name}.log`)
-  )
+  const child = spawn(["setpriv", "--reuid=postgres", "--regid=postgres", "--init-groups", "patroni", join(HA, `${m.name}.yml`)], join(HA, `${m.name}.log`))
   patronis.set(m.name, child)
 }
 
@@ -155,19 +152,40 @@ const postmasterPid = async (m: Member) => {
 
 const startCluster = async () => {
   mkdirSync(join(HA, "etcd"))
-  spawn([
-    "etcd", "--name", "vpn-ha-etcd", "--data-dir", join(HA, "etcd"),
-    "--listen-client-urls", `http://127.0.0.1:${ETCD}`, "--advertise-client-urls", `http://127.0.0.1:${ETCD}`,
-    "--listen-peer-urls", "http://127.0.0.1:23800", "--initial-advertise-peer-urls", "http://127.0.0.1:23800",
-    "--initial-cluster", "vpn-ha-etcd=http://127.0.0.1:23800", "--initial-cluster-state", "new", "--enable-v2=true"
-  ], join(HA, "etcd.log"))
-  await waitFor("etcd", async () => {
-    try {
-      return (await fetch(`http://127.0.0.1:${ETCD}/health`)).ok
-    } catch {
-      return false
-    }
-  }, 30_000)
+  spawn(
+    [
+      "etcd",
+      "--name",
+      "vpn-ha-etcd",
+      "--data-dir",
+      join(HA, "etcd"),
+      "--listen-client-urls",
+      `http://127.0.0.1:${ETCD}`,
+      "--advertise-client-urls",
+      `http://127.0.0.1:${ETCD}`,
+      "--listen-peer-urls",
+      "http://127.0.0.1:23800",
+      "--initial-advertise-peer-urls",
+      "http://127.0.0.1:23800",
+      "--initial-cluster",
+      "vpn-ha-etcd=http://127.0.0.1:23800",
+      "--initial-cluster-state",
+      "new",
+      "--enable-v2=true"
+    ],
+    join(HA, "etcd.log")
+  )
+  await waitFor(
+    "etcd",
+    async () => {
+      try {
+        return (await fetch(`http://127.0.0.1:${ETCD}/health`)).ok
+      } catch {
+        return false
+      }
+    },
+    30_000
+  )
   for (const m of MEMBERS) {
     mkdirSync(join(HA, m.name), { mode: 0o700 })
     chownSync(join(HA, m.name), postgresUid, postgresGid)
@@ -177,8 +195,7 @@ const startCluster = async () => {
   await waitFor("pg1 primary", async () => (await restStatus(MEMBERS[0], "/primary")) === 200, 60_000)
   startPatroni(MEMBERS[1])
   startPatroni(MEMBERS[2])
-  await waitFor("two replicas", async () =>
-    (await restStatus(MEMBERS[1], "/replica")) === 200 && (await restStatus(MEMBERS[2], "/replica")) === 200, 90_000)
+  await waitFor("two replicas", async () => (await restStatus(MEMBERS[1], "/replica")) === 200 && (await restStatus(MEMBERS[2], "/replica")) === 200, 90_000)
   await waitFor("a synchronous standby", async () => (await syncStandby()) !== undefined, 60_000)
   writeFileSync(join(HA, "haproxy.cfg"), haproxyCfg())
   spawn(["haproxy", "-f", join(HA, "haproxy.cfg")], join(HA, "haproxy.log"))
@@ -187,19 +204,25 @@ const startCluster = async () => {
   // HAProxy starts with every server up until its checks say otherwise: wait until five
   // connections in a row reach the primary
   let inARow = 0
-  await waitFor("HAProxy's read-write port on the primary", async () => {
-    try {
-      const c = new pg.Client({ connectionString: `postgres://postgres:postgres@127.0.0.1:${RW_PORT}/postgres` })
-      c.on("error", () => {})
-      await c.connect()
-      const { rows: [row] } = await c.query<{ replica: boolean }>("select pg_is_in_recovery() as replica")
-      await c.end()
-      inARow = row!.replica ? 0 : inARow + 1
-    } catch {
-      inARow = 0
-    }
-    return inARow >= 5
-  }, 30_000)
+  await waitFor(
+    "HAProxy's read-write port on the primary",
+    async () => {
+      try {
+        const c = new pg.Client({ connectionString: `postgres://postgres:postgres@127.0.0.1:${RW_PORT}/postgres` })
+        c.on("error", () => {})
+        await c.connect()
+        const {
+          rows: [row]
+        } = await c.query<{ replica: boolean }>("select pg_is_in_recovery() as replica")
+        await c.end()
+        inARow = row!.replica ? 0 : inARow + 1
+      } catch {
+        inARow = 0
+      }
+      return inARow >= 5
+    },
+    30_000
+  )
   await admin.connect()
   await admin.query("create database vpn")
   await admin.end()
@@ -215,7 +238,9 @@ const startCluster = async () => {
 const startPgBouncer = async () => {
   const dir = join(HA, "pgbouncer")
   mkdirSync(dir, { mode: 0o700 })
-  writeFileSync(join(dir, "pgbouncer.ini"), `[databases]
+  writeFileSync(
+    join(dir, "pgbouncer.ini"),
+    `[databases]
 * = host=127.0.0.1 port=${RW_PORT}
 [pgbouncer]
 listen_addr = 127.0.0.1
@@ -231,23 +256,28 @@ query_wait_timeout = 5
 ignore_startup_parameters = extra_float_digits
 logfile = ${dir}/pgbouncer.log
 pidfile = ${dir}/pgbouncer.pid
-`)
+`
+  )
   writeFileSync(join(dir, "userlist.txt"), `"postgres" "postgres"\n`)
   for (const file of ["", "pgbouncer.ini", "userlist.txt"]) chownSync(join(dir, file), postgresUid, postgresGid)
   spawn(["setpriv", "--reuid=postgres", "--regid=postgres", "--init-groups", "pgbouncer", join(dir, "pgbouncer.ini")], join(HA, "pgbouncer.log"))
-  await waitFor("PgBouncer", async () => {
-    const c = new pg.Client({ connectionString: API_URL.replace("/vpn", "/postgres"), connectionTimeoutMillis: 2000 })
-    c.on("error", () => {})
-    try {
-      await c.connect()
-      await c.query("select 1")
-      return true
-    } catch {
-      return false
-    } finally {
-      await c.end().catch(() => {})
-    }
-  }, 20_000)
+  await waitFor(
+    "PgBouncer",
+    async () => {
+      const c = new pg.Client({ connectionString: API_URL.replace("/vpn", "/postgres"), connectionTimeoutMillis: 2000 })
+      c.on("error", () => {})
+      try {
+        await c.connect()
+        await c.query("select 1")
+        return true
+      } catch {
+        return false
+      } finally {
+        await c.end().catch(() => {})
+      }
+    },
+    20_000
+  )
 }
 
 /** A query on the current primary through HAProxy, retried across a failover. */
@@ -306,40 +336,41 @@ const runLoad = async (servers: ReadonlyArray<RunningServer>, plan: { id: number
     const server = servers[i]!
     const n = ++addressCounter
     const headers = { "x-forwarded-for": `10.77.${(n >> 8) & 255}.${n & 255}` }
-    const job = tick % 3 === 2 && tokens.length > 0
-      ? (async () => {
-        const token = tokens[(tick * 7) % tokens.length]!
-        let uuid = ""
-        const status = await timed(i, async () => {
-          const res = await call(server.base, "POST", "/v1/orders", {
-            token,
-            headers,
-            body: { plan_id: plan.id, cycle_id: plan.cycle },
-            timeoutMs: MAX_REQUEST_MS + 5000
-          })
-          uuid = res.status === 201 ? res.body.data.uuid : ""
-          return res
-        })
-        if (status === 201) acknowledgedInvoices.push(uuid)
-      })()
-      : (async () => {
-        const email = `failover.${n}.${Date.now().toString(36)}@example.test`
-        const password = strongPassword()
-        let token = ""
-        const status = await timed(i, async () => {
-          const res = await call(server.base, "POST", "/v1/auth/register", {
-            headers,
-            body: { name: "Failover", email, password, password_confirmation: password },
-            timeoutMs: MAX_REQUEST_MS + 5000
-          })
-          token = res.status === 201 ? res.body.data.token : ""
-          return res
-        })
-        if (status === 201) {
-          acknowledgedUsers.push(email)
-          tokens.push(token)
-        }
-      })()
+    const job =
+      tick % 3 === 2 && tokens.length > 0
+        ? (async () => {
+            const token = tokens[(tick * 7) % tokens.length]!
+            let uuid = ""
+            const status = await timed(i, async () => {
+              const res = await call(server.base, "POST", "/v1/orders", {
+                token,
+                headers,
+                body: { plan_id: plan.id, cycle_id: plan.cycle },
+                timeoutMs: MAX_REQUEST_MS + 5000
+              })
+              uuid = res.status === 201 ? res.body.data.uuid : ""
+              return res
+            })
+            if (status === 201) acknowledgedInvoices.push(uuid)
+          })()
+        : (async () => {
+            const email = `failover.${n}.${Date.now().toString(36)}@example.test`
+            const password = strongPassword()
+            let token = ""
+            const status = await timed(i, async () => {
+              const res = await call(server.base, "POST", "/v1/auth/register", {
+                headers,
+                body: { name: "Failover", email, password, password_confirmation: password },
+                timeoutMs: MAX_REQUEST_MS + 5000
+              })
+              token = res.status === 201 ? res.body.data.token : ""
+              return res
+            })
+            if (status === 201) {
+              acknowledgedUsers.push(email)
+              tokens.push(token)
+            }
+          })()
     inFlight.add(job)
     void job.finally(() => inFlight.delete(job))
     tick++
@@ -373,10 +404,14 @@ const listenersOnPrimary = async () => {
 const event = async (name: string, servers: ReadonlyArray<RunningServer>, act: () => Promise<void>) => {
   // synchronous_mode promotes only the synchronous standby: the cluster must have one again
   // (after the previous event) for a failover to be allowed at all
-  await waitFor(`${name}: a synchronous standby before the event`, async () => {
-    const [primary, sync] = [await leader(), await syncStandby()]
-    return primary !== undefined && sync !== undefined && sync.name !== primary.name
-  }, 90_000)
+  await waitFor(
+    `${name}: a synchronous standby before the event`,
+    async () => {
+      const [primary, sync] = [await leader(), await syncStandby()]
+      return primary !== undefined && sync !== undefined && sync.name !== primary.name
+    },
+    90_000
+  )
   const before = await leader()
   const from = performance.now()
   log(`${name}: leader ${before?.name ?? "?"}`)
@@ -391,10 +426,14 @@ const event = async (name: string, servers: ReadonlyArray<RunningServer>, act: (
   // LISTEN: both instances' catalogue and peer listeners on the new primary
   let listenMs = Number.NaN
   try {
-    listenMs = await waitFor(`${name}: LISTEN on the new primary`, async () => {
-      const rows = await listenersOnPrimary()
-      return rows.length === 2 && rows.every((r) => r.n === servers.length)
-    }, 15_000)
+    listenMs = await waitFor(
+      `${name}: LISTEN on the new primary`,
+      async () => {
+        const rows = await listenersOnPrimary()
+        return rows.length === 2 && rows.every((r) => r.n === servers.length)
+      },
+      15_000
+    )
   } catch (e) {
     problems.push((e as Error).message)
   }
@@ -454,30 +493,36 @@ const main = async () => {
     /** after each event: a plan created through A reaches both instances' GET /v1/plans */
     const planReachesBoth = async (name: string) => {
       let created: { id: number } | undefined
-      await waitFor(`${name}: a plan created`, async () => {
-        try {
-          created = await planOf(`After ${name}`)
+      await waitFor(
+        `${name}: a plan created`,
+        async () => {
+          try {
+            created = await planOf(`After ${name}`)
+            return true
+          } catch {
+            return false
+          }
+        },
+        20_000
+      )
+      const ms = await waitFor(
+        `${name}: the new plan on both instances`,
+        async () => {
+          for (const s of servers) {
+            const list = await call(s.base, "GET", "/v1/plans")
+            if (list.status !== 200 || !(list.body.data as Array<{ id: number }>).some((p) => p.id === created!.id)) return false
+          }
           return true
-        } catch {
-          return false
-        }
-      }, 20_000)
-      const ms = await waitFor(`${name}: the new plan on both instances`, async () => {
-        for (const s of servers) {
-          const list = await call(s.base, "GET", "/v1/plans")
-          if (list.status !== 200 || !(list.body.data as Array<{ id: number }>).some((p) => p.id === created!.id)) return false
-        }
-        return true
-      }, 5000)
+        },
+        5000
+      )
       log(`${name}: a plan created after it reached both instances in ${ms.toFixed(0)} ms`)
     }
 
     await event("switchover", servers, async () => {
       const from = await leader()
       const to = await syncStandby()
-      const out = Bun.spawnSync([
-        "patronictl", "-c", join(HA, "pg1.yml"), "switchover", "--leader", from!.name, "--candidate", to!.name, "--force"
-      ])
+      const out = Bun.spawnSync(["patronictl", "-c", join(HA, "pg1.yml"), "switchover", "--leader", from!.name, "--candidate", to!.name, "--force"])
       if (out.exitCode !== 0) problems.push(`switchover: ${out.stderr.toString()}`)
       await waitFor("the switchover", async () => (await leader())?.name === to!.name, 30_000).catch((e) => problems.push(String(e)))
     })
@@ -499,10 +544,14 @@ const main = async () => {
       patroni.kill("SIGKILL")
       await patroni.exited
       process.kill(pid, "SIGKILL")
-      await waitFor("a new leader", async () => {
-        const now = await leader()
-        return now !== undefined && now.name !== primary.name
-      }, 45_000).catch((e) => problems.push(String(e)))
+      await waitFor(
+        "a new leader",
+        async () => {
+          const now = await leader()
+          return now !== undefined && now.name !== primary.name
+        },
+        45_000
+      ).catch((e) => problems.push(String(e)))
       // the lost node comes back as a replica
       startPatroni(primary)
     })
@@ -518,20 +567,26 @@ const main = async () => {
     const lostUsers = acknowledgedUsers.length - new Set(users.map((u) => u.email)).size
     const lostInvoices = acknowledgedInvoices.length - new Set(invoices.map((i) => i.uuid)).size
     const total = acknowledgedUsers.length + acknowledgedInvoices.length
-    log(`requests ${outcomes.length}: ${outcomes.filter((o) => o.status === 503).length} x 503, ` +
-      `${outcomes.filter((o) => o.status >= 500 && o.status !== 503).length} other 5xx`)
+    log(
+      `requests ${outcomes.length}: ${outcomes.filter((o) => o.status === 503).length} x 503, ` +
+        `${outcomes.filter((o) => o.status >= 500 && o.status !== 503).length} other 5xx`
+    )
     log(`acknowledged ${total} (${acknowledgedUsers.length} registrations, ${acknowledgedInvoices.length} orders), lost ${lostUsers + lostInvoices}`)
     if (lostUsers + lostInvoices > 0) problems.push(`lost ${lostUsers} registrations and ${lostInvoices} orders`)
     // the reads that may lag come from the replicas (DATABASE_READ_URL): after the three events
     // they list every acknowledged registration, on both instances
     try {
-      const ms = await waitFor("the admin list on the replicas", async () => {
-        for (const s of servers) {
-          const list = await call(s.base, "GET", "/v1/admin/users?email=failover.", { token: adminToken })
-          if (list.status !== 200 || list.body.meta.total < acknowledgedUsers.length) return false
-        }
-        return true
-      }, 10_000)
+      const ms = await waitFor(
+        "the admin list on the replicas",
+        async () => {
+          for (const s of servers) {
+            const list = await call(s.base, "GET", "/v1/admin/users?email=failover.", { token: adminToken })
+            if (list.status !== 200 || list.body.meta.total < acknowledgedUsers.length) return false
+          }
+          return true
+        },
+        10_000
+      )
       log(`the admin list read on the replicas showed all ${acknowledgedUsers.length} registrations after ${ms.toFixed(0)} ms`)
     } catch (e) {
       problems.push((e as Error).message)
@@ -546,7 +601,15 @@ const main = async () => {
     const codes = await Promise.all(servers.map((s) => s.stop()))
     log(`instances stopped: exit codes ${codes.join(", ")}`)
     if (problems.length > 0) {
-      for (const s of servers) console.log(s.output().split("\n").filter((l) => /level=(ERROR|WARN)/.test(l)).slice(-20).join("\n"))
+      for (const s of servers)
+        console.log(
+          s
+            .output()
+            .split("\n")
+            .filter((l) => /level=(ERROR|WARN)/.test(l))
+            .slice(-20)
+            .join("\n")
+        )
     }
   }
 }

@@ -15,14 +15,7 @@ import type { Locale } from "../platform/i18n/Locale.ts"
 import { makePage } from "../platform/Page.ts"
 import { requestOrigin } from "../platform/RequestOrigin.ts"
 import type { Principal, Role, UserRecord } from "./Domain.ts"
-import {
-  AccountDisabled,
-  emailTaken,
-  invalidResetToken,
-  invalidVerifyToken,
-  LAST_ADMIN,
-  passwordIncorrect
-} from "./Errors.ts"
+import { AccountDisabled, emailTaken, invalidResetToken, invalidVerifyToken, LAST_ADMIN, passwordIncorrect } from "./Errors.ts"
 import { EmailChanges } from "./EmailChanges.ts"
 import { MailTokens } from "./MailTokens.ts"
 import { emailChangedMail, resetMail, verificationMail } from "./Mails.ts"
@@ -41,7 +34,7 @@ export const ADMIN_PAGE_SIZE = 15
  * account and the admin's view of users ([D20]-[D25], [D70]). Handlers call these, one per endpoint.
  */
 export class Accounts extends Effect.Service<Accounts>()("accounts/Accounts", {
-  effect: Effect.gen(function*() {
+  effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const clock = yield* AppClock
     const config = yield* AppConfig
@@ -79,7 +72,7 @@ export class Accounts extends Effect.Service<Accounts>()("accounts/Accounts", {
      * with which factor; never the code.
      */
     const signInMail = (userId: UserId, factor: { readonly factor: "otp" } | { readonly factor: "recovery_code"; readonly left: number }) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const origin = yield* FiberRef.get(requestOrigin)
         yield* notifications.security({
           userId,
@@ -97,24 +90,26 @@ export class Accounts extends Effect.Service<Accounts>()("accounts/Accounts", {
     const existing = (id: number) => Effect.flatMap(users.findById(id), orNotFound)
     /** the stored hash must match, else 422 under `field` ([D24], [D25]) */
     const checkPassword = (user: UserRecord, password: string, field: string) =>
-      Effect.flatMap(passwords.verify(password, user.password_hash), (ok) => ok ? Effect.void : Effect.fail(passwordIncorrect(field)))
+      Effect.flatMap(passwords.verify(password, user.password_hash), (ok) => (ok ? Effect.void : Effect.fail(passwordIncorrect(field))))
 
     /** [D120]: `locale` is the language the registration chose (from `Accept-Language`) */
     const register = (input: { readonly name: string; readonly email: string; readonly password: string }, locale: Locale = "en") =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         // a taken e-mail costs no hash; the unique index stays the judge of a race
         if (Option.isSome(yield* users.findByEmail(input.email))) return yield* Effect.fail(emailTaken())
         const passwordHash = yield* passwords.hash(input.password)
         const now = yield* clock.now
-        const created = yield* transaction(Effect.gen(function*() {
-          const user = yield* users.insert({ name: input.name, email: input.email, passwordHash, locale, now })
-          const token = yield* tokens.issue(user.id)
-          const verifyToken = yield* mailTokens.issue(user.id, "verify_email", now)
-          yield* securityMail("verify_email", user.id, verificationMail(config.appUrl, user, verifyToken, user.locale))
-          // [D101]: the new account's public fields, in its transaction
-          yield* domainEvents.emit({ type: "user.registered", data: { id: user.id, name: user.name, email: user.email, created_at: now.toISOString() } })
-          return { user, token }
-        })).pipe(Effect.catchTag("EmailTaken", () => Effect.fail(emailTaken())))
+        const created = yield* transaction(
+          Effect.gen(function* () {
+            const user = yield* users.insert({ name: input.name, email: input.email, passwordHash, locale, now })
+            const token = yield* tokens.issue(user.id)
+            const verifyToken = yield* mailTokens.issue(user.id, "verify_email", now)
+            yield* securityMail("verify_email", user.id, verificationMail(config.appUrl, user, verifyToken, user.locale))
+            // [D101]: the new account's public fields, in its transaction
+            yield* domainEvents.emit({ type: "user.registered", data: { id: user.id, name: user.name, email: user.email, created_at: now.toISOString() } })
+            return { user, token }
+          })
+        ).pipe(Effect.catchTag("EmailTaken", () => Effect.fail(emailTaken())))
         yield* outbox.wake
         return { token: created.token, user: created.user }
       })
@@ -126,7 +121,7 @@ export class Accounts extends Effect.Service<Accounts>()("accounts/Accounts", {
       readonly otp?: string | undefined
       readonly recovery_code?: string | undefined
     }) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const { email, password } = input
         const found = yield* users.findByEmail(email)
         if (Option.isNone(found)) {
@@ -151,12 +146,10 @@ export class Accounts extends Effect.Service<Accounts>()("accounts/Accounts", {
         if (user.status !== 1) return yield* Effect.fail(new AccountDisabled())
         // a wrong code is a failed sign-in; asking for the code is not
         const triedCode = (input.otp ?? "").trim() !== "" || (input.recovery_code ?? "").trim() !== ""
-        const factor = yield* twoFactor.signIn(user, input).pipe(
-          Effect.tapError(() => triedCode ? event("sign_in_failed", user.id, nobody) : Effect.void)
-        )
+        const factor = yield* twoFactor.signIn(user, input).pipe(Effect.tapError(() => (triedCode ? event("sign_in_failed", user.id, nobody) : Effect.void)))
         const self = { id: user.id, kind: "password" } as const
         if (outdated) yield* users.setPassword(user.id, yield* passwords.hash(password), yield* clock.now)
-        const signedIn = Effect.gen(function*() {
+        const signedIn = Effect.gen(function* () {
           if (factor.factor === "recovery_code") yield* event("recovery_code_used", user.id, self)
           const token = yield* tokens.issue(user.id, { secondFactor: factor.factor !== "none" })
           yield* event("sign_in", user.id, self, `session:${token.split("|")[0]}`)
@@ -171,65 +164,73 @@ export class Accounts extends Effect.Service<Accounts>()("accounts/Accounts", {
       })
 
     const forgotPassword = (email: string) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         // one statement for known and unknown addresses alike; only a known one gets a mail
         const now = yield* clock.now
-        const issued = yield* transaction(Effect.gen(function*() {
-          const issued = yield* mailTokens.issueResetFor(email, now)
-          if (Option.isSome(issued)) {
-            const owner = yield* users.findById(issued.value.userId)
-            const locale = Option.match(owner, { onNone: () => "en" as const, onSome: (u) => u.locale })
-            yield* securityMail("reset_password", issued.value.userId, resetMail(config.appUrl, email, issued.value.token, locale))
-          }
-          return issued
-        }))
+        const issued = yield* transaction(
+          Effect.gen(function* () {
+            const issued = yield* mailTokens.issueResetFor(email, now)
+            if (Option.isSome(issued)) {
+              const owner = yield* users.findById(issued.value.userId)
+              const locale = Option.match(owner, { onNone: () => "en" as const, onSome: (u) => u.locale })
+              yield* securityMail("reset_password", issued.value.userId, resetMail(config.appUrl, email, issued.value.token, locale))
+            }
+            return issued
+          })
+        )
         if (Option.isSome(issued)) yield* outbox.wake
       })
 
     const resetPassword = (input: { readonly token: string; readonly email: string; readonly password: string }) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         // the token first: a request that cannot reset costs no hash ([D23])
         if (Option.isNone(yield* mailTokens.peek(input.token, "reset_password", yield* clock.now, input.email))) {
           return yield* Effect.fail(invalidResetToken())
         }
         const passwordHash = yield* passwords.hash(input.password)
         const now = yield* clock.now
-        yield* transaction(Effect.gen(function*() {
-          const userId = yield* mailTokens.consume(input.token, "reset_password", now, input.email)
-          if (Option.isNone(userId)) return yield* Effect.fail(invalidResetToken())
-          yield* users.setPassword(userId.value, passwordHash, now)
-          yield* mailTokens.invalidate(userId.value, "reset_password")
-          // every session and every API key, with a mail saying so ([D114])
-          yield* revocations.afterReset(userId.value)
-          // configs and credentials handed out before the reset stop working ([D23], [D91])
-          yield* vpnAccess.revokeAll(userId.value)
-          return userId.value
-        })).pipe(Effect.tap((userId) => event("password_reset", userId, { id: null, kind: "none" })))
+        yield* transaction(
+          Effect.gen(function* () {
+            const userId = yield* mailTokens.consume(input.token, "reset_password", now, input.email)
+            if (Option.isNone(userId)) return yield* Effect.fail(invalidResetToken())
+            yield* users.setPassword(userId.value, passwordHash, now)
+            yield* mailTokens.invalidate(userId.value, "reset_password")
+            // every session and every API key, with a mail saying so ([D114])
+            yield* revocations.afterReset(userId.value)
+            // configs and credentials handed out before the reset stop working ([D23], [D91])
+            yield* vpnAccess.revokeAll(userId.value)
+            return userId.value
+          })
+        ).pipe(Effect.tap((userId) => event("password_reset", userId, { id: null, kind: "none" })))
         yield* outbox.wake
       })
 
     const verifyEmail = (token: string) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const now = yield* clock.now
         // the user verified, whose language the HTML page speaks ([D120])
-        return yield* transaction(Effect.gen(function*() {
-          const userId = yield* mailTokens.consume(token, "verify_email", now)
-          if (Option.isNone(userId)) return yield* Effect.fail(invalidVerifyToken())
-          yield* users.markVerified(userId.value, now)
-          return userId.value
-        }))
+        return yield* transaction(
+          Effect.gen(function* () {
+            const userId = yield* mailTokens.consume(token, "verify_email", now)
+            if (Option.isNone(userId)) return yield* Effect.fail(invalidVerifyToken())
+            yield* users.markVerified(userId.value, now)
+            return userId.value
+          })
+        )
       })
 
     const resendVerification = (caller: Principal) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const user = yield* existing(caller.userId)
         if (user.email_verified_at !== null) return "already-verified" as const
         const now = yield* clock.now
-        yield* transaction(Effect.gen(function*() {
-          yield* mailTokens.invalidate(user.id, "verify_email")
-          const token = yield* mailTokens.issue(user.id, "verify_email", now)
-          yield* securityMail("verify_email", user.id, verificationMail(config.appUrl, user, token, user.locale))
-        }))
+        yield* transaction(
+          Effect.gen(function* () {
+            yield* mailTokens.invalidate(user.id, "verify_email")
+            const token = yield* mailTokens.issue(user.id, "verify_email", now)
+            yield* securityMail("verify_email", user.id, verificationMail(config.appUrl, user, token, user.locale))
+          })
+        )
         yield* outbox.wake
         return "sent" as const
       })
@@ -238,28 +239,29 @@ export class Accounts extends Effect.Service<Accounts>()("accounts/Accounts", {
       caller: Principal,
       changes: { readonly name?: string | undefined; readonly email?: string | undefined; readonly locale?: Locale | undefined }
     ) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         // the e-mail leads to the password reset: a key never changes it ([D114])
         if (caller.kind === "api_key" && changes.email !== undefined) return yield* Effect.fail(new Forbidden())
         const now = yield* clock.now
         const before = yield* existing(caller.userId)
         const newEmail = changes.email
-        const { emailChanged, updated } = yield* transaction(Effect.gen(function*() {
-          // one user's e-mail changes in order, each counted against the limits of [D117]
-          const current: UserRecord = newEmail !== undefined && newEmail !== before.email
-            ? yield* Effect.flatMap(users.lock(caller.userId), orNotFound)
-            : before
-          const emailChanged = newEmail !== undefined && newEmail !== current.email
-          if (emailChanged) yield* emailChanges.admit(caller.userId, newEmail)
-          const updated = yield* Effect.flatMap(users.updateProfile(caller.userId, { ...changes, now }), orNotFound)
-          if (!emailChanged) return { emailChanged, updated }
-          // the old address's links must not verify the new one
-          yield* mailTokens.invalidate(caller.userId, "verify_email")
-          const verifyToken = yield* mailTokens.issue(caller.userId, "verify_email", now)
-          yield* securityMail("verify_email", caller.userId, verificationMail(config.appUrl, updated, verifyToken, updated.locale))
-          yield* securityMail("email_changed", caller.userId, emailChangedMail(current, updated.email, updated.locale))
-          return { emailChanged, updated }
-        })).pipe(Effect.catchTag("EmailTaken", () => Effect.fail(emailTaken())))
+        const { emailChanged, updated } = yield* transaction(
+          Effect.gen(function* () {
+            // one user's e-mail changes in order, each counted against the limits of [D117]
+            const current: UserRecord =
+              newEmail !== undefined && newEmail !== before.email ? yield* Effect.flatMap(users.lock(caller.userId), orNotFound) : before
+            const emailChanged = newEmail !== undefined && newEmail !== current.email
+            if (emailChanged) yield* emailChanges.admit(caller.userId, newEmail)
+            const updated = yield* Effect.flatMap(users.updateProfile(caller.userId, { ...changes, now }), orNotFound)
+            if (!emailChanged) return { emailChanged, updated }
+            // the old address's links must not verify the new one
+            yield* mailTokens.invalidate(caller.userId, "verify_email")
+            const verifyToken = yield* mailTokens.issue(caller.userId, "verify_email", now)
+            yield* securityMail("verify_email", caller.userId, verificationMail(config.appUrl, updated, verifyToken, updated.locale))
+            yield* securityMail("email_changed", caller.userId, emailChangedMail(current, updated.email, updated.locale))
+            return { emailChanged, updated }
+          })
+        ).pipe(Effect.catchTag("EmailTaken", () => Effect.fail(emailTaken())))
         if (emailChanged) {
           yield* event("email_changed", caller.userId, byCaller(caller))
           yield* outbox.wake
@@ -268,45 +270,47 @@ export class Accounts extends Effect.Service<Accounts>()("accounts/Accounts", {
       })
 
     const changePassword = (caller: Principal, current: string, password: string) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const user = yield* existing(caller.userId)
         yield* checkPassword(user, current, "current_password")
         const passwordHash = yield* passwords.hash(password)
         const now = yield* clock.now
-        yield* transaction(Effect.gen(function*() {
-          yield* users.setPassword(user.id, passwordHash, now)
-          yield* mailTokens.invalidate(user.id, "reset_password")
-          // every other session and every API key, with a mail saying so ([D114])
-          yield* revocations.afterPasswordChange(caller)
-        }))
+        yield* transaction(
+          Effect.gen(function* () {
+            yield* users.setPassword(user.id, passwordHash, now)
+            yield* mailTokens.invalidate(user.id, "reset_password")
+            // every other session and every API key, with a mail saying so ([D114])
+            yield* revocations.afterPasswordChange(caller)
+          })
+        )
         yield* event("password_changed", user.id, byCaller(caller))
         yield* outbox.wake
       })
 
     const deleteAccount = (caller: Principal, password: string) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const user = yield* existing(caller.userId)
         yield* checkPassword(user, password, "password")
         // one transaction ([D25]): the schema cascades to tokens, mail tokens, settings, tickets and
         // replies, services with their usage, VPN peers and credentials; invoices are detached
-        yield* transaction(Effect.gen(function*() {
-          yield* Effect.flatMap(users.lock(user.id), orNotFound)
-          yield* users.delete(user.id)
-        }))
+        yield* transaction(
+          Effect.gen(function* () {
+            yield* Effect.flatMap(users.lock(user.id), orNotFound)
+            yield* users.delete(user.id)
+          })
+        )
       })
 
     const listUsers = (query: { readonly email?: string | undefined; readonly page: number }) =>
-      Effect.map(
-        users.list({ email: query.email, limit: ADMIN_PAGE_SIZE, offset: (query.page - 1) * ADMIN_PAGE_SIZE }),
-        ({ rows, total }) =>
-          makePage({
-            rows,
-            total,
-            page: query.page,
-            perPage: ADMIN_PAGE_SIZE,
-            baseUrl: `${config.publicUrl}/v1/admin/users`,
-            query: [["email", query.email === undefined || query.email === "" ? undefined : query.email]]
-          })
+      Effect.map(users.list({ email: query.email, limit: ADMIN_PAGE_SIZE, offset: (query.page - 1) * ADMIN_PAGE_SIZE }), ({ rows, total }) =>
+        makePage({
+          rows,
+          total,
+          page: query.page,
+          perPage: ADMIN_PAGE_SIZE,
+          baseUrl: `${config.publicUrl}/v1/admin/users`,
+          query: [["email", query.email === undefined || query.email === "" ? undefined : query.email]]
+        })
       )
 
     /**
@@ -314,24 +318,26 @@ export class Accounts extends Effect.Service<Accounts>()("accounts/Accounts", {
      * ([D21]): the active admins are locked first, so two admins demoting each other leave one.
      */
     const updateUser = (id: UserId, changes: { readonly status?: number | undefined; readonly role?: Role | undefined }) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const now = yield* clock.now
-        return yield* transaction(Effect.gen(function*() {
-          const demotes = changes.role === "user" || changes.status === 0
-          if (demotes) {
-            const admins = yield* users.lockActiveAdmins
-            if (admins.length === 1 && admins[0] === id) {
-              const errors: Record<string, Array<string>> = {}
-              if (changes.role === "user") errors["role"] = [LAST_ADMIN]
-              if (changes.status === 0) errors["status"] = [LAST_ADMIN]
-              return yield* Effect.fail(new ValidationError({ errors }))
+        return yield* transaction(
+          Effect.gen(function* () {
+            const demotes = changes.role === "user" || changes.status === 0
+            if (demotes) {
+              const admins = yield* users.lockActiveAdmins
+              if (admins.length === 1 && admins[0] === id) {
+                const errors: Record<string, Array<string>> = {}
+                if (changes.role === "user") errors["role"] = [LAST_ADMIN]
+                if (changes.status === 0) errors["status"] = [LAST_ADMIN]
+                return yield* Effect.fail(new ValidationError({ errors }))
+              }
             }
-          }
-          const user = yield* Effect.flatMap(users.setAdminFields(id, { ...changes, now }), orNotFound)
-          // a disabled user's VPN access stops at once, and comes back when re-enabled ([D21], [D91])
-          if (changes.status !== undefined) yield* vpnAccess.setUserEnabled(id, changes.status === 1)
-          return user
-        }))
+            const user = yield* Effect.flatMap(users.setAdminFields(id, { ...changes, now }), orNotFound)
+            // a disabled user's VPN access stops at once, and comes back when re-enabled ([D21], [D91])
+            if (changes.status !== undefined) yield* vpnAccess.setUserEnabled(id, changes.status === 1)
+            return user
+          })
+        )
       })
 
     return {
@@ -339,33 +345,41 @@ export class Accounts extends Effect.Service<Accounts>()("accounts/Accounts", {
       login,
       logout: (caller: Principal) => tokens.revoke(caller.tokenId),
       /** every session, the caller's too; the API keys stay ([D114]) */
-      logoutAll: (caller: Principal) =>
-        transaction(revocations.signOutEverywhere(caller)).pipe(Effect.zipRight(outbox.wake)),
+      logoutAll: (caller: Principal) => transaction(revocations.signOutEverywhere(caller)).pipe(Effect.zipRight(outbox.wake)),
       forgotPassword,
       resetPassword,
       verifyEmail,
       resendVerification,
       user: (caller: Principal): Effect.Effect<UserRecord, NotFound> => existing(caller.userId),
       /** the language of a user ([D120]), if there is such a user */
-      localeOf: (userId: UserId): Effect.Effect<Option.Option<Locale>> => Effect.map(users.findById(userId), Option.map((u) => u.locale)),
+      localeOf: (userId: UserId): Effect.Effect<Option.Option<Locale>> =>
+        Effect.map(
+          users.findById(userId),
+          Option.map((u) => u.locale)
+        ),
       /** the language of the account of an e-mail ([D120]), if there is one */
       localeOfEmail: (email: string): Effect.Effect<Option.Option<Locale>> =>
-        Effect.map(users.findByEmail(email), Option.map((u) => u.locale)),
+        Effect.map(
+          users.findByEmail(email),
+          Option.map((u) => u.locale)
+        ),
       updateProfile,
       changePassword,
       settings: (caller: Principal) => users.settings(caller.userId),
-      updateSettings: (caller: Principal, changes: { readonly email_notifications?: boolean | undefined; readonly telegram_notifications?: boolean | undefined }) =>
+      updateSettings: (
+        caller: Principal,
+        changes: { readonly email_notifications?: boolean | undefined; readonly telegram_notifications?: boolean | undefined }
+      ) =>
         Effect.flatMap(clock.now, (now) =>
-          users.setSettings(caller.userId, { email: changes.email_notifications, telegram: changes.telegram_notifications }, now)).pipe(
-            Effect.zipRight(users.settings(caller.userId))
-          ),
+          users.setSettings(caller.userId, { email: changes.email_notifications, telegram: changes.telegram_notifications }, now)
+        ).pipe(Effect.zipRight(users.settings(caller.userId))),
       deleteAccount,
       listUsers,
       updateUser,
       sessions: tokens.sessions,
       /** one of the caller's sessions ends (404 for another user's, [D99]) */
       revokeSession: (caller: Principal, id: number) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           if (!(yield* tokens.revokeSession(caller.userId, id))) return yield* Effect.fail(new NotFound())
           yield* event("session_revoked", caller.userId, byCaller(caller), `session:${id}`)
         })

@@ -50,7 +50,7 @@ const LiveKey = Schema.Struct({
  * the authentication middleware); an expired or revoked (deleted) key is no key at all.
  */
 export class ApiKeys extends Effect.Service<ApiKeys>()("accounts/ApiKeys", {
-  effect: Effect.gen(function*() {
+  effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const clock = yield* AppClock
     const audit = yield* AuditLog
@@ -104,11 +104,8 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("accounts/ApiKeys", {
     })
 
     /** a new key; the admin scopes only for an admin, an expiry only in the future (422) */
-    const create = (
-      caller: Principal,
-      input: { readonly name: string; readonly scopes: ReadonlyArray<KeyScope>; readonly expires_at?: Date | undefined }
-    ) =>
-      Effect.gen(function*() {
+    const create = (caller: Principal, input: { readonly name: string; readonly scopes: ReadonlyArray<KeyScope>; readonly expires_at?: Date | undefined }) =>
+      Effect.gen(function* () {
         const now = yield* clock.now
         const errors: Record<string, Array<string>> = {}
         if (caller.role !== "admin" && input.scopes.some((s) => s.startsWith("admin:"))) errors["scopes"] = [ADMIN_SCOPES_FOR_ADMINS]
@@ -117,45 +114,49 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("accounts/ApiKeys", {
         const secret = randomToken(40)
         const scopes = [...new Set(input.scopes)]
         // the key, its audit entry and its security mail ([D96]: name, scopes, expiry; never the key) commit together
-        const row = yield* sql.withTransaction(Effect.gen(function*() {
-          const row = yield* insert({
-            userId: caller.userId,
-            name: input.name,
-            scopes: scopes.join(" "),
-            secretHash: sha256Hex(secret),
-            now,
-            expiresAt: input.expires_at ?? null,
-            // a key is no stronger than the session that made it ([D115])
-            secondFactor: caller.secondFactor
-          })
-          yield* audit.record({
-            action: "api_key_created",
-            actorId: caller.userId,
-            actorKind: caller.kind,
-            resource: `api_key:${row.id}`,
-            subjectId: caller.userId
-          })
-          const origin = yield* FiberRef.get(requestOrigin)
-          yield* notifications.security({
-            userId: caller.userId,
-            kind: "api-key-created",
-            view: {
-              key_id: row.id,
-              key_name: row.name,
-              scopes: row.scopes,
-              expires_at: row.expires_at,
-              created_at: row.created_at,
-              ip: origin.ip
-            }
-          })
-          return row
-        })).pipe(Effect.orDie)
+        const row = yield* sql
+          .withTransaction(
+            Effect.gen(function* () {
+              const row = yield* insert({
+                userId: caller.userId,
+                name: input.name,
+                scopes: scopes.join(" "),
+                secretHash: sha256Hex(secret),
+                now,
+                expiresAt: input.expires_at ?? null,
+                // a key is no stronger than the session that made it ([D115])
+                secondFactor: caller.secondFactor
+              })
+              yield* audit.record({
+                action: "api_key_created",
+                actorId: caller.userId,
+                actorKind: caller.kind,
+                resource: `api_key:${row.id}`,
+                subjectId: caller.userId
+              })
+              const origin = yield* FiberRef.get(requestOrigin)
+              yield* notifications.security({
+                userId: caller.userId,
+                kind: "api-key-created",
+                view: {
+                  key_id: row.id,
+                  key_name: row.name,
+                  scopes: row.scopes,
+                  expires_at: row.expires_at,
+                  created_at: row.created_at,
+                  ip: origin.ip
+                }
+              })
+              return row
+            })
+          )
+          .pipe(Effect.orDie)
         yield* notifications.wake
         return { id: row.id, name: row.name, scopes: row.scopes, expires_at: row.expires_at, key: `vpk_${row.id}_${secret}` }
       })
 
     const revoke = (caller: Principal, id: number) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const gone = yield* Effect.orDie(deleteOwn({ userId: caller.userId, id }))
         // another user's key reads as a missing one ([D11])
         if (Option.isNone(gone)) return yield* Effect.fail(new NotFound())

@@ -12,12 +12,12 @@ import { Tokens } from "./Tokens.ts"
  */
 export const BearerTokensLive = Layer.effect(
   BearerTokens,
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const tokens = yield* Tokens
     const keys = yield* ApiKeys
     const appKey = yield* AppKey
     return BearerTokens.of({
-      verify: (secret) => secret.startsWith("vpk_") ? keys.verify(secret) : tokens.verify(secret),
+      verify: (secret) => (secret.startsWith("vpk_") ? keys.verify(secret) : tokens.verify(secret)),
       csrfOf: (token) => appKey.sign(`vpn_csrf:${token}`)
     })
   })

@@ -48,7 +48,7 @@ const toContact = (r: typeof ContactRow.Type): Contact => ({
 
 /** How to reach a user, for the rooms that notify (support replies). Accounts owns the tables. */
 export class Contacts extends Effect.Service<Contacts>()("accounts/Contacts", {
-  effect: Effect.gen(function*() {
+  effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const byId = SqlSchema.findOne({
       Request: Schema.Int,
@@ -72,14 +72,10 @@ export class Contacts extends Effect.Service<Contacts>()("accounts/Contacts", {
         userIds.length === 0
           ? Effect.succeed(new Map())
           : byIds([...new Set(userIds)]).pipe(
-            Effect.map((rows) => new Map(rows.map((r) => [r.id, toContact(r)]))),
-            Effect.orDie
-          ),
-      find: (userId: UserId): Effect.Effect<Option.Option<Contact>> =>
-        byId(userId).pipe(
-          Effect.map(Option.map(toContact)),
-          Effect.orDie
-        )
+              Effect.map((rows) => new Map(rows.map((r) => [r.id, toContact(r)]))),
+              Effect.orDie
+            ),
+      find: (userId: UserId): Effect.Effect<Option.Option<Contact>> => byId(userId).pipe(Effect.map(Option.map(toContact)), Effect.orDie)
     } as const
   })
 }) {}
@@ -91,14 +87,19 @@ export class Contacts extends Effect.Service<Contacts>()("accounts/Contacts", {
  */
 export const RecipientsLive = Layer.effect(
   Recipients,
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const contacts = yield* Contacts
     const outbox = yield* Outbox
     const links = yield* TelegramLinks
     yield* outbox.registerUnreachable(TELEGRAM_CHANNEL, (chatId) =>
-      links.unlinkChat(chatId).pipe(
-        Effect.tap((userId) => Option.isSome(userId) ? Effect.logInfo("telegram: a chat blocked the bot and was unlinked", { user: userId.value }) : Effect.void)
-      ))
+      links
+        .unlinkChat(chatId)
+        .pipe(
+          Effect.tap((userId) =>
+            Option.isSome(userId) ? Effect.logInfo("telegram: a chat blocked the bot and was unlinked", { user: userId.value }) : Effect.void
+          )
+        )
+    )
     return Recipients.of(contacts)
   })
 ).pipe(Layer.provide(Layer.mergeAll(Contacts.Default, Outbox.Default, TelegramLinks.Default)))

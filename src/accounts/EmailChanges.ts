@@ -20,7 +20,7 @@ export const EMAIL_CHANGES_PER_ADDRESS_PER_DAY = 3
  * changes to it, so a burst of parallel requests lets exactly the limit through.
  */
 export class EmailChanges extends Effect.Service<EmailChanges>()("accounts/EmailChanges", {
-  effect: Effect.gen(function*() {
+  effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const clock = yield* AppClock
 
@@ -48,7 +48,7 @@ export class EmailChanges extends Effect.Service<EmailChanges>()("accounts/Email
 
     /** counts this change of `userId`'s e-mail to `email`, or fails with 429 past either limit */
     const admit = (userId: UserId, email: string) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const now = yield* clock.now
         const dayAgo = new Date(now.getTime() - DAY_MS)
         yield* Effect.orDie(lockAddress(email))

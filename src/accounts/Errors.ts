@@ -5,9 +5,13 @@ import { ValidationError } from "../platform/Errors.ts"
 /** The accounts room's own failures; field errors ([D12]) are the shared `ValidationError`. */
 
 /** Login to an account with `status` 0 ([D11], [D21]). */
-export class AccountDisabled extends Schema.TaggedError<AccountDisabled>()("AccountDisabled", {
-  message: Schema.optionalWith(Schema.String, { default: () => "Account disabled." })
-}, HttpApiSchema.annotations({ status: 403 })) {}
+export class AccountDisabled extends Schema.TaggedError<AccountDisabled>()(
+  "AccountDisabled",
+  {
+    message: Schema.optionalWith(Schema.String, { default: () => "Account disabled." })
+  },
+  HttpApiSchema.annotations({ status: 403 })
+) {}
 
 export const EMAIL_TAKEN = "The email has already been taken."
 export const PASSWORD_INCORRECT = "The password is incorrect."
@@ -30,7 +34,5 @@ export const TWO_FACTOR_NOT_ENABLED = "Two-factor authentication is not enabled.
 export const twoFactorCodeInvalid = (field: string) => ValidationError.field(field, TWO_FACTOR_CODE_INVALID)
 export const otpRequired = () => ValidationError.field("otp", OTP_REQUIRED)
 /** set-up while it is on, or turning off while it is off: reported under `two_factor` */
-export const twoFactorAlreadyEnabled = () =>
-  new ValidationError({ message: TWO_FACTOR_ALREADY_ENABLED, errors: { two_factor: [TWO_FACTOR_ALREADY_ENABLED] } })
-export const twoFactorNotEnabled = () =>
-  new ValidationError({ message: TWO_FACTOR_NOT_ENABLED, errors: { two_factor: [TWO_FACTOR_NOT_ENABLED] } })
+export const twoFactorAlreadyEnabled = () => new ValidationError({ message: TWO_FACTOR_ALREADY_ENABLED, errors: { two_factor: [TWO_FACTOR_ALREADY_ENABLED] } })
+export const twoFactorNotEnabled = () => new ValidationError({ message: TWO_FACTOR_NOT_ENABLED, errors: { two_factor: [TWO_FACTOR_NOT_ENABLED] } })

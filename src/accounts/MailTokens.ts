@@ -16,7 +16,7 @@ export const RESET_TTL_MS = 60 * 60 * 1000
 
 const TOKEN_LENGTH = 64
 
-const ttl = (purpose: MailTokenPurpose) => purpose === "verify_email" ? VERIFY_TTL_MS : RESET_TTL_MS
+const ttl = (purpose: MailTokenPurpose) => (purpose === "verify_email" ? VERIFY_TTL_MS : RESET_TTL_MS)
 
 /** A token as presented: its hash, what it is for, and (reset links) the e-mail it was sent to. */
 const Presented = Schema.Struct({
@@ -32,7 +32,7 @@ const OfUser = Schema.Struct({ user_id: UserId })
  * Using one is one atomic `update ... where used_at is null`, so two concurrent uses give one success.
  */
 export class MailTokens extends Effect.Service<MailTokens>()("accounts/MailTokens", {
-  effect: Effect.gen(function*() {
+  effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
 
     const insert = SqlSchema.void({
@@ -94,7 +94,7 @@ export class MailTokens extends Effect.Service<MailTokens>()("accounts/MailToken
 
     /** [D80] rev. 2: spent and expired tokens go, a batch at a time (no long lock) */
     const purgeSpent = (now: Date) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         let total = 0
         for (;;) {
           const gone = (yield* purgeBatch(now)).length

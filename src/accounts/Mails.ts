@@ -16,12 +16,7 @@ export const oneLine = (text: string): string => text.replace(/\r\n|[\n\r\u000b\
 
 const hello = (m: Catalogue, name: string) => fill(m.mail.hello, { name: oneLine(name) })
 
-export const verificationMail = (
-  appUrl: string,
-  to: { readonly name: string; readonly email: string },
-  token: string,
-  locale: Locale = "en"
-): Mail => {
+export const verificationMail = (appUrl: string, to: { readonly name: string; readonly email: string }, token: string, locale: Locale = "en"): Mail => {
   const m = messagesOf(locale)
   const t = m.mail.verify_email
   return {

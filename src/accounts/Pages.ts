@@ -28,11 +28,12 @@ button { margin-top: 1.5rem; padding: .6rem 1.2rem; font-size: 1rem; }
 .error { color: #a00000; }`
 
 const resetForm = (m: Catalogue, options: { readonly token: string; readonly email: string; readonly errors?: ReadonlyArray<string> }) => {
-  const errors = options.errors && options.errors.length > 0
-    ? `<div role="alert" class="error" id="errors"><p>${escapeHtml(m.page.reset_errors)}</p><ul>${
-      options.errors.map((e) => `<li>${escapeHtml(e)}</li>`).join("")
-    }</ul></div>`
-    : ""
+  const errors =
+    options.errors && options.errors.length > 0
+      ? `<div role="alert" class="error" id="errors"><p>${escapeHtml(m.page.reset_errors)}</p><ul>${options.errors
+          .map((e) => `<li>${escapeHtml(e)}</li>`)
+          .join("")}</ul></div>`
+      : ""
   return `${errors}
 <p>${escapeHtml(m.page.reset_intro)}</p>
 <form method="post" action="/reset-password">
@@ -55,7 +56,7 @@ const formErrors = (error: ParseResult.ParseError): ReadonlyArray<string> =>
     return issue.message.startsWith("The ") ? issue.message : `The ${label(field)} field is invalid.`
   })
 
-const formFields = Effect.gen(function*() {
+const formFields = Effect.gen(function* () {
   const request = yield* HttpServerRequest.HttpServerRequest
   const params = yield* Effect.orElseSucceed(request.urlParamsBody, () => [] as ReadonlyArray<readonly [string, string]>)
   const fields: Record<string, string> = {}
@@ -71,7 +72,7 @@ const pageLocale = (owner: Option.Option<Locale>) =>
   })
 
 export const PagesLive = HttpApiBuilder.group(Api, "accountsPages", (handlers) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const accounts = yield* Accounts
     const config = yield* AppConfig
     const page = (locale: Locale, status: number, title: (m: Catalogue) => string, body: (m: Catalogue) => string) => {
@@ -103,23 +104,36 @@ export const PagesLive = HttpApiBuilder.group(Api, "accountsPages", (handlers) =
               Effect.flatMap(Either.isRight(outcome) ? accounts.localeOf(outcome.right) : Effect.succeed(Option.none<Locale>()), pageLocale),
               (locale) =>
                 Either.isRight(outcome)
-                  ? page(locale, 200, (m) => m.page.verify_ok_title, (m) => `<p role="status">${escapeHtml(m.page.verify_ok)}</p>`)
+                  ? page(
+                      locale,
+                      200,
+                      (m) => m.page.verify_ok_title,
+                      (m) => `<p role="status">${escapeHtml(m.page.verify_ok)}</p>`
+                    )
                   : page(
-                    locale,
-                    422,
-                    (m) => m.page.verify_bad_title,
-                    (m) => `<p class="error" role="alert">${escapeHtml(m.page.verify_bad)}</p>\n<p>${escapeHtml(m.page.verify_bad_next)}</p>`
-                  )
+                      locale,
+                      422,
+                      (m) => m.page.verify_bad_title,
+                      (m) => `<p class="error" role="alert">${escapeHtml(m.page.verify_bad)}</p>\n<p>${escapeHtml(m.page.verify_bad_next)}</p>`
+                    )
             )
           )
-        ))
+        )
+      )
       .handle("resetPasswordPage", ({ urlParams }) =>
         Effect.map(Effect.flatMap(localeOfEmail(urlParams.email), pageLocale), (locale) =>
           urlParams.token
-            ? page(locale, 200, (m) => m.page.reset_title, (m) => resetForm(m, { token: urlParams.token!, email: urlParams.email ?? "" }))
-            : brokenResetLink(locale)))
+            ? page(
+                locale,
+                200,
+                (m) => m.page.reset_title,
+                (m) => resetForm(m, { token: urlParams.token!, email: urlParams.email ?? "" })
+              )
+            : brokenResetLink(locale)
+        )
+      )
       .handle("resetPasswordForm", () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const fields = yield* formFields
           const token = fields["token"] ?? ""
           const email = fields["email"] ?? ""
@@ -127,14 +141,26 @@ export const PagesLive = HttpApiBuilder.group(Api, "accountsPages", (handlers) =
           if (token === "") return brokenResetLink(locale)
           const decoded = Schema.decodeUnknownEither(ResetPasswordPayload, { errors: "all", onExcessProperty: "ignore" })(fields)
           if (Either.isLeft(decoded)) {
-            return page(locale, 422, (m) => m.page.reset_title, (m) => resetForm(m, { token, email, errors: formErrors(decoded.left) }))
+            return page(
+              locale,
+              422,
+              (m) => m.page.reset_title,
+              (m) => resetForm(m, { token, email, errors: formErrors(decoded.left) })
+            )
           }
           return yield* accounts.resetPassword(decoded.right).pipe(
             Effect.match({
               onSuccess: () =>
-                page(locale, 200, (m) => m.page.reset_done_title, (m) => `<p role="status">${escapeHtml(m.page.reset_done)}</p>`),
+                page(
+                  locale,
+                  200,
+                  (m) => m.page.reset_done_title,
+                  (m) => `<p role="status">${escapeHtml(m.page.reset_done)}</p>`
+                ),
               onFailure: () => brokenResetLink(locale)
             })
           )
-        }))
-  }))
+        })
+      )
+  })
+)

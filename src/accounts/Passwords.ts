@@ -19,7 +19,7 @@ const parametersOf = (encoded: string) => encoded.split("$").slice(0, 4).join("$
  * verifications run at once, so a burst of logins queues instead of exhausting memory.
  */
 export class Passwords extends Effect.Service<Passwords>()("accounts/Passwords", {
-  effect: Effect.gen(function*() {
+  effect: Effect.gen(function* () {
     const config = yield* AppConfig
     const metrics = yield* Metrics
     const pool = yield* Effect.makeSemaphore(Math.max(1, config.hashConcurrency))
@@ -35,10 +35,9 @@ export class Passwords extends Effect.Service<Passwords>()("accounts/Passwords",
           metrics.hashQueued(-1)
           metrics.hashRunning(1)
         })
-        return pool.withPermits(1)(Effect.zipRight(started, work)).pipe(
-          Effect.ensuring(Effect.sync(() => waiting ? metrics.hashQueued(-1) : metrics.hashRunning(-1))),
-          Effect.tap(lower)
-        )
+        return pool
+          .withPermits(1)(Effect.zipRight(started, work))
+          .pipe(Effect.ensuring(Effect.sync(() => (waiting ? metrics.hashQueued(-1) : metrics.hashRunning(-1)))), Effect.tap(lower))
       })
     const hash = (password: string) => inPool(Effect.promise(() => Bun.password.hash(password, ARGON2ID)))
     const verify = (password: string, encoded: string) =>

@@ -16,7 +16,7 @@ import type { UserId } from "../platform/Ids.ts"
  * the outbox after the commit.
  */
 export class Revocations extends Effect.Service<Revocations>()("accounts/Revocations", {
-  effect: Effect.gen(function*() {
+  effect: Effect.gen(function* () {
     const tokens = yield* Tokens
     const apiKeys = yield* ApiKeys
     const notifications = yield* Notifications
@@ -24,14 +24,14 @@ export class Revocations extends Effect.Service<Revocations>()("accounts/Revocat
 
     /** the mail says how many sessions and keys it revoked (or kept), in the user's language ([D120]) */
     const mail = (userId: UserId, kind: "password-reset" | "password-changed" | "signed-out-everywhere", counts: { sessions: number; keys: number }) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const origin = yield* FiberRef.get(requestOrigin)
         yield* notifications.security({ userId, kind, view: { ...counts, at: yield* clock.now, ip: origin.ip } })
       })
 
     /** after a password reset: nothing issued before it works, VPN access aside (the caller revokes it) */
     const afterReset = (userId: UserId) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const sessions = yield* tokens.revokeAll(userId)
         const keys = yield* apiKeys.revokeAll(userId)
         yield* mail(userId, "password-reset", { sessions, keys })
@@ -39,7 +39,7 @@ export class Revocations extends Effect.Service<Revocations>()("accounts/Revocat
 
     /** after a password change: the caller's own session stays */
     const afterPasswordChange = (caller: Principal) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const sessions = yield* tokens.revokeAll(caller.userId, { except: caller.tokenId })
         const keys = yield* apiKeys.revokeAll(caller.userId)
         yield* mail(caller.userId, "password-changed", { sessions, keys })
@@ -47,7 +47,7 @@ export class Revocations extends Effect.Service<Revocations>()("accounts/Revocat
 
     /** `POST /v1/auth/logout-all`: every session, the caller's included; the keys stay */
     const signOutEverywhere = (caller: Principal) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const sessions = yield* tokens.revokeAll(caller.userId)
         const keys = (yield* apiKeys.list(caller)).length
         yield* mail(caller.userId, "signed-out-everywhere", { sessions, keys })

@@ -9,7 +9,7 @@ import { Users } from "./Users.ts"
 
 /** Creates the admin of `email`, verified, unless an account holds that e-mail; safe on several instances at once. */
 const createAdmin = (email: string, password: string, name: string) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const users = yield* Users
     const passwords = yield* Passwords
     const clock = yield* AppClock
@@ -27,7 +27,7 @@ const createAdmin = (email: string, password: string, name: string) =>
  * account of that e-mail an admin. Never changes an existing password.
  */
 export const ensureAdmin = (email: string, password: string, name = "Administrator") =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const users = yield* Users
     const clock = yield* AppClock
     const normalised = email.trim().toLowerCase()
@@ -45,18 +45,18 @@ export const ensureAdmin = (email: string, password: string, name = "Administrat
  * admin, one warning line says so (promotion is the CLI's explicit `create-admin`).
  */
 export const bootstrapAdmin = (email: string, password: string) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const users = yield* Users
     const normalised = email.trim().toLowerCase()
     const found = yield* users.findByEmail(normalised)
     const existing = Option.isSome(found) ? found : yield* createAdmin(normalised, password, "Administrator")
     if (Option.isNone(existing)) return "created" as const
-    return existing.value.role === "admin" ? "exists" as const : "not-admin" as const
+    return existing.value.role === "admin" ? ("exists" as const) : ("not-admin" as const)
   }).pipe(Effect.provide(Layer.mergeAll(Users.Default, Passwords.Default)))
 
 /** What start-up makes sure of for accounts (the admin of ADMIN_EMAIL/ADMIN_PASSWORD, [D1]). */
 export const AccountsStartup = Layer.effectDiscard(
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const config = yield* AppConfig
     if (Option.isNone(config.adminEmail) || Option.isNone(config.adminPassword)) return
     const email = config.adminEmail.value

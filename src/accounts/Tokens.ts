@@ -30,7 +30,7 @@ const LiveToken = Schema.Struct({
  * compared in constant time, expiring `TOKEN_TTL_DAYS` after their last use.
  */
 export class Tokens extends Effect.Service<Tokens>()("accounts/Tokens", {
-  effect: Effect.gen(function*() {
+  effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const clock = yield* AppClock
     const config = yield* AppConfig
@@ -80,9 +80,10 @@ export class Tokens extends Effect.Service<Tokens>()("accounts/Tokens", {
     const revokeAllOf = SqlSchema.findAll({
       Request: Schema.Struct({ userId: Schema.Int, except: Schema.NullOr(Schema.Int) }),
       Result: Schema.Struct({ id: Schema.Int }),
-      execute: (r) => r.except === null
-        ? sql`delete from access_tokens where user_id = ${r.userId} returning id`
-        : sql`delete from access_tokens where user_id = ${r.userId} and id <> ${r.except} returning id`
+      execute: (r) =>
+        r.except === null
+          ? sql`delete from access_tokens where user_id = ${r.userId} returning id`
+          : sql`delete from access_tokens where user_id = ${r.userId} and id <> ${r.except} returning id`
     })
 
     /**
@@ -90,7 +91,7 @@ export class Tokens extends Effect.Service<Tokens>()("accounts/Tokens", {
      * whether its login passed the second factor ([D115])
      */
     const issue = (userId: UserId, options?: { readonly secondFactor?: boolean }) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const secret = randomToken(40)
         const origin = yield* FiberRef.get(requestOrigin)
         const row = yield* insert({
@@ -106,7 +107,7 @@ export class Tokens extends Effect.Service<Tokens>()("accounts/Tokens", {
 
     /** the user's live tokens, most recently used first; `current` is the caller's own ([D99]) */
     const sessions = (caller: Principal) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const now = yield* clock.now
         const rows = yield* liveOf({ userId: caller.userId, since: new Date(now.getTime() - ttlMs) })
         return rows.map((row) => ({ ...row, current: caller.kind === "token" && row.id === caller.tokenId }))
@@ -114,7 +115,7 @@ export class Tokens extends Effect.Service<Tokens>()("accounts/Tokens", {
 
     /** revokes one live token of the user's: false when it is not theirs (or not live) */
     const revokeSession = (userId: UserId, id: number) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const now = yield* clock.now
         return Option.isSome(yield* revokeOwn({ userId, id, since: new Date(now.getTime() - ttlMs) }))
       }).pipe(Effect.orDie)

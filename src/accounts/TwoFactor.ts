@@ -8,13 +8,7 @@ import { AppConfig } from "../platform/Config.ts"
 import { AppKey, constantTimeEqual, sha256Hex } from "../platform/Crypto.ts"
 import { orNotFound } from "../platform/Errors.ts"
 import type { Principal, TwoFactorState, UserRecord } from "./Domain.ts"
-import {
-  otpRequired,
-  passwordIncorrect,
-  twoFactorAlreadyEnabled,
-  twoFactorCodeInvalid,
-  twoFactorNotEnabled
-} from "./Errors.ts"
+import { otpRequired, passwordIncorrect, twoFactorAlreadyEnabled, twoFactorCodeInvalid, twoFactorNotEnabled } from "./Errors.ts"
 import { Passwords } from "./Passwords.ts"
 import { Users } from "./Users.ts"
 import type { UserId } from "../platform/Ids.ts"
@@ -76,7 +70,7 @@ const matchingRecovery = (state: TwoFactorState, code: string): Option.Option<st
  * factor of a sign-in. Secrets are sealed with the application key; codes are never logged.
  */
 export class TwoFactor extends Effect.Service<TwoFactor>()("accounts/TwoFactor", {
-  effect: Effect.gen(function*() {
+  effect: Effect.gen(function* () {
     const clock = yield* AppClock
     const config = yield* AppConfig
     const appKey = yield* AppKey
@@ -96,7 +90,7 @@ export class TwoFactor extends Effect.Service<TwoFactor>()("accounts/TwoFactor",
 
     /** a new secret waiting for its first code; a second call replaces it */
     const setUp = (caller: Principal) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const user = yield* Effect.flatMap(users.findById(caller.userId), orNotFound)
         if (user.two_factor) return yield* Effect.fail(twoFactorAlreadyEnabled())
         const { Secret, TOTP } = otpauth()
@@ -109,7 +103,7 @@ export class TwoFactor extends Effect.Service<TwoFactor>()("accounts/TwoFactor",
 
     /** a code of the pending secret turns it on; the recovery codes are shown this once */
     const confirm = (caller: Principal, code: string) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const state = yield* stateOf(caller.userId)
         if (state.secret !== null) return yield* Effect.fail(twoFactorAlreadyEnabled())
         const now = yield* clock.now
@@ -126,7 +120,7 @@ export class TwoFactor extends Effect.Service<TwoFactor>()("accounts/TwoFactor",
 
     /** the password (checked first) and a code or recovery code turn it off */
     const disable = (caller: Principal, password: string, code: string) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const user = yield* Effect.flatMap(users.findById(caller.userId), orNotFound)
         if (!(yield* passwords.verify(password, user.password_hash))) return yield* Effect.fail(passwordIncorrect("password"))
         const state = yield* stateOf(user.id)
@@ -144,7 +138,7 @@ export class TwoFactor extends Effect.Service<TwoFactor>()("accounts/TwoFactor",
      * was used (and, for a recovery code, how many are left: the sign-in mail tells it).
      */
     const signIn = (user: UserRecord, given: { readonly otp?: string | undefined; readonly recovery_code?: string | undefined }) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         if (!user.two_factor) return { factor: "none" } as const
         const otp = given.otp?.trim() ?? ""
         const recovery = given.recovery_code?.trim() ?? ""

@@ -26,11 +26,13 @@ export class EmailTaken extends Data.TaggedError("EmailTaken")<{}> {}
 
 /** a taken e-mail is the caller's to handle; any other failure is a defect */
 const uniqueEmail = <A>(effect: Effect.Effect<A, SqlError | ParseError | NoSuchElementException>): Effect.Effect<A, EmailTaken> =>
-  effect.pipe(Effect.catchTags({
-    SqlError: (e) => isUniqueViolation(e) ? Effect.fail(new EmailTaken()) : Effect.die(e),
-    ParseError: Effect.die,
-    NoSuchElementException: Effect.die
-  }))
+  effect.pipe(
+    Effect.catchTags({
+      SqlError: (e) => (isUniqueViolation(e) ? Effect.fail(new EmailTaken()) : Effect.die(e)),
+      ParseError: Effect.die,
+      NoSuchElementException: Effect.die
+    })
+  )
 
 /** Rows as the drivers hand them over (dates as `Date`). */
 const Row = Schema.typeSchema(UserRecord)
@@ -73,7 +75,7 @@ const ListQuery = Schema.Struct({ needle: Schema.NullOr(Schema.String), limit: S
  * failures are defects here, at the edge.
  */
 export class Users extends Effect.Service<Users>()("accounts/Users", {
-  effect: Effect.gen(function*() {
+  effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     // the admin list and its search may lag ([D126]): on the replicas when there are
     const readSql = yield* ReadSql
@@ -119,8 +121,7 @@ export class Users extends Effect.Service<Users>()("accounts/Users", {
     })
     const markVerifiedRow = SqlSchema.void({
       Request: Schema.Struct({ id: Id, now: Now }),
-      execute: (r) =>
-        sql`update users set email_verified_at = coalesce(email_verified_at, ${r.now}), updated_at = ${r.now} where id = ${r.id}`
+      execute: (r) => sql`update users set email_verified_at = coalesce(email_verified_at, ${r.now}), updated_at = ${r.now} where id = ${r.id}`
     })
     const setAdminFieldsRow = SqlSchema.findOne({
       Request: AdminChange,
@@ -272,12 +273,15 @@ export class Users extends Effect.Service<Users>()("accounts/Users", {
       findByEmail: (email: string) => Effect.orDie(byEmail(email.trim().toLowerCase())),
       /** locks the row until the transaction ends */
       lock: (id: number) => Effect.orDie(lockRow(id)),
-      updateProfile: (id: number, changes: {
-        readonly name?: string | undefined
-        readonly email?: string | undefined
-        readonly locale?: LocaleCode | undefined
-        readonly now: Date
-      }): Effect.Effect<Option.Option<UserRecord>, EmailTaken> =>
+      updateProfile: (
+        id: number,
+        changes: {
+          readonly name?: string | undefined
+          readonly email?: string | undefined
+          readonly locale?: LocaleCode | undefined
+          readonly now: Date
+        }
+      ): Effect.Effect<Option.Option<UserRecord>, EmailTaken> =>
         uniqueEmail(updateProfileRow({ id, name: changes.name ?? null, email: changes.email ?? null, locale: changes.locale ?? null, now: changes.now })),
       setPassword: (id: number, passwordHash: string, now: Date) => Effect.orDie(setPasswordRow({ id, passwordHash, now })),
       markVerified: (id: number, now: Date) => Effect.orDie(markVerifiedRow({ id, now })),
@@ -293,9 +297,7 @@ export class Users extends Effect.Service<Users>()("accounts/Users", {
           limit: options.limit,
           offset: options.offset
         }
-        return Effect.all({ total: Effect.map(countRows(query), (c) => c.total), rows: pageRows(query) }, { concurrency: 2 }).pipe(
-          Effect.orDie
-        )
+        return Effect.all({ total: Effect.map(countRows(query), (c) => c.total), rows: pageRows(query) }, { concurrency: 2 }).pipe(Effect.orDie)
       },
       /** the settings of [D24] and [D125] */
       settings: (id: number): Effect.Effect<Settings> => Effect.orDie(settingsRow(id)),
@@ -304,8 +306,7 @@ export class Users extends Effect.Service<Users>()("accounts/Users", {
         Effect.orDie(upsertSettings({ id, email: changes.email ?? null, telegram: changes.telegram ?? null, now })),
       twoFactor: (id: number) => Effect.orDie(twoFactorRow(id)),
       /** a new secret being set up; none when two-factor sign-in is on already */
-      setTwoFactorPending: (id: number, pending: string, now: Date) =>
-        Effect.orDie(setPendingRow({ id, pending, now })).pipe(Effect.map(Option.isSome)),
+      setTwoFactorPending: (id: number, pending: string, now: Date) => Effect.orDie(setPendingRow({ id, pending, now })).pipe(Effect.map(Option.isSome)),
       /**
        * turns on the pending secret `pending` with these recovery code hashes, `step` (the
        * confirming code's) spent; false when it is no longer pending

@@ -17,8 +17,7 @@ export const memoryUsers = (): Partial<UsersShape> => {
   const settings = new Map<number, Settings>()
   let nextId = 1
   const find = (id: number) => Effect.sync(() => Option.fromNullable(rows.get(id)))
-  const emailTaken = (email: string, except: number) =>
-    [...rows.values()].some((u) => u.id !== except && u.email.toLowerCase() === email.toLowerCase())
+  const emailTaken = (email: string, except: number) => [...rows.values()].some((u) => u.id !== except && u.email.toLowerCase() === email.toLowerCase())
   const change = (id: number, update: (u: UserRecord) => UserRecord) =>
     Option.map(Option.fromNullable(rows.get(id)), (u) => {
       const changed = update(u)
@@ -49,13 +48,11 @@ export const memoryUsers = (): Partial<UsersShape> => {
     lock: find,
     updateProfile: (id, changes) => {
       if (changes.email !== undefined && emailTaken(changes.email, id)) return Effect.fail(new EmailTaken())
-      return Effect.sync(() =>
-        change(id, (u) => ({ ...u, name: changes.name ?? u.name, email: changes.email ?? u.email, locale: changes.locale ?? u.locale })))
+      return Effect.sync(() => change(id, (u) => ({ ...u, name: changes.name ?? u.name, email: changes.email ?? u.email, locale: changes.locale ?? u.locale })))
     },
     setPassword: (id, passwordHash) => Effect.sync(() => void change(id, (u) => ({ ...u, password_hash: passwordHash }))),
     markVerified: (id, now) => Effect.sync(() => void change(id, (u) => ({ ...u, email_verified_at: u.email_verified_at ?? now }))),
-    setAdminFields: (id, changes) =>
-      Effect.sync(() => change(id, (u) => ({ ...u, status: changes.status ?? u.status, role: changes.role ?? u.role }))),
+    setAdminFields: (id, changes) => Effect.sync(() => change(id, (u) => ({ ...u, status: changes.status ?? u.status, role: changes.role ?? u.role }))),
     lockActiveAdmins: Effect.sync(() => [...rows.values()].filter((u) => u.role === "admin" && u.status === 1).map((u) => u.id)),
     delete: (id) => Effect.sync(() => void rows.delete(id)),
     list: ({ email, limit, offset }) =>

@@ -14,12 +14,16 @@ export class AuditApi extends HttpApiGroup.make("audit")
   .annotate(OpenApi.Description, "Your account's security events.")
   .add(
     HttpApiEndpoint.get("activity", "/account/activity")
-      .annotateContext(describe("List your account activity", "Your security events (sign-ins, failed sign-ins, password and e-mail changes, two-factor, API keys), newest first, paginated."))
+      .annotateContext(
+        describe(
+          "List your account activity",
+          "Your security events (sign-ins, failed sign-ins, password and e-mail changes, two-factor, API keys), newest first, paginated."
+        )
+      )
       .setUrlParams(Schema.Struct({ page: Schema.optional(PageParam) }))
       .addSuccess(OkPage(ActivityEvent, "AuditActivityPage"))
   )
-  .middlewareEndpoints(Authentication)
-{}
+  .middlewareEndpoints(Authentication) {}
 
 const text = (field: string) => Schema.String.annotations({ message: () => `The ${field} field must be a string.` })
 
@@ -34,16 +38,19 @@ export class AuditAdminApi extends HttpApiGroup.make("auditAdmin")
   .annotate(OpenApi.Description, "The audit log, for admins.")
   .add(
     HttpApiEndpoint.get("search", "/admin/audit")
-      .annotateContext(describe("Search the audit log (admin)", "Every admin write and security event, newest first, filtered by actor, action, resource and time."))
-      .setUrlParams(Schema.Struct({
-        actor: Schema.optional(ActorParam),
-        action: Schema.optional(text("action")),
-        resource: Schema.optional(text("resource")),
-        from: Schema.optional(timestamp("from")),
-        to: Schema.optional(timestamp("to")),
-        page: Schema.optional(PageParam)
-      }).annotations({ parseOptions: { errors: "all" } }))
+      .annotateContext(
+        describe("Search the audit log (admin)", "Every admin write and security event, newest first, filtered by actor, action, resource and time.")
+      )
+      .setUrlParams(
+        Schema.Struct({
+          actor: Schema.optional(ActorParam),
+          action: Schema.optional(text("action")),
+          resource: Schema.optional(text("resource")),
+          from: Schema.optional(timestamp("from")),
+          to: Schema.optional(timestamp("to")),
+          page: Schema.optional(PageParam)
+        }).annotations({ parseOptions: { errors: "all" } })
+      )
       .addSuccess(OkPage(AuditRecord, "AuditRecordPage"))
   )
-  .middlewareEndpoints(AdminAuthentication)
-{}
+  .middlewareEndpoints(AdminAuthentication) {}

@@ -63,7 +63,7 @@ const OfUser = Schema.Struct({ userId: Schema.Int, limit: Schema.Int, offset: Sc
  * clock, the address and user agent the request's ([D99]).
  */
 export class AuditLog extends Effect.Service<AuditLog>()("audit/AuditLog", {
-  effect: Effect.gen(function*() {
+  effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     // the log's searches may lag ([D126]): on the replicas when there are; entries are written on the primary
     const readSql = yield* ReadSql
@@ -112,14 +112,14 @@ export class AuditLog extends Effect.Service<AuditLog>()("audit/AuditLog", {
 
     /** appends one entry, with the time and the request's address and user agent */
     const record = (entry: AuditEntry) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const origin = yield* FiberRef.get(requestOrigin)
         yield* insert({ ...entry, now: yield* clock.now, ip: origin.ip, userAgent: origin.userAgent })
       }).pipe(Effect.orDie)
 
     /** the caller's security events, newest first, paginated like invoices ([D99], [D36]) */
     const activityOf = (userId: UserId, page: number) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const query = { userId, limit: AUDIT_PAGE_SIZE, offset: (page - 1) * AUDIT_PAGE_SIZE }
         const [rows, { total }] = yield* Effect.all([activityRows(query), activityTotal(query)])
         return makePage({ rows, total, page, perPage: AUDIT_PAGE_SIZE, baseUrl: `${config.publicUrl}/v1/account/activity` })
@@ -127,7 +127,7 @@ export class AuditLog extends Effect.Service<AuditLog>()("audit/AuditLog", {
 
     /** the log for admins, newest first, filtered ([D100]) */
     const search = (filters: AuditFilters, page: number) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const query = {
           actor: filters.actor ?? null,
           action: filters.action ?? null,

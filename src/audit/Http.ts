@@ -8,15 +8,18 @@ import { AuditLog } from "./AuditLog.ts"
 
 const AuditGroupLive = HttpApiBuilder.group(Api, "audit", (handlers) =>
   Effect.map(AuditLog, (audit) =>
-    handlers.handle("activity", ({ urlParams }) =>
-      Effect.flatMap(CurrentUser, (caller) => audit.activityOf(caller.userId, urlParams.page ?? 1)))))
+    handlers.handle("activity", ({ urlParams }) => Effect.flatMap(CurrentUser, (caller) => audit.activityOf(caller.userId, urlParams.page ?? 1)))
+  )
+)
 
 const AuditAdminGroupLive = HttpApiBuilder.group(Api, "auditAdmin", (handlers) =>
   Effect.map(AuditLog, (audit) =>
     handlers.handle("search", ({ urlParams }) => {
       const { page, ...filters } = urlParams
       return audit.search(filters, page ?? 1)
-    })))
+    })
+  )
+)
 
 /** Every handler of the audit room; its service comes from `DomainLive`. */
 export const AuditHttpLive = Layer.mergeAll(AuditGroupLive, AuditAdminGroupLive)
@@ -26,7 +29,7 @@ export const AdminWritesLive = Layer.effect(
   AdminWrites,
   Effect.map(AuditLog, (audit) =>
     AdminWrites.of({
-      record: (write) =>
-        audit.record({ action: write.action, actorId: write.actorId, actorKind: write.actorKind, resource: write.resource, subjectId: null })
-    }))
+      record: (write) => audit.record({ action: write.action, actorId: write.actorId, actorKind: write.actorKind, resource: write.resource, subjectId: null })
+    })
+  )
 )

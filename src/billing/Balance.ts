@@ -51,7 +51,7 @@ export interface Applied {
  * Call every write inside a transaction.
  */
 export class Balance extends Effect.Service<Balance>()("billing/Balance", {
-  effect: Effect.gen(function*() {
+  effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const clock = yield* AppClock
     const config = yield* AppConfig
@@ -66,8 +66,7 @@ export class Balance extends Effect.Service<Balance>()("billing/Balance", {
       })(undefined).pipe(Effect.orDie)
 
     const setAmount = (userId: UserId, currency: string, cents: number) =>
-      sql`update balances set amount = ${formatCents(cents)} where user_id = ${userId} and currency = ${currency}`
-        .pipe(Effect.asVoid, Effect.orDie)
+      sql`update balances set amount = ${formatCents(cents)} where user_id = ${userId} and currency = ${currency}`.pipe(Effect.asVoid, Effect.orDie)
 
     const writeLedger = (entry: { userId: UserId; currency: string; cents: number; reason: string; invoiceId: number | null }) =>
       Effect.flatMap(clock.now, (now) =>
@@ -83,14 +82,21 @@ export class Balance extends Effect.Service<Balance>()("billing/Balance", {
             )
             select t.id, t.amount::text as amount, t.currency, t.reason, i.uuid::text as invoice_uuid, t.created_at
             from t left join invoices i on i.id = t.invoice_id`
-        })(undefined)).pipe(Effect.orDie)
+        })(undefined)
+      ).pipe(Effect.orDie)
 
     /**
      * Adds `cents` (signed, not 0) to the balance with its ledger row; a debit below zero fails
      * `Insufficient balance.` and changes nothing. Returns the new balance in cents and the row.
      */
-    const adjust = (entry: { readonly userId: UserId; readonly currency: string; readonly cents: number; readonly reason: string; readonly invoiceId: number | null }) =>
-      Effect.gen(function*() {
+    const adjust = (entry: {
+      readonly userId: UserId
+      readonly currency: string
+      readonly cents: number
+      readonly reason: string
+      readonly invoiceId: number | null
+    }) =>
+      Effect.gen(function* () {
         if (entry.cents > 0) {
           yield* sql`insert into balances (user_id, currency, amount) values (${entry.userId}, ${entry.currency}, 0)
             on conflict (user_id, currency) do nothing`.pipe(Effect.orDie)
@@ -110,7 +116,7 @@ export class Balance extends Effect.Service<Balance>()("billing/Balance", {
      * debit naming the invoice. Run it in the transaction that made the invoice.
      */
     const applyTo = (invoice: { readonly id: number; readonly userId: UserId; readonly amount: string; readonly currency: string }) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const due = toCents(invoice.amount)
         if (due === 0) return { appliedCents: 0, leftCents: 0 } satisfies Applied
         const row = yield* locked(invoice.userId, invoice.currency)
@@ -133,11 +139,19 @@ export class Balance extends Effect.Service<Balance>()("billing/Balance", {
     const returnFrom = (invoice: { readonly id: number; readonly userId: UserId | null; readonly balanceApplied: string; readonly currency: string }) =>
       invoice.userId === null || toCents(invoice.balanceApplied) === 0
         ? Effect.void
-        : Effect.asVoid(Effect.catchTag(
-          adjust({ userId: invoice.userId, currency: invoice.currency, cents: toCents(invoice.balanceApplied), reason: "Invoice cancelled", invoiceId: invoice.id }),
-          "ValidationError",
-          Effect.die
-        ))
+        : Effect.asVoid(
+            Effect.catchTag(
+              adjust({
+                userId: invoice.userId,
+                currency: invoice.currency,
+                cents: toCents(invoice.balanceApplied),
+                reason: "Invoice cancelled",
+                invoiceId: invoice.id
+              }),
+              "ValidationError",
+              Effect.die
+            )
+          )
 
     // issue 27: the caller's reads built once, not per call
     const amountRows = SqlSchema.findAll({
@@ -166,7 +180,7 @@ export class Balance extends Effect.Service<Balance>()("billing/Balance", {
 
     /** [D109]: one page of the ledger, newest first */
     const transactionsPage = (userId: UserId, pageNo: number) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const rows = yield* transactionRows({ userId, offset: (pageNo - 1) * PER_PAGE })
         const total = rows[0]?.total_rows ?? (pageNo === 1 ? 0 : (yield* transactionCount(userId)).n)
         return makePage({
@@ -189,19 +203,26 @@ export class Balance extends Effect.Service<Balance>()("billing/Balance", {
 
     /** `user:currency` of each of these users' balances above zero (so that a batch funds only those invoices) */
     const holders = (userIds: ReadonlyArray<number>) =>
-      userIds.length === 0 ? Effect.succeed(new Set<string>() as ReadonlySet<string>) : SqlSchema.findAll({
-        Request: Schema.Void,
-        Result: Schema.Struct({ user_id: Schema.Int, currency: Schema.String }),
-        execute: () => sql`select user_id, currency from balances where user_id in ${sql.in([...new Set(userIds)])} and amount > 0`
-      })(undefined).pipe(Effect.map((rows) => new Set(rows.map((r) => `${r.user_id}:${r.currency}`)) as ReadonlySet<string>), Effect.orDie)
+      userIds.length === 0
+        ? Effect.succeed(new Set<string>() as ReadonlySet<string>)
+        : SqlSchema.findAll({
+            Request: Schema.Void,
+            Result: Schema.Struct({ user_id: Schema.Int, currency: Schema.String }),
+            execute: () => sql`select user_id, currency from balances where user_id in ${sql.in([...new Set(userIds)])} and amount > 0`
+          })(undefined).pipe(
+            Effect.map((rows) => new Set(rows.map((r) => `${r.user_id}:${r.currency}`)) as ReadonlySet<string>),
+            Effect.orDie
+          )
 
     /** [D109]: an admin's credit or debit, in a transaction of its own */
-    const adjustNow = (entry: Parameters<typeof adjust>[0]) =>
-      sql.withTransaction(adjust(entry)).pipe(Effect.catchTag("SqlError", Effect.die))
+    const adjustNow = (entry: Parameters<typeof adjust>[0]) => sql.withTransaction(adjust(entry)).pipe(Effect.catchTag("SqlError", Effect.die))
 
     return { adjust, adjustNow, applyTo, holders, returnFrom, amountsOf, transactionsPage, ledgerSums } as const
   })
 }) {
   /** issue 35: balances and ledger in memory (`BillingMemory.ts`) on the test's clock */
-  static readonly Test: Layer.Layer<Balance, never, AppClock> = Layer.effect(Balance, Effect.map(AppClock, (clock) => Balance.make(memoryBalance(clock))))
+  static readonly Test: Layer.Layer<Balance, never, AppClock> = Layer.effect(
+    Balance,
+    Effect.map(AppClock, (clock) => Balance.make(memoryBalance(clock)))
+  )
 }

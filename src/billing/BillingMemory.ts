@@ -31,7 +31,13 @@ export const memoryBalance = (clock: AppClock["Type"]): BalanceShape => {
   const ledger: Array<BalanceTransaction & { readonly userId: UserId }> = []
   const key = (userId: UserId, currency: string) => `${userId}:${currency}`
 
-  const adjust = (entry: { readonly userId: UserId; readonly currency: string; readonly cents: number; readonly reason: string; readonly invoiceId: number | null }) =>
+  const adjust = (entry: {
+    readonly userId: UserId
+    readonly currency: string
+    readonly cents: number
+    readonly reason: string
+    readonly invoiceId: number | null
+  }) =>
     Effect.flatMap(clock.now, (now) => {
       const before = amounts.get(key(entry.userId, entry.currency))
       const after = (before ?? 0) + entry.cents
@@ -50,45 +56,70 @@ export const memoryBalance = (clock: AppClock["Type"]): BalanceShape => {
     })
 
   const sums = (userId: UserId, of: (currency: string) => number) =>
-    [...new Set(ledger.filter((t) => t.userId === userId).map((t) => t.currency))].sort()
-      .map((currency) => ({ currency, amount: formatCents(of(currency)) }))
+    [...new Set(ledger.filter((t) => t.userId === userId).map((t) => t.currency))].sort().map((currency) => ({ currency, amount: formatCents(of(currency)) }))
 
   return {
     adjust,
     adjustNow: adjust,
     applyTo: (invoice) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const due = toCents(invoice.amount)
         const available = amounts.get(key(invoice.userId, invoice.currency)) ?? 0
         const applied = Math.min(available, due)
         if (applied === 0) return { appliedCents: 0, leftCents: due } satisfies Applied
-        yield* Effect.orDie(adjust({ userId: invoice.userId, currency: invoice.currency, cents: -applied, reason: "Applied to invoice", invoiceId: invoice.id }))
+        yield* Effect.orDie(
+          adjust({ userId: invoice.userId, currency: invoice.currency, cents: -applied, reason: "Applied to invoice", invoiceId: invoice.id })
+        )
         return { appliedCents: applied, leftCents: due - applied } satisfies Applied
       }),
     holders: (userIds) =>
-      Effect.sync(() =>
-        new Set([...amounts.entries()].filter(([k, cents]) => cents > 0 && userIds.includes(Number(k.split(":")[0]))).map(([k]) => k)) as ReadonlySet<string>),
+      Effect.sync(
+        () =>
+          new Set([...amounts.entries()].filter(([k, cents]) => cents > 0 && userIds.includes(Number(k.split(":")[0]))).map(([k]) => k)) as ReadonlySet<string>
+      ),
     returnFrom: (invoice) =>
       invoice.userId === null || toCents(invoice.balanceApplied) === 0
         ? Effect.void
-        : Effect.asVoid(Effect.orDie(adjust({
-          userId: invoice.userId,
-          currency: invoice.currency,
-          cents: toCents(invoice.balanceApplied),
-          reason: "Invoice cancelled",
-          invoiceId: invoice.id
-        }))),
+        : Effect.asVoid(
+            Effect.orDie(
+              adjust({
+                userId: invoice.userId,
+                currency: invoice.currency,
+                cents: toCents(invoice.balanceApplied),
+                reason: "Invoice cancelled",
+                invoiceId: invoice.id
+              })
+            )
+          ),
     amountsOf: (userId) =>
       Effect.sync(() =>
-        [...amounts.entries()].filter(([k]) => k.startsWith(`${userId}:`)).map(([k, cents]) => ({ currency: k.split(":")[1]!, amount: formatCents(cents) }))
-          .sort((a, b) => a.currency.localeCompare(b.currency))),
+        [...amounts.entries()]
+          .filter(([k]) => k.startsWith(`${userId}:`))
+          .map(([k, cents]) => ({ currency: k.split(":")[1]!, amount: formatCents(cents) }))
+          .sort((a, b) => a.currency.localeCompare(b.currency))
+      ),
     transactionsPage: (userId, pageNo) =>
       Effect.sync(() => {
-        const mine = ledger.filter((t) => t.userId === userId).reverse().map(({ userId: _, ...t }) => t)
-        return makePage({ rows: mine.slice((pageNo - 1) * 15, pageNo * 15), total: mine.length, page: pageNo, perPage: 15, baseUrl: "/v1/account/balance/transactions" })
+        const mine = ledger
+          .filter((t) => t.userId === userId)
+          .reverse()
+          .map(({ userId: _, ...t }) => t)
+        return makePage({
+          rows: mine.slice((pageNo - 1) * 15, pageNo * 15),
+          total: mine.length,
+          page: pageNo,
+          perPage: 15,
+          baseUrl: "/v1/account/balance/transactions"
+        })
       }),
     ledgerSums: (userId) =>
-      Effect.sync(() => sums(userId, (currency) => ledger.filter((t) => t.userId === userId && t.currency === currency).reduce((n, t) => n + (t.amount.startsWith("-") ? -toCents(t.amount.slice(1)) : toCents(t.amount)), 0)))
+      Effect.sync(() =>
+        sums(userId, (currency) =>
+          ledger
+            .filter((t) => t.userId === userId && t.currency === currency)
+            .reduce((n, t) => n + (t.amount.startsWith("-") ? -toCents(t.amount.slice(1)) : toCents(t.amount)), 0)
+        )
+      )
   }
 }
 
@@ -114,24 +145,27 @@ export const memoryInvoices = (clock: AppClock["Type"], catalog: Catalog, domain
     lock: byId,
     byUuid: (uuid) => Effect.sync(() => Option.fromNullable([...rows.values()].find((i) => i.uuid === uuid.toLowerCase()))),
     detail: (r) =>
-      Effect.map(catalog.rowsOf([r.plan_id], [r.cycle_id]), (c): InvoiceDetail => ({
-        id: r.id,
-        uuid: r.uuid,
-        amount: r.amount,
-        currency: r.currency,
-        status: r.status,
-        gateway: r.gateway,
-        created_at: r.created_at,
-        paid_at: r.paid_at,
-        discount: r.discount,
-        balance_applied: r.balance_applied,
-        refunded_amount: r.refunded_amount,
-        credit_notes: [],
-        promo_code: r.promo_code,
-        plan: { name: c.plan(r.plan_id).name },
-        cycle: { name: c.cycle(r.cycle_id).name, duration_days: c.cycle(r.cycle_id).duration_days },
-        due_date: r.due_date
-      })),
+      Effect.map(
+        catalog.rowsOf([r.plan_id], [r.cycle_id]),
+        (c): InvoiceDetail => ({
+          id: r.id,
+          uuid: r.uuid,
+          amount: r.amount,
+          currency: r.currency,
+          status: r.status,
+          gateway: r.gateway,
+          created_at: r.created_at,
+          paid_at: r.paid_at,
+          discount: r.discount,
+          balance_applied: r.balance_applied,
+          refunded_amount: r.refunded_amount,
+          credit_notes: [],
+          promo_code: r.promo_code,
+          plan: { name: c.plan(r.plan_id).name },
+          cycle: { name: c.cycle(r.cycle_id).name, duration_days: c.cycle(r.cycle_id).duration_days },
+          due_date: r.due_date
+        })
+      ),
     promoUsesOf: (userId, promoId) =>
       Effect.sync(() => [...rows.values()].filter((i) => i.user_id === userId && i.promo_code_id === promoId && i.status !== "cancelled").length),
     insert: (invoice: NewInvoice) =>
@@ -164,22 +198,23 @@ export const memoryInvoices = (clock: AppClock["Type"], catalog: Catalog, domain
         rows.set(created.id, created)
         return Effect.as(domainEvents.emit({ type: "invoice.created", data: invoiceEvent(created) }), created)
       }),
-    cancelPending: (id) =>
-      Effect.sync(() => rows.get(id)?.status === "pending" ? set(id, (i) => ({ ...i, status: "cancelled" })) : Option.none()),
+    cancelPending: (id) => Effect.sync(() => (rows.get(id)?.status === "pending" ? set(id, (i) => ({ ...i, status: "cancelled" })) : Option.none())),
     cancelPendingRenewals: () => Effect.succeed([]),
     markPaid: (id, transactionId, serviceId, now) =>
       Effect.sync(() => void set(id, (i) => ({ ...i, status: "paid", paid_at: now, transaction_id: transactionId, service_id: serviceId ?? i.service_id }))),
-    paymentOf: (transactionId) =>
-      Effect.sync(() => Option.map(Option.fromNullable(payments.get(transactionId)), (invoiceId) => ({ invoice_id: invoiceId }))),
+    paymentOf: (transactionId) => Effect.sync(() => Option.map(Option.fromNullable(payments.get(transactionId)), (invoiceId) => ({ invoice_id: invoiceId }))),
     recordPayment: (event) => Effect.sync(() => void payments.set(event.transactionId, event.invoiceId)),
     cancelOverdue: (limit) =>
       Effect.map(clock.now, (now) =>
-        [...rows.values()].filter((i) => i.status === "pending" && i.due_date.getTime() < now.getTime())
-          .sort((a, b) => a.due_date.getTime() - b.due_date.getTime()).slice(0, limit)
+        [...rows.values()]
+          .filter((i) => i.status === "pending" && i.due_date.getTime() < now.getTime())
+          .sort((a, b) => a.due_date.getTime() - b.due_date.getTime())
+          .slice(0, limit)
           .map((i) => {
             rows.set(i.id, { ...i, status: "cancelled" })
             return { id: i.id, promo_code_id: i.promo_code_id, user_id: i.user_id, currency: i.currency, balance_applied: i.balance_applied }
-          }))
+          })
+      )
   }
 }
 

@@ -27,7 +27,7 @@ const CancelledInvoice = Schema.Struct({
  * admin's ([D110]).
  */
 export class Cancellations extends Effect.Service<Cancellations>()("billing/Cancellations", {
-  effect: Effect.gen(function*() {
+  effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const services = yield* Services
     const cancellation = yield* Cancellation
@@ -41,7 +41,7 @@ export class Cancellations extends Effect.Service<Cancellations>()("billing/Canc
 
     /** the service's pending invoices become cancelled, giving back balance and promo uses */
     const cancelPendingOf = (serviceId: ServiceId) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const cancelled = yield* SqlSchema.findAll({
           Request: Schema.Void,
           Result: CancelledInvoice,
@@ -51,7 +51,7 @@ export class Cancellations extends Effect.Service<Cancellations>()("billing/Canc
         for (const i of cancelled) {
           yield* balance.returnFrom({ id: i.id, userId: i.user_id, balanceApplied: i.balance_applied, currency: i.currency })
         }
-        yield* catalog.releasePromoUses(cancelled.flatMap((i) => i.promo_code_id === null ? [] : [i.promo_code_id]))
+        yield* catalog.releasePromoUses(cancelled.flatMap((i) => (i.promo_code_id === null ? [] : [i.promo_code_id])))
       })
 
     /** the service as its routes answer it ([D34] with [D108], [D111]) */
@@ -59,20 +59,24 @@ export class Cancellations extends Effect.Service<Cancellations>()("billing/Canc
       Effect.flatMap(owned(userId, serviceId), (s) => Effect.map(schedules.of(s.id), (schedule) => ({ service: s, schedule })))
 
     const cancel = (userId: UserId, serviceId: ServiceId, at: "period_end" | "now") =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         yield* owned(userId, serviceId)
-        yield* sql.withTransaction(Effect.gen(function*() {
-          if (at === "now") yield* cancellation.now(serviceId, Option.some(userId))
-          else yield* cancellation.atPeriodEnd(userId, serviceId)
-          yield* cancelPendingOf(serviceId)
-        })).pipe(Effect.catchTag("SqlError", Effect.die))
+        yield* sql
+          .withTransaction(
+            Effect.gen(function* () {
+              if (at === "now") yield* cancellation.now(serviceId, Option.some(userId))
+              else yield* cancellation.atPeriodEnd(userId, serviceId)
+              yield* cancelPendingOf(serviceId)
+            })
+          )
+          .pipe(Effect.catchTag("SqlError", Effect.die))
         // [D123]: the payment pages of the invoices cancelled with it close
         yield* gateways.closeStale
         return yield* view(userId, serviceId)
       })
 
     const resume = (userId: UserId, serviceId: ServiceId) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         yield* owned(userId, serviceId)
         yield* cancellation.resume(userId, serviceId)
         return yield* view(userId, serviceId)

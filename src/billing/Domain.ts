@@ -90,9 +90,13 @@ export const toListItem = (r: typeof InvoiceListRow.Type): typeof InvoiceListIte
 })
 
 /** [D36]: paying (or cancelling) an invoice that is not pending. */
-export class InvoiceNotPayable extends Schema.TaggedError<InvoiceNotPayable>()("InvoiceNotPayable", {
-  message: Schema.optionalWith(Schema.String, { default: () => "Invoice is not payable." })
-}, HttpApiSchema.annotations({ status: 422 })) {}
+export class InvoiceNotPayable extends Schema.TaggedError<InvoiceNotPayable>()(
+  "InvoiceNotPayable",
+  {
+    message: Schema.optionalWith(Schema.String, { default: () => "Invoice is not payable." })
+  },
+  HttpApiSchema.annotations({ status: 422 })
+) {}
 
 const transactionMessage = "The transaction id field must be a string of at most 255 characters."
 
@@ -128,7 +132,7 @@ export const paymentWebhookContract = {
       in: "header",
       required: true,
       schema: { type: "string", pattern: "^t=\\d+,v1=[0-9a-fA-F]{64}$" },
-      description: "`t=<unix seconds>,v1=<hex HMAC-SHA256 of \"<t>.<raw body>\" with PAYMENT_WEBHOOK_SECRET>`; more than 300 s from now or wrong: 401."
+      description: '`t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" with PAYMENT_WEBHOOK_SECRET>`; more than 300 s from now or wrong: 401.'
     }
   ],
   requestBody: {
@@ -148,8 +152,7 @@ export const BalanceTransaction = Schema.Struct({
 }).annotations({ identifier: "BalanceTransaction" })
 export type BalanceTransaction = typeof BalanceTransaction.Type
 
-export const BalanceAmount = Schema.Struct({ currency: Schema.String, amount: Schema.String })
-  .annotations({ identifier: "BalanceAmount" })
+export const BalanceAmount = Schema.Struct({ currency: Schema.String, amount: Schema.String }).annotations({ identifier: "BalanceAmount" })
 
 /** [D124]: a card a user agreed to keep, as the payer sees it (the card itself stays at Stripe) */
 export const SavedCard = Schema.Struct({

@@ -51,7 +51,7 @@ export type AttemptOutcome = "paid" | "retry" | "expired" | "closed"
  * `expires_at`, [D35]); the next attempt finds the invoice paid and closes the dunning.
  */
 export class Dunning extends Effect.Service<Dunning>()("billing/Dunning", {
-  effect: Effect.gen(function*() {
+  effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const clock = yield* AppClock
     const config = yield* AppConfig
@@ -85,11 +85,13 @@ export class Dunning extends Effect.Service<Dunning>()("billing/Dunning", {
      * does not is only marked seen: it is cancelled at its due date as before. How many were seen.
      */
     const enterGrace = (limit: number) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const now = yield* clock.now
         const due = yield* dueRenewals({ now, limit })
         if (due.length === 0) return 0
-        const entered = new Set(yield* services.enterGrace(due.map((d) => ({ serviceId: d.service_id, expiresAt: d.expires_at, graceUntil: graceUntilOf(d.expires_at) }))))
+        const entered = new Set(
+          yield* services.enterGrace(due.map((d) => ({ serviceId: d.service_id, expiresAt: d.expires_at, graceUntil: graceUntilOf(d.expires_at) })))
+        )
         const rows = due.map((d) => ({
           invoice_id: d.invoice_id,
           service_id: d.service_id,
@@ -127,19 +129,24 @@ export class Dunning extends Effect.Service<Dunning>()("billing/Dunning", {
             where invoice_id in (select invoice_id from renewal_dunning where next_attempt_at <= ${now}
                                  order by next_attempt_at limit ${limit} for update skip locked)
             returning invoice_id, service_id, user_id, expires_at, grace_until, attempts`
-        })(undefined)).pipe(Effect.orDie)
+        })(undefined)
+      ).pipe(Effect.orDie)
 
     const close = (invoiceId: number) =>
       sql`update renewal_dunning set next_attempt_at = null where invoice_id = ${invoiceId}`.pipe(Effect.asVoid, Effect.orDie)
 
     /** the balance, then the newest saved card; a charge that failed says why */
     const collect = (row: DunningRow) =>
-      Effect.gen(function*() {
-        const funded = yield* sql.withTransaction(Effect.gen(function*() {
-          const invoice = yield* invoices.lock(row.invoice_id)
-          if (Option.isNone(invoice) || invoice.value.status !== "pending") return "closed" as const
-          return yield* funding.fund(invoice.value)
-        })).pipe(Effect.orDie)
+      Effect.gen(function* () {
+        const funded = yield* sql
+          .withTransaction(
+            Effect.gen(function* () {
+              const invoice = yield* invoices.lock(row.invoice_id)
+              if (Option.isNone(invoice) || invoice.value.status !== "pending") return "closed" as const
+              return yield* funding.fund(invoice.value)
+            })
+          )
+          .pipe(Effect.orDie)
         if (funded !== "pending") return { _tag: "Done", outcome: funded === "paid" ? "paid" : "closed" } as const
         const invoice = Option.getOrThrow(yield* invoices.byId(row.invoice_id))
         const card = (yield* customers.cardsOf(row.user_id))[0]
@@ -161,73 +168,93 @@ export class Dunning extends Effect.Service<Dunning>()("billing/Dunning", {
             detail: charge.message
           } as const
         }
-        const paid = yield* payments.markPaid(invoice.id, {
-          transactionId: charge.paymentIntent,
-          gateway: "stripe",
-          payload: { payment_intent: charge.paymentIntent, off_session: true, payment_method: card.method_id }
-        }).pipe(
-          Effect.as("paid" as const),
-          // paid meanwhile another way: the charge is money received, kept on the balance ([D123])
-          Effect.catchTag("InvoiceNotPayable", () =>
-            sql.withTransaction(balance.adjust({
-              userId: row.user_id, currency: invoice.currency, cents: toCents(invoice.amount), reason: "Renewal charge for a closed invoice", invoiceId: invoice.id
-            })).pipe(Effect.as("closed" as const), Effect.orDie)),
-          Effect.catchTag("ValidationError", () => Effect.succeed("closed" as const))
-        )
+        const paid = yield* payments
+          .markPaid(invoice.id, {
+            transactionId: charge.paymentIntent,
+            gateway: "stripe",
+            payload: { payment_intent: charge.paymentIntent, off_session: true, payment_method: card.method_id }
+          })
+          .pipe(
+            Effect.as("paid" as const),
+            // paid meanwhile another way: the charge is money received, kept on the balance ([D123])
+            Effect.catchTag("InvoiceNotPayable", () =>
+              sql
+                .withTransaction(
+                  balance.adjust({
+                    userId: row.user_id,
+                    currency: invoice.currency,
+                    cents: toCents(invoice.amount),
+                    reason: "Renewal charge for a closed invoice",
+                    invoiceId: invoice.id
+                  })
+                )
+                .pipe(Effect.as("closed" as const), Effect.orDie)
+            ),
+            Effect.catchTag("ValidationError", () => Effect.succeed("closed" as const))
+          )
         return { _tag: "Done", outcome: paid } as const
       })
 
     /** a failed attempt: its notice, then the next retry, or after the last one the end of the grace */
     const failed = (row: DunningRow, failure: Pick<RenewalFailedView, "reason" | "card"> & { readonly detail?: string }) =>
-      sql.withTransaction(Effect.gen(function*() {
-        const attempts = row.attempts + 1
-        // the next retry of the schedule still ahead (retries missed while no job ran are not made
-        // late, one after the other); none left: the grace is over
-        const now = yield* clock.now
-        const next = retryDays.map((_, n) => retryAt(row.expires_at, n)).find((t, n) => n >= attempts - 1 && t > now) ?? null
-        const final = next === null
-        yield* sql`update renewal_dunning set attempts = ${attempts}, next_attempt_at = ${next}, last_error = ${failure.detail === undefined ? failure.reason : `${failure.reason}: ${failure.detail}`}
+      sql
+        .withTransaction(
+          Effect.gen(function* () {
+            const attempts = row.attempts + 1
+            // the next retry of the schedule still ahead (retries missed while no job ran are not made
+            // late, one after the other); none left: the grace is over
+            const now = yield* clock.now
+            const next = retryDays.map((_, n) => retryAt(row.expires_at, n)).find((t, n) => n >= attempts - 1 && t > now) ?? null
+            const final = next === null
+            yield* sql`update renewal_dunning set attempts = ${attempts}, next_attempt_at = ${next}, last_error = ${failure.detail === undefined ? failure.reason : `${failure.reason}: ${failure.detail}`}
           where invoice_id = ${row.invoice_id}`
-        const invoice = Option.getOrThrow(yield* invoices.byId(row.invoice_id))
-        if (final) {
-          const cancelled = yield* invoices.cancelPending(row.invoice_id)
-          if (Option.isSome(cancelled)) {
-            yield* balance.returnFrom({ id: row.invoice_id, userId: row.user_id, balanceApplied: cancelled.value.balance_applied, currency: invoice.currency })
-          }
-          const gone = yield* services.expireGrace(row.service_id)
-          if (Option.isSome(gone)) {
-            const { plan } = yield* Effect.orDie(catalog.anyPlanAndCycle(gone.value.plan_id, gone.value.cycle_id))
+            const invoice = Option.getOrThrow(yield* invoices.byId(row.invoice_id))
+            if (final) {
+              const cancelled = yield* invoices.cancelPending(row.invoice_id)
+              if (Option.isSome(cancelled)) {
+                yield* balance.returnFrom({
+                  id: row.invoice_id,
+                  userId: row.user_id,
+                  balanceApplied: cancelled.value.balance_applied,
+                  currency: invoice.currency
+                })
+              }
+              const gone = yield* services.expireGrace(row.service_id)
+              if (Option.isSome(gone)) {
+                const { plan } = yield* Effect.orDie(catalog.anyPlanAndCycle(gone.value.plan_id, gone.value.cycle_id))
+                yield* notifications.notify({
+                  userId: row.user_id,
+                  kind: "expired",
+                  dedupeKey: `expired:${gone.value.id}:${gone.value.expires_at.toISOString()}`,
+                  view: { service_id: gone.value.id, plan_name: plan.name, expires_at: gone.value.expires_at }
+                })
+              }
+            }
             yield* notifications.notify({
               userId: row.user_id,
-              kind: "expired",
-              dedupeKey: `expired:${gone.value.id}:${gone.value.expires_at.toISOString()}`,
-              view: { service_id: gone.value.id, plan_name: plan.name, expires_at: gone.value.expires_at }
+              kind: "renewal-failed",
+              dedupeKey: `renewal-failed:${invoice.uuid}:${attempts}`,
+              view: {
+                invoice_uuid: invoice.uuid,
+                amount: invoice.amount,
+                currency: invoice.currency,
+                service_id: row.service_id,
+                reason: failure.reason,
+                card: failure.card,
+                attempt: attempts,
+                grace_until: row.grace_until,
+                next_attempt_at: next,
+                final
+              }
             })
-          }
-        }
-        yield* notifications.notify({
-          userId: row.user_id,
-          kind: "renewal-failed",
-          dedupeKey: `renewal-failed:${invoice.uuid}:${attempts}`,
-          view: {
-            invoice_uuid: invoice.uuid,
-            amount: invoice.amount,
-            currency: invoice.currency,
-            service_id: row.service_id,
-            reason: failure.reason,
-            card: failure.card,
-            attempt: attempts,
-            grace_until: row.grace_until,
-            next_attempt_at: next,
-            final
-          }
-        })
-        return final ? "expired" as const : "retry" as const
-      })).pipe(Effect.orDie)
+            return final ? ("expired" as const) : ("retry" as const)
+          })
+        )
+        .pipe(Effect.orDie)
 
     /** [D124]: one attempt of a claimed renewal (its charge outside any transaction) */
     const attempt = (row: DunningRow): Effect.Effect<AttemptOutcome> =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const service = yield* services.findById(row.service_id)
         // the grace ended another way (a payment of another invoice, an admin): nothing more to do
         if (Option.isNone(service) || service.value.status !== "grace") {
@@ -256,4 +283,3 @@ export class Dunning extends Effect.Service<Dunning>()("billing/Dunning", {
     Catalog.Default
   ]
 }) {}
-

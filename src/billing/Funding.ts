@@ -12,12 +12,18 @@ import { UserId } from "../platform/Ids.ts"
  * row stays locked until it commits, so two invoices never spend the same money.
  */
 export class Funding extends Effect.Service<Funding>()("billing/Funding", {
-  effect: Effect.gen(function*() {
+  effect: Effect.gen(function* () {
     const balance = yield* Balance
     const payments = yield* Payments
 
-    const fund = (invoice: { readonly id: number; readonly user_id: UserId | null; readonly amount: string; readonly currency: string; readonly status: string }) =>
-      Effect.gen(function*() {
+    const fund = (invoice: {
+      readonly id: number
+      readonly user_id: UserId | null
+      readonly amount: string
+      readonly currency: string
+      readonly status: string
+    }) =>
+      Effect.gen(function* () {
         if (invoice.user_id === null || invoice.status !== "pending") return "pending" as const
         const applied = yield* balance.applyTo({ id: invoice.id, userId: invoice.user_id, amount: invoice.amount, currency: invoice.currency })
         if (applied.appliedCents === 0 || applied.leftCents > 0) return "pending" as const
@@ -30,7 +36,5 @@ export class Funding extends Effect.Service<Funding>()("billing/Funding", {
   dependencies: [Balance.Default, Payments.Default]
 }) {
   /** issue 35: the rule over `Balance.Test` (given to the test too); `Payments` is the test's */
-  static readonly Test: Layer.Layer<Funding | Balance, never, Payments | AppClock> = Funding.DefaultWithoutDependencies.pipe(
-    Layer.provideMerge(Balance.Test)
-  )
+  static readonly Test: Layer.Layer<Funding | Balance, never, Payments | AppClock> = Funding.DefaultWithoutDependencies.pipe(Layer.provideMerge(Balance.Test))
 }

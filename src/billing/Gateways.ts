@@ -29,13 +29,16 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
  * signed with APP_KEY, valid 30 minutes; the pay page shows bank-transfer instructions and an
  * operator records the payment (admin mark-paid, or a bank integration calling the webhook).
  */
-export class ManualGateway extends Context.Tag("billing/ManualGateway")<ManualGateway, PaymentGateway & {
-  /** the pay page's check: signature (constant time), then expiry */
-  readonly checkLink: (uuid: string, expires: string | undefined, signature: string | undefined) => Effect.Effect<LinkCheck>
-}>() {
+export class ManualGateway extends Context.Tag("billing/ManualGateway")<
+  ManualGateway,
+  PaymentGateway & {
+    /** the pay page's check: signature (constant time), then expiry */
+    readonly checkLink: (uuid: string, expires: string | undefined, signature: string | undefined) => Effect.Effect<LinkCheck>
+  }
+>() {
   static readonly Live = Layer.effect(
     ManualGateway,
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const config = yield* AppConfig
       const clock = yield* AppClock
       const appKey = yield* AppKey
@@ -54,7 +57,7 @@ export class ManualGateway extends Context.Tag("billing/ManualGateway")<ManualGa
           }),
         // [D123] [D40]: `X-Signature` over the raw body, then the event; its transaction id is the event's id
         parseWebhook: (delivery) =>
-          Effect.gen(function*() {
+          Effect.gen(function* () {
             const secret = yield* Option.match(config.paymentWebhookSecret, { onNone: () => Effect.fail(new NotFound()), onSome: Effect.succeed })
             yield* verifyManualSignature(Redacted.value(secret), yield* clock.now, delivery.raw, delivery.headers["x-signature"])
             const { body, event } = yield* decodeManualEvent(delivery.raw)
@@ -90,37 +93,43 @@ export const invalidGateway = () => ValidationError.field("gateway", "The select
  * registry lists the ones the deployment serves ([D112]: `manual` always, `stripe` when its keys
  * are set). Other rooms resolve a gateway by name here, and refund through it ([D110]).
  */
-export class PaymentGateways extends Context.Tag("billing/PaymentGateways")<PaymentGateways, {
-  readonly get: (name: string) => Option.Option<PaymentGateway>
-  /** the enabled gateways, in the order a payer sees them */
-  readonly list: ReadonlyArray<PaymentGateway>
-  /** the named gateway, or the default (DEFAULT_GATEWAY, else `manual`); unknown or disabled: 422 `errors.gateway` */
-  readonly resolve: (name: string | null | undefined) => Effect.Effect<PaymentGateway, ValidationError>
-  /**
-   * [D123] (issue 34): every gateway closes its payment pages of invoices no longer pending. Call
-   * it after the transaction that cancelled (or paid) invoices commits; it never fails.
-   */
-  readonly closeStale: Effect.Effect<void>
-}>() {
+export class PaymentGateways extends Context.Tag("billing/PaymentGateways")<
+  PaymentGateways,
+  {
+    readonly get: (name: string) => Option.Option<PaymentGateway>
+    /** the enabled gateways, in the order a payer sees them */
+    readonly list: ReadonlyArray<PaymentGateway>
+    /** the named gateway, or the default (DEFAULT_GATEWAY, else `manual`); unknown or disabled: 422 `errors.gateway` */
+    readonly resolve: (name: string | null | undefined) => Effect.Effect<PaymentGateway, ValidationError>
+    /**
+     * [D123] (issue 34): every gateway closes its payment pages of invoices no longer pending. Call
+     * it after the transaction that cancelled (or paid) invoices commits; it never fails.
+     */
+    readonly closeStale: Effect.Effect<void>
+  }
+>() {
   static readonly fromList = (gateways: ReadonlyArray<PaymentGateway>, defaultName = "manual") => {
     const byName = new Map(gateways.map((g) => [g.name, g] as const))
     const get = (name: string) => Option.fromNullable(byName.get(name))
     return PaymentGateways.of({
       get,
       list: gateways,
-      resolve: (name) =>
-        Option.match(get(name ?? defaultName), { onNone: () => Effect.fail(invalidGateway()), onSome: Effect.succeed }),
-      closeStale: Effect.forEach(gateways, (g) =>
-        g.closeStale === undefined
-          ? Effect.void
-          : g.closeStale.pipe(Effect.catchAllCause((cause) => Effect.logWarning(`${g.name}: closing payment pages failed`, cause))), { discard: true })
+      resolve: (name) => Option.match(get(name ?? defaultName), { onNone: () => Effect.fail(invalidGateway()), onSome: Effect.succeed }),
+      closeStale: Effect.forEach(
+        gateways,
+        (g) =>
+          g.closeStale === undefined
+            ? Effect.void
+            : g.closeStale.pipe(Effect.catchAllCause((cause) => Effect.logWarning(`${g.name}: closing payment pages failed`, cause))),
+        { discard: true }
+      )
     })
   }
 
   /** `manual`, and `stripe` and `cryptobot` when configured ([D123]) */
   static readonly Live = Layer.effect(
     PaymentGateways,
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const config = yield* AppConfig
       const manual = yield* ManualGateway
       const stripe = yield* StripeGateway
@@ -137,6 +146,4 @@ export class PaymentGateways extends Context.Tag("billing/PaymentGateways")<Paym
 }
 
 /** The registry with the built-in gateways under it. */
-export const GatewaysLive = PaymentGateways.Live.pipe(
-  Layer.provideMerge(Layer.mergeAll(ManualGateway.Live, StripeGateway.Live, CryptoBotGateway.Live))
-)
+export const GatewaysLive = PaymentGateways.Live.pipe(Layer.provideMerge(Layer.mergeAll(ManualGateway.Live, StripeGateway.Live, CryptoBotGateway.Live)))

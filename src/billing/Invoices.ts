@@ -84,7 +84,7 @@ const PageQuery = Schema.Struct({ userId: Schema.Int, status: Schema.NullOr(Sche
  * caller's transaction when there is one.
  */
 export class Invoices extends Effect.Service<Invoices>()("billing/Invoices", {
-  effect: Effect.gen(function*() {
+  effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const clock = yield* AppClock
     const catalog = yield* Catalog
@@ -123,9 +123,7 @@ export class Invoices extends Effect.Service<Invoices>()("billing/Invoices", {
     })
     /** [D110]: the invoice's credit notes, oldest first (none unless it was refunded) */
     const creditNotesOf = (r: Invoice) =>
-      r.refunded_amount === "0.00"
-        ? Effect.succeed<ReadonlyArray<CreditNote>>([])
-        : Effect.orDie(creditNoteRows({ id: r.id, uuid: r.uuid }))
+      r.refunded_amount === "0.00" ? Effect.succeed<ReadonlyArray<CreditNote>>([]) : Effect.orDie(creditNoteRows({ id: r.id, uuid: r.uuid }))
 
     /** the detail fields, with the plan's and cycle's names */
     const detail = (r: Invoice) =>
@@ -152,7 +150,7 @@ export class Invoices extends Effect.Service<Invoices>()("billing/Invoices", {
       })
 
     // issue 27: the list's statements built once; the page reads only the columns it shows
-    const statusFilter = (status: string | null) => status === null ? sql`` : sql`and status = ${status}`
+    const statusFilter = (status: string | null) => (status === null ? sql`` : sql`and status = ${status}`)
     const pageRows = SqlSchema.findAll({
       Request: PageQuery,
       Result: PageRow,
@@ -174,7 +172,8 @@ export class Invoices extends Effect.Service<Invoices>()("billing/Invoices", {
         // a page past the end has no row to carry the total: only then is it counted on its own
         found.length > 0 || page === 1
           ? Effect.succeed({ rows: found, total: found[0]?.total_rows ?? 0 })
-          : Effect.map(countOf({ userId, status }), (count) => ({ rows: found, total: count.n }))).pipe(Effect.orDie)
+          : Effect.map(countOf({ userId, status }), (count) => ({ rows: found, total: count.n }))
+      ).pipe(Effect.orDie)
 
     /** [D36]: one page of the caller's invoices in their wire form, with its meta and links */
     const listPage = (userId: UserId, status: string | undefined, pageNo: number) =>
@@ -186,7 +185,8 @@ export class Invoices extends Effect.Service<Invoices>()("billing/Invoices", {
           perPage: PER_PAGE,
           baseUrl: `${config.publicUrl}/v1/invoices`,
           query: [["status", status]]
-        }))
+        })
+      )
 
     /** [D33] (rev. 2): the caller's pending or paid invoices with the promo */
     const promoUsesOf = (userId: UserId, promoId: number) =>
@@ -195,7 +195,10 @@ export class Invoices extends Effect.Service<Invoices>()("billing/Invoices", {
         Result: Count,
         execute: () => sql`select count(*)::int as n from invoices
           where user_id = ${userId} and promo_code_id = ${promoId} and status in ('pending', 'paid')`
-      })(undefined).pipe(Effect.map((r) => r.n), Effect.orDie)
+      })(undefined).pipe(
+        Effect.map((r) => r.n),
+        Effect.orDie
+      )
 
     const insert = (invoice: NewInvoice) =>
       Effect.flatMap(clock.now, (now) =>
@@ -209,7 +212,8 @@ export class Invoices extends Effect.Service<Invoices>()("billing/Invoices", {
                     ${invoice.discount}, ${invoice.currency}, ${invoice.status}, ${invoice.gateway ?? "manual"}, ${invoice.promoCode},
                     ${invoice.promoId}, ${invoice.dueDate}, ${now}, ${invoice.saveCard ?? false})
             returning ${columns}`
-        })(undefined)).pipe(
+        })(undefined)
+      ).pipe(
         Effect.orDie,
         // [D101], in the caller's transaction
         Effect.tap((created) => domainEvents.emit({ type: "invoice.created", data: invoiceEvent(created) }))
@@ -234,7 +238,13 @@ export class Invoices extends Effect.Service<Invoices>()("billing/Invoices", {
       })(undefined).pipe(Effect.orDie)
 
     /** [D113]: the period the payment bought is kept for the invoice's document */
-    const markPaid = (id: number, transactionId: string | null, serviceId: ServiceId | null, now: Date, period: { readonly from: Date; readonly to: Date } | null = null) =>
+    const markPaid = (
+      id: number,
+      transactionId: string | null,
+      serviceId: ServiceId | null,
+      now: Date,
+      period: { readonly from: Date; readonly to: Date } | null = null
+    ) =>
       sql`update invoices set status = 'paid', paid_at = ${now}, transaction_id = ${transactionId},
             service_id = coalesce(${serviceId}, service_id),
             period_start = ${period?.from ?? null}, period_end = ${period?.to ?? null} where id = ${id}`.pipe(Effect.asVoid)
@@ -249,8 +259,7 @@ export class Invoices extends Effect.Service<Invoices>()("billing/Invoices", {
 
     const recordPayment = (event: { gateway: string; transactionId: string; invoiceId: number; payload: unknown; now: Date }) =>
       sql`insert into payment_events (gateway, transaction_id, invoice_id, payload, created_at)
-        values (${event.gateway}, ${event.transactionId}, ${event.invoiceId}, ${JSON.stringify(event.payload)}::jsonb, ${event.now})`
-        .pipe(Effect.asVoid)
+        values (${event.gateway}, ${event.transactionId}, ${event.invoiceId}, ${JSON.stringify(event.payload)}::jsonb, ${event.now})`.pipe(Effect.asVoid)
 
     /** [D80]: up to `limit` pending invoices past due become cancelled; their promo ids */
     const cancelOverdue = (limit: number) =>
@@ -269,7 +278,8 @@ export class Invoices extends Effect.Service<Invoices>()("billing/Invoices", {
             where id in (select id from invoices where status = 'pending' and due_date < ${now}
                          order by due_date limit ${limit} for update skip locked)
             returning id, promo_code_id, user_id, currency, balance_applied::text as balance_applied`
-        })(undefined)).pipe(Effect.orDie)
+        })(undefined)
+      ).pipe(Effect.orDie)
 
     /**
      * [D80]: one pending renewal per service and expiry (the unique (service_id,
@@ -279,11 +289,13 @@ export class Invoices extends Effect.Service<Invoices>()("billing/Invoices", {
     const stripeEnabled = Option.isSome(config.stripe ?? Option.none())
     const defaultGateway = config.defaultGateway ?? "manual"
     const insertRenewals = (renewals: ReadonlyArray<NewRenewal>) =>
-      renewals.length === 0 ? Effect.succeed<ReadonlyArray<CreatedRenewal>>([]) : Effect.flatMap(clock.now, (now) =>
-        SqlSchema.findAll({
-          Request: Schema.Void,
-          Result: CreatedRenewal,
-          execute: () => sql`
+      renewals.length === 0
+        ? Effect.succeed<ReadonlyArray<CreatedRenewal>>([])
+        : Effect.flatMap(clock.now, (now) =>
+            SqlSchema.findAll({
+              Request: Schema.Void,
+              Result: CreatedRenewal,
+              execute: () => sql`
             insert into invoices (user_id, service_id, plan_id, cycle_id, amount, discount, currency, status, gateway,
                                   renewal_of_expiry, due_date, created_at)
             select r.user_id, r.service_id, r.plan_id, r.cycle_id, r.amount, 0, r.currency, 'pending',
@@ -293,28 +305,40 @@ export class Invoices extends Effect.Service<Invoices>()("billing/Invoices", {
                                and (p.gateway = 'manual' or (p.gateway = 'stripe' and ${stripeEnabled}))
                              order by p.paid_at desc, p.id desc limit 1), ${defaultGateway}),
                    r.expires_at, r.expires_at, ${now}
-            from jsonb_to_recordset(${JSON.stringify(renewals.map((r) => ({
-              user_id: r.userId, service_id: r.serviceId, plan_id: r.planId, cycle_id: r.cycleId,
-              amount: r.amount, currency: r.currency, expires_at: r.expiresAt.toISOString()
-            })))}::jsonb) as r(user_id int, service_id int, plan_id int, cycle_id int, amount numeric, currency text, expires_at timestamptz)
+            from jsonb_to_recordset(${JSON.stringify(
+              renewals.map((r) => ({
+                user_id: r.userId,
+                service_id: r.serviceId,
+                plan_id: r.planId,
+                cycle_id: r.cycleId,
+                amount: r.amount,
+                currency: r.currency,
+                expires_at: r.expiresAt.toISOString()
+              }))
+            )}::jsonb) as r(user_id int, service_id int, plan_id int, cycle_id int, amount numeric, currency text, expires_at timestamptz)
             where not exists (select 1 from invoices w where w.service_id = r.service_id and w.status = 'pending')
             order by r.service_id
             on conflict (service_id, renewal_of_expiry) where renewal_of_expiry is not null do nothing
             returning uuid::text as uuid, user_id, service_id, amount::text as amount, currency, due_date`
-        })(undefined)).pipe(
-        Effect.orDie,
-        // [D101]: each renewal is an invoice created, in the jobs' batch transaction
-        Effect.tap((created) =>
-          domainEvents.emitMany("invoice.created", created.map((r) => ({
-            uuid: r.uuid,
-            user_id: r.user_id,
-            service_id: r.service_id,
-            amount: r.amount,
-            currency: r.currency,
-            status: "pending",
-            due_date: r.due_date.toISOString()
-          }))))
-      )
+            })(undefined)
+          ).pipe(
+            Effect.orDie,
+            // [D101]: each renewal is an invoice created, in the jobs' batch transaction
+            Effect.tap((created) =>
+              domainEvents.emitMany(
+                "invoice.created",
+                created.map((r) => ({
+                  uuid: r.uuid,
+                  user_id: r.user_id,
+                  service_id: r.service_id,
+                  amount: r.amount,
+                  currency: r.currency,
+                  status: "pending",
+                  due_date: r.due_date.toISOString()
+                }))
+              )
+            )
+          )
 
     return {
       byUuid,
@@ -329,7 +353,7 @@ export class Invoices extends Effect.Service<Invoices>()("billing/Invoices", {
         link: { readonly expires?: string | undefined; readonly signature?: string | undefined },
         gateway: { readonly checkLink: (uuid: string, expires: string | undefined, signature: string | undefined) => Effect.Effect<string> }
       ) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const id = uuid.toLowerCase()
           type Linked = { readonly invoice: InvoiceDetail; readonly userId: UserId | null }
           if ((yield* gateway.checkLink(id, link.expires, link.signature)) !== "valid") return Option.none<Linked>()
@@ -356,7 +380,6 @@ export class Invoices extends Effect.Service<Invoices>()("billing/Invoices", {
    */
   static readonly Test: Layer.Layer<Invoices, never, AppClock | Catalog | DomainEvents> = Layer.effect(
     Invoices,
-    Effect.map(Effect.all([AppClock, Catalog, DomainEvents]), ([clock, catalog, events]) =>
-      partialService(Invoices, memoryInvoices(clock, catalog, events)))
+    Effect.map(Effect.all([AppClock, Catalog, DomainEvents]), ([clock, catalog, events]) => partialService(Invoices, memoryInvoices(clock, catalog, events)))
   )
 }

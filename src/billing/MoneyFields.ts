@@ -41,23 +41,47 @@ export const parseSignedCents = (input: unknown): Either.Either<number, "format"
 
 /** [D109]: a signed amount in cents (a decimal string or number with at most two decimals), not 0.00 */
 export const signedAmount = (field: string) =>
-  checked(Schema.Int, (input) =>
-    Either.flatMap(
-      Either.mapLeft(parseSignedCents(input), () => `The ${label(field)} field must be a decimal number with at most two decimals.`),
-      (cents) => cents === 0 ? Either.left(`The ${label(field)} field must not be zero.`) : Either.right(cents)
-    ), { oneOf: [{ type: "string", pattern: "^-?\\d{1,10}(\\.\\d{1,2})?$", examples: ["5.00"] }, { type: "number", examples: [5] }] }, centsToDecimal)
+  checked(
+    Schema.Int,
+    (input) =>
+      Either.flatMap(
+        Either.mapLeft(parseSignedCents(input), () => `The ${label(field)} field must be a decimal number with at most two decimals.`),
+        (cents) => (cents === 0 ? Either.left(`The ${label(field)} field must not be zero.`) : Either.right(cents))
+      ),
+    {
+      oneOf: [
+        { type: "string", pattern: "^-?\\d{1,10}(\\.\\d{1,2})?$", examples: ["5.00"] },
+        { type: "number", examples: [5] }
+      ]
+    },
+    centsToDecimal
+  )
 
 /** [D110]: a positive amount in cents */
 export const positiveAmount = (field: string) =>
-  checked(Schema.Int, (input) =>
-    Either.flatMap(
-      Either.mapLeft(parseSignedCents(input), () => `The ${label(field)} field must be a decimal number with at most two decimals.`),
-      (cents) => cents <= 0 ? Either.left(`The ${label(field)} field must be greater than 0.00.`) : Either.right(cents)
-    ), { oneOf: [{ type: "string", pattern: "^\\d{1,10}(\\.\\d{1,2})?$", examples: ["1.00"] }, { type: "number", minimum: 0.01, examples: [1] }] }, centsToDecimal)
+  checked(
+    Schema.Int,
+    (input) =>
+      Either.flatMap(
+        Either.mapLeft(parseSignedCents(input), () => `The ${label(field)} field must be a decimal number with at most two decimals.`),
+        (cents) => (cents <= 0 ? Either.left(`The ${label(field)} field must be greater than 0.00.`) : Either.right(cents))
+      ),
+    {
+      oneOf: [
+        { type: "string", pattern: "^\\d{1,10}(\\.\\d{1,2})?$", examples: ["1.00"] },
+        { type: "number", minimum: 0.01, examples: [1] }
+      ]
+    },
+    centsToDecimal
+  )
 
 /** A three-letter currency code, upper-cased (`usd` -> `USD`). */
 export const currencyCode = (field: string) =>
-  checked(Schema.String, (input) =>
-    typeof input === "string" && /^[A-Za-z]{3}$/.test(input.trim())
-      ? Either.right(input.trim().toUpperCase())
-      : Either.left(`The ${label(field)} field must be a 3-letter currency code.`), { type: "string", pattern: "^[A-Za-z]{3}$" })
+  checked(
+    Schema.String,
+    (input) =>
+      typeof input === "string" && /^[A-Za-z]{3}$/.test(input.trim())
+        ? Either.right(input.trim().toUpperCase())
+        : Either.left(`The ${label(field)} field must be a 3-letter currency code.`),
+    { type: "string", pattern: "^[A-Za-z]{3}$" }
+  )

@@ -33,12 +33,15 @@ export const payPage = (invoice: Option.Option<InvoiceDetail>, locale: Locale, a
     [m.page.pay_amount, amount],
     [m.page.pay_status, status],
     [m.page.pay_due, formatDay(locale, inv.due_date)]
-  ].map(([k, v]) => `<dt>${escapeHtml(k!)}</dt><dd>${escapeHtml(v!)}</dd>`).join("")
-  const how = inv.status === "pending"
-    ? `<h2>${escapeHtml(m.page.pay_how_title)}</h2><p>${
-      // the placeholders are filled with already escaped HTML
-      fill(escapeHtml(m.page.pay_how), { amount: `<strong>${escapeHtml(amount)}</strong>`, reference: `<code>${escapeHtml(inv.uuid)}</code>` })
-    }</p>`
-    : `<p>${escapeHtml(fill(m.page.pay_nothing, { status }))}</p>`
+  ]
+    .map(([k, v]) => `<dt>${escapeHtml(k!)}</dt><dd>${escapeHtml(v!)}</dd>`)
+    .join("")
+  const how =
+    inv.status === "pending"
+      ? `<h2>${escapeHtml(m.page.pay_how_title)}</h2><p>${
+          // the placeholders are filled with already escaped HTML
+          fill(escapeHtml(m.page.pay_how), { amount: `<strong>${escapeHtml(amount)}</strong>`, reference: `<code>${escapeHtml(inv.uuid)}</code>` })
+        }</p>`
+      : `<p>${escapeHtml(fill(m.page.pay_nothing, { status }))}</p>`
   return page(200, m.page.pay_title, `<dl>${rows}</dl>${how}`)
 }

@@ -12,7 +12,7 @@ import { Payments } from "./Payments.ts"
 
 /** The payment webhook of [D40], after the transport: the signature, the event, the payment. */
 export class PaymentWebhooks extends Effect.Service<PaymentWebhooks>()("billing/PaymentWebhooks", {
-  effect: Effect.gen(function*() {
+  effect: Effect.gen(function* () {
     const config = yield* AppConfig
     const clock = yield* AppClock
     const gateways = yield* PaymentGateways
@@ -20,7 +20,7 @@ export class PaymentWebhooks extends Effect.Service<PaymentWebhooks>()("billing/
     const payments = yield* Payments
 
     const verify = (raw: string, header: string | undefined) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         // no secret configured: the webhook does not exist
         const secret = yield* Option.match(config.paymentWebhookSecret, { onNone: () => Effect.fail(new NotFound()), onSome: Effect.succeed })
         yield* verifyManualSignature(Redacted.value(secret), yield* clock.now, raw, header)
@@ -35,14 +35,17 @@ export class PaymentWebhooks extends Effect.Service<PaymentWebhooks>()("billing/
      * payer's balance), answered 200 with the invoice
      */
     const accept = (gateway: string, raw: string, signature: string | undefined) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         yield* verify(raw, signature)
         if (Option.isNone(gateways.get(gateway))) return yield* Effect.fail(new NotFound())
         const { body, event } = yield* decode(raw)
-        const invoice = yield* Effect.flatMap(invoices.byUuid(event.invoice_uuid.toLowerCase()), Option.match({
-          onNone: () => Effect.fail(new NotFound()),
-          onSome: Effect.succeed
-        }))
+        const invoice = yield* Effect.flatMap(
+          invoices.byUuid(event.invoice_uuid.toLowerCase()),
+          Option.match({
+            onNone: () => Effect.fail(new NotFound()),
+            onSome: Effect.succeed
+          })
+        )
         if (invoice.gateway !== gateway) return yield* Effect.fail(new NotFound())
         // [D123]: absent amount or currency: the invoice's own ([D40])
         const money = yield* manualMoney(event)
@@ -55,10 +58,16 @@ export class PaymentWebhooks extends Effect.Service<PaymentWebhooks>()("billing/
         })
         // [D123]: an invoice no longer pending has no payment page left open
         yield* gateways.closeStale
-        return yield* Effect.flatMap(Effect.flatMap(invoices.byId(invoice.id), Option.match({
-          onNone: () => Effect.fail(new NotFound()),
-          onSome: Effect.succeed
-        })), invoices.detail)
+        return yield* Effect.flatMap(
+          Effect.flatMap(
+            invoices.byId(invoice.id),
+            Option.match({
+              onNone: () => Effect.fail(new NotFound()),
+              onSome: Effect.succeed
+            })
+          ),
+          invoices.detail
+        )
       })
 
     return { accept } as const

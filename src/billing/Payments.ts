@@ -55,7 +55,7 @@ const transactionTaken = () => ValidationError.field("transaction_id", "The tran
  * locked, so replays and concurrent payments change things once.
  */
 export class Payments extends Effect.Service<Payments>()("billing/Payments", {
-  effect: Effect.gen(function*() {
+  effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const clock = yield* AppClock
     const invoices = yield* Invoices
@@ -74,7 +74,7 @@ export class Payments extends Effect.Service<Payments>()("billing/Payments", {
      * priced on a period that is gone (renewed, refunded, changed meanwhile): it cannot be paid.
      */
     const changeStillValid = (invoice: Invoice) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         if (invoice.change_credit === null || invoice.service_id === null) return true
         // made before migration 0048 recorded the source: paid as it was priced
         if (invoice.change_source_id === null && toCents(invoice.change_credit) > 0) return true
@@ -103,7 +103,7 @@ export class Payments extends Effect.Service<Payments>()("billing/Payments", {
      * invoice activates or extends as [D35] says.
      */
     const activateOrChange = (invoice: Invoice, userId: UserId) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const { change_credit, cycle_id, plan_id, service_id } = invoice
         if (service_id !== null && change_credit !== null) {
           if (invoice.change_source_id !== null) {
@@ -126,7 +126,14 @@ export class Payments extends Effect.Service<Payments>()("billing/Payments", {
         if (service_id !== null) {
           const scheduled = (yield* schedules.of(service_id)).scheduled_change
           if (scheduled !== null && scheduled.plan.id === plan_id && scheduled.cycle.id === cycle_id) {
-            const period = yield* schedules.switchPlan({ serviceId: service_id, userId, planId: plan_id, cycleId: cycle_id, kind: "downgrade", startNow: false })
+            const period = yield* schedules.switchPlan({
+              serviceId: service_id,
+              userId,
+              planId: plan_id,
+              cycleId: cycle_id,
+              kind: "downgrade",
+              startNow: false
+            })
             return { serviceId: service_id, ...period }
           }
         }
@@ -135,20 +142,21 @@ export class Payments extends Effect.Service<Payments>()("billing/Payments", {
 
     /** a pending invoice becomes paid: its service, its event, its receipt ([D35], [D96], [D101]) */
     const settle = (invoice: Invoice, transactionId: string | null, now: Date) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const { id, service_id, user_id } = invoice
-        const period = user_id === null
-          ? null
-          : yield* activateOrChange(invoice, user_id)
+        const period = user_id === null ? null : yield* activateOrChange(invoice, user_id)
         yield* invoices.markPaid(id, transactionId, period?.serviceId ?? null, now, period)
         // [D101]: with the payment, in its transaction
-        yield* domainEvents.emit({ type: "invoice.paid", data: invoiceEvent({
-          ...invoice,
-          status: "paid",
-          paid_at: now,
-          transaction_id: transactionId,
-          service_id: period?.serviceId ?? service_id
-        }) })
+        yield* domainEvents.emit({
+          type: "invoice.paid",
+          data: invoiceEvent({
+            ...invoice,
+            status: "paid",
+            paid_at: now,
+            transaction_id: transactionId,
+            service_id: period?.serviceId ?? service_id
+          })
+        })
         if (user_id !== null) {
           // [D96]: the receipt, written with the payment, once per invoice
           yield* notifications.notify({
@@ -171,35 +179,45 @@ export class Payments extends Effect.Service<Payments>()("billing/Payments", {
       })
 
     const markPaid = (invoiceId: number, options: { readonly transactionId: string | null; readonly gateway: string; readonly payload?: unknown }) =>
-      sql.withTransaction(Effect.gen(function*() {
-        const now = yield* clock.now
-        const invoice = yield* invoices.lock(invoiceId)
-        if (Option.isNone(invoice)) return yield* Effect.fail(new InvoiceNotPayable())
-        const { id, status } = invoice.value
-        if (options.transactionId !== null) {
-          const used = yield* invoices.paymentOf(options.transactionId)
-          if (Option.isSome(used)) {
-            if (used.value.invoice_id === id) return "already-paid" as const
-            return yield* Effect.fail(transactionTaken())
-          }
-        }
-        if (status === "paid") return "already-paid" as const
-        if (status !== "pending") return yield* Effect.fail(new InvoiceNotPayable())
-        // [D108]: a change priced on a period that is gone is not paid by hand either
-        if (!(yield* changeStillValid(invoice.value))) return yield* Effect.fail(new InvoiceNotPayable())
-        if (options.transactionId !== null) {
-          yield* invoices.recordPayment({ gateway: options.gateway, transactionId: options.transactionId, invoiceId: id, payload: options.payload ?? {}, now })
-        }
-        yield* settle(invoice.value, options.transactionId, now)
-        return "paid" as const
-      })).pipe(
-        Effect.tap((outcome) => outcome === "paid" ? notifications.wake : Effect.void),
-        // a jobs run may lock the same service and invoice in the other order: PostgreSQL aborts
-        // one side with a deadlock; the payment is simply tried again
-        retryConflicts,
-        Effect.catchIf(isUniqueViolation, () => Effect.fail(transactionTaken())),
-        Effect.catchTag("SqlError", Effect.die)
-      )
+      sql
+        .withTransaction(
+          Effect.gen(function* () {
+            const now = yield* clock.now
+            const invoice = yield* invoices.lock(invoiceId)
+            if (Option.isNone(invoice)) return yield* Effect.fail(new InvoiceNotPayable())
+            const { id, status } = invoice.value
+            if (options.transactionId !== null) {
+              const used = yield* invoices.paymentOf(options.transactionId)
+              if (Option.isSome(used)) {
+                if (used.value.invoice_id === id) return "already-paid" as const
+                return yield* Effect.fail(transactionTaken())
+              }
+            }
+            if (status === "paid") return "already-paid" as const
+            if (status !== "pending") return yield* Effect.fail(new InvoiceNotPayable())
+            // [D108]: a change priced on a period that is gone is not paid by hand either
+            if (!(yield* changeStillValid(invoice.value))) return yield* Effect.fail(new InvoiceNotPayable())
+            if (options.transactionId !== null) {
+              yield* invoices.recordPayment({
+                gateway: options.gateway,
+                transactionId: options.transactionId,
+                invoiceId: id,
+                payload: options.payload ?? {},
+                now
+              })
+            }
+            yield* settle(invoice.value, options.transactionId, now)
+            return "paid" as const
+          })
+        )
+        .pipe(
+          Effect.tap((outcome) => (outcome === "paid" ? notifications.wake : Effect.void)),
+          // a jobs run may lock the same service and invoice in the other order: PostgreSQL aborts
+          // one side with a deadlock; the payment is simply tried again
+          retryConflicts,
+          Effect.catchIf(isUniqueViolation, () => Effect.fail(transactionTaken())),
+          Effect.catchTag("SqlError", Effect.die)
+        )
 
     /**
      * [D123]: a payment a gateway reported for an invoice, by the rules every gateway follows. The
@@ -211,49 +229,78 @@ export class Payments extends Effect.Service<Payments>()("billing/Payments", {
      * on a period that is gone (that invoice is cancelled). Money received is never lost.
      */
     const receive = (invoiceId: number, payment: ReceivedPayment) =>
-      sql.withTransaction(Effect.gen(function*() {
-        const now = yield* clock.now
-        const locked = yield* invoices.lock(invoiceId)
-        if (Option.isNone(locked)) return yield* Effect.fail(new InvoiceNotPayable())
-        const invoice = locked.value
-        const used = yield* invoices.paymentOf(payment.transactionId)
-        if (Option.isSome(used)) {
-          if (used.value.invoice_id === invoice.id) return "duplicate" as const
-          return yield* Effect.fail(transactionTaken())
-        }
-        yield* invoices.recordPayment({ gateway: payment.gateway, transactionId: payment.transactionId, invoiceId: invoice.id, payload: payment.payload ?? {}, now })
-        const due = toCents(invoice.amount)
-        const inCurrency = payment.currency === invoice.currency
-        let why: Parameters<typeof creditReason>[0] = invoice.status === "paid" ? "paid" : invoice.status === "cancelled" ? "cancelled" : !inCurrency ? "currency" : "short"
-        if (invoice.status === "pending" && inCurrency && payment.amountCents >= due) {
-          if (yield* changeStillValid(invoice)) {
-            yield* settle(invoice, payment.transactionId, now)
-            const excess = payment.amountCents - due
-            if (excess > 0 && invoice.user_id !== null) {
-              yield* Effect.orDie(balance.adjust({ userId: invoice.user_id, currency: payment.currency, cents: excess, reason: "Overpayment of invoice", invoiceId: invoice.id }))
+      sql
+        .withTransaction(
+          Effect.gen(function* () {
+            const now = yield* clock.now
+            const locked = yield* invoices.lock(invoiceId)
+            if (Option.isNone(locked)) return yield* Effect.fail(new InvoiceNotPayable())
+            const invoice = locked.value
+            const used = yield* invoices.paymentOf(payment.transactionId)
+            if (Option.isSome(used)) {
+              if (used.value.invoice_id === invoice.id) return "duplicate" as const
+              return yield* Effect.fail(transactionTaken())
             }
-            return "paid" as const
-          }
-          // the change cannot take effect any more: it is cancelled, and the money kept on the balance
-          const cancelled = yield* invoices.cancelPending(invoice.id)
-          for (const c of Option.toArray(cancelled)) {
-            yield* balance.returnFrom({ id: c.id, userId: c.user_id, balanceApplied: c.balance_applied, currency: c.currency })
-          }
-          why = "cancelled"
-        }
-        if (payment.amountCents > 0 && invoice.user_id !== null) {
-          yield* Effect.orDie(balance.adjust({ userId: invoice.user_id, currency: payment.currency, cents: payment.amountCents, reason: creditReason(why), invoiceId: invoice.id }))
-        } else if (payment.amountCents > 0) {
-          // the payer's account is gone: the payment event keeps the record for an operator
-          yield* Effect.logWarning(`payment ${payment.gateway}:${payment.transactionId} of ${formatCents(payment.amountCents)} ${payment.currency} has no account to credit`)
-        }
-        return "credited" as const
-      })).pipe(
-        Effect.tap((outcome) => outcome === "paid" ? notifications.wake : Effect.void),
-        retryConflicts,
-        Effect.catchIf(isUniqueViolation, () => Effect.fail(transactionTaken())),
-        Effect.catchTag("SqlError", Effect.die)
-      )
+            yield* invoices.recordPayment({
+              gateway: payment.gateway,
+              transactionId: payment.transactionId,
+              invoiceId: invoice.id,
+              payload: payment.payload ?? {},
+              now
+            })
+            const due = toCents(invoice.amount)
+            const inCurrency = payment.currency === invoice.currency
+            let why: Parameters<typeof creditReason>[0] =
+              invoice.status === "paid" ? "paid" : invoice.status === "cancelled" ? "cancelled" : !inCurrency ? "currency" : "short"
+            if (invoice.status === "pending" && inCurrency && payment.amountCents >= due) {
+              if (yield* changeStillValid(invoice)) {
+                yield* settle(invoice, payment.transactionId, now)
+                const excess = payment.amountCents - due
+                if (excess > 0 && invoice.user_id !== null) {
+                  yield* Effect.orDie(
+                    balance.adjust({
+                      userId: invoice.user_id,
+                      currency: payment.currency,
+                      cents: excess,
+                      reason: "Overpayment of invoice",
+                      invoiceId: invoice.id
+                    })
+                  )
+                }
+                return "paid" as const
+              }
+              // the change cannot take effect any more: it is cancelled, and the money kept on the balance
+              const cancelled = yield* invoices.cancelPending(invoice.id)
+              for (const c of Option.toArray(cancelled)) {
+                yield* balance.returnFrom({ id: c.id, userId: c.user_id, balanceApplied: c.balance_applied, currency: c.currency })
+              }
+              why = "cancelled"
+            }
+            if (payment.amountCents > 0 && invoice.user_id !== null) {
+              yield* Effect.orDie(
+                balance.adjust({
+                  userId: invoice.user_id,
+                  currency: payment.currency,
+                  cents: payment.amountCents,
+                  reason: creditReason(why),
+                  invoiceId: invoice.id
+                })
+              )
+            } else if (payment.amountCents > 0) {
+              // the payer's account is gone: the payment event keeps the record for an operator
+              yield* Effect.logWarning(
+                `payment ${payment.gateway}:${payment.transactionId} of ${formatCents(payment.amountCents)} ${payment.currency} has no account to credit`
+              )
+            }
+            return "credited" as const
+          })
+        )
+        .pipe(
+          Effect.tap((outcome) => (outcome === "paid" ? notifications.wake : Effect.void)),
+          retryConflicts,
+          Effect.catchIf(isUniqueViolation, () => Effect.fail(transactionTaken())),
+          Effect.catchTag("SqlError", Effect.die)
+        )
 
     return { markPaid, receive } as const
   }),

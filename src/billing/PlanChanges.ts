@@ -56,7 +56,7 @@ export interface ChangeQuote {
  * invoice (its balance given back, [D109]).
  */
 export class PlanChanges extends Effect.Service<PlanChanges>()("billing/PlanChanges", {
-  effect: Effect.gen(function*() {
+  effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const clock = yield* AppClock
     const catalog = yield* Catalog
@@ -87,16 +87,21 @@ export class PlanChanges extends Effect.Service<PlanChanges>()("billing/PlanChan
 
     /** the caller's active service, the target plan and cycle checked as [D108] says, and the money */
     const price = (userId: UserId, serviceId: ServiceId, request: ChangeRequest) =>
-      Effect.gen(function*() {
-        const service = yield* Effect.flatMap(services.findOwned(userId, serviceId), Option.match({
-          onNone: () => Effect.fail(new NotFound()),
-          onSome: Effect.succeed
-        }))
+      Effect.gen(function* () {
+        const service = yield* Effect.flatMap(
+          services.findOwned(userId, serviceId),
+          Option.match({
+            onNone: () => Effect.fail(new NotFound()),
+            onSome: Effect.succeed
+          })
+        )
         const now = yield* clock.now
         if (service.status !== "active" || service.expiresAt.getTime() <= now.getTime()) return yield* Effect.fail(cannotChange())
         const { cycle } = yield* catalog.planAndCycle(request.planId, request.cycleId)
         if (cycle.currency !== service.cycle.currency) {
-          return yield* Effect.fail(ValidationError.field("cycle_id", `The cycle must be billed in ${service.cycle.currency}, the currency of the current cycle.`))
+          return yield* Effect.fail(
+            ValidationError.field("cycle_id", `The cycle must be billed in ${service.cycle.currency}, the currency of the current cycle.`)
+          )
         }
         if (request.planId === service.plan.id && request.cycleId === service.cycle.id) {
           return yield* Effect.fail(ValidationError.field("plan_id", "The service is already on this plan and cycle."))
@@ -109,24 +114,28 @@ export class PlanChanges extends Effect.Service<PlanChanges>()("billing/PlanChan
         // the current period: the last cycle before expires_at, never before the service started
         const periodStart = new Date(Math.max(service.startsAt.getTime(), service.expiresAt.getTime() - service.cycle.durationDays * DAY_MS))
         const paid = kind === "upgrade" ? yield* paidForPeriod(service.id) : { sourceId: null, cents: 0 }
-        const money: Prorated = kind === "upgrade"
-          ? prorate({ paidCents: paid.cents, periodStart, periodEnd: service.expiresAt, now, priceCents })
-          : { creditCents: 0, amountDueCents: priceCents, excessCents: 0 }
+        const money: Prorated =
+          kind === "upgrade"
+            ? prorate({ paidCents: paid.cents, periodStart, periodEnd: service.expiresAt, now, priceCents })
+            : { creditCents: 0, amountDueCents: priceCents, excessCents: 0 }
         return { service, cycle, kind, money, now, sourceId: paid.sourceId }
       })
 
     const quote = (userId: UserId, serviceId: ServiceId, request: ChangeRequest) =>
-      Effect.map(price(userId, serviceId, request), ({ cycle, kind, money, service }): ChangeQuote => ({
-        kind,
-        credit: formatCents(money.creditCents),
-        amount_due: formatCents(money.amountDueCents),
-        currency: cycle.currency,
-        effective_at: kind === "downgrade" ? service.expiresAt : null
-      }))
+      Effect.map(
+        price(userId, serviceId, request),
+        ({ cycle, kind, money, service }): ChangeQuote => ({
+          kind,
+          credit: formatCents(money.creditCents),
+          amount_due: formatCents(money.amountDueCents),
+          currency: cycle.currency,
+          effective_at: kind === "downgrade" ? service.expiresAt : null
+        })
+      )
 
     /** [D108]: a pending change invoice of the service is cancelled (its balance given back) */
     const cancelPendingChange = (serviceId: ServiceId) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const cancelled = yield* SqlSchema.findAll({
           Request: Schema.Void,
           Result: Schema.Struct({ id: Schema.Int, user_id: Schema.NullOr(UserId), currency: Schema.String, balance_applied: Schema.String }),
@@ -146,7 +155,7 @@ export class PlanChanges extends Effect.Service<PlanChanges>()("billing/PlanChan
      * and the new one, on the same gateway and due date, takes what it can from the balance.
      */
     const renewOn = (serviceId: ServiceId, planId: number, cycleId: number) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const pending = yield* SqlSchema.findAll({
           Request: Schema.Void,
           Result: Schema.Struct({
@@ -197,42 +206,48 @@ export class PlanChanges extends Effect.Service<PlanChanges>()("billing/PlanChan
      * aborts for a deadlock or a serialization failure is run again.
      */
     const change = (userId: UserId, serviceId: ServiceId, request: ChangeRequest) =>
-      Effect.flatMap(gateways.resolve(request.gateway), (gateway) => retryConflicts(sql.withTransaction(Effect.gen(function*() {
-        yield* services.lock(serviceId)
-        const { cycle, kind, money, now, service, sourceId } = yield* price(userId, serviceId, request)
-        yield* cancelPendingChange(service.id)
-        if (kind === "downgrade") {
-          yield* schedules.schedule(service.id, request.planId, request.cycleId)
-          // [D108]: the renewal is made for the new cycle, also one made before this change
-          yield* renewOn(service.id, request.planId, request.cycleId)
-          return { kind, invoiceId: Option.none<number>(), service }
-        }
-        const created = yield* invoices.insert({
-          userId,
-          serviceId: service.id,
-          planId: request.planId,
-          cycleId: request.cycleId,
-          amount: formatCents(money.amountDueCents),
-          discount: "0.00",
-          currency: cycle.currency,
-          status: "pending",
-          promoCode: null,
-          promoId: null,
-          dueDate: new Date(now.getTime() + CHANGE_DUE_MS),
-          gateway: gateway.name,
-          saveCard: request.saveCard ?? false
-        })
-        yield* sql`update invoices set change_credit = ${formatCents(money.creditCents)}, change_source_id = ${sourceId}
+      Effect.flatMap(gateways.resolve(request.gateway), (gateway) =>
+        retryConflicts(
+          sql.withTransaction(
+            Effect.gen(function* () {
+              yield* services.lock(serviceId)
+              const { cycle, kind, money, now, service, sourceId } = yield* price(userId, serviceId, request)
+              yield* cancelPendingChange(service.id)
+              if (kind === "downgrade") {
+                yield* schedules.schedule(service.id, request.planId, request.cycleId)
+                // [D108]: the renewal is made for the new cycle, also one made before this change
+                yield* renewOn(service.id, request.planId, request.cycleId)
+                return { kind, invoiceId: Option.none<number>(), service }
+              }
+              const created = yield* invoices.insert({
+                userId,
+                serviceId: service.id,
+                planId: request.planId,
+                cycleId: request.cycleId,
+                amount: formatCents(money.amountDueCents),
+                discount: "0.00",
+                currency: cycle.currency,
+                status: "pending",
+                promoCode: null,
+                promoId: null,
+                dueDate: new Date(now.getTime() + CHANGE_DUE_MS),
+                gateway: gateway.name,
+                saveCard: request.saveCard ?? false
+              })
+              yield* sql`update invoices set change_credit = ${formatCents(money.creditCents)}, change_source_id = ${sourceId}
           where id = ${created.id}`.pipe(Effect.orDie)
-        if (money.amountDueCents === 0) {
-          // [D108]: nothing to pay: paid at once from the balance's side, the change takes effect now
-          yield* sql`update invoices set gateway = 'balance' where id = ${created.id}`.pipe(Effect.orDie)
-          yield* Effect.orDie(payments.markPaid(created.id, { transactionId: null, gateway: "balance" }))
-        } else {
-          yield* funding.fund(created)
-        }
-        return { kind, invoiceId: Option.some(created.id), service }
-      })))).pipe(
+              if (money.amountDueCents === 0) {
+                // [D108]: nothing to pay: paid at once from the balance's side, the change takes effect now
+                yield* sql`update invoices set gateway = 'balance' where id = ${created.id}`.pipe(Effect.orDie)
+                yield* Effect.orDie(payments.markPaid(created.id, { transactionId: null, gateway: "balance" }))
+              } else {
+                yield* funding.fund(created)
+              }
+              return { kind, invoiceId: Option.some(created.id), service }
+            })
+          )
+        )
+      ).pipe(
         Effect.catchTag("SqlError", Effect.die),
         // [D123]: the payment page of a change invoice this one cancelled closes
         Effect.tap(() => Effect.zipRight(webhooks.wake, gateways.closeStale))
@@ -240,25 +255,45 @@ export class PlanChanges extends Effect.Service<PlanChanges>()("billing/PlanChan
 
     /** [D108]: the scheduled downgrade is removed (and a pending change invoice cancelled) */
     const removeScheduled = (userId: UserId, serviceId: ServiceId) =>
-      Effect.gen(function*() {
-        const service = yield* Effect.flatMap(services.findOwned(userId, serviceId), Option.match({
-          onNone: () => Effect.fail(new NotFound()),
-          onSome: (s: Subscription) => Effect.succeed(s)
-        }))
-        yield* retryConflicts(sql.withTransaction(Effect.all([
-          services.lock(service.id),
-          schedules.unschedule(service.id),
-          cancelPendingChange(service.id),
-          // [D108]: a renewal made for the downgrade goes back to the current plan and cycle
-          renewOn(service.id, service.plan.id, service.cycle.id)
-        ], { discard: true }))).pipe(Effect.catchTag("SqlError", Effect.die))
+      Effect.gen(function* () {
+        const service = yield* Effect.flatMap(
+          services.findOwned(userId, serviceId),
+          Option.match({
+            onNone: () => Effect.fail(new NotFound()),
+            onSome: (s: Subscription) => Effect.succeed(s)
+          })
+        )
+        yield* retryConflicts(
+          sql.withTransaction(
+            Effect.all(
+              [
+                services.lock(service.id),
+                schedules.unschedule(service.id),
+                cancelPendingChange(service.id),
+                // [D108]: a renewal made for the downgrade goes back to the current plan and cycle
+                renewOn(service.id, service.plan.id, service.cycle.id)
+              ],
+              { discard: true }
+            )
+          )
+        ).pipe(Effect.catchTag("SqlError", Effect.die))
         yield* gateways.closeStale
         return service
       })
 
     return { quote, change, removeScheduled } as const
   }),
-  dependencies: [Catalog.Default, Services.Default, Schedules.Default, Invoices.Default, Balance.Default, Funding.Default, Payments.Default, Webhooks.Default, GatewaysLive]
+  dependencies: [
+    Catalog.Default,
+    Services.Default,
+    Schedules.Default,
+    Invoices.Default,
+    Balance.Default,
+    Funding.Default,
+    Payments.Default,
+    Webhooks.Default,
+    GatewaysLive
+  ]
 }) {
   /**
    * issue 35: the changes' rules over their neighbours' `Test` layers (services, catalogue,

@@ -12,7 +12,7 @@ import { memoryTrialClaims } from "./BillingMemory.ts"
  * account: it is kept as a hash of the lower-cased address, not as a reference to the user.
  */
 export class TrialClaims extends Effect.Service<TrialClaims>()("billing/TrialClaims", {
-  effect: Effect.gen(function*() {
+  effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const clock = yield* AppClock
     const claim = SqlSchema.findOne({

@@ -45,7 +45,7 @@ const present = <A>(value: A | undefined, what: string): A => {
  * writes go to the repository and then empty the caches of this process.
  */
 export class Catalog extends Effect.Service<Catalog>()("catalog/Catalog", {
-  effect: Effect.gen(function*() {
+  effect: Effect.gen(function* () {
     const repo = yield* CatalogRepo
     const cache = yield* CatalogCache
     const clock = yield* AppClock
@@ -53,8 +53,7 @@ export class Catalog extends Effect.Service<Catalog>()("catalog/Catalog", {
     const withPlan = (id: number) => cache.snapshotWith((s) => !isId(id) || s.plans.has(id))
     const withCycle = (id: number) => cache.snapshotWith((s) => !isId(id) || s.cycles.has(id))
 
-    const activePlan = (id: number) =>
-      Effect.map(withPlan(id), (s) => Option.filter(Option.fromNullable(s.plans.get(id)), (p) => p.is_active))
+    const activePlan = (id: number) => Effect.map(withPlan(id), (s) => Option.filter(Option.fromNullable(s.plans.get(id)), (p) => p.is_active))
     const anyPlan = (id: number) => Effect.map(withPlan(id), (s) => Option.fromNullable(s.plans.get(id)))
     const cyclesOf = (planId: number) => Effect.map(cache.snapshot, (s) => s.cyclesOf.get(planId) ?? [])
 
@@ -62,10 +61,15 @@ export class Catalog extends Effect.Service<Catalog>()("catalog/Catalog", {
     const activeCycle = (id: number) =>
       Effect.map(withCycle(id), (s) =>
         Option.flatMap(Option.fromNullable(s.cycles.get(id)), (cycle) =>
-          Option.map(Option.filter(Option.fromNullable(s.plans.get(cycle.plan_id)), (p) => p.is_active), (plan) => ({ cycle, plan }))))
+          Option.map(
+            Option.filter(Option.fromNullable(s.plans.get(cycle.plan_id)), (p) => p.is_active),
+            (plan) => ({ cycle, plan })
+          )
+        )
+      )
 
     const lookup = (planId: number, cycleId: number, activeOnly: boolean) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const s = yield* cache.snapshotWith((s) => (!isId(planId) || s.plans.has(planId)) && (!isId(cycleId) || s.cycles.has(cycleId)))
         const plan = Option.filter(Option.fromNullable(s.plans.get(planId)), (p) => !activeOnly || p.is_active)
         const cycle = Option.filter(Option.fromNullable(s.cycles.get(cycleId)), (c) => c.plan_id === planId)
@@ -93,7 +97,7 @@ export class Catalog extends Effect.Service<Catalog>()("catalog/Catalog", {
 
     /** [D33]: the promo that applies, or 422; counts nothing */
     const applicable = (request: PromoRequest, now: Date) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const promo = yield* repo.applicablePromo({ code: request.code, planId: request.planId, now })
         if (Option.isNone(promo)) return yield* Effect.fail(new PromoInvalid())
         const perUser = promo.value.max_uses_per_user
@@ -104,7 +108,7 @@ export class Catalog extends Effect.Service<Catalog>()("catalog/Catalog", {
       })
 
     const quotePromo = (request: PromoRequest) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const { cycle } = yield* planAndCycle(request.planId, request.cycleId)
         const promo = yield* applicable(request, yield* clock.now)
         const price = toCents(cycle.price)
@@ -129,7 +133,7 @@ export class Catalog extends Effect.Service<Catalog>()("catalog/Catalog", {
       /** none: no caller's limit (an admin's invoice) */
       readonly usesOfCaller?: Option.Option<UsesOfCaller>
     }) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const { cycle, plan } = yield* planAndCycle(input.planId, input.cycleId)
         const unchanged: PricedOrder = {
           plan,
@@ -183,14 +187,12 @@ export class Catalog extends Effect.Service<Catalog>()("catalog/Catalog", {
       // issue 34: checked against the locked row, not the snapshot, so that concurrent updates take turns
       updatePlan: (id: number, changes: PlanChanges) =>
         Effect.flatMap(anyPlan(id), (current) =>
-          Option.isNone(current)
-            ? Effect.succeed(Option.none<Plan>())
-            : changed(repo.updatePlanChecked(id, (locked) => withQuotaAction(locked, changes)))),
-      createCycle: (cycle: { planId: number; name: string; durationDays: number; priceCents: number; currency: string }) =>
-        changed(repo.createCycle(cycle)),
+          Option.isNone(current) ? Effect.succeed(Option.none<Plan>()) : changed(repo.updatePlanChecked(id, (locked) => withQuotaAction(locked, changes)))
+        ),
+      createCycle: (cycle: { planId: number; name: string; durationDays: number; priceCents: number; currency: string }) => changed(repo.createCycle(cycle)),
       /** [D33]: a percentage is at most 100; the code (any case) and the plans are checked (422) */
       createPromo: (promo: NewPromo) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           if (promo.type === "percentage" && promo.value > 100_00) {
             return yield* Effect.fail(ValidationError.field("value", "The value field must not be greater than 100."))
           }

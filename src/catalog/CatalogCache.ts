@@ -65,7 +65,7 @@ const snapshotOf = (rows: { readonly plans: ReadonlyArray<Plan>; readonly cycles
   })
 
 export class CatalogCache extends Effect.Service<CatalogCache>()("catalog/CatalogCache", {
-  scoped: Effect.gen(function*() {
+  scoped: Effect.gen(function* () {
     const repo = yield* CatalogRepo
     const config = yield* AppConfig
     const scope = yield* Effect.scope
@@ -95,9 +95,11 @@ export class CatalogCache extends Effect.Service<CatalogCache>()("catalog/Catalo
       const done = Deferred.unsafeMake<Snapshot>(FiberId.none)
       loading = { generation: started, done }
       return load.pipe(
-        Effect.tap((snapshot) => Effect.sync(() => {
-          if (started === generation && serving) cached = snapshot
-        })),
+        Effect.tap((snapshot) =>
+          Effect.sync(() => {
+            if (started === generation && serving) cached = snapshot
+          })
+        ),
         Effect.onExit((exit) => {
           if (loading?.done === done) loading = undefined
           return Deferred.done(done, exit)
@@ -114,7 +116,7 @@ export class CatalogCache extends Effect.Service<CatalogCache>()("catalog/Catalo
      * reloaded the catalogue, hung the server). It reads the catalogue itself, on its own
      * connection, and keeps nothing (it may see its own uncommitted writes).
      */
-    const fill = Effect.flatMap(Effect.serviceOption(SqlClient.TransactionConnection), (tx) => Option.isSome(tx) ? load : shared)
+    const fill = Effect.flatMap(Effect.serviceOption(SqlClient.TransactionConnection), (tx) => (Option.isSome(tx) ? load : shared))
 
     /** the catalogue now: from memory while the cache serves, else read from the database */
     const snapshot: Effect.Effect<Snapshot> = Effect.suspend(() => {
@@ -146,9 +148,7 @@ export class CatalogCache extends Effect.Service<CatalogCache>()("catalog/Catalo
           if (!serving) return
           serving = false
           if (closing) return
-          Runtime.runFork(runtime)(
-            Effect.logWarning("catalogue cache: LISTEN connection lost; reading the database until it is back")
-          )
+          Runtime.runFork(runtime)(Effect.logWarning("catalogue cache: LISTEN connection lost; reading the database until it is back"))
         }
       })
     }
@@ -166,4 +166,3 @@ export class CatalogCache extends Effect.Service<CatalogCache>()("catalog/Catalo
     })
   )
 }
-

@@ -15,4 +15,7 @@ export const catalogChanged: Effect.Effect<void> = Effect.sync(() => {
 
 /** a cache of this process joins (`catalogChanged` calls `invalidate`); the result leaves */
 export const onCatalogChanged = (invalidate: () => void) =>
-  Effect.acquireRelease(Effect.sync(() => caches.add(invalidate)), () => Effect.sync(() => caches.delete(invalidate)))
+  Effect.acquireRelease(
+    Effect.sync(() => caches.add(invalidate)),
+    () => Effect.sync(() => caches.delete(invalidate))
+  )

@@ -34,10 +34,12 @@ export const memoryCatalogRepo = (): Repo => {
 
   const applies = (p: PromoCode, code: string, planId: number, now: Date) => {
     const restricted = promoPlans.get(p.id) ?? []
-    return p.code.toLowerCase() === code.toLowerCase() &&
+    return (
+      p.code.toLowerCase() === code.toLowerCase() &&
       (p.expires_at === null || p.expires_at.getTime() > now.getTime()) &&
       (p.max_uses === null || p.uses < p.max_uses) &&
       (restricted.length === 0 || restricted.includes(planId))
+    )
   }
 
   return {
@@ -102,8 +104,7 @@ export const memoryCatalogRepo = (): Repo => {
         promoPlans.set(created.id, [...promo.planIds])
         return Option.some(created)
       }),
-    applicablePromo: ({ code, now, planId }) =>
-      Effect.sync(() => Option.fromNullable([...promos.values()].find((p) => applies(p, code, planId, now)))),
+    applicablePromo: ({ code, now, planId }) => Effect.sync(() => Option.fromNullable([...promos.values()].find((p) => applies(p, code, planId, now)))),
     countPromoUse: (id, now) =>
       Effect.sync(() => {
         const p = promos.get(id)

@@ -44,7 +44,7 @@ const Ids = Schema.Array(Schema.Int)
  * one autocommitted statement or transaction; the caller tells the caches once it committed.
  */
 export class CatalogRepo extends Effect.Service<CatalogRepo>()("catalog/CatalogRepo", {
-  effect: Effect.gen(function*() {
+  effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const clock = yield* AppClock
 
@@ -76,11 +76,10 @@ export class CatalogRepo extends Effect.Service<CatalogRepo>()("catalog/CatalogR
           returning ${planColumns}`
       }
     })
-    const createPlan = (plan: PlanChanges & { readonly name: string }) =>
-      Effect.flatMap(clock.now, (now) => insertPlan({ plan, now })).pipe(Effect.orDie)
+    const createPlan = (plan: PlanChanges & { readonly name: string }) => Effect.flatMap(clock.now, (now) => insertPlan({ plan, now })).pipe(Effect.orDie)
 
     const updatePlan = (id: number, changes: PlanChanges) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const set: Record<string, unknown> = { updated_at: yield* clock.now }
         for (const [key, value] of Object.entries(changes)) if (value !== undefined) set[key] = value
         return yield* SqlSchema.findOne({
@@ -102,11 +101,15 @@ export class CatalogRepo extends Effect.Service<CatalogRepo>()("catalog/CatalogR
      * a rule each passed alone (the `throttle_mbps` CHECK). None when the plan does not exist.
      */
     const updatePlanChecked = <E>(id: number, check: (current: Plan) => Effect.Effect<PlanChanges, E>) =>
-      sql.withTransaction(Effect.gen(function*() {
-        const current = yield* Effect.orDie(lockedPlan(id))
-        if (Option.isNone(current)) return Option.none<Plan>()
-        return yield* updatePlan(id, yield* check(current.value))
-      })).pipe(Effect.catchTag("SqlError", Effect.die))
+      sql
+        .withTransaction(
+          Effect.gen(function* () {
+            const current = yield* Effect.orDie(lockedPlan(id))
+            if (Option.isNone(current)) return Option.none<Plan>()
+            return yield* updatePlan(id, yield* check(current.value))
+          })
+        )
+        .pipe(Effect.catchTag("SqlError", Effect.die))
 
     const createCycle = (cycle: { planId: number; name: string; durationDays: number; priceCents: number; currency: string }) =>
       Effect.flatMap(clock.now, (now) =>
@@ -117,17 +120,20 @@ export class CatalogRepo extends Effect.Service<CatalogRepo>()("catalog/CatalogR
             sql`insert into billing_cycles (plan_id, name, duration_days, price, currency, created_at)
               values (${cycle.planId}, ${cycle.name}, ${cycle.durationDays}, ${formatCents(cycle.priceCents)}::numeric, ${cycle.currency}, ${now})
               returning ${cycleColumns}`
-        })(undefined)).pipe(Effect.orDie)
+        })(undefined)
+      ).pipe(Effect.orDie)
 
     const existingPlanIds = (ids: ReadonlyArray<number>) =>
       ids.length === 0
         ? Effect.succeed([] as ReadonlyArray<number>)
-        : SqlSchema.findAll({ Request: Ids, Result: Id, execute: (list) => sql`select id from plans where id in ${sql.in(list)}` })(ids)
-          .pipe(Effect.map((rows) => rows.map((r) => r.id)), Effect.orDie)
+        : SqlSchema.findAll({ Request: Ids, Result: Id, execute: (list) => sql`select id from plans where id in ${sql.in(list)}` })(ids).pipe(
+            Effect.map((rows) => rows.map((r) => r.id)),
+            Effect.orDie
+          )
 
     /** the promo in the transaction, none when the code is taken (case-insensitively) */
     const insertPromo = (promo: NewPromo) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const now = yield* clock.now
         const row = yield* SqlSchema.findOne({
           Request: Schema.Void,
@@ -176,8 +182,9 @@ export class CatalogRepo extends Effect.Service<CatalogRepo>()("catalog/CatalogR
 
     /** gives uses back (invoices with the promo were cancelled); never below 0 */
     const releasePromoUses = (promoIds: ReadonlyArray<number>) =>
-      Effect.forEach(groupCounts(promoIds), ([id, n]) =>
-        sql`update promo_codes set uses = greatest(uses - ${n}, 0) where id = ${id}`, { discard: true }).pipe(Effect.orDie)
+      Effect.forEach(groupCounts(promoIds), ([id, n]) => sql`update promo_codes set uses = greatest(uses - ${n}, 0) where id = ${id}`, { discard: true }).pipe(
+        Effect.orDie
+      )
 
     const promoPlanIds = SqlSchema.findAll({
       Request: Schema.Int,
@@ -196,7 +203,11 @@ export class CatalogRepo extends Effect.Service<CatalogRepo>()("catalog/CatalogR
       applicablePromo: (q: typeof PromoQuery.Type) => applicablePromo(q).pipe(Effect.orDie),
       countPromoUse: (id: number, now: Date) => countPromoUse({ id, now }).pipe(Effect.orDie),
       releasePromoUses,
-      promoPlanIds: (id: number) => promoPlanIds(id).pipe(Effect.map((rows) => rows.map((r) => r.plan_id)), Effect.orDie)
+      promoPlanIds: (id: number) =>
+        promoPlanIds(id).pipe(
+          Effect.map((rows) => rows.map((r) => r.plan_id)),
+          Effect.orDie
+        )
     } as const
   })
 }) {

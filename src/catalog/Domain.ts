@@ -77,9 +77,13 @@ export const INVALID_PLAN = "The selected plan id is invalid."
 export const INVALID_CYCLE = "The selected cycle id is invalid."
 
 /** [D33]: unknown, expired, used up (overall or by the caller), or not valid for the plan. */
-export class PromoInvalid extends Schema.TaggedError<PromoInvalid>()("PromoInvalid", {
-  message: Schema.optionalWith(Schema.String, { default: () => "Invalid or expired promo code." })
-}, HttpApiSchema.annotations({ status: 422 })) {}
+export class PromoInvalid extends Schema.TaggedError<PromoInvalid>()(
+  "PromoInvalid",
+  {
+    message: Schema.optionalWith(Schema.String, { default: () => "Invalid or expired promo code." })
+  },
+  HttpApiSchema.annotations({ status: 422 })
+) {}
 
 /** The spec's Promo validation result; `value` a JSON number ([D33]). */
 export const PromoValidation = Schema.Struct({

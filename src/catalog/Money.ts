@@ -22,8 +22,7 @@ export const parseCents = (value: string | number): Option.Option<number> => {
 }
 
 /** Cents of a decimal the database returned (`numeric` comes back as `"9.99"`). */
-export const toCents = (value: string | number): number =>
-  Option.getOrThrowWith(parseCents(value), () => new Error(`not an amount: ${String(value)}`))
+export const toCents = (value: string | number): number => Option.getOrThrowWith(parseCents(value), () => new Error(`not an amount: ${String(value)}`))
 
 /** `999` -> `"9.99"` */
 export const formatCents = (cents: number): string => {
@@ -53,10 +52,7 @@ const divideHalfUp = (a: bigint, b: bigint): bigint => (a * 2n + b) / (b * 2n)
  * the amount, never below zero. `value` is the promo's value as stored (percent or amount).
  */
 export const applyDiscount = (priceCents: number, type: DiscountType, value: string | number): Discounted => {
-  const discount = type === "percentage"
-    ? Number(divideHalfUp(BigInt(priceCents) * BigInt(toBasisPoints(value)), 10_000n))
-    : toCents(value)
+  const discount = type === "percentage" ? Number(divideHalfUp(BigInt(priceCents) * BigInt(toBasisPoints(value)), 10_000n)) : toCents(value)
   const capped = Math.min(discount, priceCents)
   return { discount: capped, amount: priceCents - capped }
 }
-

@@ -23,6 +23,6 @@ export const withQuotaAction = <C extends PlanChanges>(
     if (sent !== undefined && sent !== null) return Effect.fail(ValidationError.field("throttle_mbps", prohibited))
     return Effect.succeed(current?.throttle_mbps != null || sent === null ? { ...changes, throttle_mbps: null } : changes)
   }
-  const speed = sent !== undefined ? sent : current?.throttle_mbps ?? null
+  const speed = sent !== undefined ? sent : (current?.throttle_mbps ?? null)
   return speed === null ? Effect.fail(ValidationError.field("throttle_mbps", required)) : Effect.succeed(changes)
 }

@@ -7,7 +7,10 @@ import type { UserId } from "../platform/Ids.ts"
  * port: the catalogue declares it, billing (which owns the invoices) provides it, as `http/Auth`'s
  * `BearerTokens` is declared by http and provided by accounts.
  */
-export class PromoUses extends Context.Tag("catalog/PromoUses")<PromoUses, {
-  /** the user's pending or paid invoices with the promo */
-  readonly of: (userId: UserId, promoId: number) => Effect.Effect<number>
-}>() {}
+export class PromoUses extends Context.Tag("catalog/PromoUses")<
+  PromoUses,
+  {
+    /** the user's pending or paid invoices with the promo */
+    readonly of: (userId: UserId, promoId: number) => Effect.Effect<number>
+  }
+>() {}

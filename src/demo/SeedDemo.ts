@@ -66,7 +66,10 @@ const SERVERS = [
 
 const FAQ = [
   ["What is a VPN?", "A VPN encrypts your traffic between your device and our server, so networks on the way see only encrypted data."],
-  ["Which apps do I need?", "WireGuard servers work with the official WireGuard apps; OpenVPN servers with any OpenVPN client. Download a config from the server list."],
+  [
+    "Which apps do I need?",
+    "WireGuard servers work with the official WireGuard apps; OpenVPN servers with any OpenVPN client. Download a config from the server list."
+  ],
   ["How is bandwidth counted?", "Uploads and downloads add up per calendar month (UTC); the counter resets on the first day of each month."],
   ["Can I cancel auto-renewal?", "Yes: turn auto-renew off on your service; it then simply ends at its expiry date."]
 ] as const
@@ -85,7 +88,7 @@ const GIB = 1024 ** 3
 /** `effect` as if it ran at `date`: the demo's history (invoices, replies) keeps its own dates */
 const at = (date: Date) => Effect.provideService(AppClock, { now: Effect.succeed(date) })
 
-const seed = Effect.gen(function*() {
+const seed = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
   const users = yield* Users
   const passwords = yield* Passwords
@@ -105,115 +108,125 @@ const seed = Effect.gen(function*() {
   if (Option.isSome(yield* users.findByEmail(DEMO_ADMIN.email))) return { admin: DEMO_ADMIN, user: DEMO_USER, created, nodeTokens }
 
   const makeUser = (u: { email: string; password: string; name: string }, role: "user" | "admin") =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const passwordHash = yield* passwords.hash(u.password)
       const user = yield* users.insert({ name: u.name, email: u.email, passwordHash, role, verifiedAt: now, now })
       created.push(`${role} ${u.email}`)
       return user
     })
 
-  return yield* sql.withTransaction(Effect.gen(function*() {
-    const admin = yield* makeUser(DEMO_ADMIN, "admin")
+  return yield* sql.withTransaction(
+    Effect.gen(function* () {
+      const admin = yield* makeUser(DEMO_ADMIN, "admin")
 
-    const planIds = new Map<string, number>()
-    const cycles = new Map<string, { id: number; price: string }>()
-    for (const p of PLANS) {
-      const plan = yield* catalog.createPlan({
-        name: p.name,
-        description: p.description,
-        bandwidth_limit_gb: p.gb,
-        speed_limit_mbps: p.mbps,
-        trial_days: p.trial,
-        is_active: true
-      })
-      created.push(`plan ${p.name}`)
-      planIds.set(p.name, plan.id)
-      for (const [name, days, price] of [["Monthly", 30, p.monthly], ["Yearly", 365, p.yearly]] as const) {
-        const cycle = yield* catalog.createCycle({ planId: plan.id, name, durationDays: days, priceCents: Math.round(Number(price) * 100), currency: "USD" })
-        cycles.set(`${p.name}/${name}`, { id: cycle.id, price })
+      const planIds = new Map<string, number>()
+      const cycles = new Map<string, { id: number; price: string }>()
+      for (const p of PLANS) {
+        const plan = yield* catalog.createPlan({
+          name: p.name,
+          description: p.description,
+          bandwidth_limit_gb: p.gb,
+          speed_limit_mbps: p.mbps,
+          trial_days: p.trial,
+          is_active: true
+        })
+        created.push(`plan ${p.name}`)
+        planIds.set(p.name, plan.id)
+        for (const [name, days, price] of [
+          ["Monthly", 30, p.monthly],
+          ["Yearly", 365, p.yearly]
+        ] as const) {
+          const cycle = yield* catalog.createCycle({ planId: plan.id, name, durationDays: days, priceCents: Math.round(Number(price) * 100), currency: "USD" })
+          cycles.set(`${p.name}/${name}`, { id: cycle.id, price })
+        }
       }
-    }
 
-    // values in hundredths: 10 % and 5.00
-    for (const [code, type, value, maxUses] of [["WELCOME10", "percentage", 1000, null], ["SAVE5", "fixed", 500, 100]] as const) {
-      yield* catalog.createPromo({ code, type, value, expiresAt: null, maxUses, maxUsesPerUser: 1, planIds: [] })
-      created.push(`promo ${code}`)
-    }
+      // values in hundredths: 10 % and 5.00
+      for (const [code, type, value, maxUses] of [
+        ["WELCOME10", "percentage", 1000, null],
+        ["SAVE5", "fixed", 500, 100]
+      ] as const) {
+        yield* catalog.createPromo({ code, type, value, expiresAt: null, maxUses, maxUsesPerUser: 1, planIds: [] })
+        created.push(`promo ${code}`)
+      }
 
-    for (const s of SERVERS) {
-      const server = yield* servers.create({
-        name: s.name,
-        country: s.country,
-        city: s.city,
-        protocol: s.protocol,
-        ip: s.ip,
-        transport: s.transport,
-        ...(s.protocol === "openvpn" ? { ca_cert: DEMO_CA } : {}),
-        plan_ids: s.plans.map((plan) => planIds.get(plan)!)
+      for (const s of SERVERS) {
+        const server = yield* servers.create({
+          name: s.name,
+          country: s.country,
+          city: s.city,
+          protocol: s.protocol,
+          ip: s.ip,
+          transport: s.transport,
+          ...(s.protocol === "openvpn" ? { ca_cert: DEMO_CA } : {}),
+          plan_ids: s.plans.map((plan) => planIds.get(plan)!)
+        })
+        created.push(`server ${s.name}`)
+        nodeTokens.push({ server: s.name, token: server.node_token })
+      }
+
+      for (const [i, [question, answer]] of FAQ.entries()) {
+        yield* faq.create({ question, answer, position: i + 1 })
+        created.push(`faq ${i + 1}`)
+      }
+
+      const demo = yield* makeUser(DEMO_USER, "user")
+      yield* users.setSettings(demo.id, { email: true }, now)
+      const planId = planIds.get("Plus")!
+      const yearly = cycles.get("Plus/Yearly")!
+      const monthly = cycles.get("Plus/Monthly")!
+      const starts = new Date(now.getTime() - 200 * DAY_MS)
+      const serviceId = yield* at(starts)(
+        services.create({
+          userId: demo.id,
+          planId: PlanId.make(planId),
+          cycleId: yearly.id,
+          status: "active",
+          startsAt: starts,
+          expiresAt: new Date(starts.getTime() + 365 * DAY_MS),
+          autoRenew: true
+        })
+      )
+
+      // an invoice in every status: a cancelled monthly one, the paid yearly one (with a promo), the next renewal
+      const invoice = (cycle: { id: number; price: string }, amount: string, discount: string, promoCode: string | null, dueDate: Date) => ({
+        userId: demo.id,
+        serviceId,
+        planId,
+        cycleId: cycle.id,
+        amount,
+        discount,
+        currency: "USD",
+        status: "pending" as const,
+        promoCode,
+        promoId: null,
+        dueDate
       })
-      created.push(`server ${s.name}`)
-      nodeTokens.push({ server: s.name, token: server.node_token })
-    }
+      yield* at(new Date(starts.getTime() - 10 * DAY_MS))(
+        invoices.insert({ ...invoice(monthly, monthly.price, "0.00", null, new Date(starts.getTime() - 3 * DAY_MS)), status: "cancelled" })
+      )
+      const paid = yield* at(starts)(invoices.insert(invoice(yearly, "80.10", "8.90", "WELCOME10", new Date(starts.getTime() + 7 * DAY_MS))))
+      yield* invoices.markPaid(paid.id, `demo-${randomToken(12)}`, serviceId, starts)
+      yield* invoices.insert(invoice(yearly, yearly.price, "0.00", null, new Date(now.getTime() + 7 * DAY_MS)))
 
-    for (const [i, [question, answer]] of FAQ.entries()) {
-      yield* faq.create({ question, answer, position: i + 1 })
-      created.push(`faq ${i + 1}`)
-    }
+      // six months of usage, this month included
+      for (let back = 0; back < 6; back++) {
+        const period = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - back, 1)).toISOString().slice(0, 10)
+        yield* usage.add(serviceId, period, Math.round((12 + back * 7.5) * GIB), Math.round((2 + back * 1.25) * GIB))
+      }
 
-    const demo = yield* makeUser(DEMO_USER, "user")
-    yield* users.setSettings(demo.id, { email: true }, now)
-    const planId = planIds.get("Plus")!
-    const yearly = cycles.get("Plus/Yearly")!
-    const monthly = cycles.get("Plus/Monthly")!
-    const starts = new Date(now.getTime() - 200 * DAY_MS)
-    const serviceId = yield* at(starts)(services.create({
-      userId: demo.id,
-      planId: PlanId.make(planId),
-      cycleId: yearly.id,
-      status: "active",
-      startsAt: starts,
-      expiresAt: new Date(starts.getTime() + 365 * DAY_MS),
-      autoRenew: true
-    }))
-
-    // an invoice in every status: a cancelled monthly one, the paid yearly one (with a promo), the next renewal
-    const invoice = (cycle: { id: number; price: string }, amount: string, discount: string, promoCode: string | null, dueDate: Date) => ({
-      userId: demo.id,
-      serviceId,
-      planId,
-      cycleId: cycle.id,
-      amount,
-      discount,
-      currency: "USD",
-      status: "pending" as const,
-      promoCode,
-      promoId: null,
-      dueDate
+      const ticket = yield* at(new Date(now.getTime() - 2 * DAY_MS))(
+        tickets.open(demo.id, { subject: "Cannot connect from hotel Wi-Fi", message: "The WireGuard app says the handshake did not complete." })
+      )
+      yield* at(new Date(now.getTime() - DAY_MS))(
+        tickets.staffReply(ticket.id, admin.id, "Hotel networks often block UDP. Try London 1, our OpenVPN server over TCP port 1194.")
+      )
+      // a VPN credential so the OpenVPN profile can be used at once
+      yield* devices.defaultCredentials(demo.id)
+      created.push("demo service, invoices, usage, ticket")
+      return { admin: DEMO_ADMIN, user: DEMO_USER, created, nodeTokens } satisfies SeedResult
     })
-    yield* at(new Date(starts.getTime() - 10 * DAY_MS))(
-      invoices.insert({ ...invoice(monthly, monthly.price, "0.00", null, new Date(starts.getTime() - 3 * DAY_MS)), status: "cancelled" })
-    )
-    const paid = yield* at(starts)(invoices.insert(invoice(yearly, "80.10", "8.90", "WELCOME10", new Date(starts.getTime() + 7 * DAY_MS))))
-    yield* invoices.markPaid(paid.id, `demo-${randomToken(12)}`, serviceId, starts)
-    yield* invoices.insert(invoice(yearly, yearly.price, "0.00", null, new Date(now.getTime() + 7 * DAY_MS)))
-
-    // six months of usage, this month included
-    for (let back = 0; back < 6; back++) {
-      const period = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - back, 1)).toISOString().slice(0, 10)
-      yield* usage.add(serviceId, period, Math.round((12 + back * 7.5) * GIB), Math.round((2 + back * 1.25) * GIB))
-    }
-
-    const ticket = yield* at(new Date(now.getTime() - 2 * DAY_MS))(
-      tickets.open(demo.id, { subject: "Cannot connect from hotel Wi-Fi", message: "The WireGuard app says the handshake did not complete." })
-    )
-    yield* at(new Date(now.getTime() - DAY_MS))(
-      tickets.staffReply(ticket.id, admin.id, "Hotel networks often block UDP. Try London 1, our OpenVPN server over TCP port 1194.")
-    )
-    // a VPN credential so the OpenVPN profile can be used at once
-    yield* devices.defaultCredentials(demo.id)
-    created.push("demo service, invoices, usage, ticket")
-    return { admin: DEMO_ADMIN, user: DEMO_USER, created, nodeTokens } satisfies SeedResult
-  }))
+  )
 })
 
 /** The demo's mail (the staff reply's notice) goes nowhere: demo addresses are nobody's inbox. */

@@ -23,15 +23,18 @@ export interface AdminWrite {
 }
 
 /** Where admin writes are appended: the audit room provides it (`src/audit/Http.ts`). */
-export class AdminWrites extends Context.Tag("AdminWrites")<AdminWrites, {
-  readonly record: (write: AdminWrite) => Effect.Effect<void>
-}>() {}
+export class AdminWrites extends Context.Tag("AdminWrites")<
+  AdminWrites,
+  {
+    readonly record: (write: AdminWrite) => Effect.Effect<void>
+  }
+>() {}
 
 const ADMIN = "/v1/admin/"
 const decoder = new TextDecoder()
 
 /** `plans` -> `plan`: the name of a created resource by the collection it was posted to */
-const singular = (segment: string) => segment.endsWith("ies") ? `${segment.slice(0, -3)}y` : segment.replace(/s$/, "")
+const singular = (segment: string) => (segment.endsWith("ies") ? `${segment.slice(0, -3)}y` : segment.replace(/s$/, ""))
 
 /** the id the answer's `data` carries (`id`, else `uuid`), when the body is JSON bytes */
 const createdId = (response: HttpServerResponse.HttpServerResponse): string | undefined => {
@@ -63,32 +66,35 @@ const resourceOf = (template: string, path: string, method: string, response: Ht
  * than GET (and HEAD) answered 2xx, with its route template, the resource id from its path,
  * the actor and the kind of their token. One place for every admin route, present and future.
  */
-export const adminWritesAudit = <ApiId extends string, Groups extends HttpApiGroup.HttpApiGroup.Any, E, R>(
-  api: HttpApi.HttpApi<ApiId, Groups, E, R>
-) =>
-  Layer.unwrapEffect(Effect.gen(function*() {
-    const writes = yield* AdminWrites
-    const tokens = yield* BearerTokens
-    const templateOf = routeMatcher(api, [], (template) => template)
-    // the row carries the request's address and user agent, whichever middleware runs first
-    const origin = withRequestOrigin(yield* AppConfig)
-    return HttpApiBuilder.middleware((app) =>
-      Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
-        const path = request.url.split("?")[0]!
-        if (request.method === "GET" || request.method === "HEAD" || !path.startsWith(ADMIN)) return app
-        return origin(Effect.tap(app, (response) =>
-          Effect.gen(function*() {
-            if (response.status < 200 || response.status >= 300) return
-            const template = templateOf(path)
-            const principal = yield* requestPrincipal(tokens)
-            if (template === undefined || Option.isNone(principal)) return
-            yield* writes.record({
-              action: `${request.method} ${template}`,
-              resource: resourceOf(template, path.replace(/\/$/, ""), request.method, response),
-              actorId: principal.value.userId,
-              actorKind: principal.value.kind
-            })
-          })))
-      })
-    )
-  }))
+export const adminWritesAudit = <ApiId extends string, Groups extends HttpApiGroup.HttpApiGroup.Any, E, R>(api: HttpApi.HttpApi<ApiId, Groups, E, R>) =>
+  Layer.unwrapEffect(
+    Effect.gen(function* () {
+      const writes = yield* AdminWrites
+      const tokens = yield* BearerTokens
+      const templateOf = routeMatcher(api, [], (template) => template)
+      // the row carries the request's address and user agent, whichever middleware runs first
+      const origin = withRequestOrigin(yield* AppConfig)
+      return HttpApiBuilder.middleware((app) =>
+        Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
+          const path = request.url.split("?")[0]!
+          if (request.method === "GET" || request.method === "HEAD" || !path.startsWith(ADMIN)) return app
+          return origin(
+            Effect.tap(app, (response) =>
+              Effect.gen(function* () {
+                if (response.status < 200 || response.status >= 300) return
+                const template = templateOf(path)
+                const principal = yield* requestPrincipal(tokens)
+                if (template === undefined || Option.isNone(principal)) return
+                yield* writes.record({
+                  action: `${request.method} ${template}`,
+                  resource: resourceOf(template, path.replace(/\/$/, ""), request.method, response),
+                  actorId: principal.value.userId,
+                  actorKind: principal.value.kind
+                })
+              })
+            )
+          )
+        })
+      )
+    })
+  )

@@ -13,22 +13,21 @@ import { AdminAuthentication, Authentication, CurrentUser, type KeyScope, People
 // the contract's side of authentication lives in `Middleware.ts` (issue 34: no server code in the contract)
 export { AdminAuthentication, Authentication, CurrentUser, type KeyScope, PeopleOnly, type Principal }
 
-
-
 /**
  * What authentication needs of the accounts room: the principal of a bearer token, if it is
  * live. The accounts room provides it (`src/accounts/Auth.ts`); HTTP knows no room.
  */
-export class BearerTokens extends Context.Tag("BearerTokens")<BearerTokens, {
-  readonly verify: (token: string) => Effect.Effect<Option.Option<Principal>>
-  /**
-   * the `vpn_csrf` value of a cookie session ([D119]): derived from its access token under the
-   * application key, so that only the csrf cookie issued with that session matches it
-   */
-  readonly csrfOf: (token: string) => string
-}>() {}
-
-
+export class BearerTokens extends Context.Tag("BearerTokens")<
+  BearerTokens,
+  {
+    readonly verify: (token: string) => Effect.Effect<Option.Option<Principal>>
+    /**
+     * the `vpn_csrf` value of a cookie session ([D119]): derived from its access token under the
+     * application key, so that only the csrf cookie issued with that session matches it
+     */
+    readonly csrfOf: (token: string) => string
+  }
+>() {}
 
 /**
  * The authenticated caller, also kept in a FiberRef so that middleware running after
@@ -62,7 +61,6 @@ export const hasCallerCredential = (request: HttpServerRequest.HttpServerRequest
 
 /** The `Bearer` scheme only, case-insensitively (the framework cuts 7 characters unchecked). */
 export const bearerSecret = Effect.map(HttpServerRequest.HttpServerRequest, secretOf)
-
 
 /**
  * The caller of a request: the principal of its credential, if live, and whether a cookie session
@@ -123,21 +121,24 @@ export const requestPrincipal = (tokens: BearerTokens["Type"]) => Effect.map(req
  */
 const scopeNeeded = (method: string, area: "user" | "admin"): KeyScope => {
   const reads = method === "GET" || method === "HEAD"
-  return area === "admin" ? (reads ? "admin:read" : "admin:write") : (reads ? "read" : "write")
+  return area === "admin" ? (reads ? "admin:read" : "admin:write") : reads ? "read" : "write"
 }
 
 // issue 27: a chain of steps on the hot path, not a generator
 const authenticate = (tokens: BearerTokens["Type"], area: "user" | "admin") =>
-  Effect.flatMap(requestCaller(tokens), ({ csrfRefused, principal }): Effect.Effect<Principal, Unauthenticated | Forbidden, HttpServerRequest.HttpServerRequest> => {
-    if (Option.isNone(principal)) return Effect.fail(new Unauthenticated())
-    if (csrfRefused) return Effect.fail(new Forbidden({ message: CSRF_MISMATCH }))
-    const user = principal.value
-    const kept = FiberRef.set(currentPrincipal, principal)
-    if (user.kind !== "api_key") return Effect.as(kept, user)
-    return Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
-      Effect.zipRight(kept, user.scopes.includes(scopeNeeded(request.method, area)) ? Effect.succeed(user) : Effect.fail(new Forbidden())))
-  })
-
+  Effect.flatMap(
+    requestCaller(tokens),
+    ({ csrfRefused, principal }): Effect.Effect<Principal, Unauthenticated | Forbidden, HttpServerRequest.HttpServerRequest> => {
+      if (Option.isNone(principal)) return Effect.fail(new Unauthenticated())
+      if (csrfRefused) return Effect.fail(new Forbidden({ message: CSRF_MISMATCH }))
+      const user = principal.value
+      const kept = FiberRef.set(currentPrincipal, principal)
+      if (user.kind !== "api_key") return Effect.as(kept, user)
+      return Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
+        Effect.zipRight(kept, user.scopes.includes(scopeNeeded(request.method, area)) ? Effect.succeed(user) : Effect.fail(new Forbidden()))
+      )
+    }
+  )
 
 export const PeopleOnlyLive = Layer.effect(
   PeopleOnly,
@@ -146,8 +147,10 @@ export const PeopleOnlyLive = Layer.effect(
       // the principal of this request, verified once whichever middleware asks first
       peopleOnly: () =>
         Effect.flatMap(requestPrincipal(tokens), (principal) =>
-          Option.isSome(principal) && principal.value.kind === "api_key" ? Effect.fail(new Forbidden()) : Effect.void)
-    }))
+          Option.isSome(principal) && principal.value.kind === "api_key" ? Effect.fail(new Forbidden()) : Effect.void
+        )
+    })
+  )
 )
 
 export const AuthenticationLive = Layer.effect(
@@ -164,13 +167,16 @@ export const TWO_FACTOR_REQUIRED = "Two-factor authentication required."
  */
 export const AdminAuthenticationLive = Layer.effect(
   AdminAuthentication,
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const tokens = yield* BearerTokens
     const config = yield* AppConfig
     return AdminAuthentication.of({
       userToken: () =>
         authenticate(tokens, "admin").pipe(
-          Effect.filterOrFail((user) => user.role === "admin", () => new Forbidden()),
+          Effect.filterOrFail(
+            (user) => user.role === "admin",
+            () => new Forbidden()
+          ),
           Effect.filterOrFail(
             (user) => !config.adminRequire2fa || (user.twoFactor && user.secondFactor),
             () => new Forbidden({ message: TWO_FACTOR_REQUIRED })

@@ -23,10 +23,7 @@ export const DRAIN_MAX_MILLIS = 5_000
  * wants it); one given up (past the cap or the time) closes it.
  */
 const payloadTooLarge = (drained: boolean) =>
-  HttpServerResponse.unsafeJson(
-    { success: false, message: "Payload too large." },
-    { status: 413, ...(drained ? {} : { headers: { connection: "close" } }) }
-  )
+  HttpServerResponse.unsafeJson({ success: false, message: "Payload too large." }, { status: 413, ...(drained ? {} : { headers: { connection: "close" } }) })
 
 type Outcome =
   /** the whole body, within the limit */
@@ -38,7 +35,7 @@ type Outcome =
 
 const nextChunk = (reader: ReadableStreamDefaultReader<Uint8Array>): Effect.Effect<Uint8Array | "end" | "broken"> =>
   Effect.tryPromise(() => reader.read()).pipe(
-    Effect.map((result) => result.done ? "end" as const : result.value),
+    Effect.map((result) => (result.done ? ("end" as const) : result.value)),
     Effect.orElseSucceed(() => "broken" as const)
   )
 
@@ -50,7 +47,7 @@ const nextChunk = (reader: ReadableStreamDefaultReader<Uint8Array>): Effect.Effe
  * time limit could not stop a read waiting on a stalled client.
  */
 const drain = (reader: ReadableStreamDefaultReader<Uint8Array>, bytes: number): Effect.Effect<boolean> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     let total = bytes
     for (;;) {
       const next = yield* nextChunk(reader)
@@ -59,11 +56,7 @@ const drain = (reader: ReadableStreamDefaultReader<Uint8Array>, bytes: number): 
       total += next.byteLength
       if (total > DRAIN_MAX_BYTES) return false
     }
-  }).pipe(
-    Effect.timeoutOption(DRAIN_MAX_MILLIS),
-    Effect.map(Option.getOrElse(() => false)),
-    Effect.interruptible
-  )
+  }).pipe(Effect.timeoutOption(DRAIN_MAX_MILLIS), Effect.map(Option.getOrElse(() => false)), Effect.interruptible)
 
 const concat = (chunks: ReadonlyArray<Uint8Array>, bytes: number): Uint8Array<ArrayBuffer> => {
   const body = new Uint8Array(bytes)
@@ -80,7 +73,7 @@ const concat = (chunks: ReadonlyArray<Uint8Array>, bytes: number): Uint8Array<Ar
  * past that it is too large, what was kept is let go, and the rest is drained.
  */
 const readWithin = (reader: ReadableStreamDefaultReader<Uint8Array>): Effect.Effect<Outcome> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const kept: Array<Uint8Array> = []
     let bytes = 0
     for (;;) {
@@ -102,9 +95,7 @@ const bodyStream = (request: HttpServerRequest.HttpServerRequest): ReadableStrea
 
 /** The same request, its body now the bytes read (the runtime's body is spent): what the handlers read. */
 const withBody = (request: HttpServerRequest.HttpServerRequest, body: Uint8Array<ArrayBuffer>): HttpServerRequest.HttpServerRequest =>
-  HttpServerRequest.fromWeb(
-    new Request(new URL(request.originalUrl, "http://localhost"), { method: request.method, headers: request.headers, body })
-  ).modify({
+  HttpServerRequest.fromWeb(new Request(new URL(request.originalUrl, "http://localhost"), { method: request.method, headers: request.headers, body })).modify({
     url: request.url,
     headers: request.headers,
     ...Option.match(request.remoteAddress, { onNone: () => ({}), onSome: (remoteAddress) => ({ remoteAddress }) })

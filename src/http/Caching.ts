@@ -50,7 +50,8 @@ const revalidate = (request: HttpServerRequest.HttpServerRequest, response: Http
 // the server has sent the response by the time `app` returns: this goes in a pre-response handler
 export const catalogCaching = (app: HttpApp.Default): HttpApp.Default =>
   Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
-    cacheable(request) ? Effect.zipRight(HttpApp.appendPreResponseHandler(revalidate), app) : app)
+    cacheable(request) ? Effect.zipRight(HttpApp.appendPreResponseHandler(revalidate), app) : app
+  )
 
 /** `Cache-Control: no-store` on every answer of a group that carries secrets or per-user state */
 export const noStore = HttpApp.appendPreResponseHandler((_request, response) =>

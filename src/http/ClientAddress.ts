@@ -35,7 +35,10 @@ export const limitAddress = (address: string): string => {
   const groups = ipv6Groups(bare.split("%")[0]!)
   const mapped = groups.slice(0, 5).every((g) => g === 0) && groups[5] === 0xffff
   if (mapped) return `${groups[6]! >> 8}.${groups[6]! & 0xff}.${groups[7]! >> 8}.${groups[7]! & 0xff}`
-  return `${groups.slice(0, 4).map((g) => g.toString(16)).join(":")}::/64`
+  return `${groups
+    .slice(0, 4)
+    .map((g) => g.toString(16))
+    .join(":")}::/64`
 }
 
 /**
@@ -76,7 +79,7 @@ export const isLoopback = (address: string): boolean => {
 }
 
 /** The client address for limits: `clientIp`, an IPv6 client as its /64. */
-export const clientAddress = Effect.gen(function*() {
+export const clientAddress = Effect.gen(function* () {
   return yield* clientAddressWith(yield* AppConfig)
 })
 
@@ -87,12 +90,14 @@ export const clientAddressWith = (config: AppConfig["Type"]) =>
  * Every request's origin for the rooms that record it ([D99], [D100]): the client address as
  * `TRUST_PROXY` reads it (an IPv6 client whole, not its /64) and the user agent, cut to 255.
  */
-export const withRequestOrigin = (config: AppConfig["Type"]) => (app: HttpApp.Default): HttpApp.Default =>
-  Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
-    const agent = request.headers["user-agent"]
-    const ip = clientIp(request, config.trustProxy)
-    return Effect.locally(app, requestOrigin, {
-      ip: ip === "unknown" ? null : ip,
-      userAgent: agent === undefined || agent === "" ? null : [...agent].slice(0, MAX_USER_AGENT).join("")
+export const withRequestOrigin =
+  (config: AppConfig["Type"]) =>
+  (app: HttpApp.Default): HttpApp.Default =>
+    Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
+      const agent = request.headers["user-agent"]
+      const ip = clientIp(request, config.trustProxy)
+      return Effect.locally(app, requestOrigin, {
+        ip: ip === "unknown" ? null : ip,
+        userAgent: agent === undefined || agent === "" ? null : [...agent].slice(0, MAX_USER_AGENT).join("")
+      })
     })
-  })

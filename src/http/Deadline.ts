@@ -33,22 +33,24 @@ const isStream = (request: HttpServerRequest.HttpServerRequest) => request.url.i
 /** whether the database is being lost now: a lost connection seen in the last 30 s */
 const failingOver = () => databaseLostWithin(LOSS_WINDOW_MS)
 
-export const deadline = (ms: number = REQUEST_DEADLINE_MS, isFailingOver: () => boolean = failingOver) => (app: HttpApp.Default): HttpApp.Default =>
-  Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
-    if (isStream(request)) return app
-    // statements that never reached the database are retried until shortly before the deadline
-    const bounded = Effect.suspend(() => Effect.locally(app, reconnectUntil, Date.now() + ms - RECONNECT_MARGIN_MS))
-    // while the database is healthy the request runs as it is, on its own fiber (nothing to cut)
-    if (!isFailingOver()) return bounded
-    // while it is being lost: the handler on a fiber of its own, given up at the deadline
-    return Effect.flatMap(Effect.forkDaemon(bounded), (fiber) => {
-      // the handler's fiber refs (the pre-response handlers that add headers, such as a route's
-      // X-RateLimit-*) come back whether it succeeded or failed: the join succeeds with the
-      // handler's exit, because `timeoutTo` hands its racer's refs back only on a success
-      const join = Effect.interruptible(Effect.flatMap(Fiber.await(fiber), (exit) => Effect.as(Fiber.inheritAll(fiber), exit)))
-      return Effect.timeoutTo(join, { duration: Duration.millis(ms), onSuccess: (exit) => exit, onTimeout: unavailable }).pipe(Effect.flatten)
+export const deadline =
+  (ms: number = REQUEST_DEADLINE_MS, isFailingOver: () => boolean = failingOver) =>
+  (app: HttpApp.Default): HttpApp.Default =>
+    Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
+      if (isStream(request)) return app
+      // statements that never reached the database are retried until shortly before the deadline
+      const bounded = Effect.suspend(() => Effect.locally(app, reconnectUntil, Date.now() + ms - RECONNECT_MARGIN_MS))
+      // while the database is healthy the request runs as it is, on its own fiber (nothing to cut)
+      if (!isFailingOver()) return bounded
+      // while it is being lost: the handler on a fiber of its own, given up at the deadline
+      return Effect.flatMap(Effect.forkDaemon(bounded), (fiber) => {
+        // the handler's fiber refs (the pre-response handlers that add headers, such as a route's
+        // X-RateLimit-*) come back whether it succeeded or failed: the join succeeds with the
+        // handler's exit, because `timeoutTo` hands its racer's refs back only on a success
+        const join = Effect.interruptible(Effect.flatMap(Fiber.await(fiber), (exit) => Effect.as(Fiber.inheritAll(fiber), exit)))
+        return Effect.timeoutTo(join, { duration: Duration.millis(ms), onSuccess: (exit) => exit, onTimeout: unavailable }).pipe(Effect.flatten)
+      })
     })
-  })
 
 /** how recent a lost connection must be for a late request to be given up as a failover's */
 const LOSS_WINDOW_MS = 30_000

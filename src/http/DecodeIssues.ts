@@ -26,19 +26,18 @@ const annotated = (issue: ParseResult.ParseIssue): string | undefined => {
   const { message, override } = typeof result === "string" ? { message: result, override: false } : result
   if (typeof message !== "string") return undefined
   // a refinement's or a transformation's message names its own rule, not its input's type
-  const inner = !override && (
-    issue._tag === "Composite" ||
-    (issue._tag === "Refinement" && issue.kind === "From") ||
-    (issue._tag === "Transformation" && issue.kind !== "Transformation")
-  )
+  const inner =
+    !override &&
+    (issue._tag === "Composite" ||
+      (issue._tag === "Refinement" && issue.kind === "From") ||
+      (issue._tag === "Transformation" && issue.kind !== "Transformation"))
   if (!inner) return message
   return issue._tag === "Refinement" || issue._tag === "Transformation" ? annotated(issue.issue) : undefined
 }
 
 /** An optional or nullable field is a union with `undefined`/`null`: that member is not the rule. */
 const isAlternative = (issue: ParseResult.ParseIssue): boolean =>
-  issue._tag === "Type" &&
-  (issue.ast._tag === "UndefinedKeyword" || (issue.ast._tag === "Literal" && issue.ast.literal === null))
+  issue._tag === "Type" && (issue.ast._tag === "UndefinedKeyword" || (issue.ast._tag === "Literal" && issue.ast.literal === null))
 
 /** What a schema without a message expected, in Laravel's words. */
 const expectation = (field: string, ast: AST.AST): string => {

@@ -58,24 +58,25 @@ interface Listener {
 /** The Bun server a request came through (`@effect/platform-bun` keeps it on the request). */
 const listenerOf = (request: HttpServerRequest.HttpServerRequest): Listener | undefined => {
   const server: unknown = (request as unknown as { readonly bunServer?: unknown }).bunServer
-  return typeof server === "object" && server !== null && "stop" in server && typeof server.stop === "function"
-    ? server as Listener
-    : undefined
+  return typeof server === "object" && server !== null && "stop" in server && typeof server.stop === "function" ? (server as Listener) : undefined
 }
 
 /** Counts the request in flight until it ends, however it ends (cheaper than acquireUseRelease). */
-export const track = (inFlight: InFlight) => (app: HttpApp.Default): HttpApp.Default => {
-  const leave = Effect.sync(() => inFlight.leave())
-  const counted = Effect.suspend(() => {
-    if (inFlight.closing) return Effect.succeed(closingResponse())
-    inFlight.enter()
-    return Effect.ensuring(app, leave)
-  })
-  return Effect.suspend(() =>
-    inFlight.listener !== undefined ? counted : Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
-      inFlight.listener = listenerOf(request)
-      return counted
+export const track =
+  (inFlight: InFlight) =>
+  (app: HttpApp.Default): HttpApp.Default => {
+    const leave = Effect.sync(() => inFlight.leave())
+    const counted = Effect.suspend(() => {
+      if (inFlight.closing) return Effect.succeed(closingResponse())
+      inFlight.enter()
+      return Effect.ensuring(app, leave)
     })
-  )
-}
-
+    return Effect.suspend(() =>
+      inFlight.listener !== undefined
+        ? counted
+        : Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
+            inFlight.listener = listenerOf(request)
+            return counted
+          })
+    )
+  }

@@ -24,27 +24,17 @@ const annotate = <A>(identifier: string | undefined, status: number | undefined)
   }) as Schema.Annotations.Schema<A>
 
 /** `{success: true, data}`: the handler returns the data. */
-export const Ok = <A, I, R>(
-  data: Schema.Schema<A, I, R>,
-  options?: { readonly identifier?: string; readonly status?: number }
-) => {
+export const Ok = <A, I, R>(data: Schema.Schema<A, I, R>, options?: { readonly identifier?: string; readonly status?: number }) => {
   const inner = innerIdentifier(data)
-  return Schema.transform(
-    Schema.Struct({ success: Schema.Literal(true), data }),
-    Schema.typeSchema(data),
-    {
-      strict: true,
-      decode: (body) => body.data,
-      encode: (value) => ({ success: true as const, data: value })
-    }
-  ).annotations(annotate(options?.identifier ?? (inner ? `${inner}Response` : undefined), options?.status))
+  return Schema.transform(Schema.Struct({ success: Schema.Literal(true), data }), Schema.typeSchema(data), {
+    strict: true,
+    decode: (body) => body.data,
+    encode: (value) => ({ success: true as const, data: value })
+  }).annotations(annotate(options?.identifier ?? (inner ? `${inner}Response` : undefined), options?.status))
 }
 
 /** `{success: true, message, data}`: the handler returns `{message, data}`. */
-export const OkMessage = <A, I, R>(
-  data: Schema.Schema<A, I, R>,
-  options: { readonly identifier: string; readonly status?: number }
-) =>
+export const OkMessage = <A, I, R>(data: Schema.Schema<A, I, R>, options: { readonly identifier: string; readonly status?: number }) =>
   Schema.transform(
     Schema.Struct({ success: Schema.Literal(true), message: Schema.String, data }),
     Schema.Struct({ message: Schema.String, data: Schema.typeSchema(data) }),

@@ -108,7 +108,7 @@ const queryRecord = (url: string): Record<string, string | Array<string>> => {
  * does not decode gives its fields' errors. Only requests that failed pay for this.
  */
 export const diagnoseDecodeError = (shapes: ReadonlyArray<RouteShape>, error: HttpApiError.HttpApiDecodeError) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const request = yield* HttpServerRequest.HttpServerRequest
     const path = pathname(request.url)
     const method = request.method === "HEAD" ? "GET" : request.method
@@ -157,56 +157,59 @@ const unstorable = () => ValidationError.field("body", "The given data contains 
  */
 export const errorMapping = <ApiId extends string, Groups extends HttpApiGroup.HttpApiGroup.Any, E, R>(
   api: HttpApi.HttpApi<ApiId, Groups, E | ValidationError, R>
-) => Layer.unwrapEffect(Effect.map(Metrics, (metrics) => {
-  let shapes: ReadonlyArray<RouteShape> | undefined
-  // the database's failures are counted by kind ([D102])
-  const lostDatabase = () => {
-    metrics.databaseError("connection_lost")
-    return unavailable()
-  }
-  const unstorableInput = () => {
-    metrics.databaseError("unstorable_input")
-    return unstorable()
-  }
-  return HttpApiBuilder.middleware(api, (app) =>
-  Effect.catchAllCause(app, (cause) =>
-    Effect.gen(function*() {
-      const failure = Cause.failureOption(cause)
-      if (Option.isSome(failure)) {
-        const e: unknown = failure.value
-        if (e instanceof HttpApiError.HttpApiDecodeError) {
-          const validation = yield* diagnoseDecodeError(shapes ??= routeShapes(api), e)
-          return validation ? yield* Effect.fail(validation) : notFound()
-        }
-        if (HttpServerError.isServerError(e) && e._tag === "RouteNotFound") {
-          const path = pathname(e.request.url)
-          const allow = allowedMethods(shapes ??= routeShapes(api), path)
-          return allow.length > 0
-            ? envelope(405, "Method not allowed.", { allow: allow.join(", ") })
-            : notFound()
-        }
-        if (isConnectionLoss(e)) return lostDatabase()
-        if (isUnstorableInput(e)) return yield* Effect.fail(unstorableInput())
-        if (e instanceof SqlError) {
-          metrics.databaseError("query")
-          yield* Effect.logError("database error", cause)
-          return internalError()
-        }
-        return yield* Effect.failCause(cause)
+) =>
+  Layer.unwrapEffect(
+    Effect.map(Metrics, (metrics) => {
+      let shapes: ReadonlyArray<RouteShape> | undefined
+      // the database's failures are counted by kind ([D102])
+      const lostDatabase = () => {
+        metrics.databaseError("connection_lost")
+        return unavailable()
       }
-      if (Cause.isInterruptedOnly(cause)) return yield* Effect.failCause(cause)
-      const defect = Cause.dieOption(cause)
-      if (Option.isSome(defect)) {
-        const d = defect.value
-        if (HttpServerError.isServerError(d) && d._tag === "RequestError" && d.reason === "Decode") {
-          // `JsonBody` says why it refused a body; any other unreadable body is not JSON
-          return yield* Effect.fail(d.cause instanceof ValidationError ? d.cause : ValidationError.field("body", "The body must be valid JSON."))
-        }
-        if (isConnectionLoss(d)) return lostDatabase()
-        if (isUnstorableInput(d)) return yield* Effect.fail(unstorableInput())
-        if (d instanceof SqlError) metrics.databaseError("query")
+      const unstorableInput = () => {
+        metrics.databaseError("unstorable_input")
+        return unstorable()
       }
-      yield* Effect.logError("unhandled defect", cause)
-      return internalError()
-    })))
-}))
+      return HttpApiBuilder.middleware(api, (app) =>
+        Effect.catchAllCause(app, (cause) =>
+          Effect.gen(function* () {
+            const failure = Cause.failureOption(cause)
+            if (Option.isSome(failure)) {
+              const e: unknown = failure.value
+              if (e instanceof HttpApiError.HttpApiDecodeError) {
+                const validation = yield* diagnoseDecodeError((shapes ??= routeShapes(api)), e)
+                return validation ? yield* Effect.fail(validation) : notFound()
+              }
+              if (HttpServerError.isServerError(e) && e._tag === "RouteNotFound") {
+                const path = pathname(e.request.url)
+                const allow = allowedMethods((shapes ??= routeShapes(api)), path)
+                return allow.length > 0 ? envelope(405, "Method not allowed.", { allow: allow.join(", ") }) : notFound()
+              }
+              if (isConnectionLoss(e)) return lostDatabase()
+              if (isUnstorableInput(e)) return yield* Effect.fail(unstorableInput())
+              if (e instanceof SqlError) {
+                metrics.databaseError("query")
+                yield* Effect.logError("database error", cause)
+                return internalError()
+              }
+              return yield* Effect.failCause(cause)
+            }
+            if (Cause.isInterruptedOnly(cause)) return yield* Effect.failCause(cause)
+            const defect = Cause.dieOption(cause)
+            if (Option.isSome(defect)) {
+              const d = defect.value
+              if (HttpServerError.isServerError(d) && d._tag === "RequestError" && d.reason === "Decode") {
+                // `JsonBody` says why it refused a body; any other unreadable body is not JSON
+                return yield* Effect.fail(d.cause instanceof ValidationError ? d.cause : ValidationError.field("body", "The body must be valid JSON."))
+              }
+              if (isConnectionLoss(d)) return lostDatabase()
+              if (isUnstorableInput(d)) return yield* Effect.fail(unstorableInput())
+              if (d instanceof SqlError) metrics.databaseError("query")
+            }
+            yield* Effect.logError("unhandled defect", cause)
+            return internalError()
+          })
+        )
+      )
+    })
+  )

@@ -36,7 +36,7 @@ type ErrorFields = { readonly message: string; readonly errors?: Readonly<Record
 export const errorEnvelope = <Self extends ErrorFields, I, R>(
   cls: Schema.Schema<Self, I, R> & {
     readonly identifier: string
-    new(props: { readonly message: string; readonly errors: Readonly<Record<string, ReadonlyArray<string>>> }): Self
+    new (props: { readonly message: string; readonly errors: Readonly<Record<string, ReadonlyArray<string>>> }): Self
   }
 ) =>
   Schema.transform(ErrorBody, Schema.typeSchema(cls), {

@@ -19,7 +19,8 @@ export class GeneralLimiter extends Effect.Service<GeneralLimiter>()("http/Gener
  * user's tokens count together) or else per address, in memory ([D30]). A token that is not live
  * counts against the address, so rotating made-up tokens buys nothing.
  */
-const OWN_LIMITS = /^\/v1\/(auth\/(login|session|forgot-password|resend-verification|register|reset-password|verify-email)|tickets(\/[^/]+\/reply)?|promos\/validate)\/?$/
+const OWN_LIMITS =
+  /^\/v1\/(auth\/(login|session|forgot-password|resend-verification|register|reset-password|verify-email)|tickets(\/[^/]+\/reply)?|promos\/validate)\/?$/
 
 /**
  * Issue 34: the signed payment webhooks (`manual`, Stripe and every other gateway's) are not
@@ -28,27 +29,22 @@ const OWN_LIMITS = /^\/v1\/(auth\/(login|session|forgot-password|resend-verifica
  */
 const PAYMENT_WEBHOOKS = /^\/v1\/webhooks\/payments\/[^/]+\/?$/
 
-export const generalLimit = (
-  limiter: RateLimiter["Type"],
-  config: AppConfig["Type"],
-  tokens: BearerTokens["Type"],
-  metrics: Metrics["Type"]
-) => (app: HttpApp.Default) =>
-  config.generalRateLimit === 0 ? app : Effect.gen(function*() {
-    const request = yield* HttpServerRequest.HttpServerRequest
-    // the routes with a limit of their own count against it, shared
-    const path = request.url.split("?")[0]!
-    if (request.method === "POST" && (OWN_LIMITS.test(path) || PAYMENT_WEBHOOKS.test(path))) return yield* app
-    // verified once: `Authentication` reuses the answer
-    const principal = hasCallerCredential(request) ? yield* requestPrincipal(tokens) : Option.none()
-    const key = Option.isSome(principal)
-      ? `general:user:${principal.value.userId}`
-      : `general:ip:${yield* clientAddressWith(config)}`
-    const hit = yield* Effect.orDie(limiter.hit(key, config.generalRateLimit))
-    if (!hit.allowed) {
-      metrics.rateLimitRefused("general")
-      return envelope(429, "Too Many Attempts.", { "retry-after": String(hit.retryAfter) })
-    }
-    return yield* app
-  })
-
+export const generalLimit =
+  (limiter: RateLimiter["Type"], config: AppConfig["Type"], tokens: BearerTokens["Type"], metrics: Metrics["Type"]) => (app: HttpApp.Default) =>
+    config.generalRateLimit === 0
+      ? app
+      : Effect.gen(function* () {
+          const request = yield* HttpServerRequest.HttpServerRequest
+          // the routes with a limit of their own count against it, shared
+          const path = request.url.split("?")[0]!
+          if (request.method === "POST" && (OWN_LIMITS.test(path) || PAYMENT_WEBHOOKS.test(path))) return yield* app
+          // verified once: `Authentication` reuses the answer
+          const principal = hasCallerCredential(request) ? yield* requestPrincipal(tokens) : Option.none()
+          const key = Option.isSome(principal) ? `general:user:${principal.value.userId}` : `general:ip:${yield* clientAddressWith(config)}`
+          const hit = yield* Effect.orDie(limiter.hit(key, config.generalRateLimit))
+          if (!hit.allowed) {
+            metrics.rateLimitRefused("general")
+            return envelope(429, "Too Many Attempts.", { "retry-after": String(hit.retryAfter) })
+          }
+          return yield* app
+        })

@@ -19,7 +19,8 @@ const nestingExceeds = (text: string, limit: number): boolean => {
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i)
     if (inString) {
-      if (c === 92) i++ // backslash: the next character is escaped
+      if (c === 92)
+        i++ // backslash: the next character is escaped
       else if (c === 34) inString = false
     } else if (c === 34) {
       inString = true
@@ -46,22 +47,24 @@ const refuse = (request: HttpServerRequest.HttpServerRequest, text: string) =>
  */
 export const decodeJsonBody = (request: HttpServerRequest.HttpServerRequest) => {
   const contentType = request.headers["content-type"]
-  return Effect.cached(Effect.flatMap(
-    Effect.orElseSucceed(request.text, () => ""),
-    (text): Effect.Effect<unknown, HttpServerError.RequestError> => {
-      if (contentType === undefined ? text.length > 0 : !isJsonType(contentType)) {
-        return Effect.fail(refuse(request, "The body must be sent as application/json."))
+  return Effect.cached(
+    Effect.flatMap(
+      Effect.orElseSucceed(request.text, () => ""),
+      (text): Effect.Effect<unknown, HttpServerError.RequestError> => {
+        if (contentType === undefined ? text.length > 0 : !isJsonType(contentType)) {
+          return Effect.fail(refuse(request, "The body must be sent as application/json."))
+        }
+        if (nestingExceeds(text, MAX_JSON_DEPTH)) {
+          return Effect.fail(refuse(request, `The body must not be nested more than ${MAX_JSON_DEPTH} levels deep.`))
+        }
+        try {
+          return Effect.succeed(JSON.parse(text) as unknown)
+        } catch {
+          return Effect.fail(refuse(request, "The body must be valid JSON."))
+        }
       }
-      if (nestingExceeds(text, MAX_JSON_DEPTH)) {
-        return Effect.fail(refuse(request, `The body must not be nested more than ${MAX_JSON_DEPTH} levels deep.`))
-      }
-      try {
-        return Effect.succeed(JSON.parse(text) as unknown)
-      } catch {
-        return Effect.fail(refuse(request, "The body must be valid JSON."))
-      }
-    }
-  ))
+    )
+  )
 }
 
 /**

@@ -28,31 +28,31 @@ type DocsRouter = HttpRouter.HttpRouter<unknown, HttpRouter.HttpRouter.DefaultSe
  * memory"). The answers are the framework's, byte for byte and header for header.
  */
 const buildDocsRouter = (api: HttpApi.Api["Type"]): Promise<DocsRouter> =>
-  Effect.runPromise(Effect.gen(function*() {
-    const { layer: swagger } = yield* Effect.promise(() => import("@effect/platform/HttpApiSwagger"))
-    const documents = Layer.mergeAll(
-      swagger({ path: DOCS_PATH }).pipe(Layer.provide(Layer.succeed(HttpApi.Api, swaggerApiOf(api)))),
-      HttpApiBuilder.middlewareOpenApi({ path: OPENAPI_PATH }).pipe(Layer.provide(Layer.succeed(HttpApi.Api, api)))
-    ).pipe(Layer.provideMerge(HttpApiBuilder.Router.Live))
-    // the documents live as long as the process: their scope is never closed
-    const scope = yield* Scope.make()
-    const context = yield* Layer.buildWithScope(documents, scope).pipe(
-      Effect.tapErrorCause(() => Scope.close(scope, Exit.void))
-    )
-    return yield* Effect.provide(HttpApiBuilder.Router.router, context)
-  }))
+  Effect.runPromise(
+    Effect.gen(function* () {
+      const { layer: swagger } = yield* Effect.promise(() => import("@effect/platform/HttpApiSwagger"))
+      const documents = Layer.mergeAll(
+        swagger({ path: DOCS_PATH }).pipe(Layer.provide(Layer.succeed(HttpApi.Api, swaggerApiOf(api)))),
+        HttpApiBuilder.middlewareOpenApi({ path: OPENAPI_PATH }).pipe(Layer.provide(Layer.succeed(HttpApi.Api, api)))
+      ).pipe(Layer.provideMerge(HttpApiBuilder.Router.Live))
+      // the documents live as long as the process: their scope is never closed
+      const scope = yield* Scope.make()
+      const context = yield* Layer.buildWithScope(documents, scope).pipe(Effect.tapErrorCause(() => Scope.close(scope, Exit.void)))
+      return yield* Effect.provide(HttpApiBuilder.Router.router, context)
+    })
+  )
 
 /** `GET /docs` and `GET /v1/openapi.json` on the API's router; the documents are made at the first request. */
 export const LazyDocsLive = HttpApiBuilder.Router.use((router) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const api = yield* HttpApi.Api
     let built: Promise<DocsRouter> | undefined
     // a request interrupted while the documents are made does not cancel them: the next one gets them
     const load = () =>
-      built ??= buildDocsRouter(api).catch((e: unknown) => {
+      (built ??= buildDocsRouter(api).catch((e: unknown) => {
         built = undefined
         throw e
-      })
+      }))
     const documents = Effect.flatMap(Effect.promise(load), (docs) => docs)
     yield* router.get(DOCS_PATH, documents)
     yield* router.get(OPENAPI_PATH, documents)

@@ -12,7 +12,6 @@ import { MetricsAccess } from "./Middleware.ts"
 
 export { MetricsAccess }
 
-
 export const MetricsAccessLive = Layer.effect(
   MetricsAccess,
   Effect.map(AppConfig, (config) =>
@@ -21,12 +20,13 @@ export const MetricsAccessLive = Layer.effect(
         // both sides hashed: equal lengths, so the comparison tells nothing of the token's length
         const expected = sha256Hex(Redacted.value(token))
         return Effect.flatMap(bearerSecret, (secret) =>
-          Option.isSome(secret) && constantTimeEqual(sha256Hex(secret.value), expected)
-            ? Effect.void
-            : Effect.fail(new Unauthenticated()))
+          Option.isSome(secret) && constantTimeEqual(sha256Hex(secret.value), expected) ? Effect.void : Effect.fail(new Unauthenticated())
+        )
       },
       onNone: () =>
         Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
-          isLoopback(clientIp(request, config.trustProxy)) ? Effect.void : Effect.fail(new NotFound()))
-    }))
+          isLoopback(clientIp(request, config.trustProxy)) ? Effect.void : Effect.fail(new NotFound())
+        )
+    })
+  )
 )

@@ -2,13 +2,7 @@ import * as HttpApiMiddleware from "@effect/platform/HttpApiMiddleware"
 import * as HttpApiSecurity from "@effect/platform/HttpApiSecurity"
 import * as Context from "effect/Context"
 import * as Schema from "effect/Schema"
-import {
-  ForbiddenResponse,
-  NotFoundResponse,
-  ServiceUnavailableResponse,
-  TooManyAttemptsResponse,
-  UnauthenticatedResponse
-} from "./Errors.ts"
+import { ForbiddenResponse, NotFoundResponse, ServiceUnavailableResponse, TooManyAttemptsResponse, UnauthenticatedResponse } from "./Errors.ts"
 import type { UserId } from "../platform/Ids.ts"
 
 /*

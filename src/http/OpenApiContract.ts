@@ -28,7 +28,7 @@ const HEADERS = {
   remaining: header("Requests left in the window.", { type: "integer", minimum: 0 }),
   allow: header("The methods this path serves, comma separated."),
   noStore: header("`no-store` when the answer holds a credential, a key or a file: it must not be cached."),
-  disposition: header("`attachment; filename=\"...\"`: the file name to save the download as.")
+  disposition: header('`attachment; filename="..."`: the file name to save the download as.')
 } as const
 
 const envelopeRef = (name: string) => ({ "application/json": { schema: { $ref: `#/components/schemas/${name}` } } })
@@ -38,14 +38,16 @@ export const SECURITY_SCHEMES = {
   userToken: {
     type: "http",
     scheme: "bearer",
-    description: "An access token from `POST /v1/auth/login` or `POST /v1/auth/register`, sent as " +
+    description:
+      "An access token from `POST /v1/auth/login` or `POST /v1/auth/register`, sent as " +
       "`Authorization: Bearer <token>`. Accepted by every user route; admin routes need an admin's token."
   },
   apiKey: {
     type: "http",
     scheme: "bearer",
     bearerFormat: "vpk_<id>_<secret>",
-    description: "An API key from `POST /v1/account/api-keys`, sent as `Authorization: Bearer vpk_...`. " +
+    description:
+      "An API key from `POST /v1/account/api-keys`, sent as `Authorization: Bearer vpk_...`. " +
       "It acts as its owner within its scopes, listed on each operation: `read` (GET of user routes), " +
       "`write` (the other user routes), `admin:read` and `admin:write` (admin routes, for an admin owner). " +
       "A key never signs in or out, changes the password, the e-mail or two-factor sign-in, or manages keys " +
@@ -55,7 +57,8 @@ export const SECURITY_SCHEMES = {
     type: "apiKey",
     in: "cookie",
     name: "vpn_session",
-    description: "A browser session ([D119]) from `POST /v1/auth/session` (or `POST /v1/auth/register` with " +
+    description:
+      "A browser session ([D119]) from `POST /v1/auth/session` (or `POST /v1/auth/register` with " +
       "`X-Session: cookie`): the `HttpOnly` cookie `vpn_session`, accepted wherever a user's token is. A request " +
       "other than GET/HEAD must also send the header `X-CSRF-Token` equal to the `vpn_csrf` cookie issued with " +
       "that session, else 403 `CSRF token mismatch.` A `Bearer` header, when present, is used instead of the cookie."
@@ -63,8 +66,7 @@ export const SECURITY_SCHEMES = {
   nodeToken: {
     type: "http",
     scheme: "bearer",
-    description: "A VPN server's node token (shown once by `POST /v1/admin/servers`), used by the node " +
-      "agent on the `/v1/node/*` routes only."
+    description: "A VPN server's node token (shown once by `POST /v1/admin/servers`), used by the node " + "agent on the `/v1/node/*` routes only."
   }
 } as const
 
@@ -76,7 +78,7 @@ const COOKIE = "sessionCookie"
 
 const scopeFor = (method: string, path: string) => {
   const reads = method === "get" || method === "head"
-  return path.startsWith("/v1/admin/") ? (reads ? "admin:read" : "admin:write") : (reads ? "read" : "write")
+  return path.startsWith("/v1/admin/") ? (reads ? "admin:read" : "admin:write") : reads ? "read" : "write"
 }
 
 const securityOf = (operation: Json, method: string, path: string): Array<Json> | undefined => {
@@ -89,16 +91,14 @@ const securityOf = (operation: Json, method: string, path: string): Array<Json> 
 }
 
 const hasParameters = (operation: Json, where: ReadonlyArray<string>) =>
-  Array.isArray(operation["parameters"]) &&
-  operation["parameters"].some((p) => isObject(p) && typeof p["in"] === "string" && where.includes(p["in"]))
+  Array.isArray(operation["parameters"]) && operation["parameters"].some((p) => isObject(p) && typeof p["in"] === "string" && where.includes(p["in"]))
 
 const addHeaders = (response: unknown, headers: Json) => {
   if (!isObject(response)) return
   Object.assign(objectAt(response, "headers"), headers)
 }
 
-const contentTypes = (response: unknown): ReadonlyArray<string> =>
-  isObject(response) && isObject(response["content"]) ? Object.keys(response["content"]) : []
+const contentTypes = (response: unknown): ReadonlyArray<string> => (isObject(response) && isObject(response["content"]) ? Object.keys(response["content"]) : [])
 
 /**
  * A body's unknown fields are ignored, never refused ([D12]'s `Body`): its objects say so, so
@@ -210,13 +210,16 @@ const declareCatalogCaching = (operation: Json, responses: Json) => {
     headers: { ETag: etag, "Cache-Control": cacheControl, "X-Request-Id": HEADERS.requestId }
   }
   const parameters = Array.isArray(operation["parameters"]) ? operation["parameters"] : []
-  operation["parameters"] = [...parameters, {
-    name: "If-None-Match",
-    in: "header",
-    required: false,
-    description: "An `ETag` this route answered before: 304 while it is current.",
-    schema: { type: "string" }
-  }]
+  operation["parameters"] = [
+    ...parameters,
+    {
+      name: "If-None-Match",
+      in: "header",
+      required: false,
+      description: "An `ETag` this route answered before: 304 while it is current.",
+      schema: { type: "string" }
+    }
+  ]
 }
 
 /**
@@ -231,17 +234,20 @@ export const answers422WithoutInput = { [ANSWERS_422]: true } as const
  * takes them as optional so that the route checks its path first (an unknown id is 404 before
  * the query's 422).
  */
-export const requiredQueryParameters = (...names: ReadonlyArray<string>) => (operation: Json): Json => {
-  const parameters = Array.isArray(operation["parameters"]) ? operation["parameters"] : []
-  for (const p of parameters) if (isObject(p) && p["in"] === "query" && names.includes(String(p["name"]))) p["required"] = true
-  return operation
-}
+export const requiredQueryParameters =
+  (...names: ReadonlyArray<string>) =>
+  (operation: Json): Json => {
+    const parameters = Array.isArray(operation["parameters"]) ? operation["parameters"] : []
+    for (const p of parameters) if (isObject(p) && p["in"] === "query" && names.includes(String(p["name"]))) p["required"] = true
+    return operation
+  }
 
 /** The public sign-in routes first (`/docs` lists them before the rest), then the others in order. */
 const publicAuthFirst = (paths: Json): Json => {
   const entries = Object.entries(paths)
   const isPublicAuth = ([path, item]: [string, unknown]) =>
-    path.startsWith("/v1/auth/") && isObject(item) &&
+    path.startsWith("/v1/auth/") &&
+    isObject(item) &&
     Object.values(item).every((op) => !isObject(op) || !Array.isArray(op["security"]) || op["security"].length === 0)
   return Object.fromEntries([...entries.filter(isPublicAuth), ...entries.filter((entry) => !isPublicAuth(entry))])
 }

@@ -86,7 +86,10 @@ export const buildPortal = async (): Promise<PortalBundle> => {
 
 /** The bundles `bun build --compile` embedded: the HTML imports list their files. */
 const embedded = async (): Promise<PortalBundle | undefined> => {
-  const pairs = [["portal", portalEntry], ["console", consoleEntry]] as const
+  const pairs = [
+    ["portal", portalEntry],
+    ["console", consoleEntry]
+  ] as const
   if (pairs.some(([, bundle]) => bundle.files === undefined)) return undefined
   const files: Array<PortalBundle["files"][number]> = []
   for (const [name, bundle] of pairs) {
@@ -129,13 +132,19 @@ export const loadPortal = () => {
  * documents, the metrics and the server-rendered pages of [D26].
  */
 export const isServerPath = (path: string) =>
-  path === "/v1" || path.startsWith("/v1/") || path.startsWith("/s/") || path === "/docs" || path.startsWith("/docs/") ||
-  path === "/metrics" || path === "/verify-email" || path === "/reset-password" || path.startsWith("/pay/")
+  path === "/v1" ||
+  path.startsWith("/v1/") ||
+  path.startsWith("/s/") ||
+  path === "/docs" ||
+  path.startsWith("/docs/") ||
+  path === "/metrics" ||
+  path === "/verify-email" ||
+  path === "/reset-password" ||
+  path.startsWith("/pay/")
 
 const isConsolePath = (path: string) => path === "/admin" || path.startsWith("/admin/")
 
-const htmlAnswer = (html: string) =>
-  HttpServerResponse.text(html, { contentType: "text/html; charset=utf-8", headers: APP_HTML_HEADERS })
+const htmlAnswer = (html: string) => HttpServerResponse.text(html, { contentType: "text/html; charset=utf-8", headers: APP_HTML_HEADERS })
 
 /**
  * Innermost around the app: a `GET`/`HEAD` of a built asset answers it, of `/admin/...` the

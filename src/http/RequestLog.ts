@@ -33,8 +33,10 @@ export const requestLine = (fiber: number, method: string, url: string, status: 
   const ms = Math.round((performance.now() - start) * 10) / 10
   const query = url.indexOf("?")
   const path = secretFree(query === -1 ? url : url.slice(0, query))
-  return `timestamp=${new Date().toISOString()} level=INFO fiber=#${fiber} message=request method=${value(method)} ` +
+  return (
+    `timestamp=${new Date().toISOString()} level=INFO fiber=#${fiber} message=request method=${value(method)} ` +
     `path=${value(path)} status=${status} ms=${ms} request_id=${value(id)}`
+  )
 }
 
 /** the request lines waiting for the end of this turn of the event loop */
@@ -63,18 +65,20 @@ export const logRequestLine = (line: string) => {
  * fields) but straight to the console: through the fiber logger it cost about 25 times more
  * per request (issue 27, `bun run bench/pipeline.ts`).
  */
-export const requestLog = (config: AppConfig["Type"]) => (app: HttpApp.Default): HttpApp.Default => {
-  const logs = LogLevel.lessThanEqual(config.logLevel, LogLevel.Info)
-  return Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
-    const id = requestIdOf(request.headers["x-request-id"])
-    // the server has sent the response by the time `app` returns: headers go in a pre-response handler
-    const tagged = Effect.zipRight(HttpApp.appendPreResponseHandler(tagResponse(id)), app)
-    if (!logs) return tagged
-    const start = performance.now()
-    return Effect.withFiberRuntime((fiber) =>
-      Effect.tap(tagged, (response) => {
-        logRequestLine(requestLine(fiber.id().id, request.method, request.url, response.status, start, id))
-      })
-    )
-  })
-}
+export const requestLog =
+  (config: AppConfig["Type"]) =>
+  (app: HttpApp.Default): HttpApp.Default => {
+    const logs = LogLevel.lessThanEqual(config.logLevel, LogLevel.Info)
+    return Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
+      const id = requestIdOf(request.headers["x-request-id"])
+      // the server has sent the response by the time `app` returns: headers go in a pre-response handler
+      const tagged = Effect.zipRight(HttpApp.appendPreResponseHandler(tagResponse(id)), app)
+      if (!logs) return tagged
+      const start = performance.now()
+      return Effect.withFiberRuntime((fiber) =>
+        Effect.tap(tagged, (response) => {
+          logRequestLine(requestLine(fiber.id().id, request.method, request.url, response.status, start, id))
+        })
+      )
+    })
+  }

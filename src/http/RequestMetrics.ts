@@ -9,12 +9,13 @@ import type { RouteFigures } from "../platform/Metrics.ts"
  * template's figures are found once per request (`figuresOf`), the label sets are made once per
  * route, method and status; no path ever becomes a label.
  */
-export const requestMetrics = (figuresOf: (url: string) => RouteFigures) => (app: HttpApp.Default): HttpApp.Default =>
-  Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
-    const figures = figuresOf(request.url)
-    const start = performance.now()
-    return Effect.onExit(app, (exit) =>
-      Effect.sync(() =>
-        figures.record(request.method, HttpServerError.exitResponse(exit).status, (performance.now() - start) / 1000)
-      ))
-  })
+export const requestMetrics =
+  (figuresOf: (url: string) => RouteFigures) =>
+  (app: HttpApp.Default): HttpApp.Default =>
+    Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
+      const figures = figuresOf(request.url)
+      const start = performance.now()
+      return Effect.onExit(app, (exit) =>
+        Effect.sync(() => figures.record(request.method, HttpServerError.exitResponse(exit).status, (performance.now() - start) / 1000))
+      )
+    })

@@ -10,4 +10,3 @@ export const envelope = (status: number, message: string, headers?: Record<strin
 export const notFound = () => envelope(404, "Resource not found.")
 export const internalError = () => envelope(500, "An unexpected error occurred.")
 export const unavailable = () => envelope(503, "Service temporarily unavailable.", { "retry-after": "5" })
-

@@ -20,7 +20,7 @@ export const routeMatcher = <ApiId extends string, Groups extends HttpApiGroup.H
   api: HttpApi.HttpApi<ApiId, Groups, E, R>,
   extra: ReadonlyArray<string>,
   make: (template: string) => V
-): (url: string) => V | undefined => {
+): ((url: string) => V | undefined) => {
   const root = node<V>()
   /** templates without parameters by their path: most requests are found by one lookup */
   const fixedPaths = new Map<string, V>()
@@ -31,7 +31,7 @@ export const routeMatcher = <ApiId extends string, Groups extends HttpApiGroup.H
         at = at.param ??= node()
       } else {
         let next = at.statics.get(segment)
-        if (next === undefined) at.statics.set(segment, next = node())
+        if (next === undefined) at.statics.set(segment, (next = node()))
         at = next
       }
     }

@@ -17,7 +17,8 @@ export const sessionCookies = (config: AppConfig["Type"], csrfOf: (token: string
   const onResponse = (change: (response: HttpServerResponse.HttpServerResponse) => HttpServerResponse.HttpServerResponse) =>
     HttpApp.appendPreResponseHandler((_request, response) =>
       // a response that opens or ends a session is never cached
-      Effect.succeed(HttpServerResponse.setHeader(change(response), "cache-control", "no-store")))
+      Effect.succeed(HttpServerResponse.setHeader(change(response), "cache-control", "no-store"))
+    )
   return {
     /** the session of `token` in the response's cookies */
     set: (token: string) =>
@@ -25,12 +26,11 @@ export const sessionCookies = (config: AppConfig["Type"], csrfOf: (token: string
         response.pipe(
           HttpServerResponse.unsafeSetCookie(SESSION_COOKIE, token, { ...common, httpOnly: true, maxAge }),
           HttpServerResponse.unsafeSetCookie(CSRF_COOKIE, csrfOf(token), { ...common, maxAge })
-        )),
+        )
+      ),
     /** both cookies expired (`Max-Age=0`) */
     clear: onResponse((response) =>
-      response.pipe(
-        HttpServerResponse.expireCookie(SESSION_COOKIE, { ...common, httpOnly: true }),
-        HttpServerResponse.expireCookie(CSRF_COOKIE, common)
-      ))
+      response.pipe(HttpServerResponse.expireCookie(SESSION_COOKIE, { ...common, httpOnly: true }), HttpServerResponse.expireCookie(CSRF_COOKIE, common))
+    )
   }
 }

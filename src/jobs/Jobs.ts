@@ -85,7 +85,7 @@ const skipped: JobsReport = { skipped: true, expired: 0, renewalsCreated: 0, inv
  * Each batch is a transaction holding the jobs lock; when another instance holds it, the run
  * stops. Every step finds only what is still due: safe to run twice, and twice at once.
  */
-const runJobs = Effect.gen(function*() {
+const runJobs = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
   const clock = yield* AppClock
   const services = yield* Services
@@ -122,24 +122,28 @@ const runJobs = Effect.gen(function*() {
     Effect.suspend(() => {
       const start = performance.now()
       const limit = size
-      return sql.withTransaction(Effect.flatMap(started ? waitLock : tryLock(undefined), ({ locked }) => {
-        if (!locked) return Effect.succeedNone
-        started = true
-        return Effect.asSome(work(limit))
-      })).pipe(
-        Effect.orDie,
-        Effect.flatMap((done) => {
-          if (done._tag === "None") return Effect.succeedNone
-          const took = performance.now() - start
-          size = nextBatchSize(limit, took)
-          return Effect.as(pauseFor((took * pausePercent) / 100), Option.some({ value: done.value, limit }))
-        })
-      )
+      return sql
+        .withTransaction(
+          Effect.flatMap(started ? waitLock : tryLock(undefined), ({ locked }) => {
+            if (!locked) return Effect.succeedNone
+            started = true
+            return Effect.asSome(work(limit))
+          })
+        )
+        .pipe(
+          Effect.orDie,
+          Effect.flatMap((done) => {
+            if (done._tag === "None") return Effect.succeedNone
+            const took = performance.now() - start
+            size = nextBatchSize(limit, took)
+            return Effect.as(pauseFor((took * pausePercent) / 100), Option.some({ value: done.value, limit }))
+          })
+        )
     })
 
   /** runs batches while they come back full; none when the run is skipped */
   const drain = (step: (limit: number) => Effect.Effect<number>) =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       let total = 0
       for (;;) {
         const done = yield* batch(step)
@@ -168,17 +172,24 @@ const runJobs = Effect.gen(function*() {
 
   let noticesWritten = 0
   // (a) with each batch, its "service expired" notices ([D96]), one per service and expiry
-  const expired = yield* drain((limit) => Effect.gen(function*() {
-    const gone = yield* services.expireDue(limit)
-    const plans = yield* catalog.rowsOf(gone.map((s) => s.plan_id), gone.map((s) => s.cycle_id))
-    noticesWritten += yield* notifications.notifyMany(gone.map((s) => ({
-      userId: s.user_id,
-      kind: "expired" as const,
-      dedupeKey: `expired:${s.id}:${s.expires_at.toISOString()}`,
-      view: { service_id: s.id, plan_name: plans.plan(s.plan_id).name, expires_at: s.expires_at }
-    })))
-    return gone.length
-  }))
+  const expired = yield* drain((limit) =>
+    Effect.gen(function* () {
+      const gone = yield* services.expireDue(limit)
+      const plans = yield* catalog.rowsOf(
+        gone.map((s) => s.plan_id),
+        gone.map((s) => s.cycle_id)
+      )
+      noticesWritten += yield* notifications.notifyMany(
+        gone.map((s) => ({
+          userId: s.user_id,
+          kind: "expired" as const,
+          dedupeKey: `expired:${s.id}:${s.expires_at.toISOString()}`,
+          view: { service_id: s.id, plan_name: plans.plan(s.plan_id).name, expires_at: s.expires_at }
+        }))
+      )
+      return gone.length
+    })
+  )
   if (expired.skipped) return skipped
 
   const now = yield* clock.now
@@ -186,50 +197,61 @@ const runJobs = Effect.gen(function*() {
   let afterId = 0
   let renewalsCreated = 0
   for (;;) {
-    const step = yield* batch((limit) => Effect.gen(function*() {
-      const candidates = yield* services.renewalCandidates({ horizon, afterId, limit })
-      // [D108]: a service with a downgrade scheduled is renewed on the new plan and cycle
-      const scheduled = yield* schedules.ofMany(candidates.map((s) => s.id))
-      const due = candidates.map((s) => {
-        const next = scheduled.get(s.id)?.scheduled_change
-        return next == null ? s : { ...s, plan_id: next.plan.id, cycle_id: next.cycle.id }
+    const step = yield* batch((limit) =>
+      Effect.gen(function* () {
+        const candidates = yield* services.renewalCandidates({ horizon, afterId, limit })
+        // [D108]: a service with a downgrade scheduled is renewed on the new plan and cycle
+        const scheduled = yield* schedules.ofMany(candidates.map((s) => s.id))
+        const due = candidates.map((s) => {
+          const next = scheduled.get(s.id)?.scheduled_change
+          return next == null ? s : { ...s, plan_id: next.plan.id, cycle_id: next.cycle.id }
+        })
+        const prices = yield* catalog.rowsOf(
+          due.map((s) => s.plan_id),
+          due.map((s) => s.cycle_id)
+        )
+        const created = yield* invoices.insertRenewals(
+          due.map((s) => {
+            const cycle = prices.cycle(s.cycle_id)
+            return {
+              userId: s.user_id,
+              serviceId: s.id,
+              planId: s.plan_id,
+              cycleId: s.cycle_id,
+              amount: cycle.price,
+              currency: cycle.currency,
+              expiresAt: s.expires_at
+            }
+          })
+        )
+        // [D109]: each renewal takes what it can from the balance (a whole one is paid at once)
+        const paidByBalance = new Set<string>()
+        const withBalance = yield* balance.holders(created.map((r) => r.user_id))
+        for (const renewal of created.filter((r) => withBalance.has(`${r.user_id}:${r.currency}`))) {
+          const invoice = yield* invoices.byUuid(renewal.uuid)
+          if (invoice._tag === "Some" && (yield* funding.fund(invoice.value)) === "paid") paidByBalance.add(renewal.uuid)
+        }
+        // [D96]: the renewal invoice's notice, written with it (one the balance paid has its receipt instead)
+        noticesWritten += yield* notifications.notifyMany(
+          created
+            .filter((i) => !paidByBalance.has(i.uuid))
+            .map((invoice) => ({
+              userId: invoice.user_id,
+              kind: "renewal-invoice" as const,
+              dedupeKey: `renewal-invoice:${invoice.uuid}`,
+              view: {
+                invoice_uuid: invoice.uuid,
+                amount: invoice.amount,
+                currency: invoice.currency,
+                due_date: invoice.due_date,
+                service_id: invoice.service_id,
+                expires_at: invoice.due_date
+              }
+            }))
+        )
+        return { created: created.length, seen: due.length, lastId: due.at(-1)?.id ?? afterId }
       })
-      const prices = yield* catalog.rowsOf(due.map((s) => s.plan_id), due.map((s) => s.cycle_id))
-      const created = yield* invoices.insertRenewals(due.map((s) => {
-        const cycle = prices.cycle(s.cycle_id)
-        return {
-          userId: s.user_id,
-          serviceId: s.id,
-          planId: s.plan_id,
-          cycleId: s.cycle_id,
-          amount: cycle.price,
-          currency: cycle.currency,
-          expiresAt: s.expires_at
-        }
-      }))
-      // [D109]: each renewal takes what it can from the balance (a whole one is paid at once)
-      const paidByBalance = new Set<string>()
-      const withBalance = yield* balance.holders(created.map((r) => r.user_id))
-      for (const renewal of created.filter((r) => withBalance.has(`${r.user_id}:${r.currency}`))) {
-        const invoice = yield* invoices.byUuid(renewal.uuid)
-        if (invoice._tag === "Some" && (yield* funding.fund(invoice.value)) === "paid") paidByBalance.add(renewal.uuid)
-      }
-      // [D96]: the renewal invoice's notice, written with it (one the balance paid has its receipt instead)
-      noticesWritten += yield* notifications.notifyMany(created.filter((i) => !paidByBalance.has(i.uuid)).map((invoice) => ({
-        userId: invoice.user_id,
-        kind: "renewal-invoice" as const,
-        dedupeKey: `renewal-invoice:${invoice.uuid}`,
-        view: {
-          invoice_uuid: invoice.uuid,
-          amount: invoice.amount,
-          currency: invoice.currency,
-          due_date: invoice.due_date,
-          service_id: invoice.service_id,
-          expires_at: invoice.due_date
-        }
-      })))
-      return { created: created.length, seen: due.length, lastId: due.at(-1)?.id ?? afterId }
-    }))
+    )
     if (step._tag === "None") break
     renewalsCreated += step.value.value.created
     afterId = step.value.value.lastId
@@ -245,17 +267,24 @@ const runJobs = Effect.gen(function*() {
   for (const notice of notices) {
     let after = 0
     for (;;) {
-      const step = yield* batch((limit) => Effect.gen(function*() {
-        const due = yield* services.expiringWithoutRenewal({ from: notice.from, to: notice.to, afterId: after, limit })
-        const plans = yield* catalog.rowsOf(due.map((s) => s.plan_id), due.map((s) => s.cycle_id))
-        noticesWritten += yield* notifications.notifyMany(due.map((s) => ({
-          userId: s.user_id,
-          kind: notice.kind,
-          dedupeKey: `${notice.kind}:${s.id}:${s.expires_at.toISOString()}`,
-          view: { service_id: s.id, plan_name: plans.plan(s.plan_id).name, expires_at: s.expires_at }
-        })))
-        return { seen: due.length, lastId: due.at(-1)?.id ?? after }
-      }))
+      const step = yield* batch((limit) =>
+        Effect.gen(function* () {
+          const due = yield* services.expiringWithoutRenewal({ from: notice.from, to: notice.to, afterId: after, limit })
+          const plans = yield* catalog.rowsOf(
+            due.map((s) => s.plan_id),
+            due.map((s) => s.cycle_id)
+          )
+          noticesWritten += yield* notifications.notifyMany(
+            due.map((s) => ({
+              userId: s.user_id,
+              kind: notice.kind,
+              dedupeKey: `${notice.kind}:${s.id}:${s.expires_at.toISOString()}`,
+              view: { service_id: s.id, plan_name: plans.plan(s.plan_id).name, expires_at: s.expires_at }
+            }))
+          )
+          return { seen: due.length, lastId: due.at(-1)?.id ?? after }
+        })
+      )
       if (step._tag === "None") break
       after = step.value.value.lastId
       if (step.value.value.seen < step.value.limit) break
@@ -264,18 +293,20 @@ const runJobs = Effect.gen(function*() {
 
   let invoicesCancelled = 0
   let promoUsesReleased = 0
-  yield* drain((limit) => Effect.gen(function*() {
-    const cancelled = yield* invoices.cancelOverdue(limit)
-    const promoIds = cancelled.flatMap((i) => (i.promo_code_id === null ? [] : [i.promo_code_id]))
-    yield* catalog.releasePromoUses(promoIds)
-    // [D109]: what the balance paid of each goes back to it, in the same transaction
-    for (const i of cancelled) {
-      yield* balance.returnFrom({ id: i.id, userId: i.user_id, balanceApplied: i.balance_applied, currency: i.currency })
-    }
-    invoicesCancelled += cancelled.length
-    promoUsesReleased += promoIds.length
-    return cancelled.length
-  }))
+  yield* drain((limit) =>
+    Effect.gen(function* () {
+      const cancelled = yield* invoices.cancelOverdue(limit)
+      const promoIds = cancelled.flatMap((i) => (i.promo_code_id === null ? [] : [i.promo_code_id]))
+      yield* catalog.releasePromoUses(promoIds)
+      // [D109]: what the balance paid of each goes back to it, in the same transaction
+      for (const i of cancelled) {
+        yield* balance.returnFrom({ id: i.id, userId: i.user_id, balanceApplied: i.balance_applied, currency: i.currency })
+      }
+      invoicesCancelled += cancelled.length
+      promoUsesReleased += promoIds.length
+      return cancelled.length
+    })
+  )
   // [D123] (issue 34): the payment pages of invoices no longer pending close (Stripe sessions expire)
   yield* gateways.closeStale
 
@@ -306,7 +337,7 @@ const runJobs = Effect.gen(function*() {
 })
 
 /** One run with its outcome, duration and rows in the metrics ([D102]). */
-const recordedRun = Effect.gen(function*() {
+const recordedRun = Effect.gen(function* () {
   const jobFigures = yield* jobMetrics
   const start = performance.now()
   const seconds = () => (performance.now() - start) / 1000
@@ -325,13 +356,25 @@ const recordedRun = Effect.gen(function*() {
         }
       })
     ),
-    Effect.tapErrorCause((cause) => Cause.isInterruptedOnly(cause) ? Effect.void : jobFigures.failed(seconds()))
+    Effect.tapErrorCause((cause) => (Cause.isInterruptedOnly(cause) ? Effect.void : jobFigures.failed(seconds())))
   )
 })
 
 /** the rooms the jobs call */
-const JobsRooms = Layer.mergeAll(Services.Default, Invoices.Default, Balance.Default, Funding.Default, Schedules.Default, Catalog.Default, MailTokens.Default, TelegramLinks.Default, OutboxSender.Default, Notifications.Default, Dunning.Default, GatewaysLive)
-  .pipe(Layer.provideMerge(Layer.mergeAll(RecipientsLive, DomainEventsLive)))
+const JobsRooms = Layer.mergeAll(
+  Services.Default,
+  Invoices.Default,
+  Balance.Default,
+  Funding.Default,
+  Schedules.Default,
+  Catalog.Default,
+  MailTokens.Default,
+  TelegramLinks.Default,
+  OutboxSender.Default,
+  Notifications.Default,
+  Dunning.Default,
+  GatewaysLive
+).pipe(Layer.provideMerge(Layer.mergeAll(RecipientsLive, DomainEventsLive)))
 
 /** One run on layers of its own (the CLI's `jobs run-once`, tests). */
 export const runJobsOnce = recordedRun.pipe(Effect.provide(JobsRooms))
@@ -347,11 +390,7 @@ export const ScheduledJobs = Layer.scopedDiscard(
     return Effect.sleep(Duration.seconds(Math.min(5, interval))).pipe(
       Effect.zipRight(
         recordedRun.pipe(
-          Effect.tap((report) =>
-            report.skipped
-              ? Effect.logDebug("jobs: another instance holds the lock")
-              : Effect.logDebug("jobs done", report)
-          ),
+          Effect.tap((report) => (report.skipped ? Effect.logDebug("jobs: another instance holds the lock") : Effect.logDebug("jobs done", report))),
           Effect.catchAllCause((cause) => Effect.logError("jobs failed", cause)),
           Effect.repeat(Schedule.spaced(Duration.seconds(interval)))
         )

@@ -50,8 +50,7 @@ export interface PeerChanges {
 }
 
 /** The peers the API wants on the interface: the enabled ones of a full list. */
-export const desiredOf = (peers: ReadonlyArray<PeerEntry>): ReadonlyMap<string, ReadonlyArray<string>> =>
-  applyChanges(new Map(), peers)
+export const desiredOf = (peers: ReadonlyArray<PeerEntry>): ReadonlyMap<string, ReadonlyArray<string>> => applyChanges(new Map(), peers)
 
 /** [D92]: a list of changes applied to what was wanted (removed or not enabled: off the interface). */
 export const applyChanges = (
@@ -67,14 +66,9 @@ export const applyChanges = (
 }
 
 /** What to change so that the interface holds exactly the wanted peers. */
-export const diffPeers = (
-  desired: ReadonlyMap<string, ReadonlyArray<string>>,
-  actual: ReadonlyArray<DumpPeer>
-): PeerChanges => {
+export const diffPeers = (desired: ReadonlyMap<string, ReadonlyArray<string>>, actual: ReadonlyArray<DumpPeer>): PeerChanges => {
   const present = new Map(actual.map((p) => [p.publicKey, p.allowedIps.join(",")]))
-  const set = [...desired]
-    .filter(([key, ips]) => present.get(key) !== [...ips].sort().join(","))
-    .map(([publicKey, allowedIps]) => ({ publicKey, allowedIps }))
+  const set = [...desired].filter(([key, ips]) => present.get(key) !== [...ips].sort().join(",")).map(([publicKey, allowedIps]) => ({ publicKey, allowedIps }))
   const remove = actual.filter((p) => !desired.has(p.publicKey)).map((p) => p.publicKey)
   return { set, remove }
 }
@@ -84,10 +78,7 @@ export const backoffSeconds = (failures: number, pollSeconds: number): number =>
   failures <= 0 ? pollSeconds : Math.min(MAX_BACKOFF_SECONDS, pollSeconds * 2 ** (failures - 1))
 
 /** The counters report of a dump: every peer's totals, plus undelivered ones of peers gone since. */
-export const reportOf = (
-  actual: ReadonlyArray<DumpPeer>,
-  undelivered: ReadonlyMap<string, CounterEntry>
-): ReadonlyArray<CounterEntry> => {
+export const reportOf = (actual: ReadonlyArray<DumpPeer>, undelivered: ReadonlyMap<string, CounterEntry>): ReadonlyArray<CounterEntry> => {
   const entries = new Map<string, CounterEntry>(undelivered)
   for (const p of actual) {
     entries.set(p.publicKey, { public_key: p.publicKey, rx_total: p.rx, tx_total: p.tx, latest_handshake: p.latestHandshake })
@@ -111,7 +102,7 @@ export interface CycleOutcome {
  * changes nothing on the interface.
  */
 export const cycle = (options: AgentOptions, state: Ref.Ref<AgentState>, newKey: Effect.Effect<string>) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const wg = yield* Wg
     const api = yield* NodeClient
     const before = yield* Ref.get(state)
@@ -129,9 +120,7 @@ export const cycle = (options: AgentOptions, state: Ref.Ref<AgentState>, newKey:
     let reported = 0
     if (report.length > 0) {
       const key = yield* newKey
-      const sent = yield* Effect.either(
-        api.counters(report, key).pipe(Effect.retry({ times: 2, schedule: Schedule.spaced("300 millis") }))
-      )
+      const sent = yield* Effect.either(api.counters(report, key).pipe(Effect.retry({ times: 2, schedule: Schedule.spaced("300 millis") })))
       if (sent._tag === "Right") {
         reported = report.length
         yield* Ref.update(state, (s) => ({ ...s, undelivered: new Map() }))
@@ -143,25 +132,23 @@ export const cycle = (options: AgentOptions, state: Ref.Ref<AgentState>, newKey:
 
     // [D92]: the changes since the last revision when there is one, else the whole list
     const listed = yield* Effect.either(
-      api.peers(Option.isSome(before.desired) ? before.revision : Option.none()).pipe(
-        Effect.catchTag("SinceRefused", () => api.peers(Option.none()))
-      )
+      api.peers(Option.isSome(before.desired) ? before.revision : Option.none()).pipe(Effect.catchTag("SinceRefused", () => api.peers(Option.none())))
     )
     if (listed._tag === "Left") {
       return { added: 0, removed: 0, reported, failure: Option.some(`peers: ${listed.left.message}`), reportFailure }
     }
     const answer = listed.right
-    const desired = answer.full || Option.isNone(before.desired)
-      ? desiredOf(answer.peers)
-      : applyChanges(before.desired.value, answer.peers)
+    const desired = answer.full || Option.isNone(before.desired) ? desiredOf(answer.peers) : applyChanges(before.desired.value, answer.peers)
 
     const changes = diffPeers(desired, actual)
-    const applied = yield* Effect.either(Effect.gen(function*() {
-      for (const key of changes.remove) yield* wg.set(options.iface, ["peer", key, "remove"])
-      for (const peer of changes.set) {
-        yield* wg.set(options.iface, ["peer", peer.publicKey, "allowed-ips", peer.allowedIps.join(",")])
-      }
-    }))
+    const applied = yield* Effect.either(
+      Effect.gen(function* () {
+        for (const key of changes.remove) yield* wg.set(options.iface, ["peer", key, "remove"])
+        for (const peer of changes.set) {
+          yield* wg.set(options.iface, ["peer", peer.publicKey, "allowed-ips", peer.allowedIps.join(",")])
+        }
+      })
+    )
     // [D103]: the speeds follow the same list; a failed `tc` is logged and starts over next time
     if (options.shaper !== undefined) {
       const shaped = yield* Effect.either(options.shaper.apply(answer.peers, answer.full))
@@ -190,7 +177,7 @@ export const cycle = (options: AgentOptions, state: Ref.Ref<AgentState>, newKey:
  * delivered go with the next report, as in `cycle`.
  */
 export const reportCounters = (options: AgentOptions, state: Ref.Ref<AgentState>, newKey: Effect.Effect<string>) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const wg = yield* Wg
     const api = yield* NodeClient
     const actual = parseDump(yield* wg.dump(options.iface).pipe(Effect.mapError((e) => `${e.command}: ${e.message}`)))
@@ -210,22 +197,22 @@ export const reportCounters = (options: AgentOptions, state: Ref.Ref<AgentState>
  * poll or stream asks for all of it.
  */
 export const applyBatch = (options: AgentOptions, state: Ref.Ref<AgentState>, batch: PeersBatch) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const wg = yield* Wg
     const before = yield* Ref.get(state)
     // WireGuard entries only (an OpenVPN server's credentials are [D106]'s, see OpenVpnFollow.ts)
     const entries = batch.peers.flatMap((p) => ("public_key" in p ? [p] : []))
-    const desired = batch.full || Option.isNone(before.desired)
-      ? desiredOf(entries)
-      : applyChanges(before.desired.value, entries)
-    const applied = yield* Effect.either(Effect.gen(function*() {
-      const changes = diffPeers(desired, parseDump(yield* wg.dump(options.iface)))
-      for (const key of changes.remove) yield* wg.set(options.iface, ["peer", key, "remove"])
-      for (const peer of changes.set) {
-        yield* wg.set(options.iface, ["peer", peer.publicKey, "allowed-ips", peer.allowedIps.join(",")])
-      }
-      return changes
-    }))
+    const desired = batch.full || Option.isNone(before.desired) ? desiredOf(entries) : applyChanges(before.desired.value, entries)
+    const applied = yield* Effect.either(
+      Effect.gen(function* () {
+        const changes = diffPeers(desired, parseDump(yield* wg.dump(options.iface)))
+        for (const key of changes.remove) yield* wg.set(options.iface, ["peer", key, "remove"])
+        for (const peer of changes.set) {
+          yield* wg.set(options.iface, ["peer", peer.publicKey, "allowed-ips", peer.allowedIps.join(",")])
+        }
+        return changes
+      })
+    )
     // [D103]: the pushed speeds follow the same batch
     if (options.shaper !== undefined) {
       const shaped = yield* Effect.either(options.shaper.apply(entries, batch.full))
@@ -251,7 +238,7 @@ export const applyBatch = (options: AgentOptions, state: Ref.Ref<AgentState>, ba
  * turns on the interface.
  */
 export const runAgent = (options: AgentOptions) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const state = yield* Ref.make(initialState)
     const newKey = Effect.sync(() => `node-agent-${crypto.randomUUID()}`)
     const lock = yield* Effect.makeSemaphore(1)
@@ -259,17 +246,21 @@ export const runAgent = (options: AgentOptions) =>
     const push = yield* startPush({
       pollSeconds: options.pollSeconds,
       version: options.version ?? "vpn-api",
-      apply: (batch) => lock.withPermits(1)(applyBatch(options, state, batch)).pipe(Effect.provideService(Wg, wg)),
-      resumeFrom: Effect.map(Ref.get(state), (s) =>
-        Option.isSome(s.desired) ? Option.map(s.revision, Number) : Option.none())
+      apply: (batch) =>
+        lock
+          .withPermits(1)(applyBatch(options, state, batch))
+          .pipe(Effect.provideService(Wg, wg)),
+      resumeFrom: Effect.map(Ref.get(state), (s) => (Option.isSome(s.desired) ? Option.map(s.revision, Number) : Option.none()))
     })
     if (options.reportSeconds !== undefined && options.reportSeconds < options.pollSeconds) {
-      yield* lock.withPermits(1)(reportCounters(options, state, newKey)).pipe(
-        Effect.catchAll((message) => Effect.logDebug(`node agent: ${message}; the totals go with the next report`)),
-        Effect.provideService(Wg, wg),
-        Effect.schedule(Schedule.spaced(Duration.seconds(options.reportSeconds))),
-        Effect.forkScoped
-      )
+      yield* lock
+        .withPermits(1)(reportCounters(options, state, newKey))
+        .pipe(
+          Effect.catchAll((message) => Effect.logDebug(`node agent: ${message}; the totals go with the next report`)),
+          Effect.provideService(Wg, wg),
+          Effect.schedule(Schedule.spaced(Duration.seconds(options.reportSeconds))),
+          Effect.forkScoped
+        )
     }
     yield* Effect.logInfo(`node agent: syncing ${options.iface} every ${options.pollSeconds} s (every 10 s while the push stream is down)`)
     let failures = 0

@@ -60,10 +60,12 @@ export const agentConfig = Config.all({
     Config.withDefault(10),
     Config.validate({ message: "must be an integer between 1 and 3600", validation: (n) => n >= 1 && n <= 3600 })
   ),
-  openvpnManagement: Config.option(Config.string("OPENVPN_MANAGEMENT").pipe(
-    Config.validate({ message: "must be host:port or an absolute Unix socket path", validation: (s) => parseManagementTarget(s) !== undefined }),
-    Config.map((s) => parseManagementTarget(s)!)
-  ))
+  openvpnManagement: Config.option(
+    Config.string("OPENVPN_MANAGEMENT").pipe(
+      Config.validate({ message: "must be host:port or an absolute Unix socket path", validation: (s) => parseManagementTarget(s) !== undefined }),
+      Config.map((s) => parseManagementTarget(s)!)
+    )
+  )
 }).pipe(Config.map(({ connection, ...rest }): AgentConfigShape => ({ ...connection, ...rest })))
 
 /** Reads a configuration; a bad value is one line naming the variable. */
@@ -71,4 +73,5 @@ export const load = <A>(config: Config.Config<A>): Effect.Effect<A, string> =>
   Effect.mapError(config, (error) =>
     describeConfigError(error)
       .replace("Invalid configuration", "Invalid node agent configuration")
-      .replace(/Expected \S+ to exist in the process context/g, "is required"))
+      .replace(/Expected \S+ to exist in the process context/g, "is required")
+  )

@@ -74,14 +74,16 @@ export const make = (target: ManagementTarget): ManagementShape => ({
   kill: (username) =>
     /^[\x21-\x7e]{1,255}$/.test(username)
       ? Effect.tryPromise({
-        try: () => command(target, `kill ${username}`),
-        catch: (e) => new ManagementFailed({ message: e instanceof Error ? e.message : String(e) })
-      }).pipe(Effect.flatMap((answer) =>
-        answer.startsWith("SUCCESS:")
-          ? Effect.succeed<KillOutcome>("killed")
-          : /not found/i.test(answer)
-          ? Effect.succeed<KillOutcome>("not-connected")
-          : Effect.fail(new ManagementFailed({ message: answer }))
-      ))
+          try: () => command(target, `kill ${username}`),
+          catch: (e) => new ManagementFailed({ message: e instanceof Error ? e.message : String(e) })
+        }).pipe(
+          Effect.flatMap((answer) =>
+            answer.startsWith("SUCCESS:")
+              ? Effect.succeed<KillOutcome>("killed")
+              : /not found/i.test(answer)
+                ? Effect.succeed<KillOutcome>("not-connected")
+                : Effect.fail(new ManagementFailed({ message: answer }))
+          )
+        )
       : Effect.fail(new ManagementFailed({ message: "not a username OpenVPN can name" }))
 })

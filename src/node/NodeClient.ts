@@ -42,12 +42,21 @@ export type PeerEntry = typeof PeerEntry.Type
 
 const PeerList = Schema.Struct({
   data: Schema.Array(PeerEntry),
-  meta: Schema.optional(Schema.Struct({
-    revision: Schema.optional(Schema.Union(Schema.String, Schema.Number.pipe(Schema.transform(Schema.String, {
-      decode: (n) => String(n),
-      encode: (s) => Number(s)
-    }))))
-  }))
+  meta: Schema.optional(
+    Schema.Struct({
+      revision: Schema.optional(
+        Schema.Union(
+          Schema.String,
+          Schema.Number.pipe(
+            Schema.transform(Schema.String, {
+              decode: (n) => String(n),
+              encode: (s) => Number(s)
+            })
+          )
+        )
+      )
+    })
+  )
 })
 
 /** [D106]: an OpenVPN server's entry, loosely: `removed`, or `enabled` with the speed */
@@ -114,27 +123,21 @@ export class NodeClient extends Context.Tag("node/NodeClient")<NodeClient, NodeC
   static readonly layer = (config: NodeClientConfig) => Layer.effect(NodeClient, make(config))
 }
 
-const describe = (e: unknown): string =>
-  typeof e === "object" && e !== null && "message" in e && typeof e.message === "string" ? e.message : String(e)
+const describe = (e: unknown): string => (typeof e === "object" && e !== null && "message" in e && typeof e.message === "string" ? e.message : String(e))
 
 /** the body's `message` (our envelope) when there is one, for the log line */
 const messageOf = (response: HttpClientResponse.HttpClientResponse) =>
   response.json.pipe(
-    Effect.map((body) =>
-      typeof body === "object" && body !== null && "message" in body && typeof body.message === "string" ? `: ${body.message}` : ""
-    ),
+    Effect.map((body) => (typeof body === "object" && body !== null && "message" in body && typeof body.message === "string" ? `: ${body.message}` : "")),
     Effect.orElseSucceed(() => "")
   )
 
 export const make = (config: NodeClientConfig) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const http = yield* HttpClient.HttpClient
     const base = config.apiUrl.replace(/\/+$/, "")
     const authorised = (request: HttpClientRequest.HttpClientRequest) =>
-      request.pipe(
-        HttpClientRequest.bearerToken(Redacted.value(config.token)),
-        HttpClientRequest.acceptJson
-      )
+      request.pipe(HttpClientRequest.bearerToken(Redacted.value(config.token)), HttpClientRequest.acceptJson)
 
     const send = (request: HttpClientRequest.HttpClientRequest) =>
       http.execute(authorised(request)).pipe(
@@ -143,15 +146,17 @@ export const make = (config: NodeClientConfig) =>
           onTimeout: () => new ApiUnavailable({ message: `${request.method} ${request.url}: no answer in 30 s` })
         }),
         Effect.catchTag("RequestError", "ResponseError", (e) =>
-          Effect.fail(new ApiUnavailable({ message: `${request.method} ${request.url}: ${describe(e)}` })))
+          Effect.fail(new ApiUnavailable({ message: `${request.method} ${request.url}: ${describe(e)}` }))
+        )
       )
 
     const unexpected = (request: HttpClientRequest.HttpClientRequest, response: HttpClientResponse.HttpClientResponse) =>
       Effect.flatMap(messageOf(response), (message) =>
-        Effect.fail(new ApiUnavailable({ message: `${request.method} ${request.url}: HTTP ${response.status}${message}` })))
+        Effect.fail(new ApiUnavailable({ message: `${request.method} ${request.url}: HTTP ${response.status}${message}` }))
+      )
 
     const peers = (since: Option.Option<string>) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const request = HttpClientRequest.get(`${base}/v1/node/peers`).pipe(
           Option.isSome(since) ? HttpClientRequest.setUrlParam("since", since.value) : (r) => r
         )
@@ -170,7 +175,7 @@ export const make = (config: NodeClientConfig) =>
       })
 
     const counters = (entries: ReadonlyArray<CounterEntry>, idempotencyKey: string) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const request = HttpClientRequest.post(`${base}/v1/node/counters`).pipe(
           HttpClientRequest.setHeader("idempotency-key", idempotencyKey),
           HttpClientRequest.bodyUnsafeJson(entries)
@@ -180,14 +185,12 @@ export const make = (config: NodeClientConfig) =>
       })
 
     const openvpnAllow = (username: string, password: string) =>
-      Effect.gen(function*() {
-        const request = HttpClientRequest.post(`${base}/v1/node/openvpn/auth`).pipe(
-          HttpClientRequest.bodyUnsafeJson({ username, password })
-        )
+      Effect.gen(function* () {
+        const request = HttpClientRequest.post(`${base}/v1/node/openvpn/auth`).pipe(HttpClientRequest.bodyUnsafeJson({ username, password }))
         const response = yield* send(request)
         if (response.status === 200) {
           const body = yield* response.json.pipe(Effect.flatMap(Schema.decodeUnknown(AuthAnswer)), Effect.option)
-          const speed = body._tag === "Some" ? body.value.data.speed_limit_mbps ?? null : null
+          const speed = body._tag === "Some" ? (body.value.data.speed_limit_mbps ?? null) : null
           return { allowed: true, speedLimitMbps: speed } satisfies OpenVpnAllowance
         }
         // refused (403) or not a valid pair at all (422): not allowed
@@ -197,7 +200,7 @@ export const make = (config: NodeClientConfig) =>
     const openvpnAuth = (username: string, password: string) => Effect.map(openvpnAllow(username, password), (a) => a.allowed)
 
     const credentials = (since: Option.Option<number>) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const request = HttpClientRequest.get(`${base}/v1/node/peers`).pipe(
           Option.isSome(since) ? HttpClientRequest.setUrlParam("since", String(since.value)) : (r) => r
         )

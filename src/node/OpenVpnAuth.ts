@@ -18,7 +18,7 @@ export const parseCredentialsFile = (text: string): { readonly username: string;
 
 /** whether the API lets these credentials connect to this node (an unreadable file: no), at what speed ([D103]) */
 export const openvpnAuthFromFile = (file: string) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const api = yield* NodeClient
     const text = yield* Effect.tryPromise({
       try: () => readFile(file, "utf8"),

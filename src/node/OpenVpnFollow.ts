@@ -42,14 +42,14 @@ export const toKill = (batch: PeersBatch, enabled: ReadonlySet<string>): { reado
 }
 
 export const runOpenVpnAgent = (options: { readonly pollSeconds: number; readonly version: string }) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const management = yield* OpenVpnManagement
     const api = yield* NodeClient
     const lock = yield* Effect.makeSemaphore(1)
     let enabled: ReadonlySet<string> = new Set()
     let revision = Option.none<number>()
     const apply = (batch: PeersBatch) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         // already applied (the stream and the poll overlap): nothing is killed twice
         if (!batch.full && Option.isSome(revision) && batch.revision <= revision.value) return
         const step = toKill(batch, enabled)

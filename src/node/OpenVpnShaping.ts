@@ -118,7 +118,7 @@ const keyOfSession = (session: SessionEnv) =>
  * limit (issue 34: fail closed).
  */
 export const openvpnConnect = (session: SessionEnv, dir: string) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const tc = yield* Tc
     const id = classIdOfAddress(session.address)
     if (id === undefined) return yield* Effect.fail(new OpenVpnScriptFailed({ message: `not an IPv4 address: ${session.address}` }))
@@ -135,11 +135,12 @@ export const openvpnConnect = (session: SessionEnv, dir: string) =>
 
 /** client-disconnect: the session's class removed, and the speed the auth script left for it (this session's only) */
 export const openvpnDisconnect = (session: SessionEnv, dir: string) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const tc = yield* Tc
     const id = classIdOfAddress(session.address)
-    const forget = session.client === undefined
-      ? Effect.void
-      : Effect.ignore(Effect.tryPromise(() => rm(speedFileOf(dir, { username: session.username, client: session.client! }), { force: true })))
+    const forget =
+      session.client === undefined
+        ? Effect.void
+        : Effect.ignore(Effect.tryPromise(() => rm(speedFileOf(dir, { username: session.username, client: session.client! }), { force: true })))
     yield* (id === undefined ? Effect.void : tc.removeClass(session.dev, id)).pipe(Effect.ensuring(forget))
   })

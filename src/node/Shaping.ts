@@ -50,7 +50,7 @@ export interface Shaper {
 
 /** The shaper of one device (the WireGuard interface). */
 export const makeShaper = (dev: string) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const tc = yield* Tc
     const lock = yield* Effect.makeSemaphore(1)
     const desired = new Map<string, { addresses: ReadonlyArray<string>; mbps: number | null }>()
@@ -63,7 +63,7 @@ export const makeShaper = (dev: string) =>
       return undefined
     }
 
-    const reconcile = Effect.gen(function*() {
+    const reconcile = Effect.gen(function* () {
       if (fresh) {
         yield* tc.reset(dev)
         installed.clear()
@@ -98,17 +98,21 @@ export const makeShaper = (dev: string) =>
     })
 
     const apply = (entries: ReadonlyArray<PeerEntry>, full: boolean) =>
-      lock.withPermits(1)(Effect.suspend(() => {
-        if (full) desired.clear()
-        for (const peer of entries) {
-          if (peer.removed === true || peer.enabled !== true || peer.allowed_ips === undefined) desired.delete(peer.public_key)
-          else desired.set(peer.public_key, { addresses: normaliseIps(peer.allowed_ips), mbps: peer.speed_limit_mbps ?? null })
-        }
-        // a failed command leaves the device unknown: the next apply replaces it whole
-        return Effect.tapError(reconcile, () => Effect.sync(() => {
-          fresh = true
-        }))
-      }))
+      lock.withPermits(1)(
+        Effect.suspend(() => {
+          if (full) desired.clear()
+          for (const peer of entries) {
+            if (peer.removed === true || peer.enabled !== true || peer.allowed_ips === undefined) desired.delete(peer.public_key)
+            else desired.set(peer.public_key, { addresses: normaliseIps(peer.allowed_ips), mbps: peer.speed_limit_mbps ?? null })
+          }
+          // a failed command leaves the device unknown: the next apply replaces it whole
+          return Effect.tapError(reconcile, () =>
+            Effect.sync(() => {
+              fresh = true
+            })
+          )
+        })
+      )
 
     return { apply } satisfies Shaper
   })
@@ -118,7 +122,7 @@ export const makeShaper = (dev: string) =>
  * in the log (speed limits are then not enforced on this node). A bad value is a config error.
  */
 export const shaperFor = (dev: string) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     if (!(yield* shapingEnabled)) {
       yield* Effect.logWarning("node agent: NODE_SHAPING=false: plan speed limits (speed_limit_mbps) are NOT enforced on this node")
       return {}

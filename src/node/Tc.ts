@@ -32,19 +32,14 @@ const spawn = (argv: ReadonlyArray<string>): Effect.Effect<string, TcFailed> =>
       const [program = "", ...rest] = argv
       const exe = Bun.which(program) ?? Bun.which(program, { PATH: SYSTEM_PATH }) ?? program
       const child = Bun.spawn([exe, ...rest], { stdout: "pipe", stderr: "pipe", stdin: "ignore" })
-      const [stdout, stderr, code] = await Promise.all([
-        new Response(child.stdout).text(),
-        new Response(child.stderr).text(),
-        child.exited
-      ])
+      const [stdout, stderr, code] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited])
       return { stdout, stderr, code }
     },
     catch: (e) => new TcFailed({ command: argv.join(" "), message: e instanceof Error ? e.message : String(e) })
   }).pipe(
     Effect.flatMap(({ code, stderr, stdout }) =>
-      code === 0
-        ? Effect.succeed(stdout)
-        : Effect.fail(new TcFailed({ command: argv.join(" "), message: stderr.trim() || `exit code ${code}` })))
+      code === 0 ? Effect.succeed(stdout) : Effect.fail(new TcFailed({ command: argv.join(" "), message: stderr.trim() || `exit code ${code}` }))
+    )
   )
 
 /** the most classes a device holds (each takes two filter priorities of 65535) */
@@ -80,12 +75,38 @@ export const resetSteps = (dev: string): ReadonlyArray<Step> => {
     must("tc", "qdisc", "add", "dev", dev, "root", "handle", "1:", "htb", "default", "0"),
     must("tc", "qdisc", "add", "dev", ifb, "root", "handle", "1:", "htb", "default", "0"),
     must("tc", "qdisc", "add", "dev", dev, "handle", "ffff:", "ingress"),
-    must("tc", "filter", "add", "dev", dev, "parent", "ffff:", "protocol", "all", "prio", "1", "u32", "match", "u32", "0", "0",
-      "action", "mirred", "egress", "redirect", "dev", ifb)
+    must(
+      "tc",
+      "filter",
+      "add",
+      "dev",
+      dev,
+      "parent",
+      "ffff:",
+      "protocol",
+      "all",
+      "prio",
+      "1",
+      "u32",
+      "match",
+      "u32",
+      "0",
+      "0",
+      "action",
+      "mirred",
+      "egress",
+      "redirect",
+      "dev",
+      ifb
+    )
   ]
 }
 
-const sides = (dev: string) => [{ on: dev, match: "dst" }, { on: ifbOf(dev), match: "src" }] as const
+const sides = (dev: string) =>
+  [
+    { on: dev, match: "dst" },
+    { on: ifbOf(dev), match: "src" }
+  ] as const
 
 const rateSteps = (on: string, id: number, mbps: number): Step =>
   must("tc", "class", "replace", "dev", on, "parent", "1:", "classid", classIdOf(id), "htb", "rate", `${mbps}mbit`, "ceil", `${mbps}mbit`)
@@ -100,24 +121,62 @@ export const classSteps = (dev: string, id: number, mbps: number, addresses: Rea
   sides(dev).flatMap(({ match, on }) => [
     rateSteps(on, id, mbps),
     ...unfilterSteps(on, id),
-    ...addresses.filter(isShapeableAddress).map((cidr) =>
-      cidr.includes(":")
-        ? must("tc", "filter", "add", "dev", on, "parent", "1:", "protocol", "ipv6", "prio", String(2 * id + 1), "u32",
-          "match", "ip6", match, cidr, "flowid", classIdOf(id))
-        : must("tc", "filter", "add", "dev", on, "parent", "1:", "protocol", "ip", "prio", String(2 * id), "u32",
-          "match", "ip", match, cidr, "flowid", classIdOf(id)))
+    ...addresses
+      .filter(isShapeableAddress)
+      .map((cidr) =>
+        cidr.includes(":")
+          ? must(
+              "tc",
+              "filter",
+              "add",
+              "dev",
+              on,
+              "parent",
+              "1:",
+              "protocol",
+              "ipv6",
+              "prio",
+              String(2 * id + 1),
+              "u32",
+              "match",
+              "ip6",
+              match,
+              cidr,
+              "flowid",
+              classIdOf(id)
+            )
+          : must(
+              "tc",
+              "filter",
+              "add",
+              "dev",
+              on,
+              "parent",
+              "1:",
+              "protocol",
+              "ip",
+              "prio",
+              String(2 * id),
+              "u32",
+              "match",
+              "ip",
+              match,
+              cidr,
+              "flowid",
+              classIdOf(id)
+            )
+      )
   ])
 
 /** Only the rate of a class changes (its filters stay). */
-export const rateOnlySteps = (dev: string, id: number, mbps: number): ReadonlyArray<Step> =>
-  sides(dev).map(({ on }) => rateSteps(on, id, mbps))
+export const rateOnlySteps = (dev: string, id: number, mbps: number): ReadonlyArray<Step> => sides(dev).map(({ on }) => rateSteps(on, id, mbps))
 
 /** A class and its filters gone from both sides (absent already: fine). */
 export const removeSteps = (dev: string, id: number): ReadonlyArray<Step> =>
   sides(dev).flatMap(({ on }) => [...unfilterSteps(on, id), tryTo("tc", "class", "del", "dev", on, "classid", classIdOf(id))])
 
 const runSteps = (run: CommandRunner, steps: ReadonlyArray<Step>) =>
-  Effect.forEach(steps, (step) => step.mayFail ? Effect.ignore(run(step.argv)) : Effect.asVoid(run(step.argv)), { discard: true })
+  Effect.forEach(steps, (step) => (step.mayFail ? Effect.ignore(run(step.argv)) : Effect.asVoid(run(step.argv))), { discard: true })
 
 export interface TcShape {
   /** [D103]: on start, whatever shaping the device had is replaced by empty HTB roots */
@@ -130,7 +189,10 @@ export interface TcShape {
 }
 
 export class Tc extends Context.Tag("node/Tc")<Tc, TcShape>() {
-  static readonly layer = Layer.effect(Tc, Effect.map(Commands, (run) => make(run)))
+  static readonly layer = Layer.effect(
+    Tc,
+    Effect.map(Commands, (run) => make(run))
+  )
   static readonly Live = Tc.layer.pipe(Layer.provide(Commands.Live))
 }
 
@@ -140,9 +202,7 @@ export const make = (run: CommandRunner): TcShape => ({
     Effect.flatMap(
       Effect.all([run(["tc", "qdisc", "show", "dev", dev]), Effect.orElseSucceed(run(["tc", "qdisc", "show", "dev", ifbOf(dev)]), () => "")]),
       ([own, ifb]) =>
-        /qdisc htb 1: root/.test(own) && /qdisc ingress ffff:/.test(own) && /qdisc htb 1: root/.test(ifb)
-          ? Effect.void
-          : runSteps(run, resetSteps(dev))
+        /qdisc htb 1: root/.test(own) && /qdisc ingress ffff:/.test(own) && /qdisc htb 1: root/.test(ifb) ? Effect.void : runSteps(run, resetSteps(dev))
     ),
   setClass: (dev, id, mbps, addresses) => runSteps(run, classSteps(dev, id, mbps, addresses)),
   setRate: (dev, id, mbps) => runSteps(run, rateOnlySteps(dev, id, mbps)),

@@ -30,17 +30,19 @@ const HEARTBEAT = "30 seconds"
 export class PushClient extends Context.Tag("node/PushClient")<PushClient, RpcClient.FromGroup<typeof NodeRpcs, RpcClientError>>() {
   static readonly layer = (config: { readonly apiUrl: string; readonly token: Redacted.Redacted<string> }) =>
     Layer.scoped(PushClient, RpcClient.make(NodeRpcs)).pipe(
-      Layer.provide(RpcClient.layerProtocolHttp({
-        url: `${config.apiUrl.replace(/\/+$/, "")}${NODE_RPC_PATH}`,
-        // issue 34: the API refuses a request before the RPC server sees it (401, 413, 422, 429):
-        // a failure the stream retries, not a response without calls that leaves it waiting
-        // (the protocol maps every error of its HTTP client to an `RpcClientError`, this one too)
-        transformClient: <E, R>(client: HttpClient.HttpClient.With<E, R>) =>
-          client.pipe(
-            HttpClient.mapRequest(HttpClientRequest.bearerToken(Redacted.value(config.token))),
-            HttpClient.filterStatusOk
-          ) as HttpClient.HttpClient.With<E, R>
-      })),
+      Layer.provide(
+        RpcClient.layerProtocolHttp({
+          url: `${config.apiUrl.replace(/\/+$/, "")}${NODE_RPC_PATH}`,
+          // issue 34: the API refuses a request before the RPC server sees it (401, 413, 422, 429):
+          // a failure the stream retries, not a response without calls that leaves it waiting
+          // (the protocol maps every error of its HTTP client to an `RpcClientError`, this one too)
+          transformClient: <E, R>(client: HttpClient.HttpClient.With<E, R>) =>
+            client.pipe(
+              HttpClient.mapRequest(HttpClientRequest.bearerToken(Redacted.value(config.token))),
+              HttpClient.filterStatusOk
+            ) as HttpClient.HttpClient.With<E, R>
+        })
+      ),
       Layer.provide(RpcSerialization.layerNdjson)
     )
 }
@@ -68,7 +70,7 @@ export const startPush = (options: {
   readonly apply: (batch: PeersBatch) => Effect.Effect<void, string>
   readonly resumeFrom: Effect.Effect<Option.Option<number>>
 }) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const down = Math.min(options.pollSeconds, DOWN_POLL_SECONDS)
     const found = yield* Effect.serviceOption(PushClient)
     if (Option.isNone(found)) {
@@ -79,22 +81,26 @@ export const startPush = (options: {
     let applied = Option.none<number>()
 
     const report = (revision: number) =>
-      client.ReportApplied({ revision, version: options.version }).pipe(
-        Effect.catchAllCause((cause) => Effect.logDebug("node agent: applied revision not reported", cause))
-      )
+      client
+        .ReportApplied({ revision, version: options.version })
+        .pipe(Effect.catchAllCause((cause) => Effect.logDebug("node agent: applied revision not reported", cause)))
 
-    const watch = Stream.unwrap(Effect.map(options.resumeFrom, (since) => {
-      return client.WatchPeers({ since: Option.getOrNull(since) })
-    })).pipe(
+    const watch = Stream.unwrap(
+      Effect.map(options.resumeFrom, (since) => {
+        return client.WatchPeers({ since: Option.getOrNull(since) })
+      })
+    ).pipe(
       Stream.mapEffect((batch) =>
         options.apply(batch).pipe(
           Effect.mapError((message) => new ApplyFailed({ message })),
-          Effect.zipRight(Effect.suspend(() => {
-            const was = connected
-            connected = true
-            applied = Option.some(batch.revision)
-            return was ? Effect.void : Effect.logInfo("node agent: push stream up")
-          })),
+          Effect.zipRight(
+            Effect.suspend(() => {
+              const was = connected
+              connected = true
+              applied = Option.some(batch.revision)
+              return was ? Effect.void : Effect.logInfo("node agent: push stream up")
+            })
+          ),
           Effect.zipRight(report(batch.revision))
         )
       ),
@@ -115,7 +121,7 @@ export const startPush = (options: {
     )
     yield* Effect.forkScoped(Stream.runDrain(watch))
     // the heartbeat: the admin routes show an agent not heard from for 90 s as not connected
-    yield* Effect.suspend(() => connected && Option.isSome(applied) ? report(applied.value) : Effect.void).pipe(
+    yield* Effect.suspend(() => (connected && Option.isSome(applied) ? report(applied.value) : Effect.void)).pipe(
       Effect.schedule(Schedule.spaced(HEARTBEAT)),
       Effect.forkScoped
     )

@@ -27,19 +27,13 @@ const run = (args: ReadonlyArray<string>): Effect.Effect<string, WgFailed> =>
   Effect.tryPromise({
     try: async () => {
       const child = Bun.spawn(["wg", ...args], { stdout: "pipe", stderr: "pipe", stdin: "ignore" })
-      const [stdout, stderr, code] = await Promise.all([
-        new Response(child.stdout).text(),
-        new Response(child.stderr).text(),
-        child.exited
-      ])
+      const [stdout, stderr, code] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited])
       return { stdout, stderr, code }
     },
     catch: (e) => new WgFailed({ command: `wg ${args[0]}`, message: e instanceof Error ? e.message : String(e) })
   }).pipe(
     Effect.flatMap(({ code, stderr, stdout }) =>
-      code === 0
-        ? Effect.succeed(stdout)
-        : Effect.fail(new WgFailed({ command: `wg ${args[0]}`, message: stderr.trim() || `exit code ${code}` }))
+      code === 0 ? Effect.succeed(stdout) : Effect.fail(new WgFailed({ command: `wg ${args[0]}`, message: stderr.trim() || `exit code ${code}` }))
     )
   )
 
@@ -75,4 +69,10 @@ export const parseDump = (text: string): ReadonlyArray<DumpPeer> =>
 
 /** `10.66.0.2/32, fd42::2/128` or `(none)` -> a sorted list without blanks */
 export const normaliseIps = (text: string): ReadonlyArray<string> =>
-  text === "(none)" ? [] : text.split(",").map((s) => s.trim()).filter((s) => s.length > 0).sort()
+  text === "(none)"
+    ? []
+    : text
+        .split(",")
+        .map((s) => s.trim())
+        .filter((s) => s.length > 0)
+        .sort()

@@ -30,7 +30,7 @@ const Count = Schema.Struct({ n: Schema.Int })
 
 /** [D96], [D102]: the admins' list of the outbox and its depth for /metrics. */
 export class OutboxAdmin extends Effect.Service<OutboxAdmin>()("outbox/OutboxAdmin", {
-  effect: Effect.gen(function*() {
+  effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const clock = yield* AppClock
     const config = yield* AppConfig
@@ -56,7 +56,7 @@ export class OutboxAdmin extends Effect.Service<OutboxAdmin>()("outbox/OutboxAdm
 
     /** the admins' list, newest first, paginated like invoices; never a body */
     const listPage = (status: OutboxStatus | undefined, pageNo: number) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const rows = yield* listRows({
           status: status ?? null,
           limit: OUTBOX_PAGE_SIZE,

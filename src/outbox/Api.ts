@@ -14,12 +14,15 @@ export class OutboxAdminApi extends HttpApiGroup.make("outboxAdmin")
   .annotate(OpenApi.Description, "The e-mail outbox, for admins.")
   .add(
     HttpApiEndpoint.get("listOutbox", "/admin/outbox")
-      .annotateContext(describe("List outgoing e-mails (admin)", "The e-mail outbox (pending, sent or failed), newest first, paginated; never the message bodies."))
-      .setUrlParams(Schema.Struct({
-        page: Schema.optional(PageParam),
-        status: Schema.optional(oneOf("status", OUTBOX_STATUSES))
-      }))
+      .annotateContext(
+        describe("List outgoing e-mails (admin)", "The e-mail outbox (pending, sent or failed), newest first, paginated; never the message bodies.")
+      )
+      .setUrlParams(
+        Schema.Struct({
+          page: Schema.optional(PageParam),
+          status: Schema.optional(oneOf("status", OUTBOX_STATUSES))
+        })
+      )
       .addSuccess(OkPage(OutboxMessage, "OutboxPage"))
   )
-  .middlewareEndpoints(AdminAuthentication)
-{}
+  .middlewareEndpoints(AdminAuthentication) {}

@@ -7,8 +7,10 @@ import { OutboxAdmin } from "./Admin.ts"
 
 /** The admins' view of the outbox; the service comes from `DomainLive`. */
 export const OutboxHttpLive = HttpApiBuilder.group(Api, "outboxAdmin", (handlers) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const outbox = yield* OutboxAdmin
     return handlers.handle("listOutbox", ({ urlParams }) =>
-      Effect.map(outbox.listPage(urlParams.status, urlParams.page ?? 1), (page) => pageResponse(OutboxMessage, page)))
-  }))
+      Effect.map(outbox.listPage(urlParams.status, urlParams.page ?? 1), (page) => pageResponse(OutboxMessage, page))
+    )
+  })
+)

@@ -49,7 +49,8 @@ const htmlSentence = (s: Sentence) =>
   })
 
 /** how many columns a label takes in a monospaced plain-text reader (a Chinese character two) */
-const columns = (text: string) => [...text].reduce((n, c) => n + (/[\u1100-\u115f\u2e80-\ua4cf\uac00-\ud7a3\uf900-\ufaff\ufe30-\ufe4f\uff00-\uff60\uffe0-\uffe6]/.test(c) ? 2 : 1), 0)
+const columns = (text: string) =>
+  [...text].reduce((n, c) => n + (/[\u1100-\u115f\u2e80-\ua4cf\uac00-\ud7a3\uf900-\ufaff\ufe30-\ufe4f\uff00-\uff60\uffe0-\uffe6]/.test(c) ? 2 : 1), 0)
 
 const textOf = (locale: Locale, block: Block): string => {
   if ("p" in block) return block.p.map(plainOf).join("\n")
@@ -87,7 +88,6 @@ ${doc.blocks.map((block) => htmlOf(block, rtl ? "right" : "left")).join("\n")}
 </body></html>`
   return { subject: doc.subject, text: rtlLines(locale, text), html }
 }
-
 
 export interface Rendered {
   readonly subject: string

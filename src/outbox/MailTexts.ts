@@ -43,7 +43,7 @@ const expiryEn = (v: ExpiryView, s: Shown): View => ({
 const ENGLISH_NOTICES: { readonly [K in NotificationKind]: English<NoticeViews, K> } = {
   "expiry-3d": expiryEn,
   "expiry-1d": expiryEn,
-  "expired": expiryEn,
+  expired: expiryEn,
   "quota-80": (v) => ({ ...v }),
   "quota-100": (v) => ({ ...v }),
   "renewal-invoice": (v, s) => ({ ...v, due_date: s.moment(v.due_date), expires_at: s.moment(v.expires_at) }),
@@ -135,52 +135,60 @@ const ENGLISH_SECURITY: { readonly [K in SecurityKind]: English<SecurityViews, K
 
 type ExpiryTexts = Catalogue["mail"]["expiry_3d"] | Catalogue["mail"]["expired"]
 
-const expiry = (pick: (m: Catalogue) => ExpiryTexts): Build<ExpiryView> => (v, s, m, to) => {
-  const t = pick(m)
-  return {
-    subject: t.subject,
-    blocks: [
-      {
-        p: [
-          { template: t.body, values: { plan_name: v.plan_name, service_id: v.service_id, expires_at: s.moment(v.expires_at) }, strong: ["plan_name", "expires_at"] },
-          ...("renew" in t ? [{ template: t.renew }] : [])
-        ]
-      },
-      { link: t.link, href: to.app_url }
-    ]
+const expiry =
+  (pick: (m: Catalogue) => ExpiryTexts): Build<ExpiryView> =>
+  (v, s, m, to) => {
+    const t = pick(m)
+    return {
+      subject: t.subject,
+      blocks: [
+        {
+          p: [
+            {
+              template: t.body,
+              values: { plan_name: v.plan_name, service_id: v.service_id, expires_at: s.moment(v.expires_at) },
+              strong: ["plan_name", "expires_at"]
+            },
+            ...("renew" in t ? [{ template: t.renew }] : [])
+          ]
+        },
+        { link: t.link, href: to.app_url }
+      ]
+    }
   }
-}
 
-const quota = (pick: (m: Catalogue) => Catalogue["mail"]["quota_80"]): Build<QuotaView> => (v, s, m, to) => {
-  const t = pick(m)
-  const values = {
-    plan_name: v.plan_name,
-    service_id: v.service_id,
-    used_gb: s.number(v.used_gb),
-    limit_gb: s.number(v.limit_gb),
-    percent: s.number(v.percent),
-    period_start: s.day(v.period_start)
+const quota =
+  (pick: (m: Catalogue) => Catalogue["mail"]["quota_80"]): Build<QuotaView> =>
+  (v, s, m, to) => {
+    const t = pick(m)
+    const values = {
+      plan_name: v.plan_name,
+      service_id: v.service_id,
+      used_gb: s.number(v.used_gb),
+      limit_gb: s.number(v.limit_gb),
+      percent: s.number(v.percent),
+      period_start: s.day(v.period_start)
+    }
+    return {
+      subject: t.subject,
+      blocks: [
+        {
+          p: [
+            { template: t.body, values, strong: ["plan_name", "used_gb"] },
+            ...(v.reset_date === null ? [] : [{ template: m.mail.quota_resets, values: { reset_date: s.day(v.reset_date) } }])
+          ]
+        },
+        { link: t.link, href: to.app_url }
+      ]
+    }
   }
-  return {
-    subject: t.subject,
-    blocks: [
-      {
-        p: [
-          { template: t.body, values, strong: ["plan_name", "used_gb"] },
-          ...(v.reset_date === null ? [] : [{ template: m.mail.quota_resets, values: { reset_date: s.day(v.reset_date) } }])
-        ]
-      },
-      { link: t.link, href: to.app_url }
-    ]
-  }
-}
 
 const invoiceLink = (to: Addressee, uuid: string) => `${to.app_url}/invoices/${uuid}`
 
 const LOCALIZED_NOTICES: { readonly [K in NotificationKind]: Localized<NoticeViews, K> } = {
   "expiry-3d": expiry((m) => m.mail.expiry_3d),
   "expiry-1d": expiry((m) => m.mail.expiry_1d),
-  "expired": expiry((m) => m.mail.expired),
+  expired: expiry((m) => m.mail.expired),
   "quota-80": quota((m) => m.mail.quota_80),
   "quota-100": quota((m) => m.mail.quota_100),
   "renewal-invoice": (v, s, m, to) => {
@@ -190,7 +198,13 @@ const LOCALIZED_NOTICES: { readonly [K in NotificationKind]: Localized<NoticeVie
       subject: fillPlain(t.subject, { invoice_uuid: v.invoice_uuid, amount }),
       blocks: [
         { p: [{ template: t.body, values: { service_id: v.service_id, expires_at: s.moment(v.expires_at) } }] },
-        { table: [[m.mail.label.invoice, v.invoice_uuid], [m.mail.label.amount, amount], [m.mail.label.due_date, s.moment(v.due_date)]] },
+        {
+          table: [
+            [m.mail.label.invoice, v.invoice_uuid],
+            [m.mail.label.amount, amount],
+            [m.mail.label.due_date, s.moment(v.due_date)]
+          ]
+        },
         { link: t.link, href: invoiceLink(to, v.invoice_uuid) }
       ]
     }
@@ -198,11 +212,20 @@ const LOCALIZED_NOTICES: { readonly [K in NotificationKind]: Localized<NoticeVie
   "renewal-failed": (v, s, m, to): Doc => {
     const t = m.mail.renewal_failed
     const amount = s.money(v.amount, v.currency)
-    const invoice: Block = { table: [[m.mail.label.invoice, v.invoice_uuid], [m.mail.label.amount, amount]] }
+    const invoice: Block = {
+      table: [
+        [m.mail.label.invoice, v.invoice_uuid],
+        [m.mail.label.amount, amount]
+      ]
+    }
     if (v.final) {
       return {
         subject: t.subject_final,
-        blocks: [{ p: [{ template: t.body_final, values: { service_id: v.service_id } }] }, invoice, { link: t.link_final, href: invoiceLink(to, v.invoice_uuid) }]
+        blocks: [
+          { p: [{ template: t.body_final, values: { service_id: v.service_id } }] },
+          invoice,
+          { link: t.link_final, href: invoiceLink(to, v.invoice_uuid) }
+        ]
       }
     }
     return {
@@ -223,9 +246,15 @@ const LOCALIZED_NOTICES: { readonly [K in NotificationKind]: Localized<NoticeVie
   "payment-received": (v, s, m, to) => {
     const t = m.mail.payment_received
     const L = m.mail.label
-    const service = v.service_id === null || v.period_start === null || v.period_end === null
-      ? []
-      : [[L.service, fillPlain(t.service_period, { service_id: v.service_id, period_start: s.moment(v.period_start), period_end: s.moment(v.period_end) })] as const]
+    const service =
+      v.service_id === null || v.period_start === null || v.period_end === null
+        ? []
+        : [
+            [
+              L.service,
+              fillPlain(t.service_period, { service_id: v.service_id, period_start: s.moment(v.period_start), period_end: s.moment(v.period_end) })
+            ] as const
+          ]
     return {
       subject: fillPlain(t.subject, { invoice_uuid: v.invoice_uuid }),
       blocks: [
@@ -259,7 +288,14 @@ const LOCALIZED_NOTICES: { readonly [K in NotificationKind]: Localized<NoticeVie
       subject: fillPlain(t.subject, { invoice_uuid: v.invoice_uuid }),
       blocks: [
         { p: [{ template: t.body, values: { amount, invoice_uuid: v.invoice_uuid } }] },
-        { table: [[L.credit_note, `#${v.credit_note_id}`], [L.amount, amount], [L.refunded_to, refundedToText(m, v)], [L.reason, v.reason]] },
+        {
+          table: [
+            [L.credit_note, `#${v.credit_note_id}`],
+            [L.amount, amount],
+            [L.refunded_to, refundedToText(m, v)],
+            [L.reason, v.reason]
+          ]
+        },
         { link: t.link, href: invoiceLink(to, v.invoice_uuid) }
       ]
     }
@@ -274,7 +310,8 @@ const LOCALIZED_NOTICES: { readonly [K in NotificationKind]: Localized<NoticeVie
   }
 }
 
-const signIn = (pick: (m: Catalogue) => { readonly body: string; readonly advice: string }): Build<SignInView> =>
+const signIn =
+  (pick: (m: Catalogue) => { readonly body: string; readonly advice: string }): Build<SignInView> =>
   (v, s, m, to) => {
     const t = m.mail.sign_in_2fa
     const own = pick(m)
@@ -283,7 +320,13 @@ const signIn = (pick: (m: Catalogue) => { readonly body: string; readonly advice
       subject: t.subject,
       blocks: [
         { p: [{ template: own.body, values: { factor: factorText(m, v.factor) } }] },
-        { table: [[L.when, s.stamp(v.signed_in_at)], [L.address, orUnknown(m, v.ip)], [L.user_agent, orUnknown(m, v.user_agent)]] },
+        {
+          table: [
+            [L.when, s.stamp(v.signed_in_at)],
+            [L.address, orUnknown(m, v.ip)],
+            [L.user_agent, orUnknown(m, v.user_agent)]
+          ]
+        },
         ...(v.recovery_codes_left === null ? [] : [{ p: [{ template: t.recovery_left, values: { recovery_codes_left: s.number(v.recovery_codes_left) } }] }]),
         { p: [{ template: own.advice }] },
         { link: t.link, href: to.app_url }
@@ -293,20 +336,27 @@ const signIn = (pick: (m: Catalogue) => { readonly body: string; readonly advice
 
 type RevokedTexts = Catalogue["mail"]["password_changed"] | Catalogue["mail"]["signed_out_everywhere"]
 
-const revoked = (pick: (m: Catalogue) => RevokedTexts): Build<RevokedView> => (v, s, m, to) => {
-  const t = pick(m)
-  const counts = { sessions: counted(m, s, "sessions", v.sessions), keys: counted(m, s, "keys", v.keys) }
-  return {
-    subject: t.subject,
-    blocks: [
-      { p: [{ template: t.body }] },
-      { table: [[m.mail.label.when, s.stamp(v.at)], [m.mail.label.address, orUnknown(m, v.ip)]] },
-      { p: [{ template: t.revoked, values: counts }, ...("kept" in t ? [{ template: t.kept, values: counts }] : [])] },
-      { p: [{ template: t.advice }] },
-      { link: t.link, href: to.app_url }
-    ]
+const revoked =
+  (pick: (m: Catalogue) => RevokedTexts): Build<RevokedView> =>
+  (v, s, m, to) => {
+    const t = pick(m)
+    const counts = { sessions: counted(m, s, "sessions", v.sessions), keys: counted(m, s, "keys", v.keys) }
+    return {
+      subject: t.subject,
+      blocks: [
+        { p: [{ template: t.body }] },
+        {
+          table: [
+            [m.mail.label.when, s.stamp(v.at)],
+            [m.mail.label.address, orUnknown(m, v.ip)]
+          ]
+        },
+        { p: [{ template: t.revoked, values: counts }, ...("kept" in t ? [{ template: t.kept, values: counts }] : [])] },
+        { p: [{ template: t.advice }] },
+        { link: t.link, href: to.app_url }
+      ]
+    }
   }
-}
 
 const LOCALIZED_SECURITY: { readonly [K in SecurityKind]: Localized<SecurityViews, K> } = {
   "sign-in-2fa": signIn((m) => m.mail.sign_in_2fa),

@@ -14,12 +14,15 @@ const NAME = "vpn_api_notices_written_total"
 export class NoticeMetrics extends Effect.Service<NoticeMetrics>()("outbox/NoticeMetrics", {
   effect: Effect.map(Metrics, ({ registry }) => {
     const existing = registry.getSingleMetric(NAME)
-    const written = existing instanceof Prometheus.Counter ? existing : new Prometheus.Counter({
-      name: NAME,
-      help: "Notification e-mails written to the outbox (in the transaction of their cause), by kind.",
-      labelNames: ["kind"] as const,
-      registers: [registry]
-    })
+    const written =
+      existing instanceof Prometheus.Counter
+        ? existing
+        : new Prometheus.Counter({
+            name: NAME,
+            help: "Notification e-mails written to the outbox (in the transaction of their cause), by kind.",
+            labelNames: ["kind"] as const,
+            registers: [registry]
+          })
     const labels = new Map([...Object.keys(TEMPLATES), ...Object.keys(SECURITY_TEMPLATES)].map((kind) => [kind, { kind }] as const))
     for (const l of labels.values()) written.inc(l, 0)
     return {

@@ -57,7 +57,7 @@ export interface RenewalFailedView {
 export interface NoticeViews {
   readonly "expiry-3d": ExpiryView
   readonly "expiry-1d": ExpiryView
-  readonly "expired": ExpiryView
+  readonly expired: ExpiryView
   readonly "quota-80": QuotaView
   readonly "quota-100": QuotaView
   readonly "renewal-invoice": {
@@ -179,27 +179,27 @@ const DAY = /^(\d{4})-(\d{2})(?:-(\d{2}))?$/
 export const shownIn = (locale: Locale): Shown =>
   locale === "en"
     ? {
-      locale,
-      moment: (at) => at.toISOString(),
-      stamp: mailTime,
-      day: (label) => label,
-      money: (amount, currency) => formatMoney("en", amount, currency),
-      number: (value) => String(value)
-    }
-    : {
-      locale,
-      moment: (at) => formatMoment(locale, at),
-      stamp: (at) => formatMoment(locale, at, { seconds: true }),
-      day: (label) => {
-        const match = DAY.exec(label)
-        return match === null ? label : formatDay(locale, new Date(Date.UTC(Number(match[1]), Number(match[2]) - 1, Number(match[3] ?? "1"))))
-      },
-      money: (amount, currency) => formatMoney(locale, amount, currency),
-      number: (value) => {
-        const n = typeof value === "number" ? value : Number(value)
-        return Number.isFinite(n) ? formatNumber(locale, n) : String(value)
+        locale,
+        moment: (at) => at.toISOString(),
+        stamp: mailTime,
+        day: (label) => label,
+        money: (amount, currency) => formatMoney("en", amount, currency),
+        number: (value) => String(value)
       }
-    }
+    : {
+        locale,
+        moment: (at) => formatMoment(locale, at),
+        stamp: (at) => formatMoment(locale, at, { seconds: true }),
+        day: (label) => {
+          const match = DAY.exec(label)
+          return match === null ? label : formatDay(locale, new Date(Date.UTC(Number(match[1]), Number(match[2]) - 1, Number(match[3] ?? "1"))))
+        },
+        money: (amount, currency) => formatMoney(locale, amount, currency),
+        number: (value) => {
+          const n = typeof value === "number" ? value : Number(value)
+          return Number.isFinite(n) ? formatNumber(locale, n) : String(value)
+        }
+      }
 
 /** the second factor of a sign-in, in words */
 export const factorText = (m: Catalogue, factor: SignInView["factor"]) =>
@@ -207,17 +207,14 @@ export const factorText = (m: Catalogue, factor: SignInView["factor"]) =>
 
 /** where a refund went, in words */
 export const refundedToText = (m: Catalogue, view: NoticeViews["refund-issued"]) =>
-  view.refunded_to === "balance"
-    ? m.mail.refund_issued.to_balance
-    : fillPlain(m.mail.refund_issued.to_gateway, { gateway: view.gateway ?? "" })
+  view.refunded_to === "balance" ? m.mail.refund_issued.to_balance : fillPlain(m.mail.refund_issued.to_gateway, { gateway: view.gateway ?? "" })
 
 /** why a renewal failed, in words (the card as `visa ending 4242`) */
 export const renewalFailureText = (m: Catalogue, view: RenewalFailedView) =>
   fillPlain(m.mail.renewal_failed.reason[view.reason], { brand: view.card?.brand ?? "", last_four: view.card?.last4 ?? "" })
 
 /** `3 sessions`, `1 key`, in the locale's plural forms */
-export const counted = (m: Catalogue, shown: Shown, what: "sessions" | "keys", n: number) =>
-  plural(shown.locale, m.mail.count[what], n, shown.number(n))
+export const counted = (m: Catalogue, shown: Shown, what: "sessions" | "keys", n: number) => plural(shown.locale, m.mail.count[what], n, shown.number(n))
 
 /**
  * A catalogue message with its `{{placeholders}}` filled, nothing escaped. A placeholder without a
@@ -244,7 +241,12 @@ export const orUnknown = (m: Catalogue, value: string | null) => value ?? m.mail
  * number. Lines of Latin text only (links) are left as they are.
  */
 export const rtlLines = (locale: Locale, text: string): string =>
-  locale !== "fa" ? text : text.split("\n").map((line) => (/[\u0600-\u06ff]/.test(line) ? `\u200f${line}` : line)).join("\n")
+  locale !== "fa"
+    ? text
+    : text
+        .split("\n")
+        .map((line) => (/[\u0600-\u06ff]/.test(line) ? `\u200f${line}` : line))
+        .join("\n")
 
 /** between two sentences: a space, none in Chinese */
 export const sentenceGap = (locale: Locale) => (locale === "zh" ? "" : " ")

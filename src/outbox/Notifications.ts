@@ -24,7 +24,7 @@ import { telegramText } from "./TelegramTexts.ts"
  * as `Date`, money with its currency), when it is written to the outbox.
  */
 export class Notifications extends Effect.Service<Notifications>()("outbox/Notifications", {
-  effect: Effect.gen(function*() {
+  effect: Effect.gen(function* () {
     const contacts = yield* Recipients
     const outbox = yield* Outbox
     const config = yield* AppConfig
@@ -49,7 +49,7 @@ export class Notifications extends Effect.Service<Notifications>()("outbox/Notif
      * message was written. Call it inside the transaction of what caused it, then `wake` after.
      */
     const notify = (input: NoticeInput): Effect.Effect<boolean> =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const contact = yield* contacts.find(input.userId)
         if (Option.isNone(contact)) return false
         let written = false
@@ -62,7 +62,7 @@ export class Notifications extends Effect.Service<Notifications>()("outbox/Notif
 
     /** many notifications in one go (the jobs' batches): one read of the contacts, one insert */
     const notifyMany = (inputs: ReadonlyArray<NoticeInput>): Effect.Effect<number> =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         if (inputs.length === 0) return 0
         const people = yield* contacts.findMany(inputs.map((i) => i.userId))
         // [D125]: the Telegram copies, one statement
@@ -91,7 +91,7 @@ export class Notifications extends Effect.Service<Notifications>()("outbox/Notif
      * its own (a random dedupe key). Call it inside the transaction of what caused it, then `wake`.
      */
     const security = (input: SecurityInput): Effect.Effect<boolean> =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const contact = yield* contacts.find(input.userId)
         if (Option.isNone(contact)) return false
         const { html, subject, text } = renderSecurityMail(input.kind, input.view, localeOf(contact.value), addressee(contact.value))

@@ -22,7 +22,7 @@ const Inserted = Schema.Struct({ id: Schema.Int })
  * the queue; the sender is `Sender.ts`, the admins' list `Admin.ts`.
  */
 export class Outbox extends Effect.Service<Outbox>()("outbox/Outbox", {
-  effect: Effect.gen(function*() {
+  effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const clock = yield* AppClock
     const appKey = yield* AppKey
@@ -62,7 +62,8 @@ export class Outbox extends Effect.Service<Outbox>()("outbox/Outbox", {
           subject: message.subject,
           payload: appKey.encrypt(message.body),
           now
-        })).pipe(Effect.map(Option.isSome), Effect.orDie)
+        })
+      ).pipe(Effect.map(Option.isSome), Effect.orDie)
 
     /** an e-mail as a message of the `mail` channel */
     const enqueueMail = (input: { readonly kind: string; readonly dedupeKey: string; readonly mail: Mail }) =>
@@ -100,38 +101,46 @@ export class Outbox extends Effect.Service<Outbox>()("outbox/Outbox", {
 
     /** many e-mails in one statement, in the caller's transaction; how many were new */
     const enqueueMails = (inputs: ReadonlyArray<{ readonly kind: string; readonly dedupeKey: string; readonly mail: Mail }>) =>
-      inputs.length === 0 ? Effect.succeed(0) : Effect.gen(function*() {
-        const now = yield* clock.now
-        // encrypted in slices of a few ms: a jobs batch does not block the API (issue 27)
-        const rows = yield* mapSliced(inputs, (i) => ({
-          channel: "mail",
-          kind: i.kind,
-          dedupe_key: i.dedupeKey,
-          ordering_key: null,
-          recipient: i.mail.to,
-          subject: i.mail.subject,
-          payload: appKey.encrypt(JSON.stringify(i.mail))
-        }))
-        return yield* insertMany({ now, rows: JSON.stringify(rows) })
-      }).pipe(Effect.map((rows) => rows.length), Effect.orDie)
+      inputs.length === 0
+        ? Effect.succeed(0)
+        : Effect.gen(function* () {
+            const now = yield* clock.now
+            // encrypted in slices of a few ms: a jobs batch does not block the API (issue 27)
+            const rows = yield* mapSliced(inputs, (i) => ({
+              channel: "mail",
+              kind: i.kind,
+              dedupe_key: i.dedupeKey,
+              ordering_key: null,
+              recipient: i.mail.to,
+              subject: i.mail.subject,
+              payload: appKey.encrypt(JSON.stringify(i.mail))
+            }))
+            return yield* insertMany({ now, rows: JSON.stringify(rows) })
+          }).pipe(
+            Effect.map((rows) => rows.length),
+            Effect.orDie
+          )
 
     /** many Telegram messages in one statement, in the caller's transaction; how many were new */
-    const enqueueTelegrams = (
-      inputs: ReadonlyArray<{ readonly kind: string; readonly dedupeKey: string; readonly chatId: string; readonly text: string }>
-    ) =>
-      inputs.length === 0 ? Effect.succeed(0) : Effect.gen(function*() {
-        const now = yield* clock.now
-        const rows = yield* mapSliced(inputs, (i) => ({
-          channel: TELEGRAM_CHANNEL,
-          kind: i.kind,
-          dedupe_key: i.dedupeKey,
-          ordering_key: null,
-          recipient: i.chatId,
-          subject: "",
-          payload: appKey.encrypt(JSON.stringify({ chat_id: i.chatId, text: i.text }))
-        }))
-        return yield* insertMany({ now, rows: JSON.stringify(rows) })
-      }).pipe(Effect.map((rows) => rows.length), Effect.orDie)
+    const enqueueTelegrams = (inputs: ReadonlyArray<{ readonly kind: string; readonly dedupeKey: string; readonly chatId: string; readonly text: string }>) =>
+      inputs.length === 0
+        ? Effect.succeed(0)
+        : Effect.gen(function* () {
+            const now = yield* clock.now
+            const rows = yield* mapSliced(inputs, (i) => ({
+              channel: TELEGRAM_CHANNEL,
+              kind: i.kind,
+              dedupe_key: i.dedupeKey,
+              ordering_key: null,
+              recipient: i.chatId,
+              subject: "",
+              payload: appKey.encrypt(JSON.stringify({ chat_id: i.chatId, text: i.text }))
+            }))
+            return yield* insertMany({ now, rows: JSON.stringify(rows) })
+          }).pipe(
+            Effect.map((rows) => rows.length),
+            Effect.orDie
+          )
 
     return {
       enqueue,

@@ -24,9 +24,9 @@ export const outboxMetrics = Metrics.ofRoom(({ registry, whenConnectionFree }) =
   let outboxSource: () => Promise<ReadonlyArray<OutboxDepthRow> | undefined> = () => Promise.resolve([])
   let outboxReading: Promise<ReadonlyArray<OutboxDepthRow> | undefined> | undefined
   const readOutbox = () =>
-    outboxReading ??= whenConnectionFree(outboxSource).finally(() => {
+    (outboxReading ??= whenConnectionFree(outboxSource).finally(() => {
       outboxReading = undefined
-    })
+    }))
   const seenDepth = new Map<string, { channel: string; kind: string }>()
   const seenOldest = new Map<string, { channel: string }>()
   const depthGauge = (status: OutboxDepthRow["status"], name: string, help: string) =>

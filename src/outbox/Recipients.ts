@@ -22,8 +22,11 @@ export interface Recipient {
  * Who the notifications of [D96] go to. A port: the outbox declares it, accounts (which owns the
  * users and their settings) provides it (`accounts/Contacts.ts`), as `http/Auth`'s `BearerTokens`.
  */
-export class Recipients extends Context.Tag("outbox/Recipients")<Recipients, {
-  readonly find: (userId: UserId) => Effect.Effect<Option.Option<Recipient>>
-  /** many users at once (the jobs' notices), by user id */
-  readonly findMany: (userIds: ReadonlyArray<number>) => Effect.Effect<ReadonlyMap<number, Recipient>>
-}>() {}
+export class Recipients extends Context.Tag("outbox/Recipients")<
+  Recipients,
+  {
+    readonly find: (userId: UserId) => Effect.Effect<Option.Option<Recipient>>
+    /** many users at once (the jobs' notices), by user id */
+    readonly findMany: (userIds: ReadonlyArray<number>) => Effect.Effect<ReadonlyMap<number, Recipient>>
+  }
+>() {}

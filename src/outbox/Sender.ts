@@ -56,7 +56,7 @@ const FIRST_DEFER_MS = 1000
  * written (`failed`, listed for admins).
  */
 export class OutboxSender extends Effect.Service<OutboxSender>()("outbox/OutboxSender", {
-  scoped: Effect.gen(function*() {
+  scoped: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const clock = yield* AppClock
     const appKey = yield* AppKey
@@ -76,7 +76,8 @@ export class OutboxSender extends Effect.Service<OutboxSender>()("outbox/OutboxS
       Effect.suspend(() => mailer.send(decodeMail(message.body))).pipe(
         // a server that accepts the connection and then hangs must not hold the sender
         Effect.timeoutFail({ duration: "30 seconds", onTimeout: () => ({ reason: "SMTP timed out after 30 s" }) })
-      ))
+      )
+    )
     // [D125]: Telegram messages, never sent twice, when a bot is configured
     const bot = yield* TelegramBot
     if (Option.isSome(bot)) {
@@ -141,12 +142,11 @@ export class OutboxSender extends Effect.Service<OutboxSender>()("outbox/OutboxS
     const deliver = (message: ClaimedMessage): Effect.Effect<void, DeliveryFailure> =>
       Effect.suspend((): Effect.Effect<void, DeliveryFailure> => {
         const delivery = deliveries.get(message.channel)
-        return delivery === undefined
-          ? Effect.fail({ reason: `no delivery for channel ${message.channel}` })
-          : delivery(message)
+        return delivery === undefined ? Effect.fail({ reason: `no delivery for channel ${message.channel}` }) : delivery(message)
       }).pipe(
-        Effect.catchAllDefect((defect): Effect.Effect<never, DeliveryFailure> =>
-          Effect.fail({ reason: defect instanceof Error ? defect.message : String(defect) }))
+        Effect.catchAllDefect(
+          (defect): Effect.Effect<never, DeliveryFailure> => Effect.fail({ reason: defect instanceof Error ? defect.message : String(defect) })
+        )
       )
 
     /** the sender's own pass again after `ms` (a peer's `retry_after`, a paced channel's next slot) */
@@ -157,7 +157,7 @@ export class OutboxSender extends Effect.Service<OutboxSender>()("outbox/OutboxS
 
     /** one claimed message: delivered and marked, or its failure recorded */
     const sendOne = (message: ClaimedMessage) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const atMostOnce = options.get(message.channel)?.atMostOnce === true
         if (atMostOnce && message.inFlight) {
           // its sender stopped between marking it and hearing back: it may have arrived ([D125]: never twice)
@@ -196,31 +196,32 @@ export class OutboxSender extends Effect.Service<OutboxSender>()("outbox/OutboxS
         outboxFigures.attempt(message.channel, message.kind, giveUp ? "given_up" : "error")
         if (giveUp) yield* Effect.logWarning("outbox: message given up", { id: message.id, kind: message.kind, attempts })
         else if (failure.retryAfterMs !== undefined) yield* wakeAfter(failure.retryAfterMs)
-        return giveUp ? "failed" as const : "retried" as const
+        return giveUp ? ("failed" as const) : ("retried" as const)
       }).pipe(Effect.orDie)
 
     /**
      * Sends what is due, batch after batch, until nothing is due. Safe on many instances at once:
      * each row is claimed by one sender. Rows of one ordering key go one by one, in order.
      */
-    const sendDue: Effect.Effect<SendReport> = Effect.gen(function*() {
+    const sendDue: Effect.Effect<SendReport> = Effect.gen(function* () {
       const report = { sent: 0, retried: 0, failed: 0 }
       for (;;) {
         const now = yield* clock.now
-        const claimed = yield* claimRows({ now, leaseUntil: new Date(now.getTime() + CLAIM_LEASE_MS), limit: OUTBOX_BATCH })
-          .pipe(Effect.orDie)
+        const claimed = yield* claimRows({ now, leaseUntil: new Date(now.getTime() + CLAIM_LEASE_MS), limit: OUTBOX_BATCH }).pipe(Effect.orDie)
         if (claimed.length === 0) return report
-        const messages = claimed.map((row): ClaimedMessage => ({
-          id: row.id,
-          channel: row.channel,
-          kind: row.kind,
-          recipient: row.recipient,
-          body: appKey.decrypt(row.payload),
-          attempts: row.attempts,
-          createdAt: row.created_at,
-          orderingKey: row.ordering_key,
-          inFlight: row.in_flight
-        }))
+        const messages = claimed.map(
+          (row): ClaimedMessage => ({
+            id: row.id,
+            channel: row.channel,
+            kind: row.kind,
+            recipient: row.recipient,
+            body: appKey.decrypt(row.payload),
+            attempts: row.attempts,
+            createdAt: row.created_at,
+            orderingKey: row.ordering_key,
+            inFlight: row.in_flight
+          })
+        )
         // different ordering keys go side by side; one key's messages (at most one is claimed) in order
         const outcomes = yield* Effect.forEach(messages, sendOne, { concurrency: 8 })
         // the sent ones of the batch in one statement (a crash before it sends them again: at least once)
@@ -244,10 +245,12 @@ export class OutboxSender extends Effect.Service<OutboxSender>()("outbox/OutboxS
       again = false
       return sendDue.pipe(
         Effect.catchAllCause((cause) => Effect.logWarning("outbox: send pass failed", cause)),
-        Effect.ensuring(Effect.sync(() => {
-          running = false
-        })),
-        Effect.zipRight(Effect.suspend(() => again ? pass : Effect.void))
+        Effect.ensuring(
+          Effect.sync(() => {
+            running = false
+          })
+        ),
+        Effect.zipRight(Effect.suspend(() => (again ? pass : Effect.void)))
       )
     })
 
@@ -272,7 +275,7 @@ export class OutboxSender extends Effect.Service<OutboxSender>()("outbox/OutboxS
 
     /** deletes delivered rows past retention, batch by batch ([D80] rev. 2); the count */
     const purgeSent = (now: Date) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const before = new Date(now.getTime() - SENT_RETENTION_MS)
         let total = 0
         for (;;) {
@@ -297,8 +300,7 @@ export class OutboxSender extends Effect.Service<OutboxSender>()("outbox/OutboxS
        * `unreachable`): the room that owns the recipients registers it (accounts: a Telegram chat
        * that blocked the bot is unlinked, [D125])
        */
-      registerUnreachable: (channel: string, hook: (recipient: string) => Effect.Effect<void>) =>
-        Effect.sync(() => void unreachableHooks.set(channel, hook))
+      registerUnreachable: (channel: string, hook: (recipient: string) => Effect.Effect<void>) => Effect.sync(() => void unreachableHooks.set(channel, hook))
     } as const
   }),
   dependencies: [TelegramBot.Live]

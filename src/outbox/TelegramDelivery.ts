@@ -36,7 +36,7 @@ const NextAt = Schema.Struct({ next_at: Schema.DateFromSelf })
  * reach Telegram, not about when things are due.
  */
 export const makeTelegramDelivery = (bot: TelegramBotApi) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
 
     const reserve = SqlSchema.findOne({
@@ -69,21 +69,25 @@ export const makeTelegramDelivery = (bot: TelegramBotApi) =>
     let lastDispatch = 0
 
     /** a slot within the horizon, waited for; else how long until the pace has one */
-    const takeSlot: Effect.Effect<Option.Option<number>> = gate.withPermits(1)(Effect.gen(function*() {
-      const now = new Date()
-      const slot = yield* reserve({ now, gapSeconds: TELEGRAM_GAP_MS / 1000, horizon: new Date(now.getTime() + HORIZON_MS) })
-      if (Option.isSome(slot)) {
-        const wait = Math.max(slot.value.slot.getTime(), lastDispatch + TELEGRAM_GAP_MS) - Date.now()
-        if (wait > 0) yield* Effect.sleep(wait)
-        lastDispatch = Date.now()
-        return Option.none()
-      }
-      const next = yield* nextAt(undefined)
-      return Option.some(Option.match(next, { onNone: () => HORIZON_MS, onSome: (n) => Math.max(1, n.next_at.getTime() - Date.now()) }))
-    })).pipe(Effect.orDie)
+    const takeSlot: Effect.Effect<Option.Option<number>> = gate
+      .withPermits(1)(
+        Effect.gen(function* () {
+          const now = new Date()
+          const slot = yield* reserve({ now, gapSeconds: TELEGRAM_GAP_MS / 1000, horizon: new Date(now.getTime() + HORIZON_MS) })
+          if (Option.isSome(slot)) {
+            const wait = Math.max(slot.value.slot.getTime(), lastDispatch + TELEGRAM_GAP_MS) - Date.now()
+            if (wait > 0) yield* Effect.sleep(wait)
+            lastDispatch = Date.now()
+            return Option.none()
+          }
+          const next = yield* nextAt(undefined)
+          return Option.some(Option.match(next, { onNone: () => HORIZON_MS, onSome: (n) => Math.max(1, n.next_at.getTime() - Date.now()) }))
+        })
+      )
+      .pipe(Effect.orDie)
 
     const deliver: Delivery = (message) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const body = decodeBody(message.body)
         const busy = yield* takeSlot
         if (Option.isSome(busy)) {

@@ -53,7 +53,7 @@ Manage it in the app: {{app_url}} (GET /v1/services/{{service_id}}).${FOOTER_TEX
 Auto-renew is off: renew it now to keep your VPN access.</p>
 <p><a href="{{app_url}}">Manage your service</a></p>`
   },
-  "expired": {
+  expired: {
     subject: "Your VPN service has expired",
     text: `Hello {{name}},
 
@@ -113,7 +113,8 @@ Pay it in the app: {{app_url}} (GET /v1/invoices/{{invoice_uuid}}/payment-url).$
 <p><a href="{{app_url}}">Pay it in the app</a></p>`
   },
   "renewal-failed": {
-    subject: "{{#final}}Your VPN service has expired: its renewal was not paid{{/final}}{{^final}}Your VPN renewal could not be paid: {{amount}} {{currency}}{{/final}}",
+    subject:
+      "{{#final}}Your VPN service has expired: its renewal was not paid{{/final}}{{^final}}Your VPN renewal could not be paid: {{amount}} {{currency}}{{/final}}",
     text: `Hello {{name}},
 
 {{#final}}We could not collect the renewal of your service #{{service_id}} after the last retry. The invoice is cancelled
@@ -389,8 +390,7 @@ const renderWith = (layout: string, template: Template, view: View): { subject: 
 }
 
 /** The subject and both parts of an English notification: text unescaped, HTML escaped by the engine. */
-export const render = (kind: NotificationKind, view: View): { subject: string; text: string; html: string } =>
-  renderWith(LAYOUT, TEMPLATES[kind], view)
+export const render = (kind: NotificationKind, view: View): { subject: string; text: string; html: string } => renderWith(LAYOUT, TEMPLATES[kind], view)
 
 /** The subject and both parts of an English security mail, in the layout that says it is always sent. */
 export const renderSecurity = (kind: SecurityKind, view: View): { subject: string; text: string; html: string } =>

@@ -35,10 +35,14 @@ const decodeHeader = Schema.decodeUnknownOption(Schema.parseJson(Header))
 const MigrationCount = Schema.Struct({ n: Schema.Number })
 
 const fail = (message: string) => Effect.fail(new BackupFailed({ message }))
-const reason = (cause: unknown) => cause instanceof Error ? cause.message : String(cause)
+const reason = (cause: unknown) => (cause instanceof Error ? cause.message : String(cause))
 
 /** A PGlite on `root`'s cluster (loaded from `tarball` when given), closed after `use`. */
-const withPglite = <A>(root: string, tarball: Uint8Array<ArrayBuffer> | undefined, use: (count: () => Promise<number>, dump: () => Promise<Uint8Array>) => Promise<A>) =>
+const withPglite = <A>(
+  root: string,
+  tarball: Uint8Array<ArrayBuffer> | undefined,
+  use: (count: () => Promise<number>, dump: () => Promise<Uint8Array>) => Promise<A>
+) =>
   Effect.tryPromise({
     try: async () => {
       const [{ PGlite }, { loadPgliteAssets }] = await Promise.all([import("@electric-sql/pglite"), import("./PgliteAssets.ts")])
@@ -91,12 +95,18 @@ const keyInUse = (root: string, appKey: Option.Option<Redacted.Redacted<Uint8Arr
   Option.isSome(appKey)
     ? Effect.succeed({ key: Redacted.value(appKey.value), from: "APP_KEY" as const })
     : Effect.try({
-      try: () => Buffer.from(readFileSync(join(root, APP_KEY_FILE), "utf8").trim(), "base64"),
-      catch: () => new BackupFailed({ message: `no ${APP_KEY_FILE} in ${root} and no APP_KEY set: without the key, the stored WireGuard keys and VPN secrets could not be decrypted after a restore` })
-    }).pipe(Effect.filterOrFail(
-      (key) => key.length === 32,
-      () => new BackupFailed({ message: `${join(root, APP_KEY_FILE)}: expected 32 base64-encoded bytes` })
-    ), Effect.map((key) => ({ key: new Uint8Array(key), from: "DATA_DIR" as const })))
+        try: () => Buffer.from(readFileSync(join(root, APP_KEY_FILE), "utf8").trim(), "base64"),
+        catch: () =>
+          new BackupFailed({
+            message: `no ${APP_KEY_FILE} in ${root} and no APP_KEY set: without the key, the stored WireGuard keys and VPN secrets could not be decrypted after a restore`
+          })
+      }).pipe(
+        Effect.filterOrFail(
+          (key) => key.length === 32,
+          () => new BackupFailed({ message: `${join(root, APP_KEY_FILE)}: expected 32 base64-encoded bytes` })
+        ),
+        Effect.map((key) => ({ key: new Uint8Array(key), from: "DATA_DIR" as const }))
+      )
 
 export const backupEmbedded = (options: {
   readonly dataDir: string
@@ -104,7 +114,7 @@ export const backupEmbedded = (options: {
   readonly file: string
   readonly now: Date
 }): Effect.Effect<BackupOutcome, BackupFailed> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const root = resolve(options.dataDir)
     const file = resolve(options.file)
     if (!existsSync(join(root, PGDATA, "PG_VERSION"))) return yield* fail(`no embedded database in ${root} (DATA_DIR)`)
@@ -131,7 +141,7 @@ export interface RestoreOutcome {
 }
 
 const parseBackup = (file: string) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const raw = yield* Effect.try({
       try: () => readFileSync(file),
       catch: (cause) => new BackupFailed({ message: `cannot read ${file}: ${reason(cause)}` })
@@ -152,16 +162,14 @@ export const restoreEmbedded = (options: {
   readonly file: string
   readonly force: boolean
 }): Effect.Effect<RestoreOutcome, BackupFailed> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const root = resolve(options.dataDir)
     const backup = yield* parseBackup(resolve(options.file))
     if (existsSync(root) && !statSync(root).isDirectory()) return yield* fail(`${root} (DATA_DIR) is not a directory`)
     // the lock file of a server that ran and stopped holds nothing
     const entries = existsSync(root) ? readdirSync(root).filter((name) => name !== LOCK_FILE) : []
     if (entries.length > 0 && !options.force) {
-      return yield* fail(
-        `${root} (DATA_DIR) is not empty: restore goes into a new or empty directory; --force replaces its database and key`
-      )
+      return yield* fail(`${root} (DATA_DIR) is not empty: restore goes into a new or empty directory; --force replaces its database and key`)
     }
     privateDataDir(root)
     yield* lockDataDir(root).pipe(Effect.mapError((e) => new BackupFailed({ message: e.message })))

@@ -81,7 +81,8 @@ export class PostgresServerError extends Error {
 /** The SQLSTATE as `code` for server errors; anything else (connection failures) as Bun made it. */
 export const normaliseCause = (cause: unknown): unknown => {
   if (
-    typeof cause === "object" && cause !== null &&
+    typeof cause === "object" &&
+    cause !== null &&
     (cause as { code?: unknown }).code === "ERR_POSTGRES_SERVER_ERROR" &&
     typeof (cause as { errno?: unknown }).errno === "string"
   ) {
@@ -124,7 +125,7 @@ const namedParts = (url: string) => {
 }
 
 export const make = (config: BunSqlClientConfig): Effect.Effect<Client.SqlClient, SqlError, Scope.Scope | Reactivity.Reactivity> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const url = Redacted.value(config.url)
     const prepare = config.prepare
     const db = new SQL(url, {
@@ -138,7 +139,7 @@ export const make = (config: BunSqlClientConfig): Effect.Effect<Client.SqlClient
 
     yield* Effect.acquireRelease(
       Effect.tryPromise({
-        try: () => config.lazy === true ? Promise.resolve() : db.unsafe("select 1"),
+        try: () => (config.lazy === true ? Promise.resolve() : db.unsafe("select 1")),
         catch: (cause) => new SqlError({ cause: normaliseCause(cause), message: "BunSqlClient: Failed to connect" })
       }).pipe(
         Effect.timeoutFail({
@@ -167,16 +168,17 @@ export const make = (config: BunSqlClientConfig): Effect.Effect<Client.SqlClient
     )
 
     class BunConnection implements Connection {
-      constructor(readonly sql: SQL, readonly dedicated = false) {}
+      constructor(
+        readonly sql: SQL,
+        readonly dedicated = false
+      ) {}
 
       /**
        * one query on the pool, run again while it fails without effect (a failover, [D126]:
        * `Reconnect.ts`); on a transaction's connection, once (the transaction decides)
        */
       private run(text: string, params: ReadonlyArray<unknown>, values: boolean, raw: boolean) {
-        return this.dedicated
-          ? this.runOnce(text, params, values, raw)
-          : reconnecting(() => this.runOnce(text, params, values, raw), hadNoEffect)
+        return this.dedicated ? this.runOnce(text, params, values, raw) : reconnecting(() => this.runOnce(text, params, values, raw), hadNoEffect)
       }
 
       /** one query, one promise: a cancelled fiber lets the query finish and drops its result */
@@ -208,11 +210,7 @@ export const make = (config: BunSqlClientConfig): Effect.Effect<Client.SqlClient
         })
       }
 
-      execute(
-        text: string,
-        params: ReadonlyArray<unknown>,
-        transformRows: (<A extends object>(row: ReadonlyArray<A>) => ReadonlyArray<A>) | undefined
-      ) {
+      execute(text: string, params: ReadonlyArray<unknown>, transformRows: (<A extends object>(row: ReadonlyArray<A>) => ReadonlyArray<A>) | undefined) {
         const run = this.run(text, params, false, false)
         return transformRows ? Effect.map(run, transformRows) : run
       }
@@ -233,52 +231,48 @@ export const make = (config: BunSqlClientConfig): Effect.Effect<Client.SqlClient
       ) {
         return this.execute(text, params, transformRows)
       }
-      executeStream(
-        text: string,
-        params: ReadonlyArray<unknown>,
-        transformRows: (<A extends object>(row: ReadonlyArray<A>) => ReadonlyArray<A>) | undefined
-      ) {
-        return Stream.unwrap(Effect.map(
-          this.execute(text, params, transformRows),
-          (rows) => Stream.fromChunk(Chunk.unsafeFromArray(rows))
-        ))
+      executeStream(text: string, params: ReadonlyArray<unknown>, transformRows: (<A extends object>(row: ReadonlyArray<A>) => ReadonlyArray<A>) | undefined) {
+        return Stream.unwrap(Effect.map(this.execute(text, params, transformRows), (rows) => Stream.fromChunk(Chunk.unsafeFromArray(rows))))
       }
     }
 
     /** a dedicated connection for a transaction, released when the transaction's scope closes */
-    const reserve: Effect.Effect<Connection, SqlError, Scope.Scope> = Effect.flatMap(
-      Effect.scope,
-      (scope) =>
-        Effect.async<Connection, SqlError>((resume, signal) => {
-          // waiting for a connection counts as using the pool (the excess shows as waiting)
-          reserved++
-          let held = true
-          const release = () => {
-            if (held) reserved--
-            held = false
-          }
-          db.reserve({ signal }).then(
-            (connection) => {
-              if (signal.aborted) {
-                release()
-                connection.release().catch(() => {})
-                return
-              }
-              resume(Effect.as(
-                Scope.addFinalizer(scope, Effect.sync(() => {
-                  release()
-                  void connection.release().catch(() => {})
-                })),
-                new BunConnection(connection, true)
-              ))
-            },
-            (cause: unknown) => {
+    const reserve: Effect.Effect<Connection, SqlError, Scope.Scope> = Effect.flatMap(Effect.scope, (scope) =>
+      Effect.async<Connection, SqlError>((resume, signal) => {
+        // waiting for a connection counts as using the pool (the excess shows as waiting)
+        reserved++
+        let held = true
+        const release = () => {
+          if (held) reserved--
+          held = false
+        }
+        db.reserve({ signal }).then(
+          (connection) => {
+            if (signal.aborted) {
               release()
-              countQueryError(normaliseCause(cause))
-              resume(Effect.fail(new SqlError({ cause: normaliseCause(cause), message: "Failed to acquire connection for transaction" })))
+              connection.release().catch(() => {})
+              return
             }
-          )
-        })
+            resume(
+              Effect.as(
+                Scope.addFinalizer(
+                  scope,
+                  Effect.sync(() => {
+                    release()
+                    void connection.release().catch(() => {})
+                  })
+                ),
+                new BunConnection(connection, true)
+              )
+            )
+          },
+          (cause: unknown) => {
+            release()
+            countQueryError(normaliseCause(cause))
+            resume(Effect.fail(new SqlError({ cause: normaliseCause(cause), message: "Failed to acquire connection for transaction" })))
+          }
+        )
+      })
     )
 
     let host = "localhost"
@@ -319,10 +313,12 @@ export const make = (config: BunSqlClientConfig): Effect.Effect<Client.SqlClient
         return reconnecting(
           () => {
             began = false
-            return transaction(Effect.suspend(() => {
-              began = true
-              return effect
-            }))
+            return transaction(
+              Effect.suspend(() => {
+                began = true
+                return effect
+              })
+            )
           },
           (cause) => !began && wasConnectionLoss(cause)
         )
@@ -333,6 +329,4 @@ export const make = (config: BunSqlClientConfig): Effect.Effect<Client.SqlClient
 
 /** The `SqlClient` on `Bun.SQL`, its pool closed with the layer. */
 export const layer = (config: BunSqlClientConfig): Layer.Layer<Client.SqlClient, SqlError> =>
-  Layer.scopedContext(Effect.map(make(config), (client) => Context.make(Client.SqlClient, client))).pipe(
-    Layer.provide(Reactivity.layer)
-  )
+  Layer.scopedContext(Effect.map(make(config), (client) => Context.make(Client.SqlClient, client))).pipe(Layer.provide(Reactivity.layer))

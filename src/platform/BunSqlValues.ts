@@ -139,6 +139,6 @@ const convert = (result: BunResult, values: boolean): Array<Row> => {
 /** one result, or the results of several statements (a parameterless multi-statement text) */
 export const convertAny = (result: BunResult, values: boolean): ReadonlyArray<object> =>
   result.columns === undefined && result.length > 0 && Array.isArray(result[0])
-    // Bun answers a multi-statement text with one result per statement, each an array of rows
-    ? (result as unknown as ReadonlyArray<BunResult>).map((inner) => convert(inner, values))
+    ? // Bun answers a multi-statement text with one result per statement, each an array of rows
+      (result as unknown as ReadonlyArray<BunResult>).map((inner) => convert(inner, values))
     : convert(result, values)

@@ -6,9 +6,12 @@ import * as Layer from "effect/Layer"
  * Wall-clock time for the product's rules (expiry, windows, due dates). Tests swap in a
  * clock they move by hand, so no test sleeps to see time pass.
  */
-export class AppClock extends Context.Tag("AppClock")<AppClock, {
-  readonly now: Effect.Effect<Date>
-}>() {
+export class AppClock extends Context.Tag("AppClock")<
+  AppClock,
+  {
+    readonly now: Effect.Effect<Date>
+  }
+>() {
   static readonly Live = Layer.succeed(AppClock, { now: Effect.sync(() => new Date()) })
 
   /** A clock standing at `start` until `advance` or `set` moves it. */

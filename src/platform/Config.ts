@@ -7,17 +7,7 @@ import * as Layer from "effect/Layer"
 import * as LogLevel from "effect/LogLevel"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
-import {
-  booleanFlag,
-  databaseUrlOf,
-  decodeKey,
-  levels,
-  optionalString,
-  parseTrustProxy,
-  positiveInt,
-  trailingSlashless,
-  urlString
-} from "./ConfigReaders.ts"
+import { booleanFlag, databaseUrlOf, decodeKey, levels, optionalString, parseTrustProxy, positiveInt, trailingSlashless, urlString } from "./ConfigReaders.ts"
 
 // the readers live in ConfigReaders.ts; what other modules imported from here stays exported
 export { databaseUrlProblem } from "./ConfigReaders.ts"
@@ -196,10 +186,16 @@ export const appConfig = Config.all({
   ),
   generalRateLimit: positiveInt("GENERAL_RATE_LIMIT", 120, 0),
   corsOrigins: optionalString("CORS_ORIGINS").pipe(
-    Config.map(Option.match({
-      onNone: () => [] as ReadonlyArray<string>,
-      onSome: (s) => s.split(",").map((o) => trailingSlashless(o.trim())).filter((o) => o.length > 0)
-    }))
+    Config.map(
+      Option.match({
+        onNone: () => [] as ReadonlyArray<string>,
+        onSome: (s) =>
+          s
+            .split(",")
+            .map((o) => trailingSlashless(o.trim()))
+            .filter((o) => o.length > 0)
+      })
+    )
   ),
   paymentWebhookSecret: optionalString("PAYMENT_WEBHOOK_SECRET").pipe(Config.map(Option.map(Redacted.make))),
   adminRequire2fa: booleanFlag("ADMIN_REQUIRE_2FA", false),
@@ -236,7 +232,14 @@ export const appConfig = Config.all({
   cryptobotToken: optionalString("CRYPTOBOT_TOKEN").pipe(Config.map(Option.map(Redacted.make))),
   cryptobotApiUrl: urlString("CRYPTOBOT_API_URL"),
   cryptobotAssets: optionalString("CRYPTOBOT_ASSETS").pipe(
-    Config.map(Option.map((s) => s.split(",").map((a) => a.trim().toUpperCase()).filter((a) => a.length > 0))),
+    Config.map(
+      Option.map((s) =>
+        s
+          .split(",")
+          .map((a) => a.trim().toUpperCase())
+          .filter((a) => a.length > 0)
+      )
+    ),
     Config.validate({
       message: "CRYPTOBOT_ASSETS: must be a comma-separated list of asset codes (USDT,TON,BTC)",
       validation: Option.match({ onNone: () => true, onSome: (list) => list.length > 0 && list.every((a) => /^[A-Z0-9]{2,10}$/.test(a)) })
@@ -281,39 +284,54 @@ export const appConfig = Config.all({
   }),
   Config.validate({
     message: "DEFAULT_GATEWAY: must be an enabled gateway (manual, or stripe or cryptobot when it is configured)",
-    validation: (c) => Option.match(c.defaultGateway, {
-      onNone: () => true,
-      onSome: (g) =>
-        g === "manual" || (g === "stripe" && Option.isSome(c.stripeSecretKey)) || (g === "cryptobot" && Option.isSome(c.cryptobotToken))
-    })
+    validation: (c) =>
+      Option.match(c.defaultGateway, {
+        onNone: () => true,
+        onSome: (g) => g === "manual" || (g === "stripe" && Option.isSome(c.stripeSecretKey)) || (g === "cryptobot" && Option.isSome(c.cryptobotToken))
+      })
   }),
   Config.validate({
     message: "TELEGRAM_BOT_TOKEN, TELEGRAM_WEBHOOK_SECRET: set both to enable Telegram, or neither",
     validation: (c) => Option.isSome(c.telegramBotToken) === Option.isSome(c.telegramWebhookSecret)
   }),
-  Config.map(({ cryptobotApiUrl, cryptobotAssets, cryptobotToken, defaultGateway, stripeApiUrl, stripeSecretKey, stripeWebhookSecret, telegramApiUrl, telegramBotToken, telegramWebhookSecret, ...c }): AppConfigShape => {
-    const publicUrl = trailingSlashless(Option.getOrElse(c.publicUrl, () => `http://localhost:${c.port}`))
-    return {
-      ...c,
-      stripe: Option.all({ secretKey: stripeSecretKey, webhookSecret: stripeWebhookSecret }).pipe(
-        Option.map((keys) => ({ ...keys, apiUrl: Option.map(stripeApiUrl, trailingSlashless) }))
-      ),
-      cryptobot: Option.map(cryptobotToken, (token) => ({
-        token,
-        apiUrl: trailingSlashless(Option.getOrElse(cryptobotApiUrl, () => CRYPTOBOT_API_URL_DEFAULT)),
-        assets: Option.getOrElse(cryptobotAssets, () => CRYPTOBOT_ASSETS_DEFAULT)
-      })),
-      defaultGateway: Option.getOrElse(defaultGateway, () => "manual"),
-      telegram: Option.all({ botToken: telegramBotToken, webhookSecret: telegramWebhookSecret }).pipe(
-        Option.map((keys) => ({ ...keys, apiUrl: Option.map(telegramApiUrl, trailingSlashless) }))
-      ),
-      publicUrl,
-      appUrl: trailingSlashless(Option.getOrElse(c.appUrl, () => publicUrl))
+  Config.map(
+    ({
+      cryptobotApiUrl,
+      cryptobotAssets,
+      cryptobotToken,
+      defaultGateway,
+      stripeApiUrl,
+      stripeSecretKey,
+      stripeWebhookSecret,
+      telegramApiUrl,
+      telegramBotToken,
+      telegramWebhookSecret,
+      ...c
+    }): AppConfigShape => {
+      const publicUrl = trailingSlashless(Option.getOrElse(c.publicUrl, () => `http://localhost:${c.port}`))
+      return {
+        ...c,
+        stripe: Option.all({ secretKey: stripeSecretKey, webhookSecret: stripeWebhookSecret }).pipe(
+          Option.map((keys) => ({ ...keys, apiUrl: Option.map(stripeApiUrl, trailingSlashless) }))
+        ),
+        cryptobot: Option.map(cryptobotToken, (token) => ({
+          token,
+          apiUrl: trailingSlashless(Option.getOrElse(cryptobotApiUrl, () => CRYPTOBOT_API_URL_DEFAULT)),
+          assets: Option.getOrElse(cryptobotAssets, () => CRYPTOBOT_ASSETS_DEFAULT)
+        })),
+        defaultGateway: Option.getOrElse(defaultGateway, () => "manual"),
+        telegram: Option.all({ botToken: telegramBotToken, webhookSecret: telegramWebhookSecret }).pipe(
+          Option.map((keys) => ({ ...keys, apiUrl: Option.map(telegramApiUrl, trailingSlashless) }))
+        ),
+        publicUrl,
+        appUrl: trailingSlashless(Option.getOrElse(c.appUrl, () => publicUrl))
+      }
     }
-  }),
+  ),
   Config.validate({
     message: "DATABASE_DIRECT_URL, DATABASE_READ_URL: need DATABASE_URL (the primary)",
-    validation: (c) => Option.isSome(c.databaseUrl) || (Option.isNone(c.databaseDirectUrl ?? Option.none()) && Option.isNone(c.databaseReadUrl ?? Option.none()))
+    validation: (c) =>
+      Option.isSome(c.databaseUrl) || (Option.isNone(c.databaseDirectUrl ?? Option.none()) && Option.isNone(c.databaseReadUrl ?? Option.none()))
   }),
   Config.validate({
     message: "APP_KEY: is required when DATABASE_URL is set",
@@ -326,7 +344,10 @@ export const appConfig = Config.all({
  * none on the embedded database. `LISTEN` and session locks need one (not a transaction pooler).
  */
 export const directDatabaseUrl = (config: AppConfigShape): Option.Option<string> =>
-  Option.map(Option.orElse(config.databaseDirectUrl ?? Option.none(), () => config.databaseUrl), Redacted.value)
+  Option.map(
+    Option.orElse(config.databaseDirectUrl ?? Option.none(), () => config.databaseUrl),
+    Redacted.value
+  )
 
 /** One line for a person: `Invalid configuration: PORT: must be ...` */
 export const describeConfigError = (error: ConfigError.ConfigError): string => {
@@ -355,13 +376,12 @@ export const describeConfigError = (error: ConfigError.ConfigError): string => {
 
 /** Reads the configuration, failing with the one-line description. */
 export const loadConfig: Effect.Effect<AppConfigShape, string> = Effect.either(appConfig).pipe(
-  Effect.flatMap(Either.match({
-    onLeft: (e) => Effect.fail(describeConfigError(e)),
-    onRight: Effect.succeed
-  }))
+  Effect.flatMap(
+    Either.match({
+      onLeft: (e) => Effect.fail(describeConfigError(e)),
+      onRight: Effect.succeed
+    })
+  )
 )
 
-export const AppConfigLive = Layer.effect(
-  AppConfig,
-  loadConfig.pipe(Effect.orDieWith((message) => new Error(message)))
-)
+export const AppConfigLive = Layer.effect(AppConfig, loadConfig.pipe(Effect.orDieWith((message) => new Error(message))))

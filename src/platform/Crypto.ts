@@ -43,13 +43,11 @@ export const matchSecret = <R extends { readonly secret_hash: string }, E, Ctx>(
   const id = match ? Number(match[1]) : Number.NaN
   if (!match || !(id <= MAX_INT4)) return Effect.succeed(Option.none())
   return Effect.map(live(id), (found) =>
-    Option.isSome(found) && constantTimeEqual(found.value.secret_hash, sha256Hex(match[2]!))
-      ? Option.some([id, found.value] as const)
-      : Option.none())
+    Option.isSome(found) && constantTimeEqual(found.value.secret_hash, sha256Hex(match[2]!)) ? Option.some([id, found.value] as const) : Option.none()
+  )
 }
 
-export const hmacSha256Hex = (key: string | Uint8Array, message: string): string =>
-  createHmac("sha256", key).update(message).digest("hex")
+export const hmacSha256Hex = (key: string | Uint8Array, message: string): string => createHmac("sha256", key).update(message).digest("hex")
 
 /** The generated application key's file inside `DATA_DIR` (embedded mode without `APP_KEY`). */
 export const APP_KEY_FILE = "app.key"
@@ -58,11 +56,14 @@ export const APP_KEY_FILE = "app.key"
  * The application key of [D1]: encrypts stored secrets (AES-256-GCM, a fresh nonce each)
  * and signs URLs. In embedded mode without APP_KEY it is generated once into DATA_DIR.
  */
-export class AppKey extends Context.Tag("AppKey")<AppKey, {
-  readonly encrypt: (plain: string) => string
-  readonly decrypt: (sealed: string) => string
-  readonly sign: (message: string) => string
-}>() {
+export class AppKey extends Context.Tag("AppKey")<
+  AppKey,
+  {
+    readonly encrypt: (plain: string) => string
+    readonly decrypt: (sealed: string) => string
+    readonly sign: (message: string) => string
+  }
+>() {
   static readonly make = (key: Uint8Array) => {
     const encrypt = (plain: string) => {
       const nonce = randomBytes(12)
@@ -82,7 +83,7 @@ export class AppKey extends Context.Tag("AppKey")<AppKey, {
 
   static readonly Live = Layer.effect(
     AppKey,
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const config = yield* AppConfig
       if (Option.isSome(config.appKey)) return AppKey.make(Redacted.value(config.appKey.value))
       // embedded mode only (Config requires APP_KEY with DATABASE_URL)

@@ -105,7 +105,7 @@ export const socketAnswers = (dir: string) =>
  */
 export const lockDataDir = (root: string) =>
   Effect.acquireRelease(
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const path = join(root, LOCK_FILE)
       const impl = yield* Effect.promise(loadFlock)
       const fd = yield* Effect.try({

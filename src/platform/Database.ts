@@ -24,10 +24,13 @@ import { ReadSql } from "./ReadSql.ts"
 import { AppConfig, type DbDriver } from "./Config.ts"
 
 /** What the process runs on, for the start-up line and `/v1/status`. */
-export class DatabaseInfo extends Context.Tag("DatabaseInfo")<DatabaseInfo, {
-  readonly mode: "embedded" | "postgresql"
-  readonly migrationsApplied: ReadonlyArray<readonly [id: number, name: string]>
-}>() {}
+export class DatabaseInfo extends Context.Tag("DatabaseInfo")<
+  DatabaseInfo,
+  {
+    readonly mode: "embedded" | "postgresql"
+    readonly migrationsApplied: ReadonlyArray<readonly [id: number, name: string]>
+  }
+>() {}
 
 /**
  * int8 (counts, byte totals) as JS numbers: every value we store stays far below 2^53.
@@ -94,7 +97,7 @@ export const socketUrl = (dir: string, driver: DbDriver) =>
  * loads them (issue 8: idle memory and start-up).
  */
 export const embeddedServer = (dataDir: string | undefined, driver: DbDriver = "bun") =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const root = dataDir === undefined ? undefined : resolve(dataDir)
     if (root !== undefined) {
       yield* Effect.sync(() => privateDataDir(root))
@@ -126,11 +129,12 @@ const embeddedOn = (root: string | undefined, driver: DbDriver) =>
       chmodSync(path, 0o600)
       return { db, server, url: socketUrl(socketDir, driver), scratch }
     }),
-    ({ db, scratch, server }) => Effect.promise(async () => {
-      await server.stop()
-      await db.close()
-      if (scratch !== undefined) rmSync(scratch, { recursive: true, force: true })
-    })
+    ({ db, scratch, server }) =>
+      Effect.promise(async () => {
+        await server.stop()
+        await db.close()
+        if (scratch !== undefined) rmSync(scratch, { recursive: true, force: true })
+      })
   )
 
 /**
@@ -211,18 +215,18 @@ export const sqlClientLayer = (
   }
 ): Layer.Layer<SqlClient.SqlClient, SqlError> =>
   options.driver === "pg"
-    ? (options.embedded || options.pooled === true
+    ? options.embedded || options.pooled === true
       ? PgClient.layer(pgClientOptions(url, maxConnections))
-      : preparedPgLayer(url, maxConnections))
+      : preparedPgLayer(url, maxConnections)
     : BunSqlClient.layer({
-      url,
-      maxConnections,
-      prepare: !options.embedded && options.pooled !== true,
-      connectTimeout: Duration.seconds(5),
-      idleTimeout: Duration.seconds(30),
-      applicationName: "vpn-api",
-      lazy: options.lazy
-    })
+        url,
+        maxConnections,
+        prepare: !options.embedded && options.pooled !== true,
+        connectTimeout: Duration.seconds(5),
+        idleTimeout: Duration.seconds(30),
+        applicationName: "vpn-api",
+        lazy: options.lazy
+      })
 
 export const runMigrations = Migrator.make({})({ loader: Migrator.fromRecord(migrations), table: "schema_migrations" })
 
@@ -234,30 +238,25 @@ export const runMigrations = Migrator.make({})({ loader: Migrator.fromRecord(mig
  */
 const MIGRATION_LOCK = 726_290_001
 export const runMigrationsExclusively = (url: Redacted.Redacted<string>, driver: DbDriver = "bun") =>
-  Effect.scoped(Effect.gen(function*() {
-    // one connection: the lock, the migrations and the unlock share its session
-    const ctx = yield* Layer.build(
-      driver === "pg" ? PgClient.layer(pgClientOptions(url, 1)) : sqlClientLayer(url, 1, { embedded: false, driver })
-    )
-    const sql = Context.get(ctx, SqlClient.SqlClient)
-    yield* sql`select pg_advisory_lock(${MIGRATION_LOCK})`
-    return yield* runMigrations.pipe(
-      Effect.provide(ctx),
-      Effect.ensuring(Effect.ignore(sql`select pg_advisory_unlock(${MIGRATION_LOCK})`))
-    )
-  }))
+  Effect.scoped(
+    Effect.gen(function* () {
+      // one connection: the lock, the migrations and the unlock share its session
+      const ctx = yield* Layer.build(driver === "pg" ? PgClient.layer(pgClientOptions(url, 1)) : sqlClientLayer(url, 1, { embedded: false, driver }))
+      const sql = Context.get(ctx, SqlClient.SqlClient)
+      yield* sql`select pg_advisory_lock(${MIGRATION_LOCK})`
+      return yield* runMigrations.pipe(Effect.provide(ctx), Effect.ensuring(Effect.ignore(sql`select pg_advisory_unlock(${MIGRATION_LOCK})`)))
+    })
+  )
 
 /** The SQL client on PostgreSQL (`DATABASE_URL`) or on the embedded PGlite, migrated. */
 export const DatabaseLive = Layer.scopedContext(
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const config = yield* AppConfig
     const embedded = Option.isNone(config.databaseUrl)
     const driver = config.dbDriver ?? "bun"
-    const url = Option.isSome(config.databaseUrl)
-      ? config.databaseUrl.value
-      : Redacted.make((yield* embeddedServer(config.dataDir, driver)).url)
+    const url = Option.isSome(config.databaseUrl) ? config.databaseUrl.value : Redacted.make((yield* embeddedServer(config.dataDir, driver)).url)
     // pglite-socket takes one connection
-    const connect = Effect.gen(function*() {
+    const connect = Effect.gen(function* () {
       const pooled = Option.isSome(config.databaseDirectUrl ?? Option.none())
       const ctx = yield* Layer.build(sqlClientLayer(url, embedded ? 1 : 10, { embedded, driver, pooled }))
       // the migrations' session lock needs a session of its own: the direct URL behind a pooler
@@ -265,29 +264,23 @@ export const DatabaseLive = Layer.scopedContext(
       const applied = embedded ? yield* runMigrations.pipe(Effect.provide(ctx)) : yield* runMigrationsExclusively(direct, driver)
       // the replicas of DATABASE_READ_URL ([D126]) for the reads that may lag; else the primary
       const read = Option.getOrUndefined(config.databaseReadUrl ?? Option.none())
-      const readSql = read === undefined
-        ? Context.get(ctx, SqlClient.SqlClient)
-        : Context.get(yield* Layer.build(sqlClientLayer(read, 10, { embedded: false, driver, pooled, lazy: true })), SqlClient.SqlClient)
+      const readSql =
+        read === undefined
+          ? Context.get(ctx, SqlClient.SqlClient)
+          : Context.get(yield* Layer.build(sqlClientLayer(read, 10, { embedded: false, driver, pooled, lazy: true })), SqlClient.SqlClient)
       return [Context.add(ctx, ReadSql, readSql), applied] as const
     })
     // a PostgreSQL that is still starting (compose starts both at once) is waited for, up to a
     // minute; any other failure ends the start at once
     const [ctx, applied] = yield* connect.pipe(
-      Effect.tapError((e) =>
-        isConnectionLoss(e) ? Effect.logWarning("the database is not reachable yet; retrying") : Effect.void
-      ),
+      Effect.tapError((e) => (isConnectionLoss(e) ? Effect.logWarning("the database is not reachable yet; retrying") : Effect.void)),
       Effect.retry({
         while: isConnectionLoss,
-        schedule: Schedule.exponential("250 millis").pipe(
-          Schedule.union(Schedule.spaced("5 seconds")),
-          Schedule.upTo("60 seconds")
-        )
+        schedule: Schedule.exponential("250 millis").pipe(Schedule.union(Schedule.spaced("5 seconds")), Schedule.upTo("60 seconds"))
       })
     )
-    return ctx.pipe(
-      Context.add(DatabaseInfo, { mode: embedded ? "embedded" : "postgresql", migrationsApplied: applied })
-    )
-  }).pipe(Effect.catchAll((e) => e instanceof DataDirInUse ? Effect.fail(e) : Effect.die(e)))
+    return ctx.pipe(Context.add(DatabaseInfo, { mode: embedded ? "embedded" : "postgresql", migrationsApplied: applied }))
+  }).pipe(Effect.catchAll((e) => (e instanceof DataDirInUse ? Effect.fail(e) : Effect.die(e))))
 )
 
 export type Sql = SqlClient.SqlClient

@@ -30,4 +30,3 @@ export type PlanId = typeof PlanId.Type
 /** an invoice's public id (a uuid, lower case) */
 export const InvoiceUuid = Schema.String.pipe(Schema.brand("InvoiceUuid"))
 export type InvoiceUuid = typeof InvoiceUuid.Type
-

@@ -25,4 +25,4 @@ export const isIPv4 = (s: string): boolean => IPV4.test(s)
 export const isIPv6 = (s: string): boolean => IPV6.test(s)
 
 /** 4 or 6 for an address of that family, else 0. */
-export const isIP = (s: string): 0 | 4 | 6 => isIPv4(s) ? 4 : isIPv6(s) ? 6 : 0
+export const isIP = (s: string): 0 | 4 | 6 => (isIPv4(s) ? 4 : isIPv6(s) ? 6 : 0)

@@ -12,9 +12,12 @@ export interface X25519KeyPair {
 const toBase64 = (bytes: Uint8Array) => Buffer.from(bytes).toString("base64")
 
 /** X25519 key pairs for WireGuard peers (tweetnacl). */
-export class KeyGen extends Context.Tag("KeyGen")<KeyGen, {
-  readonly x25519: Effect.Effect<X25519KeyPair>
-}>() {
+export class KeyGen extends Context.Tag("KeyGen")<
+  KeyGen,
+  {
+    readonly x25519: Effect.Effect<X25519KeyPair>
+  }
+>() {
   static readonly Live = Layer.succeed(KeyGen, {
     x25519: Effect.sync(() => {
       const pair = nacl.box.keyPair()

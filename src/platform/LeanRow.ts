@@ -10,12 +10,17 @@ import * as Schema from "effect/Schema"
  */
 export type LeanKind = "int" | "string" | "boolean" | "date" | "int?" | "string?"
 
-type Of<K extends LeanKind> = K extends "int" ? number
-  : K extends "string" ? string
-  : K extends "boolean" ? boolean
-  : K extends "date" ? Date
-  : K extends "int?" ? number | null
-  : string | null
+type Of<K extends LeanKind> = K extends "int"
+  ? number
+  : K extends "string"
+    ? string
+    : K extends "boolean"
+      ? boolean
+      : K extends "date"
+        ? Date
+        : K extends "int?"
+          ? number | null
+          : string | null
 
 const checks: { readonly [K in LeanKind]: (u: unknown) => boolean } = {
   int: (u) => Number.isSafeInteger(u),

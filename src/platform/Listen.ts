@@ -18,8 +18,7 @@ export interface ListenHandlers {
 }
 
 /** the wait before attempt `n` (0 first): 100 ms doubling, at most `LISTEN_RETRY_MAX_MS` */
-export const listenRetryDelay = (attempt: number): number =>
-  Math.min(LISTEN_RETRY_MAX_MS, LISTEN_RETRY_FIRST_MS * 2 ** Math.min(attempt, 10))
+export const listenRetryDelay = (attempt: number): number => Math.min(LISTEN_RETRY_MAX_MS, LISTEN_RETRY_FIRST_MS * 2 ** Math.min(attempt, 10))
 
 /**
  * LISTEN on `channel` on a dedicated connection, for as long as the scope lasts ([D126]). When
@@ -28,32 +27,38 @@ export const listenRetryDelay = (attempt: number): number =>
  * outage); `subscribed` is called after each subscription, so the caller reads what it missed.
  */
 export const listenChannel = (url: string, channel: string, applicationName: string, on: ListenHandlers) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     let closing = false
-    yield* Effect.addFinalizer(() => Effect.sync(() => {
-      closing = true
-    }))
+    yield* Effect.addFinalizer(() =>
+      Effect.sync(() => {
+        closing = true
+      })
+    )
     let failures = 0
     /** one connection's life: subscribe, then wait until it closes */
-    const session = Effect.gen(function*() {
+    const session = Effect.gen(function* () {
       const closed = yield* Deferred.make<void>()
       const client = yield* Effect.acquireRelease(
-        Effect.sync(() =>
-          new SQL(url, {
-            max: 1,
-            connectionTimeout: 5,
-            connection: { application_name: applicationName },
-            onclose: () => Deferred.unsafeDone(closed, Exit.void)
-          })
+        Effect.sync(
+          () =>
+            new SQL(url, {
+              max: 1,
+              connectionTimeout: 5,
+              connection: { application_name: applicationName },
+              onclose: () => Deferred.unsafeDone(closed, Exit.void)
+            })
         ),
-        (client) =>
-          Effect.promise(() => client.close({ timeout: 0 }).catch(() => {})).pipe(Effect.timeout("2 seconds"), Effect.ignore)
+        (client) => Effect.promise(() => client.close({ timeout: 0 }).catch(() => {})).pipe(Effect.timeout("2 seconds"), Effect.ignore)
       )
       yield* Effect.tryPromise(() =>
-        client.listen(channel, () => on.notified(), () => {
-          failures = 0
-          on.subscribed()
-        })
+        client.listen(
+          channel,
+          () => on.notified(),
+          () => {
+            failures = 0
+            on.subscribed()
+          }
+        )
       )
       yield* Deferred.await(closed)
     }).pipe(Effect.scoped)
@@ -61,9 +66,7 @@ export const listenChannel = (url: string, channel: string, applicationName: str
     const loop = Effect.suspend(() =>
       session.pipe(
         Effect.tapError(() =>
-          failures === 0
-            ? Effect.logWarning(`LISTEN ${channel}: the connection failed; retrying every ${LISTEN_RETRY_MAX_MS} ms at most`)
-            : Effect.void
+          failures === 0 ? Effect.logWarning(`LISTEN ${channel}: the connection failed; retrying every ${LISTEN_RETRY_MAX_MS} ms at most`) : Effect.void
         ),
         Effect.ignore,
         Effect.zipRight(Effect.sync(() => on.lost(closing))),

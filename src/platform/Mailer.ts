@@ -35,18 +35,21 @@ const makeTransports = (smtpUrl: Option.Option<Redacted.Redacted<string>>): Prom
  * Outgoing e-mail through nodemailer: SMTP when `SMTP_URL` is set, else a transport that
  * writes the whole mail to the log (a development aid [D1]).
  */
-export class Mailer extends Context.Tag("Mailer")<Mailer, {
-  /** fails when the mail did not leave (the outbox keeps it and retries) */
-  readonly send: (mail: Mail) => Effect.Effect<void, MailNotSent>
-}>() {
+export class Mailer extends Context.Tag("Mailer")<
+  Mailer,
+  {
+    /** fails when the mail did not leave (the outbox keeps it and retries) */
+    readonly send: (mail: Mail) => Effect.Effect<void, MailNotSent>
+  }
+>() {
   static readonly Live = Layer.effect(
     Mailer,
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const config = yield* AppConfig
       // nodemailer (about 16 MB resident) is loaded at the first mail a process sends, not at
       // start-up (issue 27; docs/decisions.md, "Idle memory"); both transports are made once then
       let loading: Promise<Transports> | undefined
-      const transports = Effect.promise(() => loading ??= makeTransports(config.smtpUrl))
+      const transports = Effect.promise(() => (loading ??= makeTransports(config.smtpUrl)))
       const send = (mail: Mail) =>
         Effect.flatMap(transports, ({ smtp, log }) =>
           Option.match(smtp, {
@@ -60,13 +63,18 @@ export class Mailer extends Context.Tag("Mailer")<Mailer, {
                 // the headers nodemailer built, then the text as written: the wire form's
                 // quoted-printable (`token=3D...`, soft line breaks) would garble links for a person
                 Effect.flatMap((info) =>
-                  Effect.logInfo(`mail (no SMTP_URL, logged)\n${
-                    String(info.message).split("\n\n")[0]!.split("\n").filter((h) => !/^Content-Transfer-Encoding:/i.test(h)).join("\n")
-                  }\n\n${mail.text}`)
+                  Effect.logInfo(
+                    `mail (no SMTP_URL, logged)\n${String(info.message)
+                      .split("\n\n")[0]!
+                      .split("\n")
+                      .filter((h) => !/^Content-Transfer-Encoding:/i.test(h))
+                      .join("\n")}\n\n${mail.text}`
+                  )
                 ),
                 Effect.ignore
               )
-          }))
+          })
+        )
       return { send }
     })
   )
@@ -83,9 +91,7 @@ export class Mailer extends Context.Tag("Mailer")<Mailer, {
       controls,
       layer: Layer.succeed(Mailer, {
         send: (mail: Mail) =>
-          controls.down
-            ? Effect.fail(new MailNotSent({ reason: "connect ECONNREFUSED (test mailer down)" }))
-            : Effect.sync(() => void outbox.push(mail))
+          controls.down ? Effect.fail(new MailNotSent({ reason: "connect ECONNREFUSED (test mailer down)" })) : Effect.sync(() => void outbox.push(mail))
       })
     }
   }

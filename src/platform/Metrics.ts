@@ -59,13 +59,16 @@ export class Metrics extends Context.Tag("Metrics")<Metrics, MetricsShape>() {
     const made = new WeakMap<Prometheus.Registry, A>()
     return Effect.map(Metrics, (metrics) => {
       let figures = made.get(metrics.registry)
-      if (figures === undefined) made.set(metrics.registry, figures = make(metrics))
+      if (figures === undefined) made.set(metrics.registry, (figures = make(metrics)))
       return figures
     })
   }
 
   /** A fresh registry per app; node poll ages and job times on the app's clock. */
-  static readonly Live: Layer.Layer<Metrics, never, AppClock> = Layer.effect(Metrics, Effect.map(AppClock, (clock) => makeMetrics(clock)))
+  static readonly Live: Layer.Layer<Metrics, never, AppClock> = Layer.effect(
+    Metrics,
+    Effect.map(AppClock, (clock) => makeMetrics(clock))
+  )
 }
 
 const makeMetrics = (clock: AppClock["Type"]): MetricsShape => {
@@ -173,7 +176,10 @@ const makeMetrics = (clock: AppClock["Type"]): MetricsShape => {
 
   const route = (template: string): RouteFigures => {
     // label sets by method, then status: made on first use, reused by every later request
-    const byMethod = new Map<string, { readonly route: { method: string; route: string }; readonly byStatus: Map<number, { method: string; route: string; status: string }> }>()
+    const byMethod = new Map<
+      string,
+      { readonly route: { method: string; route: string }; readonly byStatus: Map<number, { method: string; route: string; status: string }> }
+    >()
     const labelsOf = (rawMethod: string) => {
       // any other method token is one label: a client cannot grow the map
       const method = METHODS.has(rawMethod) ? rawMethod : "OTHER"
@@ -209,12 +215,12 @@ const makeMetrics = (clock: AppClock["Type"]): MetricsShape => {
     },
     databaseError: (kind) => {
       let labels = kindLabels.get(kind)
-      if (labels === undefined) kindLabels.set(kind, labels = { kind })
+      if (labels === undefined) kindLabels.set(kind, (labels = { kind }))
       databaseErrors.inc(labels)
     },
     rateLimitRefused: (limit) => {
       let labels = limitLabels.get(limit)
-      if (labels === undefined) limitLabels.set(limit, labels = { limit })
+      if (labels === undefined) limitLabels.set(limit, (labels = { limit }))
       refusals.inc(labels)
     },
     hashQueued: (delta) => void (queued += delta),

@@ -8,8 +8,12 @@ import pgliteWasm from "../../node_modules/@electric-sql/pglite/dist/pglite.wasm
  */
 export const loadPgliteAssets = async () => {
   const [pgliteWasmModule, initdbWasmModule] = await Promise.all([
-    Bun.file(pgliteWasm).arrayBuffer().then((bytes) => WebAssembly.compile(bytes)),
-    Bun.file(initdbWasm).arrayBuffer().then((bytes) => WebAssembly.compile(bytes))
+    Bun.file(pgliteWasm)
+      .arrayBuffer()
+      .then((bytes) => WebAssembly.compile(bytes)),
+    Bun.file(initdbWasm)
+      .arrayBuffer()
+      .then((bytes) => WebAssembly.compile(bytes))
   ])
   const fsBundle = new Blob([await Bun.file(pgliteData).arrayBuffer()])
   return { pgliteWasmModule, initdbWasmModule, fsBundle }

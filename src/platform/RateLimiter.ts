@@ -33,19 +33,22 @@ const toHit = (limit: number, hits: number, windowStart: Date, now: Date): Hit =
  * Fixed 60-second windows that start at their first request ([D30]). Counters live in
  * PostgreSQL so every instance shares them exactly; one statement counts atomically.
  */
-export class RateLimiter extends Context.Tag("RateLimiter")<RateLimiter, {
-  readonly hit: (key: string, limit: number) => Effect.Effect<Hit, ServiceUnavailable>
-  /**
-   * Counts one request against every key at once, in one statement with the keys in a fixed
-   * order: concurrent requests then reach every counter in the same order, so the limit lets
-   * exactly `limit` of a burst through (separate statements could give one request the 3rd
-   * hit of one key and the 7th of the other, refusing requests the limit allows).
-   */
-  readonly hitAll: (keys: ReadonlyArray<string>, limit: number) => Effect.Effect<ReadonlyArray<Hit>, ServiceUnavailable>
-}>() {
+export class RateLimiter extends Context.Tag("RateLimiter")<
+  RateLimiter,
+  {
+    readonly hit: (key: string, limit: number) => Effect.Effect<Hit, ServiceUnavailable>
+    /**
+     * Counts one request against every key at once, in one statement with the keys in a fixed
+     * order: concurrent requests then reach every counter in the same order, so the limit lets
+     * exactly `limit` of a burst through (separate statements could give one request the 3rd
+     * hit of one key and the 7th of the other, refusing requests the limit allows).
+     */
+    readonly hitAll: (keys: ReadonlyArray<string>, limit: number) => Effect.Effect<ReadonlyArray<Hit>, ServiceUnavailable>
+  }
+>() {
   static readonly Live = Layer.effect(
     RateLimiter,
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const sql = yield* SqlClient.SqlClient
       const clock = yield* AppClock
       const count = SqlSchema.findAll({
@@ -62,7 +65,7 @@ export class RateLimiter extends Context.Tag("RateLimiter")<RateLimiter, {
             returning key, window_started_at, hits`
       })
       const hitAll = (keys: ReadonlyArray<string>, limit: number) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const now = yield* clock.now
           const rows = yield* count({ keys: [...new Set(keys)].sort(), now, floor: new Date(now.getTime() - WINDOW_MS) })
           const byKey = new Map(rows.map((row) => [row.key, row]))
@@ -89,7 +92,7 @@ export class RateLimiter extends Context.Tag("RateLimiter")<RateLimiter, {
    * statements, so the table holds only the last minute's keys. The jobs run it; the count of
    * rows deleted is returned.
    */
-  static readonly purgeExpired: Effect.Effect<number, never, SqlClient.SqlClient | AppClock> = Effect.gen(function*() {
+  static readonly purgeExpired: Effect.Effect<number, never, SqlClient.SqlClient | AppClock> = Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const now = yield* Effect.flatMap(AppClock, (clock) => clock.now)
     const floor = new Date(now.getTime() - WINDOW_MS)
@@ -113,22 +116,22 @@ export class RateLimiter extends Context.Tag("RateLimiter")<RateLimiter, {
 
   /** The same windows in this process's memory (tests of callers; the coarse general limit). */
   static readonly memory = Effect.map(AppClock, (clock): RateLimiter["Type"] => {
-      const windows = new Map<string, { start: Date; hits: number }>()
-      const hit = (key: string, limit: number) =>
-          Effect.map(clock.now, (now) => {
-            let w = windows.get(key)
-            if (!w || w.start.getTime() <= now.getTime() - WINDOW_MS) {
-              w = { start: now, hits: 0 }
-              windows.set(key, w)
-            }
-            w.hits++
-            if (windows.size > 100_000) {
-              for (const [k, v] of windows) if (v.start.getTime() <= now.getTime() - WINDOW_MS) windows.delete(k)
-            }
-            return toHit(limit, w.hits, w.start, now)
-          })
-      return { hit, hitAll: (keys: ReadonlyArray<string>, limit: number) => Effect.forEach(keys, (key) => hit(key, limit)) }
-    })
+    const windows = new Map<string, { start: Date; hits: number }>()
+    const hit = (key: string, limit: number) =>
+      Effect.map(clock.now, (now) => {
+        let w = windows.get(key)
+        if (!w || w.start.getTime() <= now.getTime() - WINDOW_MS) {
+          w = { start: now, hits: 0 }
+          windows.set(key, w)
+        }
+        w.hits++
+        if (windows.size > 100_000) {
+          for (const [k, v] of windows) if (v.start.getTime() <= now.getTime() - WINDOW_MS) windows.delete(k)
+        }
+        return toHit(limit, w.hits, w.start, now)
+      })
+    return { hit, hitAll: (keys: ReadonlyArray<string>, limit: number) => Effect.forEach(keys, (key) => hit(key, limit)) }
+  })
 
   static readonly Memory = Layer.effect(RateLimiter, RateLimiter.memory)
 
@@ -141,18 +144,20 @@ export class RateLimiter extends Context.Tag("RateLimiter")<RateLimiter, {
  * `X-RateLimit-Remaining`, and fails with 429 and `Retry-After` past the limit.
  */
 export const enforceRateLimit = (limit: number, keys: ReadonlyArray<string>) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const limiter = yield* RateLimiter
     const hits = yield* limiter.hitAll(keys, limit)
     const tightest = hits.reduce((a, b) => (b.remaining < a.remaining || (!b.allowed && a.allowed) ? b : a))
     const blocked = hits.filter((h) => !h.allowed)
     const retryAfter = blocked.length > 0 ? Math.max(...blocked.map((h) => h.retryAfter)) : undefined
     yield* HttpApp.appendPreResponseHandler((_request, response) =>
-      Effect.succeed(HttpServerResponse.setHeaders(response, {
-        "x-ratelimit-limit": String(limit),
-        "x-ratelimit-remaining": String(tightest.remaining),
-        ...(retryAfter !== undefined ? { "retry-after": String(retryAfter) } : {})
-      }))
+      Effect.succeed(
+        HttpServerResponse.setHeaders(response, {
+          "x-ratelimit-limit": String(limit),
+          "x-ratelimit-remaining": String(tightest.remaining),
+          ...(retryAfter !== undefined ? { "retry-after": String(retryAfter) } : {})
+        })
+      )
     )
     if (retryAfter !== undefined) return yield* Effect.fail(new TooManyAttempts())
   })

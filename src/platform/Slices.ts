@@ -18,7 +18,7 @@ export const yieldToIo: Effect.Effect<void> = Effect.async<void>((resume) => {
  * batch of 500 never blocks the API for its whole length (issue 27).
  */
 export const mapSliced = <A, B>(items: ReadonlyArray<A>, f: (a: A) => B, budgetMs: number = SLICE_MS): Effect.Effect<Array<B>> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const out: Array<B> = []
     let since = performance.now()
     for (const item of items) {
@@ -39,6 +39,6 @@ export const pauseFor = (ms: number): Effect.Effect<void> =>
   ms <= 0
     ? Effect.void
     : Effect.async<void>((resume) => {
-      const handle = setTimeout(() => resume(Effect.void), ms)
-      return Effect.sync(() => clearTimeout(handle))
-    })
+        const handle = setTimeout(() => resume(Effect.void), ms)
+        return Effect.sync(() => clearTimeout(handle))
+      })

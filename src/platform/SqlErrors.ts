@@ -35,8 +35,7 @@ export const sqlStateOf = (cause: unknown): string | undefined => {
 }
 
 /** The SQLSTATE of a `SqlError`, if a server answered with one. */
-export const sqlState = (error: unknown): string | undefined =>
-  error instanceof SqlError ? sqlStateOf(error.cause) : undefined
+export const sqlState = (error: unknown): string | undefined => (error instanceof SqlError ? sqlStateOf(error.cause) : undefined)
 
 /** A unique index refused the row (23505), whichever driver carried it. */
 export const isUniqueViolation = (error: unknown): boolean => sqlState(error) === SQLSTATE.uniqueViolation
@@ -100,8 +99,7 @@ const lostConnection = (error: SqlError): boolean => {
   // it promotes it after a crash ([D126]): the primary is not there yet, as with a lost connection
   if (SQLSTATE_SHAPE.test(code)) {
     // class 08 (connection exception), 57P0x (the server shutting down or starting up)
-    return code.startsWith("08") || code.startsWith("57P0") || code === SQLSTATE.tooManyConnections ||
-      code === SQLSTATE.readOnlySqlTransaction
+    return code.startsWith("08") || code.startsWith("57P0") || code === SQLSTATE.tooManyConnections || code === SQLSTATE.readOnlySqlTransaction
   }
   return bunConnectionCodes.has(code) || errnoConnectionCodes.has(code)
 }
@@ -122,8 +120,7 @@ const neverSent = new Set<string>([
 ])
 
 /** A lost connection whose statement cannot have had an effect (see `neverSent`). */
-export const isLossWithoutEffect = (error: unknown): boolean =>
-  isConnectionLoss(error) && neverSent.has(causeCode(error as SqlError) ?? "")
+export const isLossWithoutEffect = (error: unknown): boolean => isConnectionLoss(error) && neverSent.has(causeCode(error as SqlError) ?? "")
 
 /**
  * A serialization failure (40001) or a deadlock (40P01): PostgreSQL rolled the transaction back

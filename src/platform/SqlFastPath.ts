@@ -44,7 +44,7 @@ const install = (sample: object): boolean => {
     installed = false
     return false
   }
-  proto.withConnection = function(operation, f, withoutTransform = false) {
+  proto.withConnection = function (operation, f, withoutTransform = false) {
     const connection = typeof this.acquirer === "object" && this.acquirer !== null ? pooled.get(this.acquirer) : undefined
     if (connection === undefined) return original.call(this, operation, f, withoutTransform)
     return Effect.withFiberRuntime((fiber: Fiber.RuntimeFiber<unknown, unknown>) => {

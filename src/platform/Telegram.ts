@@ -51,7 +51,7 @@ export class TelegramBot extends Context.Tag("platform/TelegramBot")<TelegramBot
 const make = (telegram: TelegramConfig): TelegramBotApi => {
   let client: Promise<{ readonly api: Grammy.Api; readonly module: typeof Grammy }> | undefined
   const load = () =>
-    client ??= import("grammy").then((module) => ({
+    (client ??= import("grammy").then((module) => ({
       module,
       api: new module.Api(Redacted.value(telegram.botToken), {
         ...Option.match(telegram.apiUrl, { onNone: () => ({}), onSome: (apiRoot) => ({ apiRoot }) }),
@@ -59,22 +59,22 @@ const make = (telegram: TelegramConfig): TelegramBotApi => {
         fetch: globalThis.fetch as unknown as NonNullable<Grammy.ApiClientOptions["fetch"]>,
         timeoutSeconds: 20
       })
-    }))
+    })))
 
   let username: string | undefined
   const getUsername = Effect.suspend(() =>
     username !== undefined
       ? Effect.succeed(username)
       : Effect.tryPromise({
-        try: async () => {
-          const { api } = await load()
-          const me = await api.getMe()
-          if (me.username === undefined || me.username === "") throw new Error("getMe answered no username")
-          username = me.username
-          return me.username
-        },
-        catch: (error) => ({ reason: error instanceof Error ? error.message : String(error) })
-      })
+          try: async () => {
+            const { api } = await load()
+            const me = await api.getMe()
+            if (me.username === undefined || me.username === "") throw new Error("getMe answered no username")
+            username = me.username
+            return me.username
+          },
+          catch: (error) => ({ reason: error instanceof Error ? error.message : String(error) })
+        })
   )
 
   const classify = (module: typeof Grammy, error: unknown): TelegramSendFailure => {

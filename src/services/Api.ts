@@ -14,11 +14,13 @@ import { ADMIN_SERVICE_STATUSES, noSchedule, type ServiceSchedule, ServiceStatus
 const Status = ServiceStatus
 
 /** [D108]: a downgrade waiting for the period's end (null unless one is scheduled) */
-const ScheduledChangeField = Schema.NullOr(Schema.Struct({
-  plan: Schema.Struct({ id: Schema.Int, name: Schema.String }),
-  cycle: Schema.Struct({ id: Schema.Int, name: Schema.String, duration_days: Schema.Int, price: Schema.String }),
-  effective_at: Schema.String
-}))
+const ScheduledChangeField = Schema.NullOr(
+  Schema.Struct({
+    plan: Schema.Struct({ id: Schema.Int, name: Schema.String }),
+    cycle: Schema.Struct({ id: Schema.Int, name: Schema.String, duration_days: Schema.Int, price: Schema.String }),
+    effective_at: Schema.String
+  })
+)
 
 /** The spec's Service as listed: plan {id, name}, cycle {name, duration_days, price}. */
 export const ServiceListItem = Schema.Struct({
@@ -118,12 +120,11 @@ const timestamp = (field: string) => {
   return Schema.transformOrFail(Schema.Unknown, Schema.DateFromSelf, {
     strict: true,
     decode: (input, _, ast) => {
-      const date = typeof input === "string" && /^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$/.test(input.trim())
-        ? new Date(input.trim())
-        : undefined
-      return date && !Number.isNaN(date.getTime())
-        ? ParseResult.succeed(date)
-        : ParseResult.fail(new ParseResult.Type(ast, input, message))
+      const date =
+        typeof input === "string" && /^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$/.test(input.trim())
+          ? new Date(input.trim())
+          : undefined
+      return date && !Number.isNaN(date.getTime()) ? ParseResult.succeed(date) : ParseResult.fail(new ParseResult.Type(ast, input, message))
     },
     encode: ParseResult.succeed
   }).annotations({ jsonSchema: { type: "string", format: "date-time" } })
@@ -154,36 +155,48 @@ const ServicePath = Schema.Struct({ service: IdParam })
 /** The caller's services ([D34]): list, current, one, auto-renew. */
 export class ServicesApi extends HttpApiGroup.make("services")
   .annotate(OpenApi.Description, "Your subscriptions to plans.")
-  .add(HttpApiEndpoint.get("listServices", "/services")
+  .add(
+    HttpApiEndpoint.get("listServices", "/services")
       .annotateContext(describe("List your services", "Every service of the caller, newest first, with plan, cycle, status and dates."))
-    .addSuccess(Ok(Schema.Array(ServiceListItem), { identifier: "ServiceList" })))
-  .add(HttpApiEndpoint.get("currentService", "/services/current")
+      .addSuccess(Ok(Schema.Array(ServiceListItem), { identifier: "ServiceList" }))
+  )
+  .add(
+    HttpApiEndpoint.get("currentService", "/services/current")
       .annotateContext(describe("Get your current service", "The newest active or suspended service not past its expiry; 404 when there is none."))
-    .addSuccess(Ok(ServiceDetail, { identifier: "CurrentService" })))
-  .add(HttpApiEndpoint.get("getService", "/services/:service")
+      .addSuccess(Ok(ServiceDetail, { identifier: "CurrentService" }))
+  )
+  .add(
+    HttpApiEndpoint.get("getService", "/services/:service")
       .annotateContext(describe("Get a service", "One of the caller's services with every field. Another user's service is 404."))
-    .setPath(ServicePath)
-    .addSuccess(Ok(ServiceDetail, { identifier: "ServiceDetailResponse" })))
-  .add(HttpApiEndpoint.put("setAutoRenew", "/services/:service/auto-renew")
+      .setPath(ServicePath)
+      .addSuccess(Ok(ServiceDetail, { identifier: "ServiceDetailResponse" }))
+  )
+  .add(
+    HttpApiEndpoint.put("setAutoRenew", "/services/:service/auto-renew")
       .annotateContext(describe("Turn auto-renewal on or off", "With auto-renewal on, a renewal invoice is made 3 days before the service expires."))
-    .setPath(ServicePath)
-    .setPayload(AutoRenewPayload)
-    .addSuccess(OkMessage(AutoRenew, { identifier: "ServiceAutoRenewUpdated" })))
-  .middlewareEndpoints(Authentication)
-{}
+      .setPath(ServicePath)
+      .setPayload(AutoRenewPayload)
+      .addSuccess(OkMessage(AutoRenew, { identifier: "ServiceAutoRenewUpdated" }))
+  )
+  .middlewareEndpoints(Authentication) {}
 
 /** `/v1/admin/users/{user}/services`, `/v1/admin/services/{service}` ([D70]). */
 export class ServicesAdminApi extends HttpApiGroup.make("servicesAdmin")
   .annotate(OpenApi.Description, "Subscriptions, for admins.")
-  .add(HttpApiEndpoint.post("grantService", "/admin/users/:user/services")
-      .annotateContext(describe("Grant a service (admin)", "Gives a user a service on a plan and cycle without an invoice; by default active from now for one cycle."))
-    .setPath(Schema.Struct({ user: IdParam }))
-    .setPayload(GrantServicePayload)
-    .addSuccess(Ok(ServiceDetail, { identifier: "AdminServiceGranted", status: 201 })))
-  .add(HttpApiEndpoint.put("updateService", "/admin/services/:service")
+  .add(
+    HttpApiEndpoint.post("grantService", "/admin/users/:user/services")
+      .annotateContext(
+        describe("Grant a service (admin)", "Gives a user a service on a plan and cycle without an invoice; by default active from now for one cycle.")
+      )
+      .setPath(Schema.Struct({ user: IdParam }))
+      .setPayload(GrantServicePayload)
+      .addSuccess(Ok(ServiceDetail, { identifier: "AdminServiceGranted", status: 201 }))
+  )
+  .add(
+    HttpApiEndpoint.put("updateService", "/admin/services/:service")
       .annotateContext(describe("Change a service's status or expiry (admin)", "Suspending, cancelling or expiring a service stops its VPN access at once."))
-    .setPath(ServicePath)
-    .setPayload(UpdateServicePayload)
-    .addSuccess(Ok(ServiceDetail, { identifier: "AdminServiceUpdated" })))
-  .middlewareEndpoints(AdminAuthentication)
-{}
+      .setPath(ServicePath)
+      .setPayload(UpdateServicePayload)
+      .addSuccess(Ok(ServiceDetail, { identifier: "AdminServiceUpdated" }))
+  )
+  .middlewareEndpoints(AdminAuthentication) {}

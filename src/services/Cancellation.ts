@@ -36,7 +36,7 @@ export const cannotResume = () => new BusinessRuleViolation({ message: "Service 
  * service's status, and the node change log records it.
  */
 export class Cancellation extends Effect.Service<Cancellation>()("services/Cancellation", {
-  effect: Effect.gen(function*() {
+  effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const clock = yield* AppClock
     const catalog = yield* Catalog
@@ -46,18 +46,21 @@ export class Cancellation extends Effect.Service<Cancellation>()("services/Cance
     const returning = sql`returning id, user_id, plan_id, cycle_id, status, expires_at, cancel_at`
 
     const announce = (s: Cancelled, at: "period_end" | "now", now: Date) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const endsAt = at === "now" ? now : s.expires_at
-        yield* domainEvents.emit({ type: "service.cancelled", data: {
-          id: s.id,
-          user_id: s.user_id,
-          plan_id: s.plan_id,
-          cycle_id: s.cycle_id,
-          status: s.status,
-          at,
-          cancel_at: s.cancel_at === null ? null : s.cancel_at.toISOString(),
-          expires_at: s.expires_at.toISOString()
-        } })
+        yield* domainEvents.emit({
+          type: "service.cancelled",
+          data: {
+            id: s.id,
+            user_id: s.user_id,
+            plan_id: s.plan_id,
+            cycle_id: s.cycle_id,
+            status: s.status,
+            at,
+            cancel_at: s.cancel_at === null ? null : s.cancel_at.toISOString(),
+            expires_at: s.expires_at.toISOString()
+          }
+        })
         const { plan } = yield* Effect.orDie(catalog.anyPlanAndCycle(s.plan_id, s.cycle_id))
         yield* notifications.notify({
           userId: s.user_id,
@@ -68,39 +71,56 @@ export class Cancellation extends Effect.Service<Cancellation>()("services/Cance
       })
 
     const finish = <E>(write: Effect.Effect<Option.Option<Cancelled>, E>, at: "period_end" | "now", fail: () => BusinessRuleViolation) =>
-      sql.withTransaction(Effect.gen(function*() {
-        const now = yield* clock.now
-        const row = yield* write
-        if (Option.isNone(row)) return yield* Effect.fail(fail())
-        yield* announce(row.value, at, now)
-        return row.value
-      })).pipe(
-        Effect.catchTag("SqlError", Effect.die),
-        Effect.tap(() => Effect.zipRight(domainEvents.wake, notifications.wake))
-      )
+      sql
+        .withTransaction(
+          Effect.gen(function* () {
+            const now = yield* clock.now
+            const row = yield* write
+            if (Option.isNone(row)) return yield* Effect.fail(fail())
+            yield* announce(row.value, at, now)
+            return row.value
+          })
+        )
+        .pipe(
+          Effect.catchTag("SqlError", Effect.die),
+          Effect.tap(() => Effect.zipRight(domainEvents.wake, notifications.wake))
+        )
 
     const write = (statement: (now: Date) => Statement.Statement<Row>) =>
-      Effect.flatMap(clock.now, (now) =>
-        SqlSchema.findOne({ Request: Schema.Void, Result: Cancelled, execute: () => statement(now) })(undefined)).pipe(Effect.orDie)
+      Effect.flatMap(clock.now, (now) => SqlSchema.findOne({ Request: Schema.Void, Result: Cancelled, execute: () => statement(now) })(undefined)).pipe(
+        Effect.orDie
+      )
 
     /** [D111] `period_end`: the user's active service stops renewing and ends at `expires_at` */
     const atPeriodEnd = (userId: UserId, serviceId: ServiceId) =>
-      finish(write((now) => sql`
+      finish(
+        write(
+          (now) => sql`
         update services set auto_renew = false, cancel_at = expires_at, updated_at = ${now}
         where id = ${serviceId} and user_id = ${userId} and status = 'active' and expires_at > ${now} and cancel_at is null
-        ${returning}`), "period_end", cannotCancel)
+        ${returning}`
+        ),
+        "period_end",
+        cannotCancel
+      )
 
     /**
      * [D111] `now` (and [D110] `end_service`): the service is cancelled at once; `userId` none
      * for an admin's refund, which may end any user's service.
      */
     const now = (serviceId: ServiceId, userId: Option.Option<number>) =>
-      finish(write((at) => sql`
+      finish(
+        write(
+          (at) => sql`
         update services set status = 'cancelled', auto_renew = false, cancel_at = null,
           scheduled_plan_id = null, scheduled_cycle_id = null, updated_at = ${at}
         where id = ${serviceId} ${Option.match(userId, { onNone: () => sql``, onSome: (u) => sql`and user_id = ${u}` })}
           and status in ('active', 'suspended', 'pending')
-        ${returning}`), "now", cannotCancel)
+        ${returning}`
+        ),
+        "now",
+        cannotCancel
+      )
 
     /** [D111]: undoes a `period_end` cancel before it happens */
     const resume = (userId: UserId, serviceId: ServiceId) =>
@@ -112,10 +132,8 @@ export class Cancellation extends Effect.Service<Cancellation>()("services/Cance
             update services set auto_renew = true, cancel_at = null, updated_at = ${at}
             where id = ${serviceId} and user_id = ${userId} and status = 'active' and cancel_at is not null and cancel_at > ${at}
             returning id`
-        })(undefined)).pipe(
-        Effect.orDie,
-        Effect.flatMap(Option.match({ onNone: () => Effect.fail(cannotResume()), onSome: (r) => Effect.succeed(r.id) }))
-      )
+        })(undefined)
+      ).pipe(Effect.orDie, Effect.flatMap(Option.match({ onNone: () => Effect.fail(cannotResume()), onSome: (r) => Effect.succeed(r.id) })))
 
     return { atPeriodEnd, now, resume } as const
   }),

@@ -13,22 +13,25 @@ const DAY_MS = 86_400_000
 
 /** An admin's grant of a service to a user ([D70]). */
 export class ServiceGrants extends Effect.Service<ServiceGrants>()("services/ServiceGrants", {
-  effect: Effect.gen(function*() {
+  effect: Effect.gen(function* () {
     const services = yield* Services
     const catalog = yield* Catalog
     const users = yield* Users
     const clock = yield* AppClock
     return {
       /** any plan (also inactive) and its cycle; the cycle's length unless `expiresAt` is given */
-      grant: (userId: UserId, grant: {
-        readonly planId: number
-        readonly cycleId: number
-        readonly status: Option.Option<ServiceStatus>
-        readonly startsAt: Option.Option<Date>
-        readonly expiresAt: Option.Option<Date>
-        readonly autoRenew: Option.Option<boolean>
-      }) =>
-        Effect.gen(function*() {
+      grant: (
+        userId: UserId,
+        grant: {
+          readonly planId: number
+          readonly cycleId: number
+          readonly status: Option.Option<ServiceStatus>
+          readonly startsAt: Option.Option<Date>
+          readonly expiresAt: Option.Option<Date>
+          readonly autoRenew: Option.Option<boolean>
+        }
+      ) =>
+        Effect.gen(function* () {
           // field checks (422) before the unknown user (404), as [D11] orders them
           const { cycle, plan } = yield* catalog.anyPlanAndCycle(grant.planId, grant.cycleId)
           const startsAt = Option.getOrElse(grant.startsAt, () => undefined) ?? (yield* clock.now)
@@ -47,18 +50,18 @@ export class ServiceGrants extends Effect.Service<ServiceGrants>()("services/Ser
             // [D124]: a granted service does not renew unless the admin says so
             autoRenew: Option.getOrElse(grant.autoRenew, () => false)
           })
-          return yield* Effect.flatMap(services.findById(id), Option.match({
-            onNone: () => Effect.dieMessage("a granted service is gone"),
-            onSome: Effect.succeed
-          }))
+          return yield* Effect.flatMap(
+            services.findById(id),
+            Option.match({
+              onNone: () => Effect.dieMessage("a granted service is gone"),
+              onSome: Effect.succeed
+            })
+          )
         })
     } as const
   }),
   dependencies: [Services.Default, Catalog.Default, Users.Default]
 }) {
   /** issue 35: the grant's rules over `Services.Test` and `Users.Test` (both given to the test too) */
-  static readonly Test = ServiceGrants.DefaultWithoutDependencies.pipe(
-    Layer.provideMerge(Users.Test),
-    Layer.provideMerge(Services.Test)
-  )
+  static readonly Test = ServiceGrants.DefaultWithoutDependencies.pipe(Layer.provideMerge(Users.Test), Layer.provideMerge(Services.Test))
 }

@@ -10,7 +10,7 @@ import { AppClock } from "../platform/Clock.ts"
  * still asks `currentOf` which service is current.
  */
 export class PlanMembers extends Effect.Service<PlanMembers>()("services/PlanMembers", {
-  effect: Effect.gen(function*() {
+  effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const clock = yield* AppClock
     const rows = SqlSchema.findAll({
@@ -26,7 +26,10 @@ export class PlanMembers extends Effect.Service<PlanMembers>()("services/PlanMem
       usersOnPlans: (planIds: ReadonlyArray<number>) =>
         planIds.length === 0
           ? Effect.succeed([] as ReadonlyArray<number>)
-          : Effect.flatMap(clock.now, (now) => rows({ planIds, now })).pipe(Effect.map((r) => r.map((x) => x.user_id)), Effect.orDie)
+          : Effect.flatMap(clock.now, (now) => rows({ planIds, now })).pipe(
+              Effect.map((r) => r.map((x) => x.user_id)),
+              Effect.orDie
+            )
     } as const
   })
 }) {}

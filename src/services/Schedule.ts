@@ -34,14 +34,17 @@ export const scheduledIds = (r: ScheduleRow) => ({
 /** the schedule of a service's row, its plan and cycle named from a catalogue snapshot holding them */
 export const scheduleOf = (r: ScheduleRow, c: CatalogRows): ServiceSchedule => {
   if (r.cancel_at === null && (r.scheduled_plan_id === null || r.scheduled_cycle_id === null)) return noSchedule
-  const scheduled: ScheduledChange | null = r.scheduled_plan_id === null || r.scheduled_cycle_id === null ? null : (() => {
-    const cycle = c.cycle(r.scheduled_cycle_id)
-    return {
-      plan: { id: r.scheduled_plan_id, name: c.plan(r.scheduled_plan_id).name },
-      cycle: { id: cycle.id, name: cycle.name, duration_days: cycle.duration_days, price: cycle.price },
-      effective_at: r.expires_at.toISOString()
-    }
-  })()
+  const scheduled: ScheduledChange | null =
+    r.scheduled_plan_id === null || r.scheduled_cycle_id === null
+      ? null
+      : (() => {
+          const cycle = c.cycle(r.scheduled_cycle_id)
+          return {
+            plan: { id: r.scheduled_plan_id, name: c.plan(r.scheduled_plan_id).name },
+            cycle: { id: cycle.id, name: cycle.name, duration_days: cycle.duration_days, price: cycle.price },
+            effective_at: r.expires_at.toISOString()
+          }
+        })()
   return { cancel_at: r.cancel_at === null ? null : r.cancel_at.toISOString(), scheduled_change: scheduled }
 }
 
@@ -53,7 +56,7 @@ const DAY_MS = 86_400_000
  * paid), which emit `service.changed` ([D101]) in the payment's transaction.
  */
 export class Schedules extends Effect.Service<Schedules>()("services/Schedules", {
-  effect: Effect.gen(function*() {
+  effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const clock = yield* AppClock
     const catalog = yield* Catalog
@@ -65,7 +68,7 @@ export class Schedules extends Effect.Service<Schedules>()("services/Schedules",
       Result: Row,
       execute: (ids) => sql`select id, expires_at, cancel_at, scheduled_plan_id, scheduled_cycle_id from services where id in ${sql.in([...ids])}`
     })
-    const rowsOf = (ids: ReadonlyArray<number>) => ids.length === 0 ? Effect.succeed([]) : Effect.orDie(rowsOfIds(ids))
+    const rowsOf = (ids: ReadonlyArray<number>) => (ids.length === 0 ? Effect.succeed([]) : Effect.orDie(rowsOfIds(ids)))
     const unscheduleRow = SqlSchema.findOne({
       Request: Schema.Struct({ serviceId: Schema.Int, now: Schema.DateFromSelf }),
       Result: Schema.Struct({ id: Schema.Int }),
@@ -77,17 +80,22 @@ export class Schedules extends Effect.Service<Schedules>()("services/Schedules",
     const ofMany = (ids: ReadonlyArray<number>) =>
       Effect.flatMap(rowsOf(ids), (rows) =>
         Effect.map(
-          catalog.rowsOf(rows.flatMap((r) => scheduledIds(r).planIds), rows.flatMap((r) => scheduledIds(r).cycleIds)),
+          catalog.rowsOf(
+            rows.flatMap((r) => scheduledIds(r).planIds),
+            rows.flatMap((r) => scheduledIds(r).cycleIds)
+          ),
           (c) => new Map(rows.map((r): [number, ServiceSchedule] => [r.id, scheduleOf(r, c)])) as ReadonlyMap<number, ServiceSchedule>
-        ))
+        )
+      )
 
     const of = (id: number) => Effect.map(ofMany([id]), (m) => m.get(id) ?? noSchedule)
 
     /** [D108]: a downgrade for the period's end (replacing one scheduled before) */
     const schedule = (serviceId: ServiceId, planId: number, cycleId: number) =>
-      Effect.flatMap(clock.now, (now) =>
-        sql`update services set scheduled_plan_id = ${planId}, scheduled_cycle_id = ${cycleId}, updated_at = ${now} where id = ${serviceId}`)
-        .pipe(Effect.asVoid, Effect.orDie)
+      Effect.flatMap(
+        clock.now,
+        (now) => sql`update services set scheduled_plan_id = ${planId}, scheduled_cycle_id = ${cycleId}, updated_at = ${now} where id = ${serviceId}`
+      ).pipe(Effect.asVoid, Effect.orDie)
 
     /** [D108]: removes a scheduled downgrade; whether there was one */
     const unschedule = (serviceId: ServiceId) =>
@@ -106,33 +114,37 @@ export class Schedules extends Effect.Service<Schedules>()("services/Schedules",
       readonly kind: "upgrade" | "downgrade"
       readonly startNow: boolean
     }) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const now = yield* clock.now
         const { cycle } = yield* Effect.orDie(catalog.anyPlanAndCycle(change.planId, change.cycleId))
         const row = yield* SqlSchema.single({
           Request: Schema.Void,
           Result: Schema.Struct({ starts_at: Schema.DateFromSelf, expires_at: Schema.DateFromSelf }),
-          execute: () => change.startNow
-            ? sql`update services set plan_id = ${change.planId}, cycle_id = ${change.cycleId}, starts_at = ${now},
+          execute: () =>
+            change.startNow
+              ? sql`update services set plan_id = ${change.planId}, cycle_id = ${change.cycleId}, starts_at = ${now},
                 expires_at = ${new Date(now.getTime() + cycle.duration_days * DAY_MS)}, status = 'active',
                 -- [D111]: a service cancelling at its period's end still ends at it: the new one
                 cancel_at = case when cancel_at is null then null else ${new Date(now.getTime() + cycle.duration_days * DAY_MS)}::timestamptz end,
                 scheduled_plan_id = null, scheduled_cycle_id = null, updated_at = ${now}
               where id = ${change.serviceId} returning starts_at, expires_at`
-            : sql`update services set plan_id = ${change.planId}, cycle_id = ${change.cycleId},
+              : sql`update services set plan_id = ${change.planId}, cycle_id = ${change.cycleId},
                 expires_at = (case when expires_at > ${now} then expires_at else ${now} end) + make_interval(days => ${cycle.duration_days}),
                 status = 'active', scheduled_plan_id = null, scheduled_cycle_id = null, updated_at = ${now}
               where id = ${change.serviceId} returning starts_at, expires_at`
         })(undefined).pipe(Effect.orDie)
-        yield* domainEvents.emit({ type: "service.changed", data: {
-          id: change.serviceId,
-          user_id: change.userId,
-          plan_id: change.planId,
-          cycle_id: change.cycleId,
-          kind: change.kind,
-          starts_at: row.starts_at.toISOString(),
-          expires_at: row.expires_at.toISOString()
-        } })
+        yield* domainEvents.emit({
+          type: "service.changed",
+          data: {
+            id: change.serviceId,
+            user_id: change.userId,
+            plan_id: change.planId,
+            cycle_id: change.cycleId,
+            kind: change.kind,
+            starts_at: row.starts_at.toISOString(),
+            expires_at: row.expires_at.toISOString()
+          }
+        })
         return { from: row.starts_at, to: row.expires_at }
       })
 

@@ -50,7 +50,7 @@ export interface ScheduledService {
  * there is one (orders and payments start and extend services in theirs). The rules are `Services.ts`.
  */
 export class ServiceRows extends Effect.Service<ServiceRows>()("services/ServiceRows", {
-  effect: Effect.gen(function*() {
+  effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const clock = yield* AppClock
     const catalog = yield* Catalog
@@ -58,8 +58,13 @@ export class ServiceRows extends Effect.Service<ServiceRows>()("services/Service
     const columns = sql`id, user_id, plan_id, cycle_id, status, starts_at, expires_at, auto_renew, grace_until`
 
     const withCatalog = (rows: ReadonlyArray<ServiceRecord>) =>
-      Effect.map(catalog.rowsOf(rows.map((r) => r.plan_id), rows.map((r) => r.cycle_id)), (c) =>
-        rows.map((r) => subscription(r, c.plan(r.plan_id), c.cycle(r.cycle_id))))
+      Effect.map(
+        catalog.rowsOf(
+          rows.map((r) => r.plan_id),
+          rows.map((r) => r.cycle_id)
+        ),
+        (c) => rows.map((r) => subscription(r, c.plan(r.plan_id), c.cycle(r.cycle_id)))
+      )
     const oneWithCatalog = (row: Option.Option<ServiceRecord>) =>
       Option.match(row, {
         onNone: () => Effect.succeed(Option.none<Subscription>()),
@@ -76,9 +81,7 @@ export class ServiceRows extends Effect.Service<ServiceRows>()("services/Service
         (c) => rows.map((r): ScheduledService => ({ service: subscription(r, c.plan(r.plan_id), c.cycle(r.cycle_id)), schedule: scheduleOf(r, c) }))
       )
     const oneWithSchedule = (row: Option.Option<ScheduledRecord>) =>
-      Option.isNone(row)
-        ? Effect.succeed(Option.none<ScheduledService>())
-        : Effect.map(withSchedules([row.value]), (list) => Option.some(list[0]!))
+      Option.isNone(row) ? Effect.succeed(Option.none<ScheduledService>()) : Effect.map(withSchedules([row.value]), (list) => Option.some(list[0]!))
     const scheduledColumns = sql`${columns}, cancel_at, scheduled_plan_id, scheduled_cycle_id`
     /**
      * [D34]: a service that can be the user's current one at `now` (the newest such is); [D124]:
@@ -164,13 +167,15 @@ export class ServiceRows extends Effect.Service<ServiceRows>()("services/Service
       }
     })
     const create = (service: NewService) =>
-      Effect.flatMap(clock.now, (now) => insert({ service, now })).pipe(Effect.map((r) => r.id), Effect.orDie)
+      Effect.flatMap(clock.now, (now) => insert({ service, now })).pipe(
+        Effect.map((r) => r.id),
+        Effect.orDie
+      )
 
     const find = (id: number) => Effect.flatMap(Effect.orDie(byId({ id })), oneWithCatalog)
 
     /** the user's payments and trials take turns: two at once cannot both start a service */
-    const lockUser = (userId: UserId) =>
-      sql`select pg_advisory_xact_lock(${USER_LOCK_SPACE}, ${userId})`.pipe(Effect.asVoid, Effect.orDie)
+    const lockUser = (userId: UserId) => sql`select pg_advisory_xact_lock(${USER_LOCK_SPACE}, ${userId})`.pipe(Effect.asVoid, Effect.orDie)
 
     // [D124]: a service in grace is active again with the payment, its grace over
     const extendTo = (id: number, expiresAt: Date, now: Date, reactivate: boolean) =>
@@ -178,7 +183,8 @@ export class ServiceRows extends Effect.Service<ServiceRows>()("services/Service
         ? sql`update services set expires_at = ${expiresAt},
             status = case when status = 'suspended' then status else 'active' end, grace_until = null,
             updated_at = ${now} where id = ${id}`
-        : sql`update services set expires_at = ${expiresAt}, updated_at = ${now} where id = ${id}`).pipe(Effect.asVoid)
+        : sql`update services set expires_at = ${expiresAt}, updated_at = ${now} where id = ${id}`
+      ).pipe(Effect.asVoid)
 
     const lockedRecord = SqlSchema.findOne({
       Request: Id,
@@ -250,19 +256,22 @@ export class ServiceRows extends Effect.Service<ServiceRows>()("services/Service
             where status = 'active' and auto_renew and expires_at > ${now} and expires_at <= ${options.horizon}
               and id > ${options.afterId}
             order by id limit ${options.limit}`
-        })(undefined)).pipe(Effect.orDie)
+        })(undefined)
+      ).pipe(Effect.orDie)
 
     /**
      * issue 27: lean current services (the node list's and the usage reports' reads), by user id,
      * each with its plan from the catalogue snapshot, one plan object per plan
      */
-    const leanByUser = (rows: ReadonlyArray<{ readonly id: number; readonly user_id: number; readonly plan_id: number; readonly starts_at: Date; readonly status?: string }>) =>
+    const leanByUser = (
+      rows: ReadonlyArray<{ readonly id: number; readonly user_id: number; readonly plan_id: number; readonly starts_at: Date; readonly status?: string }>
+    ) =>
       Effect.map(catalog.rowsOf(new Set(rows.map((r) => r.plan_id)), []), (c) => {
         const plans = new Map<number, Subscription["plan"]>()
         const found = new Map<number, ActiveService>()
         for (const r of rows) {
           let plan = plans.get(r.plan_id)
-          if (plan === undefined) plans.set(r.plan_id, plan = planOf(c.plan(r.plan_id)))
+          if (plan === undefined) plans.set(r.plan_id, (plan = planOf(c.plan(r.plan_id))))
           found.set(r.user_id, { id: ServiceId.make(r.id), userId: UserId.make(r.user_id), startsAt: r.starts_at, plan, grace: r.status === "grace" })
         }
         return found as ReadonlyMap<number, ActiveService>
@@ -273,17 +282,26 @@ export class ServiceRows extends Effect.Service<ServiceRows>()("services/Service
      * one given) go into grace until `grace_until`; the ids that did
      */
     const enterGraceRows = (items: ReadonlyArray<{ readonly serviceId: ServiceId; readonly expiresAt: Date; readonly graceUntil: Date }>, now: Date) =>
-      items.length === 0 ? Effect.succeed<ReadonlyArray<number>>([]) : SqlSchema.findAll({
-        Request: Schema.Void,
-        Result: ServiceIdRow,
-        execute: () => sql`
+      items.length === 0
+        ? Effect.succeed<ReadonlyArray<number>>([])
+        : SqlSchema.findAll({
+            Request: Schema.Void,
+            Result: ServiceIdRow,
+            execute: () => sql`
           update services s set status = 'grace', grace_until = g.grace_until, updated_at = ${now}
-          from jsonb_to_recordset(${JSON.stringify(items.map((i) => ({
-            id: i.serviceId, expires_at: i.expiresAt.toISOString(), grace_until: i.graceUntil.toISOString()
-          })))}::jsonb) as g(id int, expires_at timestamptz, grace_until timestamptz)
+          from jsonb_to_recordset(${JSON.stringify(
+            items.map((i) => ({
+              id: i.serviceId,
+              expires_at: i.expiresAt.toISOString(),
+              grace_until: i.graceUntil.toISOString()
+            }))
+          )}::jsonb) as g(id int, expires_at timestamptz, grace_until timestamptz)
           where s.id = g.id and s.status = 'active' and s.auto_renew and s.expires_at = g.expires_at
           returning s.id`
-      })(undefined).pipe(Effect.map((rows) => rows.map((r) => r.id)), Effect.orDie)
+          })(undefined).pipe(
+            Effect.map((rows) => rows.map((r) => r.id)),
+            Effect.orDie
+          )
 
     /** [D124]: the grace ended without a payment: the service is expired; it, when it was in grace */
     const expireGraceRow = (id: number, now: Date) =>
@@ -306,8 +324,7 @@ export class ServiceRows extends Effect.Service<ServiceRows>()("services/Service
       /** the caller's own service; another user's is none (a 404, [D11]) */
       findOwned: (userId: UserId, id: number) => Effect.flatMap(Effect.orDie(plain.owned({ userId, id })), oneWithCatalog),
       /** [D34]: the current service */
-      current: (userId: UserId) =>
-        Effect.flatMap(clock.now, (now) => Effect.flatMap(Effect.orDie(plain.current({ userId, now })), oneWithCatalog)),
+      current: (userId: UserId) => Effect.flatMap(clock.now, (now) => Effect.flatMap(Effect.orDie(plain.current({ userId, now })), oneWithCatalog)),
       /** the user's services with their schedules, newest first (one round trip) */
       listScheduledOf: (userId: UserId) => Effect.flatMap(Effect.orDie(scheduled.list({ userId })), withSchedules),
       /** the caller's own service with its schedule; another user's is none (one round trip) */
@@ -320,9 +337,9 @@ export class ServiceRows extends Effect.Service<ServiceRows>()("services/Service
         userIds.length === 0
           ? Effect.succeed(new Map<number, Subscription>() as ReadonlyMap<number, Subscription>)
           : Effect.flatMap(clock.now, (now) => Effect.orDie(currentRecords({ userIds: [...new Set(userIds)], now }))).pipe(
-            Effect.flatMap(withCatalog),
-            Effect.map((list) => new Map(list.map((s) => [s.userId, s])) as ReadonlyMap<number, Subscription>)
-          ),
+              Effect.flatMap(withCatalog),
+              Effect.map((list) => new Map(list.map((s) => [s.userId, s])) as ReadonlyMap<number, Subscription>)
+            ),
       /**
        * [D34], [D95]: each user's current service as a usage report needs it (its period's anchor
        * and its plan's quota), by user id, in one statement
@@ -330,9 +347,7 @@ export class ServiceRows extends Effect.Service<ServiceRows>()("services/Service
       currentQuotasOf: (userIds: ReadonlyArray<number>): Effect.Effect<ReadonlyMap<number, ServiceQuota>> =>
         userIds.length === 0
           ? Effect.succeed(new Map<number, ServiceQuota>())
-          : Effect.flatMap(clock.now, (now) => Effect.orDie(currentQuotaRecords({ userIds: [...new Set(userIds)], now }))).pipe(
-            Effect.flatMap(leanByUser)
-          ),
+          : Effect.flatMap(clock.now, (now) => Effect.orDie(currentQuotaRecords({ userIds: [...new Set(userIds)], now }))).pipe(Effect.flatMap(leanByUser)),
       /**
        * issue 27, [D34]: of these users, those whose current service is active and on one of
        * `planIds`: that service, lean (id, user, start, plan), by user id, in one statement
@@ -340,9 +355,9 @@ export class ServiceRows extends Effect.Service<ServiceRows>()("services/Service
       activeOnPlansOf: (userIds: ReadonlyArray<number>, planIds: ReadonlyArray<number>) =>
         userIds.length === 0 || planIds.length === 0
           ? Effect.succeed(new Map<number, ActiveService>() as ReadonlyMap<number, ActiveService>)
-          : Effect.flatMap(clock.now, (now) => Effect.orDie(activeOnPlansRecords({ userIds: intArray(new Set(userIds)), planIds: intArray(planIds), now }))).pipe(
-            Effect.flatMap(leanByUser)
-          ),
+          : Effect.flatMap(clock.now, (now) =>
+              Effect.orDie(activeOnPlansRecords({ userIds: intArray(new Set(userIds)), planIds: intArray(planIds), now }))
+            ).pipe(Effect.flatMap(leanByUser)),
       /** sets only the flag of the user's own service; none when it is not theirs */
       setAutoRenew: (userId: UserId, id: number, autoRenew: boolean) =>
         Effect.flatMap(clock.now, (now) =>
@@ -352,7 +367,8 @@ export class ServiceRows extends Effect.Service<ServiceRows>()("services/Service
             execute: () => sql`update services set auto_renew = ${autoRenew}, updated_at = ${now},
               cancel_at = case when ${autoRenew}::boolean then null else cancel_at end
               where id = ${id} and user_id = ${userId} returning auto_renew`
-          })(undefined)).pipe(Effect.map(Option.map((r) => r.auto_renew)), Effect.orDie),
+          })(undefined)
+        ).pipe(Effect.map(Option.map((r) => r.auto_renew)), Effect.orDie),
       create,
       /**
        * [D92], [D95]: the users whose current service is on a `billing_day` plan and started on
@@ -360,7 +376,7 @@ export class ServiceRows extends Effect.Service<ServiceRows>()("services/Service
        * on a day whose anchors these are.
        */
       usersAnchoredOn: (anchorDays: ReadonlySet<number>) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const planIds = yield* catalog.planIdsResetting("billing_day")
           if (planIds.length === 0 || anchorDays.size === 0) return [] as ReadonlyArray<number>
           const now = yield* clock.now

@@ -28,23 +28,44 @@ export const memoryServiceRows = (clock: AppClock["Type"], catalog: Catalog): Ro
   const currentRecord = (userId: UserId, now: Date) => Option.fromNullable(ofUser(userId).find((r) => isCurrent(r, now)))
 
   const withCatalog = (list: ReadonlyArray<ServiceRecord>) =>
-    Effect.map(catalog.rowsOf(list.map((r) => r.plan_id), list.map((r) => r.cycle_id)), (c) =>
-      list.map((r) => subscription(r, c.plan(r.plan_id), c.cycle(r.cycle_id))))
+    Effect.map(
+      catalog.rowsOf(
+        list.map((r) => r.plan_id),
+        list.map((r) => r.cycle_id)
+      ),
+      (c) => list.map((r) => subscription(r, c.plan(r.plan_id), c.cycle(r.cycle_id)))
+    )
   const one = (found: Option.Option<ServiceRecord>) =>
     Option.match(found, {
       onNone: () => Effect.succeed(Option.none<Subscription>()),
       onSome: (r) => Effect.map(withCatalog([r]), (list) => Option.some(list[0]!))
     })
   const scheduled = (found: Option.Option<ServiceRecord>) =>
-    Effect.map(one(found), Option.map((service) => ({ service, schedule: noSchedule })))
+    Effect.map(
+      one(found),
+      Option.map((service) => ({ service, schedule: noSchedule }))
+    )
   const owned = (userId: UserId, id: number) => Option.filter(Option.fromNullable(rows.get(id)), (r) => r.user_id === userId)
   const leanByUser = (list: ReadonlyArray<ServiceRecord>) =>
-    Effect.map(catalog.rowsOf(list.map((r) => r.plan_id), []), (c) =>
-      new Map(list.map((r) => [r.user_id, { id: r.id, userId: r.user_id, startsAt: r.starts_at, plan: planOf(c.plan(r.plan_id)), grace: r.status === "grace" }] as const)))
+    Effect.map(
+      catalog.rowsOf(
+        list.map((r) => r.plan_id),
+        []
+      ),
+      (c) =>
+        new Map(
+          list.map(
+            (r) => [r.user_id, { id: r.id, userId: r.user_id, startsAt: r.starts_at, plan: planOf(c.plan(r.plan_id)), grace: r.status === "grace" }] as const
+          )
+        )
+    )
   const currentOfAll = (userIds: ReadonlyArray<number>, now: Date) =>
     [...new Set(userIds)].flatMap((userId) => Option.toArray(currentRecord(UserId.make(userId), now)))
   const candidates = (keep: (r: ServiceRecord) => boolean, afterId: number, limit: number) =>
-    [...rows.values()].filter((r) => keep(r) && r.id > afterId).sort((a, b) => a.id - b.id).slice(0, limit)
+    [...rows.values()]
+      .filter((r) => keep(r) && r.id > afterId)
+      .sort((a, b) => a.id - b.id)
+      .slice(0, limit)
       .map((r) => ({ id: r.id, user_id: r.user_id, plan_id: r.plan_id, cycle_id: r.cycle_id, expires_at: r.expires_at }))
 
   return {
@@ -57,7 +78,8 @@ export const memoryServiceRows = (clock: AppClock["Type"], catalog: Catalog): Ro
           rows.set(r.id, { ...r, status: "grace", grace_until: i.graceUntil })
           void now
           return [r.id]
-        })),
+        })
+      ),
     expireGraceRow: (id) =>
       Effect.sync(() => {
         const r = rows.get(id)
@@ -74,22 +96,24 @@ export const memoryServiceRows = (clock: AppClock["Type"], catalog: Catalog): Ro
     currentScheduled: (userId) => Effect.flatMap(clock.now, (now) => scheduled(currentRecord(userId, now))),
     currentOf: (userIds) =>
       Effect.flatMap(clock.now, (now) =>
-        Effect.map(withCatalog(currentOfAll(userIds, now)), (list) => new Map(list.map((s) => [s.userId, s])) as ReadonlyMap<number, Subscription>)),
+        Effect.map(withCatalog(currentOfAll(userIds, now)), (list) => new Map(list.map((s) => [s.userId, s])) as ReadonlyMap<number, Subscription>)
+      ),
     currentQuotasOf: (userIds) =>
-      Effect.flatMap(clock.now, (now) =>
-        Effect.map(leanByUser(currentOfAll(userIds, now)), (found) => found as ReadonlyMap<number, ServiceQuota>)),
+      Effect.flatMap(clock.now, (now) => Effect.map(leanByUser(currentOfAll(userIds, now)), (found) => found as ReadonlyMap<number, ServiceQuota>)),
     activeOnPlansOf: (userIds, planIds) =>
       Effect.flatMap(clock.now, (now) =>
         Effect.map(
           leanByUser(currentOfAll(userIds, now).filter((r) => (r.status === "active" || r.status === "grace") && planIds.includes(r.plan_id))),
           (found) => found as ReadonlyMap<number, ActiveService>
-        )),
+        )
+      ),
     setAutoRenew: (userId, id, autoRenew) =>
       Effect.sync(() =>
         Option.map(owned(userId, id), (r) => {
           rows.set(r.id, { ...r, auto_renew: autoRenew })
           return autoRenew
-        })),
+        })
+      ),
     create: (service) =>
       Effect.sync(() => {
         const id = ServiceId.make(nextId++)
@@ -107,19 +131,19 @@ export const memoryServiceRows = (clock: AppClock["Type"], catalog: Catalog): Ro
         return id
       }),
     usersAnchoredOn: (anchorDays) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const planIds = yield* catalog.planIdsResetting("billing_day")
         const now = yield* clock.now
-        return [...new Set([...rows.values()]
-          .filter((r) => planIds.includes(r.plan_id) && isCurrent(r, now) && anchorDays.has(r.starts_at.getUTCDate()))
-          .map((r) => r.user_id))]
+        return [
+          ...new Set(
+            [...rows.values()].filter((r) => planIds.includes(r.plan_id) && isCurrent(r, now) && anchorDays.has(r.starts_at.getUTCDate())).map((r) => r.user_id)
+          )
+        ]
       }),
     expiringWithoutRenewal: ({ afterId, from, limit, to }) =>
-      Effect.sync(() =>
-        candidates((r) => r.status === "active" && !r.auto_renew && r.expires_at > from && r.expires_at <= to, afterId, limit)),
+      Effect.sync(() => candidates((r) => r.status === "active" && !r.auto_renew && r.expires_at > from && r.expires_at <= to, afterId, limit)),
     renewalCandidates: ({ afterId, horizon, limit }) =>
-      Effect.map(clock.now, (now) =>
-        candidates((r) => r.status === "active" && r.auto_renew && r.expires_at > now && r.expires_at <= horizon, afterId, limit)),
+      Effect.map(clock.now, (now) => candidates((r) => r.status === "active" && r.auto_renew && r.expires_at > now && r.expires_at <= horizon, afterId, limit)),
     lockUser: () => Effect.void,
     extendTo: (id, expiresAt, _now, reactivate) =>
       Effect.sync(() => {
@@ -149,6 +173,7 @@ export const memoryServiceRows = (clock: AppClock["Type"], catalog: Catalog): Ro
           }
           rows.set(id, updated)
           return { ...updated, previous: r.status }
-        }))
+        })
+      )
   }
 }

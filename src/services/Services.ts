@@ -17,7 +17,7 @@ const DAY_MS = 86_400_000
  * an admin changes one; each with its event ([D101]). The statements are `ServiceRows.ts`.
  */
 export class Services extends Effect.Service<Services>()("services/Services", {
-  effect: Effect.gen(function*() {
+  effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const clock = yield* AppClock
     const domainEvents = yield* DomainEvents
@@ -35,7 +35,7 @@ export class Services extends Effect.Service<Services>()("services/Services", {
 
     /** as `activate`, with the period the payment bought (a receipt's, [D96]) */
     const activatePeriod = (paid: { readonly serviceId: ServiceId | null; readonly userId: UserId; readonly planId: number; readonly cycleId: number }) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const now = yield* clock.now
         yield* lockUser(paid.userId)
         const { cycle } = yield* Effect.orDie(catalog.anyPlanAndCycle(paid.planId, paid.cycleId))
@@ -67,15 +67,19 @@ export class Services extends Effect.Service<Services>()("services/Services", {
       }).pipe(
         // [D101]: the period a payment bought, in the payment's transaction
         Effect.tap((period) =>
-          domainEvents.emit({ type: "service.activated", data: {
-            id: period.serviceId,
-            user_id: paid.userId,
-            plan_id: paid.planId,
-            cycle_id: paid.cycleId,
-            status: "active",
-            period_start: period.from.toISOString(),
-            expires_at: period.to.toISOString()
-          } })),
+          domainEvents.emit({
+            type: "service.activated",
+            data: {
+              id: period.serviceId,
+              user_id: paid.userId,
+              plan_id: paid.planId,
+              cycle_id: paid.cycleId,
+              status: "active",
+              period_start: period.from.toISOString(),
+              expires_at: period.to.toISOString()
+            }
+          })
+        ),
         Effect.orDie
       )
 
@@ -85,14 +89,18 @@ export class Services extends Effect.Service<Services>()("services/Services", {
         Effect.orDie,
         // [D101]: in the jobs' batch transaction
         Effect.tap((expired) =>
-          domainEvents.emitMany("service.expired", expired.map((r) => ({
-            id: r.id,
-            user_id: r.user_id,
-            plan_id: r.plan_id,
-            cycle_id: r.cycle_id,
-            status: "expired",
-            expires_at: r.expires_at.toISOString()
-          }))))
+          domainEvents.emitMany(
+            "service.expired",
+            expired.map((r) => ({
+              id: r.id,
+              user_id: r.user_id,
+              plan_id: r.plan_id,
+              cycle_id: r.cycle_id,
+              status: "expired",
+              expires_at: r.expires_at.toISOString()
+            }))
+          )
+        )
       )
 
     /** [D124]: the services that went into grace (their ids), in the jobs' batch transaction */
@@ -102,17 +110,23 @@ export class Services extends Effect.Service<Services>()("services/Services", {
     /** [D124]: after the last retry the service in grace is expired ([D101] `service.expired`); it, if it was in grace */
     const expireGrace = (id: number) =>
       Effect.flatMap(clock.now, (now) => rows.expireGraceRow(id, now)).pipe(
-        Effect.tap(Option.match({
-          onNone: () => Effect.void,
-          onSome: (r) => domainEvents.emit({ type: "service.expired", data: {
-            id: r.id,
-            user_id: r.user_id,
-            plan_id: r.plan_id,
-            cycle_id: r.cycle_id,
-            status: "expired",
-            expires_at: r.expires_at.toISOString()
-          } })
-        }))
+        Effect.tap(
+          Option.match({
+            onNone: () => Effect.void,
+            onSome: (r) =>
+              domainEvents.emit({
+                type: "service.expired",
+                data: {
+                  id: r.id,
+                  user_id: r.user_id,
+                  plan_id: r.plan_id,
+                  cycle_id: r.cycle_id,
+                  status: "expired",
+                  expires_at: r.expires_at.toISOString()
+                }
+              })
+          })
+        )
       )
 
     return {
@@ -146,30 +160,46 @@ export class Services extends Effect.Service<Services>()("services/Services", {
       lock: (id: number) => Effect.asVoid(Effect.orDie(lockedRecord({ id }))),
       /** changes the fields given; none when the service does not exist */
       update: (id: number, changes: { readonly status: Option.Option<ServiceStatus>; readonly expiresAt: Option.Option<Date> }) =>
-        sql.withTransaction(Effect.flatMap(clock.now, (now) =>
-          rows.updateRecord(id, changes, now).pipe(
-            // [D101]: a service an admin suspends, in the same transaction
-            Effect.tap(Option.match({
-              onNone: () => Effect.void,
-              onSome: (r) =>
-                r.status === "suspended" && r.previous !== "suspended"
-                  ? domainEvents.emit({ type: "service.suspended", data: {
-                    id: r.id,
-                    user_id: r.user_id,
-                    plan_id: r.plan_id,
-                    cycle_id: r.cycle_id,
-                    status: r.status,
-                    expires_at: r.expires_at.toISOString()
-                  } })
-                  : Effect.void
-            }))
-          ))).pipe(Effect.orDie, Effect.tap(domainEvents.wake), Effect.flatMap(Option.match({
-            onNone: () => Effect.succeed(Option.none<Subscription>()),
-            onSome: (r) => rows.findById(r.id)
-          }))),
+        sql
+          .withTransaction(
+            Effect.flatMap(clock.now, (now) =>
+              rows.updateRecord(id, changes, now).pipe(
+                // [D101]: a service an admin suspends, in the same transaction
+                Effect.tap(
+                  Option.match({
+                    onNone: () => Effect.void,
+                    onSome: (r) =>
+                      r.status === "suspended" && r.previous !== "suspended"
+                        ? domainEvents.emit({
+                            type: "service.suspended",
+                            data: {
+                              id: r.id,
+                              user_id: r.user_id,
+                              plan_id: r.plan_id,
+                              cycle_id: r.cycle_id,
+                              status: r.status,
+                              expires_at: r.expires_at.toISOString()
+                            }
+                          })
+                        : Effect.void
+                  })
+                )
+              )
+            )
+          )
+          .pipe(
+            Effect.orDie,
+            Effect.tap(domainEvents.wake),
+            Effect.flatMap(
+              Option.match({
+                onNone: () => Effect.succeed(Option.none<Subscription>()),
+                onSome: (r) => rows.findById(r.id)
+              })
+            )
+          ),
       /** [D35]: a trial's service, active at once until the trial ends; in the order's transaction */
       startTrial: (trial: { readonly userId: UserId; readonly plan: Plan; readonly cycle: Cycle }) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const now = yield* clock.now
           yield* lockUser(trial.userId)
           const expiresAt = new Date(now.getTime() + trial.plan.trial_days * DAY_MS)
@@ -183,15 +213,18 @@ export class Services extends Effect.Service<Services>()("services/Services", {
             autoRenew: true
           })
           // [D101]: in the order's transaction
-          yield* domainEvents.emit({ type: "service.activated", data: {
-            id,
-            user_id: trial.userId,
-            plan_id: trial.plan.id,
-            cycle_id: trial.cycle.id,
-            status: "active",
-            period_start: now.toISOString(),
-            expires_at: expiresAt.toISOString()
-          } })
+          yield* domainEvents.emit({
+            type: "service.activated",
+            data: {
+              id,
+              user_id: trial.userId,
+              plan_id: trial.plan.id,
+              cycle_id: trial.cycle.id,
+              status: "active",
+              period_start: now.toISOString(),
+              expires_at: expiresAt.toISOString()
+            }
+          })
           return { id, expiresAt }
         }),
       /** [D92], [D95]: the users whose quota period started again on a day of `anchorDays` */
@@ -213,8 +246,5 @@ export class Services extends Effect.Service<Services>()("services/Services", {
    * (`Catalog.Test`, given to the test to set plans up); the clock, the events and the SQL client
    * (`SqlClientTest`: transactions of nothing) are the test's.
    */
-  static readonly Test = Services.DefaultWithoutDependencies.pipe(
-    Layer.provideMerge(ServiceRows.Test),
-    Layer.provideMerge(Catalog.Test)
-  )
+  static readonly Test = Services.DefaultWithoutDependencies.pipe(Layer.provideMerge(ServiceRows.Test), Layer.provideMerge(Catalog.Test))
 }

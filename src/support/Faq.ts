@@ -9,7 +9,7 @@ const Row = Schema.typeSchema(FaqEntry)
 
 /** FAQ entries ([D60]): a position and `is_public`; the public list is ordered by position. */
 export class Faq extends Effect.Service<Faq>()("support/Faq", {
-  effect: Effect.gen(function*() {
+  effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const clock = yield* AppClock
     const publicRows = SqlSchema.findAll({
@@ -33,7 +33,12 @@ export class Faq extends Effect.Service<Faq>()("support/Faq", {
     })
     return {
       publicEntries: Effect.orDie(publicRows(undefined)),
-      create: (input: { readonly question: string; readonly answer: string; readonly position?: number | undefined; readonly is_public?: boolean | undefined }) =>
+      create: (input: {
+        readonly question: string
+        readonly answer: string
+        readonly position?: number | undefined
+        readonly is_public?: boolean | undefined
+      }) =>
         Effect.flatMap(clock.now, (now) =>
           insert({ question: input.question, answer: input.answer, position: input.position ?? 0, isPublic: input.is_public ?? true, now })
         ).pipe(Effect.orDie)

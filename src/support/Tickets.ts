@@ -20,7 +20,7 @@ const Now = Schema.DateFromSelf
  * another user is a 404 like an unknown id ([D11]).
  */
 export class Tickets extends Effect.Service<Tickets>()("support/Tickets", {
-  effect: Effect.gen(function*() {
+  effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const clock = yield* AppClock
     const domainEvents = yield* DomainEvents
@@ -74,23 +74,25 @@ export class Tickets extends Effect.Service<Tickets>()("support/Tickets", {
     })
 
     /** the ticket of `ownedBy`, or any user's for staff; else 404 */
-    const find = (ticketId: number, ownedBy: number | null) =>
-      byId({ id: ticketId, ownedBy }).pipe(Effect.orDie, Effect.flatMap(orNotFound))
+    const find = (ticketId: number, ownedBy: number | null) => byId({ id: ticketId, ownedBy }).pipe(Effect.orDie, Effect.flatMap(orNotFound))
 
     const addReply = (ticketId: number, authorId: number, message: string, isAdmin: boolean) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const now = yield* clock.now
         const reply = yield* insertReply({ ticketId, authorId, message, isAdmin, now })
         yield* touch({ ticketId, now })
         // [D101]: with the reply, in its transaction
-        yield* domainEvents.emit({ type: "ticket.replied", data: {
-          ticket_id: ticketId,
-          reply_id: reply.id,
-          author_id: authorId,
-          is_staff: isAdmin,
-          message,
-          created_at: now.toISOString()
-        } })
+        yield* domainEvents.emit({
+          type: "ticket.replied",
+          data: {
+            ticket_id: ticketId,
+            reply_id: reply.id,
+            author_id: authorId,
+            is_staff: isAdmin,
+            message,
+            created_at: now.toISOString()
+          }
+        })
         return reply
       }).pipe(sql.withTransaction, Effect.orDie)
 
@@ -99,25 +101,28 @@ export class Tickets extends Effect.Service<Tickets>()("support/Tickets", {
       listOf: (userId: UserId) => Effect.orDie(listRows(userId)),
 
       open: (userId: UserId, input: { readonly subject: string; readonly message: string }) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const now = yield* clock.now
           const ticket = yield* insertTicket({ userId, subject: input.subject, now })
           yield* insertReply({ ticketId: ticket.id, authorId: userId, message: input.message, isAdmin: false, now })
           // [D101]: with the ticket, in its transaction
-          yield* domainEvents.emit({ type: "ticket.created", data: {
-            id: ticket.id,
-            user_id: userId,
-            subject: input.subject,
-            status: ticket.status,
-            message: input.message,
-            created_at: now.toISOString()
-          } })
+          yield* domainEvents.emit({
+            type: "ticket.created",
+            data: {
+              id: ticket.id,
+              user_id: userId,
+              subject: input.subject,
+              status: ticket.status,
+              message: input.message,
+              created_at: now.toISOString()
+            }
+          })
           return ticket
         }).pipe(sql.withTransaction, Effect.orDie, Effect.tap(domainEvents.wake)),
 
       /** the caller's ticket with every reply, oldest first */
       detail: (ticketId: number, userId: UserId) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const ticket = yield* find(ticketId, userId)
           return { ...ticket, replies: yield* Effect.orDie(repliesRows(ticket.id)) }
         }),
@@ -127,17 +132,16 @@ export class Tickets extends Effect.Service<Tickets>()("support/Tickets", {
 
       /** closing a closed ticket is a 200 too ([D60]) */
       close: (ticketId: number, userId: UserId) =>
-        Effect.flatMap(find(ticketId, userId), (ticket) =>
-          Effect.flatMap(clock.now, (now) => closeRow({ ticketId: ticket.id, now })).pipe(Effect.orDie)),
+        Effect.flatMap(find(ticketId, userId), (ticket) => Effect.flatMap(clock.now, (now) => closeRow({ ticketId: ticket.id, now })).pipe(Effect.orDie)),
 
       /**
        * A staff reply to any ticket ([D70]): it reopens a closed ticket as a user's does (there is
        * news to read) and tells the owner by e-mail unless they turned notices off.
        */
       staffReply: (ticketId: number, staffId: number, message: string) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const ticket = yield* find(ticketId, null)
-          const reply = yield* Effect.gen(function*() {
+          const reply = yield* Effect.gen(function* () {
             const reply = yield* addReply(ticket.id, staffId, message, true)
             // [D96]: written with the reply, sent once (the reply's id is the occasion)
             yield* notifications.notify({

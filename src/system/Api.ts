@@ -23,11 +23,15 @@ export class SystemApi extends HttpApiGroup.make("system")
   .annotate(OpenApi.Description, "Health of the service.")
   .add(
     HttpApiEndpoint.get("status", "/status")
-      .annotateContext(describe("Check the service's health", "Answers 200 with `data.database: \"ok\"` while the server can reach its database, else 503 with `Retry-After`. No credential; use it for load-balancer and container health checks."))
+      .annotateContext(
+        describe(
+          "Check the service's health",
+          'Answers 200 with `data.database: "ok"` while the server can reach its database, else 503 with `Retry-After`. No credential; use it for load-balancer and container health checks.'
+        )
+      )
       .addSuccess(HealthResponse)
       .addError(ServiceUnavailableResponse)
-  )
-{}
+  ) {}
 
 /**
  * `GET /metrics` ([D102]), outside `/v1`: the Prometheus text format for the operator's
@@ -36,5 +40,4 @@ export class SystemApi extends HttpApiGroup.make("system")
 export class MetricsApi extends HttpApiGroup.make("metrics")
   .add(HttpApiEndpoint.get("metrics", "/metrics").addSuccess(HttpApiSchema.Text({ contentType: METRICS_CONTENT_TYPE })))
   .middleware(MetricsAccess)
-  .annotate(OpenApi.Exclude, true)
-{}
+  .annotate(OpenApi.Exclude, true) {}

@@ -9,12 +9,14 @@ import { STATUS_DOWN, STATUS_UP, StatusProbe } from "./Probe.ts"
 const down = () => HttpServerResponse.unsafeJson(STATUS_DOWN, { status: 503, headers: { "retry-after": "5" } })
 
 export const SystemLive = HttpApiBuilder.group(Api, "system", (handlers) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const { databaseUp } = yield* StatusProbe
-    const status = Effect.map(Effect.promise(databaseUp), (ok) => ok ? STATUS_UP : down())
+    const status = Effect.map(Effect.promise(databaseUp), (ok) => (ok ? STATUS_UP : down()))
     return handlers.handle("status", () => status)
-  })).pipe(Layer.provide(StatusProbe.Default))
+  })
+).pipe(Layer.provide(StatusProbe.Default))
 
 /** The figures of [D102] as the registry renders them. */
 export const MetricsLive = HttpApiBuilder.group(Api, "metrics", (handlers) =>
-  Effect.map(Metrics, (metrics) => handlers.handle("metrics", () => metrics.exposition)))
+  Effect.map(Metrics, (metrics) => handlers.handle("metrics", () => metrics.exposition))
+)

@@ -13,11 +13,7 @@ import * as Runtime from "effect/Runtime"
  * from a check that started no earlier than the previous answer was given, so a status never
  * reports a database that a check has not just reached.
  */
-export const makeProbe = <E, R>(
-  runtime: Runtime.Runtime<R>,
-  check: Effect.Effect<unknown, E, R>,
-  timeoutMs: number
-): () => Promise<boolean> => {
+export const makeProbe = <E, R>(runtime: Runtime.Runtime<R>, check: Effect.Effect<unknown, E, R>, timeoutMs: number): (() => Promise<boolean>) => {
   const run = Runtime.runCallback(runtime)
   let inFlight: Promise<boolean> | undefined
   const start = () =>
@@ -54,7 +50,7 @@ export const STATUS_DOWN = { success: false, message: "Service temporarily unava
 
 /** The one probe of a server (`select 1`, 3 s), shared by every status request. */
 export class StatusProbe extends Effect.Service<StatusProbe>()("system/StatusProbe", {
-  effect: Effect.gen(function*() {
+  effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     return { databaseUp: makeProbe(yield* Effect.runtime<never>(), sql`select 1`, 3_000) } as const
   })

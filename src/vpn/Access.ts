@@ -30,7 +30,7 @@ export type NodeListEntry = Effect.Effect.Success<ReturnType<Access["nodeSync"]>
  * of its current quota period ([D95]) (else 423 for users, `enabled: false` / refused for nodes).
  */
 export class Access extends Effect.Service<Access>()("vpn/Access", {
-  effect: Effect.gen(function*() {
+  effect: Effect.gen(function* () {
     const subscriptions = yield* Subscriptions
     const servers = yield* Servers
     const usage = yield* Usage
@@ -42,12 +42,12 @@ export class Access extends Effect.Service<Access>()("vpn/Access", {
     const credentialRows = yield* OpenVpnEntries
     const graceMbps = (yield* AppConfig).graceSpeedMbps ?? GRACE_SPEED_MBPS_DEFAULT
     /** [D124]: a service in grace keeps working, at GRACE_SPEED_MBPS (or its own limit when lower) */
-    const inGrace = (speed: number | null, grace: boolean) => !grace ? speed : speed === null ? graceMbps : Math.min(speed, graceMbps)
+    const inGrace = (speed: number | null, grace: boolean) => (!grace ? speed : speed === null ? graceMbps : Math.min(speed, graceMbps))
     /** [D124]: what may connect and download: an active service, or one in grace */
     const connects = (status: string) => status === "active" || status === "grace"
 
     const granting = (userId: UserId, serverId: ServerId) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const current = yield* subscriptions.current(userId)
         if (Option.isNone(current) || !(yield* servers.grants(serverId, current.value.plan.id))) {
           return yield* Effect.fail(new PlanExcludesServer())
@@ -69,9 +69,10 @@ export class Access extends Effect.Service<Access>()("vpn/Access", {
       !connects(service.status)
         ? Effect.fail(new ServiceSuspended())
         : Effect.flatMap(overLimit(service), (over) =>
-          refusedOverQuota(service.plan, over)
-            ? Effect.fail(new BandwidthExceeded())
-            : Effect.succeed(inGrace(speedOf(service.plan, over), service.status === "grace")))
+            refusedOverQuota(service.plan, over)
+              ? Effect.fail(new BandwidthExceeded())
+              : Effect.succeed(inGrace(speedOf(service.plan, over), service.status === "grace"))
+          )
 
     /**
      * A user's way to a server, in the order of [D11]: an unknown server (or one of another
@@ -85,16 +86,24 @@ export class Access extends Effect.Service<Access>()("vpn/Access", {
     const locate = (userId: UserId, serverId: ServerId, protocol?: Protocol) => {
       const ofProtocol = (server: ServerRow) => protocol === undefined || server.protocol === protocol
       // issue 27: a chain of steps on the downloads' hot path (no generator)
-      return Effect.flatMap(subscriptions.current(userId), (current): Located =>
-        Option.isNone(current)
-          ? Effect.flatMap(servers.find(serverId), (server): Located =>
-            Effect.fail(Option.isNone(server) || !ofProtocol(server.value) ? new NotFound() : new PlanExcludesServer()))
-          : Effect.flatMap(servers.findGranted(serverId, current.value.plan.id), (found): Located =>
-            Option.isNone(found) || !ofProtocol(found.value.server)
-              ? Effect.fail(new NotFound())
-              : !found.value.granted
-              ? Effect.fail(new PlanExcludesServer())
-              : Effect.succeed({ server: found.value.server, service: current.value })))
+      return Effect.flatMap(
+        subscriptions.current(userId),
+        (current): Located =>
+          Option.isNone(current)
+            ? Effect.flatMap(
+                servers.find(serverId),
+                (server): Located => Effect.fail(Option.isNone(server) || !ofProtocol(server.value) ? new NotFound() : new PlanExcludesServer())
+              )
+            : Effect.flatMap(
+                servers.findGranted(serverId, current.value.plan.id),
+                (found): Located =>
+                  Option.isNone(found) || !ofProtocol(found.value.server)
+                    ? Effect.fail(new NotFound())
+                    : !found.value.granted
+                      ? Effect.fail(new PlanExcludesServer())
+                      : Effect.succeed({ server: found.value.server, service: current.value })
+              )
+      )
     }
 
     /**
@@ -102,7 +111,7 @@ export class Access extends Effect.Service<Access>()("vpn/Access", {
      * gives them ([D103], [D104]): three set-based queries
      */
     const connectableUsers = (serverId: ServerId, userIds: ReadonlyArray<number>) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const allowed = new Map<number, Allowance>()
         if (userIds.length === 0) return allowed as ReadonlyMap<number, Allowance>
         const granted = new Set(yield* servers.planIdsOf(serverId))
@@ -121,9 +130,9 @@ export class Access extends Effect.Service<Access>()("vpn/Access", {
      * for the whole list, each owner's current service read lean: the same allowances
      */
     const pageAllowances = (granted: ReadonlyArray<number>, list: ReadonlyArray<ServerPeer>) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const allowed = new Map<number, Allowance>()
-        const userIds = [...new Set(list.flatMap((p) => p.held ? [] : [p.userId]))]
+        const userIds = [...new Set(list.flatMap((p) => (p.held ? [] : [p.userId])))]
         const services = [...(yield* subscriptions.activeOnPlansOf(userIds, granted)).values()]
         // an unlimited plan is never over ([D95]): its usage is not read
         const used = yield* usage.currentTotals(services.filter((s) => s.plan.bandwidthLimitGb !== 0))
@@ -139,21 +148,21 @@ export class Access extends Effect.Service<Access>()("vpn/Access", {
      * may connect, at their service's speed ([D103]); shaped by `nodeEntry` alone
      */
     const asNodePeers = (serverId: ServerId, list: ReadonlyArray<ServerPeer>) =>
-      Effect.map(connectableUsers(serverId, [...new Set(list.flatMap((p) => p.held ? [] : [p.userId]))]), (allowed) =>
-        list.map((p) => nodeEntry(p, allowed.get(p.userId))))
+      Effect.map(connectableUsers(serverId, [...new Set(list.flatMap((p) => (p.held ? [] : [p.userId])))]), (allowed) =>
+        list.map((p) => nodeEntry(p, allowed.get(p.userId)))
+      )
 
-    const isOpenVpn = (serverId: ServerId) =>
-      Effect.map(servers.find(serverId), (found) => Option.isSome(found) && found.value.protocol === "openvpn")
+    const isOpenVpn = (serverId: ServerId) => Effect.map(servers.find(serverId), (found) => Option.isSome(found) && found.value.protocol === "openvpn")
 
     /**
      * [D106]: an OpenVPN server's entries: every credential of the users its plans serve
      * (`everything`), or of the changed users and usernames; usernames gone as removed
      */
     const openvpnEntries = (serverId: ServerId, everything: boolean, userIds: ReadonlyArray<number>, usernames: ReadonlyArray<string>) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const users = everything ? yield* members.usersOnPlans(yield* servers.planIdsOf(serverId)) : userIds
         const rows = yield* credentialRows.of(users, everything ? [] : usernames)
-        const allowed = yield* connectableUsers(serverId, [...new Set(rows.flatMap((r) => r.held ? [] : [r.user_id]))])
+        const allowed = yield* connectableUsers(serverId, [...new Set(rows.flatMap((r) => (r.held ? [] : [r.user_id])))])
         const present = new Set(rows.map((r) => r.username))
         return [
           ...rows.map((r) => ({ username: r.username, enabled: allowed.has(r.user_id), speed_limit_mbps: allowed.get(r.user_id)?.speedLimitMbps ?? null })),
@@ -166,7 +175,7 @@ export class Access extends Effect.Service<Access>()("vpn/Access", {
      * keys as `{public_key, removed: true}`); 422 `errors.since` for a cursor this log cannot answer.
      */
     const nodeSync = (serverId: ServerId, since: string | undefined) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const today = (yield* clock.now).toISOString().slice(0, 10)
         const state = yield* changes.state(today)
         yield* servers.seen(serverId)
@@ -182,9 +191,7 @@ export class Access extends Effect.Service<Access>()("vpn/Access", {
         const changed = yield* changes.forServer(serverId, after, state.head)
         // the server's grants changed: every peer; a plan's limits: its members' (issue 34)
         let everything = changed.everything
-        let userIds = changed.planIds.length === 0
-          ? changed.userIds
-          : [...changed.userIds, ...(yield* members.usersOnPlans(changed.planIds))]
+        let userIds = changed.planIds.length === 0 ? changed.userIds : [...changed.userIds, ...(yield* members.usersOnPlans(changed.planIds))]
         if (!everything && after < state.tick) {
           // [D95]: a day started since the cursor, and quota periods with it: a calendar month
           // (`monthly` plans, and every anchor day) is every peer; otherwise the users whose
@@ -197,10 +204,7 @@ export class Access extends Effect.Service<Access>()("vpn/Access", {
         // 34: a replaced secret (`ovpn-rotated:<username>`) is the username's entry, and named in
         // `rotated`: the agent ends the sessions opened with the old one
         const rotated = [...new Set(changed.keys.filter((k) => k.startsWith(OVPN_ROTATED_KEY_PREFIX)).map((k) => k.slice(OVPN_ROTATED_KEY_PREFIX.length)))]
-        const usernames = [...new Set([
-          ...changed.keys.filter((k) => k.startsWith(OVPN_KEY_PREFIX)).map((k) => k.slice(OVPN_KEY_PREFIX.length)),
-          ...rotated
-        ])]
+        const usernames = [...new Set([...changed.keys.filter((k) => k.startsWith(OVPN_KEY_PREFIX)).map((k) => k.slice(OVPN_KEY_PREFIX.length)), ...rotated])]
         if (yield* isOpenVpn(serverId)) {
           const entries = yield* openvpnEntries(serverId, everything, userIds, usernames)
           // only usernames this server serves (listed, enabled or not)
@@ -209,9 +213,7 @@ export class Access extends Effect.Service<Access>()("vpn/Access", {
           return { peers: entries, revision: state.head, ...(ended.length === 0 ? {} : { rotated: ended }) }
         }
         const keys = changed.keys.filter((k) => !isCredentialKey(k))
-        const list = everything
-          ? yield* peers.ofServer(serverId)
-          : yield* peers.someOfServer(serverId, keys, userIds)
+        const list = everything ? yield* peers.ofServer(serverId) : yield* peers.someOfServer(serverId, keys, userIds)
         const present = new Set(list.map((p) => p.publicKey))
         const removed = keys.filter((k) => !present.has(k)).map((k) => ({ public_key: k, removed: true as const }))
         return { peers: [...(yield* asNodePeers(serverId, list)), ...removed], revision: state.head }
@@ -224,7 +226,7 @@ export class Access extends Effect.Service<Access>()("vpn/Access", {
      * is an error answer, not a cut one); an OpenVPN server's credentials are one page.
      */
     const nodeFull = (serverId: ServerId) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const today = (yield* clock.now).toISOString().slice(0, 10)
         const state = yield* changes.state(today)
         yield* servers.seen(serverId)
@@ -242,8 +244,10 @@ export class Access extends Effect.Service<Access>()("vpn/Access", {
         // 2-core machine and doubled the RSS the list's garbage leaves (benchmarks.md, issue 27).
         // At most five pages are held.
         const peerPage = (after: number) =>
-          Effect.map(peers.pageOfServer(serverId, after, NODE_LIST_PAGE), (found) =>
-            [found.peers, found.peers.length < NODE_LIST_PAGE ? Option.none<number>() : Option.some(found.last)] as const)
+          Effect.map(
+            peers.pageOfServer(serverId, after, NODE_LIST_PAGE),
+            (found) => [found.peers, found.peers.length < NODE_LIST_PAGE ? Option.none<number>() : Option.some(found.last)] as const
+          )
         const entriesOf = (list: ReadonlyArray<ServerPeer>) =>
           Effect.map(pageAllowances(granted, list), (allowed): ReadonlyArray<NodeListEntry> => list.map((p) => nodeEntry(p, allowed.get(p.userId))))
         const [firstPeers, next] = yield* peerPage(0)
@@ -251,11 +255,7 @@ export class Access extends Effect.Service<Access>()("vpn/Access", {
         const rest = Option.match(next, {
           onNone: () => Stream.empty,
           onSome: (after) =>
-            Stream.paginateEffect(after, peerPage).pipe(
-              Stream.buffer({ capacity: 1 }),
-              Stream.mapEffect(entriesOf),
-              Stream.buffer({ capacity: 1 })
-            )
+            Stream.paginateEffect(after, peerPage).pipe(Stream.buffer({ capacity: 1 }), Stream.mapEffect(entriesOf), Stream.buffer({ capacity: 1 }))
         })
         return { revision: state.head, pages: Stream.concat(Stream.make(first), rest) }
       })
@@ -268,12 +268,15 @@ export class Access extends Effect.Service<Access>()("vpn/Access", {
        * not an OpenVPN one, before any credential is looked at
        */
       authenticate: (serverId: ServerId, username: string, password: string) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const server = yield* servers.find(serverId)
           if (Option.isNone(server) || server.value.protocol !== "openvpn") return yield* Effect.fail(new Forbidden())
           const userId = yield* credentials.verify(username, password)
           if (Option.isNone(userId)) return yield* Effect.fail(new Forbidden())
-          const speed = yield* granting(userId.value, serverId).pipe(Effect.flatMap(usable), Effect.mapError(() => new Forbidden()))
+          const speed = yield* granting(userId.value, serverId).pipe(
+            Effect.flatMap(usable),
+            Effect.mapError(() => new Forbidden())
+          )
           return { username, allowed: true as const, speed_limit_mbps: speed }
         }),
       nodeSync,
@@ -298,36 +301,43 @@ export class Access extends Effect.Service<Access>()("vpn/Access", {
                 if (refusedOverQuota(service.plan, over)) return Effect.fail(new BandwidthExceeded())
                 return Effect.succeed({ server: found.value.server, peer: found.value.peer })
               }
-            ))
+            )
+          )
         }),
       /**
        * [D122]: every server of these protocols the current service grants (by id), for a link
        * that serves them all: 403 when there is none (or no current service), then 423 as a
        * download of any of them would answer
        */
-      grantedFor: (userId: UserId, protocols: ReadonlyArray<Protocol>): Effect.Effect<
+      grantedFor: (
+        userId: UserId,
+        protocols: ReadonlyArray<Protocol>
+      ): Effect.Effect<
         { readonly service: Subscription; readonly servers: ReadonlyArray<ServerRow> },
         PlanExcludesServer | ServiceSuspended | BandwidthExceeded
       > =>
         Effect.flatMap(subscriptions.current(userId), (current) =>
           Option.isNone(current)
             ? Effect.fail(new PlanExcludesServer())
-            : Effect.flatMap(servers.grantedToPlan(current.value.plan.id), (granted): Effect.Effect<
-              { readonly service: Subscription; readonly servers: ReadonlyArray<ServerRow> },
-              PlanExcludesServer | ServiceSuspended | BandwidthExceeded
-            > => {
-              const list = granted.filter((s) => protocols.includes(s.protocol))
-              return list.length === 0
-                ? Effect.fail(new PlanExcludesServer())
-                : Effect.as(usable(current.value), { service: current.value, servers: list })
-            })),
+            : Effect.flatMap(
+                servers.grantedToPlan(current.value.plan.id),
+                (
+                  granted
+                ): Effect.Effect<
+                  { readonly service: Subscription; readonly servers: ReadonlyArray<ServerRow> },
+                  PlanExcludesServer | ServiceSuspended | BandwidthExceeded
+                > => {
+                  const list = granted.filter((s) => protocols.includes(s.protocol))
+                  return list.length === 0 ? Effect.fail(new PlanExcludesServer()) : Effect.as(usable(current.value), { service: current.value, servers: list })
+                }
+              )
+        ),
       /** `locate`, then 423 for a suspended or over-limit service: what a config download needs */
       reach: (userId: UserId, serverId: ServerId, protocol: Protocol) =>
         Effect.flatMap(locate(userId, serverId, protocol), (found) => Effect.as(usable(found.service), found)),
       /** the spec's servers of the user's current plan (`[]` without a current service, [D51]) */
       serversOf: (userId: UserId) =>
-        Effect.flatMap(subscriptions.current(userId), (current) =>
-          Option.isNone(current) ? Effect.succeed([]) : servers.grantedToPlan(current.value.plan.id))
+        Effect.flatMap(subscriptions.current(userId), (current) => (Option.isNone(current) ? Effect.succeed([]) : servers.grantedToPlan(current.value.plan.id)))
     } as const
   }),
   dependencies: [

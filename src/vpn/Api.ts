@@ -6,12 +6,7 @@ import * as Schema from "effect/Schema"
 import { describe } from "../http/Describe.ts"
 import { AdminAuthentication, Authentication } from "../http/Middleware.ts"
 import { Confirmation, Ok, OkMessage, OkPage } from "../http/Envelope.ts"
-import {
-  BusinessRuleViolationResponse,
-  errorEnvelope,
-  NotFoundResponse,
-  ValidationErrorResponse
-} from "../http/Errors.ts"
+import { BusinessRuleViolationResponse, errorEnvelope, NotFoundResponse, ValidationErrorResponse } from "../http/Errors.ts"
 import { Body, IdParam, integer, label, oneOf, string } from "../platform/Fields.ts"
 import { isIP } from "../platform/Ip.ts"
 import { BandwidthSummary, BandwidthUsage, HistoryEntry, MAX_BYTES, parsePeriod } from "./Bandwidth.ts"
@@ -52,23 +47,30 @@ const NewDevice = DeviceWithCredentials.annotations({ identifier: "DeviceWithCre
 // ---- payload fields ----------------------------------------------------------------------
 
 const ipAddress = (field: string) =>
-  string(field, { max: 45 }).pipe(
-    Schema.filter((s) => isIP(s) !== 0, { message: () => `The ${label(field)} field must be a valid IP address.` })
-  ).annotations({ jsonSchema: { type: "string", minLength: 2, maxLength: 45, pattern: "^[0-9a-fA-F:.]+$", examples: ["203.0.113.10"] } })
+  string(field, { max: 45 })
+    .pipe(Schema.filter((s) => isIP(s) !== 0, { message: () => `The ${label(field)} field must be a valid IP address.` }))
+    .annotations({ jsonSchema: { type: "string", minLength: 2, maxLength: 45, pattern: "^[0-9a-fA-F:.]+$", examples: ["203.0.113.10"] } })
 
-const subnet = string("subnet", { max: 18 }).pipe(
-  Schema.filter((s) => parseSubnet(s) !== undefined, {
-    message: () => "The subnet field must be an IPv4 network in CIDR notation between /8 and /30."
-  })
-).annotations({ jsonSchema: { type: "string", pattern: "^\\s*\\d{1,3}(\\.\\d{1,3}){3}/([89]|[12]\\d|30)\\s*$", examples: ["10.66.0.0/16"] } })
+const subnet = string("subnet", { max: 18 })
+  .pipe(
+    Schema.filter((s) => parseSubnet(s) !== undefined, {
+      message: () => "The subnet field must be an IPv4 network in CIDR notation between /8 and /30."
+    })
+  )
+  .annotations({ jsonSchema: { type: "string", pattern: "^\\s*\\d{1,3}(\\.\\d{1,3}){3}/([89]|[12]\\d|30)\\s*$", examples: ["10.66.0.0/16"] } })
 
 /** [D90]: an IPv6 network in CIDR notation, /48 to /112 (peers take the same host number in it). */
-const subnet6 = string("subnet6", { max: 43 }).pipe(
-  Schema.filter((s) => {
-    const match = /^([0-9a-fA-F:]+)\/(\d{1,3})$/.exec(s.trim())
-    return match !== null && isIP(match[1]!) === 6 && Number(match[2]) >= 48 && Number(match[2]) <= 112
-  }, { message: () => "The subnet6 field must be an IPv6 network in CIDR notation between /48 and /112." })
-).annotations({ jsonSchema: { type: "string", pattern: "^\\s*[0-9a-fA-F:]+/(4[89]|[5-9]\\d|10\\d|11[0-2])\\s*$", examples: ["fd00:66::/64"] } })
+const subnet6 = string("subnet6", { max: 43 })
+  .pipe(
+    Schema.filter(
+      (s) => {
+        const match = /^([0-9a-fA-F:]+)\/(\d{1,3})$/.exec(s.trim())
+        return match !== null && isIP(match[1]!) === 6 && Number(match[2]) >= 48 && Number(match[2]) <= 112
+      },
+      { message: () => "The subnet6 field must be an IPv6 network in CIDR notation between /48 and /112." }
+    )
+  )
+  .annotations({ jsonSchema: { type: "string", pattern: "^\\s*[0-9a-fA-F:]+/(4[89]|[5-9]\\d|10\\d|11[0-2])\\s*$", examples: ["fd00:66::/64"] } })
 
 /** [D92]: a server as admins see it. */
 export const AdminServer = Schema.Struct({
@@ -77,15 +79,18 @@ export const AdminServer = Schema.Struct({
   peers: Schema.Int,
   plan_ids: Schema.Array(Schema.Int),
   /** [D105]: the node agent's push stream, applied revision and lag */
-  agent: Schema.Struct({ ...AgentStatus.fields, last_seen_at: Schema.NullOr(Schema.DateFromString) })
-    .annotations({ identifier: "NodeAgentStatus" })
+  agent: Schema.Struct({ ...AgentStatus.fields, last_seen_at: Schema.NullOr(Schema.DateFromString) }).annotations({ identifier: "NodeAgentStatus" })
 }).annotations({ identifier: "AdminVpnServer" })
 
-const dns = string("dns", { max: 255 }).pipe(
-  Schema.filter((s) => s.split(",").every((part) => isIP(part.trim()) !== 0), {
-    message: () => "The dns field must be a comma-separated list of IP addresses."
+const dns = string("dns", { max: 255 })
+  .pipe(
+    Schema.filter((s) => s.split(",").every((part) => isIP(part.trim()) !== 0), {
+      message: () => "The dns field must be a comma-separated list of IP addresses."
+    })
+  )
+  .annotations({
+    jsonSchema: { type: "string", minLength: 1, maxLength: 255, pattern: "^\\s*[0-9a-fA-F:.]+(\\s*,\\s*[0-9a-fA-F:.]+)*\\s*$", examples: ["1.1.1.1, 1.0.0.1"] }
   })
-).annotations({ jsonSchema: { type: "string", minLength: 1, maxLength: 255, pattern: "^\\s*[0-9a-fA-F:.]+(\\s*,\\s*[0-9a-fA-F:.]+)*\\s*$", examples: ["1.1.1.1, 1.0.0.1"] } })
 
 /** A WireGuard key: base64 of 32 bytes. */
 const publicKey = string("public_key", { max: 44 }).pipe(
@@ -94,19 +99,21 @@ const publicKey = string("public_key", { max: 44 }).pipe(
   })
 )
 
-const caCert = string("ca_cert", { max: 20_000 }).pipe(
-  Schema.filter((s) => s.includes("-----BEGIN CERTIFICATE-----") && !/<\/?ca>/i.test(s), {
-    message: () => "The ca cert field must be a PEM certificate."
+const caCert = string("ca_cert", { max: 20_000 })
+  .pipe(
+    Schema.filter((s) => s.includes("-----BEGIN CERTIFICATE-----") && !/<\/?ca>/i.test(s), {
+      message: () => "The ca cert field must be a PEM certificate."
+    })
+  )
+  .annotations({
+    jsonSchema: {
+      type: "string",
+      minLength: 27,
+      maxLength: 20_000,
+      pattern: "^(?![\\s\\S]*</?[cC][aA]>)[\\s\\S]*-----BEGIN CERTIFICATE-----",
+      examples: ["-----BEGIN CERTIFICATE-----\nMIIB...\n-----END CERTIFICATE-----\n"]
+    }
   })
-).annotations({
-  jsonSchema: {
-    type: "string",
-    minLength: 27,
-    maxLength: 20_000,
-    pattern: "^(?![\\s\\S]*</?[cC][aA]>)[\\s\\S]*-----BEGIN CERTIFICATE-----",
-    examples: ["-----BEGIN CERTIFICATE-----\nMIIB...\n-----END CERTIFICATE-----\n"]
-  }
-})
 
 const planIds = Schema.Array(integer("plan_ids", { min: 1 })).annotations({
   message: () => "The plan ids field must be an array."
@@ -172,8 +179,11 @@ const deviceDownload = <const Name extends string>(name: Name, path: `/${string}
 /** Servers, config downloads, VPN credentials, bandwidth ([D50]-[D55]). */
 export class VpnApi extends HttpApiGroup.make("vpn")
   .annotate(OpenApi.Description, "VPN servers, configs, devices and bandwidth.")
-  .add(HttpApiEndpoint.get("listServers", "/servers")
-      .annotateContext(describe("List your VPN servers", "The servers your current plan grants (empty without a current service).")).addSuccess(Ok(Schema.Array(Server), { identifier: "VpnServerList" })))
+  .add(
+    HttpApiEndpoint.get("listServers", "/servers")
+      .annotateContext(describe("List your VPN servers", "The servers your current plan grants (empty without a current service)."))
+      .addSuccess(Ok(Schema.Array(Server), { identifier: "VpnServerList" }))
+  )
   .add(
     HttpApiEndpoint.get("getServer", "/servers/:server")
       .annotateContext(describe("Get a VPN server", "One server; a server your plan does not include is 403."))
@@ -184,12 +194,23 @@ export class VpnApi extends HttpApiGroup.make("vpn")
   )
   .add(
     download("wireguard", "/servers/:server/wireguard")
-      .annotateContext(describe("Download a WireGuard config", "A `.conf` for your account's default device on this server (made on first download). 423 while the service is suspended or over its bandwidth quota; 403 if your plan does not include the server."))
+      .annotateContext(
+        describe(
+          "Download a WireGuard config",
+          "A `.conf` for your account's default device on this server (made on first download). 423 while the service is suspended or over its bandwidth quota; 403 if your plan does not include the server."
+        )
+      )
       .addError(errorEnvelope(SubnetFull))
       .addError(errorEnvelope(ServerNotConfigured))
   )
-  .add(download("openvpn", "/servers/:server/openvpn")
-      .annotateContext(describe("Download an OpenVPN profile", "An `.ovpn` profile for this server; sign in with the credentials of `GET /v1/account/vpn-credentials`. Same 403/404/423 rules as WireGuard.")))
+  .add(
+    download("openvpn", "/servers/:server/openvpn").annotateContext(
+      describe(
+        "Download an OpenVPN profile",
+        "An `.ovpn` profile for this server; sign in with the credentials of `GET /v1/account/vpn-credentials`. Same 403/404/423 rules as WireGuard."
+      )
+    )
+  )
   .add(
     HttpApiEndpoint.get("vpnCredentials", "/account/vpn-credentials")
       .annotateContext(describe("Get your OpenVPN credentials", "The username and password OpenVPN asks for (not your account password)."))
@@ -200,27 +221,47 @@ export class VpnApi extends HttpApiGroup.make("vpn")
       .annotateContext(describe("Renew your OpenVPN password", "A new OpenVPN password; the old one stops working at once."))
       .addSuccess(OkMessage(Credentials, { identifier: "VpnCredentialsRotated" }))
   )
-  .add(HttpApiEndpoint.post("revokeVpnAccess", "/account/vpn/revoke-all")
-      .annotateContext(describe("Revoke all VPN access", "Every device key and the OpenVPN password are replaced at once; every device must download its config again.")).addSuccess(Confirmation("VpnAccessRevoked")))
-  .add(HttpApiEndpoint.get("listDevices", "/devices")
-      .annotateContext(describe("List your devices", "Your devices (each with its own WireGuard key), with their addresses per server.")).addSuccess(Ok(Schema.Array(SeenDevice), { identifier: "DeviceList" })))
+  .add(
+    HttpApiEndpoint.post("revokeVpnAccess", "/account/vpn/revoke-all")
+      .annotateContext(
+        describe("Revoke all VPN access", "Every device key and the OpenVPN password are replaced at once; every device must download its config again.")
+      )
+      .addSuccess(Confirmation("VpnAccessRevoked"))
+  )
+  .add(
+    HttpApiEndpoint.get("listDevices", "/devices")
+      .annotateContext(describe("List your devices", "Your devices (each with its own WireGuard key), with their addresses per server."))
+      .addSuccess(Ok(Schema.Array(SeenDevice), { identifier: "DeviceList" }))
+  )
   .add(
     HttpApiEndpoint.get("getDevice", "/devices/:device")
-      .annotateContext(describe("One of your devices", "The device with its last handshake, whether it is online and its bytes this period, per server [D107]."))
+      .annotateContext(
+        describe("One of your devices", "The device with its last handshake, whether it is online and its bytes this period, per server [D107].")
+      )
       .setPath(devicePath)
       .addSuccess(Ok(DetailedDevice, { identifier: "DeviceDetailResponse" }))
       .addError(NotFoundResponse)
   )
   .add(
     HttpApiEndpoint.post("rotateSubscription", "/devices/:device/subscription/rotate")
-      .annotateContext(describe("Renew a device's subscription link", "A new `subscription_url` for the device; the old link answers 404 at once. The device's keys stay as they are."))
+      .annotateContext(
+        describe(
+          "Renew a device's subscription link",
+          "A new `subscription_url` for the device; the old link answers 404 at once. The device's keys stay as they are."
+        )
+      )
       .setPath(devicePath)
       .addSuccess(Ok(DetailedDevice, { identifier: "SubscriptionRotated" }))
       .addError(NotFoundResponse)
   )
   .add(
     HttpApiEndpoint.get("subscriptionFetches", "/devices/:device/subscription/fetches")
-      .annotateContext(describe("A device's subscription link fetches", "The last 50 answered fetches of the device's link, newest first: when, from which address, with which app. An address you do not know is a sign the link was shared: renew it."))
+      .annotateContext(
+        describe(
+          "A device's subscription link fetches",
+          "The last 50 answered fetches of the device's link, newest first: when, from which address, with which app. An address you do not know is a sign the link was shared: renew it."
+        )
+      )
       .setPath(devicePath)
       .addSuccess(Ok(Schema.Array(Fetch), { identifier: "SubscriptionFetchList" }))
       .addError(NotFoundResponse)
@@ -272,22 +313,33 @@ export class VpnApi extends HttpApiGroup.make("vpn")
       .addError(errorEnvelope(SubnetFull))
       .addError(errorEnvelope(ServerNotConfigured))
   )
-  .add(deviceDownload("deviceOpenvpn", "/devices/:device/openvpn/:server")
-      .annotateContext(describe("Download an OpenVPN profile for a device", "The `.ovpn` profile for this server.")))
+  .add(
+    deviceDownload("deviceOpenvpn", "/devices/:device/openvpn/:server").annotateContext(
+      describe("Download an OpenVPN profile for a device", "The `.ovpn` profile for this server.")
+    )
+  )
   .add(
     HttpApiEndpoint.get("serviceBandwidth", "/services/:service/bandwidth")
       .annotateContext(describe("Get a service's bandwidth", "Used bytes, limit and percentage of one of your services in its current quota period."))
       .setPath(Schema.Struct({ service: IdParam }))
       .addSuccess(Ok(BandwidthUsage, { identifier: "ServiceBandwidthResponse" }))
   )
-  .add(HttpApiEndpoint.get("currentBandwidth", "/bandwidth/current")
-      .annotateContext(describe("Get your current bandwidth", "Used bytes, limit, percentage and reset date of your current service (404 without one).")).addSuccess(Ok(BandwidthUsage, { identifier: "CurrentBandwidthResponse" })))
-  .add(HttpApiEndpoint.get("bandwidthHistory", "/bandwidth/history")
-      .annotateContext(describe("Get your bandwidth history", "Your current service's usage by period, newest first, at most 12 entries.")).addSuccess(Ok(Schema.Array(HistoryEntry), { identifier: "BandwidthHistoryResponse" })))
-  .add(HttpApiEndpoint.get("bandwidthSummary", "/bandwidth/summary")
-      .annotateContext(describe("Get your bandwidth summary", "Totals over your current service's periods.")).addSuccess(Ok(BandwidthSummary, { identifier: "BandwidthSummaryResponse" })))
-  .middlewareEndpoints(Authentication)
-{}
+  .add(
+    HttpApiEndpoint.get("currentBandwidth", "/bandwidth/current")
+      .annotateContext(describe("Get your current bandwidth", "Used bytes, limit, percentage and reset date of your current service (404 without one)."))
+      .addSuccess(Ok(BandwidthUsage, { identifier: "CurrentBandwidthResponse" }))
+  )
+  .add(
+    HttpApiEndpoint.get("bandwidthHistory", "/bandwidth/history")
+      .annotateContext(describe("Get your bandwidth history", "Your current service's usage by period, newest first, at most 12 entries."))
+      .addSuccess(Ok(Schema.Array(HistoryEntry), { identifier: "BandwidthHistoryResponse" }))
+  )
+  .add(
+    HttpApiEndpoint.get("bandwidthSummary", "/bandwidth/summary")
+      .annotateContext(describe("Get your bandwidth summary", "Totals over your current service's periods."))
+      .addSuccess(Ok(BandwidthSummary, { identifier: "BandwidthSummaryResponse" }))
+  )
+  .middlewareEndpoints(Authentication) {}
 
 /** `/v1/admin/servers...` and usage recording ([D70]). */
 export class VpnAdminApi extends HttpApiGroup.make("vpnAdmin")
@@ -307,7 +359,12 @@ export class VpnAdminApi extends HttpApiGroup.make("vpnAdmin")
   )
   .add(
     HttpApiEndpoint.get("userDevices", "/admin/users/:user/devices")
-      .annotateContext(describe("A user's devices (admin)", "The user's devices with their last handshake, whether they are online, their bytes this period [D107] and the last 50 fetches of each device's subscription link [D122]."))
+      .annotateContext(
+        describe(
+          "A user's devices (admin)",
+          "The user's devices with their last handshake, whether they are online, their bytes this period [D107] and the last 50 fetches of each device's subscription link [D122]."
+        )
+      )
       .setPath(Schema.Struct({ user: IdParam }))
       .addSuccess(Ok(Schema.Array(AdminDevice.annotations({ identifier: "AdminDevice" })), { identifier: "AdminUserDeviceList" }))
       .addError(NotFoundResponse)
@@ -328,20 +385,25 @@ export class VpnAdminApi extends HttpApiGroup.make("vpnAdmin")
   )
   .add(
     HttpApiEndpoint.post("recordUsage", "/admin/services/:service/usage")
-      .annotateContext(describe("Add usage to a service (admin)", "Adds bytes to a service's usage in a period (the current one by default); quota notices follow."))
+      .annotateContext(
+        describe("Add usage to a service (admin)", "Adds bytes to a service's usage in a period (the current one by default); quota notices follow.")
+      )
       .setPath(Schema.Struct({ service: IdParam }))
-      .setPayload(Body({
-        bytes: integer("bytes", { min: 0, max: MAX_BYTES }),
-        period: Schema.optional(string("period", { max: 7 }).pipe(
-          Schema.filter((s) => parsePeriod(s) !== undefined, { message: () => "The period field must match the format Y-m." })
-        ).annotations({ jsonSchema: { type: "string", pattern: "^\\s*\\d{4}-(0[1-9]|1[0-2])\\s*$", examples: ["2026-11"] } }))
-      }))
+      .setPayload(
+        Body({
+          bytes: integer("bytes", { min: 0, max: MAX_BYTES }),
+          period: Schema.optional(
+            string("period", { max: 7 })
+              .pipe(Schema.filter((s) => parsePeriod(s) !== undefined, { message: () => "The period field must match the format Y-m." }))
+              .annotations({ jsonSchema: { type: "string", pattern: "^\\s*\\d{4}-(0[1-9]|1[0-2])\\s*$", examples: ["2026-11"] } })
+          )
+        })
+      )
       .addSuccess(Ok(UsageRecorded.annotations({ identifier: "VpnUsageRecorded" }), { identifier: "AdminVpnUsageRecorded", status: 201 }))
       .addError(NotFoundResponse)
       .addError(ValidationErrorResponse)
   )
-  .middlewareEndpoints(AdminAuthentication)
-{}
+  .middlewareEndpoints(AdminAuthentication) {}
 
 // [D122]: the subscription link's group lives in `SubscriptionApi.ts`
 export { SubscriptionLinkApi } from "./SubscriptionApi.ts"

@@ -28,7 +28,7 @@ export const formatBytes = (bytes: number): string => {
 }
 
 /** `bandwidth_limit_gb × 1024³`, or null when the plan is unlimited (0, [D31]). */
-export const limitBytes = (bandwidthLimitGb: number): number | null => bandwidthLimitGb === 0 ? null : bandwidthLimitGb * GIB
+export const limitBytes = (bandwidthLimitGb: number): number | null => (bandwidthLimitGb === 0 ? null : bandwidthLimitGb * GIB)
 
 /** Whether a month's usage has reached the plan's limit (never on an unlimited plan). */
 export const isOverLimit = (usedBytes: number, bandwidthLimitGb: number): boolean => {
@@ -37,12 +37,10 @@ export const isOverLimit = (usedBytes: number, bandwidthLimitGb: number): boolea
 }
 
 /** The first day of the month of `date`, UTC, as `YYYY-MM-DD` (a `monthly` period's start). */
-export const periodStart = (date: Date): string =>
-  new Date(Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), 1)).toISOString().slice(0, 10)
+export const periodStart = (date: Date): string => new Date(Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), 1)).toISOString().slice(0, 10)
 
 /** `YYYY-MM` of a period date (or of any date). */
-export const periodLabel = (date: Date | string): string =>
-  typeof date === "string" ? date.slice(0, 7) : periodStart(date).slice(0, 7)
+export const periodLabel = (date: Date | string): string => (typeof date === "string" ? date.slice(0, 7) : periodStart(date).slice(0, 7))
 
 /** `YYYY-MM` -> `YYYY-MM-01`, or undefined when it is not a real month. */
 export const parsePeriod = (text: string): string | undefined => {
@@ -55,8 +53,7 @@ export const parsePeriod = (text: string): string | undefined => {
 }
 
 /** The first day of the next month (UTC), `YYYY-MM-DD`. */
-export const resetDate = (now: Date): string =>
-  new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1)).toISOString().slice(0, 10)
+export const resetDate = (now: Date): string => new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1)).toISOString().slice(0, 10)
 
 // ---- quota periods ([D95]) -------------------------------------------------------------
 
@@ -104,9 +101,7 @@ export const periodAt = (anchor: PeriodAnchor, now: Date): Period => {
       const y = now.getUTCFullYear()
       const m = now.getUTCMonth()
       const thisMonth = anchored(y, m, day)
-      return thisMonth <= today
-        ? { start: thisMonth, next: anchored(y, m + 1, day) }
-        : { start: anchored(y, m - 1, day), next: thisMonth }
+      return thisMonth <= today ? { start: thisMonth, next: anchored(y, m + 1, day) } : { start: anchored(y, m - 1, day), next: thisMonth }
     }
   }
 }
@@ -127,7 +122,7 @@ export const periodInMonth = (anchor: PeriodAnchor, monthStart: string): string 
  * [D95]: how a period is named in history, admin answers and notices: `YYYY-MM` for calendar
  * months (as before), the start date `YYYY-MM-DD` for `billing_day` and `never` periods.
  */
-export const labelOf = (usageReset: UsageReset, start: string): string => usageReset === "monthly" ? start.slice(0, 7) : start
+export const labelOf = (usageReset: UsageReset, start: string): string => (usageReset === "monthly" ? start.slice(0, 7) : start)
 
 /**
  * [D92], [D95]: the days of the month (1..31) a `billing_day` service may have started on for a
@@ -136,7 +131,7 @@ export const labelOf = (usageReset: UsageReset, start: string): string => usageR
 export const anchorDaysStartingIn = (from: string, to: string): ReadonlySet<number> => {
   const days = new Set<number>()
   const end = new Date(`${to}T00:00:00Z`)
-  for (let d = new Date(`${from}T00:00:00Z`); d < end && days.size < 31;) {
+  for (let d = new Date(`${from}T00:00:00Z`); d < end && days.size < 31; ) {
     d = new Date(d.getTime() + 86_400_000)
     const last = daysIn(d.getUTCFullYear(), d.getUTCMonth())
     for (let anchor = d.getUTCDate(); anchor <= (d.getUTCDate() === last ? 31 : d.getUTCDate()); anchor++) days.add(anchor)

@@ -16,7 +16,7 @@ export const slug = (name: string): string => {
 }
 
 /** `ip:port`, with brackets for an IPv6 host. */
-export const endpoint = (ip: string, port: number): string => isIP(ip) === 6 ? `[${ip}]:${port}` : `${ip}:${port}`
+export const endpoint = (ip: string, port: number): string => (isIP(ip) === 6 ? `[${ip}]:${port}` : `${ip}:${port}`)
 
 /** What a device's WireGuard config for a server is written from ([D52]). */
 export interface WireguardParams {
@@ -45,12 +45,7 @@ export const wireguardConfig = (c: WireguardParams): string =>
     ""
   ].join("\n")
 
-export const openvpnProfile = (c: {
-  readonly transport: "udp" | "tcp"
-  readonly serverIp: string
-  readonly port: number
-  readonly caCert: string
-}): string =>
+export const openvpnProfile = (c: { readonly transport: "udp" | "tcp"; readonly serverIp: string; readonly port: number; readonly caCert: string }): string =>
   [
     "client",
     "dev tun",

@@ -31,7 +31,7 @@ const DeviceOf = Schema.Struct({ userId: UserId, deviceId: Schema.Int })
  * Renewal replaces the secret; the old one stops working at once.
  */
 export class Credentials extends Effect.Service<Credentials>()("vpn/Credentials", {
-  effect: Effect.gen(function*() {
+  effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const appKey = yield* AppKey
     const clock = yield* AppClock
@@ -86,7 +86,7 @@ export class Credentials extends Effect.Service<Credentials>()("vpn/Credentials"
 
     /** the device's credentials, made on first use */
     const ofDevice = (device: typeof DeviceOf.Type) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const found = yield* byDevice(device.deviceId)
         if (Option.isSome(found)) return open(found.value)
         const secret = randomToken(32)
@@ -104,7 +104,7 @@ export class Credentials extends Effect.Service<Credentials>()("vpn/Credentials"
 
     /** a new secret for the device's credentials (made first when it has none); the old one stops working */
     const renew = (device: typeof DeviceOf.Type) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         yield* ofDevice(device)
         const secret = randomToken(32)
         const row = yield* replaceSecret({
@@ -121,7 +121,7 @@ export class Credentials extends Effect.Service<Credentials>()("vpn/Credentials"
       renew,
       /** [D91]: a new secret for every device of the user that has credentials */
       renewAllOf: (userId: UserId) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           for (const { device_id } of yield* devicesOf(userId)) yield* renew({ userId, deviceId: device_id })
         }).pipe(Effect.orDie),
       /** the user whose username and secret these are, unless their VPN access is on hold ([D91]) */

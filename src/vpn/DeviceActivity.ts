@@ -66,7 +66,7 @@ const handshakesOf = (payload: ReadonlyArray<unknown>) =>
   })
 
 export class DeviceActivity extends Effect.Service<DeviceActivity>()("vpn/DeviceActivity", {
-  effect: Effect.gen(function*() {
+  effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const clock = yield* AppClock
     const devices = yield* Devices
@@ -113,7 +113,7 @@ export class DeviceActivity extends Effect.Service<DeviceActivity>()("vpn/Device
 
     /** [D95]: the start of the user's current quota period (a calendar month without a service) */
     const periodSince = (userId: UserId) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const now = yield* clock.now
         const current = yield* subscriptions.current(userId)
         return Option.match(current, {
@@ -124,21 +124,26 @@ export class DeviceActivity extends Effect.Service<DeviceActivity>()("vpn/Device
 
     const seen = (device: Device, rows: ReadonlyArray<ServerRow>, now: Date): Activity => {
       const mine = rows.filter((r) => r.device_id === device.id)
-      const newest = mine.reduce<Date | null>((newest, r) =>
-        r.last_handshake_at !== null && (newest === null || r.last_handshake_at > newest) ? r.last_handshake_at : newest, null)
+      const newest = mine.reduce<Date | null>(
+        (newest, r) => (r.last_handshake_at !== null && (newest === null || r.last_handshake_at > newest) ? r.last_handshake_at : newest),
+        null
+      )
       // issue 34: never later than now (a value stored before the bound was kept, or another instance's clock)
       const last = newest !== null && newest > now ? now : newest
       return {
         ...device,
         last_handshake_at: last,
         online: last !== null && now.getTime() - last.getTime() <= ONLINE_WITHIN_MS,
-        period_bytes: Math.min(Number.MAX_SAFE_INTEGER, mine.reduce((n, r) => n + r.rx_bytes + r.tx_bytes, 0))
+        period_bytes: Math.min(
+          Number.MAX_SAFE_INTEGER,
+          mine.reduce((n, r) => n + r.rx_bytes + r.tx_bytes, 0)
+        )
       }
     }
 
     /** [D107]: a user's devices, oldest first, each with its activity */
     const activities = (userId: UserId) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const all = yield* devices.list(userId)
         const rows = yield* serverRows({ userId, since: yield* periodSince(userId), deviceId: null }).pipe(Effect.orDie)
         const now = yield* clock.now
@@ -151,14 +156,15 @@ export class DeviceActivity extends Effect.Service<DeviceActivity>()("vpn/Device
         list.flatMap((d): Array<DeviceSeen> => {
           const url = urls.get(d.id)
           return url === undefined ? [] : [{ ...d, subscription_url: url }]
-        }))
+        })
+      )
 
     /** [D107], [D122]: the caller's devices, oldest first, with their activity and links */
     const list = (userId: UserId) => Effect.flatMap(activities(userId), (all) => withLinks(userId, all))
 
     /** [D107]: one of the user's devices with its servers; 404 for another user's */
     const detail = (userId: UserId, deviceId: DeviceId): Effect.Effect<DeviceDetail, NotFound> =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const device = (yield* devices.list(userId)).find((d) => d.id === deviceId)
         if (device === undefined) return yield* Effect.fail(new NotFound())
         const rows = yield* serverRows({ userId, since: yield* periodSince(userId), deviceId }).pipe(Effect.orDie)
@@ -186,15 +192,15 @@ export class DeviceActivity extends Effect.Service<DeviceActivity>()("vpn/Device
           Option.isNone(found)
             ? Effect.fail(new NotFound())
             : Effect.flatMap(activities(userId), (all) =>
-              Effect.map(links.fetchesOf(all.map((d) => d.id)), (fetches) =>
-                all.map((d) => ({ ...d, subscription_fetches: fetches.get(d.id) ?? [] }))))),
+                Effect.map(links.fetchesOf(all.map((d) => d.id)), (fetches) => all.map((d) => ({ ...d, subscription_fetches: fetches.get(d.id) ?? [] })))
+              )
+        ),
       /** [D122]: the last 50 fetches of the caller's device's link, newest first; 404 for another user's device */
       fetchesOf: (userId: UserId, deviceId: DeviceId) =>
-        Effect.flatMap(devices.owned(userId, deviceId), (device) =>
-          Effect.map(links.fetchesOf([device.id]), (fetches) => fetches.get(device.id) ?? [])),
+        Effect.flatMap(devices.owned(userId, deviceId), (device) => Effect.map(links.fetchesOf([device.id]), (fetches) => fetches.get(device.id) ?? [])),
       /** [D122]: a new link for the caller's device (the old one ends at once); the device as `detail` shows it */
       rotateLink: (userId: UserId, deviceId: DeviceId) =>
-        Effect.flatMap(links.rotate(userId, deviceId), (rotated) => rotated ? detail(userId, deviceId) : Effect.fail(new NotFound())),
+        Effect.flatMap(links.rotate(userId, deviceId), (rotated) => (rotated ? detail(userId, deviceId) : Effect.fail(new NotFound()))),
       detail,
       /** 422 for a `latest_handshake` that is not unix seconds, before the report counts */
       checkHandshakes: (payload: ReadonlyArray<unknown>) => {

@@ -37,7 +37,7 @@ const Owned = Schema.Struct({ userId: Schema.Int, id: Schema.Int })
  * transaction lock, so concurrent creations (on any instance) never pass the limit.
  */
 export class Devices extends Effect.Service<Devices>()("vpn/Devices", {
-  effect: Effect.gen(function*() {
+  effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const clock = yield* AppClock
     const domainEvents = yield* DomainEvents
@@ -86,8 +86,7 @@ export class Devices extends Effect.Service<Devices>()("vpn/Devices", {
       execute: ({ id, userId }) => sql`delete from vpn_devices where id = ${id} and user_id = ${userId} returning id`
     })
 
-    const lockUser = (userId: UserId) =>
-      sql`select pg_advisory_xact_lock(${DEVICE_LOCK_SPACE}, ${userId})`.pipe(Effect.asVoid)
+    const lockUser = (userId: UserId) => sql`select pg_advisory_xact_lock(${DEVICE_LOCK_SPACE}, ${userId})`.pipe(Effect.asVoid)
 
     const show = (row: DeviceRow): Device => ({ id: row.id, name: row.name, platform: row.platform, created_at: row.created_at })
     const withCredentials = (row: DeviceRow, c: VpnCredentials): DeviceWithCredentials => ({
@@ -96,29 +95,35 @@ export class Devices extends Effect.Service<Devices>()("vpn/Devices", {
     })
 
     const owned = (userId: UserId, id: number) =>
-      ownedRow({ userId, id }).pipe(Effect.orDie, Effect.flatMap(Option.match({
-        onNone: () => Effect.fail(new NotFound()),
-        onSome: Effect.succeed
-      })))
+      ownedRow({ userId, id }).pipe(
+        Effect.orDie,
+        Effect.flatMap(
+          Option.match({
+            onNone: () => Effect.fail(new NotFound()),
+            onSome: Effect.succeed
+          })
+        )
+      )
 
     /** 422 `Device limit reached.` beyond the current service's plan limit, or without a current service */
     const create = (userId: UserId, input: { readonly name: string; readonly platform: Platform }) =>
-      sql.withTransaction(Effect.gen(function*() {
-        yield* lockUser(userId)
-        const current = yield* subscriptions.current(userId)
-        if (Option.isNone(current)) return yield* Effect.fail(new BusinessRuleViolation({ message: DEVICE_LIMIT_REACHED }))
-        const limit = current.value.plan.deviceLimit
-        if (limit > 0 && (yield* countOf(userId)).n >= limit) {
-          return yield* Effect.fail(new BusinessRuleViolation({ message: DEVICE_LIMIT_REACHED }))
-        }
-        const row = yield* insertRow({ userId, name: input.name, platform: input.platform, now: yield* clock.now })
-        // [D101]: in the device's transaction
-        yield* domainEvents.emit({ type: "device.created", data: { ...show(row), created_at: row.created_at.toISOString(), user_id: userId } })
-        return withCredentials(row, yield* credentials.ofDevice({ userId, deviceId: row.id }))
-      })).pipe(
-        Effect.catchTags({ SqlError: Effect.die, ParseError: Effect.die, NoSuchElementException: Effect.die }),
-        Effect.tap(domainEvents.wake)
-      )
+      sql
+        .withTransaction(
+          Effect.gen(function* () {
+            yield* lockUser(userId)
+            const current = yield* subscriptions.current(userId)
+            if (Option.isNone(current)) return yield* Effect.fail(new BusinessRuleViolation({ message: DEVICE_LIMIT_REACHED }))
+            const limit = current.value.plan.deviceLimit
+            if (limit > 0 && (yield* countOf(userId)).n >= limit) {
+              return yield* Effect.fail(new BusinessRuleViolation({ message: DEVICE_LIMIT_REACHED }))
+            }
+            const row = yield* insertRow({ userId, name: input.name, platform: input.platform, now: yield* clock.now })
+            // [D101]: in the device's transaction
+            yield* domainEvents.emit({ type: "device.created", data: { ...show(row), created_at: row.created_at.toISOString(), user_id: userId } })
+            return withCredentials(row, yield* credentials.ofDevice({ userId, deviceId: row.id }))
+          })
+        )
+        .pipe(Effect.catchTags({ SqlError: Effect.die, ParseError: Effect.die, NoSuchElementException: Effect.die }), Effect.tap(domainEvents.wake))
 
     /**
      * The default device of clients that know no devices: the oldest, made as `Default` (platform
@@ -126,16 +131,20 @@ export class Devices extends Effect.Service<Devices>()("vpn/Devices", {
      */
     const defaultOf = (userId: UserId) =>
       oldest(userId).pipe(
-        Effect.flatMap(Option.match({
-          onSome: Effect.succeed,
-          onNone: () =>
-            sql.withTransaction(Effect.gen(function*() {
-              yield* lockUser(userId)
-              const again = yield* oldest(userId)
-              if (Option.isSome(again)) return again.value
-              return yield* insertRow({ userId, name: "Default", platform: "other", now: yield* clock.now })
-            }))
-        })),
+        Effect.flatMap(
+          Option.match({
+            onSome: Effect.succeed,
+            onNone: () =>
+              sql.withTransaction(
+                Effect.gen(function* () {
+                  yield* lockUser(userId)
+                  const again = yield* oldest(userId)
+                  if (Option.isSome(again)) return again.value
+                  return yield* insertRow({ userId, name: "Default", platform: "other", now: yield* clock.now })
+                })
+              )
+          })
+        ),
         Effect.orDie
       )
 
@@ -144,37 +153,57 @@ export class Devices extends Effect.Service<Devices>()("vpn/Devices", {
      * stop working at once, and so does the device's subscription link ([D122])
      */
     const rotateRow = (row: DeviceRow) =>
-      sql.withTransaction(Effect.gen(function*() {
-        yield* peers.rekeyDevice(row.id)
-        yield* links.endDevice(row.id, row.user_id)
-        return withCredentials(row, yield* credentials.renew({ userId: row.user_id, deviceId: row.id }))
-      })).pipe(Effect.orDie)
+      sql
+        .withTransaction(
+          Effect.gen(function* () {
+            yield* peers.rekeyDevice(row.id)
+            yield* links.endDevice(row.id, row.user_id)
+            return withCredentials(row, yield* credentials.renew({ userId: row.user_id, deviceId: row.id }))
+          })
+        )
+        .pipe(Effect.orDie)
 
     return {
-      list: (userId: UserId) => listRows(userId).pipe(Effect.map((rows) => rows.map(show)), Effect.orDie),
+      list: (userId: UserId) =>
+        listRows(userId).pipe(
+          Effect.map((rows) => rows.map(show)),
+          Effect.orDie
+        ),
       create,
       /** the caller's device, 404 for another user's ([D11]) */
       owned,
       rename: (userId: UserId, id: number, name: string) =>
-        renameRow({ userId, id, name }).pipe(Effect.orDie, Effect.flatMap(Option.match({
-          onNone: () => Effect.fail(new NotFound()),
-          onSome: (row) => Effect.succeed(show(row))
-        }))),
+        renameRow({ userId, id, name }).pipe(
+          Effect.orDie,
+          Effect.flatMap(
+            Option.match({
+              onNone: () => Effect.fail(new NotFound()),
+              onSome: (row) => Effect.succeed(show(row))
+            })
+          )
+        ),
       /** its peers and credentials go with it (cascade): off every node at once */
       remove: (userId: UserId, id: number) =>
-        sql.withTransaction(Effect.flatMap(deleteRow({ userId, id }), Option.match({
-          onNone: () => Effect.succeed(false),
-          // [D101]: in the deletion's transaction
-          onSome: () => Effect.as(domainEvents.emit({ type: "device.deleted", data: { id, user_id: userId } }), true)
-        }))).pipe(Effect.orDie, Effect.flatMap((deleted) =>
-          deleted ? domainEvents.wake : Effect.fail(new NotFound()))),
+        sql
+          .withTransaction(
+            Effect.flatMap(
+              deleteRow({ userId, id }),
+              Option.match({
+                onNone: () => Effect.succeed(false),
+                // [D101]: in the deletion's transaction
+                onSome: () => Effect.as(domainEvents.emit({ type: "device.deleted", data: { id, user_id: userId } }), true)
+              })
+            )
+          )
+          .pipe(
+            Effect.orDie,
+            Effect.flatMap((deleted) => (deleted ? domainEvents.wake : Effect.fail(new NotFound())))
+          ),
       rotate: (userId: UserId, id: number) => Effect.flatMap(owned(userId, id), rotateRow),
       defaultOf,
       /** [D53] on the default device: its credentials, and their rotation */
-      defaultCredentials: (userId: UserId) =>
-        Effect.flatMap(defaultOf(userId), (row) => credentials.ofDevice({ userId, deviceId: row.id })),
-      rotateDefaultCredentials: (userId: UserId) =>
-        Effect.flatMap(defaultOf(userId), (row) => credentials.renew({ userId, deviceId: row.id }))
+      defaultCredentials: (userId: UserId) => Effect.flatMap(defaultOf(userId), (row) => credentials.ofDevice({ userId, deviceId: row.id })),
+      rotateDefaultCredentials: (userId: UserId) => Effect.flatMap(defaultOf(userId), (row) => credentials.renew({ userId, deviceId: row.id }))
     } as const
   }),
   dependencies: [Subscriptions.Default, Credentials.Default, Peers.Default, SubscriptionLinks.Default]

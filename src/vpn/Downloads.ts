@@ -31,9 +31,7 @@ export interface DeviceConfig {
 export const qrPng = (text: string): Effect.Effect<Uint8Array> =>
   Effect.promise(() =>
     import("qrcode").then(({ default: QRCode }) => QRCode.toBuffer(text, { type: "png", errorCorrectionLevel: "M", margin: 4, scale: 4 }))
-  ).pipe(
-    Effect.map((buffer) => new Uint8Array(buffer))
-  )
+  ).pipe(Effect.map((buffer) => new Uint8Array(buffer)))
 
 /**
  * The client files of [D52] and [D53], for a user who may reach the server: of one of their
@@ -43,12 +41,11 @@ export const qrPng = (text: string): Effect.Effect<Uint8Array> =>
  * go through it.
  */
 export class Downloads extends Effect.Service<Downloads>()("vpn/Downloads", {
-  effect: Effect.gen(function*() {
+  effect: Effect.gen(function* () {
     const access = yield* Access
     const peers = yield* Peers
     const devices = yield* Devices
-    const deviceOf = (userId: UserId, deviceId: DeviceId | undefined) =>
-      deviceId === undefined ? Effect.succeed(undefined) : devices.owned(userId, deviceId)
+    const deviceOf = (userId: UserId, deviceId: DeviceId | undefined) => (deviceId === undefined ? Effect.succeed(undefined) : devices.owned(userId, deviceId))
 
     /**
      * The device's config for the server: for WireGuard its peer there (`known`, else made on
@@ -109,7 +106,8 @@ export class Downloads extends Effect.Service<Downloads>()("vpn/Downloads", {
                 ),
                 (config) => config.file
               )
-          )),
+          )
+        ),
       /** [D53]: the OpenVPN client profile (the same for every user and device of the server) */
       openvpn: (userId: UserId, serverId: ServerId, deviceId?: DeviceId) =>
         Effect.zipRight(
@@ -119,7 +117,8 @@ export class Downloads extends Effect.Service<Downloads>()("vpn/Downloads", {
               Effect.map((config) => config.file),
               // an OpenVPN profile never fails to render
               Effect.orDie
-            ))
+            )
+          )
         )
     } as const
   }),

@@ -24,13 +24,15 @@ export { AgentStatus }
 export const HEARD_WITHIN_MS = 90_000
 
 /** The agent's row with the log's newest revision, as one JSON column of the admin server rows. */
-export const AgentRow = Schema.NullOr(Schema.Struct({
-  streams: Schema.Number,
-  applied_revision: Schema.NullOr(Schema.Number),
-  version: Schema.NullOr(Schema.String),
-  last_seen_at: Schema.NullOr(Schema.Date),
-  head: Schema.NullOr(Schema.Number)
-}))
+export const AgentRow = Schema.NullOr(
+  Schema.Struct({
+    streams: Schema.Number,
+    applied_revision: Schema.NullOr(Schema.Number),
+    version: Schema.NullOr(Schema.String),
+    last_seen_at: Schema.NullOr(Schema.Date),
+    head: Schema.NullOr(Schema.Number)
+  })
+)
 export type AgentRow = typeof AgentRow.Type
 
 /** the admin server rows' `agent_row` column (the server's alias is `s`) */
@@ -55,7 +57,7 @@ export const agentStatusOf = (row: AgentRow, now: Date): AgentStatus => {
 const AgentGaugeRow = Schema.Struct({ id: Schema.Int, name: Schema.String, agent_row: Schema.parseJson(AgentRow) })
 
 export class NodeAgents extends Effect.Service<NodeAgents>()("vpn/NodeAgents", {
-  effect: Effect.gen(function*() {
+  effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const clock = yield* AppClock
     const metrics = yield* Metrics
@@ -91,10 +93,12 @@ export class NodeAgents extends Effect.Service<NodeAgents>()("vpn/NodeAgents", {
     // [D105] in /metrics: each node's agent, read from the database when scraped (every instance agrees)
     const runtime = yield* Effect.runtime<never>()
     const read = () =>
-      Runtime.runPromise(runtime)(Effect.all([gaugeRows(undefined), clock.now]).pipe(
-        Effect.map(([rows, now]) => rows.map((r) => ({ id: r.id, name: r.name, status: agentStatusOf(r.agent_row, now) }))),
-        Effect.timeout("2 seconds")
-      )).catch(() => undefined)
+      Runtime.runPromise(runtime)(
+        Effect.all([gaugeRows(undefined), clock.now]).pipe(
+          Effect.map(([rows, now]) => rows.map((r) => ({ id: r.id, name: r.name, status: agentStatusOf(r.agent_row, now) }))),
+          Effect.timeout("2 seconds")
+        )
+      ).catch(() => undefined)
     let reading: ReturnType<typeof read> | undefined
     // the two gauges read once per scrape
     const readOnce = () => (reading ??= read().finally(() => setTimeout(() => (reading = undefined), 0)))

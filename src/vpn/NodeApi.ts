@@ -32,34 +32,32 @@ export class NodeAuthentication extends HttpApiMiddleware.Tag<NodeAuthentication
 export const NodePeer = NodePeerFields.annotations({ identifier: "NodePeer" })
 
 /** [D92]: a peer that left the server since the cursor. */
-export const RemovedPeer = Schema.Struct({ public_key: Schema.String, removed: Schema.Literal(true) })
-  .annotations({ identifier: "RemovedNodePeer" })
+export const RemovedPeer = Schema.Struct({ public_key: Schema.String, removed: Schema.Literal(true) }).annotations({ identifier: "RemovedNodePeer" })
 
 /** [D92]: `{success: true, data: [...], meta: {revision}}`; the handler returns `{data, meta}`. */
 export const NodeSyncBody = Schema.Struct({
-  data: Schema.Array(Schema.Union(
-    NodePeer,
-    RemovedPeer,
-    // [D106]: an OpenVPN server's credentials
-    OpenVpnEntry.annotations({ identifier: "NodeOpenVpnEntry" }),
-    RemovedOpenVpnEntry.annotations({ identifier: "RemovedNodeOpenVpnEntry" })
-  )),
+  data: Schema.Array(
+    Schema.Union(
+      NodePeer,
+      RemovedPeer,
+      // [D106]: an OpenVPN server's credentials
+      OpenVpnEntry.annotations({ identifier: "NodeOpenVpnEntry" }),
+      RemovedOpenVpnEntry.annotations({ identifier: "RemovedNodeOpenVpnEntry" })
+    )
+  ),
   meta: Schema.Struct({
     revision: Schema.Number.annotations({ description: "An opaque cursor that only grows: send it back as `since`." }),
     rotated: Schema.optional(Schema.Array(Schema.String)).annotations({
-      description: "OpenVPN servers, `?since=` answers only (issue 34): the usernames whose password was replaced after the cursor; their open sessions must end. Absent when none."
+      description:
+        "OpenVPN servers, `?since=` answers only (issue 34): the usernames whose password was replaced after the cursor; their open sessions must end. Absent when none."
     })
   })
 })
-export const NodeSyncResponse = Schema.transform(
-  Schema.Struct({ success: Schema.Literal(true), ...NodeSyncBody.fields }),
-  Schema.typeSchema(NodeSyncBody),
-  {
-    strict: true,
-    decode: ({ data, meta }) => ({ data, meta }),
-    encode: ({ data, meta }) => ({ success: true as const, data, meta })
-  }
-).annotations({ identifier: "NodePeerList" })
+export const NodeSyncResponse = Schema.transform(Schema.Struct({ success: Schema.Literal(true), ...NodeSyncBody.fields }), Schema.typeSchema(NodeSyncBody), {
+  strict: true,
+  decode: ({ data, meta }) => ({ data, meta }),
+  encode: ({ data, meta }) => ({ success: true as const, data, meta })
+}).annotations({ identifier: "NodePeerList" })
 
 const nodeReport = (fields: readonly [string, string], description: string) =>
   Schema.Array(
@@ -88,14 +86,16 @@ export const CountersReport = nodeReport(
 
 /** [D94]: a retry under the same key (same node, within 24 h) answers the first answer and adds nothing. */
 const IdempotencyKey = Schema.Struct({
-  "idempotency-key": Schema.optional(Schema.String.annotations({
-    description: "1-255 visible ASCII characters naming this report; retry a report with its key until it is answered.",
-    jsonSchema: {
-      type: "string",
-      pattern: "^[\\x21-\\x7e]{1,255}$",
-      description: "1-255 visible ASCII characters naming this report; retry a report with its key until it is answered."
-    }
-  }))
+  "idempotency-key": Schema.optional(
+    Schema.String.annotations({
+      description: "1-255 visible ASCII characters naming this report; retry a report with its key until it is answered.",
+      jsonSchema: {
+        type: "string",
+        pattern: "^[\\x21-\\x7e]{1,255}$",
+        description: "1-255 visible ASCII characters naming this report; retry a report with its key until it is answered."
+      }
+    })
+  )
 })
 
 /** The node API of [D54], behind node tokens. */
@@ -103,28 +103,50 @@ export class NodeApi extends HttpApiGroup.make("node")
   .annotate(OpenApi.Description, "The routes the VPN servers' node agents call (node token).")
   .add(
     HttpApiEndpoint.get("peers", "/node/peers")
-      .annotateContext(describe("List this server's peers (node agent)", "The peers and credentials the calling server must serve, with `meta.revision`; with `?since=<revision>` only what changed after it. Node token only."))
-      .setUrlParams(Schema.Struct({
-        since: Schema.optional(Schema.String.annotations({ description: "A `meta.revision` of an earlier answer: only what changed after it." }))
-      }))
+      .annotateContext(
+        describe(
+          "List this server's peers (node agent)",
+          "The peers and credentials the calling server must serve, with `meta.revision`; with `?since=<revision>` only what changed after it. Node token only."
+        )
+      )
+      .setUrlParams(
+        Schema.Struct({
+          since: Schema.optional(Schema.String.annotations({ description: "A `meta.revision` of an earlier answer: only what changed after it." }))
+        })
+      )
       .addSuccess(NodeSyncResponse)
       .addError(ValidationErrorResponse)
   )
   .add(
     HttpApiEndpoint.post("openvpnAuth", "/node/openvpn/auth")
-      .annotateContext(describe("Check an OpenVPN login (node agent)", "200 when the username and password may connect through this OpenVPN server, 403 otherwise. Node token of an OpenVPN server only."))
+      .annotateContext(
+        describe(
+          "Check an OpenVPN login (node agent)",
+          "200 when the username and password may connect through this OpenVPN server, 403 otherwise. Node token of an OpenVPN server only."
+        )
+      )
       .setPayload(Body({ username: string("username"), password: string("password", { max: 255 }) }))
-      .addSuccess(Ok(Schema.Struct({
-        username: Schema.String,
-        allowed: Schema.Literal(true),
-        /** [D103]: the speed to shape the session to (Mbps, both ways); null: none */
-        speed_limit_mbps: Schema.NullOr(Schema.Int)
-      }), { identifier: "NodeOpenVpnAuthResponse" }))
+      .addSuccess(
+        Ok(
+          Schema.Struct({
+            username: Schema.String,
+            allowed: Schema.Literal(true),
+            /** [D103]: the speed to shape the session to (Mbps, both ways); null: none */
+            speed_limit_mbps: Schema.NullOr(Schema.Int)
+          }),
+          { identifier: "NodeOpenVpnAuthResponse" }
+        )
+      )
       .addError(ForbiddenResponse)
   )
   .add(
     HttpApiEndpoint.post("usage", "/node/usage")
-      .annotateContext(describe("Report usage deltas (node agent)", "Adds byte deltas of this server's peers to their services' usage; `data.accepted` counts the entries counted. Send an `Idempotency-Key` so a retried report counts once."))
+      .annotateContext(
+        describe(
+          "Report usage deltas (node agent)",
+          "Adds byte deltas of this server's peers to their services' usage; `data.accepted` counts the entries counted. Send an `Idempotency-Key` so a retried report counts once."
+        )
+      )
       .setHeaders(IdempotencyKey)
       .setPayload(UsageReport)
       .addSuccess(Ok(Accepted, { identifier: "NodeUsageResponse" }))
@@ -132,11 +154,15 @@ export class NodeApi extends HttpApiGroup.make("node")
   )
   .add(
     HttpApiEndpoint.post("counters", "/node/counters")
-      .annotateContext(describe("Report interface counters (node agent)", "Reports WireGuard's cumulative counters; the server derives the deltas exactly once. Send an `Idempotency-Key` so a retried report counts once."))
+      .annotateContext(
+        describe(
+          "Report interface counters (node agent)",
+          "Reports WireGuard's cumulative counters; the server derives the deltas exactly once. Send an `Idempotency-Key` so a retried report counts once."
+        )
+      )
       .setHeaders(IdempotencyKey)
       .setPayload(CountersReport)
       .addSuccess(Ok(Accepted, { identifier: "NodeCountersResponse" }))
       .addError(ValidationErrorResponse)
   )
-  .middlewareEndpoints(NodeAuthentication)
-{}
+  .middlewareEndpoints(NodeAuthentication) {}

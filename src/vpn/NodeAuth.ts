@@ -12,11 +12,11 @@ export { CurrentNode, NodeAuthentication }
 
 export const NodeAuthenticationLive = Layer.effect(
   NodeAuthentication,
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const servers = yield* Servers
     return NodeAuthentication.of({
       nodeToken: () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const secret = yield* bearerSecret
           if (Option.isNone(secret) || secret.value.length > 512) return yield* Effect.fail(new Unauthenticated())
           const hash = sha256Hex(secret.value)

@@ -28,9 +28,7 @@ export const streamedNodeList = (
       return encoder.encode(chunk)
     }),
     Stream.prepend(Chunk.of(encoder.encode(`{"success":true,"data":[`))),
-    Stream.concat(Stream.suspend(() =>
-      Stream.fromEffect(Effect.as(done(written), encoder.encode(`],"meta":{"revision":${JSON.stringify(revision)}}}`))))
-    )
+    Stream.concat(Stream.suspend(() => Stream.fromEffect(Effect.as(done(written), encoder.encode(`],"meta":{"revision":${JSON.stringify(revision)}}}`)))))
   )
   return HttpServerResponse.stream(body, { contentType: "application/json" })
 }

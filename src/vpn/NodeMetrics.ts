@@ -60,7 +60,7 @@ export const nodeMetrics = Metrics.ofRoom(({ now, registry, whenConnectionFree }
     polled: (serverId: ServerId, peers: number) =>
       Effect.sync(() => {
         let poll = polls.get(serverId)
-        if (poll === undefined) polls.set(serverId, poll = { at: 0, labels: { server: String(serverId) } })
+        if (poll === undefined) polls.set(serverId, (poll = { at: 0, labels: { server: String(serverId) } }))
         poll.at = now()
         peersServed.set(poll.labels, peers)
         nodePolls.inc(poll.labels)

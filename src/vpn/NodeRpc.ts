@@ -26,66 +26,73 @@ import type { ServerId } from "../platform/Ids.ts"
 const KEEPALIVE = "5 seconds"
 
 /** [D54]: the server whose node token an `Authorization: Bearer` header carries */
-const nodeOfHeader = (servers: Servers) => (authorization: string | undefined): Effect.Effect<Option.Option<ServerId>> =>
-  Effect.gen(function*() {
-    const secret = /^bearer +(\S.*)$/i.exec(authorization ?? "")?.[1]?.trim()
-    if (secret === undefined || secret.length > 512) return Option.none()
-    const hash = sha256Hex(secret)
-    const node = yield* servers.byNodeTokenHash(hash)
-    return Option.isSome(node) && constantTimeEqual(node.value.node_token_hash, hash) ? Option.some(node.value.id) : Option.none()
-  })
+const nodeOfHeader =
+  (servers: Servers) =>
+  (authorization: string | undefined): Effect.Effect<Option.Option<ServerId>> =>
+    Effect.gen(function* () {
+      const secret = /^bearer +(\S.*)$/i.exec(authorization ?? "")?.[1]?.trim()
+      if (secret === undefined || secret.length > 512) return Option.none()
+      const hash = sha256Hex(secret)
+      const node = yield* servers.byNodeTokenHash(hash)
+      return Option.isSome(node) && constantTimeEqual(node.value.node_token_hash, hash) ? Option.some(node.value.id) : Option.none()
+    })
 
 /** each call checked again (the guard checked the request's header already; a call carries no other) */
 const AuthLive = Layer.effect(
   NodeRpcAuth,
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const nodeOf = nodeOfHeader(yield* Servers)
     const refused = new NodeUnauthorized({ message: "A valid node token is required." })
     return NodeRpcAuth.of(({ headers }) =>
-      Effect.flatMap(nodeOf(headers["authorization"]), (node) =>
-        Option.isNone(node) ? Effect.fail(refused) : Effect.succeed({ serverId: node.value })))
+      Effect.flatMap(nodeOf(headers["authorization"]), (node) => (Option.isNone(node) ? Effect.fail(refused) : Effect.succeed({ serverId: node.value })))
+    )
   })
 )
 
-const HandlersLive = NodeRpcs.toLayer(Effect.gen(function*() {
-  const access = yield* Access
-  const agents = yield* NodeAgents
-  const wake = yield* PeerWake
+const HandlersLive = NodeRpcs.toLayer(
+  Effect.gen(function* () {
+    const access = yield* Access
+    const agents = yield* NodeAgents
+    const wake = yield* PeerWake
 
-  /** the changes after `since`, or the whole list when there is no usable cursor ([D92]) */
-  const batchAfter = (serverId: ServerId, since: number | null): Effect.Effect<PeersBatch> =>
-    (since === null
-      ? Effect.fail("full" as const)
-      : access.nodeSync(serverId, String(since)).pipe(Effect.map((s) => ({ ...s, full: false })), Effect.mapError(() => "full" as const))
-    ).pipe(
-      Effect.catchAll(() => Effect.map(access.nodeSync(serverId, undefined).pipe(Effect.orDie), (s) => ({ ...s, full: true }))),
-      Effect.map((s): PeersBatch => ({ revision: s.revision, full: s.full, peers: s.peers, rotated: "rotated" in s ? s.rotated ?? [] : [] }))
-    )
+    /** the changes after `since`, or the whole list when there is no usable cursor ([D92]) */
+    const batchAfter = (serverId: ServerId, since: number | null): Effect.Effect<PeersBatch> =>
+      (since === null
+        ? Effect.fail("full" as const)
+        : access.nodeSync(serverId, String(since)).pipe(
+            Effect.map((s) => ({ ...s, full: false })),
+            Effect.mapError(() => "full" as const)
+          )
+      ).pipe(
+        Effect.catchAll(() => Effect.map(access.nodeSync(serverId, undefined).pipe(Effect.orDie), (s) => ({ ...s, full: true }))),
+        Effect.map((s): PeersBatch => ({ revision: s.revision, full: s.full, peers: s.peers, rotated: "rotated" in s ? (s.rotated ?? []) : [] }))
+      )
 
-  return NodeRpcs.of({
-    WatchPeers: ({ since }) =>
-      Effect.gen(function*() {
-        const { serverId } = yield* RpcNode
-        // subscribed before the first read: a commit between the two is pushed, not lost
-        const heads = yield* wake.subscribe
-        yield* Effect.acquireRelease(agents.opened(serverId), () => agents.closed(serverId))
-        const first = yield* batchAfter(serverId, since)
-        let last = first.revision
-        const next = Stream.fromQueue(heads).pipe(
-          Stream.filter((head) => head > last),
-          Stream.mapEffect(() => batchAfter(serverId, last)),
-          Stream.filter((batch) => {
-            if (batch.revision <= last && !batch.full) return false
-            last = batch.revision
-            return true
-          })
-        )
-        return Stream.concat(Stream.make(first), next)
-      }).pipe(Stream.unwrapScoped),
-    ReportApplied: ({ revision, version }) =>
-      Effect.flatMap(RpcNode, ({ serverId }) => Effect.map(agents.applied(serverId, revision, version), (lag) => ({ lag })))
+    return NodeRpcs.of({
+      WatchPeers: ({ since }) =>
+        Effect.gen(function* () {
+          const { serverId } = yield* RpcNode
+          // subscribed before the first read: a commit between the two is pushed, not lost
+          const heads = yield* wake.subscribe
+          yield* Effect.acquireRelease(agents.opened(serverId), () => agents.closed(serverId))
+          const first = yield* batchAfter(serverId, since)
+          let last = first.revision
+          const next = Stream.fromQueue(heads).pipe(
+            Stream.filter((head) => head > last),
+            Stream.mapEffect(() => batchAfter(serverId, last)),
+            Stream.filter((batch) => {
+              if (batch.revision <= last && !batch.full) return false
+              last = batch.revision
+              return true
+            })
+          )
+          return Stream.concat(Stream.make(first), next)
+        }).pipe(Stream.unwrapScoped),
+      ReportApplied: ({ revision, version }) =>
+        Effect.flatMap(RpcNode, ({ serverId }) => Effect.map(agents.applied(serverId, revision, version), (lag) => ({ lag })))
+    })
   })
-}))
+)
 
 /**
  * POST `/v1/node/rpc` on the API's router, behind the guard of issue 34 (`NodeRpcHttp.ts`: the
@@ -94,7 +101,7 @@ const HandlersLive = NodeRpcs.toLayer(Effect.gen(function*() {
  */
 const ProtocolLive = Layer.scoped(
   RpcServer.Protocol,
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const router = yield* HttpApiBuilder.Router
     const guard = guardNodeRpc(nodeOfHeader(yield* Servers))
     const { httpApp, protocol } = yield* RpcServer.makeProtocolWithHttpApp

@@ -40,9 +40,11 @@ const Frame = Schema.Struct({
     message: () => "The tag field must name a call of the node protocol."
   }),
   payload: Schema.Unknown,
-  headers: Schema.Array(Schema.Tuple(Schema.String, Schema.String)).pipe(Schema.maxItems(32)).annotations({
-    message: () => "The headers field must be an array of at most 32 [name, value] pairs."
-  }),
+  headers: Schema.Array(Schema.Tuple(Schema.String, Schema.String))
+    .pipe(Schema.maxItems(32))
+    .annotations({
+      message: () => "The headers field must be an array of at most 32 [name, value] pairs."
+    }),
   traceId: Schema.optional(Schema.String),
   spanId: Schema.optional(Schema.String),
   sampled: Schema.optional(Schema.Boolean)
@@ -53,9 +55,7 @@ const payloadDecoders = new Map(
   [...NodeRpcs.requests].map(([tag, rpc]) => [tag, Schema.decodeUnknownEither(rpc.payloadSchema as Schema.Schema<unknown>, { errors: "all" })])
 )
 
-type Checked =
-  | { readonly _tag: "Refused"; readonly response: HttpServerResponse.HttpServerResponse }
-  | { readonly _tag: "Calls"; readonly streams: number }
+type Checked = { readonly _tag: "Refused"; readonly response: HttpServerResponse.HttpServerResponse } | { readonly _tag: "Calls"; readonly streams: number }
 
 const refused = (response: HttpServerResponse.HttpServerResponse): Checked => ({ _tag: "Refused", response })
 
@@ -94,7 +94,7 @@ export const checkCalls = (text: string): Checked => {
 export const guardNodeRpc = (authenticate: (authorization: string | undefined) => Effect.Effect<Option.Option<number>>) => {
   const open = new Map<number, number>()
   return <E>(app: HttpApp.Default<E, Scope.Scope>): HttpApp.Default<E, Scope.Scope> =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const request = yield* HttpServerRequest.HttpServerRequest
       const server = yield* authenticate(request.headers["authorization"])
       if (Option.isNone(server)) return refusal(401, "Unauthenticated.")

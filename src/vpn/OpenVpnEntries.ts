@@ -19,7 +19,7 @@ export type CredentialRow = typeof CredentialRow.Type
 
 /** The credentials an OpenVPN node is told about, read from the VPN room's `vpn_credentials`. */
 export class OpenVpnEntries extends Effect.Service<OpenVpnEntries>()("vpn/OpenVpnEntries", {
-  effect: Effect.gen(function*() {
+  effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const columns = sql`c.user_id, c.username, exists(select 1 from vpn_access_holds h where h.user_id = c.user_id) as held`
     const rows = SqlSchema.findAll({

@@ -33,7 +33,7 @@ const Revision = Schema.NumberFromString
  * commit, in revision order. Reading "nothing changed" is two index reads.
  */
 export class PeerChanges extends Effect.Service<PeerChanges>()("vpn/PeerChanges", {
-  effect: Effect.gen(function*() {
+  effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
 
     const state = SqlSchema.single({
@@ -77,7 +77,7 @@ export class PeerChanges extends Effect.Service<PeerChanges>()("vpn/PeerChanges"
        * now when this is it: quota periods start again on a day, [D95]). `day` is `YYYY-MM-DD`.
        */
       state: (day: string) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const first = yield* state(day)
           if (first.tick !== null) return { ...first, tick: first.tick }
           yield* sql.withTransaction(Effect.zipRight(lock(undefined), tickInsert(day)))
@@ -106,7 +106,7 @@ export class PeerChanges extends Effect.Service<PeerChanges>()("vpn/PeerChanges"
             return { everything, keys: [...keys], userIds: [...userIds], planIds: [...planIds] }
           }),
           Effect.orDie
-        ),
+        )
     } as const
   })
 }) {
@@ -116,7 +116,7 @@ export class PeerChanges extends Effect.Service<PeerChanges>()("vpn/PeerChanges"
    * list. How many went.
    */
   static readonly prune = (keep: number = CHANGES_KEPT): Effect.Effect<number, never, SqlClient.SqlClient | AppClock> =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const sql = yield* SqlClient.SqlClient
       const month = periodStart(yield* Effect.flatMap(AppClock, (clock) => clock.now))
       const batch = SqlSchema.findAll({

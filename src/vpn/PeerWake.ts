@@ -38,24 +38,26 @@ export const CHECK_TIMEOUT_MS = 3_000
  * poll) are not queued behind it for good: pushes would stop on this instance until a restart.
  */
 export const singleFlight = (check: Effect.Effect<void>, timeoutMs: number) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const checking = yield* Effect.makeSemaphore(1)
     let pending = false
     return Effect.suspend(() => {
       if (pending) return Effect.void
       pending = true
-      return checking.withPermits(1)(Effect.suspend(() => {
-        pending = false
-        return check.pipe(
-          Effect.timeout(Duration.millis(timeoutMs)),
-          Effect.catchAll(() => Effect.logDebug(`peer wake: the newest revision was not read within ${timeoutMs} ms; the next wake reads it`))
-        )
-      }))
+      return checking.withPermits(1)(
+        Effect.suspend(() => {
+          pending = false
+          return check.pipe(
+            Effect.timeout(Duration.millis(timeoutMs)),
+            Effect.catchAll(() => Effect.logDebug(`peer wake: the newest revision was not read within ${timeoutMs} ms; the next wake reads it`))
+          )
+        })
+      )
     })
   })
 
 export class PeerWake extends Effect.Service<PeerWake>()("vpn/PeerWake", {
-  scoped: Effect.gen(function*() {
+  scoped: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const config = yield* AppConfig
     const runtime = yield* Effect.runtime<never>()
@@ -108,13 +110,13 @@ export class PeerWake extends Effect.Service<PeerWake>()("vpn/PeerWake", {
         Effect.sync(() => {
           streams++
         }),
-        () => Effect.sync(() => {
-          streams--
-        })
+        () =>
+          Effect.sync(() => {
+            streams--
+          })
       ).pipe(Effect.zipRight(PubSub.subscribe(heads))),
       /** read the newest revision now and wake the streams if it moved (a write of this instance) */
       wake
     } as const
   })
 }) {}
-

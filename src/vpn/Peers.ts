@@ -107,7 +107,7 @@ const serverPeer = (r: typeof NodePeerRow.Type): ServerPeer => ({
 })
 
 export class Peers extends Effect.Service<Peers>()("vpn/Peers", {
-  effect: Effect.gen(function*() {
+  effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     /** [D90]: the peer's host number in the server's IPv6 subnet, when it has one and the number fits */
     const address6 = sql`
@@ -239,43 +239,49 @@ export class Peers extends Effect.Service<Peers>()("vpn/Peers", {
     })
 
     const rekey = (ids: ReadonlyArray<{ readonly id: number }>) =>
-      Effect.forEach(ids, ({ id }) =>
-        Effect.flatMap(keys.x25519, (pair) =>
-          replaceKeys({ id, publicKey: pair.publicKey, privateKeyEnc: appKey.encrypt(pair.privateKey) })), { discard: true })
+      Effect.forEach(
+        ids,
+        ({ id }) => Effect.flatMap(keys.x25519, (pair) => replaceKeys({ id, publicKey: pair.publicKey, privateKeyEnc: appKey.encrypt(pair.privateKey) })),
+        { discard: true }
+      )
 
     const attempt = (device: Device, server: ServerRow) =>
-      sql.withTransaction(Effect.gen(function*() {
-        // one allocation per server at a time (across instances too)
-        const locked = yield* lockServer(server.id)
-        const again = yield* existing({ deviceId: device.id, serverId: server.id })
-        if (Option.isSome(again)) return open(again.value)
-        if (Option.isNone(locked)) return yield* Effect.fail(new SubnetFull())
-        const subnet = parseSubnet(locked.value.subnet)
-        if (subnet === undefined) return yield* Effect.fail(new SubnetFull())
-        // [D90]: the lowest released host, else the high-water mark: the same cost at any number of peers
-        const released = yield* takeReleased(server.id)
-        const host = Option.match(released, { onNone: () => locked.value.next_host, onSome: (r) => r.host })
-        if (host < 2 || host >= hostCount(subnet) - 1) return yield* Effect.fail(new SubnetFull())
-        if (Option.isNone(released)) yield* raiseMark({ serverId: server.id, next: host + 1 })
-        const address = intToIpv4(subnet.network + host)
-        const pair = yield* keys.x25519
-        yield* insert({
-          user_id: device.userId,
-          device_id: device.id,
-          server_id: server.id,
-          public_key: pair.publicKey,
-          private_key_enc: appKey.encrypt(pair.privateKey),
-          address,
-          host,
-          created_at: yield* clock.now
-        })
-        return open(Option.getOrThrow(yield* existing({ deviceId: device.id, serverId: server.id })))
-      })).pipe(
-        Effect.catchTags({
-          SqlError: (e) => isUniqueViolation(e) ? Effect.fail(new Retry({ cause: e })) : Effect.die(e),
-          ParseError: Effect.die
-        })
-      )
+      sql
+        .withTransaction(
+          Effect.gen(function* () {
+            // one allocation per server at a time (across instances too)
+            const locked = yield* lockServer(server.id)
+            const again = yield* existing({ deviceId: device.id, serverId: server.id })
+            if (Option.isSome(again)) return open(again.value)
+            if (Option.isNone(locked)) return yield* Effect.fail(new SubnetFull())
+            const subnet = parseSubnet(locked.value.subnet)
+            if (subnet === undefined) return yield* Effect.fail(new SubnetFull())
+            // [D90]: the lowest released host, else the high-water mark: the same cost at any number of peers
+            const released = yield* takeReleased(server.id)
+            const host = Option.match(released, { onNone: () => locked.value.next_host, onSome: (r) => r.host })
+            if (host < 2 || host >= hostCount(subnet) - 1) return yield* Effect.fail(new SubnetFull())
+            if (Option.isNone(released)) yield* raiseMark({ serverId: server.id, next: host + 1 })
+            const address = intToIpv4(subnet.network + host)
+            const pair = yield* keys.x25519
+            yield* insert({
+              user_id: device.userId,
+              device_id: device.id,
+              server_id: server.id,
+              public_key: pair.publicKey,
+              private_key_enc: appKey.encrypt(pair.privateKey),
+              address,
+              host,
+              created_at: yield* clock.now
+            })
+            return open(Option.getOrThrow(yield* existing({ deviceId: device.id, serverId: server.id })))
+          })
+        )
+        .pipe(
+          Effect.catchTags({
+            SqlError: (e) => (isUniqueViolation(e) ? Effect.fail(new Retry({ cause: e })) : Effect.die(e)),
+            ParseError: Effect.die
+          })
+        )
 
     return {
       /** the device's peer on the server, made on first download; read without a transaction once made */
@@ -283,10 +289,12 @@ export class Peers extends Effect.Service<Peers>()("vpn/Peers", {
         existing({ deviceId: device.id, serverId: server.id }).pipe(
           Effect.orDie,
           Effect.flatMap((found) =>
-            Option.isSome(found) ? Effect.succeed(open(found.value)) : attempt(device, server).pipe(
-              Effect.retry({ while: (e) => e._tag === "Retry", schedule: Schedule.recurs(10) }),
-              Effect.catchTag("Retry", (e) => Effect.die(e.cause))
-            )
+            Option.isSome(found)
+              ? Effect.succeed(open(found.value))
+              : attempt(device, server).pipe(
+                  Effect.retry({ while: (e) => e._tag === "Retry", schedule: Schedule.recurs(10) }),
+                  Effect.catchTag("Retry", (e) => Effect.die(e.cause))
+                )
           )
         ),
       /**
@@ -294,23 +302,36 @@ export class Peers extends Effect.Service<Peers>()("vpn/Peers", {
        * grant to `planId`, the service's bytes in the period starting `period` ([D95]) and the
        * default device's peer there (none: the long way, `Devices.defaultOf` then `ensure`)
        */
-      downloadOf: (q: { readonly serverId: ServerId; readonly planId: number; readonly serviceId: ServiceId; readonly period: string; readonly userId: UserId }) =>
+      downloadOf: (q: {
+        readonly serverId: ServerId
+        readonly planId: number
+        readonly serviceId: ServiceId
+        readonly period: string
+        readonly userId: UserId
+      }) =>
         downloadRow(q).pipe(
-          Effect.map(Option.map((r): DownloadView => {
-            const { address, address6, device_id: _, granted, peer_public_key, peer_user_id, private_key_enc, used, ...server } = r
-            return {
-              server,
-              granted,
-              usedBytes: used,
-              peer: peer_user_id === null || peer_public_key === null || private_key_enc === null || address === null
-                ? Option.none()
-                : Option.some(open({ user_id: peer_user_id, public_key: peer_public_key, private_key_enc, address, address6 }))
-            }
-          })),
+          Effect.map(
+            Option.map((r): DownloadView => {
+              const { address, address6, device_id: _, granted, peer_public_key, peer_user_id, private_key_enc, used, ...server } = r
+              return {
+                server,
+                granted,
+                usedBytes: used,
+                peer:
+                  peer_user_id === null || peer_public_key === null || private_key_enc === null || address === null
+                    ? Option.none()
+                    : Option.some(open({ user_id: peer_user_id, public_key: peer_public_key, private_key_enc, address, address6 }))
+              }
+            })
+          ),
           Effect.orDie
         ),
       /** the server's peers for its node, each with whether its user's access is on hold (one query) */
-      ofServer: (serverId: ServerId) => ofServerRows(serverId).pipe(Effect.map((rows) => rows.map(serverPeer)), Effect.orDie),
+      ofServer: (serverId: ServerId) =>
+        ofServerRows(serverId).pipe(
+          Effect.map((rows) => rows.map(serverPeer)),
+          Effect.orDie
+        ),
       /**
        * issue 27: at most `limit` of the server's peers after the peer id `after`, in the order of
        * `ofServer`, with the id to continue after (one query)
@@ -324,10 +345,11 @@ export class Peers extends Effect.Service<Peers>()("vpn/Peers", {
       someOfServer: (serverId: ServerId, keys: ReadonlyArray<string>, userIds: ReadonlyArray<number>) =>
         (keys.length === 0 && userIds.length === 0
           ? Effect.succeed([])
-          : someOfServerRows({ serverId, keys: JSON.stringify(keys), users: JSON.stringify(userIds) })).pipe(
-            Effect.map((rows) => rows.map(serverPeer)),
-            Effect.orDie
-          ),
+          : someOfServerRows({ serverId, keys: JSON.stringify(keys), users: JSON.stringify(userIds) })
+        ).pipe(
+          Effect.map((rows) => rows.map(serverPeer)),
+          Effect.orDie
+        ),
       /** the owners of these public keys on this server, by key (unknown ones are absent) */
       ownersOf: (serverId: ServerId, publicKeys: ReadonlyArray<string>) =>
         (publicKeys.length === 0 ? Effect.succeed([]) : owners({ serverId, publicKeys: [...new Set(publicKeys)] })).pipe(
@@ -335,11 +357,9 @@ export class Peers extends Effect.Service<Peers>()("vpn/Peers", {
           Effect.orDie
         ),
       /** [D91]: a new key pair for every peer of the user, addresses kept; the old keys stop working */
-      rekeyAll: (userId: UserId) =>
-        sql.withTransaction(Effect.flatMap(peerIdsOf(userId), rekey)).pipe(Effect.orDie),
+      rekeyAll: (userId: UserId) => sql.withTransaction(Effect.flatMap(peerIdsOf(userId), rekey)).pipe(Effect.orDie),
       /** [D90]: a new key pair for every peer of the device, addresses kept */
-      rekeyDevice: (deviceId: DeviceId) =>
-        sql.withTransaction(Effect.flatMap(peerIdsOfDevice(deviceId), rekey)).pipe(Effect.orDie)
+      rekeyDevice: (deviceId: DeviceId) => sql.withTransaction(Effect.flatMap(peerIdsOfDevice(deviceId), rekey)).pipe(Effect.orDie)
     } as const
   })
 }) {}

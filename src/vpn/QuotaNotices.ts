@@ -18,13 +18,13 @@ export const crossedThresholds = (bandwidthLimitGb: number, before: number, afte
 
 /** [D96]: the quota notices (a mail and a `usage.threshold` event) of a period crossing 80 % or 100 %. */
 export class QuotaNotices extends Effect.Service<QuotaNotices>()("vpn/QuotaNotices", {
-  effect: Effect.gen(function*() {
+  effect: Effect.gen(function* () {
     const notifications = yield* Notifications
     const domainEvents = yield* DomainEvents
 
     /** [D96]: the quota notices of a period whose usage went from `before` to `after` bytes (once per period, [D95]) */
     const quotaNotices = (service: ServiceQuota, period: Bandwidth.Period, before: number, after: number) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const limit = Bandwidth.limitBytes(service.plan.bandwidthLimitGb)
         if (limit === null) return
         for (const percent of crossedThresholds(service.plan.bandwidthLimitGb, before, after)) {
@@ -43,14 +43,17 @@ export class QuotaNotices extends Effect.Service<QuotaNotices>()("vpn/QuotaNotic
             }
           })
           // [D101]: with the notice, in the report's transaction
-          yield* domainEvents.emit({ type: "usage.threshold", data: {
-            service_id: service.id,
-            user_id: service.userId,
-            threshold: percent,
-            period: Bandwidth.labelOf(service.plan.usageReset, period.start),
-            used_bytes: after,
-            limit_bytes: limit
-          } })
+          yield* domainEvents.emit({
+            type: "usage.threshold",
+            data: {
+              service_id: service.id,
+              user_id: service.userId,
+              threshold: percent,
+              period: Bandwidth.labelOf(service.plan.usageReset, period.start),
+              used_bytes: after,
+              limit_bytes: limit
+            }
+          })
         }
       })
 

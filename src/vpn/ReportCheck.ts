@@ -72,7 +72,7 @@ export const checkReport = (
     } else if (present(user) && (typeof user !== "string" || user.length === 0 || user.length > 255)) {
       add(`${i}.username`, `The ${i}.username field must be a string.`)
     } else if (distinct) {
-      const [field, value] = typeof key === "string" ? ["public_key", key] as const : ["username", String(user)] as const
+      const [field, value] = typeof key === "string" ? (["public_key", key] as const) : (["username", String(user)] as const)
       if (seen.has(`${field}:${value}`)) add(`${i}.${field}`, `The ${i}.${field} field has a duplicate value.`)
       seen.add(`${field}:${value}`)
     }

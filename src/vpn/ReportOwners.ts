@@ -19,7 +19,7 @@ export interface ReportedPeer {
  * user exists, so it is neither counted nor told apart from an unknown name.
  */
 export class ReportOwners extends Effect.Service<ReportOwners>()("vpn/ReportOwners", {
-  effect: Effect.gen(function*() {
+  effect: Effect.gen(function* () {
     const peers = yield* Peers
     const credentials = yield* Credentials
     const servers = yield* Servers
@@ -27,7 +27,7 @@ export class ReportOwners extends Effect.Service<ReportOwners>()("vpn/ReportOwne
 
     /** the owners of these usernames whose current service this OpenVPN server serves, by username */
     const servedUsernames = (serverId: ServerId, usernames: ReadonlyArray<string>) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const none = new Map<string, number>() as ReadonlyMap<string, number>
         if (usernames.length === 0) return none
         const server = yield* servers.find(serverId)
@@ -36,18 +36,26 @@ export class ReportOwners extends Effect.Service<ReportOwners>()("vpn/ReportOwne
         if (byName.size === 0) return none
         const granted = new Set(yield* servers.planIdsOf(serverId))
         const current = yield* subscriptions.currentOf([...byName.values()])
-        return new Map([...byName].filter(([, userId]) => {
-          const service = current.get(userId)
-          return service !== undefined && granted.has(service.plan.id)
-        })) as ReadonlyMap<string, number>
+        return new Map(
+          [...byName].filter(([, userId]) => {
+            const service = current.get(userId)
+            return service !== undefined && granted.has(service.plan.id)
+          })
+        ) as ReadonlyMap<string, number>
       })
 
     return {
       /** the owner of each entry on this node's server, by entry (entries it does not serve are absent) */
       ownersOf: (serverId: ServerId, entries: ReadonlyArray<ReportedPeer>) =>
-        Effect.gen(function*() {
-          const byKey = yield* peers.ownersOf(serverId, entries.flatMap((e) => e.public_key ?? []))
-          const byName = yield* servedUsernames(serverId, entries.flatMap((e) => e.username ?? []))
+        Effect.gen(function* () {
+          const byKey = yield* peers.ownersOf(
+            serverId,
+            entries.flatMap((e) => e.public_key ?? [])
+          )
+          const byName = yield* servedUsernames(
+            serverId,
+            entries.flatMap((e) => e.username ?? [])
+          )
           return entries.map((e) => (e.public_key !== undefined ? byKey.get(e.public_key) : byName.get(e.username ?? "")))
         })
     } as const

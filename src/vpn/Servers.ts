@@ -37,10 +37,12 @@ const AdminServerRow = Schema.Struct({
   agent_row: Schema.parseJson(AgentRow)
 })
 /** [D105]: the row with its agent's status at `now` */
-const adminServerOf = (now: Date) => ({ agent_row, ...row }: typeof AdminServerRow.Type): typeof AdminServer.Type => ({
-  ...row,
-  agent: agentStatusOf(agent_row, now)
-})
+const adminServerOf =
+  (now: Date) =>
+  ({ agent_row, ...row }: typeof AdminServerRow.Type): typeof AdminServer.Type => ({
+    ...row,
+    agent: agentStatusOf(agent_row, now)
+  })
 
 /** What an admin sends to create or change a server (the API's payloads are this shape). */
 export interface ServerInput {
@@ -81,7 +83,7 @@ const SEEN_EVERY_MS = 60_000
 
 /** Servers and the plans that grant them. The VPN room owns `servers` and `server_plans`. */
 export class Servers extends Effect.Service<Servers>()("vpn/Servers", {
-  effect: Effect.gen(function*() {
+  effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const clock = yield* AppClock
     const keys = yield* KeyGen
@@ -113,8 +115,7 @@ export class Servers extends Effect.Service<Servers>()("vpn/Servers", {
     const grantExists = SqlSchema.findOne({
       Request: Schema.Struct({ serverId: Schema.Int, planId: Schema.Int }),
       Result: Schema.Struct({ granted: Schema.Boolean }),
-      execute: ({ serverId, planId }) =>
-        sql`select true as granted from server_plans where server_id = ${serverId} and plan_id = ${planId}`
+      execute: ({ serverId, planId }) => sql`select true as granted from server_plans where server_id = ${serverId} and plan_id = ${planId}`
     })
     const planIdsOfRows = SqlSchema.findAll({
       Request: Schema.Int,
@@ -200,19 +201,18 @@ export class Servers extends Effect.Service<Servers>()("vpn/Servers", {
     })
     const grant = SqlSchema.void({
       Request: Schema.Struct({ serverId: Schema.Int, planId: Schema.Int }),
-      execute: ({ planId, serverId }) =>
-        sql`insert into server_plans (server_id, plan_id) values (${serverId}, ${planId}) on conflict do nothing`
+      execute: ({ planId, serverId }) => sql`insert into server_plans (server_id, plan_id) values (${serverId}, ${planId}) on conflict do nothing`
     })
 
     const setPlans = (id: number, planIds: ReadonlyArray<number>) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         yield* clearPlans(id)
         for (const planId of new Set(planIds)) yield* grant({ serverId: id, planId })
       })
 
     /** 422 `errors.plan_ids` unless every id is a plan of the catalogue */
     const checkPlans = (planIds: ReadonlyArray<number> | undefined) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         if (planIds === undefined) return
         const wanted = [...new Set(planIds)]
         const known = new Set(yield* catalog.existingPlanIds(wanted))
@@ -223,11 +223,9 @@ export class Servers extends Effect.Service<Servers>()("vpn/Servers", {
 
     /** [D70]: a server with the defaults of [D50]; a WireGuard server without a key gets one, shown once */
     const create = (input: NewServer) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         yield* checkPlans(input.plan_ids)
-        const generated = input.protocol === "wireguard" && input.public_key === undefined
-          ? Option.some(yield* keys.x25519)
-          : Option.none()
+        const generated = input.protocol === "wireguard" && input.public_key === undefined ? Option.some(yield* keys.x25519) : Option.none()
         const nodeToken = `node_${randomToken(40)}`
         const now = yield* clock.now
         const fields = {
@@ -245,11 +243,15 @@ export class Servers extends Effect.Service<Servers>()("vpn/Servers", {
           ca_cert: input.ca_cert ?? null,
           status: input.status ?? "active"
         } as const
-        const server = yield* sql.withTransaction(Effect.gen(function*() {
-          const { id } = yield* insertRow({ ...fields, node_token_hash: sha256Hex(nodeToken), now })
-          yield* setPlans(id, input.plan_ids ?? [])
-          return { ...fields, id }
-        })).pipe(Effect.orDie)
+        const server = yield* sql
+          .withTransaction(
+            Effect.gen(function* () {
+              const { id } = yield* insertRow({ ...fields, node_token_hash: sha256Hex(nodeToken), now })
+              yield* setPlans(id, input.plan_ids ?? [])
+              return { ...fields, id }
+            })
+          )
+          .pipe(Effect.orDie)
         const created: typeof CreatedServer.Type = {
           ...server,
           node_token: nodeToken,
@@ -260,7 +262,7 @@ export class Servers extends Effect.Service<Servers>()("vpn/Servers", {
 
     /** [D70]: changes what is given; a protocol change moves a default port to the new default */
     const update = (id: number, input: ServerInput) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const found = yield* find(id)
         if (Option.isNone(found)) return yield* Effect.fail(new NotFound())
         const s = found.value
@@ -283,25 +285,25 @@ export class Servers extends Effect.Service<Servers>()("vpn/Servers", {
           status: input.status ?? s.status
         }
         const now = yield* clock.now
-        yield* sql.withTransaction(Effect.gen(function*() {
-          yield* updateRow({ ...server, now })
-          if (server.subnet !== s.subnet) yield* reindexHosts(id)
-          if (input.plan_ids !== undefined) yield* setPlans(id, input.plan_ids)
-        })).pipe(Effect.orDie)
+        yield* sql
+          .withTransaction(
+            Effect.gen(function* () {
+              yield* updateRow({ ...server, now })
+              if (server.subnet !== s.subnet) yield* reindexHosts(id)
+              if (input.plan_ids !== undefined) yield* setPlans(id, input.plan_ids)
+            })
+          )
+          .pipe(Effect.orDie)
         return server
       })
 
     return {
       find,
       grantedToPlan: (planId: number) => grantedRows(planId).pipe(Effect.orDie),
-      grants: (serverId: ServerId, planId: number) =>
-        grantExists({ serverId, planId }).pipe(Effect.map(Option.isSome), Effect.orDie),
+      grants: (serverId: ServerId, planId: number) => grantExists({ serverId, planId }).pipe(Effect.map(Option.isSome), Effect.orDie),
       /** the server and whether the plan grants it, in one query */
       findGranted: (id: number, planId: number) =>
-        grantRow({ id, planId }).pipe(
-          Effect.map(Option.map(({ granted, ...server }) => ({ server, granted }))),
-          Effect.orDie
-        ),
+        grantRow({ id, planId }).pipe(Effect.map(Option.map(({ granted, ...server }) => ({ server, granted }))), Effect.orDie),
       /** [D92]: a page of servers for admins, oldest first */
       adminPage: (page: number, perPage: number) =>
         Effect.all({ rows: adminPage({ limit: perPage, offset: (page - 1) * perPage }), total: total(undefined), now: clock.now }).pipe(
@@ -309,9 +311,16 @@ export class Servers extends Effect.Service<Servers>()("vpn/Servers", {
           Effect.orDie
         ),
       adminOne: (id: number) =>
-        Effect.all([adminOne(id), clock.now]).pipe(Effect.map(([row, now]) => Option.map(row, adminServerOf(now))), Effect.orDie),
+        Effect.all([adminOne(id), clock.now]).pipe(
+          Effect.map(([row, now]) => Option.map(row, adminServerOf(now))),
+          Effect.orDie
+        ),
       /** the plans that grant the server */
-      planIdsOf: (serverId: ServerId) => planIdsOfRows(serverId).pipe(Effect.map((rows) => rows.map((r) => r.plan_id)), Effect.orDie),
+      planIdsOf: (serverId: ServerId) =>
+        planIdsOfRows(serverId).pipe(
+          Effect.map((rows) => rows.map((r) => r.plan_id)),
+          Effect.orDie
+        ),
       /** [D92]: the node polled now; a write at most once a minute per server (and per instance) */
       seen: (serverId: ServerId) =>
         Effect.flatMap(clock.now, (now) => {

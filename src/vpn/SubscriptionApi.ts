@@ -17,11 +17,13 @@ const linkHeader = (description: string) => ({ description, schema: { type: "str
 const linkAnswers = (operation: Record<string, unknown>): Record<string, unknown> => {
   const responses = operation["responses"] as Record<string, Record<string, unknown>>
   const headers = {
-    "Subscription-Userinfo": linkHeader("`upload=<bytes>; download=<bytes>; total=<bytes, 0 unlimited>; expire=<unix seconds>` of the service's current period."),
+    "Subscription-Userinfo": linkHeader(
+      "`upload=<bytes>; download=<bytes>; total=<bytes, 0 unlimited>; expire=<unix seconds>` of the service's current period."
+    ),
     "Profile-Update-Interval": linkHeader("`12`: hours between an app's fetches."),
     "Cache-Control": linkHeader("`private, no-cache`: apps keep it, and ask again with `If-None-Match`."),
     ETag: linkHeader("Changes whenever anything in the answer would."),
-    "Content-Disposition": linkHeader("The file name, e.g. `attachment; filename=\"amsterdam-1.conf\"`.")
+    "Content-Disposition": linkHeader('The file name, e.g. `attachment; filename="amsterdam-1.conf"`.')
   }
   const text = { schema: { type: "string" } }
   const binary = { schema: { type: "string", format: "binary" } }
@@ -49,37 +51,49 @@ export class SubscriptionLinkApi extends HttpApiGroup.make("subscriptionLink")
   .annotate(OpenApi.Description, "A device's subscription link: its VPN configuration for apps that import and refresh by URL.")
   .add(
     HttpApiEndpoint.get("fetchSubscription", "/s/:token")
-      .annotateContext(describe(
-        "Fetch a device's configuration by its subscription link",
-        "The `subscription_url` of a device (`GET /v1/devices`) needs no other credential. `?format=` chooses what it " +
-          "answers (without it, the `User-Agent`: sing-box apps get `sing-box`, Clash, mihomo and Stash get `clash`, " +
-          "anything else `wireguard`): `wireguard`, the wg-quick `.conf` of `?server=<id>` or of the first WireGuard " +
-          "server your plan grants; `zip`, every granted server's `.conf` and `.ovpn`; `sing-box`, a sing-box 1.11+ " +
-          "JSON configuration with a `urltest` over every WireGuard server; `clash`, a mihomo YAML configuration with a " +
-          "`url-test` group over them; `openvpn`, the `.ovpn` of `?server=<id>` or of the first OpenVPN server; `qr`, a " +
-          "PNG QR code of the link itself. Every answer carries `Subscription-Userinfo` (this period's bytes, the " +
-          "quota, the expiry), `Profile-Update-Interval: 12`, `Cache-Control: private, no-cache` and an `ETag` " +
-          "(`If-None-Match` answers 304). Refused as the per-server download is (401 for a disabled account, " +
-          "403, 404, 423); 404 for an unknown or renewed link; 60 requests a minute per link."
-      ))
+      .annotateContext(
+        describe(
+          "Fetch a device's configuration by its subscription link",
+          "The `subscription_url` of a device (`GET /v1/devices`) needs no other credential. `?format=` chooses what it " +
+            "answers (without it, the `User-Agent`: sing-box apps get `sing-box`, Clash, mihomo and Stash get `clash`, " +
+            "anything else `wireguard`): `wireguard`, the wg-quick `.conf` of `?server=<id>` or of the first WireGuard " +
+            "server your plan grants; `zip`, every granted server's `.conf` and `.ovpn`; `sing-box`, a sing-box 1.11+ " +
+            "JSON configuration with a `urltest` over every WireGuard server; `clash`, a mihomo YAML configuration with a " +
+            "`url-test` group over them; `openvpn`, the `.ovpn` of `?server=<id>` or of the first OpenVPN server; `qr`, a " +
+            "PNG QR code of the link itself. Every answer carries `Subscription-Userinfo` (this period's bytes, the " +
+            "quota, the expiry), `Profile-Update-Interval: 12`, `Cache-Control: private, no-cache` and an `ETag` " +
+            "(`If-None-Match` answers 304). Refused as the per-server download is (401 for a disabled account, " +
+            "403, 404, 423); 404 for an unknown or renewed link; 60 requests a minute per link."
+        )
+      )
       .annotateContext(OpenApi.annotations({ transform: linkAnswers }))
-      .setPath(Schema.Struct({
-        token: Schema.String.annotations({ jsonSchema: { type: "string", pattern: "^[A-Za-z0-9_-]{32,128}$" } })
-      }))
-      .setUrlParams(Schema.Struct({
-        format: Schema.optional(Schema.String.annotations({
-          description: "What to answer; without it the `User-Agent` chooses.",
-          jsonSchema: { type: "string", enum: FORMATS }
-        })),
-        server: Schema.optional(Schema.String.annotations({
-          description: "The server of a `wireguard` or `openvpn` answer (default: the first granted by id).",
-          jsonSchema: { type: "string", pattern: "^[0-9]+$" }
-        }))
-      }))
-      .setHeaders(Schema.Struct({
-        "if-none-match": Schema.optional(Schema.String.annotations({ description: "The `ETag` of an earlier answer: 304 while nothing changed." })),
-        "user-agent": Schema.optional(Schema.String.annotations({ description: "The app: chooses the format when `?format=` is absent." }))
-      }))
+      .setPath(
+        Schema.Struct({
+          token: Schema.String.annotations({ jsonSchema: { type: "string", pattern: "^[A-Za-z0-9_-]{32,128}$" } })
+        })
+      )
+      .setUrlParams(
+        Schema.Struct({
+          format: Schema.optional(
+            Schema.String.annotations({
+              description: "What to answer; without it the `User-Agent` chooses.",
+              jsonSchema: { type: "string", enum: FORMATS }
+            })
+          ),
+          server: Schema.optional(
+            Schema.String.annotations({
+              description: "The server of a `wireguard` or `openvpn` answer (default: the first granted by id).",
+              jsonSchema: { type: "string", pattern: "^[0-9]+$" }
+            })
+          )
+        })
+      )
+      .setHeaders(
+        Schema.Struct({
+          "if-none-match": Schema.optional(Schema.String.annotations({ description: "The `ETag` of an earlier answer: 304 while nothing changed." })),
+          "user-agent": Schema.optional(Schema.String.annotations({ description: "The app: chooses the format when `?format=` is absent." }))
+        })
+      )
       .addSuccess(HttpApiSchema.Text({ contentType: "text/plain; charset=utf-8" }))
       .addSuccess(HttpApiSchema.Empty(304))
       .addError(NotFoundResponse)
@@ -90,5 +104,4 @@ export class SubscriptionLinkApi extends HttpApiGroup.make("subscriptionLink")
       .addError(errorEnvelope(BandwidthExceeded))
       .addError(errorEnvelope(SubnetFull))
       .addError(errorEnvelope(ServerNotConfigured))
-  )
-{}
+  ) {}

@@ -70,7 +70,7 @@ const utf8 = (text: string) => new TextEncoder().encode(text)
  * [D104]), with the headers apps read, an ETag, and each answered fetch in the device's log.
  */
 export class SubscriptionFeed extends Effect.Service<SubscriptionFeed>()("vpn/SubscriptionFeed", {
-  effect: Effect.gen(function*() {
+  effect: Effect.gen(function* () {
     const links = yield* SubscriptionLinks
     const access = yield* Access
     const downloads = yield* Downloads
@@ -79,7 +79,7 @@ export class SubscriptionFeed extends Effect.Service<SubscriptionFeed>()("vpn/Su
 
     /** 422 for a format this link does not serve, or a `server` that is not an id */
     const checked = (request: LinkRequest) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const errors: Record<string, Array<string>> = {}
         const format = request.format ?? formatFor(request.userAgent)
         if (!(FORMATS as ReadonlyArray<string>).includes(format)) errors["format"] = ["The selected format is invalid."]
@@ -90,19 +90,21 @@ export class SubscriptionFeed extends Effect.Service<SubscriptionFeed>()("vpn/Su
 
     /** the configs of these servers; one that cannot be written now (no key, a full subnet) is left out */
     const configsOf = (link: LinkedDevice, servers: ReadonlyArray<ServerRow>) =>
-      Effect.forEach(servers, (server) => Effect.either(downloads.render(server, Effect.succeed({ id: link.deviceId, userId: link.userId }))))
-        .pipe(Effect.flatMap((results) => {
-          const configs = results.flatMap((r) => Either.isRight(r) ? [r.right] : [])
+      Effect.forEach(servers, (server) => Effect.either(downloads.render(server, Effect.succeed({ id: link.deviceId, userId: link.userId })))).pipe(
+        Effect.flatMap((results) => {
+          const configs = results.flatMap((r) => (Either.isRight(r) ? [r.right] : []))
           return configs.length === 0 ? Effect.fail(new NotConfigured()) : Effect.succeed(configs)
-        }))
+        })
+      )
 
     /** one server's file, as its download: `?server=` (404/403/423 as there) or the first granted */
     const oneFile = (link: LinkedDevice, protocol: "wireguard" | "openvpn", serverId: ServerId | undefined) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         if (serverId !== undefined && serverId > MAX_INT4) return yield* Effect.fail(new NotFound())
-        const { server, service } = serverId !== undefined
-          ? yield* access.reach(link.userId, serverId, protocol)
-          : yield* Effect.map(access.grantedFor(link.userId, [protocol]), (g) => ({ server: g.servers[0]!, service: g.service }))
+        const { server, service } =
+          serverId !== undefined
+            ? yield* access.reach(link.userId, serverId, protocol)
+            : yield* Effect.map(access.grantedFor(link.userId, [protocol]), (g) => ({ server: g.servers[0]!, service: g.service }))
         const config: DeviceConfig = yield* downloads.render(server, Effect.succeed({ id: link.deviceId, userId: link.userId }))
         return {
           service,
@@ -113,9 +115,11 @@ export class SubscriptionFeed extends Effect.Service<SubscriptionFeed>()("vpn/Su
       })
 
     const tunnelsOf = (configs: ReadonlyArray<DeviceConfig>): ReadonlyArray<Tunnel> =>
-      distinctNames(configs.flatMap((c) => c.wireguard === undefined ? [] : [{ id: c.server.id, name: c.server.name, config: c.wireguard }]),
-        (t) => t.name, (name, id) => `${name} #${id}`)
-        .map(([t, name]) => ({ name, config: t.config }))
+      distinctNames(
+        configs.flatMap((c) => (c.wireguard === undefined ? [] : [{ id: c.server.id, name: c.server.name, config: c.wireguard }])),
+        (t) => t.name,
+        (name, id) => `${name} #${id}`
+      ).map(([t, name]) => ({ name, config: t.config }))
 
     const render = (link: LinkedDevice, format: Format, serverId: ServerId | undefined): Effect.Effect<Rendered, Refused> => {
       const device = fileName(link.name)
@@ -124,7 +128,7 @@ export class SubscriptionFeed extends Effect.Service<SubscriptionFeed>()("vpn/Su
         case "openvpn":
           return oneFile(link, format, serverId)
         case "zip":
-          return Effect.gen(function*() {
+          return Effect.gen(function* () {
             const { servers, service } = yield* access.grantedFor(link.userId, ["wireguard", "openvpn"])
             const configs = yield* configsOf(link, servers)
             const entries = distinctNames(
@@ -136,7 +140,7 @@ export class SubscriptionFeed extends Effect.Service<SubscriptionFeed>()("vpn/Su
           })
         case "sing-box":
         case "clash":
-          return Effect.gen(function*() {
+          return Effect.gen(function* () {
             const { servers, service } = yield* access.grantedFor(link.userId, ["wireguard"])
             const tunnels = tunnelsOf(yield* configsOf(link, servers))
             return format === "sing-box"
@@ -144,7 +148,7 @@ export class SubscriptionFeed extends Effect.Service<SubscriptionFeed>()("vpn/Su
               : { service, contentType: "application/yaml; charset=utf-8", disposition: attachment(`${device}.yaml`), body: utf8(mihomoYaml(tunnels)) }
           })
         case "qr":
-          return Effect.gen(function*() {
+          return Effect.gen(function* () {
             const { service } = yield* access.grantedFor(link.userId, ["wireguard", "openvpn"])
             return { service, contentType: "image/png", disposition: `inline; filename="${device}.png"`, body: yield* qrPng(link.url) }
           })
@@ -160,7 +164,7 @@ export class SubscriptionFeed extends Effect.Service<SubscriptionFeed>()("vpn/Su
        * 404/403/423; a 200 or a 304 is recorded in the device's fetch log.
        */
       answer: (link: LinkedDevice, request: LinkRequest) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const { format, server } = yield* checked(request)
           if (link.held) return yield* Effect.fail(new Unauthenticated())
           const rendered = yield* render(link, format, server)

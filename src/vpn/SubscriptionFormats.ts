@@ -23,7 +23,7 @@ export const formatFor = (userAgent: string | undefined): Format => {
 }
 
 /** [D122]: a server's name in the zip: every character outside `A-Za-z0-9._-` becomes `-` */
-export const fileName = (name: string): string => Array.from(name, (c) => /^[A-Za-z0-9._-]$/.test(c) ? c : "-").join("")
+export const fileName = (name: string): string => Array.from(name, (c) => (/^[A-Za-z0-9._-]$/.test(c) ? c : "-")).join("")
 
 /**
  * Names that stay apart: a name already taken gets ` #<id>` (or `-<id>` in a file name, through
@@ -67,7 +67,11 @@ export const TEST_URL = "https://www.gstatic.com/generate_204"
 /** the tag of sing-box's `urltest` outbound and the name of mihomo's `url-test` group */
 export const AUTO = "Auto"
 
-const dnsServers = (dns: string) => dns.split(",").map((s) => s.trim()).filter((s) => s.length > 0)
+const dnsServers = (dns: string) =>
+  dns
+    .split(",")
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0)
 
 /**
  * [D122]: a sing-box configuration in the format of sing-box 1.11 and later: one `wireguard`
@@ -88,25 +92,29 @@ export const singBoxConfig = (tunnels: ReadonlyArray<Tunnel>) => {
       // a device without an IPv6 address in the tunnel asks for IPv4 answers only
       ...(dual ? {} : { strategy: "ipv4_only" })
     },
-    inbounds: [{
-      type: "tun",
-      tag: "tun-in",
-      address: ["172.19.0.1/30", "fdfe:dcba:9876::1/126"],
-      auto_route: true,
-      strict_route: true
-    }],
+    inbounds: [
+      {
+        type: "tun",
+        tag: "tun-in",
+        address: ["172.19.0.1/30", "fdfe:dcba:9876::1/126"],
+        auto_route: true,
+        strict_route: true
+      }
+    ],
     endpoints: tunnels.map((t) => ({
       type: "wireguard",
       tag: t.name,
       address: [`${t.config.address}/32`, ...(t.config.address6 ? [`${t.config.address6}/128`] : [])],
       private_key: t.config.privateKey,
-      peers: [{
-        address: t.config.serverIp,
-        port: t.config.port,
-        public_key: t.config.serverPublicKey,
-        allowed_ips: ["0.0.0.0/0", "::/0"],
-        persistent_keepalive_interval: 25
-      }]
+      peers: [
+        {
+          address: t.config.serverIp,
+          port: t.config.port,
+          public_key: t.config.serverPublicKey,
+          allowed_ips: ["0.0.0.0/0", "::/0"],
+          persistent_keepalive_interval: 25
+        }
+      ]
     })),
     outbounds: [
       { type: "urltest", tag: AUTO, outbounds: tunnels.map((t) => t.name), url: TEST_URL, interval: "3m", tolerance: 50 },
@@ -166,7 +174,8 @@ export const etagOf = (parts: ReadonlyArray<string | Uint8Array>): string => {
 
 /** `If-None-Match` names the ETag (a list, weak forms and `*` included) */
 export const matchesEtag = (header: string | undefined, etag: string): boolean =>
-  header !== undefined && header.split(",").some((raw) => {
+  header !== undefined &&
+  header.split(",").some((raw) => {
     const tag = raw.trim()
     return tag === "*" || tag === etag || tag === `W/${etag}`
   })

@@ -51,7 +51,7 @@ const FetchRow = Schema.Struct({
 })
 
 export class SubscriptionLinks extends Effect.Service<SubscriptionLinks>()("vpn/SubscriptionLinks", {
-  effect: Effect.gen(function*() {
+  effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const appKey = yield* AppKey
     const config = yield* AppConfig
@@ -134,11 +134,13 @@ export class SubscriptionLinks extends Effect.Service<SubscriptionLinks>()("vpn/
       if (row.subscription_seed !== null) return Effect.succeed(row.subscription_seed)
       const seed = randomToken(32)
       return firstSeed({ id: row.id, seed, hash: sha256Hex(tokenOf(seed)) }).pipe(
-        Effect.flatMap(Option.match({
-          onSome: (r) => Effect.succeed(r.subscription_seed ?? seed),
-          // another request gave the device its seed first: that one holds
-          onNone: () => Effect.map(seedOf(row.id), (again) => Option.getOrThrow(again).subscription_seed ?? seed)
-        })),
+        Effect.flatMap(
+          Option.match({
+            onSome: (r) => Effect.succeed(r.subscription_seed ?? seed),
+            // another request gave the device its seed first: that one holds
+            onNone: () => Effect.map(seedOf(row.id), (again) => Option.getOrThrow(again).subscription_seed ?? seed)
+          })
+        ),
         Effect.orDie
       )
     }
@@ -158,19 +160,22 @@ export class SubscriptionLinks extends Effect.Service<SubscriptionLinks>()("vpn/
         !TOKEN_PATTERN.test(token)
           ? Effect.succeed(Option.none())
           : byHash(sha256Hex(token)).pipe(
-            Effect.map(Option.map((r): LinkedDevice => ({
-              deviceId: r.id,
-              userId: r.user_id,
-              name: r.name,
-              hash: sha256Hex(token),
-              held: r.held,
-              url: urlOf(r.subscription_seed)
-            }))),
-            Effect.orDie
-          ),
+              Effect.map(
+                Option.map(
+                  (r): LinkedDevice => ({
+                    deviceId: r.id,
+                    userId: r.user_id,
+                    name: r.name,
+                    hash: sha256Hex(token),
+                    held: r.held,
+                    url: urlOf(r.subscription_seed)
+                  })
+                )
+              ),
+              Effect.orDie
+            ),
       /** [D122]: the device's link ends at once; false when the device is not the user's */
-      rotate: (userId: UserId, deviceId: DeviceId) =>
-        clearOne({ userId, deviceId }).pipe(Effect.map(Option.isSome), Effect.orDie),
+      rotate: (userId: UserId, deviceId: DeviceId) => clearOne({ userId, deviceId }).pipe(Effect.map(Option.isSome), Effect.orDie),
       /** [D90], [D91]: a rotated device's link ends with its keys (runs in the caller's transaction) */
       endDevice: (deviceId: DeviceId, userId: UserId) => clearOne({ userId, deviceId }).pipe(Effect.asVoid, Effect.orDie),
       /** [D91]: every link of the user ends (runs in the caller's transaction) */

@@ -8,16 +8,7 @@ import { AppClock } from "../platform/Clock.ts"
 import { NotFound, orNotFound, ValidationError } from "../platform/Errors.ts"
 import * as Bandwidth from "./Bandwidth.ts"
 import { crossedThresholds, QuotaNotices } from "./QuotaNotices.ts"
-import {
-  type Addition,
-  checkReport,
-  type CounterFields,
-  DELTAS,
-  type FieldErrors,
-  firstPastMax,
-  pastMax,
-  TOTALS
-} from "./ReportCheck.ts"
+import { type Addition, checkReport, type CounterFields, DELTAS, type FieldErrors, firstPastMax, pastMax, TOTALS } from "./ReportCheck.ts"
 import { ReportOwners } from "./ReportOwners.ts"
 import { idempotencyKeyErrors, UsageReports } from "./UsageReports.ts"
 import { UsageRows } from "./UsageRows.ts"
@@ -46,7 +37,7 @@ const periodsAt = (now: Date) => {
     const reset = service.plan.usageReset
     const key = reset === "monthly" ? reset : `${reset}:${service.startsAt.getTime()}`
     let period = known.get(key)
-    if (period === undefined) known.set(key, period = Bandwidth.periodAt({ usageReset: reset, startsAt: service.startsAt }, now))
+    if (period === undefined) known.set(key, (period = Bandwidth.periodAt({ usageReset: reset, startsAt: service.startsAt }, now)))
     return period
   }
 }
@@ -57,7 +48,7 @@ const periodsAt = (now: Date) => {
  * report is counted once ([D94]).
  */
 export class Usage extends Effect.Service<Usage>()("vpn/Usage", {
-  effect: Effect.gen(function*() {
+  effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const clock = yield* AppClock
     const subscriptions = yield* Subscriptions
@@ -85,7 +76,7 @@ export class Usage extends Effect.Service<Usage>()("vpn/Usage", {
      * Entries of owners without a current service are not counted. Runs in the report's transaction.
      */
     const addToMonths = (additions: ReadonlyArray<Addition>, fields: CounterFields) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const now = yield* clock.now
         const current = yield* subscriptions.currentQuotasOf(additions.map((a) => a.owner))
         const periodAt = periodsAt(now)
@@ -94,7 +85,7 @@ export class Usage extends Effect.Service<Usage>()("vpn/Usage", {
           const service = current.get(addition.owner)
           if (service === undefined) continue
           let sum = sums.get(service.id)
-          if (sum === undefined) sums.set(service.id, sum = { service, period: periodAt(service), rx: 0, tx: 0, additions: [] })
+          if (sum === undefined) sums.set(service.id, (sum = { service, period: periodAt(service), rx: 0, tx: 0, additions: [] }))
           sum.rx += addition.rx
           sum.tx += addition.tx
           sum.additions.push(addition)
@@ -108,7 +99,12 @@ export class Usage extends Effect.Service<Usage>()("vpn/Usage", {
         if (totals.length < sums.size) {
           // the statement kept the rows it did not write locked: their totals are the ones it refused
           const written = new Set(totals.map((r) => r.service_id))
-          return yield* refuse(sums, [...sums.keys()].filter((id) => !written.has(id)), fields, true)
+          return yield* refuse(
+            sums,
+            [...sums.keys()].filter((id) => !written.has(id)),
+            fields,
+            true
+          )
         }
         // [D96]: a period moved across 80 % or 100 % of its quota: one notice each, in this transaction
         for (const total of totals) {
@@ -128,13 +124,12 @@ export class Usage extends Effect.Service<Usage>()("vpn/Usage", {
      * refuses even zeros: then the service's last entry is named).
      */
     const refuse = (sums: ReadonlyMap<ServiceId, Sum>, ids: ReadonlyArray<ServiceId>, fields: CounterFields, refusedByDatabase: boolean) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const stored = yield* periodTotals(ids.map((id) => ({ serviceId: id, period: sums.get(id)!.period.start })))
         const errors: FieldErrors = {}
         for (const id of ids) {
           const { additions } = sums.get(id)!
-          const field = firstPastMax(stored.get(id) ?? 0, additions, fields) ??
-            (refusedByDatabase ? `${additions.at(-1)!.index}.${fields[0]}` : undefined)
+          const field = firstPastMax(stored.get(id) ?? 0, additions, fields) ?? (refusedByDatabase ? `${additions.at(-1)!.index}.${fields[0]}` : undefined)
           if (field !== undefined) errors[field] = [pastMax(field)]
         }
         return yield* Effect.fail(new ValidationError({ errors }))
@@ -142,7 +137,7 @@ export class Usage extends Effect.Service<Usage>()("vpn/Usage", {
 
     /** a 422 for every bad field of the report and of its `Idempotency-Key` */
     const checked = (payload: ReadonlyArray<unknown>, key: string | undefined, fields: CounterFields, distinct: boolean) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const report = checkReport(payload, fields, distinct)
         const errors = { ...idempotencyKeyErrors(key), ...report.errors }
         if (Object.keys(errors).length > 0) return yield* Effect.fail(new ValidationError({ errors }))
@@ -156,26 +151,35 @@ export class Usage extends Effect.Service<Usage>()("vpn/Usage", {
      */
     const record = (serverId: ServerId, payload: ReadonlyArray<unknown>, key?: string) =>
       Effect.flatMap(checked(payload, key, DELTAS, false), (entries) =>
-        reports.once(serverId, "usage", key, Effect.gen(function*() {
-          const served = yield* owners.ownersOf(serverId, entries)
-          const additions = entries.flatMap((e, index) => {
-            const owner = served[index]
-            return owner === undefined ? [] : [{ index, owner, rx: e.rx, tx: e.tx }]
+        reports.once(
+          serverId,
+          "usage",
+          key,
+          Effect.gen(function* () {
+            const served = yield* owners.ownersOf(serverId, entries)
+            const additions = entries.flatMap((e, index) => {
+              const owner = served[index]
+              return owner === undefined ? [] : [{ index, owner, rx: e.rx, tx: e.tx }]
+            })
+            const answer = yield* addToMonths(additions, DELTAS)
+            // issue 34, [D107]: each device's bytes too, in the same transaction (counted once, [D94]),
+            // as a counters report's are: every entry this server serves
+            const deltas = entries.flatMap((e, index) =>
+              served[index] === undefined
+                ? []
+                : [
+                    e.public_key !== undefined
+                      ? { kind: "public_key", peer_key: e.public_key, rx: e.rx, tx: e.tx }
+                      : { kind: "username", peer_key: e.username ?? "", rx: e.rx, tx: e.tx }
+                  ]
+            )
+            if (deltas.length > 0) {
+              yield* Effect.orDie(usageRows.addDeviceDeltas({ serverId, now: yield* clock.now, deltas: JSON.stringify(deltas) }))
+            }
+            return answer
           })
-          const answer = yield* addToMonths(additions, DELTAS)
-          // issue 34, [D107]: each device's bytes too, in the same transaction (counted once, [D94]),
-          // as a counters report's are: every entry this server serves
-          const deltas = entries.flatMap((e, index) =>
-            served[index] === undefined
-              ? []
-              : [e.public_key !== undefined
-                ? { kind: "public_key", peer_key: e.public_key, rx: e.rx, tx: e.tx }
-                : { kind: "username", peer_key: e.username ?? "", rx: e.rx, tx: e.tx }])
-          if (deltas.length > 0) {
-            yield* Effect.orDie(usageRows.addDeviceDeltas({ serverId, now: yield* clock.now, deltas: JSON.stringify(deltas) }))
-          }
-          return answer
-        }))).pipe(Effect.tap(() => domainEvents.wake))
+        )
+      ).pipe(Effect.tap(() => domainEvents.wake))
 
     /**
      * [D94]: a node's cumulative counters. The server keeps each peer's last totals (those of
@@ -184,49 +188,63 @@ export class Usage extends Effect.Service<Usage>()("vpn/Usage", {
      */
     const recordCounters = (serverId: ServerId, payload: ReadonlyArray<unknown>, key?: string) =>
       Effect.flatMap(checked(payload, key, TOTALS, true), (entries) =>
-        reports.once(serverId, "counters", key, Effect.gen(function*() {
-          const served = yield* owners.ownersOf(serverId, entries)
-          const known = entries.flatMap((e, index) => {
-            const owner = served[index]
-            if (owner === undefined) return []
-            const [kind, peerKey] = e.public_key !== undefined ? ["public_key", e.public_key] as const : ["username", e.username ?? ""] as const
-            return [{ index, owner, kind, peer_key: peerKey, rx_total: e.rx, tx_total: e.tx }]
+        reports.once(
+          serverId,
+          "counters",
+          key,
+          Effect.gen(function* () {
+            const served = yield* owners.ownersOf(serverId, entries)
+            const known = entries.flatMap((e, index) => {
+              const owner = served[index]
+              if (owner === undefined) return []
+              const [kind, peerKey] = e.public_key !== undefined ? (["public_key", e.public_key] as const) : (["username", e.username ?? ""] as const)
+              return [{ index, owner, kind, peer_key: peerKey, rx_total: e.rx, tx_total: e.tx }]
+            })
+            if (known.length === 0) return { accepted: 0 }
+            const totals = JSON.stringify(known.map(({ kind, peer_key, rx_total, tx_total }) => ({ kind, peer_key, rx_total, tx_total })))
+            const rows = yield* Effect.orDie(usageRows.advanceCounters({ serverId, now: yield* clock.now, totals }))
+            const added = new Map(rows.map((r) => [`${r.kind}:${r.peer_key}`, r]))
+            return yield* addToMonths(
+              known.map((k) => {
+                const row = added.get(`${k.kind}:${k.peer_key}`)!
+                return { index: k.index, owner: k.owner, rx: row.rx_added, tx: row.tx_added }
+              }),
+              TOTALS
+            )
           })
-          if (known.length === 0) return { accepted: 0 }
-          const totals = JSON.stringify(known.map(({ kind, peer_key, rx_total, tx_total }) => ({ kind, peer_key, rx_total, tx_total })))
-          const rows = yield* Effect.orDie(usageRows.advanceCounters({ serverId, now: yield* clock.now, totals }))
-          const added = new Map(rows.map((r) => [`${r.kind}:${r.peer_key}`, r]))
-          return yield* addToMonths(known.map((k) => {
-            const row = added.get(`${k.kind}:${k.peer_key}`)!
-            return { index: k.index, owner: k.owner, rx: row.rx_added, tx: row.tx_added }
-          }), TOTALS)
-        }))).pipe(Effect.tap(() => domainEvents.wake))
+        )
+      ).pipe(Effect.tap(() => domainEvents.wake))
 
     /**
      * [D70]: an admin adds bytes to a service's period: by default the current one ([D95]), else
      * the one starting in the month `YYYY-MM`; 422 past 2^53 - 1, nothing saved
      */
     const addToService = (serviceId: ServiceId, bytes: number, periodLabel: string | undefined) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const service = yield* orNotFound(yield* subscriptions.findById(serviceId))
         const anchor = { usageReset: service.plan.usageReset, startsAt: service.startsAt }
         const current = periodOf(service, yield* clock.now)
-        const period = periodLabel !== undefined
-          ? Bandwidth.periodInMonth(anchor, Bandwidth.parsePeriod(periodLabel)!)
-          : current.start
+        const period = periodLabel !== undefined ? Bandwidth.periodInMonth(anchor, Bandwidth.parsePeriod(periodLabel)!) : current.start
         const refused = ValidationError.field("bytes", pastMax("bytes"))
-        const total = yield* sql.withTransaction(Effect.gen(function*() {
-          if ((yield* month(service.id, period)) + bytes > MAX_BYTES) return yield* Effect.fail(refused)
-          // [D122]: a sum without a direction, kept as sent (a subscription link shows it as download)
-          const written = yield* usageRows.guardedUpsert({ serviceId: service.id, period, rx: 0, tx: bytes }).pipe(Effect.orDie)
-          if (Option.isNone(written)) return yield* Effect.fail(refused)
-          // [D117]: the notices of [D96] follow the admin's bytes too (those of the current period:
-          // an old period's quota no longer limits anything); the row's own total, so the bytes
-          // before this addition are exact even with concurrent writers
-          const after = written.value.used
-          if (period === current.start) yield* quotaNotices(service, current, after - bytes, after)
-          return after
-        })).pipe(Effect.catchTag("SqlError", Effect.die), Effect.tap(() => domainEvents.wake))
+        const total = yield* sql
+          .withTransaction(
+            Effect.gen(function* () {
+              if ((yield* month(service.id, period)) + bytes > MAX_BYTES) return yield* Effect.fail(refused)
+              // [D122]: a sum without a direction, kept as sent (a subscription link shows it as download)
+              const written = yield* usageRows.guardedUpsert({ serviceId: service.id, period, rx: 0, tx: bytes }).pipe(Effect.orDie)
+              if (Option.isNone(written)) return yield* Effect.fail(refused)
+              // [D117]: the notices of [D96] follow the admin's bytes too (those of the current period:
+              // an old period's quota no longer limits anything); the row's own total, so the bytes
+              // before this addition are exact even with concurrent writers
+              const after = written.value.used
+              if (period === current.start) yield* quotaNotices(service, current, after - bytes, after)
+              return after
+            })
+          )
+          .pipe(
+            Effect.catchTag("SqlError", Effect.die),
+            Effect.tap(() => domainEvents.wake)
+          )
         const recorded: typeof UsageRecorded.Type = {
           service_id: service.id,
           period: Bandwidth.labelOf(service.plan.usageReset, period),
@@ -237,7 +255,7 @@ export class Usage extends Effect.Service<Usage>()("vpn/Usage", {
       })
 
     const bandwidthOf = (service: Subscription) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const period = periodOf(service, yield* clock.now)
         const usedBytes = yield* month(service.id, period.start)
         const plan = service.plan
@@ -258,32 +276,33 @@ export class Usage extends Effect.Service<Usage>()("vpn/Usage", {
        * sum without a direction: they are kept as sent, so `upload` stays 0 for them)
        */
       currentSplit: (service: Pick<Subscription, "id" | "startsAt" | "plan">) =>
-        Effect.flatMap(clock.now, (now) =>
-          Effect.map(usageRows.split(service.id, periodOf(service, now).start), (r) => ({ upload: r.rx, download: r.tx }))),
+        Effect.flatMap(clock.now, (now) => Effect.map(usageRows.split(service.id, periodOf(service, now).start), (r) => ({ upload: r.rx, download: r.tx }))),
       periodOf,
       history,
       record,
       recordCounters,
       addToService,
       /** [D55]: the caller's service's month (404 for another user's) */
-      ofService: (userId: UserId, serviceId: ServiceId) =>
-        Effect.flatMap(Effect.flatMap(subscriptions.findOwned(userId, serviceId), orNotFound), bandwidthOf),
+      ofService: (userId: UserId, serviceId: ServiceId) => Effect.flatMap(Effect.flatMap(subscriptions.findOwned(userId, serviceId), orNotFound), bandwidthOf),
       /** [D55]: the current service's month (404 without one) */
       current: (userId: UserId) => Effect.flatMap(currentService(userId), bandwidthOf),
       /** [D55]: the current service's periods with usage, newest first, at most 12, labelled as [D95] says */
       historyOf: (userId: UserId): Effect.Effect<ReadonlyArray<Bandwidth.HistoryEntry>, NotFound> =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const service = yield* currentService(userId)
           const rows = yield* history(service.id)
           return rows.slice(0, 12).map((m) => Bandwidth.historyEntry(Bandwidth.labelOf(service.plan.usageReset, m.period), m.usedBytes))
         }),
       /** [D55]: the current service's total and its current period's ([D95]) */
       summaryOf: (userId: UserId) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const service = yield* currentService(userId)
           const rows = yield* history(service.id)
           const period = periodOf(service, yield* clock.now).start
-          const total = Math.min(MAX_BYTES, rows.reduce((sum, m) => sum + m.usedBytes, 0))
+          const total = Math.min(
+            MAX_BYTES,
+            rows.reduce((sum, m) => sum + m.usedBytes, 0)
+          )
           return Bandwidth.summary(total, rows.find((m) => m.period === period)?.usedBytes ?? 0)
         })
     } as const

@@ -21,9 +21,7 @@ const VALID_KEY = /^[\x21-\x7e]{1,255}$/
 
 /** The field error of a bad `Idempotency-Key`, if it is bad; none when absent. */
 export const idempotencyKeyErrors = (key: string | undefined): Record<string, Array<string>> =>
-  key === undefined || VALID_KEY.test(key)
-    ? {}
-    : { idempotency_key: ["The idempotency key must be between 1 and 255 visible ASCII characters."] }
+  key === undefined || VALID_KEY.test(key) ? {} : { idempotency_key: ["The idempotency key must be between 1 and 255 visible ASCII characters."] }
 
 const ReportKey = Schema.Struct({ serverId: Schema.Int, route: Schema.String, key: Schema.String })
 
@@ -37,7 +35,7 @@ const PURGE_BATCH = 1000
  * refused one (422) saves nothing, so a retry is judged afresh, as Stripe's keys do.
  */
 export class UsageReports extends Effect.Service<UsageReports>()("vpn/UsageReports", {
-  effect: Effect.gen(function*() {
+  effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const clock = yield* AppClock
 
@@ -68,22 +66,26 @@ export class UsageReports extends Effect.Service<UsageReports>()("vpn/UsageRepor
 
     /** counts a report in one transaction, once per key when it has one */
     const once = <E>(serverId: ServerId, route: ReportRoute, key: string | undefined, count: Effect.Effect<Accepted, E>) =>
-      sql.withTransaction(Effect.gen(function*() {
-        if (key === undefined) return yield* count
-        const now = yield* clock.now
-        const report = { serverId, route, key }
-        const claimed = yield* Effect.orDie(claim({ ...report, now, expired: new Date(now.getTime() - REPORT_KEY_TTL_MS) }))
-        if (Option.isNone(claimed)) return (yield* Effect.orDie(answerOf(report))).response
-        const answer = yield* count
-        yield* Effect.orDie(save({ ...report, response: JSON.stringify(answer) }))
-        return answer
-      })).pipe(Effect.catchTag("SqlError", Effect.die))
+      sql
+        .withTransaction(
+          Effect.gen(function* () {
+            if (key === undefined) return yield* count
+            const now = yield* clock.now
+            const report = { serverId, route, key }
+            const claimed = yield* Effect.orDie(claim({ ...report, now, expired: new Date(now.getTime() - REPORT_KEY_TTL_MS) }))
+            if (Option.isNone(claimed)) return (yield* Effect.orDie(answerOf(report))).response
+            const answer = yield* count
+            yield* Effect.orDie(save({ ...report, response: JSON.stringify(answer) }))
+            return answer
+          })
+        )
+        .pipe(Effect.catchTag("SqlError", Effect.die))
 
     return { once } as const
   })
 }) {
   /** [D94]: deletes the keys older than 24 h, in batches; how many went */
-  static readonly purge: Effect.Effect<number, never, SqlClient.SqlClient | AppClock> = Effect.gen(function*() {
+  static readonly purge: Effect.Effect<number, never, SqlClient.SqlClient | AppClock> = Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const now = yield* Effect.flatMap(AppClock, (clock) => clock.now)
     const expired = new Date(now.getTime() - REPORT_KEY_TTL_MS)

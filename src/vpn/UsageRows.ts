@@ -19,7 +19,7 @@ const Delta = Schema.Struct({ serviceId: Schema.Int, period: Schema.String, rx: 
  * service per quota period ([D55], [D95]: keyed by the period's start date), added by upserts.
  */
 export class UsageRows extends Effect.Service<UsageRows>()("vpn/UsageRows", {
-  effect: Effect.gen(function*() {
+  effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     // a service's history (and the summary made of it) may lag ([D126]): on the replicas when there are
     const readSql = yield* ReadSql
@@ -140,16 +140,17 @@ export class UsageRows extends Effect.Service<UsageRows>()("vpn/UsageRows", {
     /** the bytes of several services' periods at once (`period`: a period's start date), by service id */
     const periodTotals = (keys: ReadonlyArray<{ readonly serviceId: ServiceId; readonly period: string }>) => {
       const unique = [...new Map(keys.map((k) => [k.serviceId, k.period])).entries()]
-      return (unique.length === 0
-        ? Effect.succeed([])
-        : monthRows({ serviceIds: `{${unique.map(([id]) => id).join(",")}}`, periods: `{${unique.map(([, period]) => period).join(",")}}` })).pipe(
-          Effect.map((rows) => new Map(rows.map((r) => [r.service_id, r.used])) as ReadonlyMap<number, number>),
-          Effect.orDie
-        )
+      return (
+        unique.length === 0
+          ? Effect.succeed([])
+          : monthRows({ serviceIds: `{${unique.map(([id]) => id).join(",")}}`, periods: `{${unique.map(([, period]) => period).join(",")}}` })
+      ).pipe(
+        Effect.map((rows) => new Map(rows.map((r) => [r.service_id, r.used])) as ReadonlyMap<number, number>),
+        Effect.orDie
+      )
     }
     /** the bytes of one service's period (`period`: its start date) */
-    const month = (serviceId: ServiceId, period: string) =>
-      Effect.map(periodTotals([{ serviceId, period }]), (m) => m.get(serviceId) ?? 0)
+    const month = (serviceId: ServiceId, period: string) => Effect.map(periodTotals([{ serviceId, period }]), (m) => m.get(serviceId) ?? 0)
     /** every month with usage, newest first */
     const history = (serviceId: ServiceId) =>
       historyRows(serviceId).pipe(
@@ -160,7 +161,10 @@ export class UsageRows extends Effect.Service<UsageRows>()("vpn/UsageRows", {
     return {
       /** adds the deltas to the period starting on `period` (`YYYY-MM-DD`) unchecked; its new total */
       add: (serviceId: ServiceId, period: string, rx: number, tx: number) =>
-        upsert({ serviceId, period, rx, tx }).pipe(Effect.map((r) => r.used), Effect.orDie),
+        upsert({ serviceId, period, rx, tx }).pipe(
+          Effect.map((r) => r.used),
+          Effect.orDie
+        ),
       guardedUpsert,
       guardedUpsertAll,
       advanceCounters,
@@ -170,7 +174,10 @@ export class UsageRows extends Effect.Service<UsageRows>()("vpn/UsageRows", {
       history,
       /** [D122]: the received (`rx`, the device's upload) and sent (`tx`) bytes of one service's period */
       split: (serviceId: ServiceId, period: string) =>
-        splitRow({ serviceId, period }).pipe(Effect.map((row) => Option.getOrElse(row, () => ({ rx: 0, tx: 0 }))), Effect.orDie)
+        splitRow({ serviceId, period }).pipe(
+          Effect.map((row) => Option.getOrElse(row, () => ({ rx: 0, tx: 0 }))),
+          Effect.orDie
+        )
     } as const
   })
 }) {}

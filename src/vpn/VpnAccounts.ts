@@ -16,7 +16,7 @@ import type { UserId } from "../platform/Ids.ts"
  * inside the caller's transaction when there is one.
  */
 export class VpnAccounts extends Effect.Service<VpnAccounts>()("vpn/VpnAccounts", {
-  effect: Effect.gen(function*() {
+  effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const peers = yield* Peers
     const credentials = yield* Credentials
@@ -33,8 +33,7 @@ export class VpnAccounts extends Effect.Service<VpnAccounts>()("vpn/VpnAccounts"
 
     return {
       /** [D91]: a disabled user's VPN access stops at once; re-enabling restores it */
-      setUserEnabled: (userId: UserId, enabled: boolean): Effect.Effect<void> =>
-        (enabled ? release(userId) : hold(userId)).pipe(Effect.orDie),
+      setUserEnabled: (userId: UserId, enabled: boolean): Effect.Effect<void> => (enabled ? release(userId) : hold(userId)).pipe(Effect.orDie),
       /**
        * [D91]: every device rotated: every WireGuard key pair replaced (addresses kept), every
        * OpenVPN secret renewed, every subscription link ended ([D122])
@@ -47,6 +46,7 @@ export class VpnAccounts extends Effect.Service<VpnAccounts>()("vpn/VpnAccounts"
 }) {}
 
 /** The accounts room's `VpnAccessControl` port, provided by this room. */
-export const VpnAccessControlLive = Layer.effect(VpnAccessControl, Effect.map(VpnAccounts, (accounts) => VpnAccessControl.of(accounts))).pipe(
-  Layer.provide(VpnAccounts.Default)
-)
+export const VpnAccessControlLive = Layer.effect(
+  VpnAccessControl,
+  Effect.map(VpnAccounts, (accounts) => VpnAccessControl.of(accounts))
+).pipe(Layer.provide(VpnAccounts.Default))

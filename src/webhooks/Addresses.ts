@@ -33,8 +33,7 @@ const BLOCKED_V6: ReadonlyArray<readonly [string, number]> = [
   ["ff00::", 8]
 ]
 
-const v4ToBigInt = (address: string): bigint =>
-  address.split(".").reduce((acc, part) => (acc << 8n) + BigInt(Number(part)), 0n)
+const v4ToBigInt = (address: string): bigint => address.split(".").reduce((acc, part) => (acc << 8n) + BigInt(Number(part)), 0n)
 
 /** an IPv6 address (maybe with an embedded dotted IPv4 tail) as a 128-bit number */
 const v6ToBigInt = (address: string): bigint => {
@@ -44,7 +43,7 @@ const v6ToBigInt = (address: string): bigint => {
     const v4 = v4ToBigInt(dotted[1]!)
     text = `${text.slice(0, -dotted[1]!.length)}${(v4 >> 16n).toString(16)}:${(v4 & 0xffffn).toString(16)}`
   }
-  const [head, tail] = text.includes("::") ? text.split("::", 2) as [string, string] : [text, undefined]
+  const [head, tail] = text.includes("::") ? (text.split("::", 2) as [string, string]) : [text, undefined]
   const headParts = head === "" ? [] : head.split(":")
   const tailParts = tail === undefined || tail === "" ? [] : tail.split(":")
   const missing = 8 - headParts.length - tailParts.length
@@ -54,7 +53,7 @@ const v6ToBigInt = (address: string): bigint => {
 
 const inRange = (value: bigint, base: bigint, prefix: number, bits: number) => {
   const shift = BigInt(bits - prefix)
-  return (value >> shift) === (base >> shift)
+  return value >> shift === base >> shift
 }
 
 const blockedV4 = (address: string) => {
@@ -81,7 +80,11 @@ export const embeddedV4 = (value: bigint): ReadonlyArray<string> => {
   if (value >> 112n === 0x2002n) return [dottedOf((value >> 80n) & MASK32)]
   if (high96 === 0x64ff9b0000000000000000n) return [dottedOf(low)]
   if (value >> 80n === 0x64ff9b0001n) {
-    const octets = value.toString(16).padStart(32, "0").match(/../g)!.map((h) => BigInt(parseInt(h, 16)))
+    const octets = value
+      .toString(16)
+      .padStart(32, "0")
+      .match(/../g)!
+      .map((h) => BigInt(parseInt(h, 16)))
     // RFC 6052 positions of the /48, /56 and /64 forms (the u octet, 8, skipped); each holds an
     // address only when the suffix after it is zero and it is not all zero itself
     const form = (indexes: ReadonlyArray<number>) =>

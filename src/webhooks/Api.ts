@@ -56,7 +56,12 @@ export class WebhooksAdminApi extends HttpApiGroup.make("webhooksAdmin")
   )
   .add(
     HttpApiEndpoint.post("createWebhook", "/admin/webhooks")
-      .annotateContext(describe("Add a webhook endpoint (admin)", "An `https://` URL (or `http://` to a private address when the operator allows it) and the events it receives; answers the signing secret once. Deliveries are signed like the payment webhook and retried for 24 h."))
+      .annotateContext(
+        describe(
+          "Add a webhook endpoint (admin)",
+          "An `https://` URL (or `http://` to a private address when the operator allows it) and the events it receives; answers the signing secret once. Deliveries are signed like the payment webhook and retried for 24 h."
+        )
+      )
       .setPayload(CreateWebhookPayload)
       .addSuccess(Ok(CreatedWebhookEndpoint, { identifier: "WebhookEndpointCreated", status: 201 }))
   )
@@ -84,7 +89,9 @@ export class WebhooksAdminApi extends HttpApiGroup.make("webhooksAdmin")
   )
   .add(
     HttpApiEndpoint.get("listWebhookDeliveries", "/admin/webhooks/:id/deliveries")
-      .annotateContext(describe("List an endpoint's deliveries (admin)", "Each event sent to the endpoint with its attempts and outcome, newest first, paginated."))
+      .annotateContext(
+        describe("List an endpoint's deliveries (admin)", "Each event sent to the endpoint with its attempts and outcome, newest first, paginated.")
+      )
       .setPath(WebhookPath)
       .setUrlParams(Schema.Struct({ page: Schema.optional(PageParam) }))
       .addSuccess(OkPage(WebhookDelivery, "WebhookDeliveryPage"))
@@ -97,5 +104,4 @@ export class WebhooksAdminApi extends HttpApiGroup.make("webhooksAdmin")
       .addSuccess(OkMessage(WebhookDelivery, { identifier: "WebhookDeliveryQueued", status: 202 }))
       .addError(NotFoundResponse)
   )
-  .middlewareEndpoints(AdminAuthentication)
-{}
+  .middlewareEndpoints(AdminAuthentication) {}

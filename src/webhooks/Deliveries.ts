@@ -41,7 +41,7 @@ const Count = Schema.Struct({ n: Schema.Int })
  * outbox row each, ordered per endpoint; the admins' delivery log and redelivery.
  */
 export class WebhookDeliveries extends Effect.Service<WebhookDeliveries>()("webhooks/WebhookDeliveries", {
-  effect: Effect.gen(function*() {
+  effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const config = yield* AppConfig
     const outbox = yield* Outbox
@@ -82,7 +82,6 @@ export class WebhookDeliveries extends Effect.Service<WebhookDeliveries>()("webh
         update webhook_deliveries set status = ${r.status}, delivered_at = coalesce(${r.at}, delivered_at) where id = ${r.id}`
     })
 
-
     const listDeliveries = SqlSchema.findAll({
       Request: Schema.Struct({ endpointId: Schema.Int, limit: Schema.Int, offset: Schema.Int }),
       Result: PagedDeliveryRow,
@@ -112,30 +111,33 @@ export class WebhookDeliveries extends Effect.Service<WebhookDeliveries>()("webh
     })
 
     const withAttempts = (rows: ReadonlyArray<typeof DeliveryRow.Type>) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const attempts = rows.length === 0 ? [] : yield* attemptsOf(rows.map((r) => r.id))
-        return rows.map((r): WebhookDelivery => ({
-          id: r.id,
-          event_id: r.event_id,
-          type: r.type,
-          status: r.status,
-          created_at: r.created_at.toISOString(),
-          delivered_at: r.delivered_at === null ? null : r.delivered_at.toISOString(),
-          attempts: attempts.filter((a) => a.delivery_id === r.id).map((a) => ({
-            attempted_at: a.attempted_at.toISOString(),
-            status_code: a.status_code,
-            latency_ms: a.latency_ms,
-            error: a.error
-          }))
-        }))
+        return rows.map(
+          (r): WebhookDelivery => ({
+            id: r.id,
+            event_id: r.event_id,
+            type: r.type,
+            status: r.status,
+            created_at: r.created_at.toISOString(),
+            delivered_at: r.delivered_at === null ? null : r.delivered_at.toISOString(),
+            attempts: attempts
+              .filter((a) => a.delivery_id === r.id)
+              .map((a) => ({
+                attempted_at: a.attempted_at.toISOString(),
+                status_code: a.status_code,
+                latency_ms: a.latency_ms,
+                error: a.error
+              }))
+          })
+        )
       })
 
     /** an endpoint's deliveries, newest first, each with its attempts */
     const deliveriesPage = (endpointId: number, pageNo: number) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         yield* get(endpointId)
-        const rows = yield* listDeliveries({ endpointId, limit: WEBHOOKS_PAGE_SIZE, offset: (pageNo - 1) * WEBHOOKS_PAGE_SIZE })
-          .pipe(Effect.orDie)
+        const rows = yield* listDeliveries({ endpointId, limit: WEBHOOKS_PAGE_SIZE, offset: (pageNo - 1) * WEBHOOKS_PAGE_SIZE }).pipe(Effect.orDie)
         const total = rows.length > 0 ? rows[0]!.total_rows : (yield* countDeliveries(endpointId).pipe(Effect.orDie)).n
         return makePage({
           rows: yield* withAttempts(rows).pipe(Effect.orDie),
@@ -148,14 +150,18 @@ export class WebhookDeliveries extends Effect.Service<WebhookDeliveries>()("webh
 
     /** sends a delivery again (same event id and body, a fresh signature), after the endpoint's earlier ones */
     const redeliver = (endpointId: number, deliveryId: number): Effect.Effect<WebhookDelivery, NotFound> =>
-      Effect.gen(function*() {
-        const updated = yield* sql.withTransaction(Effect.gen(function*() {
-          const found = yield* findDelivery({ endpointId, id: deliveryId })
-          if (Option.isNone(found)) return Option.none()
-          yield* setStatus({ id: deliveryId, status: "pending", at: null })
-          yield* enqueueDelivery(deliveryId, endpointId, found.value.type, `again:${randomUUID()}`)
-          return yield* findDelivery({ endpointId, id: deliveryId })
-        })).pipe(Effect.orDie)
+      Effect.gen(function* () {
+        const updated = yield* sql
+          .withTransaction(
+            Effect.gen(function* () {
+              const found = yield* findDelivery({ endpointId, id: deliveryId })
+              if (Option.isNone(found)) return Option.none()
+              yield* setStatus({ id: deliveryId, status: "pending", at: null })
+              yield* enqueueDelivery(deliveryId, endpointId, found.value.type, `again:${randomUUID()}`)
+              return yield* findDelivery({ endpointId, id: deliveryId })
+            })
+          )
+          .pipe(Effect.orDie)
         if (Option.isNone(updated)) return yield* Effect.fail(new NotFound())
         yield* outbox.wake
         const [delivery] = yield* withAttempts([updated.value]).pipe(Effect.orDie)

@@ -29,8 +29,7 @@ const PagedEndpointRow = Schema.Struct({ ...EndpointRow.fields, total_rows: Sche
 const Id = Schema.Struct({ id: Schema.Int })
 const Count = Schema.Struct({ n: Schema.Int })
 
-const eventsOf = (value: unknown): ReadonlyArray<string> =>
-  Array.isArray(value) ? value.filter((e): e is string => typeof e === "string") : []
+const eventsOf = (value: unknown): ReadonlyArray<string> => (Array.isArray(value) ? value.filter((e): e is string => typeof e === "string") : [])
 
 const toEndpoint = (row: EndpointRow): WebhookEndpoint => ({
   id: row.id,
@@ -43,7 +42,7 @@ const toEndpoint = (row: EndpointRow): WebhookEndpoint => ({
 
 /** [D101]: the admins' endpoints (`webhook_endpoints`), each URL checked as the sender checks it. */
 export class WebhookEndpoints extends Effect.Service<WebhookEndpoints>()("webhooks/WebhookEndpoints", {
-  effect: Effect.gen(function*() {
+  effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const clock = yield* AppClock
     const appKey = yield* AppKey
@@ -112,7 +111,7 @@ export class WebhookEndpoints extends Effect.Service<WebhookEndpoints>()("webhoo
 
     /** the URL rules at create/update time: 422 `errors.url` */
     const checkUrl = (raw: string) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const shape = urlShapeProblem(raw, allowPrivate)
         if (shape !== undefined) return yield* Effect.fail(ValidationError.field("url", shape))
         const url = new URL(raw)
@@ -133,7 +132,7 @@ export class WebhookEndpoints extends Effect.Service<WebhookEndpoints>()("webhoo
       readonly events: ReadonlyArray<WebhookEvent>
       readonly description?: string | null | undefined
     }): Effect.Effect<CreatedWebhookEndpoint, ValidationError> =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const url = yield* checkUrl(input.url.trim())
         const secret = `whsec_${randomBytes(24).toString("hex")}`
         const row = yield* insertEndpoint({
@@ -152,12 +151,15 @@ export class WebhookEndpoints extends Effect.Service<WebhookEndpoints>()("webhoo
         Effect.flatMap(Option.match({ onNone: () => Effect.fail(new NotFound()), onSome: (row) => Effect.succeed(toEndpoint(row)) }))
       )
 
-    const update = (id: number, input: {
-      readonly url?: string | undefined
-      readonly events?: ReadonlyArray<WebhookEvent> | undefined
-      readonly description?: string | null | undefined
-    }): Effect.Effect<WebhookEndpoint, NotFound | ValidationError> =>
-      Effect.gen(function*() {
+    const update = (
+      id: number,
+      input: {
+        readonly url?: string | undefined
+        readonly events?: ReadonlyArray<WebhookEvent> | undefined
+        readonly description?: string | null | undefined
+      }
+    ): Effect.Effect<WebhookEndpoint, NotFound | ValidationError> =>
+      Effect.gen(function* () {
         yield* get(id)
         const url = input.url === undefined ? null : yield* checkUrl(input.url.trim())
         const row = yield* updateEndpoint({
@@ -173,13 +175,10 @@ export class WebhookEndpoints extends Effect.Service<WebhookEndpoints>()("webhoo
 
     /** the endpoint and its delivery log go; its pending deliveries are dropped when their turn comes */
     const remove = (id: number): Effect.Effect<void, NotFound> =>
-      deleteEndpoint(id).pipe(
-        Effect.orDie,
-        Effect.flatMap(Option.match({ onNone: () => Effect.fail(new NotFound()), onSome: () => Effect.void }))
-      )
+      deleteEndpoint(id).pipe(Effect.orDie, Effect.flatMap(Option.match({ onNone: () => Effect.fail(new NotFound()), onSome: () => Effect.void })))
 
     const listPage = (pageNo: number) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const rows = yield* listEndpoints({ limit: WEBHOOKS_PAGE_SIZE, offset: (pageNo - 1) * WEBHOOKS_PAGE_SIZE })
         const total = rows.length > 0 ? rows[0]!.total_rows : (yield* countEndpoints(undefined)).n
         return makePage({

@@ -84,7 +84,7 @@ const postOnce = async (rawUrl: string, body: string, headers: Record<string, st
  * [D40] signs), every try logged. Registered with the outbox when the layer is built.
  */
 export class WebhookSender extends Effect.Service<WebhookSender>()("webhooks/WebhookSender", {
-  effect: Effect.gen(function*() {
+  effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const clock = yield* AppClock
     const appKey = yield* AppKey
@@ -118,7 +118,7 @@ export class WebhookSender extends Effect.Service<WebhookSender>()("webhooks/Web
 
     /** the outbox's delivery of the `webhook` channel: one signed POST, its attempt logged */
     const deliver = (message: ClaimedMessage): Effect.Effect<void, { readonly reason: string }> =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const { delivery_id } = decodeMessage(message.body)
         const found = yield* findSend(delivery_id).pipe(Effect.orDie)
         // its endpoint was deleted: nothing to send any more

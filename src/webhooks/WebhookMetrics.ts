@@ -35,12 +35,15 @@ const NAME = "vpn_api_webhook_deliveries_total"
 export class WebhookMetrics extends Effect.Service<WebhookMetrics>()("webhooks/WebhookMetrics", {
   effect: Effect.map(Metrics, ({ registry }) => {
     const existing = registry.getSingleMetric(NAME)
-    const attempts = existing instanceof Prometheus.Counter ? existing : new Prometheus.Counter({
-      name: NAME,
-      help: "Webhook delivery attempts, by result: delivered (2xx), http_3xx/http_4xx/http_5xx (the receiver's answer), timeout (no answer in 10 s), unreachable (DNS, connection, refused address).",
-      labelNames: ["result"] as const,
-      registers: [registry]
-    })
+    const attempts =
+      existing instanceof Prometheus.Counter
+        ? existing
+        : new Prometheus.Counter({
+            name: NAME,
+            help: "Webhook delivery attempts, by result: delivered (2xx), http_3xx/http_4xx/http_5xx (the receiver's answer), timeout (no answer in 10 s), unreachable (DNS, connection, refused address).",
+            labelNames: ["result"] as const,
+            registers: [registry]
+          })
     const labels = new Map(WEBHOOK_RESULTS.map((result) => [result, { result }] as const))
     for (const l of labels.values()) attempts.inc(l, 0)
     return {

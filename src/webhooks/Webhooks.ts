@@ -21,7 +21,7 @@ const Id = Schema.Struct({ id: Schema.Int })
  * `Endpoints.ts`, the deliveries and their log `Deliveries.ts`, the outbox's delivery `Sender.ts`.
  */
 export class Webhooks extends Effect.Service<Webhooks>()("webhooks/Webhooks", {
-  effect: Effect.gen(function*() {
+  effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const clock = yield* AppClock
     const appKey = yield* AppKey
@@ -48,7 +48,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("webhooks/Webhooks", {
      * no endpoint subscribed costs one query, not one per row.
      */
     const emitMany = (type: WebhookEvent, events: ReadonlyArray<Readonly<Record<string, unknown>>>): Effect.Effect<void> =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         if (events.length === 0) return
         const endpoints = yield* subscribed(type)
         if (endpoints.length === 0) return
@@ -74,7 +74,12 @@ export const DomainEventsLive = Layer.effect(
   Effect.map(Webhooks, (webhooks) =>
     DomainEvents.of({
       emit: (event) => webhooks.emit(event.type, encodeEvent(event.type, event.data)),
-      emitMany: (type, events) => webhooks.emitMany(type, events.map((data) => encodeEvent(type, data))),
+      emitMany: (type, events) =>
+        webhooks.emitMany(
+          type,
+          events.map((data) => encodeEvent(type, data))
+        ),
       wake: webhooks.wake
-    }))
+    })
+  )
 ).pipe(Layer.provide(Webhooks.Default))

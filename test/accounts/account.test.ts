@@ -11,8 +11,7 @@ afterAll(() => app.dispose())
 
 const NEW_PASSWORD = "Another-Str0ng-Secret"
 
-const login = (email: string, password: string, ip: string) =>
-  app.post("/v1/auth/login", { body: { email, password }, headers: { "x-forwarded-for": ip } })
+const login = (email: string, password: string, ip: string) => app.post("/v1/auth/login", { body: { email, password }, headers: { "x-forwarded-for": ip } })
 
 const verified = async () => {
   const user = await register(app)
@@ -216,7 +215,16 @@ describe("delete account [D25]", () => {
         (select count(*)::int from wireguard_peers where user_id = ${user.id}) as peers,
         (select count(*)::int from vpn_credentials where user_id = ${user.id}) as credentials`
     expect(left[0]).toEqual({
-      users: 0, tokens: 0, mail_tokens: 0, settings: 0, services: 0, usage: 0, tickets: 0, replies: 0, peers: 0, credentials: 0
+      users: 0,
+      tokens: 0,
+      mail_tokens: 0,
+      settings: 0,
+      services: 0,
+      usage: 0,
+      tickets: 0,
+      replies: 0,
+      peers: 0,
+      credentials: 0
     })
     const [kept] = await app.sql<{ user_id: number | null; service_id: number | null; amount: string }>`
       select user_id, service_id, amount from invoices where id = ${invoice!.id}`
@@ -225,7 +233,8 @@ describe("delete account [D25]", () => {
     expect((await app.get("/v1/user", { token: user.token })).status).toBe(401)
     expect((await app.get("/v1/user", { token: keep.token })).status).toBe(200)
     await settle()
-    const again = await app.post("/v1/auth/register", { headers: anyAddress(),
+    const again = await app.post("/v1/auth/register", {
+      headers: anyAddress(),
       body: { name: "Again", email: user.email, password: PASSWORD, password_confirmation: PASSWORD }
     })
     expect(again.status).toBe(201)

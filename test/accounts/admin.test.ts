@@ -97,9 +97,7 @@ describe("GET /v1/admin/users [D70]", () => {
       prev: null,
       next: "http://localhost:3000/v1/admin/users?page=2"
     })
-    expect(Object.keys(first.body.data[0]).sort()).toEqual(
-      ["created_at", "email", "email_verified_at", "id", "name", "role", "status", "two_factor"]
-    )
+    expect(Object.keys(first.body.data[0]).sort()).toEqual(["created_at", "email", "email_verified_at", "id", "name", "role", "status", "two_factor"])
     const second = await app.get("/v1/admin/users?page=2", { token })
     expect(second.body.data).toHaveLength(3)
 

@@ -38,7 +38,9 @@ describe("creating and listing [D98]", () => {
 
     const list = await app.get("/v1/account/api-keys", { token: user.token })
     expect(list.status).toBe(200)
-    expect(list.body.data).toEqual([{ id: data.id, name: "CI bot", scopes: ["read", "write"], created_at: app.clock.get().toISOString(), last_used_at: null, expires_at: expires }])
+    expect(list.body.data).toEqual([
+      { id: data.id, name: "CI bot", scopes: ["read", "write"], created_at: app.clock.get().toISOString(), last_used_at: null, expires_at: expires }
+    ])
     expect(list.text).not.toContain(match![2]!)
 
     // a use is seen in last_used_at

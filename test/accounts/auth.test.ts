@@ -12,7 +12,8 @@ afterAll(() => app.dispose())
 describe("register", () => {
   test("201 with a token and {id, name, email}; the token works; Cache-Control: no-store", async () => {
     const email = freshEmail()
-    const res = await app.post("/v1/auth/register", { headers: anyAddress(),
+    const res = await app.post("/v1/auth/register", {
+      headers: anyAddress(),
       body: { name: "Ada", email: `  ${email.toUpperCase()} `, password: PASSWORD, password_confirmation: PASSWORD }
     })
     expect(res.status).toBe(201)
@@ -42,7 +43,8 @@ describe("register", () => {
   })
 
   test("bad e-mail, short password and long name", async () => {
-    const res = await app.post("/v1/auth/register", { headers: anyAddress(),
+    const res = await app.post("/v1/auth/register", {
+      headers: anyAddress(),
       body: { name: "x".repeat(256), email: "not-an-email", password: "short", password_confirmation: "short" }
     })
     expect(res.status).toBe(422)
@@ -53,7 +55,8 @@ describe("register", () => {
 
   test("a password over 128 characters is refused", async () => {
     const long = "a1B2".repeat(33)
-    const res = await app.post("/v1/auth/register", { headers: anyAddress(),
+    const res = await app.post("/v1/auth/register", {
+      headers: anyAddress(),
       body: { name: "x", email: freshEmail(), password: long, password_confirmation: long }
     })
     expect(res.status).toBe(422)
@@ -62,7 +65,8 @@ describe("register", () => {
 
   test("a mismatched or missing confirmation is reported under password [D12]", async () => {
     for (const confirmation of [`${PASSWORD}x`, undefined]) {
-      const res = await app.post("/v1/auth/register", { headers: anyAddress(),
+      const res = await app.post("/v1/auth/register", {
+        headers: anyAddress(),
         body: { name: "x", email: freshEmail(), password: PASSWORD, password_confirmation: confirmation }
       })
       expect(res.status).toBe(422)
@@ -72,7 +76,8 @@ describe("register", () => {
 
   test("one of the 10 000 most common passwords is too common [D13]", async () => {
     for (const common of ["password", "12345678", "password123", "iloveyou", "qwerty123"]) {
-      const res = await app.post("/v1/auth/register", { headers: anyAddress(),
+      const res = await app.post("/v1/auth/register", {
+        headers: anyAddress(),
         body: { name: "x", email: freshEmail(), password: common, password_confirmation: common }
       })
       expect(res.status).toBe(422)
@@ -82,7 +87,8 @@ describe("register", () => {
 
   test("a taken e-mail, in any case, is 422 errors.email", async () => {
     const user = await register(app)
-    const res = await app.post("/v1/auth/register", { headers: anyAddress(),
+    const res = await app.post("/v1/auth/register", {
+      headers: anyAddress(),
       body: { name: "x", email: user.email.toUpperCase(), password: PASSWORD, password_confirmation: PASSWORD }
     })
     expect(res.status).toBe(422)
@@ -95,13 +101,12 @@ describe("register", () => {
 
   test("12 concurrent registrations of one e-mail in mixed case: exactly one 201, the rest 422, never 500", async () => {
     const email = freshEmail("race")
-    const variants = Array.from({ length: 12 }, (_, i) =>
-      [...email].map((c, j) => ((i + j) % 2 === 0 ? c.toUpperCase() : c)).join(""))
-    const results = await Promise.all(variants.map((variant) =>
-      app.post("/v1/auth/register", { headers: anyAddress(),
-        body: { name: "Racer", email: variant, password: PASSWORD, password_confirmation: PASSWORD }
-      })
-    ))
+    const variants = Array.from({ length: 12 }, (_, i) => [...email].map((c, j) => ((i + j) % 2 === 0 ? c.toUpperCase() : c)).join(""))
+    const results = await Promise.all(
+      variants.map((variant) =>
+        app.post("/v1/auth/register", { headers: anyAddress(), body: { name: "Racer", email: variant, password: PASSWORD, password_confirmation: PASSWORD } })
+      )
+    )
     const statuses = results.map((r) => r.status).sort()
     expect(statuses.filter((s) => s === 201)).toHaveLength(1)
     expect(statuses.filter((s) => s === 422)).toHaveLength(11)
@@ -114,7 +119,8 @@ describe("register", () => {
 
   test("mass assignment: role, status, id and email_verified_at in the body change nothing", async () => {
     const email = freshEmail("mass")
-    const res = await app.post("/v1/auth/register", { headers: anyAddress(),
+    const res = await app.post("/v1/auth/register", {
+      headers: anyAddress(),
       body: {
         name: "Mallory",
         email,
@@ -192,10 +198,12 @@ describe("login", () => {
 describe("tokens [D20]", () => {
   test("logout revokes only the calling token", async () => {
     const user = await register(app)
-    const other = (await app.post("/v1/auth/login", {
-      body: { email: user.email, password: PASSWORD },
-      headers: { "x-forwarded-for": "10.2.0.1" }
-    })).body.data.token
+    const other = (
+      await app.post("/v1/auth/login", {
+        body: { email: user.email, password: PASSWORD },
+        headers: { "x-forwarded-for": "10.2.0.1" }
+      })
+    ).body.data.token
     const res = await app.post("/v1/auth/logout", { token: user.token })
     expect(res.status).toBe(200)
     expect(res.body).toEqual({ success: true, message: "Successfully logged out.", data: {} })
@@ -208,10 +216,12 @@ describe("tokens [D20]", () => {
   test("logout-all revokes every token of the user, and no other user's", async () => {
     const user = await register(app)
     const stranger = await register(app)
-    const second = (await app.post("/v1/auth/login", {
-      body: { email: user.email, password: PASSWORD },
-      headers: { "x-forwarded-for": "10.2.0.2" }
-    })).body.data.token
+    const second = (
+      await app.post("/v1/auth/login", {
+        body: { email: user.email, password: PASSWORD },
+        headers: { "x-forwarded-for": "10.2.0.2" }
+      })
+    ).body.data.token
     const res = await app.post("/v1/auth/logout-all", { token: second })
     expect(res.status).toBe(200)
     expect(res.body.success).toBe(true)
@@ -242,8 +252,7 @@ describe("tokens [D20]", () => {
   test("expires TOKEN_TTL_DAYS after the last use; last_used_at written at most once a minute", async () => {
     const user = await register(app)
     const id = Number(user.token.split("|")[0])
-    const lastUsed = async () =>
-      (await app.sql<{ last_used_at: Date }>`select last_used_at from access_tokens where id = ${id}`)[0]!.last_used_at.getTime()
+    const lastUsed = async () => (await app.sql<{ last_used_at: Date }>`select last_used_at from access_tokens where id = ${id}`)[0]!.last_used_at.getTime()
     const first = await lastUsed()
     app.clock.advance(30_000)
     expect((await app.get("/v1/user", { token: user.token })).status).toBe(200)

@@ -116,8 +116,7 @@ describe("POST /v1/auth/session [D119]", () => {
     const user = await register(app)
     const setup = await app.post("/v1/account/2fa", { token: user.token })
     const secret = setup.body.data.secret as string
-    const code = (offset = 0) =>
-      TOTP.generate({ ...TOTP_PARAMETERS, secret: Secret.fromBase32(secret), timestamp: app.clock.get().getTime() + offset })
+    const code = (offset = 0) => TOTP.generate({ ...TOTP_PARAMETERS, secret: Secret.fromBase32(secret), timestamp: app.clock.get().getTime() + offset })
     expect((await app.post("/v1/account/2fa/confirm", { token: user.token, body: { code: code() } })).status).toBe(200)
     app.clock.advance(61_000)
     const missing = await signIn(user.email)
@@ -243,10 +242,14 @@ describe("signing out [D119], [D114]", () => {
     browser = (await signIn(user.email)).browser
     const token = (await app.post("/v1/auth/login", { headers: anyAddress(), body: { email: user.email, password: PASSWORD } })).body.data.token as string
     const password = "An0ther-Passw0rd-Cookie"
-    expect((await app.put("/v1/account/password", {
-      token,
-      body: { current_password: PASSWORD, password, password_confirmation: password }
-    })).status).toBe(200)
+    expect(
+      (
+        await app.put("/v1/account/password", {
+          token,
+          body: { current_password: PASSWORD, password, password_confirmation: password }
+        })
+      ).status
+    ).toBe(200)
     expect((await app.get("/v1/user", { headers: as(browser) })).status).toBe(401)
 
     app.clock.advance(61_000)
@@ -255,10 +258,14 @@ describe("signing out [D119], [D114]", () => {
     expect((await app.post("/v1/auth/forgot-password", { headers: anyAddress(), body: { email: user.email } })).status).toBe(200)
     const mail = await waitForMail(app, (m) => m.to === user.email && m.text.includes("/reset-password?token="))
     const reset = "Thi3d-Passw0rd-Cookie"
-    expect((await app.post("/v1/auth/reset-password", {
-      headers: anyAddress(),
-      body: { token: resetTokenOf(mail), email: user.email, password: reset, password_confirmation: reset }
-    })).status).toBe(200)
+    expect(
+      (
+        await app.post("/v1/auth/reset-password", {
+          headers: anyAddress(),
+          body: { token: resetTokenOf(mail), email: user.email, password: reset, password_confirmation: reset }
+        })
+      ).status
+    ).toBe(200)
     expect((await app.get("/v1/user", { headers: as(browser) })).status).toBe(401)
   })
 

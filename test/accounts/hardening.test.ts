@@ -19,8 +19,7 @@ beforeAll(async () => {
 })
 afterAll(() => app.dispose())
 
-const login = (email: string, password: string) =>
-  app.post("/v1/auth/login", { body: { email, password }, headers: anyAddress() })
+const login = (email: string, password: string) => app.post("/v1/auth/login", { body: { email, password }, headers: anyAddress() })
 
 /** counts the argon2 hashes made while `run` runs */
 const countingHashes = async (run: () => Promise<void>) => {
@@ -159,13 +158,12 @@ describe("a hash of other argon2 parameters is renewed at login [D20] (rev. 2)",
     const email = freshEmail("legacy")
     const legacy = await Bun.password.hash(PASSWORD, { algorithm: "argon2id", memoryCost: 8192, timeCost: 3 })
     await app.run(
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const users = yield* Users
         yield* users.insert({ name: "Legacy", email, passwordHash: legacy, now: new Date() })
       }).pipe(Effect.provide(Users.Default))
     )
-    const stored = async () =>
-      app.run(Effect.flatMap(Users, (users) => users.findByEmail(email)).pipe(Effect.provide(Users.Default)))
+    const stored = async () => app.run(Effect.flatMap(Users, (users) => users.findByEmail(email)).pipe(Effect.provide(Users.Default)))
     expect(Option.getOrThrow(await stored()).password_hash).toStartWith("$argon2id$v=19$m=8192,t=3,")
 
     expect((await login(email, "Wrong-passw0rd-x")).status).toBe(401)

@@ -7,7 +7,7 @@ let addresses = 0
 /** a client address of its own, so the per-address limits of [D30] stay out of tests about something else */
 export const anyAddress = () => {
   addresses++
-  return { "x-forwarded-for": `10.${200 + (addresses >> 16) % 50}.${(addresses >> 8) & 255}.${addresses & 255}` }
+  return { "x-forwarded-for": `10.${200 + ((addresses >> 16) % 50)}.${(addresses >> 8) & 255}.${addresses & 255}` }
 }
 
 let counter = 0
@@ -15,13 +15,11 @@ let counter = 0
 export const freshEmail = (prefix = "user") => `${prefix}${Date.now().toString(36)}${(counter++).toString(36)}@example.com`
 
 /** registers through the API and returns what the client would keep */
-export const register = async (
-  app: TestApp,
-  fields: { name?: string; email?: string; password?: string } = {}
-) => {
+export const register = async (app: TestApp, fields: { name?: string; email?: string; password?: string } = {}) => {
   const email = fields.email ?? freshEmail()
   const password = fields.password ?? PASSWORD
-  const res = await app.post("/v1/auth/register", { headers: anyAddress(),
+  const res = await app.post("/v1/auth/register", {
+    headers: anyAddress(),
     body: { name: fields.name ?? "Ada Lovelace", email, password, password_confirmation: password }
   })
   if (res.status !== 201) throw new Error(`register failed: ${res.status} ${res.text}`)

@@ -27,10 +27,14 @@ describe("[D117] made precise: every request to the HTML /reset-password page co
     const page = await app.get("/reset-password?token=guess-last", { headers: { ...address, accept: "text/html" } })
     expect(page.status).toBe(429)
     expect(page.headers.get("retry-after")).not.toBeNull()
-    expect((await app.post("/v1/auth/reset-password", {
-      headers: address,
-      body: { token: "guess-more", email: "someone@example.test", password: PASSWORD, password_confirmation: PASSWORD }
-    })).status).toBe(429)
+    expect(
+      (
+        await app.post("/v1/auth/reset-password", {
+          headers: address,
+          body: { token: "guess-more", email: "someone@example.test", password: PASSWORD, password_confirmation: PASSWORD }
+        })
+      ).status
+    ).toBe(429)
     // another address is not held back
     expect((await app.get("/reset-password?token=t", { headers: { ...anyAddress(), accept: "text/html" } })).status).toBe(200)
   })

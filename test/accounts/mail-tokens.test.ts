@@ -118,9 +118,7 @@ describe("password reset [D23]", () => {
     expect(typeof known.body.message).toBe("string")
     const mail = await waitForMail(app, (m) => m.to === user.email && m.subject.toLowerCase().includes("reset"))
     const token = resetTokenOf(mail)
-    expect(mail.text).toContain(
-      `https://app.example.test/reset-password?token=${token}&email=${encodeURIComponent(user.email)}`
-    )
+    expect(mail.text).toContain(`https://app.example.test/reset-password?token=${token}&email=${encodeURIComponent(user.email)}`)
     expect(mail.text.split(/\s+/)).toContain(token)
     await settle()
     expect(app.outbox.slice(before).filter((m) => m.to === unknownEmail)).toHaveLength(0)
@@ -138,7 +136,8 @@ describe("password reset [D23]", () => {
   test("reset-password sets the password, revokes every token, and is single-use", async () => {
     const user = await register(app)
     const token = await requestReset(user.email, "10.9.1.1")
-    const res = await app.post("/v1/auth/reset-password", { headers: anyAddress(),
+    const res = await app.post("/v1/auth/reset-password", {
+      headers: anyAddress(),
       body: { token, email: user.email, password: NEW_PASSWORD, password_confirmation: NEW_PASSWORD }
     })
     expect(res.status).toBe(200)
@@ -155,7 +154,8 @@ describe("password reset [D23]", () => {
       headers: { "x-forwarded-for": "10.9.1.3" }
     })
     expect(newLogin.status).toBe(200)
-    const reuse = await app.post("/v1/auth/reset-password", { headers: anyAddress(),
+    const reuse = await app.post("/v1/auth/reset-password", {
+      headers: anyAddress(),
       body: { token, email: user.email, password: "Third-Str0ng-Secret", password_confirmation: "Third-Str0ng-Secret" }
     })
     expect(reuse.status).toBe(422)
@@ -194,18 +194,21 @@ describe("password reset [D23]", () => {
   test("the new password is validated like at registration", async () => {
     const user = await register(app)
     const token = await requestReset(user.email, "10.9.3.1")
-    const common = await app.post("/v1/auth/reset-password", { headers: anyAddress(),
+    const common = await app.post("/v1/auth/reset-password", {
+      headers: anyAddress(),
       body: { token, email: user.email, password: "password1", password_confirmation: "password1" }
     })
     expect(common.status).toBe(422)
     expect(common.body.errors.password).toEqual(["The password field is too common."])
-    const mismatch = await app.post("/v1/auth/reset-password", { headers: anyAddress(),
+    const mismatch = await app.post("/v1/auth/reset-password", {
+      headers: anyAddress(),
       body: { token, email: user.email, password: NEW_PASSWORD, password_confirmation: "different-1234" }
     })
     expect(mismatch.status).toBe(422)
     expect(mismatch.body.errors.password).toEqual(["The password field confirmation does not match."])
     // a refused attempt does not use the token up
-    const ok = await app.post("/v1/auth/reset-password", { headers: anyAddress(),
+    const ok = await app.post("/v1/auth/reset-password", {
+      headers: anyAddress(),
       body: { token, email: user.email, password: NEW_PASSWORD, password_confirmation: NEW_PASSWORD }
     })
     expect(ok.status).toBe(200)
@@ -214,9 +217,11 @@ describe("password reset [D23]", () => {
   test("two concurrent resets with one token: one success", async () => {
     const user = await register(app)
     const token = await requestReset(user.email, "10.9.4.1")
-    const results = await Promise.all([NEW_PASSWORD, "Third-Str0ng-Secret", "Fourth-Str0ng-Secret"].map((password) =>
-      app.post("/v1/auth/reset-password", { headers: anyAddress(), body: { token, email: user.email, password, password_confirmation: password } })
-    ))
+    const results = await Promise.all(
+      [NEW_PASSWORD, "Third-Str0ng-Secret", "Fourth-Str0ng-Secret"].map((password) =>
+        app.post("/v1/auth/reset-password", { headers: anyAddress(), body: { token, email: user.email, password, password_confirmation: password } })
+      )
+    )
     expect(results.map((r) => r.status).sort()).toEqual([200, 422, 422])
   })
 })

@@ -45,7 +45,7 @@ const json = async (method: string, path: string, body?: unknown, token?: string
     },
     ...(body === undefined ? {} : { body: JSON.stringify(body) })
   })
-  return { status: res.status, body: await res.json() as { data: Record<string, unknown> } }
+  return { status: res.status, body: (await res.json()) as { data: Record<string, unknown> } }
 }
 
 /** the link of the newest logged mail matching `pattern` (the server logs mails without SMTP_URL) */
@@ -93,22 +93,17 @@ suite("pages in Chromium [D26]", () => {
     void collect(server.stderr as ReadableStream<Uint8Array>)
     const deadline = Date.now() + 60_000
     for (;;) {
-      const up = await fetch(`${base}/v1/status`).then((r) => r.ok, () => false)
+      const up = await fetch(`${base}/v1/status`).then(
+        (r) => r.ok,
+        () => false
+      )
       if (up) break
       if (Date.now() > deadline || server.exitCode !== null) throw new Error(`server did not start:\n${log}`)
       await Bun.sleep(200)
     }
     browser = await chromium.launch({
       executablePath: CHROMIUM,
-      args: [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--no-first-run"
-      ]
+      args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"]
     })
   }, 120_000)
 
@@ -142,9 +137,7 @@ suite("pages in Chromium [D26]", () => {
     const email = `reset-${Date.now()}@example.com`
     const oldToken = await registerUser(email)
     expect((await json("POST", "/v1/auth/forgot-password", { email })).status).toBe(200)
-    const link = await linkFromLog(
-      new RegExp(`${escapeRegExp(base)}/reset-password\\?token=[A-Za-z0-9]+&email=${escapeRegExp(encodeURIComponent(email))}`)
-    )
+    const link = await linkFromLog(new RegExp(`${escapeRegExp(base)}/reset-password\\?token=[A-Za-z0-9]+&email=${escapeRegExp(encodeURIComponent(email))}`))
     const context = await browser!.newContext({ javaScriptEnabled: false })
     const page = await context.newPage()
     expect((await page.goto(link))!.status()).toBe(200)

@@ -28,11 +28,14 @@ describe("password hashing pool", () => {
       }
     }
     try {
-      const results = await Promise.all(Array.from({ length: 6 }, () =>
-        app.post("/v1/auth/register", { headers: anyAddress(),
-          body: { name: "Pool", email: freshEmail("pool"), password: PASSWORD, password_confirmation: PASSWORD }
-        })
-      ))
+      const results = await Promise.all(
+        Array.from({ length: 6 }, () =>
+          app.post("/v1/auth/register", {
+            headers: anyAddress(),
+            body: { name: "Pool", email: freshEmail("pool"), password: PASSWORD, password_confirmation: PASSWORD }
+          })
+        )
+      )
       expect(results.map((r) => r.status)).toEqual([201, 201, 201, 201, 201, 201])
     } finally {
       password.hash = original
@@ -77,9 +80,9 @@ describe("login timing [D20]", () => {
     const current = await register(app)
     const email = freshEmail("cheap")
     const cheap = await Bun.password.hash(PASSWORD, { algorithm: "argon2id", memoryCost: 1024, timeCost: 1 })
-    await app.run(Effect.flatMap(Users, (users) => users.insert({ name: "Cheap", email, passwordHash: cheap, now: new Date() })).pipe(
-      Effect.provide(Users.Default)
-    ))
+    await app.run(
+      Effect.flatMap(Users, (users) => users.insert({ name: "Cheap", email, passwordHash: cheap, now: new Date() })).pipe(Effect.provide(Users.Default))
+    )
     const password = Bun.password as { verify: typeof Bun.password.verify }
     const original = password.verify
     const verified: Array<string> = []

@@ -15,8 +15,7 @@ const from = (agent: string) => {
   return { "x-forwarded-for": `203.0.113.${n}`, "user-agent": agent }
 }
 
-const login = async (email: string, headers: Record<string, string>, password = PASSWORD) =>
-  app.post("/v1/auth/login", { headers, body: { email, password } })
+const login = async (email: string, headers: Record<string, string>, password = PASSWORD) => app.post("/v1/auth/login", { headers, body: { email, password } })
 
 describe("sessions [D99]", () => {
   test("GET lists the live tokens {id, created_at, last_used_at, ip, user_agent, current}; expired ones are gone", async () => {
@@ -50,8 +49,7 @@ describe("sessions [D99]", () => {
   test("last_used_at is written at most once a minute per token", async () => {
     const user = await app.createUser()
     const id = Number(user.token.split("|")[0])
-    const lastUsed = async () =>
-      (await app.sql<{ at: Date }>`select last_used_at as at from access_tokens where id = ${id}`)[0]!.at.getTime()
+    const lastUsed = async () => (await app.sql<{ at: Date }>`select last_used_at as at from access_tokens where id = ${id}`)[0]!.at.getTime()
     const start = await lastUsed()
     app.clock.advance(30_000)
     await app.get("/v1/user", { token: user.token })
@@ -90,11 +88,15 @@ describe("activity [D99]", () => {
     expect((await login(user.email, agent, "Wrong-Passw0rd-1")).status).toBe(401)
     const token = (await login(user.email, agent)).body.data.token as string
     const newPassword = "N3w-Passw0rd-Horse"
-    expect((await app.put("/v1/account/password", {
-      token,
-      headers: agent,
-      body: { current_password: PASSWORD, password: newPassword, password_confirmation: newPassword }
-    })).status).toBe(200)
+    expect(
+      (
+        await app.put("/v1/account/password", {
+          token,
+          headers: agent,
+          body: { current_password: PASSWORD, password: newPassword, password_confirmation: newPassword }
+        })
+      ).status
+    ).toBe(200)
     expect((await app.put("/v1/account/profile", { token, body: { email: `changed-${user.email}` } })).status).toBe(200)
     const key = await app.post("/v1/account/api-keys", { token, body: { name: "bot", scopes: ["read"] } })
     expect((await app.del(`/v1/account/api-keys/${key.body.data.id}`, { token })).status).toBe(200)
@@ -105,15 +107,7 @@ describe("activity [D99]", () => {
     const res = await app.get("/v1/account/activity", { token })
     expect(res.status).toBe(200)
     const events = (res.body.data as Array<{ event: string }>).map((e) => e.event)
-    expect(events).toEqual([
-      "vpn_access_revoked",
-      "api_key_revoked",
-      "api_key_created",
-      "email_changed",
-      "password_changed",
-      "sign_in",
-      "sign_in_failed"
-    ])
+    expect(events).toEqual(["vpn_access_revoked", "api_key_revoked", "api_key_created", "email_changed", "password_changed", "sign_in", "sign_in_failed"])
     const signIn = res.body.data[5]
     expect(signIn).toMatchObject({ event: "sign_in", via: "password", ip: agent["x-forwarded-for"], user_agent: "Activity/1.0" })
     expect(Object.keys(signIn).sort()).toEqual(["created_at", "event", "id", "ip", "user_agent", "via"])
@@ -170,15 +164,13 @@ describe("activity [D99]", () => {
     const { TOTP_PARAMETERS } = await import("../../src/accounts/TwoFactor.ts")
     const user = await register(app)
     const setup = await app.post("/v1/account/2fa", { token: user.token })
-    const code = () =>
-      TOTP.generate({ ...TOTP_PARAMETERS, secret: Secret.fromBase32(setup.body.data.secret), timestamp: app.clock.get().getTime() })
+    const code = () => TOTP.generate({ ...TOTP_PARAMETERS, secret: Secret.fromBase32(setup.body.data.secret), timestamp: app.clock.get().getTime() })
     expect((await app.post("/v1/account/2fa/confirm", { token: user.token, body: { code: code() } })).status).toBe(200)
     app.clock.advance(61_000)
     const wrong = code() === "000000" ? "111111" : "000000"
     // asking for the code is no event; a wrong code is a failed sign-in
     expect((await login(user.email, from("Guess/1"), PASSWORD)).status).toBe(422)
-    expect((await app.post("/v1/auth/login", { headers: from("Guess/1"), body: { email: user.email, password: PASSWORD, otp: wrong } })).status)
-      .toBe(422)
+    expect((await app.post("/v1/auth/login", { headers: from("Guess/1"), body: { email: user.email, password: PASSWORD, otp: wrong } })).status).toBe(422)
     app.clock.advance(61_000)
     expect((await app.post("/v1/auth/forgot-password", { headers: from("Reset/1"), body: { email: user.email } })).status).toBe(200)
     const mail = await waitForMail(app, (m) => m.to === user.email && m.subject === "Reset your password")

@@ -71,7 +71,10 @@ const linkChat = async (user: { token: string }, chatId: number) => {
 
 const widget = (id: number) => {
   const fields: Record<string, string | number> = { id, first_name: "Ada", username: "ada_l", auth_date: Math.floor(app.clock.get().getTime() / 1000) }
-  const check = Object.keys(fields).sort().map((k) => `${k}=${fields[k]}`).join("\n")
+  const check = Object.keys(fields)
+    .sort()
+    .map((k) => `${k}=${fields[k]}`)
+    .join("\n")
   return { ...fields, hash: createHmac("sha256", createHash("sha256").update(TOKEN).digest()).update(check).digest("hex") }
 }
 
@@ -81,7 +84,10 @@ const initData = (userId: number) => {
     user: JSON.stringify({ id: userId, first_name: "Ada", username: "ada_l", language_code: "en" }),
     auth_date: String(Math.floor(app.clock.get().getTime() / 1000))
   }
-  const check = Object.keys(pairs).sort().map((k) => `${k}=${pairs[k]}`).join("\n")
+  const check = Object.keys(pairs)
+    .sort()
+    .map((k) => `${k}=${pairs[k]}`)
+    .join("\n")
   const secret = createHmac("sha256", "WebAppData").update(TOKEN).digest()
   return new URLSearchParams({ ...pairs, hash: createHmac("sha256", secret).update(check).digest("hex") }).toString()
 }
@@ -241,11 +247,22 @@ describe("sign-in with Telegram and X-Session: cookie [D125] [D119]", () => {
       photo_url: "https://t.me/i/userpic/320/a_b-c.jpg",
       auth_date: Math.floor(app.clock.get().getTime() / 1000)
     }
-    const check = Object.keys(fields).sort().map((k) => `${k}=${fields[k]}`).join("\n")
+    const check = Object.keys(fields)
+      .sort()
+      .map((k) => `${k}=${fields[k]}`)
+      .join("\n")
     const hash = createHmac("sha256", createHash("sha256").update(TOKEN).digest()).update(check).digest("hex")
     const encoded = Buffer.from(JSON.stringify({ ...fields, hash })).toString("base64url")
     const read = readAuthResult(encoded)
-    expect(read).toEqual({ id: String(chat), auth_date: String(fields["auth_date"]), hash, first_name: "Ада", last_name: "Лавлейс", username: "ada_l", photo_url: "https://t.me/i/userpic/320/a_b-c.jpg" })
+    expect(read).toEqual({
+      id: String(chat),
+      auth_date: String(fields["auth_date"]),
+      hash,
+      first_name: "Ада",
+      last_name: "Лавлейс",
+      username: "ada_l",
+      photo_url: "https://t.me/i/userpic/320/a_b-c.jpg"
+    })
     const res = await app.post("/v1/auth/telegram", { headers: { ...anyAddress(), ...COOKIE }, body: read })
     expect(res.status).toBe(200)
     expect(res.body.data.user.id).toBe(user.id)

@@ -61,7 +61,13 @@ const update = (chatId: number, text: string, options: { username?: string; type
     date: Math.floor(app.clock.get().getTime() / 1000),
     text,
     chat: { id: chatId, type: options.type ?? "private", first_name: "Ada" },
-    from: { id: chatId, is_bot: false, first_name: "Ada", language_code: options.language_code ?? "en", ...(options.username ? { username: options.username } : {}) }
+    from: {
+      id: chatId,
+      is_bot: false,
+      first_name: "Ada",
+      language_code: options.language_code ?? "en",
+      ...(options.username ? { username: options.username } : {})
+    }
   }
 })
 
@@ -106,7 +112,10 @@ const staffReply = async (user: { token: string }, message: string) => {
 // ---- the Login Widget's and the Mini App's hashes, computed here as Telegram documents them ----
 
 const widgetHash = (fields: Record<string, string | number>) => {
-  const check = Object.keys(fields).sort().map((k) => `${k}=${fields[k]}`).join("\n")
+  const check = Object.keys(fields)
+    .sort()
+    .map((k) => `${k}=${fields[k]}`)
+    .join("\n")
   return createHmac("sha256", createHash("sha256").update(TOKEN).digest()).update(check).digest("hex")
 }
 
@@ -130,7 +139,10 @@ const initData = (userId: number, authDate = Math.floor(app.clock.get().getTime(
     auth_date: String(authDate),
     ...extra
   }
-  const check = Object.keys(pairs).sort().map((k) => `${k}=${pairs[k]}`).join("\n")
+  const check = Object.keys(pairs)
+    .sort()
+    .map((k) => `${k}=${pairs[k]}`)
+    .join("\n")
   const secret = createHmac("sha256", "WebAppData").update(TOKEN).digest()
   const hash = createHmac("sha256", secret).update(check).digest("hex")
   return new URLSearchParams({ ...pairs, hash }).toString()
@@ -323,7 +335,9 @@ describe("notices in the linked chat [D125] [D96]", () => {
     const chat = newChat()
     // the chat's Telegram language is English, the user's Russian: the user's wins
     await linkChat(user, chat)
-    expect(bot.to(chat)[0]!.text).toBe(`Готово: этот чат привязан к вашей учётной записи ${user.email}. Уведомления о вашей услуге VPN будут приходить сюда. Отключить их или отвязать чат можно в настройках учётной записи.`)
+    expect(bot.to(chat)[0]!.text).toBe(
+      `Готово: этот чат привязан к вашей учётной записи ${user.email}. Уведомления о вашей услуге VPN будут приходить сюда. Отключить их или отвязать чат можно в настройках учётной записи.`
+    )
     const ticket = await staffReply(user, "Включите kill switch.")
     expect(await waitUntil(() => bot.to(chat).length === 2)).toBe(true)
     expect(bot.to(chat)[1]!.text).toBe(`Поддержка ответила на ваше обращение #${ticket} «Help»:\n\nВключите kill switch.\n\n${app.config.appUrl}`)
@@ -334,7 +348,9 @@ describe("notices in the linked chat [D125] [D96]", () => {
     const stranger = newChat()
     expect((await webhook(update(stranger, "/start", { language_code: "fa" }))).status).toBe(200)
     expect(await waitUntil(() => bot.to(stranger).length === 1)).toBe(true)
-    expect(bot.to(stranger)[0]!.text).toBe(`\u200fسلام! برای دریافت اعلان‌های سرویس VPN در اینجا، در تنظیمات حساب خود «اتصال تلگرام» را باز کنید: ${app.config.appUrl}`)
+    expect(bot.to(stranger)[0]!.text).toBe(
+      `\u200fسلام! برای دریافت اعلان‌های سرویس VPN در اینجا، در تنظیمات حساب خود «اتصال تلگرام» را باز کنید: ${app.config.appUrl}`
+    )
     const other = newChat()
     expect((await webhook(update(other, "/start", { language_code: "de" }))).status).toBe(200)
     expect(await waitUntil(() => bot.to(other).length === 1)).toBe(true)
@@ -364,10 +380,14 @@ describe("notices in the linked chat [D125] [D96]", () => {
     bot.stop()
     try {
       await staffReply(user, "While Telegram was down")
-      expect(await waitUntil(async () => {
-        const [row] = await app.sql<{ attempts: number }>`select attempts from outbox where channel = 'telegram' and recipient = ${String(chat)} and kind = 'ticket-reply'`
-        return row !== undefined && row.attempts >= 1
-      })).toBe(true)
+      expect(
+        await waitUntil(async () => {
+          const [row] = await app.sql<{
+            attempts: number
+          }>`select attempts from outbox where channel = 'telegram' and recipient = ${String(chat)} and kind = 'ticket-reply'`
+          return row !== undefined && row.attempts >= 1
+        })
+      ).toBe(true)
     } finally {
       bot.restart()
     }
@@ -385,11 +405,13 @@ describe("notices in the linked chat [D125] [D96]", () => {
     await linkChat(user, chat)
     bot.controls.rateLimit = { times: 1, retryAfter: 2 }
     await staffReply(user, "Rate limited")
-    expect(await waitUntil(async () => {
-      const [row] = await app.sql<{ last_error: string | null }>`
+    expect(
+      await waitUntil(async () => {
+        const [row] = await app.sql<{ last_error: string | null }>`
         select last_error from outbox where channel = 'telegram' and recipient = ${String(chat)} and kind = 'ticket-reply'`
         return row?.last_error?.includes("429") === true
-    })).toBe(true)
+      })
+    ).toBe(true)
     const limitedAt = bot.calls.find((c) => c.status === 429)!.at
     // the row is due 2 s later by the application's clock; the wall clock's 2 s are Telegram's
     app.clock.advance(2_000)
@@ -509,7 +531,11 @@ describe("sign-in with the Login Widget [D125]", () => {
     const chat = newChat()
     await linkChat(user, chat)
     const signed = widget(chat)
-    for (const tampered of [{ ...signed, username: "mallory" }, { ...signed, last_name: "Byron" }, { ...signed, id: chat + 1 }]) {
+    for (const tampered of [
+      { ...signed, username: "mallory" },
+      { ...signed, last_name: "Byron" },
+      { ...signed, id: chat + 1 }
+    ]) {
       const res = await signIn(tampered)
       expect(res.status).toBe(401)
       expect(res.body.message).toBe("Invalid Telegram login.")
@@ -548,8 +574,7 @@ describe("sign-in with the Login Widget [D125]", () => {
     app.clock.advance(61_000)
     const setup = await app.post("/v1/account/2fa", { token: user.token })
     const secret = setup.body.data.secret as string
-    const code = (offset = 0) =>
-      TOTP.generate({ ...TOTP_PARAMETERS, secret: Secret.fromBase32(secret), timestamp: app.clock.get().getTime() + offset })
+    const code = (offset = 0) => TOTP.generate({ ...TOTP_PARAMETERS, secret: Secret.fromBase32(secret), timestamp: app.clock.get().getTime() + offset })
     expect((await app.post("/v1/account/2fa/confirm", { token: user.token, body: { code: code() } })).status).toBe(200)
     app.clock.advance(61_000)
 

@@ -185,9 +185,11 @@ describe("through the typed client", () => {
     const me = await Effect.runPromise(client.accounts.user())
     expect(me.two_factor).toBe(true)
     nextMinute()
-    const signedIn = await Effect.runPromise((await app.client()).accounts.login({
-      payload: { email: user.email, password: PASSWORD, otp: codeAt(setup.secret) }
-    }))
+    const signedIn = await Effect.runPromise(
+      (await app.client()).accounts.login({
+        payload: { email: user.email, password: PASSWORD, otp: codeAt(setup.secret) }
+      })
+    )
     expect(signedIn.user.email).toBe(user.email)
   })
 })

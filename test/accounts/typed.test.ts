@@ -17,9 +17,13 @@ afterAll(() => app.dispose())
 test("register, login, user and profile [D20] [D21]", async () => {
   const anonymous = await typedClient(app, { headers: anyAddress() })
   const email = freshEmail("typed")
-  const registered = withToken(await ok(anonymous.accounts.register({
-    payload: { name: "Ada Typed", email, password: PASSWORD, password_confirmation: PASSWORD }
-  })))
+  const registered = withToken(
+    await ok(
+      anonymous.accounts.register({
+        payload: { name: "Ada Typed", email, password: PASSWORD, password_confirmation: PASSWORD }
+      })
+    )
+  )
   expect(registered.user).toMatchObject({ name: "Ada Typed", email })
   expect(registered.token.length).toBeGreaterThan(20)
 
@@ -53,9 +57,11 @@ test("settings: read and change e-mail notifications [D96]", async () => {
 test("password change: the new password signs in, the old one is refused [D24]", async () => {
   const user = await app.createUser()
   const me = await typedClient(app, { token: user.token, headers: anyAddress() })
-  const message = await ok(me.accounts.changePassword({
-    payload: { current_password: user.password, password: "Brand-New-Pass-2026", password_confirmation: "Brand-New-Pass-2026" }
-  }))
+  const message = await ok(
+    me.accounts.changePassword({
+      payload: { current_password: user.password, password: "Brand-New-Pass-2026", password_confirmation: "Brand-New-Pass-2026" }
+    })
+  )
   expect(typeof message).toBe("string")
   const anonymous = await typedClient(app, { headers: anyAddress() })
   const login = await ok(anonymous.accounts.login({ payload: { email: user.email, password: "Brand-New-Pass-2026" } }))
@@ -79,7 +85,7 @@ test("api keys: create, list, use, revoke [D98]", async () => {
   const viaKey = await typedClient(app, { token: created.key })
   expect((await ok(viaKey.accounts.user())).id).toBe(user.id)
 
-  expect(typeof await ok(me.accounts.revokeApiKey({ path: { key: created.id } }))).toBe("string")
+  expect(typeof (await ok(me.accounts.revokeApiKey({ path: { key: created.id } })))).toBe("string")
   expect(await ok(me.accounts.listApiKeys())).toEqual([])
   expect((await fails(viaKey.accounts.user()))._tag).toBe("Unauthenticated")
 })
@@ -105,12 +111,12 @@ test("sessions: list with the current one marked, revoke another, logout, logout
   const alive: Array<(typeof clients)[number]> = []
   for (const client of clients) if ((await outcome(client.accounts.user())) === "ok") alive.push(client)
   expect(alive.length).toBe(1)
-  expect(typeof await ok(alive[0]!.accounts.logout())).toBe("string")
+  expect(typeof (await ok(alive[0]!.accounts.logout()))).toBe("string")
   expect((await fails(alive[0]!.accounts.user()))._tag).toBe("Unauthenticated")
   expect((await ok(me.accounts.user())).id).toBe(user.id)
 
   // logout-all ends every session of the user
-  expect(typeof await ok(me.accounts.logoutAll())).toBe("string")
+  expect(typeof (await ok(me.accounts.logoutAll()))).toBe("string")
   expect((await fails(me.accounts.user()))._tag).toBe("Unauthenticated")
 })
 
@@ -129,9 +135,7 @@ test("admin: list users by e-mail, disable and promote one [D70] [D91]", async (
   const client = await typedClient(app, { token: admin.token })
 
   const page = await ok(client.accountsAdmin.listUsers({ urlParams: { email: target.email } }))
-  expect(page.data.map((user) => ({ id: user.id, email: user.email, name: user.name }))).toEqual([
-    { id: target.id, email: target.email, name: "To Disable" }
-  ])
+  expect(page.data.map((user) => ({ id: user.id, email: user.email, name: user.name }))).toEqual([{ id: target.id, email: target.email, name: "To Disable" }])
   expect(page.meta.total).toBe(1)
 
   const disabled = await ok(client.accountsAdmin.updateUser({ path: { user: target.id }, payload: { status: 0 } }))
@@ -149,17 +153,21 @@ test("admin: list users by e-mail, disable and promote one [D70] [D91]", async (
 test("e-mail verification and password reset from the mailed links [D22] [D23]", async () => {
   const anonymous = await typedClient(app, { headers: anyAddress() })
   const email = freshEmail("mailed")
-  const registered = withToken(await ok(anonymous.accounts.register({ payload: { name: "Mailed", email, password: PASSWORD, password_confirmation: PASSWORD } })))
+  const registered = withToken(
+    await ok(anonymous.accounts.register({ payload: { name: "Mailed", email, password: PASSWORD, password_confirmation: PASSWORD } }))
+  )
   const verifyMail = await waitForMail(app, (mail) => mail.to === email && mail.text.includes("/verify-email?token="))
-  expect(typeof await ok(anonymous.accounts.verifyEmail({ payload: { token: verifyTokenOf(verifyMail) } }))).toBe("string")
+  expect(typeof (await ok(anonymous.accounts.verifyEmail({ payload: { token: verifyTokenOf(verifyMail) } })))).toBe("string")
   const me = await typedClient(app, { token: registered.token })
   expect((await ok(me.accounts.user())).email_verified_at).toBeInstanceOf(Date)
 
-  expect(typeof await ok(anonymous.accounts.forgotPassword({ payload: { email } }))).toBe("string")
+  expect(typeof (await ok(anonymous.accounts.forgotPassword({ payload: { email } })))).toBe("string")
   const resetMail = await waitForMail(app, (mail) => mail.to === email && mail.text.includes("/reset-password?token="))
-  await ok(anonymous.accounts.resetPassword({
-    payload: { token: resetTokenOf(resetMail), email, password: "Reset-Pass-2026-x", password_confirmation: "Reset-Pass-2026-x" }
-  }))
+  await ok(
+    anonymous.accounts.resetPassword({
+      payload: { token: resetTokenOf(resetMail), email, password: "Reset-Pass-2026-x", password_confirmation: "Reset-Pass-2026-x" }
+    })
+  )
   const login = await ok(anonymous.accounts.login({ payload: { email, password: "Reset-Pass-2026-x" } }))
   expect(login.user.id).toBe(registered.user.id)
 })
@@ -169,8 +177,7 @@ test("two-factor sign-in: set up, confirm, sign in with a code, disable [D97]", 
   const me = await typedClient(app, { token: user.token })
   const setup = await ok(me.accounts.setUpTwoFactor())
   expect(setup.otpauth_url.startsWith("otpauth://totp/")).toBe(true)
-  const code = (offsetMs = 0) =>
-    TOTP.generate({ ...TOTP_PARAMETERS, secret: Secret.fromBase32(setup.secret), timestamp: app.clock.get().getTime() + offsetMs })
+  const code = (offsetMs = 0) => TOTP.generate({ ...TOTP_PARAMETERS, secret: Secret.fromBase32(setup.secret), timestamp: app.clock.get().getTime() + offsetMs })
   const enabled = await ok(me.accounts.confirmTwoFactor({ payload: { code: code() } }))
   expect(enabled.data.recovery_codes.length).toBeGreaterThanOrEqual(8)
 
@@ -182,7 +189,7 @@ test("two-factor sign-in: set up, confirm, sign in with a code, disable [D97]", 
   expect(login.user.id).toBe(user.id)
 
   app.clock.advance(61_000)
-  expect(typeof await ok(me.accounts.disableTwoFactor({ payload: { password: user.password, code: code() } }))).toBe("string")
+  expect(typeof (await ok(me.accounts.disableTwoFactor({ payload: { password: user.password, code: code() } })))).toBe("string")
   app.clock.advance(61_000)
   expect((await ok(anonymous.accounts.login({ payload: { email: user.email, password: user.password } }))).user.id).toBe(user.id)
 })
@@ -190,6 +197,6 @@ test("two-factor sign-in: set up, confirm, sign in with a code, disable [D97]", 
 test("account deletion with the password: the token stops working [D25]", async () => {
   const user = await app.createUser()
   const me = await typedClient(app, { token: user.token })
-  expect(typeof await ok(me.accounts.deleteAccount({ payload: { password: user.password } }))).toBe("string")
+  expect(typeof (await ok(me.accounts.deleteAccount({ payload: { password: user.password } })))).toBe("string")
   expect((await fails(me.accounts.user()))._tag).toBe("Unauthenticated")
 })

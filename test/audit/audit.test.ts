@@ -33,7 +33,10 @@ const rowsOf = (action: string) =>
 /** A valid body and the ids of each admin write, in the order they are walked (a key of its own per route). */
 const writes = (w: World): Record<string, { readonly values: Record<string, string>; readonly body?: unknown }> => ({
   "POST /v1/admin/webhooks": { values: {}, body: { url: "https://hooks.example.com/audit", events: ["ticket.replied"] } },
-  "POST /v1/admin/plans": { values: {}, body: { name: "Audit Plan", description: "audit", bandwidth_limit_gb: 100, speed_limit_mbps: null, trial_days: 0, is_active: true } },
+  "POST /v1/admin/plans": {
+    values: {},
+    body: { name: "Audit Plan", description: "audit", bandwidth_limit_gb: 100, speed_limit_mbps: null, trial_days: 0, is_active: true }
+  },
   "PUT /v1/admin/plans/{plan}": { values: { plan: String(w.b.planId) }, body: { description: "audited" } },
   "POST /v1/admin/plans/{plan}/cycles": { values: { plan: String(w.b.planId) }, body: { name: "Yearly", duration_days: 365, price: "99.00", currency: "USD" } },
   "POST /v1/admin/promos": { values: {}, body: { code: "AUDIT10", type: "fixed", value: 10 } },
@@ -80,7 +83,7 @@ describe("one row per admin write [D100]", () => {
       expect((await app.request(method, url, { token: world.a.token, body })).status).toBe(403)
       expect((await app.request(method, url, { body })).status).toBe(401)
       expect(await rowsOf(action)).toEqual([])
-      const token = viaKey ? key.body.data.key as string : admin.token
+      const token = viaKey ? (key.body.data.key as string) : admin.token
       const res = await app.request(method, url, { token, body, headers: { "x-forwarded-for": "198.51.100.9", "user-agent": "Audit/1.0" } })
       expect(`${name} ${res.status}`).toBe(`${name} ${res.status >= 200 && res.status < 300 ? res.status : "2xx"}`)
       const rows = await rowsOf(action)
@@ -100,7 +103,7 @@ describe("one row per admin write [D100]", () => {
       if (typeof res.body?.data?.node_token === "string") expect(row.row).not.toContain(res.body.data.node_token)
       // nor a webhook's signing secret ([D101])
       if (typeof res.body?.data?.secret === "string") expect(row.row).not.toContain(res.body.data.secret)
-        expect(row.row).not.toContain(key.body.data.key)
+      expect(row.row).not.toContain(key.body.data.key)
       viaKey = !viaKey
     }
     // an admin write that fails (422) leaves no row
@@ -130,10 +133,22 @@ describe("GET /v1/admin/audit [D100]", () => {
     app.clock.advance(60_000)
     expect((await app.put(`/v1/admin/users/${world.a.id}`, { token: admin.token, body: { status: 1 } })).status).toBe(200)
 
-    const byAction = await app.get(`/v1/admin/audit?action=${encodeURIComponent("PUT /v1/admin/plans/:plan")}&resource=plan:${world.a.planId}`, { token: admin.token })
+    const byAction = await app.get(`/v1/admin/audit?action=${encodeURIComponent("PUT /v1/admin/plans/:plan")}&resource=plan:${world.a.planId}`, {
+      token: admin.token
+    })
     expect(byAction.status).toBe(200)
     expect(byAction.body.data.length).toBe(1)
-    expect(Object.keys(byAction.body.data[0]).sort()).toEqual(["action", "actor_id", "actor_kind", "created_at", "id", "ip", "resource", "subject_id", "user_agent"])
+    expect(Object.keys(byAction.body.data[0]).sort()).toEqual([
+      "action",
+      "actor_id",
+      "actor_kind",
+      "created_at",
+      "id",
+      "ip",
+      "resource",
+      "subject_id",
+      "user_agent"
+    ])
     expect(byAction.body.data[0]).toMatchObject({ action: "PUT /v1/admin/plans/:plan", resource: `plan:${world.a.planId}`, actor_id: admin.id })
     // the bare id also finds the resource
     const byId = await app.get(`/v1/admin/audit?resource=${world.a.planId}&action=${encodeURIComponent("PUT /v1/admin/plans/:plan")}`, { token: admin.token })

@@ -44,7 +44,9 @@ const scenario = async (peers: number) => {
 await scenario(1).catch(() => undefined)
 for (const size of [10, 60_000]) {
   const r = await scenario(size)
-  console.log(`first download at ${String(r.peers).padStart(6)} peers: median ${r.median.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms (${SAMPLES} samples; ${r.total} peers after)`)
+  console.log(
+    `first download at ${String(r.peers).padStart(6)} peers: median ${r.median.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms (${SAMPLES} samples; ${r.total} peers after)`
+  )
 }
 await app.dispose()
 process.exit(0)

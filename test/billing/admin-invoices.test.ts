@@ -16,11 +16,15 @@ beforeAll(async () => {
 })
 afterAll(() => app.dispose())
 
-const create = (userId: number, body: Record<string, unknown>, token = admin.token) =>
-  app.post(`/v1/admin/users/${userId}/invoices`, { token, body })
+const create = (userId: number, body: Record<string, unknown>, token = admin.token) => app.post(`/v1/admin/users/${userId}/invoices`, { token, body })
 
 const servicesOf = (userId: number) =>
-  app.sql<{ id: number; status: string; expires_at: Date; plan_id: number }>`select id, status, expires_at, plan_id from services where user_id = ${userId} order by id`
+  app.sql<{
+    id: number
+    status: string
+    expires_at: Date
+    plan_id: number
+  }>`select id, status, expires_at, plan_id from services where user_id = ${userId} order by id`
 
 describe("POST /v1/admin/users/{user}/invoices [D70]", () => {
   test("defaults: the cycle's price, pending, manual, due in 7 days; the user sees it", async () => {
@@ -29,7 +33,17 @@ describe("POST /v1/admin/users/{user}/invoices [D70]", () => {
     expect(res.status).toBe(201)
     expect(res.body.success).toBe(true)
     const inv = res.body.data
-    expect(inv).toMatchObject({ amount: "10.00", discount: "0.00", currency: "EUR", status: "pending", gateway: "manual", paid_at: null, promo_code: null, plan: { name: "Basic" }, cycle: { name: "Monthly", duration_days: 30 } })
+    expect(inv).toMatchObject({
+      amount: "10.00",
+      discount: "0.00",
+      currency: "EUR",
+      status: "pending",
+      gateway: "manual",
+      paid_at: null,
+      promo_code: null,
+      plan: { name: "Basic" },
+      cycle: { name: "Monthly", duration_days: 30 }
+    })
     expect(new Date(inv.due_date).getTime() - app.clock.get().getTime()).toBe(7 * DAY)
     const mine = await app.get(`/v1/invoices/${inv.uuid}`, { token: user.token })
     expect(mine.status).toBe(200)

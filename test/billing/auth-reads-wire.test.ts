@@ -72,20 +72,24 @@ describe("services: the current one, one by id, the list (issue 27, [D34], [D108
     expect(res.text).toBe(detail(id, expiresAt, schedule))
     expect((await app.get(`/v1/services/${id}`, { token: user.token })).text).toBe(res.text)
     const list = await app.get("/v1/services", { token: user.token })
-    expect(list.text).toBe(JSON.stringify({
-      success: true,
-      data: [{
-        id,
-        plan: { id: planId, name: "Pro" },
-        cycle: { name: "Quarterly", duration_days: 90, price: "24.50" },
-        status: "active",
-        starts_at: now().toISOString(),
-        expires_at: expiresAt.toISOString(),
-        auto_renew: false,
-        grace_until: null,
-        ...schedule
-      }]
-    }))
+    expect(list.text).toBe(
+      JSON.stringify({
+        success: true,
+        data: [
+          {
+            id,
+            plan: { id: planId, name: "Pro" },
+            cycle: { name: "Quarterly", duration_days: 90, price: "24.50" },
+            status: "active",
+            starts_at: now().toISOString(),
+            expires_at: expiresAt.toISOString(),
+            auto_renew: false,
+            grace_until: null,
+            ...schedule
+          }
+        ]
+      })
+    )
   })
 
   test("no current service: 404 with the same body", async () => {
@@ -111,21 +115,23 @@ describe("invoices page 2 (issue 27, [D36])", () => {
     expect(res.status).toBe(200)
     expect(res.headers.get("content-type")).toBe("application/json")
     const base = `${app.config.publicUrl}/v1/invoices`
-    expect(res.text).toBe(JSON.stringify({
-      success: true,
-      data: rows.map((r) => ({
-        id: r.id,
-        uuid: r.uuid,
-        amount: "24.50",
-        currency: "EUR",
-        status: r.status,
-        gateway: "manual",
-        created_at: r.created_at.toISOString(),
-        paid_at: r.paid_at === null ? null : r.paid_at.toISOString()
-      })),
-      meta: { current_page: 2, last_page: 2, per_page: 15, total: 20 },
-      links: { first: `${base}?page=1`, last: `${base}?page=2`, prev: `${base}?page=1`, next: null }
-    }))
+    expect(res.text).toBe(
+      JSON.stringify({
+        success: true,
+        data: rows.map((r) => ({
+          id: r.id,
+          uuid: r.uuid,
+          amount: "24.50",
+          currency: "EUR",
+          status: r.status,
+          gateway: "manual",
+          created_at: r.created_at.toISOString(),
+          paid_at: r.paid_at === null ? null : r.paid_at.toISOString()
+        })),
+        meta: { current_page: 2, last_page: 2, per_page: 15, total: 20 },
+        links: { first: `${base}?page=1`, last: `${base}?page=2`, prev: `${base}?page=1`, next: null }
+      })
+    )
     // a page past the end still counts the total
     const past = await app.get("/v1/invoices?page=3", { token: user.token })
     expect(past.body.meta).toEqual({ current_page: 3, last_page: 2, per_page: 15, total: 20 })

@@ -50,7 +50,10 @@ describe("admin credits and debits [D109] [D100]", () => {
     expect(debit.body.data).toMatchObject({ amount: "10.25", transaction: { amount: "-5.25" } })
     const audit = await app.sql<{ resource: string; actor_id: number }>`
       select resource, actor_id from audit_log where action = 'POST /v1/admin/users/:user/balance' and resource = ${`user:${user.id}`}`
-    expect(audit).toEqual([{ resource: `user:${user.id}`, actor_id: admin.id }, { resource: `user:${user.id}`, actor_id: admin.id }])
+    expect(audit).toEqual([
+      { resource: `user:${user.id}`, actor_id: admin.id },
+      { resource: `user:${user.id}`, actor_id: admin.id }
+    ])
     await expectLedgerSumsToBalance(user.id)
   })
 
@@ -80,7 +83,9 @@ describe("admin credits and debits [D109] [D100]", () => {
     expect(missing.status).toBe(422)
     expect(missing.body.errors.reason).toEqual(["The reason field is required."])
     expect((await credit(999_999, "1.00")).status).toBe(404)
-    expect((await app.post(`/v1/admin/users/${user.id}/balance`, { token: user.token, body: { amount: "1.00", currency: "USD", reason: "x" } })).status).toBe(403)
+    expect((await app.post(`/v1/admin/users/${user.id}/balance`, { token: user.token, body: { amount: "1.00", currency: "USD", reason: "x" } })).status).toBe(
+      403
+    )
   })
 })
 
@@ -129,8 +134,7 @@ describe("the balance pays invoices [D109]", () => {
   test("two orders at once on a balance that pays one: exactly one is paid by it, the other pays nothing from it; never negative", async () => {
     const user = await app.createUser()
     await credit(user.id, "10.00")
-    const results = await Promise.all(Array.from({ length: 4 }, () =>
-      app.post("/v1/orders", { token: user.token, body: { plan_id: 1, cycle_id: 1 } })))
+    const results = await Promise.all(Array.from({ length: 4 }, () => app.post("/v1/orders", { token: user.token, body: { plan_id: 1, cycle_id: 1 } })))
     expect(results.map((r) => r.status)).toEqual([201, 201, 201, 201])
     const applied = results.map((r) => r.body.data.balance_applied as string).sort()
     expect(applied).toEqual(["0.00", "0.00", "0.00", "10.00"])
@@ -142,8 +146,7 @@ describe("the balance pays invoices [D109]", () => {
   test("partial balances race too: 3 orders of 10.00 on 25.00 spend exactly 25.00 in total", async () => {
     const user = await app.createUser()
     await credit(user.id, "25.00")
-    const results = await Promise.all(Array.from({ length: 3 }, () =>
-      app.post("/v1/orders", { token: user.token, body: { plan_id: 1, cycle_id: 1 } })))
+    const results = await Promise.all(Array.from({ length: 3 }, () => app.post("/v1/orders", { token: user.token, body: { plan_id: 1, cycle_id: 1 } })))
     const cents = results.map((r) => Math.round(Number(r.body.data.balance_applied) * 100)).sort((a, b) => a - b)
     expect(cents).toEqual([500, 1000, 1000])
     expect(await balanceOf(user.token)).toEqual([{ currency: "USD", amount: "0.00" }])

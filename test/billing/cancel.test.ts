@@ -47,7 +47,10 @@ describe("cancel and resume [D111]", () => {
     const res = await app.post(`/v1/services/${service.id}/cancel`, { token: user.token, body: { at: "period_end" } })
     expect(res.status).toBe(200)
     expect(res.body.data).toMatchObject({ id: service.id, status: "active", auto_renew: false, cancel_at: service.expires_at, scheduled_change: null })
-    const mails = await app.sql<{ kind: string; subject: string }>`select kind, subject from outbox where dedupe_key like ${`service-cancelled:${service.id}:%`}`
+    const mails = await app.sql<{
+      kind: string
+      subject: string
+    }>`select kind, subject from outbox where dedupe_key like ${`service-cancelled:${service.id}:%`}`
     expect(mails).toEqual([{ kind: "service-cancelled", subject: `Your VPN service #${service.id} is cancelled` }])
     // a second cancel at period end changes nothing: 422
     const again = await app.post(`/v1/services/${service.id}/cancel`, { token: user.token, body: { at: "period_end" } })
@@ -69,7 +72,9 @@ describe("cancel and resume [D111]", () => {
     const { user, service } = await subscriber()
     await app.post(`/v1/admin/users/${user.id}/balance`, { token: admin.token, body: { amount: "4.00", currency: "USD", reason: "x" } })
     // a pending invoice on the service (as a renewal would be), partly paid by the balance
-    const [row] = await app.sql<{ uuid: string }>`insert into invoices (user_id, service_id, plan_id, cycle_id, amount, balance_applied, currency, status, gateway, due_date)
+    const [row] = await app.sql<{
+      uuid: string
+    }>`insert into invoices (user_id, service_id, plan_id, cycle_id, amount, balance_applied, currency, status, gateway, due_date)
       values (${user.id}, ${service.id}, 1, 1, '6.00', '4.00', 'USD', 'pending', 'manual', now()) returning uuid::text as uuid`
     await app.post(`/v1/admin/users/${user.id}/balance`, { token: admin.token, body: { amount: "-4.00", currency: "USD", reason: "held by the invoice" } })
     const res = await app.post(`/v1/services/${service.id}/cancel`, { token: user.token, body: { at: "now" } })

@@ -60,7 +60,11 @@ describe("the payment is a Crypto Pay fiat invoice [D123]", () => {
     expect(sent[0]!.headers["crypto-pay-api-token"]).toBe(TOKEN)
     expect(sent[0]!.body).toMatchObject({ currency_type: "fiat", fiat: "EUR", amount: "12.50", payload: uuid, accepted_assets: "USDT,TON" })
     const made = [...standIn.invoices.values()].find((i) => i.payload === uuid)!
-    expect(link.body.data).toEqual({ url: made.bot_invoice_url, gateway: "cryptobot", expires_at: new Date(app.clock.get().getTime() + 3600_000).toISOString() })
+    expect(link.body.data).toEqual({
+      url: made.bot_invoice_url,
+      gateway: "cryptobot",
+      expires_at: new Date(app.clock.get().getTime() + 3600_000).toISOString()
+    })
     // a second call while it is payable: the same invoice, no second call to Crypto Pay
     const again = await app.get(`/v1/invoices/${uuid}/payment-url`, { token: user.token })
     expect(again.body.data.url).toBe(made.bot_invoice_url)
@@ -100,13 +104,22 @@ describe("POST /v1/webhooks/payments/cryptobot [D123]", () => {
   })
 
   test("other update types are answered 200 and change nothing; a body that is no update is 422; a tampered body 401", async () => {
-    const raw = JSON.stringify({ update_id: 9, update_type: "invoice_expired", request_date: "2026-01-01T00:00:00Z", payload: { invoice_id: 1, status: "expired", amount: "1", bot_invoice_url: "x" } })
+    const raw = JSON.stringify({
+      update_id: 9,
+      update_type: "invoice_expired",
+      request_date: "2026-01-01T00:00:00Z",
+      payload: { invoice_id: 1, status: "expired", amount: "1", bot_invoice_url: "x" }
+    })
     const ignored = await app.post("/v1/webhooks/payments/cryptobot", { raw, headers: { "crypto-pay-api-signature": signCryptoBot(TOKEN, raw) } })
     expect(ignored.status).toBe(200)
     expect(ignored.body.data).toEqual({ event_id: "9", type: "invoice_expired", handled: false, outcome: null, invoice: null })
     const junk = JSON.stringify({ hello: "world" })
-    expect((await app.post("/v1/webhooks/payments/cryptobot", { raw: junk, headers: { "crypto-pay-api-signature": signCryptoBot(TOKEN, junk) } })).status).toBe(422)
-    expect((await app.post("/v1/webhooks/payments/cryptobot", { raw: ` ${raw}`, headers: { "crypto-pay-api-signature": signCryptoBot(TOKEN, raw) } })).status).toBe(401)
+    expect((await app.post("/v1/webhooks/payments/cryptobot", { raw: junk, headers: { "crypto-pay-api-signature": signCryptoBot(TOKEN, junk) } })).status).toBe(
+      422
+    )
+    expect(
+      (await app.post("/v1/webhooks/payments/cryptobot", { raw: ` ${raw}`, headers: { "crypto-pay-api-signature": signCryptoBot(TOKEN, raw) } })).status
+    ).toBe(401)
     expect((await app.post("/v1/webhooks/payments/cryptobot", { raw, headers: { "crypto-pay-api-signature": signCryptoBot("other", raw) } })).status).toBe(401)
     expect((await app.post("/v1/webhooks/payments/cryptobot", { raw })).status).toBe(401)
   })

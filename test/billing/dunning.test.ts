@@ -58,13 +58,20 @@ const at = (date: Date) => app.clock.set(date)
 
 const deliverStripe = async (event: unknown) => {
   const raw = JSON.stringify(event)
-  const signature = await stripe.webhooks.generateTestHeaderStringAsync({ payload: raw, secret: WEBHOOK_SECRET, timestamp: Math.floor(app.clock.get().getTime() / 1000) })
+  const signature = await stripe.webhooks.generateTestHeaderStringAsync({
+    payload: raw,
+    secret: WEBHOOK_SECRET,
+    timestamp: Math.floor(app.clock.get().getTime() / 1000)
+  })
   return app.post("/v1/webhooks/payments/stripe", { raw, headers: { "stripe-signature": signature } })
 }
 const payManual = (uuid: string, tx: string) => {
   const raw = JSON.stringify({ invoice_uuid: uuid, status: "paid", transaction_id: tx })
   const t = Math.floor(app.clock.get().getTime() / 1000)
-  return app.post("/v1/webhooks/payments/manual", { raw, headers: { "x-signature": `t=${t},v1=${createHmac("sha256", "whsec_test").update(`${t}.${raw}`).digest("hex")}` } })
+  return app.post("/v1/webhooks/payments/manual", {
+    raw,
+    headers: { "x-signature": `t=${t},v1=${createHmac("sha256", "whsec_test").update(`${t}.${raw}`).digest("hex")}` }
+  })
 }
 
 /** a user with a paid month: by Stripe keeping the card, or by the manual gateway; their device's key */
@@ -93,13 +100,18 @@ const subscriber = async (way: "card" | "manual") => {
 const node = async (since?: number) => {
   const res = await app.get(`/v1/node/peers${since === undefined ? "" : `?since=${since}`}`, { token: server.nodeToken })
   expect(res.status).toBe(200)
-  return { peers: res.body.data as Array<{ public_key: string; enabled: boolean; speed_limit_mbps: number | null }>, revision: res.body.meta.revision as number }
+  return {
+    peers: res.body.data as Array<{ public_key: string; enabled: boolean; speed_limit_mbps: number | null }>,
+    revision: res.body.meta.revision as number
+  }
 }
 const peerOf = async (key: string, since?: number) => (await node(since)).peers.find((p) => p.public_key === key)
 const noticesTo = (email: string) => app.outbox.filter((m) => m.to === email && m.subject.includes("renewal"))
 const renewalOf = async (userId: number) =>
-  (await app.sql<{ uuid: string; status: string; due_date: Date }>`
-    select uuid::text as uuid, status, due_date from invoices where user_id = ${userId} and renewal_of_expiry is not null`)[0]
+  (
+    await app.sql<{ uuid: string; status: string; due_date: Date }>`
+    select uuid::text as uuid, status, due_date from invoices where user_id = ${userId} and renewal_of_expiry is not null`
+  )[0]
 const offSessionCharges = () => standIn.requests.filter((r) => r.method === "POST" && r.path === "/v1/payment_intents")
 
 describe("saved cards [D124]", () => {
@@ -141,7 +153,9 @@ describe("save_card on a plan change [D124]", () => {
     expect(changed.status).toBeLessThan(300)
     const rows = await app.sql<{ save_card: boolean }>`select save_card from invoices where user_id = ${user.id} order by id`
     expect(rows.map((r) => r.save_card)).toEqual([false, true])
-    expect((await app.post(`/v1/services/${service.id}/change`, { token: user.token, body: { plan_id: bigger!.id, cycle_id: cycle!.id, save_card: "yes" } })).status).toBe(422)
+    expect(
+      (await app.post(`/v1/services/${service.id}/change`, { token: user.token, body: { plan_id: bigger!.id, cycle_id: cycle!.id, save_card: "yes" } })).status
+    ).toBe(422)
   })
 })
 
@@ -166,7 +180,12 @@ describe("a renewal charged to the saved card [D124]", () => {
     expect(offSessionCharges()[0]!.body).toMatchObject({ amount: "1000", currency: "usd", off_session: "true", confirm: "true" })
     const current = await app.get("/v1/services/current", { token: user.token })
     expect(current.status).toBe(200)
-    expect(current.body.data).toMatchObject({ id: service.id, status: "grace", expires_at: expiresAt.toISOString(), grace_until: new Date(expiresAt.getTime() + 5 * DAY).toISOString() })
+    expect(current.body.data).toMatchObject({
+      id: service.id,
+      status: "grace",
+      expires_at: expiresAt.toISOString(),
+      grace_until: new Date(expiresAt.getTime() + 5 * DAY).toISOString()
+    })
     // the speed the portal tells ("speed reduced to 1 Mbit/s"), on the current service and the service itself
     expect(current.body.data.grace_speed_mbps).toBe(1)
     expect((await app.get(`/v1/services/${service.id}`, { token: user.token })).body.data.grace_speed_mbps).toBe(1)
@@ -226,7 +245,13 @@ describe("a renewal without a saved card or balance [D124]", () => {
     await jobs()
     const renewal = (await renewalOf(user.id))!
     const charges = offSessionCharges().length
-    const schedule: Array<[number, number, string]> = [[0, 1, "grace"], [DAY, 2, "grace"], [3 * DAY, 3, "grace"], [5 * DAY - 1000, 3, "grace"], [5 * DAY, 4, "expired"]]
+    const schedule: Array<[number, number, string]> = [
+      [0, 1, "grace"],
+      [DAY, 2, "grace"],
+      [3 * DAY, 3, "grace"],
+      [5 * DAY - 1000, 3, "grace"],
+      [5 * DAY, 4, "expired"]
+    ]
     for (const [offset, notices, status] of schedule) {
       at(new Date(expiresAt.getTime() + offset))
       await jobs()
@@ -294,8 +319,9 @@ describe("a renewal without a saved card or balance [D124]", () => {
     expect((await app.sql<{ status: string }>`select status from services where user_id = ${user.id}`)[0]!.status).toBe("grace")
     const list = await app.get("/v1/node/peers", { token: ovpn.nodeToken })
     expect(list.status).toBe(200)
-    expect((list.body.data as Array<{ username: string; enabled?: boolean; speed_limit_mbps?: number | null }>).find((e) => e.username === creds.username))
-      .toEqual({ username: creds.username, enabled: true, speed_limit_mbps: 1 })
+    expect(
+      (list.body.data as Array<{ username: string; enabled?: boolean; speed_limit_mbps?: number | null }>).find((e) => e.username === creds.username)
+    ).toEqual({ username: creds.username, enabled: true, speed_limit_mbps: 1 })
     const auth = await app.post("/v1/node/openvpn/auth", { token: ovpn.nodeToken, body: { username: creds.username, password: creds.password } })
     expect(auth.status).toBe(200)
   })
@@ -335,7 +361,10 @@ describe("a renewal without a saved card or balance [D124]", () => {
     at(new Date(expiresAt.getTime() + DAY))
     await jobs()
     expect((await renewalOf(user.id))!.status).toBe("paid")
-    expect((await app.get("/v1/services/current", { token: user.token })).body.data).toMatchObject({ status: "active", expires_at: new Date(expiresAt.getTime() + 30 * DAY).toISOString() })
+    expect((await app.get("/v1/services/current", { token: user.token })).body.data).toMatchObject({
+      status: "active",
+      expires_at: new Date(expiresAt.getTime() + 30 * DAY).toISOString()
+    })
   })
 
   test("a service that does not renew (auto_renew off) expires at expires_at as before: no grace", async () => {
@@ -360,18 +389,22 @@ describe("DUNNING_RETRY_DAYS in seconds and the scheduler at JOBS_INTERVAL_SECON
       await fast.run(runJobsOnce)
       const statusOf = () => Effect.promise(async () => (await fast.sql<{ status: string }>`select status from services where id = ${svc!.id}`)[0]!.status)
       const settle = Effect.promise(() => Bun.sleep(400))
-      const seen = await fast.run(Effect.scoped(Effect.gen(function*() {
-        yield* Layer.build(ScheduledJobs)
-        const log: Array<string> = []
-        // the app clock moves with the effect clock: 2 s a tick
-        for (let tick = 0; tick < 45; tick++) {
-          fast.clock.set(new Date(start.getTime() + tick * 2000))
-          yield* TestClock.adjust("2 seconds")
-          yield* settle
-          log.push(`${tick * 2}:${yield* statusOf()}:${noticesOf(fast, user.email)}`)
-        }
-        return log
-      })).pipe(Effect.provide(TestContext.TestContext)))
+      const seen = await fast.run(
+        Effect.scoped(
+          Effect.gen(function* () {
+            yield* Layer.build(ScheduledJobs)
+            const log: Array<string> = []
+            // the app clock moves with the effect clock: 2 s a tick
+            for (let tick = 0; tick < 45; tick++) {
+              fast.clock.set(new Date(start.getTime() + tick * 2000))
+              yield* TestClock.adjust("2 seconds")
+              yield* settle
+              log.push(`${tick * 2}:${yield* statusOf()}:${noticesOf(fast, user.email)}`)
+            }
+            return log
+          })
+        ).pipe(Effect.provide(TestContext.TestContext))
+      )
       const first = (pattern: RegExp) => seen.find((s) => pattern.test(s))
       // in grace from the run after expires_at (60 s); retries at 68.64 s and 77.28 s; expired then
       expect(first(/:grace:1$/)!.split(":")[0]).toBe("60")

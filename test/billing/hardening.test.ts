@@ -36,8 +36,7 @@ const validate = (code: string, token?: string) =>
     headers: freshAddress(),
     ...(token === undefined ? {} : { token })
   })
-const usesOf = async (code: string) =>
-  (await app.sql<{ uses: number }>`select uses from promo_codes where lower(code) = lower(${code})`)[0]!.uses
+const usesOf = async (code: string) => (await app.sql<{ uses: number }>`select uses from promo_codes where lower(code) = lower(${code})`)[0]!.uses
 const servicesOf = (userId: number) => app.sql<{ id: number; plan_id: number }>`select id, plan_id from services where user_id = ${userId}`
 const verify = (userId: number) => app.sql`update users set email_verified_at = now() where id = ${userId}`
 
@@ -140,9 +139,7 @@ describe("POST /v1/invoices/{invoice}/cancel [D33] (rev. 2)", () => {
     expect((await order(keeper.token, { plan_id: basic.id, cycle_id: monthly.id, promo_code: "RACE" })).status).toBe(201)
     const placed = await order(user.token, { plan_id: basic.id, cycle_id: monthly.id, promo_code: "RACE" })
     expect(await usesOf("RACE")).toBe(2)
-    const results = await Promise.all(
-      Array.from({ length: 6 }, () => app.post(`/v1/invoices/${placed.body.data.uuid}/cancel`, { token: user.token }))
-    )
+    const results = await Promise.all(Array.from({ length: 6 }, () => app.post(`/v1/invoices/${placed.body.data.uuid}/cancel`, { token: user.token })))
     expect(results.filter((r) => r.status === 200)).toHaveLength(1)
     expect(results.filter((r) => r.status === 422)).toHaveLength(5)
     expect(await usesOf("RACE")).toBe(1)
@@ -176,7 +173,10 @@ describe("the webhook checks amount, currency and gateway [D40] (rev. 2)", () =>
     expect(await statusOf(uuid)).toBe("pending")
     expect(await servicesOf(user.id)).toHaveLength(0)
     const balance = await app.get("/v1/account/balance", { token: user.token })
-    expect(balance.body.data).toEqual([{ currency: "EUR", amount: "10.00" }, { currency: "USD", amount: "9.99" }])
+    expect(balance.body.data).toEqual([
+      { currency: "EUR", amount: "10.00" },
+      { currency: "USD", amount: "9.99" }
+    ])
 
     const right = await send({ invoice_uuid: uuid, status: "paid", transaction_id: `tx-right-${uuid}`, amount: "10.00", currency: "USD" })
     expect(right.status).toBe(200)
@@ -202,7 +202,7 @@ describe("the webhook checks amount, currency and gateway [D40] (rev. 2)", () =>
     expect(await app.sql`select 1 from payment_events where invoice_id = (select id from invoices where uuid = ${uuid}::uuid)`).toHaveLength(0)
   })
 
-  test("without amount and currency the event is paid as before; \"10\" equals 10.00", async () => {
+  test('without amount and currency the event is paid as before; "10" equals 10.00', async () => {
     const plain = await pending()
     expect((await send({ invoice_uuid: plain.uuid, status: "paid", transaction_id: `tx-plain-${plain.uuid}` })).status).toBe(200)
     const short = await pending()
@@ -258,8 +258,7 @@ describe("a trial once per e-mail address, verified only [D35] (rev. 2)", () => 
     const sent = [...app.outbox].length
     const again = await register(app, { email: email.toUpperCase() })
     // the new account's verification mail (sent after the first one)
-    const mail = await waitForMail(app, (m) =>
-      [...app.outbox].indexOf(m) >= sent && m.to.toLowerCase() === email && /verify-email/.test(m.text))
+    const mail = await waitForMail(app, (m) => [...app.outbox].indexOf(m) >= sent && m.to.toLowerCase() === email && /verify-email/.test(m.text))
     expect((await app.post("/v1/auth/verify-email", { body: { token: verifyTokenOf(mail) } })).status).toBe(200)
     const verified = await app.sql<{ email_verified_at: Date | null }>`select email_verified_at from users where id = ${again.id}`
     expect(verified[0]!.email_verified_at).not.toBeNull()

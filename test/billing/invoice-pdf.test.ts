@@ -23,9 +23,11 @@ beforeAll(async () => {
 afterAll(() => app.dispose())
 
 const fetchPdf = (uuid: string, token?: string) =>
-  app.fetch(new Request(`http://localhost:3000/v1/invoices/${uuid}/pdf`, {
-    headers: token === undefined ? {} : { authorization: `Bearer ${token}` }
-  }))
+  app.fetch(
+    new Request(`http://localhost:3000/v1/invoices/${uuid}/pdf`, {
+      headers: token === undefined ? {} : { authorization: `Bearer ${token}` }
+    })
+  )
 
 const textOf = async (response: Response) => {
   const bytes = new Uint8Array(await response.arrayBuffer())
@@ -54,18 +56,28 @@ describe("GET /v1/invoices/{invoice}/pdf [D113]", () => {
     expect(res.headers.get("content-disposition")).toBe(`attachment; filename="invoice-${uuid}.pdf"`)
     const text = await textOf(res)
     for (const value of [
-      "Acme VPN Ltd", "1 Harbour Street", "Portsmouth PO1 2AB", "GB123456789", // seller
-      "Ada Lovelace", "ada@example.com", // buyer
+      "Acme VPN Ltd",
+      "1 Harbour Street",
+      "Portsmouth PO1 2AB",
+      "GB123456789", // seller
+      "Ada Lovelace",
+      "ada@example.com", // buyer
       uuid,
       "2026-01-15 12:00 UTC", // created
       "2026-01-15 13:00 UTC", // paid
-      "Premium Plus", "Monthly (30 days)", "2026-01-15 to 2026-02-14", // the line: plan, cycle, period
+      "Premium Plus",
+      "Monthly (30 days)",
+      "2026-01-15 to 2026-02-14", // the line: plan, cycle, period
       "10.00 EUR", // subtotal
-      "Discount (save10)", "-1.00 EUR", // discount, the code as the payer typed it ([D33])
-      "Balance applied", "-0.00 EUR", // balance applied
-      "Amount paid", "9.00 EUR", // amount and currency
+      "Discount (save10)",
+      "-1.00 EUR", // discount, the code as the payer typed it ([D33])
+      "Balance applied",
+      "-0.00 EUR", // balance applied
+      "Amount paid",
+      "9.00 EUR", // amount and currency
       "paid" // status
-    ]) expect(text).toContain(value)
+    ])
+      expect(text).toContain(value)
     // COMPANY_ADDRESS keeps its lines
     const lines = text.split("\n").map((l) => l.trim())
     expect(lines).toContain("1 Harbour Street")
@@ -98,7 +110,9 @@ describe("GET /v1/invoices/{invoice}/pdf [D113]", () => {
     try {
       const user = await plain.createUser({ name: "Сергей Ü" })
       const placed = await plain.post("/v1/orders", { token: user.token, body: { plan_id: 1, cycle_id: 1 } })
-      const res = await plain.fetch(new Request(`http://localhost:3000/v1/invoices/${placed.body.data.uuid}/pdf`, { headers: { authorization: `Bearer ${user.token}` } }))
+      const res = await plain.fetch(
+        new Request(`http://localhost:3000/v1/invoices/${placed.body.data.uuid}/pdf`, { headers: { authorization: `Bearer ${user.token}` } })
+      )
       expect(res.status).toBe(200)
       const text = await textOf(res)
       expect(text).toContain("(seller details not configured)")

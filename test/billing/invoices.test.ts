@@ -18,8 +18,7 @@ beforeAll(async () => {
 })
 afterAll(() => app.dispose())
 
-const sign = (raw: string, t = Math.floor(app.clock.get().getTime() / 1000)) =>
-  `t=${t},v1=${createHmac("sha256", SECRET).update(`${t}.${raw}`).digest("hex")}`
+const sign = (raw: string, t = Math.floor(app.clock.get().getTime() / 1000)) => `t=${t},v1=${createHmac("sha256", SECRET).update(`${t}.${raw}`).digest("hex")}`
 
 const webhook = (body: unknown, options: { t?: number; signature?: string; gateway?: string } = {}) => {
   const raw = JSON.stringify(body)
@@ -36,7 +35,12 @@ const order = async (token: string, body: Record<string, unknown> = { plan_id: 1
 }
 
 const serviceOf = async (userId: number) =>
-  app.sql<{ id: number; status: string; expires_at: Date; starts_at: Date }>`select id, status, expires_at, starts_at from services where user_id = ${userId} order by id`
+  app.sql<{
+    id: number
+    status: string
+    expires_at: Date
+    starts_at: Date
+  }>`select id, status, expires_at, starts_at from services where user_id = ${userId} order by id`
 
 describe("orders [D35]", () => {
   test("an order is a pending invoice with the detail fields, due in 7 days; a promo is counted", async () => {

@@ -31,8 +31,17 @@ const statusOf = async (token: string, id: number) => {
 
 const renewalsOf = (serviceId: number) =>
   app.sql<{
-    user_id: number; plan_id: number; cycle_id: number; amount: string; discount: string; currency: string
-    status: string; gateway: string; due_date: Date; renewal_of_expiry: Date; promo_code_id: number | null
+    user_id: number
+    plan_id: number
+    cycle_id: number
+    amount: string
+    discount: string
+    currency: string
+    status: string
+    gateway: string
+    due_date: Date
+    renewal_of_expiry: Date
+    promo_code_id: number | null
   }>`select user_id, plan_id, cycle_id, amount::text as amount, discount::text as discount, currency, status, gateway,
             due_date, renewal_of_expiry, promo_code_id
      from invoices where service_id = ${serviceId} order by id`
@@ -172,8 +181,7 @@ describe("overdue invoices", () => {
       values (${`P${Math.random().toString(36).slice(2, 10)}`}, 'percentage', 10, 5, ${uses}) returning id`
     return row!.id
   }
-  const usesOf = async (promoId: number) =>
-    (await app.sql<{ uses: number }>`select uses from promo_codes where id = ${promoId}`)[0]!.uses
+  const usesOf = async (promoId: number) => (await app.sql<{ uses: number }>`select uses from promo_codes where id = ${promoId}`)[0]!.uses
   const invoice = async (fields: { userId: number; status?: string; dueDate: Date; promoId?: number }) => {
     const status = fields.status ?? "pending"
     const [row] = await app.sql<{ id: number }>`
@@ -184,8 +192,7 @@ describe("overdue invoices", () => {
       returning id`
     return row!.id
   }
-  const invoiceStatus = async (id: number) =>
-    (await app.sql<{ status: string }>`select status from invoices where id = ${id}`)[0]!.status
+  const invoiceStatus = async (id: number) => (await app.sql<{ status: string }>`select status from invoices where id = ${id}`)[0]!.status
 
   test("pending invoices past due_date are cancelled and give their promo use back exactly once", async () => {
     app.clock.set(start)

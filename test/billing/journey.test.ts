@@ -170,9 +170,9 @@ describe("trial, renewal and payments [D35] [D80]", () => {
   test("two invoices of one user paid at once: one service, extended by both", async () => {
     const { cycleId, planId } = await plan({ name: "Twice" })
     const user = await app.createUser()
-    const uuids = await Promise.all([1, 2].map(async () =>
-      (await app.post("/v1/orders", { token: user.token, body: { plan_id: planId, cycle_id: cycleId } })).body.data.uuid as string
-    ))
+    const uuids = await Promise.all(
+      [1, 2].map(async () => (await app.post("/v1/orders", { token: user.token, body: { plan_id: planId, cycle_id: cycleId } })).body.data.uuid as string)
+    )
     const results = await Promise.all(uuids.map((uuid, i) => signed({ invoice_uuid: uuid, status: "paid", transaction_id: `two-${user.id}-${i}` })))
     expect(results.map((r) => r.status)).toEqual([200, 200])
     const services = await app.sql<{ expires_at: Date }>`select expires_at from services where user_id = ${user.id}`

@@ -17,8 +17,7 @@ describe("promo codes on orders [D33] [D35]", () => {
   test("10 users ordering at once with a code of max_uses 3: exactly 3 orders carry it, uses = 3", async () => {
     await app.sql`insert into promo_codes (code, type, value, max_uses) values ('RUSH', 'percentage', 10, 3)`
     const users = await Promise.all(Array.from({ length: 10 }, () => app.createUser()))
-    const results = await Promise.all(users.map((u) =>
-      app.post("/v1/orders", { token: u.token, body: { plan_id: 1, cycle_id: 1, promo_code: "RUSH" } })))
+    const results = await Promise.all(users.map((u) => app.post("/v1/orders", { token: u.token, body: { plan_id: 1, cycle_id: 1, promo_code: "RUSH" } })))
     const statuses = results.map((r) => r.status).sort()
     expect(statuses).toEqual([201, 201, 201, 422, 422, 422, 422, 422, 422, 422])
     for (const r of results.filter((r) => r.status === 422)) {
@@ -40,7 +39,10 @@ describe("promo codes on orders [D33] [D35]", () => {
     const ok = await app.post("/v1/orders", { token: user.token, body: { plan_id: 2, cycle_id: 2, promo_code: "big" } })
     expect(ok.status).toBe(201)
     expect(ok.body.data).toMatchObject({ amount: "0.00", discount: "3.00", promo_code: "big", currency: "USD", gateway: "manual" })
-    const [row] = await app.sql<{ promo_code_id: number; amount: string }>`select promo_code_id, amount::text from invoices where uuid = ${ok.body.data.uuid}::uuid`
+    const [row] = await app.sql<{
+      promo_code_id: number
+      amount: string
+    }>`select promo_code_id, amount::text from invoices where uuid = ${ok.body.data.uuid}::uuid`
     expect(row!.promo_code_id).toBe(promo!.id)
     const other = await app.post("/v1/orders", { token: user.token, body: { plan_id: 1, cycle_id: 1, promo_code: "BIG" } })
     expect(other.status).toBe(422)
@@ -99,6 +101,11 @@ describe("invoice list filter [D36]", () => {
     expect((await app.get("/v1/invoices")).status).toBe(401)
     const empty = await app.get("/v1/invoices", { token: user.token })
     expect(empty.body.meta).toEqual({ current_page: 1, last_page: 1, per_page: 15, total: 0 })
-    expect(empty.body.links).toEqual({ first: "http://localhost:3000/v1/invoices?page=1", last: "http://localhost:3000/v1/invoices?page=1", prev: null, next: null })
+    expect(empty.body.links).toEqual({
+      first: "http://localhost:3000/v1/invoices?page=1",
+      last: "http://localhost:3000/v1/invoices?page=1",
+      prev: null,
+      next: null
+    })
   })
 })

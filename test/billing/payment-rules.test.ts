@@ -20,7 +20,10 @@ afterAll(() => app.dispose())
 const send = (body: Record<string, unknown>, secret = SECRET) => {
   const raw = JSON.stringify(body)
   const t = Math.floor(app.clock.get().getTime() / 1000)
-  return app.post("/v1/webhooks/payments/manual", { raw, headers: { "x-signature": `t=${t},v1=${createHmac("sha256", secret).update(`${t}.${raw}`).digest("hex")}` } })
+  return app.post("/v1/webhooks/payments/manual", {
+    raw,
+    headers: { "x-signature": `t=${t},v1=${createHmac("sha256", secret).update(`${t}.${raw}`).digest("hex")}` }
+  })
 }
 
 const order = async () => {
@@ -32,7 +35,11 @@ const order = async () => {
 
 const balanceOf = async (token: string) => (await app.get("/v1/account/balance", { token })).body.data
 const ledgerOf = async (token: string) =>
-  (await app.get("/v1/account/balance/transactions", { token })).body.data.map((t: { amount: string; currency: string; reason: string }) => [t.amount, t.currency, t.reason])
+  (await app.get("/v1/account/balance/transactions", { token })).body.data.map((t: { amount: string; currency: string; reason: string }) => [
+    t.amount,
+    t.currency,
+    t.reason
+  ])
 const servicesOf = (userId: number) => app.sql<{ id: number; expires_at: Date }>`select id, expires_at from services where user_id = ${userId}`
 
 describe("[D123] for the manual gateway (issue 34)", () => {
@@ -107,7 +114,9 @@ describe("[D123] for the manual gateway (issue 34)", () => {
 
   test("20 different payments of one invoice at once: one pays it, 19 go to the balance, the ledger sums to it", async () => {
     const { user, uuid } = await order()
-    const results = await Promise.all(Array.from({ length: 20 }, (_, i) => send({ invoice_uuid: uuid, status: "paid", transaction_id: `tx-burst-${i}-${uuid}` })))
+    const results = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => send({ invoice_uuid: uuid, status: "paid", transaction_id: `tx-burst-${i}-${uuid}` }))
+    )
     expect(results.map((r) => r.status)).toEqual(Array(20).fill(200))
     expect(await servicesOf(user.id)).toHaveLength(1)
     expect(await balanceOf(user.token)).toEqual([{ currency: "USD", amount: "190.00" }])

@@ -49,8 +49,7 @@ const ledgerMatches = async (userId: number) => {
   expect(sums.map((r) => [r.currency, Number(r.sum).toFixed(2)])).toEqual(balances.map((r) => [r.currency, Number(r.amount).toFixed(2)]))
 }
 
-const tally = (statuses: ReadonlyArray<number>) =>
-  statuses.reduce<Record<number, number>>((acc, s) => ({ ...acc, [s]: (acc[s] ?? 0) + 1 }), {})
+const tally = (statuses: ReadonlyArray<number>) => statuses.reduce<Record<number, number>>((acc, s) => ({ ...acc, [s]: (acc[s] ?? 0) + 1 }), {})
 
 describe("parallel plan changes of one service (issue 34, [D108])", () => {
   test("30 at once, Plus Yearly -> Plus Monthly (a credit above the price): one 201, 29 x 422, the period credited once", async () => {
@@ -71,7 +70,9 @@ describe("parallel plan changes of one service (issue 34, [D108])", () => {
 
   test("a funded user, 30 upgrades at once Plus Monthly -> Pro Monthly (paid from the balance): charged once", async () => {
     const { serviceId, user } = await subscriber(1)
-    expect((await app.post(`/v1/admin/users/${user.id}/balance`, { token: admin.token, body: { amount: "100.00", currency: "USD", reason: "Funds" } })).status).toBe(201)
+    expect(
+      (await app.post(`/v1/admin/users/${user.id}/balance`, { token: admin.token, body: { amount: "100.00", currency: "USD", reason: "Funds" } })).status
+    ).toBe(201)
     const results = await Promise.all(Array.from({ length: 30 }, () => change(user.token, serviceId, 3)))
     expect(tally(results.map((r) => r.status))).toEqual({ 201: 1, 422: 29 })
     // 30.00 less the whole month's 9.99 = 20.01, from the balance once
@@ -84,7 +85,9 @@ describe("parallel plan changes of one service (issue 34, [D108])", () => {
 
   test("50 at once between two targets (pending invoices, part funded): no 500, one pending change invoice left, the balance whole", async () => {
     const { serviceId, user } = await subscriber(1)
-    expect((await app.post(`/v1/admin/users/${user.id}/balance`, { token: admin.token, body: { amount: "5.00", currency: "USD", reason: "Funds" } })).status).toBe(201)
+    expect(
+      (await app.post(`/v1/admin/users/${user.id}/balance`, { token: admin.token, body: { amount: "5.00", currency: "USD", reason: "Funds" } })).status
+    ).toBe(201)
     const results = await Promise.all(Array.from({ length: 50 }, (_, i) => change(user.token, serviceId, i % 2 === 0 ? 3 : 4)))
     expect(tally(results.map((r) => r.status))).toEqual({ 201: 50 })
     const pending = await app.sql<{ balance_applied: string }>`select balance_applied::text as balance_applied from invoices
@@ -102,7 +105,10 @@ describe("what a change credited is not refunded again (issue 34, [D110])", () =
   const webhook = (body: Record<string, unknown>) => {
     const raw = JSON.stringify(body)
     const t = Math.floor(app.clock.get().getTime() / 1000)
-    return app.post("/v1/webhooks/payments/manual", { raw, headers: { "x-signature": `t=${t},v1=${createHmac("sha256", SECRET).update(`${t}.${raw}`).digest("hex")}` } })
+    return app.post("/v1/webhooks/payments/manual", {
+      raw,
+      headers: { "x-signature": `t=${t},v1=${createHmac("sha256", SECRET).update(`${t}.${raw}`).digest("hex")}` }
+    })
   }
 
   test("half-way through a paid month a change credits half of it: a refund of that invoice is at most the other half", async () => {

@@ -25,11 +25,14 @@ beforeAll(async () => {
     port: 0,
     hostname: "127.0.0.1",
     fetch: async (req) => {
-      received.push(await req.json() as { type: string; data: Record<string, unknown> })
+      received.push((await req.json()) as { type: string; data: Record<string, unknown> })
       return new Response(null, { status: 204 })
     }
   })
-  const hook = await app.post("/v1/admin/webhooks", { token: admin.token, body: { url: `http://127.0.0.1:${server.port}/changes`, events: ["service.changed"] } })
+  const hook = await app.post("/v1/admin/webhooks", {
+    token: admin.token,
+    body: { url: `http://127.0.0.1:${server.port}/changes`, events: ["service.changed"] }
+  })
   expect(hook.status).toBe(201)
 })
 afterAll(async () => {
@@ -146,7 +149,11 @@ describe("plan changes [D108]", () => {
     await app.run(runJobsOnce)
     const pending = async () => (await app.get("/v1/invoices?status=pending", { token: user.token })).body.data as Array<{ uuid: string }>
     const [old] = await pending()
-    expect((await app.get(`/v1/invoices/${old!.uuid}`, { token: user.token })).body.data).toMatchObject({ amount: "27.00", balance_applied: "3.00", plan: { name: "Pro" } })
+    expect((await app.get(`/v1/invoices/${old!.uuid}`, { token: user.token })).body.data).toMatchObject({
+      amount: "27.00",
+      balance_applied: "3.00",
+      plan: { name: "Pro" }
+    })
     const change = await app.post(`/v1/services/${service.id}/change`, { token: user.token, body: { plan_id: 1, cycle_id: 1 } })
     expect(change.status).toBe(200)
     expect(change.body.data.scheduled_change).toMatchObject({ plan: { id: 1 }, cycle: { id: 1 }, effective_at: service.expires_at })
@@ -155,7 +162,11 @@ describe("plan changes [D108]", () => {
     const [renewal] = await pending()
     expect(await pending()).toHaveLength(1)
     expect((await app.get(`/v1/invoices/${renewal!.uuid}`, { token: user.token })).body.data).toMatchObject({
-      status: "pending", amount: "7.00", balance_applied: "3.00", plan: { name: "Basic" }, cycle: { name: "Monthly" }
+      status: "pending",
+      amount: "7.00",
+      balance_applied: "3.00",
+      plan: { name: "Basic" },
+      cycle: { name: "Monthly" }
     })
     // a second jobs run makes no other renewal
     await app.run(runJobsOnce)
@@ -164,7 +175,11 @@ describe("plan changes [D108]", () => {
     expect((await app.del(`/v1/services/${service.id}/change`, { token: user.token })).status).toBe(200)
     const [back] = await pending()
     expect(await pending()).toHaveLength(1)
-    expect((await app.get(`/v1/invoices/${back!.uuid}`, { token: user.token })).body.data).toMatchObject({ amount: "27.00", balance_applied: "3.00", plan: { name: "Pro" } })
+    expect((await app.get(`/v1/invoices/${back!.uuid}`, { token: user.token })).body.data).toMatchObject({
+      amount: "27.00",
+      balance_applied: "3.00",
+      plan: { name: "Pro" }
+    })
     // scheduled again, the renewal paid: the service continues on the new plan for the new cycle
     await app.post(`/v1/services/${service.id}/change`, { token: user.token, body: { plan_id: 1, cycle_id: 1 } })
     const [again] = await pending()

@@ -20,7 +20,7 @@ beforeAll(async () => {
     port: 0,
     hostname: "127.0.0.1",
     fetch: async (req) => {
-      const body = await req.json() as { type: string; data: Record<string, unknown> }
+      const body = (await req.json()) as { type: string; data: Record<string, unknown> }
       received.push(body)
       return new Response(null, { status: 204 })
     }
@@ -80,7 +80,10 @@ describe("refunds [D110]", () => {
     const audit = await app.sql<{ actor_id: number }>`select actor_id from audit_log
       where action = 'POST /v1/admin/invoices/:invoice/refund' and resource = ${`invoice:${uuid}`}`
     expect(audit).toEqual([{ actor_id: admin.id }])
-    const notice = await app.sql<{ kind: string; recipient: string }>`select kind, recipient from outbox where dedupe_key = ${`refund-issued:${res.body.data.id}`}`
+    const notice = await app.sql<{
+      kind: string
+      recipient: string
+    }>`select kind, recipient from outbox where dedupe_key = ${`refund-issued:${res.body.data.id}`}`
     expect(notice).toEqual([{ kind: "refund-issued", recipient: user.email }])
     const events = (await eventsOf("invoice.refunded", 1)).filter((e) => e.data.uuid === uuid)
     expect(events).toHaveLength(1)

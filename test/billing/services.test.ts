@@ -29,8 +29,14 @@ describe("GET /v1/services", () => {
     const user = await app.createUser()
     const other = await app.createUser()
     const older = await fx.service({
-      userId: user.id, planId, cycleId, status: "expired",
-      startsAt: days(now(), -100), expiresAt: days(now(), -10), createdAt: days(now(), -100), autoRenew: false
+      userId: user.id,
+      planId,
+      cycleId,
+      status: "expired",
+      startsAt: days(now(), -100),
+      expiresAt: days(now(), -10),
+      createdAt: days(now(), -100),
+      autoRenew: false
     })
     const newer = await fx.service({ userId: user.id, planId, cycleId, expiresAt: days(now(), 20), createdAt: days(now(), -1) })
     await fx.service({ userId: other.id, planId, cycleId, expiresAt: days(now(), 20) })
@@ -90,7 +96,12 @@ describe("GET /v1/services/current [D34]", () => {
     expect(res.body.data.id).toBe(active)
 
     const suspended = await fx.service({
-      userId: user.id, planId, cycleId, status: "suspended", expiresAt: days(now(), 10), createdAt: days(now(), -1)
+      userId: user.id,
+      planId,
+      cycleId,
+      status: "suspended",
+      expiresAt: days(now(), 10),
+      createdAt: days(now(), -1)
     })
     // a newer expired one does not hide them
     await fx.service({ userId: user.id, planId, cycleId, status: "expired", expiresAt: days(now(), 10), createdAt: now() })
@@ -139,8 +150,13 @@ describe("GET /v1/services/{service} [D34] [D11]", () => {
     const monthly = await fx.cycle(unlimited, { name: "Monthly", days: 30, price: "5.00", currency: "USD" })
     const user = await app.createUser()
     const id = await fx.service({
-      userId: user.id, planId: unlimited, cycleId: monthly, status: "pending",
-      startsAt: days(now(), -1), expiresAt: days(now(), 29), autoRenew: false
+      userId: user.id,
+      planId: unlimited,
+      cycleId: monthly,
+      status: "pending",
+      startsAt: days(now(), -1),
+      expiresAt: days(now(), 29),
+      autoRenew: false
     })
     const res = await app.get(`/v1/services/${id}`, { token: user.token })
     expect(res.status).toBe(200)

@@ -47,11 +47,9 @@ const deliver = async (event: unknown) => {
   return app.post("/v1/webhooks/payments/stripe", { raw, headers: { "stripe-signature": await sign(raw), "content-type": "application/json" } })
 }
 
-const statusOf = async (uuid: string) =>
-  (await app.sql<{ status: string }>`select status from invoices where uuid = ${uuid}::uuid`)[0]!.status
+const statusOf = async (uuid: string) => (await app.sql<{ status: string }>`select status from invoices where uuid = ${uuid}::uuid`)[0]!.status
 const balanceOf = async (token: string) => (await app.get("/v1/account/balance", { token })).body.data
-const expireCalls = (sessionId: string) =>
-  standIn.requests.filter((r) => r.method === "POST" && r.path === `/v1/checkout/sessions/${sessionId}/expire`).length
+const expireCalls = (sessionId: string) => standIn.requests.filter((r) => r.method === "POST" && r.path === `/v1/checkout/sessions/${sessionId}/expire`).length
 
 /** an invoice's open Checkout Session, made through its payment URL */
 const sessionOf = async (token: string, uuid: string) => {
@@ -194,7 +192,11 @@ describe("money that differs from the invoice [D123] (issue 34)", () => {
 describe("a signed event that is not a whole event (issue 34)", () => {
   test("without `data` (or its object): 200, not handled, recorded once; without an id: 422; never a 500", async () => {
     const { id: _id, data: _data, ...rest } = stripeEvent("checkout.session.completed", {})
-    for (const event of [{ ...rest, id: "evt_no_data" }, { ...rest, id: "evt_null_data", data: null }, { ...rest, id: "evt_no_object", data: {} }]) {
+    for (const event of [
+      { ...rest, id: "evt_no_data" },
+      { ...rest, id: "evt_null_data", data: null },
+      { ...rest, id: "evt_no_object", data: {} }
+    ]) {
       const res = await deliver(event)
       expect(res.status).toBe(200)
       expect(res.body).toEqual({ success: true, data: { event_id: event.id, type: "checkout.session.completed", handled: false, invoice: null } })

@@ -54,12 +54,11 @@ const deliver = async (event: unknown, signature?: string) => {
   const raw = JSON.stringify(event)
   return app.post("/v1/webhooks/payments/stripe", {
     raw,
-    headers: { "stripe-signature": signature ?? await sign(raw), "content-type": "application/json" }
+    headers: { "stripe-signature": signature ?? (await sign(raw)), "content-type": "application/json" }
   })
 }
 
-const statusOf = async (uuid: string) =>
-  (await app.sql<{ status: string }>`select status from invoices where uuid = ${uuid}::uuid`)[0]!.status
+const statusOf = async (uuid: string) => (await app.sql<{ status: string }>`select status from invoices where uuid = ${uuid}::uuid`)[0]!.status
 const servicesOf = (userId: number) => app.sql<{ id: number; status: string }>`select id, status from services where user_id = ${userId}`
 
 /** an order paid at the stand-in: the session it made, completed */
@@ -75,7 +74,13 @@ describe("GET /v1/payment-gateways [D112]", () => {
   test("no token; the enabled gateways as {name, display_name}: manual always, stripe when its keys are set", async () => {
     const res = await app.get("/v1/payment-gateways")
     expect(res.status).toBe(200)
-    expect(res.body).toEqual({ success: true, data: [{ name: "manual", display_name: "Bank transfer" }, { name: "stripe", display_name: "Card (Stripe)" }] })
+    expect(res.body).toEqual({
+      success: true,
+      data: [
+        { name: "manual", display_name: "Bank transfer" },
+        { name: "stripe", display_name: "Card (Stripe)" }
+      ]
+    })
 
     const plain = await makeTestApp({ reset: false })
     try {
@@ -241,12 +246,7 @@ describe("POST /v1/webhooks/payments/stripe [D112]", () => {
     const event = stripeEvent("checkout.session.completed", session)
     const raw = JSON.stringify(event)
     const now = Math.floor(app.clock.get().getTime() / 1000)
-    for (const signature of [
-      "garbage",
-      await sign(raw, now, "whsec_other"),
-      await sign(`${raw} `, now),
-      await sign(raw, now - 301)
-    ]) {
+    for (const signature of ["garbage", await sign(raw, now, "whsec_other"), await sign(`${raw} `, now), await sign(raw, now - 301)]) {
       const res = await deliver(event, signature)
       expect(res.status).toBe(401)
       expect(res.body).toEqual({ success: false, message: "Invalid signature." })
@@ -286,7 +286,9 @@ describe("POST /v1/webhooks/payments/stripe [D112]", () => {
     expect(replay.status).toBe(200)
     expect(replay.body.data).toMatchObject({ event_id: event.id, handled: false, invoice: { uuid, status: "paid" } })
     expect(await servicesOf(user.id)).toHaveLength(1)
-    const [paid] = await app.sql<{ n: number }>`select count(*)::int as n from payment_events where invoice_id = (select id from invoices where uuid = ${uuid}::uuid)`
+    const [paid] = await app.sql<{
+      n: number
+    }>`select count(*)::int as n from payment_events where invoice_id = (select id from invoices where uuid = ${uuid}::uuid)`
     expect(paid!.n).toBe(1)
   })
 
@@ -306,14 +308,18 @@ describe("POST /v1/webhooks/payments/stripe [D112]", () => {
 
   test("an unknown invoice, or one of the manual gateway: 404", async () => {
     const { session } = await paidSession()
-    const unknown = await deliver(stripeEvent("checkout.session.completed", {
-      ...session,
-      client_reference_id: crypto.randomUUID(),
-      metadata: { invoice_uuid: crypto.randomUUID() }
-    }))
+    const unknown = await deliver(
+      stripeEvent("checkout.session.completed", {
+        ...session,
+        client_reference_id: crypto.randomUUID(),
+        metadata: { invoice_uuid: crypto.randomUUID() }
+      })
+    )
     expect(unknown.status).toBe(404)
     const manual = await order({})
-    const res = await deliver(stripeEvent("checkout.session.completed", { ...session, client_reference_id: manual.uuid, metadata: { invoice_uuid: manual.uuid } }))
+    const res = await deliver(
+      stripeEvent("checkout.session.completed", { ...session, client_reference_id: manual.uuid, metadata: { invoice_uuid: manual.uuid } })
+    )
     expect(res.status).toBe(404)
     expect(await statusOf(manual.uuid)).toBe("pending")
   })
@@ -323,14 +329,16 @@ describe("POST /v1/webhooks/payments/stripe [D112]", () => {
 // route calls. Exercised here at the service level, still against the stand-in.
 describe("a refund through the gateway [D110] [D112]", () => {
   const refund = (uuid: string, gatewayName: string, amount: string) =>
-    app.run(Effect.gen(function*() {
-      const invoices = yield* Invoices
-      const gateways = yield* PaymentGateways
-      const invoice = Option.getOrThrow(yield* invoices.byUuid(uuid))
-      const gateway = Option.getOrThrow(gateways.get(gatewayName))
-      if (gateway.refund === undefined) return "cannot refund" as const
-      return yield* Effect.either(gateway.refund({ invoiceUuid: invoice.uuid, transactionId: invoice.transaction_id, amount, currency: invoice.currency }))
-    }).pipe(Effect.provide(Layer.mergeAll(GatewaysLive, Invoices.Default).pipe(Layer.provide(DomainEventsLive)))))
+    app.run(
+      Effect.gen(function* () {
+        const invoices = yield* Invoices
+        const gateways = yield* PaymentGateways
+        const invoice = Option.getOrThrow(yield* invoices.byUuid(uuid))
+        const gateway = Option.getOrThrow(gateways.get(gatewayName))
+        if (gateway.refund === undefined) return "cannot refund" as const
+        return yield* Effect.either(gateway.refund({ invoiceUuid: invoice.uuid, transactionId: invoice.transaction_id, amount, currency: invoice.currency }))
+      }).pipe(Effect.provide(Layer.mergeAll(GatewaysLive, Invoices.Default).pipe(Layer.provide(DomainEventsLive))))
+    )
 
   test("stripe: a refund of the payment intent that paid the session, in minor units", async () => {
     const { uuid, session } = await paidSession()
@@ -359,8 +367,9 @@ describe("a refund through the gateway [D110] [D112]", () => {
     const before = standIn.refunds.length
     const noIntent = await refund(byHand.uuid, "stripe", "1.00")
     expect(noIntent !== "cannot refund" && Either.isLeft(noIntent) && noIntent.left._tag).toBe("RefundUnavailable")
-    expect(noIntent !== "cannot refund" && Either.isLeft(noIntent) && noIntent.left.message)
-      .toBe("The invoice was not paid through Stripe: refund to the balance instead.")
+    expect(noIntent !== "cannot refund" && Either.isLeft(noIntent) && noIntent.left.message).toBe(
+      "The invoice was not paid through Stripe: refund to the balance instead."
+    )
     expect(standIn.refunds).toHaveLength(before)
   })
 })
@@ -396,7 +405,10 @@ describe("POST /v1/admin/invoices/{invoice}/refund to: gateway, Stripe [D110] [D
     expect(standIn.refunds.at(-1)).toMatchObject({ payment_intent: session.payment_intent, amount: 600 })
     const detail = await app.get(`/v1/invoices/${uuid}`, { token: user.token })
     expect(detail.body.data).toMatchObject({ status: "paid", refunded_amount: "10.00" })
-    expect(detail.body.data.credit_notes.map((n: { amount: string; to: string }) => [n.amount, n.to])).toEqual([["4.00", "gateway"], ["6.00", "gateway"]])
+    expect(detail.body.data.credit_notes.map((n: { amount: string; to: string }) => [n.amount, n.to])).toEqual([
+      ["4.00", "gateway"],
+      ["6.00", "gateway"]
+    ])
     const beyond = await app.post(`/v1/admin/invoices/${uuid}/refund`, { token: admin.token, body: { amount: "0.01", to: "gateway", reason: "More" } })
     expect(beyond.status).toBe(422)
     expect(Object.keys(beyond.body.errors)).toEqual(["amount"])
@@ -445,9 +457,11 @@ describe("renewals keep the gateway [D112] [D80]", () => {
     app.clock.advance(28 * 86_400_000) // 30-day cycle: inside the 3 days before expiry
     await app.run(runJobsOnce)
     const renewalOf = async (paid: string) =>
-      (await app.sql<{ uuid: string; gateway: string }>`
+      (
+        await app.sql<{ uuid: string; gateway: string }>`
         select r.uuid::text as uuid, r.gateway from invoices r join invoices p on p.service_id = r.service_id
-        where p.uuid = ${paid}::uuid and r.renewal_of_expiry is not null`)[0]!
+        where p.uuid = ${paid}::uuid and r.renewal_of_expiry is not null`
+      )[0]!
     const renewal = await renewalOf(uuid)
     expect(renewal.gateway).toBe("stripe")
     expect((await renewalOf(manual.uuid)).gateway).toBe("manual")

@@ -29,8 +29,14 @@ test("order, invoice list and detail, payment url, PDF, cancel a pending one [D3
 
   const invoice = await ok(me.billing.placeOrder({ payload: { plan_id: plan.id, cycle_id: cycle.id } }))
   expect(invoice).toMatchObject({
-    amount: "19.99", currency: "EUR", status: "pending", discount: "0.00", promo_code: null,
-    plan: { name: "Typed Billing" }, cycle: { name: "Monthly", duration_days: 30 }, paid_at: null
+    amount: "19.99",
+    currency: "EUR",
+    status: "pending",
+    discount: "0.00",
+    promo_code: null,
+    plan: { name: "Typed Billing" },
+    cycle: { name: "Monthly", duration_days: 30 },
+    paid_at: null
   })
   expect(invoice.due_date).toBeInstanceOf(Date)
 
@@ -68,7 +74,12 @@ test("admin marks an order paid: the service is active; auto-renew, change quote
   expect(paid.paid_at).toBeInstanceOf(Date)
 
   const current = await ok(me.services.currentService())
-  expect(current).toMatchObject({ status: "active", plan: { id: basic.plan.id, name: "Typed Basic" }, cycle: { id: basic.cycle.id, price: "10.00", currency: "EUR" }, cancel_at: null })
+  expect(current).toMatchObject({
+    status: "active",
+    plan: { id: basic.plan.id, name: "Typed Basic" },
+    cycle: { id: basic.cycle.id, price: "10.00", currency: "EUR" },
+    cancel_at: null
+  })
   expect((await ok(me.services.listServices())).map((service) => service.id)).toEqual([current.id])
   expect(await ok(me.services.getService({ path: { service: current.id } }))).toEqual(current)
 
@@ -132,7 +143,11 @@ test("plan changes: an upgrade is an invoice that switches the plan once paid; a
   const pro = await planWithCycle("Typed Change Pro", 30)
   const user = await app.createUser()
   const me = await typedClient(app, { token: user.token })
-  await ok(admin.billingAdmin.markPaid({ path: { invoice: (await ok(me.billing.placeOrder({ payload: { plan_id: basic.plan.id, cycle_id: basic.cycle.id } }))).uuid } }))
+  await ok(
+    admin.billingAdmin.markPaid({
+      path: { invoice: (await ok(me.billing.placeOrder({ payload: { plan_id: basic.plan.id, cycle_id: basic.cycle.id } }))).uuid }
+    })
+  )
   const service = await ok(me.services.currentService())
 
   // the change answers either an invoice (upgrade, 201) or the service (downgrade, 200): both decode

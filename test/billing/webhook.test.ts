@@ -16,8 +16,7 @@ beforeAll(async () => {
 afterAll(() => app.dispose())
 
 const now = () => Math.floor(app.clock.get().getTime() / 1000)
-const sign = (raw: string, t = now(), secret = SECRET) =>
-  `t=${t},v1=${createHmac("sha256", secret).update(`${t}.${raw}`).digest("hex")}`
+const sign = (raw: string, t = now(), secret = SECRET) => `t=${t},v1=${createHmac("sha256", secret).update(`${t}.${raw}`).digest("hex")}`
 const postRaw = (raw: string, signature: string, gateway = "manual") =>
   app.post(`/v1/webhooks/payments/${gateway}`, { raw, headers: { "x-signature": signature, "content-type": "application/json" } })
 const send = (body: unknown) => {
@@ -32,10 +31,8 @@ const order = async () => {
   return { user, uuid: res.body.data.uuid as string }
 }
 
-const servicesOf = (userId: number) =>
-  app.sql<{ id: number; expires_at: Date }>`select id, expires_at from services where user_id = ${userId} order by id`
-const statusOf = async (uuid: string) =>
-  (await app.sql<{ status: string }>`select status from invoices where uuid = ${uuid}::uuid`)[0]!.status
+const servicesOf = (userId: number) => app.sql<{ id: number; expires_at: Date }>`select id, expires_at from services where user_id = ${userId} order by id`
+const statusOf = async (uuid: string) => (await app.sql<{ status: string }>`select status from invoices where uuid = ${uuid}::uuid`)[0]!.status
 
 describe("the signature covers the raw body [D40]", () => {
   test("a body changed after signing (even whitespace), another secret, or a malformed header: 401, nothing changes", async () => {

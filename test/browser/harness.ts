@@ -12,11 +12,12 @@ export const SHOTS = join(ROOT, "test-results/portal")
 export const CHROMIUM = "/usr/bin/chromium"
 
 /** why the browser tests are skipped here, or undefined when they run (CPU-heavy: `.ci/run` sets PORTAL_BROWSER_TEST=1) */
-export const browserSkipReason = process.env["PORTAL_BROWSER_TEST"] !== "1"
-  ? "PORTAL_BROWSER_TEST is not 1 (CPU-heavy; `.ci/run` runs it as a step of its own)"
-  : !existsSync(CHROMIUM)
-  ? `${CHROMIUM} is missing (apt-get install -y chromium)`
-  : undefined
+export const browserSkipReason =
+  process.env["PORTAL_BROWSER_TEST"] !== "1"
+    ? "PORTAL_BROWSER_TEST is not 1 (CPU-heavy; `.ci/run` runs it as a step of its own)"
+    : !existsSync(CHROMIUM)
+      ? `${CHROMIUM} is missing (apt-get install -y chromium)`
+      : undefined
 
 const run = async (args: Array<string>, env: Record<string, string>) => {
   const child = Bun.spawn([process.execPath, "run", "src/main.ts", ...args], { cwd: ROOT, env, stdout: "pipe", stderr: "pipe" })
@@ -64,7 +65,10 @@ export const startPortalServer = async (extraEnv: Record<string, string>, option
     })()
   }
   for (let i = 0; i < 240; i++) {
-    const up = await fetch(`${url}/v1/status`).then((r) => r.ok, () => false)
+    const up = await fetch(`${url}/v1/status`).then(
+      (r) => r.ok,
+      () => false
+    )
     if (up) break
     await Bun.sleep(250)
   }
@@ -79,7 +83,11 @@ export const newTestContext = async (
   violations: Array<string>,
   options: { locale?: string; viewport?: { width: number; height: number } } = {}
 ): Promise<BrowserContext> => {
-  const context = await browser.newContext({ locale: options.locale ?? "en-US", viewport: options.viewport ?? { width: 1280, height: 900 }, acceptDownloads: true })
+  const context = await browser.newContext({
+    locale: options.locale ?? "en-US",
+    viewport: options.viewport ?? { width: 1280, height: 900 },
+    acceptDownloads: true
+  })
   context.on("console", (message) => {
     if (/Content.Security.Policy|Refused to (load|apply|execute)/i.test(message.text())) violations.push(message.text())
   })

@@ -37,19 +37,21 @@ let browser: Browser | undefined
 let standIn: StripeStandIn | undefined
 const violations: Array<string> = []
 
-
 beforeAll(async () => {
   if (skipReason !== undefined) return
   mkdirSync(SHOTS, { recursive: true })
   standIn = startStripeStandIn({ secretKey: STRIPE_KEY })
-  const started = await startPortalServer({
-    STRIPE_SECRET_KEY: STRIPE_KEY,
-    STRIPE_WEBHOOK_SECRET: STRIPE_WEBHOOK,
-    STRIPE_API_URL: standIn.url,
-    // [D124]: the jobs every second, so that a renewal and its grace come within seconds
-    JOBS_INTERVAL_SECONDS: "1",
-    GRACE_SPEED_MBPS: String(GRACE_MBPS)
-  }, { seed: true })
+  const started = await startPortalServer(
+    {
+      STRIPE_SECRET_KEY: STRIPE_KEY,
+      STRIPE_WEBHOOK_SECRET: STRIPE_WEBHOOK,
+      STRIPE_API_URL: standIn.url,
+      // [D124]: the jobs every second, so that a renewal and its grace come within seconds
+      JOBS_INTERVAL_SECONDS: "1",
+      GRACE_SPEED_MBPS: String(GRACE_MBPS)
+    },
+    { seed: true }
+  )
   main = started
   base = started.url
   standIn.deliverWebhooksTo(`${base}/v1/webhooks/payments/stripe`, STRIPE_WEBHOOK)
@@ -70,7 +72,11 @@ afterAll(async () => {
 const api = async <T = Record<string, unknown>>(method: string, path: string, token?: string, body?: unknown) => {
   const res = await fetch(`${base}${path}`, {
     method,
-    headers: { accept: "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body === undefined ? {} : { "content-type": "application/json" }) },
+    headers: {
+      accept: "application/json",
+      ...(token ? { authorization: `Bearer ${token}` } : {}),
+      ...(body === undefined ? {} : { "content-type": "application/json" })
+    },
     body: body === undefined ? null : JSON.stringify(body)
   })
   return { status: res.status, body: (await res.json().catch(() => null)) as { data: T } }
@@ -122,7 +128,9 @@ describe.skipIf(skipReason !== undefined)("the portal's billing state in a brows
     const uuid = page.url().split("/").pop()!
     await page.getByRole("button", { name: "Pay now" }).click()
     await page.waitForURL(CHECKOUT)
-    expect(standIn!.requests.filter((r) => r.path === "/v1/checkout/sessions").at(-1)!.body["payment_intent_data"]).toMatchObject({ setup_future_usage: "off_session" })
+    expect(standIn!.requests.filter((r) => r.path === "/v1/checkout/sessions").at(-1)!.body["payment_intent_data"]).toMatchObject({
+      setup_future_usage: "off_session"
+    })
     await payAtStripe(page, uuid)
 
     await page.goto(`${base}/balance`)
@@ -147,10 +155,12 @@ describe.skipIf(skipReason !== undefined)("the portal's billing state in a brows
       await Bun.sleep(250)
     }
     if (current?.status !== "grace") {
-      console.log(JSON.stringify({
-        services: (await api("GET", "/v1/services", token)).body,
-        invoices: (await api("GET", "/v1/invoices", token)).body
-      }))
+      console.log(
+        JSON.stringify({
+          services: (await api("GET", "/v1/services", token)).body,
+          invoices: (await api("GET", "/v1/invoices", token)).body
+        })
+      )
       console.log(output.text.slice(-6000))
     }
     expect(current).toMatchObject({ status: "grace", grace_speed_mbps: GRACE_MBPS })
@@ -215,7 +225,11 @@ describe.skipIf(skipReason !== undefined)("the portal's billing state in a brows
     // the texts are checked by test/portal/locales.test.ts; here they render in each language
     await page.goto(`${base}/balance`)
     await page.getByRole("heading", { name: "Saved cards" }).waitFor()
-    for (const [locale, heading] of [["ru", "Сохранённые карты"], ["fa", "کارت‌های ذخیره‌شده"], ["zh", "已保存的银行卡"]] as const) {
+    for (const [locale, heading] of [
+      ["ru", "Сохранённые карты"],
+      ["fa", "کارت‌های ذخیره‌شده"],
+      ["zh", "已保存的银行卡"]
+    ] as const) {
       await page.getByRole("combobox").first().selectOption(locale)
       await page.getByRole("heading", { name: heading }).waitFor()
     }

@@ -39,14 +39,16 @@ let browser: Browser | undefined
 let stripe: StripeStandIn | undefined
 const violations: Array<string> = []
 
-
 let main: PortalServer | undefined
 
 beforeAll(async () => {
   if (skipReason !== undefined) return
   mkdirSync(SHOTS, { recursive: true })
   stripe = startStripeStandIn({ secretKey: STRIPE.secretKey })
-  main = await startPortalServer({ PAYMENT_WEBHOOK_SECRET: SECRET, STRIPE_SECRET_KEY: STRIPE.secretKey, STRIPE_WEBHOOK_SECRET: STRIPE.webhookSecret, STRIPE_API_URL: stripe.url }, { seed: true })
+  main = await startPortalServer(
+    { PAYMENT_WEBHOOK_SECRET: SECRET, STRIPE_SECRET_KEY: STRIPE.secretKey, STRIPE_WEBHOOK_SECRET: STRIPE.webhookSecret, STRIPE_API_URL: stripe.url },
+    { seed: true }
+  )
   base = main.url
   stripe.deliverWebhooksTo(`${base}/v1/webhooks/payments/stripe`, STRIPE.webhookSecret)
   dataDir = main.dir
@@ -150,7 +152,10 @@ describe.skipIf(skipReason !== undefined)("the portal and the console in a brows
     expect(pdf.status()).toBe(200)
     expect(pdf.headers()["content-type"]).toContain("application/pdf")
     await page.goto(`${base}/invoices`)
-    await page.getByRole("link", { name: /Invoice #/ }).first().waitFor()
+    await page
+      .getByRole("link", { name: /Invoice #/ })
+      .first()
+      .waitFor()
     await check(page, "11-invoices")
   }, 120_000)
 
@@ -229,7 +234,11 @@ describe.skipIf(skipReason !== undefined)("the portal and the console in a brows
     const service = await page.request.get(`${base}/v1/services/current`)
     const id = ((await service.json()) as { data: { id: number } }).data.id
     const now = new Date()
-    for (const [back, gb] of [[0, 12], [1, 30], [2, 18]] as const) {
+    for (const [back, gb] of [
+      [0, 12],
+      [1, 30],
+      [2, 18]
+    ] as const) {
       const d = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - back, 1))
       const period = `${d.getUTCFullYear()}-${String(d.getUTCMonth() + 1).padStart(2, "0")}`
       const res = await fetch(`${base}/v1/admin/services/${id}/usage`, {
@@ -370,7 +379,14 @@ describe.skipIf(skipReason !== undefined)("the portal and the console in a brows
     await console_.getByRole("button", { name: "Send" }).click()
     await console_.getByText("Please try another network port").first().waitFor()
     await check(console_, "25-console-ticket")
-    for (const [name, heading] of [["audit", "Audit log"], ["webhooks", "Webhooks"], ["outbox", "Outbox"], ["servers", "Servers"], ["plans", "Plans"], ["invoices", "Invoices"]] as const) {
+    for (const [name, heading] of [
+      ["audit", "Audit log"],
+      ["webhooks", "Webhooks"],
+      ["outbox", "Outbox"],
+      ["servers", "Servers"],
+      ["plans", "Plans"],
+      ["invoices", "Invoices"]
+    ] as const) {
       await console_.getByRole("link", { name: heading }).first().click()
       await console_.getByRole("heading", { name: heading, level: 1 }).waitFor()
       await check(console_, `26-console-${name}`)
@@ -411,7 +427,10 @@ describe.skipIf(skipReason !== undefined)("Telegram in the portal (a second serv
 
   beforeAll(async () => {
     bot = startTelegramStandIn({ token: TOKEN })
-    second = await startPortalServer({ PAYMENT_WEBHOOK_SECRET: SECRET, TELEGRAM_BOT_TOKEN: TOKEN, TELEGRAM_WEBHOOK_SECRET: WEBHOOK, TELEGRAM_API_URL: bot.url }, { seed: false })
+    second = await startPortalServer(
+      { PAYMENT_WEBHOOK_SECRET: SECRET, TELEGRAM_BOT_TOKEN: TOKEN, TELEGRAM_WEBHOOK_SECRET: WEBHOOK, TELEGRAM_API_URL: bot.url },
+      { seed: false }
+    )
     url = second.url
     const res = await fetch(`${url}/v1/auth/register`, {
       method: "POST",
@@ -462,7 +481,10 @@ describe.skipIf(skipReason !== undefined)("Telegram in the portal (a second serv
       user: JSON.stringify({ id, first_name: "Ada", username: "ada_l", language_code: "en" }),
       auth_date: String(now())
     }
-    const checkString = Object.keys(pairs).sort().map((k) => `${k}=${pairs[k]}`).join("\n")
+    const checkString = Object.keys(pairs)
+      .sort()
+      .map((k) => `${k}=${pairs[k]}`)
+      .join("\n")
     const secret = createHmac("sha256", "WebAppData").update(TOKEN).digest()
     return new URLSearchParams({ ...pairs, hash: createHmac("sha256", secret).update(checkString).digest("hex") }).toString()
   }
@@ -470,7 +492,10 @@ describe.skipIf(skipReason !== undefined)("Telegram in the portal (a second serv
   /** what Telegram's login page appends to `return_to`: base64url of the signed fields */
   const authResult = (id: number) => {
     const fields: Record<string, string | number> = { id, first_name: "Ада", username: "ada_l", auth_date: now() }
-    const checkString = Object.keys(fields).sort().map((k) => `${k}=${fields[k]}`).join("\n")
+    const checkString = Object.keys(fields)
+      .sort()
+      .map((k) => `${k}=${fields[k]}`)
+      .join("\n")
     const hash = createHmac("sha256", createHash("sha256").update(TOKEN).digest()).update(checkString).digest("hex")
     return Buffer.from(JSON.stringify({ ...fields, hash })).toString("base64url")
   }

@@ -236,7 +236,7 @@ describe("POST /v1/admin/promos [D33]", () => {
         value: 25.5,
         expires_at: "2026-03-01T00:00:00.000Z",
         max_uses: 100,
-      max_uses_per_user: 1,
+        max_uses_per_user: 1,
         uses: 0,
         plan_ids: [plan.id]
       }

@@ -53,13 +53,13 @@ const expectedText = async () => {
 
 /** the headers a client sees; the length, the ETag (the bodies differ) and the request id by name only */
 const headersOf = (res: { headers: Headers }) =>
-  Object.fromEntries([...res.headers.entries()].map(([name, value]) =>
-    [name, name === "content-length" || name === "x-request-id" || name === "etag" ? "*" : value]
-  ))
+  Object.fromEntries(
+    [...res.headers.entries()].map(([name, value]) => [name, name === "content-length" || name === "x-request-id" || name === "etag" ? "*" : value])
+  )
 
 describe("GET /v1/plans from memory", () => {
   test("the same status, headers and bytes as the framework's own encoding, on a miss and on a hit", async () => {
-    const basic = await admin.createPlan({ name: "Basic", description: "Ünïcode ✓ \"quoted\"", speed_limit_mbps: 50, trial_days: 7 })
+    const basic = await admin.createPlan({ name: "Basic", description: 'Ünïcode ✓ "quoted"', speed_limit_mbps: 50, trial_days: 7 })
     await admin.createPlan({ name: "Pro", bandwidth_limit_gb: 0, speed_limit_mbps: null })
     await admin.createPlan({ name: "Hidden", is_active: false })
     const expected = await expectedText()
@@ -163,15 +163,18 @@ describe("the cache's bookkeeping (a repository whose reads the test releases)",
     is_active: true
   })
 
-  const harness = Effect.gen(function*() {
+  const harness = Effect.gen(function* () {
     const loads: Array<Deferred.Deferred<ReadonlyArray<Plan>>> = []
-    const repo = Layer.succeed(CatalogRepo, CatalogRepo.make({
-      everything: Effect.suspend(() => {
-        const gate = Deferred.unsafeMake<ReadonlyArray<Plan>>(FiberId.none)
-        loads.push(gate)
-        return Effect.map(Deferred.await(gate), (plans) => ({ plans, cycles: [] }))
-      })
-    } as unknown as Parameters<typeof CatalogRepo.make>[0]))
+    const repo = Layer.succeed(
+      CatalogRepo,
+      CatalogRepo.make({
+        everything: Effect.suspend(() => {
+          const gate = Deferred.unsafeMake<ReadonlyArray<Plan>>(FiberId.none)
+          loads.push(gate)
+          return Effect.map(Deferred.await(gate), (plans) => ({ plans, cycles: [] }))
+        })
+      } as unknown as Parameters<typeof CatalogRepo.make>[0])
+    )
     const scope = yield* Scope.make()
     const context = yield* Layer.buildWithScope(
       CatalogCache.DefaultWithoutDependencies.pipe(Layer.provide(repo), Layer.provide(AppConfig.layer(testConfig()))),
@@ -189,88 +192,96 @@ describe("the cache's bookkeeping (a repository whose reads the test releases)",
     })
 
   test("concurrent misses share one load; a hit loads nothing", async () => {
-    await Effect.runPromise(Effect.gen(function*() {
-      const { close, loads, request } = yield* harness
-      const fibers = yield* Effect.forEach(Array.from({ length: 10 }), () => Effect.fork(request))
-      yield* waitFor(() => loads.length === 1)
-      yield* Deferred.succeed(loads[0]!, [row("One")])
-      const bodies = yield* Effect.forEach(fibers, Fiber.join)
-      expect(new Set(bodies).size).toBe(1)
-      expect(bodies[0]).toContain("\"One\"")
-      expect(yield* request).toBe(bodies[0]!)
-      expect(loads).toHaveLength(1)
-      yield* close
-    }))
+    await Effect.runPromise(
+      Effect.gen(function* () {
+        const { close, loads, request } = yield* harness
+        const fibers = yield* Effect.forEach(Array.from({ length: 10 }), () => Effect.fork(request))
+        yield* waitFor(() => loads.length === 1)
+        yield* Deferred.succeed(loads[0]!, [row("One")])
+        const bodies = yield* Effect.forEach(fibers, Fiber.join)
+        expect(new Set(bodies).size).toBe(1)
+        expect(bodies[0]).toContain('"One"')
+        expect(yield* request).toBe(bodies[0]!)
+        expect(loads).toHaveLength(1)
+        yield* close
+      })
+    )
   })
 
   test("a load that started before a change is not kept: the next request loads again", async () => {
-    await Effect.runPromise(Effect.gen(function*() {
-      const { close, loads, request } = yield* harness
-      const first = yield* Effect.fork(request)
-      yield* waitFor(() => loads.length === 1)
-      yield* catalogChanged // the catalogue changes while the first load reads
-      // a request after the change does not join the load from before it
-      const second = yield* Effect.fork(request)
-      yield* waitFor(() => loads.length === 2)
-      // the newer load finishes first, then the older one: the older result is not stored over it
-      yield* Deferred.succeed(loads[1]!, [row("New")])
-      expect(yield* Fiber.join(second)).toContain("\"New\"")
-      yield* Deferred.succeed(loads[0]!, [row("Old")])
-      expect(yield* Fiber.join(first)).toContain("\"Old\"")
-      expect(yield* request).toContain("\"New\"")
-      expect(loads).toHaveLength(2)
-      // an old load that ends alone is not stored either: the next request reads again
-      yield* catalogChanged
-      const before = yield* Effect.fork(request)
-      yield* waitFor(() => loads.length === 3)
-      yield* catalogChanged
-      yield* Deferred.succeed(loads[2]!, [row("Stale")])
-      yield* Fiber.join(before)
-      const after = yield* Effect.fork(request)
-      yield* waitFor(() => loads.length === 4)
-      yield* Deferred.succeed(loads[3]!, [row("Fresh")])
-      expect(yield* Fiber.join(after)).toContain("\"Fresh\"")
-      // and a change after a stored load empties it
-      yield* catalogChanged
-      const third = yield* Effect.fork(request)
-      yield* waitFor(() => loads.length === 5)
-      yield* Deferred.succeed(loads[4]!, [row("Newer")])
-      expect(yield* Fiber.join(third)).toContain("\"Newer\"")
-      yield* close
-    }))
+    await Effect.runPromise(
+      Effect.gen(function* () {
+        const { close, loads, request } = yield* harness
+        const first = yield* Effect.fork(request)
+        yield* waitFor(() => loads.length === 1)
+        yield* catalogChanged // the catalogue changes while the first load reads
+        // a request after the change does not join the load from before it
+        const second = yield* Effect.fork(request)
+        yield* waitFor(() => loads.length === 2)
+        // the newer load finishes first, then the older one: the older result is not stored over it
+        yield* Deferred.succeed(loads[1]!, [row("New")])
+        expect(yield* Fiber.join(second)).toContain('"New"')
+        yield* Deferred.succeed(loads[0]!, [row("Old")])
+        expect(yield* Fiber.join(first)).toContain('"Old"')
+        expect(yield* request).toContain('"New"')
+        expect(loads).toHaveLength(2)
+        // an old load that ends alone is not stored either: the next request reads again
+        yield* catalogChanged
+        const before = yield* Effect.fork(request)
+        yield* waitFor(() => loads.length === 3)
+        yield* catalogChanged
+        yield* Deferred.succeed(loads[2]!, [row("Stale")])
+        yield* Fiber.join(before)
+        const after = yield* Effect.fork(request)
+        yield* waitFor(() => loads.length === 4)
+        yield* Deferred.succeed(loads[3]!, [row("Fresh")])
+        expect(yield* Fiber.join(after)).toContain('"Fresh"')
+        // and a change after a stored load empties it
+        yield* catalogChanged
+        const third = yield* Effect.fork(request)
+        yield* waitFor(() => loads.length === 5)
+        yield* Deferred.succeed(loads[4]!, [row("Newer")])
+        expect(yield* Fiber.join(third)).toContain('"Newer"')
+        yield* close
+      })
+    )
   })
 
   test("issue 34: a read inside a transaction never waits for another fiber's load (it could hold the connection that load needs)", async () => {
-    await Effect.runPromise(Effect.gen(function*() {
-      const { close, loads, request } = yield* harness
-      const outside = yield* Effect.fork(request)
-      yield* waitFor(() => loads.length === 1)
-      // a transaction's read: its own load, not the pending one
-      const inside = yield* Effect.fork(Effect.provideService(request, SqlClient.TransactionConnection, [{} as never, 0]))
-      yield* waitFor(() => loads.length === 2)
-      yield* Deferred.succeed(loads[1]!, [row("Mine")])
-      expect(yield* Fiber.join(inside)).toContain("\"Mine\"")
-      // and it keeps nothing: the shared load still fills the cache
-      yield* Deferred.succeed(loads[0]!, [row("Shared")])
-      expect(yield* Fiber.join(outside)).toContain("\"Shared\"")
-      expect(yield* request).toContain("\"Shared\"")
-      expect(loads).toHaveLength(2)
-      yield* close
-    }))
+    await Effect.runPromise(
+      Effect.gen(function* () {
+        const { close, loads, request } = yield* harness
+        const outside = yield* Effect.fork(request)
+        yield* waitFor(() => loads.length === 1)
+        // a transaction's read: its own load, not the pending one
+        const inside = yield* Effect.fork(Effect.provideService(request, SqlClient.TransactionConnection, [{} as never, 0]))
+        yield* waitFor(() => loads.length === 2)
+        yield* Deferred.succeed(loads[1]!, [row("Mine")])
+        expect(yield* Fiber.join(inside)).toContain('"Mine"')
+        // and it keeps nothing: the shared load still fills the cache
+        yield* Deferred.succeed(loads[0]!, [row("Shared")])
+        expect(yield* Fiber.join(outside)).toContain('"Shared"')
+        expect(yield* request).toContain('"Shared"')
+        expect(loads).toHaveLength(2)
+        yield* close
+      })
+    )
   })
 
   test("a client that leaves does not cancel the load others wait for", async () => {
-    await Effect.runPromise(Effect.gen(function*() {
-      const { close, loads, request } = yield* harness
-      const leaving = yield* Effect.fork(request)
-      yield* waitFor(() => loads.length === 1)
-      const staying = yield* Effect.fork(request)
-      yield* Fiber.interrupt(leaving)
-      yield* Deferred.succeed(loads[0]!, [row("Kept")])
-      expect(yield* Fiber.join(staying)).toContain("\"Kept\"")
-      expect(yield* request).toContain("\"Kept\"")
-      expect(loads).toHaveLength(1)
-      yield* close
-    }))
+    await Effect.runPromise(
+      Effect.gen(function* () {
+        const { close, loads, request } = yield* harness
+        const leaving = yield* Effect.fork(request)
+        yield* waitFor(() => loads.length === 1)
+        const staying = yield* Effect.fork(request)
+        yield* Fiber.interrupt(leaving)
+        yield* Deferred.succeed(loads[0]!, [row("Kept")])
+        expect(yield* Fiber.join(staying)).toContain('"Kept"')
+        expect(yield* request).toContain('"Kept"')
+        expect(loads).toHaveLength(1)
+        yield* close
+      })
+    )
   })
 })

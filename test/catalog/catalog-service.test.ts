@@ -18,11 +18,13 @@ let proMonthly: { id: number }
 let inactiveCycle: { id: number }
 
 const withCatalog = <A, E>(f: (catalog: Catalog, sql: SqlClient.SqlClient) => Effect.Effect<A, E>) =>
-  app.run(Effect.gen(function*() {
-    const catalog = yield* Catalog
-    const sql = yield* SqlClient.SqlClient
-    return yield* f(catalog, sql)
-  }).pipe(Effect.provide(Catalog.Default)))
+  app.run(
+    Effect.gen(function* () {
+      const catalog = yield* Catalog
+      const sql = yield* SqlClient.SqlClient
+      return yield* f(catalog, sql)
+    }).pipe(Effect.provide(Catalog.Default))
+  )
 
 const usesOf = async (id: number) => (await app.sql<{ uses: number }>`select uses from promo_codes where id = ${id}`)[0]!.uses
 
@@ -42,7 +44,19 @@ describe("planAndCycle / anyPlanAndCycle", () => {
   test("an active plan and its cycle", async () => {
     const found = await withCatalog((c) => c.planAndCycle(basic.id, monthly.id))
     expect(found).toEqual({
-      plan: { id: PlanId.make(basic.id), name: "Basic", description: "A plan", bandwidth_limit_gb: 50, speed_limit_mbps: 100, trial_days: 7, device_limit: 5, usage_reset: "monthly", quota_action: "suspend", throttle_mbps: null, is_active: true },
+      plan: {
+        id: PlanId.make(basic.id),
+        name: "Basic",
+        description: "A plan",
+        bandwidth_limit_gb: 50,
+        speed_limit_mbps: 100,
+        trial_days: 7,
+        device_limit: 5,
+        usage_reset: "monthly",
+        quota_action: "suspend",
+        throttle_mbps: null,
+        is_active: true
+      },
       cycle: { id: monthly.id, plan_id: PlanId.make(basic.id), name: "Monthly", duration_days: 30, price: "9.99", currency: "USD" }
     })
   })
@@ -87,32 +101,32 @@ describe("priceOrder [D32] [D33]", () => {
 
   test("a bad code is Invalid or expired promo code. and counts nothing", async () => {
     const promo = await admin.createPromo({ code: "PROONLY", type: "fixed", value: 1, plan_ids: [pro.id] })
-    const result = await withCatalog((c) =>
-      Effect.either(c.priceOrder({ planId: basic.id, cycleId: monthly.id, promoCode: Option.some("PROONLY") })))
+    const result = await withCatalog((c) => Effect.either(c.priceOrder({ planId: basic.id, cycleId: monthly.id, promoCode: Option.some("PROONLY") })))
     expect(Either.isLeft(result) && result.left._tag).toBe("PromoInvalid")
     expect(Either.isLeft(result) && result.left.message).toBe("Invalid or expired promo code.")
     expect(await usesOf(promo.id)).toBe(0)
-    const unknown = await withCatalog((c) =>
-      Effect.either(c.priceOrder({ planId: basic.id, cycleId: monthly.id, promoCode: Option.some("NOPE") })))
+    const unknown = await withCatalog((c) => Effect.either(c.priceOrder({ planId: basic.id, cycleId: monthly.id, promoCode: Option.some("NOPE") })))
     expect(Either.isLeft(unknown) && unknown.left.message).toBe("Invalid or expired promo code.")
   })
 
   test("an expired code is refused (clock moved)", async () => {
     await admin.createPromo({ code: "HOUR", type: "fixed", value: 1, expires_at: new Date(app.clock.get().getTime() + 3_600_000).toISOString() })
     app.clock.advance(3_600_000)
-    const result = await withCatalog((c) =>
-      Effect.either(c.priceOrder({ planId: basic.id, cycleId: monthly.id, promoCode: Option.some("HOUR") })))
+    const result = await withCatalog((c) => Effect.either(c.priceOrder({ planId: basic.id, cycleId: monthly.id, promoCode: Option.some("HOUR") })))
     expect(Either.isLeft(result)).toBe(true)
   })
 
   test("a use counted in a transaction that rolls back is not counted", async () => {
     const promo = await admin.createPromo({ code: "ROLLBACK", type: "fixed", value: 1, max_uses: 1 })
     const result = await withCatalog((c, sql) =>
-      Effect.either(sql.withTransaction(
-        c.priceOrder({ planId: basic.id, cycleId: monthly.id, promoCode: Option.some("ROLLBACK") }).pipe(
-          Effect.zipRight(Effect.fail("order failed after pricing" as const))
+      Effect.either(
+        sql.withTransaction(
+          c
+            .priceOrder({ planId: basic.id, cycleId: monthly.id, promoCode: Option.some("ROLLBACK") })
+            .pipe(Effect.zipRight(Effect.fail("order failed after pricing" as const)))
         )
-      )))
+      )
+    )
     expect(Either.isLeft(result)).toBe(true)
     expect(await usesOf(promo.id)).toBe(0)
   })
@@ -122,11 +136,11 @@ describe("priceOrder [D32] [D33]", () => {
     const results = await withCatalog((c, sql) =>
       Effect.all(
         Array.from({ length: 10 }, () =>
-          Effect.either(sql.withTransaction(
-            c.priceOrder({ planId: basic.id, cycleId: monthly.id, promoCode: Option.some("three") })
-          ))),
+          Effect.either(sql.withTransaction(c.priceOrder({ planId: basic.id, cycleId: monthly.id, promoCode: Option.some("three") })))
+        ),
         { concurrency: "unbounded" }
-      ))
+      )
+    )
     expect(results.filter(Either.isRight)).toHaveLength(3)
     const refused = results.filter(Either.isLeft)
     expect(refused).toHaveLength(7)
@@ -144,8 +158,7 @@ describe("priceOrder [D32] [D33]", () => {
     const promo = await admin.createPromo({ code: "ONCE", type: "fixed", value: 1, max_uses: 1 })
     await withCatalog((c) => c.priceOrder({ planId: basic.id, cycleId: monthly.id, promoCode: Option.some("ONCE") }))
     expect(await usesOf(promo.id)).toBe(1)
-    const again = await withCatalog((c) =>
-      Effect.either(c.priceOrder({ planId: basic.id, cycleId: monthly.id, promoCode: Option.some("ONCE") })))
+    const again = await withCatalog((c) => Effect.either(c.priceOrder({ planId: basic.id, cycleId: monthly.id, promoCode: Option.some("ONCE") })))
     expect(Either.isLeft(again)).toBe(true)
     await withCatalog((c) => c.releasePromoUses([promo.id]))
     expect(await usesOf(promo.id)).toBe(0)

@@ -29,8 +29,9 @@ describe("concurrent plan updates keep the throttle rule [D104] (issue 34)", () 
       { quota_action: "throttle" }
     ]
     for (let round = 0; round < 8; round++) {
-      const results = await Promise.all(Array.from({ length: 24 }, (_, i) =>
-        app.put(`/v1/admin/plans/${plan.id}`, { token: admin.token, body: bodies[(i + round) % bodies.length] })))
+      const results = await Promise.all(
+        Array.from({ length: 24 }, (_, i) => app.put(`/v1/admin/plans/${plan.id}`, { token: admin.token, body: bodies[(i + round) % bodies.length] }))
+      )
       for (const res of results) {
         expect([200, 422]).toContain(res.status)
         if (res.status === 422) {

@@ -32,8 +32,30 @@ describe("GET /v1/plans [D31]", () => {
     expect(res.body).toEqual({
       success: true,
       data: [
-        { id: basic.id, name: "Basic", description: "Starter", bandwidth_limit_gb: 100, speed_limit_mbps: 50, trial_days: 7, device_limit: 5, usage_reset: "monthly", quota_action: "suspend", throttle_mbps: null },
-        { id: pro.id, name: "Pro", description: "Unlimited", bandwidth_limit_gb: 0, speed_limit_mbps: null, trial_days: 0, device_limit: 5, usage_reset: "monthly", quota_action: "suspend", throttle_mbps: null }
+        {
+          id: basic.id,
+          name: "Basic",
+          description: "Starter",
+          bandwidth_limit_gb: 100,
+          speed_limit_mbps: 50,
+          trial_days: 7,
+          device_limit: 5,
+          usage_reset: "monthly",
+          quota_action: "suspend",
+          throttle_mbps: null
+        },
+        {
+          id: pro.id,
+          name: "Pro",
+          description: "Unlimited",
+          bandwidth_limit_gb: 0,
+          speed_limit_mbps: null,
+          trial_days: 0,
+          device_limit: 5,
+          usage_reset: "monthly",
+          quota_action: "suspend",
+          throttle_mbps: null
+        }
       ]
     })
   })

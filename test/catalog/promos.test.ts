@@ -15,8 +15,7 @@ let inactiveCycle: { id: number }
 
 const INVALID = { success: false, message: "Invalid or expired promo code." }
 
-const validate = (body: unknown, headers: Record<string, string> = freshAddress()) =>
-  app.post("/v1/promos/validate", { body, headers })
+const validate = (body: unknown, headers: Record<string, string> = freshAddress()) => app.post("/v1/promos/validate", { body, headers })
 
 beforeAll(async () => {
   app = await makeTestApp()

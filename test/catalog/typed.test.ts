@@ -14,15 +14,19 @@ afterAll(() => app.dispose())
 test("admin creates and updates a plan with a cycle; the public lists and reads it [D31] [D70]", async () => {
   const admin = await app.createUser({ role: "admin" })
   const client = await typedClient(app, { token: admin.token })
-  const plan = await ok(client.catalogAdmin.createPlan({
-    payload: { name: "Typed Plan", description: "Through the typed client", bandwidth_limit_gb: 250, speed_limit_mbps: 100, trial_days: 3, device_limit: 4 }
-  }))
+  const plan = await ok(
+    client.catalogAdmin.createPlan({
+      payload: { name: "Typed Plan", description: "Through the typed client", bandwidth_limit_gb: 250, speed_limit_mbps: 100, trial_days: 3, device_limit: 4 }
+    })
+  )
   expect(plan).toMatchObject({ name: "Typed Plan", bandwidth_limit_gb: 250, speed_limit_mbps: 100, trial_days: 3, device_limit: 4, is_active: true })
 
-  const cycle = await ok(client.catalogAdmin.createCycle({
-    path: { plan: plan.id },
-    payload: { name: "Quarterly", duration_days: 90, price: 24.5, currency: "eur" }
-  }))
+  const cycle = await ok(
+    client.catalogAdmin.createCycle({
+      path: { plan: plan.id },
+      payload: { name: "Quarterly", duration_days: 90, price: 24.5, currency: "eur" }
+    })
+  )
   expect(cycle).toEqual({ id: cycle.id, name: "Quarterly", duration_days: 90, price: "24.50", currency: "EUR" })
 
   const renamed = await ok(client.catalogAdmin.updatePlan({ path: { plan: plan.id }, payload: { name: "Typed Plan Pro", bandwidth_limit_gb: 500 } }))
@@ -49,7 +53,9 @@ test("admin creates a promo; validation gives the discounted price [D32] [D33]",
   const admin = await app.createUser({ role: "admin" })
   const client = await typedClient(app, { token: admin.token })
   const plan = await ok(client.catalogAdmin.createPlan({ payload: { name: "Promo Plan" } }))
-  const cycle = await ok(client.catalogAdmin.createCycle({ path: { plan: plan.id }, payload: { name: "Monthly", duration_days: 30, price: 10, currency: "USD" } }))
+  const cycle = await ok(
+    client.catalogAdmin.createCycle({ path: { plan: plan.id }, payload: { name: "Monthly", duration_days: 30, price: 10, currency: "USD" } })
+  )
   const code = `TYPED${Date.now().toString(36).toUpperCase()}`
   const promo = await ok(client.catalogAdmin.createPromo({ payload: { code, type: "percentage", value: 25, plan_ids: [plan.id] } }))
   expect(promo).toMatchObject({ code, type: "percentage", value: "25.00", plan_ids: [plan.id], expires_at: null })

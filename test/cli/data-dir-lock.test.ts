@@ -30,11 +30,7 @@ const run = async (args: Array<string>, env: Record<string, string> = {}) => {
     stdout: "pipe",
     stderr: "pipe"
   })
-  const [stdout, stderr, code] = await Promise.all([
-    new Response(proc.stdout).text(),
-    new Response(proc.stderr).text(),
-    proc.exited
-  ])
+  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited])
   return { stdout, stderr, code }
 }
 
@@ -56,14 +52,12 @@ describe("one process at a time on an embedded DATA_DIR", () => {
     try {
       await waitForStatus(port)
 
-      for (
-        const args of [
-          ["src/cli.ts", "create-admin", "--email", "boss@example.com", "--password", "s3cret-admin-pass"],
-          ["src/cli.ts", "seed-demo"],
-          ["src/cli.ts", "jobs", "run-once"],
-          ["src/cli.ts", "migrate"]
-        ]
-      ) {
+      for (const args of [
+        ["src/cli.ts", "create-admin", "--email", "boss@example.com", "--password", "s3cret-admin-pass"],
+        ["src/cli.ts", "seed-demo"],
+        ["src/cli.ts", "jobs", "run-once"],
+        ["src/cli.ts", "migrate"]
+      ]) {
         const cli = await run(args)
         expect({ args, stderr: cli.stderr, code: cli.code }).toEqual({ args, stderr: refusal, code: 1 })
         expect(cli.stdout).toBe("")

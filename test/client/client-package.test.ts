@@ -37,8 +37,7 @@ test("the package builds: a bundle and the declarations of the contract", () => 
 
   // issue 34: the contract carries no server code; the bundle imports its peers only (no
   // @effect/sql, node:net, dns, child_process, stripe, mustache), and so do the declarations
-  const imported = (text: string) =>
-    [...text.matchAll(/(?<![\w"'$.])(?:from|import|require)\s*\(?\s*"([^"./\n][^"\n]*)"/g)].map((m) => m[1]!)
+  const imported = (text: string) => [...text.matchAll(/(?<![\w"'$.])(?:from|import|require)\s*\(?\s*"([^"./\n][^"\n]*)"/g)].map((m) => m[1]!)
   const notPeer = (specifier: string) => !/^(effect|@effect\/platform)(\/|$)/.test(specifier)
   expect([...new Set(imported(readFileSync(join(root, "index.js"), "utf8")).filter(notPeer))]).toEqual([])
   const declarations = [...new Bun.Glob("types/**/*.d.ts").scanSync({ cwd: root })]

@@ -14,16 +14,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { waitForStatus } from "../support/process.ts"
-import {
-  isObject,
-  type Json,
-  makeResponseValidator,
-  type Operation,
-  operationsOf,
-  propertiesOf,
-  requiredFields,
-  sampleBody
-} from "./document.ts"
+import { isObject, type Json, makeResponseValidator, type Operation, operationsOf, propertiesOf, requiredFields, sampleBody } from "./document.ts"
 
 const dir = mkdtempSync(join(tmpdir(), "vpn-contract-"))
 const port = 20000 + Math.floor(Math.random() * 20000)
@@ -90,51 +81,75 @@ beforeAll(async () => {
 
   tokens.admin = String(data(await call("POST", "/v1/auth/login", { body: ADMIN }))["token"])
   const admin = tokens.admin
-  const plan = data(await call("POST", "/v1/admin/plans", {
-    token: admin,
-    body: { name: "Contract", description: "c", bandwidth_limit_gb: 100, speed_limit_mbps: null, trial_days: 0, is_active: true }
-  }))
+  const plan = data(
+    await call("POST", "/v1/admin/plans", {
+      token: admin,
+      body: { name: "Contract", description: "c", bandwidth_limit_gb: 100, speed_limit_mbps: null, trial_days: 0, is_active: true }
+    })
+  )
   fixtures["plan"] = String(plan["id"])
-  const cycle = data(await call("POST", `/v1/admin/plans/${plan["id"]}/cycles`, {
-    token: admin,
-    body: { name: "Monthly", duration_days: 30, price: "9.99", currency: "USD" }
-  }))
+  const cycle = data(
+    await call("POST", `/v1/admin/plans/${plan["id"]}/cycles`, {
+      token: admin,
+      body: { name: "Monthly", duration_days: 30, price: "9.99", currency: "USD" }
+    })
+  )
   fixtures["cycle"] = String(cycle["id"])
-  const vpnServer = data(await call("POST", "/v1/admin/servers", {
-    token: admin,
-    body: {
-      name: "Contract 1", country: "NL", city: "Lab", protocol: "wireguard", ip: "10.9.8.7", port: 51820,
-      public_key: randomKey(), plan_ids: [plan["id"]]
-    }
-  }))
+  const vpnServer = data(
+    await call("POST", "/v1/admin/servers", {
+      token: admin,
+      body: {
+        name: "Contract 1",
+        country: "NL",
+        city: "Lab",
+        protocol: "wireguard",
+        ip: "10.9.8.7",
+        port: 51820,
+        public_key: randomKey(),
+        plan_ids: [plan["id"]]
+      }
+    })
+  )
   fixtures["server"] = String(vpnServer["id"])
   tokens.node = String(vpnServer["node_token"])
 
   userEmail = "contract-user@example.test"
-  const registered = data(await call("POST", "/v1/auth/register", {
-    body: { name: "Contract User", email: userEmail, password: PASSWORD, password_confirmation: PASSWORD }
-  }))
+  const registered = data(
+    await call("POST", "/v1/auth/register", {
+      body: { name: "Contract User", email: userEmail, password: PASSWORD, password_confirmation: PASSWORD }
+    })
+  )
   tokens.user = String(registered["token"])
   fixtures["user"] = String((registered["user"] as Json)["id"])
-  const invoice = data(await call("POST", "/v1/orders", {
-    token: tokens.user,
-    body: { plan_id: plan["id"], cycle_id: cycle["id"] }
-  }))
+  const invoice = data(
+    await call("POST", "/v1/orders", {
+      token: tokens.user,
+      body: { plan_id: plan["id"], cycle_id: cycle["id"] }
+    })
+  )
   fixtures["invoice"] = String(invoice["uuid"])
   await call("POST", `/v1/admin/invoices/${invoice["uuid"]}/mark-paid`, { token: admin })
   fixtures["service"] = String(data(await call("GET", "/v1/services/current", { token: tokens.user }))["id"])
   fixtures["device"] = String(data(await call("POST", "/v1/devices", { token: tokens.user, body: { name: "Laptop", platform: "linux" } }))["id"])
   fixtures["ticket"] = String(data(await call("POST", "/v1/tickets", { token: tokens.user, body: { subject: "Hi", message: "Hello" } }))["id"])
-  fixtures["key"] = String(data(await call("POST", "/v1/account/api-keys", {
-    token: tokens.user,
-    body: { name: "ci", scopes: ["read"] }
-  }))["id"])
+  fixtures["key"] = String(
+    data(
+      await call("POST", "/v1/account/api-keys", {
+        token: tokens.user,
+        body: { name: "ci", scopes: ["read"] }
+      })
+    )["id"]
+  )
   const sessions = (await call("GET", "/v1/account/sessions", { token: tokens.user })).body as Json
   fixtures["session"] = String((sessions["data"] as Array<Json>)[0]!["id"])
-  fixtures["id"] = String(data(await call("POST", "/v1/admin/webhooks", {
-    token: admin,
-    body: { url: "http://127.0.0.1:9/hook", events: ["invoice.paid"] }
-  }))["id"])
+  fixtures["id"] = String(
+    data(
+      await call("POST", "/v1/admin/webhooks", {
+        token: admin,
+        body: { url: "http://127.0.0.1:9/hook", events: ["invoice.paid"] }
+      })
+    )["id"]
+  )
   fixtures["delivery"] = "1"
   fixtures["gateway"] = "manual"
 }, 240_000)
@@ -197,8 +212,15 @@ const tokenFor = (op: Operation) => {
 
 /** what ends a session or the account runs last, in this order */
 const LAST = [
-  "accounts.revokeApiKey", "accounts.revokeSession", "vpn.deleteDevice", "webhooksAdmin.deleteWebhook",
-  "vpn.revokeVpnAccess", "accounts.changePassword", "accounts.logoutAll", "accounts.logout", "accounts.deleteAccount"
+  "accounts.revokeApiKey",
+  "accounts.revokeSession",
+  "vpn.deleteDevice",
+  "webhooksAdmin.deleteWebhook",
+  "vpn.revokeVpnAccess",
+  "accounts.changePassword",
+  "accounts.logoutAll",
+  "accounts.logout",
+  "accounts.deleteAccount"
 ]
 
 /**
@@ -284,32 +306,32 @@ describe("the OpenAPI document", () => {
       expect(typeof op.op["summary"], op.id).toBe("string")
       expect(typeof op.op["description"], op.id).toBe("string")
     }
-    const schemes = Object.keys(((doc["components"] as Json)["securitySchemes"]) as Json).sort()
+    const schemes = Object.keys((doc["components"] as Json)["securitySchemes"] as Json).sort()
     expect(schemes).toEqual(["apiKey", "nodeToken", "sessionCookie", "userToken"])
   })
 })
 
 /** One request the document calls valid: answered as declared and never refused for its shape. */
 const sendValid = async (op: Operation, validate: ReturnType<typeof makeResponseValidator>, failures: Array<string>, example?: unknown) => {
-    const body = example !== undefined ? example : op.bodySchema !== undefined ? overlay(op, sampleBody(doc, op.bodySchema)) : undefined
-    const token = tokenFor(op)
-    const res = await call(op.method, pathOf(op, fixtures), { ...(token !== undefined ? { token } : {}), ...(body !== undefined ? { body } : {}) })
-    for (const problem of checkAnswer(validate, op, res)) failures.push(`${op.id} ${problem}`)
-    if (res.status >= 500) failures.push(`${op.id} answered ${res.status}`)
-    if (res.status === 422) {
-      const errors = isObject(res.body) && isObject(res.body["errors"]) ? Object.keys(res.body["errors"]) : []
-      // issue 34: a parameter the document calls optional is never what a 422 names
-      const optional = errors.filter((field) => queryParams(op, false).includes(field))
-      if (optional.length > 0) failures.push(`${op.id} refused the optional ${optional.join(", ")}: declare them required`)
-      const message = isObject(res.body) ? res.body["message"] : undefined
-      if (errors.length === 0 && message === STATE_MESSAGES[op.id]) return
-      const explained = STATE_422[op.id] ?? []
-      const unexplained = errors.filter((field) => !explained.includes(field))
-      if (unexplained.length > 0 || errors.length === 0) {
-        failures.push(`${op.id} refused a valid request: ${JSON.stringify(res.body).slice(0, 300)} for ${JSON.stringify(body)}`)
-      }
+  const body = example !== undefined ? example : op.bodySchema !== undefined ? overlay(op, sampleBody(doc, op.bodySchema)) : undefined
+  const token = tokenFor(op)
+  const res = await call(op.method, pathOf(op, fixtures), { ...(token !== undefined ? { token } : {}), ...(body !== undefined ? { body } : {}) })
+  for (const problem of checkAnswer(validate, op, res)) failures.push(`${op.id} ${problem}`)
+  if (res.status >= 500) failures.push(`${op.id} answered ${res.status}`)
+  if (res.status === 422) {
+    const errors = isObject(res.body) && isObject(res.body["errors"]) ? Object.keys(res.body["errors"]) : []
+    // issue 34: a parameter the document calls optional is never what a 422 names
+    const optional = errors.filter((field) => queryParams(op, false).includes(field))
+    if (optional.length > 0) failures.push(`${op.id} refused the optional ${optional.join(", ")}: declare them required`)
+    const message = isObject(res.body) ? res.body["message"] : undefined
+    if (errors.length === 0 && message === STATE_MESSAGES[op.id]) return
+    const explained = STATE_422[op.id] ?? []
+    const unexplained = errors.filter((field) => !explained.includes(field))
+    if (unexplained.length > 0 || errors.length === 0) {
+      failures.push(`${op.id} refused a valid request: ${JSON.stringify(res.body).slice(0, 300)} for ${JSON.stringify(body)}`)
     }
   }
+}
 
 describe("requests generated from the document", () => {
   test("a request the document calls valid is answered as declared, never refused for its shape", async () => {
@@ -393,9 +415,13 @@ describe("requests generated from the document", () => {
 describe("the document and the server agree (issue 34)", () => {
   test("POST /v1/account/2fa while two-factor sign-in is on: a declared 422", async () => {
     const email = `two-factor-${Date.now()}@example.test`
-    const token = String(data(await call("POST", "/v1/auth/register", {
-      body: { name: "Two Factor", email, password: PASSWORD, password_confirmation: PASSWORD }
-    }))["token"])
+    const token = String(
+      data(
+        await call("POST", "/v1/auth/register", {
+          body: { name: "Two Factor", email, password: PASSWORD, password_confirmation: PASSWORD }
+        })
+      )["token"]
+    )
     const setUp = data(await call("POST", "/v1/account/2fa", { token }))
     const code = new TOTP({ secret: Secret.fromBase32(String(setUp["secret"])) }).generate()
     expect((await call("POST", "/v1/account/2fa/confirm", { token, body: { code } })).status).toBe(200)
@@ -463,7 +489,7 @@ describe("the document and the server agree (issue 34)", () => {
         failures.push(`${op.id} has no request example`)
         continue
       }
-      const schema = JSON.parse(JSON.stringify(op.bodySchema).replaceAll("\"#/components/", "\"doc#/components/"))
+      const schema = JSON.parse(JSON.stringify(op.bodySchema).replaceAll('"#/components/', '"doc#/components/'))
       const check = ajv.compile(schema)
       if (!check(media["example"])) failures.push(`${op.id} example invalid: ${JSON.stringify(check.errors).slice(0, 300)}`)
       if (op.id === "accounts.register") {

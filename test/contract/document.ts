@@ -28,9 +28,7 @@ export const operationsOf = (doc: Json): Array<Operation> => {
       if (!isObject(op)) continue
       const security = Array.isArray(op["security"]) ? op["security"].filter(isObject) : []
       const parameters = Array.isArray(op["parameters"]) ? op["parameters"].filter(isObject) : []
-      const body = isObject(op["requestBody"]) && isObject(op["requestBody"]["content"])
-        ? op["requestBody"]["content"]["application/json"]
-        : undefined
+      const body = isObject(op["requestBody"]) && isObject(op["requestBody"]["content"]) ? op["requestBody"]["content"]["application/json"] : undefined
       out.push({
         id: String(op["operationId"]),
         method: method.toUpperCase(),
@@ -87,7 +85,7 @@ export const makeResponseValidator = (doc: Json) => {
     const key = JSON.stringify(schema)
     let validate = cache.get(key)
     if (validate === undefined) {
-      validate = ajv.compile(JSON.parse(key.replaceAll("\"#/components/", "\"doc#/components/")))
+      validate = ajv.compile(JSON.parse(key.replaceAll('"#/components/', '"doc#/components/')))
       cache.set(key, validate)
     }
     return validate(body) ? [] : (validate.errors ?? []).map((e) => `${e.instancePath} ${e.message}`)

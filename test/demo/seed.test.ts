@@ -12,11 +12,26 @@ beforeAll(async () => {
 afterAll(() => app.dispose())
 
 const counts = async () => {
-  const tables = ["users", "plans", "billing_cycles", "promo_codes", "servers", "server_plans", "faq_entries", "services", "invoices", "usage_records", "tickets", "ticket_replies", "vpn_credentials"]
+  const tables = [
+    "users",
+    "plans",
+    "billing_cycles",
+    "promo_codes",
+    "servers",
+    "server_plans",
+    "faq_entries",
+    "services",
+    "invoices",
+    "usage_records",
+    "tickets",
+    "ticket_replies",
+    "vpn_credentials"
+  ]
   const out: Record<string, number> = {}
   for (const t of tables) {
-    out[t] = await app.run(Effect.flatMap(SqlClient.SqlClient, (sql) =>
-      Effect.map(sql<{ n: number }>`select count(*)::int as n from ${sql(t)}`, (rows) => rows[0]!.n)))
+    out[t] = await app.run(
+      Effect.flatMap(SqlClient.SqlClient, (sql) => Effect.map(sql<{ n: number }>`select count(*)::int as n from ${sql(t)}`, (rows) => rows[0]!.n))
+    )
   }
   return out
 }
@@ -25,7 +40,18 @@ test("the demo data set: three plans, two cycles each, two promos, six servers, 
   const first = await app.run(seedDemo)
   expect(first.nodeTokens).toHaveLength(6)
   const c = await counts()
-  expect(c).toMatchObject({ users: 2, plans: 3, billing_cycles: 6, promo_codes: 2, servers: 6, services: 1, invoices: 3, usage_records: 6, tickets: 1, ticket_replies: 2 })
+  expect(c).toMatchObject({
+    users: 2,
+    plans: 3,
+    billing_cycles: 6,
+    promo_codes: 2,
+    servers: 6,
+    services: 1,
+    invoices: 3,
+    usage_records: 6,
+    tickets: 1,
+    ticket_replies: 2
+  })
   const statuses = await app.sql<{ status: string }>`select distinct status from invoices order by status`
   expect(statuses.map((s) => s.status)).toEqual(["cancelled", "paid", "pending"])
   const countries = await app.sql<{ n: number }>`select count(distinct country)::int as n from servers`

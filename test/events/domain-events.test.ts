@@ -47,11 +47,14 @@ describe("typed domain events", () => {
       body: { url: "http://127.0.0.1:9/cancelled", events: ["service.cancelled"] }
     })
     expect(hook.status).toBe(201)
-    await app.run(Effect.flatMap(DomainEvents, (events) =>
-      events.emit({
-        type: "service.cancelled",
-        data: { id: 1, user_id: 2, plan_id: 3, cycle_id: 4, status: "cancelled", at: "now", cancel_at: null, expires_at: "2026-12-26T00:00:00.000Z" }
-      })).pipe(Effect.provide(DomainEventsLive)))
+    await app.run(
+      Effect.flatMap(DomainEvents, (events) =>
+        events.emit({
+          type: "service.cancelled",
+          data: { id: 1, user_id: 2, plan_id: 3, cycle_id: 4, status: "cancelled", at: "now", cancel_at: null, expires_at: "2026-12-26T00:00:00.000Z" }
+        })
+      ).pipe(Effect.provide(DomainEventsLive))
+    )
     const rows = await app.sql<{ type: string }>`select type from webhook_deliveries where endpoint_id = ${hook.body.data.id}`
     expect(rows.map((r) => r.type)).toEqual(["service.cancelled"])
   })

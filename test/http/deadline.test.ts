@@ -21,9 +21,11 @@ describe("the request deadline [D126]", () => {
     let interrupted = false
     const slow = Effect.sleep("2 seconds").pipe(
       Effect.as(HttpServerResponse.text("late")),
-      Effect.onInterrupt(() => Effect.sync(() => {
-        interrupted = true
-      }))
+      Effect.onInterrupt(() =>
+        Effect.sync(() => {
+          interrupted = true
+        })
+      )
     )
     const handler = HttpApp.toWebHandler(deadline(100)(slow))
     const started = performance.now()
@@ -48,17 +50,20 @@ describe("the request deadline [D126]", () => {
 
   test("during a failover the headers a handler added come back on its error answer too (a 429's X-RateLimit-*)", async () => {
     noteConnectionLoss()
-    const limited = Effect.gen(function*() {
+    const limited = Effect.gen(function* () {
       yield* HttpApp.appendPreResponseHandler((_request, response) => Effect.succeed(HttpServerResponse.setHeader(response, "x-ratelimit-limit", "60")))
       // an error that answers for itself, as the API's declared errors do
       return yield* Effect.fail(HttpServerResponse.text("Too Many Attempts.", { status: 429 }))
     })
-    const ok = Effect.gen(function*() {
+    const ok = Effect.gen(function* () {
       yield* HttpApp.appendPreResponseHandler((_request, response) => Effect.succeed(HttpServerResponse.setHeader(response, "x-ratelimit-limit", "60")))
       return HttpServerResponse.text("ok")
     })
     // `deadline` is typed for the app as built (errors already answers); the failure here is on purpose
-    for (const [app, status] of [[limited as unknown as HttpApp.Default, 429], [ok, 200]] as const) {
+    for (const [app, status] of [
+      [limited as unknown as HttpApp.Default, 429],
+      [ok, 200]
+    ] as const) {
       const res = await HttpApp.toWebHandler(deadline(1000)(app))(new Request("http://localhost/s/abc"))
       expect(res.status).toBe(status)
       expect(res.headers.get("x-ratelimit-limit")).toBe("60")

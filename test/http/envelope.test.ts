@@ -68,12 +68,19 @@ describe("pre-encoded responses", () => {
       expiresAt: new Date("2026-01-31T00:00:00Z"),
       autoRenew: true,
       graceUntil: null,
-      plan: { id: 2, name: "Plus", bandwidthLimitGb: 500, speedLimitMbps: null, deviceLimit: 5, usageReset: "monthly", quotaAction: "suspend", throttleMbps: null },
+      plan: {
+        id: 2,
+        name: "Plus",
+        bandwidthLimitGb: 500,
+        speedLimitMbps: null,
+        deviceLimit: 5,
+        usageReset: "monthly",
+        quotaAction: "suspend",
+        throttleMbps: null
+      },
       cycle: { id: 3, name: "Monthly", durationDays: 30, price: "8.90", currency: "USD" }
     }
     const detail = renderDetail(row)
-    expect(bodyOf(okResponse(ServiceDetail, detail))).toEqual(
-      Schema.encodeSync(Ok(ServiceDetail, { identifier: "CurrentServiceCheck" }))(detail) as unknown
-    )
+    expect(bodyOf(okResponse(ServiceDetail, detail))).toEqual(Schema.encodeSync(Ok(ServiceDetail, { identifier: "CurrentServiceCheck" }))(detail) as unknown)
   })
 })

@@ -24,22 +24,26 @@ afterAll(() => app.dispose())
 
 /** The two documents as the framework's own layers serve them when built at start-up (the old way). */
 const eagerDocuments = () =>
-  Effect.runPromise(Effect.scoped(Effect.gen(function*() {
-    const api = { api: Api as unknown as HttpApi.Api["Type"]["api"], context: Context.empty() }
-    const layers = Layer.mergeAll(
-      // issue 34: the page shows the document without its HEAD twins
-      HttpApiSwagger.layer({ path: "/docs" }).pipe(Layer.provide(Layer.succeed(HttpApi.Api, swaggerApiOf(api)))),
-      HttpApiBuilder.middlewareOpenApi({ path: "/v1/openapi.json" }).pipe(Layer.provide(Layer.succeed(HttpApi.Api, api)))
-    ).pipe(Layer.provideMerge(HttpApiBuilder.Router.Live))
-    const context = yield* Layer.build(layers)
-    const router = yield* Effect.provide(HttpApiBuilder.Router.router, context)
-    const handler = HttpApp.toWebHandler(Effect.provide(router, HttpServer.layerContext))
-    const read = async (path: string) => {
-      const res = await handler(new Request(`http://localhost:3000${path}`))
-      return { status: res.status, contentType: res.headers.get("content-type"), text: await res.text() }
-    }
-    return { docs: yield* Effect.promise(() => read("/docs")), openapi: yield* Effect.promise(() => read("/v1/openapi.json")) }
-  })))
+  Effect.runPromise(
+    Effect.scoped(
+      Effect.gen(function* () {
+        const api = { api: Api as unknown as HttpApi.Api["Type"]["api"], context: Context.empty() }
+        const layers = Layer.mergeAll(
+          // issue 34: the page shows the document without its HEAD twins
+          HttpApiSwagger.layer({ path: "/docs" }).pipe(Layer.provide(Layer.succeed(HttpApi.Api, swaggerApiOf(api)))),
+          HttpApiBuilder.middlewareOpenApi({ path: "/v1/openapi.json" }).pipe(Layer.provide(Layer.succeed(HttpApi.Api, api)))
+        ).pipe(Layer.provideMerge(HttpApiBuilder.Router.Live))
+        const context = yield* Layer.build(layers)
+        const router = yield* Effect.provide(HttpApiBuilder.Router.router, context)
+        const handler = HttpApp.toWebHandler(Effect.provide(router, HttpServer.layerContext))
+        const read = async (path: string) => {
+          const res = await handler(new Request(`http://localhost:3000${path}`))
+          return { status: res.status, contentType: res.headers.get("content-type"), text: await res.text() }
+        }
+        return { docs: yield* Effect.promise(() => read("/docs")), openapi: yield* Effect.promise(() => read("/v1/openapi.json")) }
+      })
+    )
+  )
 
 test("five first requests at once for each document get the framework's document, byte for byte, with the same headers", async () => {
   const eager = await eagerDocuments()

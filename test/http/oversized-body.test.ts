@@ -124,7 +124,8 @@ class Connection {
     await this.write(
       `POST ${options.path} HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n` +
         (options.close ? "Connection: close\r\n" : "") +
-        (chunked ? "Transfer-Encoding: chunked\r\n" : `Content-Length: ${body.byteLength}\r\n`) + "\r\n"
+        (chunked ? "Transfer-Encoding: chunked\r\n" : `Content-Length: ${body.byteLength}\r\n`) +
+        "\r\n"
     )
     const upTo = options.stallAfter ?? body.byteLength
     for (let at = 0; at < upTo && !this.closed && this.error === undefined; at += 64 * 1024) {
@@ -250,9 +251,11 @@ describe("oversized bodies [D11] (issue 19)", () => {
         }
       }
       let next = 0
-      await Promise.all(Array.from({ length: 4 }, async () => {
-        while (next < tasks.length) await tasks[next++]!()
-      }))
+      await Promise.all(
+        Array.from({ length: 4 }, async () => {
+          while (next < tasks.length) await tasks[next++]!()
+        })
+      )
     }
 
     // what the 200 bodies come to: a server that kept them would grow by that much a round
@@ -285,7 +288,7 @@ describe("oversized bodies [D11] (issue 19)", () => {
     served = 0
     await round()
     const firstServed = served
-    const firstPeak = peak = Math.max(peak, rss())
+    const firstPeak = (peak = Math.max(peak, rss()))
     served = 0
     await round()
     running = false
@@ -321,7 +324,10 @@ describe("oversized bodies [D11] (issue 19)", () => {
     ])
     const replies = await Promise.all([declared.reply(15_000), chunked.reply(15_000)])
     const elapsed = Date.now() - started
-    for (const [connection, reply] of [[declared, replies[0]], [chunked, replies[1]]] as const) {
+    for (const [connection, reply] of [
+      [declared, replies[0]],
+      [chunked, replies[1]]
+    ] as const) {
       expect(isEnvelope(reply)).toBe(true)
       expect(reply?.headers["connection"]).toBe("close")
       expect(await connection.waitClosed()).toBe(true)

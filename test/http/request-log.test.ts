@@ -27,7 +27,9 @@ const logged = async (run: () => Promise<unknown>) => {
 
 describe("request log", () => {
   test("one logfmt line per request: timestamp, level, fiber, method, path (no query), status, ms, request id", async () => {
-    const lines = await logged(() => app.get("/v1/plans?secret=do-not-log", { headers: { "x-request-id": "trace-log-1", authorization: "Bearer hidden-token" } }))
+    const lines = await logged(() =>
+      app.get("/v1/plans?secret=do-not-log", { headers: { "x-request-id": "trace-log-1", authorization: "Bearer hidden-token" } })
+    )
     expect(lines).toHaveLength(1)
     expect(lines[0]).toMatch(
       /^timestamp=\d{4}-\d\d-\d\dT[\d:.]+Z level=INFO fiber=#\d+ message=request method=GET path=\/v1\/plans status=200 ms=[\d.]+ request_id=trace-log-1$/

@@ -24,10 +24,7 @@ test("a request in flight at SIGTERM still gets its response, then the process e
   let response = ""
   socket.on("data", (chunk) => (response += chunk.toString()))
   const closed = new Promise<void>((resolve) => socket.once("close", () => resolve()))
-  socket.write(
-    "POST /v1/status HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n" +
-      "5\r\n{\"a\":\r\n"
-  )
+  socket.write("POST /v1/status HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n" + '5\r\n{"a":\r\n')
   await Bun.sleep(300)
   child.kill("SIGTERM")
   await Bun.sleep(500)

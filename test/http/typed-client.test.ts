@@ -15,9 +15,11 @@ const run = <A, E>(effect: Effect.Effect<A, E>) => Effect.runPromise(Effect.eith
 test("register, then read the user through the typed client [D21]", async () => {
   const anonymous = await app.client()
   const email = `typed${Date.now().toString(36)}@example.com`
-  const registered = await run(anonymous.accounts.register({
-    payload: { name: "Typed Client", email, password: "Typed-Client-2026", password_confirmation: "Typed-Client-2026" }
-  }))
+  const registered = await run(
+    anonymous.accounts.register({
+      payload: { name: "Typed Client", email, password: "Typed-Client-2026", password_confirmation: "Typed-Client-2026" }
+    })
+  )
   if (Either.isLeft(registered)) throw new Error(`register failed: ${String(registered.left)}`)
   expect(registered.right.user.email).toBe(email)
 
@@ -34,9 +36,11 @@ test("declared errors decode to their classes: 401 Unauthenticated, 422 Validati
   expect(Either.isLeft(unauthenticated) && unauthenticated.left._tag).toBe("Unauthenticated")
 
   // the client checks a payload against the schema before sending it: a malformed e-mail never leaves
-  const malformed = await run(anonymous.accounts.register({
-    payload: { name: "X", email: "not-an-email", password: "Typed-Client-2026", password_confirmation: "Typed-Client-2026" }
-  }))
+  const malformed = await run(
+    anonymous.accounts.register({
+      payload: { name: "X", email: "not-an-email", password: "Typed-Client-2026", password_confirmation: "Typed-Client-2026" }
+    })
+  )
   expect(Either.isLeft(malformed) && malformed.left._tag).toBe("ParseError")
 
   // a rule only the server knows: the e-mail is taken

@@ -43,12 +43,14 @@ const plans = async (server: RunningServer) => {
 
 /** the pids of the instances' LISTEN connections that are subscribed */
 const listeners = async () =>
-  (await sql.query<{ pid: number }>(
-    `select pid from pg_stat_activity
+  (
+    await sql.query<{ pid: number }>(
+      `select pid from pg_stat_activity
      where datname = $1 and application_name = $2 and query ilike 'listen%'
      order by backend_start`,
-    [databaseName, LISTEN_APPLICATION_NAME]
-  )).rows.map((r) => r.pid)
+      [databaseName, LISTEN_APPLICATION_NAME]
+    )
+  ).rows.map((r) => r.pid)
 
 const waitUntil = async (what: string, cond: () => Promise<boolean>, timeoutMs = 20_000) => {
   const start = performance.now()
@@ -142,13 +144,10 @@ describe.skipIf(skipReason !== undefined)("the catalogue cache across instances 
   test("a change by plain SQL (no API, e.g. an operator's psql) shows on both within 1 s", async () => {
     await expectServedFromMemory(a)
     await expectServedFromMemory(b)
-    const { rows: [row] } = await sql.query<{ id: number }>(
-      "insert into plans (name, description) values ('Added by psql', 'sql') returning id"
-    )
-    const [onA, onB] = await Promise.all([
-      within1s(a, (list) => list.some((p) => p.id === row!.id)),
-      within1s(b, (list) => list.some((p) => p.id === row!.id))
-    ])
+    const {
+      rows: [row]
+    } = await sql.query<{ id: number }>("insert into plans (name, description) values ('Added by psql', 'sql') returning id")
+    const [onA, onB] = await Promise.all([within1s(a, (list) => list.some((p) => p.id === row!.id)), within1s(b, (list) => list.some((p) => p.id === row!.id))])
     figures.push(`SQL insert seen by A in ${onA.toFixed(0)} ms, by B in ${onB.toFixed(0)} ms`)
 
     // a cycle is part of the catalogue too: its trigger notifies as well
@@ -173,7 +172,9 @@ describe.skipIf(skipReason !== undefined)("the catalogue cache across instances 
     const allowConnections = (allow: boolean) => server.query(`alter database ${databaseName} allow_connections ${allow}`)
     await allowConnections(false)
     try {
-      const { rows: [killed] } = await sql.query<{ ok: boolean }>("select pg_terminate_backend($1) as ok", [listenerOfB])
+      const {
+        rows: [killed]
+      } = await sql.query<{ ok: boolean }>("select pg_terminate_backend($1) as ok", [listenerOfB])
       expect(killed!.ok).toBe(true)
       await waitUntil("the backend to exit", async () => !(await listeners()).includes(listenerOfB!), 5000)
       await Bun.sleep(100)

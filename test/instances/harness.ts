@@ -181,7 +181,11 @@ export interface Reply {
 
 /** A failed exchange: no response. `code` is the client's error code (ConnectionRefused, ...). */
 export class NoResponse extends Error {
-  constructor(readonly code: string, readonly ms: number, message: string) {
+  constructor(
+    readonly code: string,
+    readonly ms: number,
+    message: string
+  ) {
     super(message)
   }
 }
@@ -243,7 +247,6 @@ export const strongPassword = () => `Vq9!${randomBytes(9).toString("base64url")}
 export const uniqueEmail = (label: string) => `${label}.${Date.now().toString(36)}.${++counter}@Example.test`
 
 /** Runs the PostgreSQL server tools as its owner (initdb/pg_ctl refuse root). */
-export const asPostgres = (args: ReadonlyArray<string>) =>
-  process.getuid?.() === 0 ? ["runuser", "-u", "postgres", "--", ...args] : [...args]
+export const asPostgres = (args: ReadonlyArray<string>) => (process.getuid?.() === 0 ? ["runuser", "-u", "postgres", "--", ...args] : [...args])
 
 export const PG_BIN = process.env["PGBIN"] ?? "/usr/lib/postgresql/15/bin"

@@ -49,11 +49,21 @@ const seedJobsWorld = async (sql: pg.Client, label: string) => {
   const now = Date.now()
   const user = await one("insert into users (name, email, password_hash) values ($1, $2, 'x') returning id", [label, uniqueEmail(label).toLowerCase()])
   const plan = await one("insert into plans (name, bandwidth_limit_gb) values ($1, 10) returning id", [`Plan ${label}`])
-  const cycle = await one("insert into billing_cycles (plan_id, name, duration_days, price, currency) values ($1, 'Monthly', 30, '9.99', 'USD') returning id", [plan])
-  const promo = await one("insert into promo_codes (code, type, value, max_uses, uses) values ($1, 'percentage', 10, 5, 2) returning id", [`P${label}`.slice(0, 60)])
+  const cycle = await one("insert into billing_cycles (plan_id, name, duration_days, price, currency) values ($1, 'Monthly', 30, '9.99', 'USD') returning id", [
+    plan
+  ])
+  const promo = await one("insert into promo_codes (code, type, value, max_uses, uses) values ($1, 'percentage', 10, 5, 2) returning id", [
+    `P${label}`.slice(0, 60)
+  ])
   const service = (status: string, expires: number, autoRenew: boolean) =>
     one("insert into services (user_id, plan_id, cycle_id, status, starts_at, expires_at, auto_renew) values ($1, $2, $3, $4, $5, $6, $7) returning id", [
-      user, plan, cycle, status, new Date(now - 20 * DAY), new Date(expires), autoRenew
+      user,
+      plan,
+      cycle,
+      status,
+      new Date(now - 20 * DAY),
+      new Date(expires),
+      autoRenew
     ])
   const renewing = await service("active", now + 2 * DAY, true)
   const lapsed = await service("active", now - HOUR, false)
@@ -262,11 +272,13 @@ describe.skipIf(skipReason !== undefined)("suite 5: two instances, one database"
         Mailer.Test().layer
       ).pipe(Layer.orDie)
     const runs = (layer: ReturnType<typeof pool>) =>
-      Effect.all(Array.from({ length: 4 }, () => runJobsOnce), { concurrency: "unbounded" }).pipe(Effect.provide(layer))
+      Effect.all(
+        Array.from({ length: 4 }, () => runJobsOnce),
+        { concurrency: "unbounded" }
+      ).pipe(Effect.provide(layer))
     const reports = (await Promise.all([Effect.runPromise(runs(pool())), Effect.runPromise(runs(pool()))])).flat()
     figures.jobRuns += reports.length
-    const total = (key: "expired" | "renewalsCreated" | "invoicesCancelled" | "promoUsesReleased") =>
-      reports.reduce((sum, r) => sum + r[key], 0)
+    const total = (key: "expired" | "renewalsCreated" | "invoicesCancelled" | "promoUsesReleased") => reports.reduce((sum, r) => sum + r[key], 0)
     const byDirectRuns = await jobsState(sql, world)
     // and once more, after it all: nothing left to do
     const again = await Effect.runPromise(runJobsOnce.pipe(Effect.provide(pool())))

@@ -31,8 +31,12 @@ describe.skipIf(skipReason !== undefined)("start-up waits for a database that is
               hostname: target.hostname,
               port: Number(target.port),
               socket: {
-                data(_, chunk) { client.write(chunk) },
-                close() { client.end() }
+                data(_, chunk) {
+                  client.write(chunk)
+                },
+                close() {
+                  client.end()
+                }
               }
             }).then((upstream) => {
               client.data.upstream = upstream
@@ -43,7 +47,9 @@ describe.skipIf(skipReason !== undefined)("start-up waits for a database that is
             if (client.data.upstream) client.data.upstream.write(chunk)
             else client.data.pending.push(new Uint8Array(chunk))
           },
-          close(client) { client.data.upstream?.end() }
+          close(client) {
+            client.data.upstream?.end()
+          }
         }
       })
     }, 3000)

@@ -95,10 +95,12 @@ describe.skipIf(skipReason !== undefined)("the durable outbox on real processes 
     const sql = await connectSql(db.url)
     try {
       // each was tried once (the wake after its commit) and failed: SMTP is down
-      expect(await waitUntil(async () => {
-        const { rows } = await sql.query<{ n: number }>(`select count(*)::int as n from outbox where attempts >= 1 and status = 'pending'`)
-        return rows[0]!.n === 5
-      }, 20_000)).toBe(true)
+      expect(
+        await waitUntil(async () => {
+          const { rows } = await sql.query<{ n: number }>(`select count(*)::int as n from outbox where attempts >= 1 and status = 'pending'`)
+          return rows[0]!.n === 5
+        }, 20_000)
+      ).toBe(true)
       await first.stop()
 
       await sink.start()

@@ -28,10 +28,9 @@ let sql: pg.Client
 let databaseName = ""
 
 const endServerSessions = async () => {
-  await sql.query(
-    "select pg_terminate_backend(pid) from pg_stat_activity where datname = $1 and pid <> pg_backend_pid() and application_name = 'vpn-api'",
-    [databaseName]
-  )
+  await sql.query("select pg_terminate_backend(pid) from pg_stat_activity where datname = $1 and pid <> pg_backend_pid() and application_name = 'vpn-api'", [
+    databaseName
+  ])
 }
 
 const register = () => {
@@ -84,10 +83,9 @@ describe.skipIf(skipReason !== undefined)("a primary that is read-only for a mom
       expect(refused.headers.get("retry-after")).not.toBeNull()
       expect(refused.ms).toBeLessThan(9_500)
     }
-    const [{ n }] = (await sql.query<{ n: number }>(
-      "select count(*)::int as n from pg_stat_activity where datname = $1 and application_name = 'vpn-api'",
-      [databaseName]
-    )).rows as [{ n: number }]
+    const [{ n }] = (
+      await sql.query<{ n: number }>("select count(*)::int as n from pg_stat_activity where datname = $1 and application_name = 'vpn-api'", [databaseName])
+    ).rows as [{ n: number }]
     // the refusals came from new (read-only) sessions, not only from the ended ones
     expect(n).toBeGreaterThan(0)
 

@@ -91,10 +91,7 @@ describe.skipIf(skip !== undefined)("reads that may lag on a replica: DATABASE_R
 
     // from now on the replica lags
     await replica.pause()
-    await sql.query(
-      "insert into usage_records (service_id, period, rx_bytes, tx_bytes) values ($1, date_trunc('month', now())::date, 700, 300)",
-      [service]
-    )
+    await sql.query("insert into usage_records (service_id, period, rx_bytes, tx_bytes) values ($1, date_trunc('month', now())::date, 700, 300)", [service])
     const late = await register()
     // a sign-in: an entry of the audit log
     const lateToken = await login(late.email, late.password)

@@ -29,8 +29,7 @@ let sql: pg.Client
 let token = ""
 let startedAt = 0
 
-const openTicket = (subject: string) =>
-  call(server.base, "POST", "/v1/tickets", { token, body: { subject, message: "Failing over" }, timeoutMs: 15_000 })
+const openTicket = (subject: string) => call(server.base, "POST", "/v1/tickets", { token, body: { subject, message: "Failing over" }, timeoutMs: 15_000 })
 const ticketsNamed = async (subject: string) =>
   (await sql.query<{ n: number }>("select count(*)::int as n from tickets where subject = $1", [subject])).rows[0]!.n
 

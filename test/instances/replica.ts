@@ -20,8 +20,7 @@ export interface Replica {
   readonly stop: () => Promise<void>
 }
 
-export const replicaSkipReason = (): string | undefined =>
-  existsSync(join(PG_BIN, "pg_basebackup")) ? undefined : `no pg_basebackup in ${PG_BIN}`
+export const replicaSkipReason = (): string | undefined => (existsSync(join(PG_BIN, "pg_basebackup")) ? undefined : `no pg_basebackup in ${PG_BIN}`)
 
 const run = async (args: ReadonlyArray<string>) => {
   const child = Bun.spawn(asPostgres(args), { stdout: "pipe", stderr: "pipe" })
@@ -40,14 +39,35 @@ export const startReplica = async (adminUrl: string): Promise<Replica> => {
   const port = await freePort()
   const data = join(dir, "data")
   await run([
-    join(PG_BIN, "pg_basebackup"), "-h", primary.hostname, "-p", primary.port || "5432", "-U", decodeURIComponent(primary.username || "postgres"),
-    "-D", data, "-R", "-X", "stream", "-c", "fast"
+    join(PG_BIN, "pg_basebackup"),
+    "-h",
+    primary.hostname,
+    "-p",
+    primary.port || "5432",
+    "-U",
+    decodeURIComponent(primary.username || "postgres"),
+    "-D",
+    data,
+    "-R",
+    "-X",
+    "stream",
+    "-c",
+    "fast"
   ])
   await run([
-    join(PG_BIN, "pg_ctl"), "-D", data, "-l", join(dir, "log"), "-w",
-    "-o", `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c hot_standby=on -c fsync=off -c max_connections=400`, "start"
+    join(PG_BIN, "pg_ctl"),
+    "-D",
+    data,
+    "-l",
+    join(dir, "log"),
+    "-w",
+    "-o",
+    `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c hot_standby=on -c fsync=off -c max_connections=400`,
+    "start"
   ]).catch(async (e: Error) => {
-    const log = await Bun.file(join(dir, "log")).text().catch(() => "")
+    const log = await Bun.file(join(dir, "log"))
+      .text()
+      .catch(() => "")
     rmSync(dir, { recursive: true, force: true })
     throw new Error(`${e.message}\n${log}`)
   })
@@ -80,10 +100,7 @@ export const startReplica = async (adminUrl: string): Promise<Replica> => {
       const [{ lsn }] = (await query<{ lsn: string }>(adminUrl, "select pg_current_wal_lsn()::text as lsn")) as [{ lsn: string }]
       const start = Date.now()
       for (;;) {
-        const [row] = await query<{ done: boolean }>(
-          urlOf("postgres"),
-          `select coalesce(pg_last_wal_replay_lsn() >= '${lsn}'::pg_lsn, false) as done`
-        )
+        const [row] = await query<{ done: boolean }>(urlOf("postgres"), `select coalesce(pg_last_wal_replay_lsn() >= '${lsn}'::pg_lsn, false) as done`)
         if (row?.done === true) return
         if (Date.now() - start > timeoutMs) throw new Error(`the replica did not reach ${lsn} within ${timeoutMs} ms`)
         await Bun.sleep(50)

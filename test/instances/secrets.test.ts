@@ -29,8 +29,7 @@ interface CapturedMail {
 }
 
 /** quoted-printable as nodemailer writes it: soft line breaks and =XX escapes */
-const decodeQuotedPrintable = (s: string) =>
-  s.replace(/=\r?\n/g, "").replace(/=([0-9A-F]{2})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)))
+const decodeQuotedPrintable = (s: string) => s.replace(/=\r?\n/g, "").replace(/=([0-9A-F]{2})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)))
 
 const startSmtpSink = async (user: string, pass: string) => {
   const mails: Array<CapturedMail> = []
@@ -133,39 +132,57 @@ describe.skipIf(skipReason !== undefined)("suite 6: secrets at rest and in logs"
     const ip = (n: number) => ({ "x-forwarded-for": `198.51.100.${n}` })
 
     // the admin of ADMIN_EMAIL/ADMIN_PASSWORD builds a catalogue and two servers
-    const admin = tokenSecret("admin token", (await step("admin login", 200, () =>
-      call(server.base, "POST", "/v1/auth/login", { body: { email: adminEmail, password: adminPassword }, headers: ip(1) }))).body.data.token)
-    const plan = (await step("admin plan", 201, () =>
-      call(server.base, "POST", "/v1/admin/plans", {
-        token: admin,
-        body: { name: "Secret Plan", description: "tour", bandwidth_limit_gb: 100, speed_limit_mbps: null, trial_days: 0, is_active: true }
-      }))).body.data
-    const cycle = (await step("admin cycle", 201, () =>
-      call(server.base, "POST", `/v1/admin/plans/${plan.id}/cycles`, {
-        token: admin,
-        body: { name: "Monthly", duration_days: 30, price: "9.99", currency: "USD" }
-      }))).body.data
-    const wg = (await step("admin wireguard server", 201, () =>
-      call(server.base, "POST", "/v1/admin/servers", {
-        token: admin,
-        body: { name: "Tour WG", country: "NL", city: "Amsterdam", protocol: "wireguard", ip: "203.0.113.7", plan_ids: [plan.id] }
-      }))).body.data
+    const admin = tokenSecret(
+      "admin token",
+      (
+        await step("admin login", 200, () =>
+          call(server.base, "POST", "/v1/auth/login", { body: { email: adminEmail, password: adminPassword }, headers: ip(1) })
+        )
+      ).body.data.token
+    )
+    const plan = (
+      await step("admin plan", 201, () =>
+        call(server.base, "POST", "/v1/admin/plans", {
+          token: admin,
+          body: { name: "Secret Plan", description: "tour", bandwidth_limit_gb: 100, speed_limit_mbps: null, trial_days: 0, is_active: true }
+        })
+      )
+    ).body.data
+    const cycle = (
+      await step("admin cycle", 201, () =>
+        call(server.base, "POST", `/v1/admin/plans/${plan.id}/cycles`, {
+          token: admin,
+          body: { name: "Monthly", duration_days: 30, price: "9.99", currency: "USD" }
+        })
+      )
+    ).body.data
+    const wg = (
+      await step("admin wireguard server", 201, () =>
+        call(server.base, "POST", "/v1/admin/servers", {
+          token: admin,
+          body: { name: "Tour WG", country: "NL", city: "Amsterdam", protocol: "wireguard", ip: "203.0.113.7", plan_ids: [plan.id] }
+        })
+      )
+    ).body.data
     keep("wireguard node token", wg.node_token)
     if (wg.private_key !== undefined) keep("wireguard server private key", wg.private_key)
-    const ovpn = (await step("admin openvpn server", 201, () =>
-      call(server.base, "POST", "/v1/admin/servers", {
-        token: admin,
-        body: {
-          name: "Tour OVPN",
-          country: "DE",
-          city: "Berlin",
-          protocol: "openvpn",
-          ip: "203.0.113.8",
-          transport: "tcp",
-          ca_cert: "-----BEGIN CERTIFICATE-----\nMIIBtour\n-----END CERTIFICATE-----",
-          plan_ids: [plan.id]
-        }
-      }))).body.data
+    const ovpn = (
+      await step("admin openvpn server", 201, () =>
+        call(server.base, "POST", "/v1/admin/servers", {
+          token: admin,
+          body: {
+            name: "Tour OVPN",
+            country: "DE",
+            city: "Berlin",
+            protocol: "openvpn",
+            ip: "203.0.113.8",
+            transport: "tcp",
+            ca_cert: "-----BEGIN CERTIFICATE-----\nMIIBtour\n-----END CERTIFICATE-----",
+            plan_ids: [plan.id]
+          }
+        })
+      )
+    ).body.data
     keep("openvpn node token", ovpn.node_token)
 
     // a user registers, verifies the address from the e-mail, forgets and resets the password
@@ -175,7 +192,8 @@ describe.skipIf(skipReason !== undefined)("suite 6: secrets at rest and in logs"
       call(server.base, "POST", "/v1/auth/register", {
         body: { name: "Tour User", email, password: firstPassword, password_confirmation: firstPassword },
         headers: ip(2)
-      }))
+      })
+    )
     tokenSecret("register token", registered.body.data.token)
     const userId = registered.body.data.user.id as number
     const verifyToken = keep("verification mail token", await mailFor(email, /verify-email\?token=([A-Za-z0-9_-]+)/))
@@ -186,27 +204,33 @@ describe.skipIf(skipReason !== undefined)("suite 6: secrets at rest and in logs"
     await step("reset password", 200, () =>
       call(server.base, "POST", "/v1/auth/reset-password", {
         body: { token: resetToken, email, password: resetPassword, password_confirmation: resetPassword }
-      }))
-    const token = tokenSecret("login token", (await step("login", 200, () =>
-      call(server.base, "POST", "/v1/auth/login", { body: { email, password: resetPassword }, headers: ip(4) }))).body.data.token)
+      })
+    )
+    const token = tokenSecret(
+      "login token",
+      (await step("login", 200, () => call(server.base, "POST", "/v1/auth/login", { body: { email, password: resetPassword }, headers: ip(4) }))).body.data
+        .token
+    )
     const lastPassword = keep("password after change", strongPassword())
     await step("change password", 200, () =>
       call(server.base, "PUT", "/v1/account/password", {
         token,
         body: { current_password: resetPassword, password: lastPassword, password_confirmation: lastPassword }
-      }))
+      })
+    )
     await step("login with a wrong password", 401, () =>
-      call(server.base, "POST", "/v1/auth/login", { body: { email, password: keep("a wrong password tried", strongPassword()) }, headers: ip(5) }))
+      call(server.base, "POST", "/v1/auth/login", { body: { email, password: keep("a wrong password tried", strongPassword()) }, headers: ip(5) })
+    )
     await step("profile", 200, () => call(server.base, "PUT", "/v1/account/profile", { token, body: { name: "Tour User Two" } }))
 
     // the admin grants a service; the user takes VPN credentials and configs
     await step("admin grants a service", 201, () =>
-      call(server.base, "POST", `/v1/admin/users/${userId}/services`, { token: admin, body: { plan_id: plan.id, cycle_id: cycle.id } }))
+      call(server.base, "POST", `/v1/admin/users/${userId}/services`, { token: admin, body: { plan_id: plan.id, cycle_id: cycle.id } })
+    )
     const creds = (await step("vpn credentials", 200, () => call(server.base, "GET", "/v1/account/vpn-credentials", { token }))).body.data
     keep("VPN secret", creds.password)
     if (creds.secret !== creds.password) keep("VPN secret (secret field)", creds.secret)
-    const rotated = (await step("rotate vpn credentials", 200, () =>
-      call(server.base, "POST", "/v1/account/vpn-credentials/rotate", { token }))).body.data
+    const rotated = (await step("rotate vpn credentials", 200, () => call(server.base, "POST", "/v1/account/vpn-credentials/rotate", { token }))).body.data
     keep("rotated VPN secret", rotated.password)
     const conf = await step("wireguard config", 200, () => call(server.base, "GET", `/v1/servers/${wg.id}/wireguard`, { token }))
     keep("WireGuard client private key", /^PrivateKey = (\S+)$/m.exec(conf.text)?.[1])
@@ -214,14 +238,16 @@ describe.skipIf(skipReason !== undefined)("suite 6: secrets at rest and in logs"
     await step("openvpn profile", 200, () => call(server.base, "GET", `/v1/servers/${ovpn.id}/openvpn`, { token }))
     await step("node peers", 200, () => call(server.base, "GET", "/v1/node/peers", { token: wg.node_token }))
     await step("node openvpn auth", 200, () =>
-      call(server.base, "POST", "/v1/node/openvpn/auth", { token: ovpn.node_token, body: { username: rotated.username, password: rotated.password } }))
+      call(server.base, "POST", "/v1/node/openvpn/auth", { token: ovpn.node_token, body: { username: rotated.username, password: rotated.password } })
+    )
     await step("node openvpn auth with the old secret", 403, () =>
-      call(server.base, "POST", "/v1/node/openvpn/auth", { token: ovpn.node_token, body: { username: creds.username, password: creds.password } }))
-    await step("ticket", 201, () =>
-      call(server.base, "POST", "/v1/tickets", { token, body: { subject: "Tour", message: "All good." }, headers: ip(6) }))
+      call(server.base, "POST", "/v1/node/openvpn/auth", { token: ovpn.node_token, body: { username: creds.username, password: creds.password } })
+    )
+    await step("ticket", 201, () => call(server.base, "POST", "/v1/tickets", { token, body: { subject: "Tour", message: "All good." }, headers: ip(6) }))
     // an API key [D98]: made, used, listed, revoked; sessions and activity read [D99]; all in the audit log [D100]
-    const apiKey = (await step("api key", 201, () =>
-      call(server.base, "POST", "/v1/account/api-keys", { token, body: { name: "tour bot", scopes: ["read", "write"] } }))).body.data
+    const apiKey = (
+      await step("api key", 201, () => call(server.base, "POST", "/v1/account/api-keys", { token, body: { name: "tour bot", scopes: ["read", "write"] } }))
+    ).body.data
     keep("API key", apiKey.key)
     keep("API key (secret part)", (apiKey.key as string).split("_")[2])
     await step("a call with the API key", 200, () => call(server.base, "GET", "/v1/user", { token: apiKey.key }))
@@ -229,20 +255,26 @@ describe.skipIf(skipReason !== undefined)("suite 6: secrets at rest and in logs"
       call(server.base, "PUT", "/v1/account/password", {
         token: apiKey.key,
         body: { current_password: lastPassword, password: "Another-Passw0rd-9", password_confirmation: "Another-Passw0rd-9" }
-      }))
-    const adminKey = (await step("admin api key", 201, () =>
-      call(server.base, "POST", "/v1/account/api-keys", { token: admin, body: { name: "ops", scopes: ["admin:read", "admin:write"] } }))).body.data
+      })
+    )
+    const adminKey = (
+      await step("admin api key", 201, () =>
+        call(server.base, "POST", "/v1/account/api-keys", { token: admin, body: { name: "ops", scopes: ["admin:read", "admin:write"] } })
+      )
+    ).body.data
     keep("admin API key", adminKey.key)
     // [D101]: a webhook's signing secret is sealed at rest, never logged
-    const hook = (await step("admin webhook", 201, () =>
-      call(server.base, "POST", "/v1/admin/webhooks", {
-        token: admin,
-        body: { url: "https://hooks.example.com/secrets", events: ["user.registered", "ticket.created"] }
-      }))).body.data
+    const hook = (
+      await step("admin webhook", 201, () =>
+        call(server.base, "POST", "/v1/admin/webhooks", {
+          token: admin,
+          body: { url: "https://hooks.example.com/secrets", events: ["user.registered", "ticket.created"] }
+        })
+      )
+    ).body.data
     keep("webhook secret", hook.secret)
     await step("webhook deliveries", 200, () => call(server.base, "GET", `/v1/admin/webhooks/${hook.id}/deliveries`, { token: admin }))
-    await step("admin write through the key", 200, () =>
-      call(server.base, "PUT", `/v1/admin/users/${userId}`, { token: adminKey.key, body: { status: 1 } }))
+    await step("admin write through the key", 200, () => call(server.base, "PUT", `/v1/admin/users/${userId}`, { token: adminKey.key, body: { status: 1 } }))
     await step("sessions", 200, () => call(server.base, "GET", "/v1/account/sessions", { token }))
     await step("activity", 200, () => call(server.base, "GET", "/v1/account/activity", { token }))
     await step("revoke the api key", 200, () => call(server.base, "DELETE", `/v1/account/api-keys/${apiKey.id}`, { token }))
@@ -251,9 +283,9 @@ describe.skipIf(skipReason !== undefined)("suite 6: secrets at rest and in logs"
 
     // the whole database: every row of every table as JSON text
     const sql = await connectSql(db.url)
-    const tables = (await sql.query<{ tablename: string }>(
-      "select tablename from pg_tables where schemaname = current_schema() order by tablename"
-    )).rows.map((r) => r.tablename)
+    const tables = (await sql.query<{ tablename: string }>("select tablename from pg_tables where schemaname = current_schema() order by tablename")).rows.map(
+      (r) => r.tablename
+    )
     let dump = ""
     let rows = 0
     let audit = ""
@@ -287,7 +319,16 @@ describe.skipIf(skipReason !== undefined)("suite 6: secrets at rest and in logs"
     // what is stored is there, only not in plain: hashes and ciphertexts
     expect(dump).toContain(email)
     // the audit log [D100] saw the tour: admin writes, security events, the key's kind
-    for (const action of ["POST /v1/admin/plans", "PUT /v1/admin/users/:user", "sign_in", "sign_in_failed", "password_reset", "password_changed", "api_key_created", "api_key_revoked"]) {
+    for (const action of [
+      "POST /v1/admin/plans",
+      "PUT /v1/admin/users/:user",
+      "sign_in",
+      "sign_in_failed",
+      "password_reset",
+      "password_changed",
+      "api_key_created",
+      "api_key_revoked"
+    ]) {
       expect(audit).toContain(`"action":"${action}"`)
     }
     expect(audit).toContain(`"actor_kind":"api_key"`)

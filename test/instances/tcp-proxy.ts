@@ -39,10 +39,11 @@ export const startTcpProxy = async (target: { host: string; port: number }): Pro
       new Promise<void>((done) => {
         trap = { marker: Buffer.from(marker), when, refuseForMs, done }
       }),
-    close: () => new Promise<void>((resolve) => {
-      proxy.cutAll()
-      server.close(() => resolve())
-    })
+    close: () =>
+      new Promise<void>((resolve) => {
+        proxy.cutAll()
+        server.close(() => resolve())
+      })
   }
   const server: Server = createServer((client) => {
     if (proxy.refuse) {
@@ -72,10 +73,11 @@ export const startTcpProxy = async (target: { host: string; port: number }): Pro
         mute = true
         if (armed.refuseForMs > 0) {
           // the database is gone for everyone: every open connection too
-          for (const other of pairs) if (other !== pair) {
-            other.client.destroy()
-            other.upstream.destroy()
-          }
+          for (const other of pairs)
+            if (other !== pair) {
+              other.client.destroy()
+              other.upstream.destroy()
+            }
           proxy.refuse = true
           setTimeout(() => {
             proxy.refuse = false
@@ -83,10 +85,13 @@ export const startTcpProxy = async (target: { host: string; port: number }): Pro
         }
         if (armed.when === "after") upstream.write(chunk)
         // the server has the statement (or not) before the connection goes
-        setTimeout(() => {
-          end()
-          armed.done()
-        }, armed.when === "after" ? 200 : 0)
+        setTimeout(
+          () => {
+            end()
+            armed.done()
+          },
+          armed.when === "after" ? 200 : 0
+        )
         return
       }
       upstream.write(chunk)

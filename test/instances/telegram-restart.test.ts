@@ -58,20 +58,21 @@ const start = async (port: number, database: Record<string, string>) => {
   })
   children.push(child)
   const base = `http://127.0.0.1:${port}`
-  expect(await waitUntil(async () => {
-    try {
-      return (await fetch(`${base}/v1/status`)).status === 200
-    } catch {
-      return false
-    }
-  }, 60_000)).toBe(true)
+  expect(
+    await waitUntil(async () => {
+      try {
+        return (await fetch(`${base}/v1/status`)).status === 200
+      } catch {
+        return false
+      }
+    }, 60_000)
+  ).toBe(true)
   return { child, base }
 }
 
 test("a notice written before a SIGKILL is sent exactly once after the restart [D125] [D96]", async () => {
-  const database: Record<string, string> = adminUrl === undefined
-    ? { DATABASE_URL: "" }
-    : { DATABASE_URL: (await freshDatabase("telegram_restart")).url, APP_KEY: newAppKey() }
+  const database: Record<string, string> =
+    adminUrl === undefined ? { DATABASE_URL: "" } : { DATABASE_URL: (await freshDatabase("telegram_restart")).url, APP_KEY: newAppKey() }
   const port = await freePort()
   const first = await start(port, database)
 
@@ -90,7 +91,10 @@ test("a notice written before a SIGKILL is sent exactly once after the restart [
   const chat = 6_100_200_300
   const hook = await call(first.base, "POST", "/v1/webhooks/telegram", {
     headers: { "x-telegram-bot-api-secret-token": SECRET },
-    body: { update_id: 1, message: { message_id: 1, date: 0, text: `/start ${code}`, chat: { id: chat, type: "private" }, from: { id: chat, is_bot: false, first_name: "Ada" } } }
+    body: {
+      update_id: 1,
+      message: { message_id: 1, date: 0, text: `/start ${code}`, chat: { id: chat, type: "private" }, from: { id: chat, is_bot: false, first_name: "Ada" } }
+    }
   })
   expect(hook.status).toBe(200)
   expect(await waitUntil(() => bot.to(chat).length === 1, 10_000)).toBe(true)
@@ -107,11 +111,9 @@ test("a notice written before a SIGKILL is sent exactly once after the restart [
   expect(reply.status).toBe(201)
   const pendingTelegram = async (base: string) => {
     const list = await call(base, "GET", "/v1/admin/outbox?status=pending", { token: admin.body.data.token })
-    return (list.body.data as Array<{ channel: string; kind: string; attempts: number; next_attempt_at: string }>)
-      .filter((m) => m.channel === "telegram")
+    return (list.body.data as Array<{ channel: string; kind: string; attempts: number; next_attempt_at: string }>).filter((m) => m.channel === "telegram")
   }
-  expect(await waitUntil(async () => (await pendingTelegram(first.base)).some((m) => m.kind === "ticket-reply" && m.attempts >= 1), 10_000))
-    .toBe(true)
+  expect(await waitUntil(async () => (await pendingTelegram(first.base)).some((m) => m.kind === "ticket-reply" && m.attempts >= 1), 10_000)).toBe(true)
   // killed once its retry is due (10 s after the failure), so that the new process's first jobs run
   // (5 s after its start) has it to send; the old one's next run is a minute away
   const [waiting] = await pendingTelegram(first.base)
@@ -133,8 +135,7 @@ test("a notice written before a SIGKILL is sent exactly once after the restart [
   const notices = bot.to(chat).filter((m) => m.text.includes("Written before the kill"))
   expect(notices).toHaveLength(1)
   const sent = await call(second.base, "GET", "/v1/admin/outbox?status=sent", { token: admin.body.data.token })
-  expect((sent.body.data as Array<{ channel: string; kind: string }>).filter((m) => m.channel === "telegram" && m.kind === "ticket-reply"))
-    .toHaveLength(1)
+  expect((sent.body.data as Array<{ channel: string; kind: string }>).filter((m) => m.channel === "telegram" && m.kind === "ticket-reply")).toHaveLength(1)
   expect(await pendingTelegram(second.base)).toEqual([])
   second.child.kill("SIGTERM")
   await second.child.exited

@@ -107,9 +107,7 @@ describe.skipIf(skipReason !== undefined)("webhooks on real processes [D101]", (
       // the first delivery was tried after its commit and failed; the others wait behind it
       expect(await waitUntil(() => sink.calls() >= 1, 20_000)).toBe(true)
       await first.stop()
-      const { rows: waiting } = await sql.query<{ n: number }>(
-        `select count(*)::int as n from outbox where channel = 'webhook' and status = 'pending'`
-      )
+      const { rows: waiting } = await sql.query<{ n: number }>(`select count(*)::int as n from outbox where channel = 'webhook' and status = 'pending'`)
       expect(waiting[0]!.n).toBe(3)
 
       // the restarted process's jobs (5 s after start, then every 60 s) retry with backoff (10 s,

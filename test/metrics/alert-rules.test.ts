@@ -17,8 +17,7 @@ const dashboard = JSON.parse(readFileSync(new URL("../../deploy/grafana/dashboar
 }
 const namesIn = (text: string) => new Set(text.match(/vpn_api_[a-z0-9_]+/g) ?? [])
 /** a histogram's series name its family: `_bucket`, `_count` and `_sum` of it */
-const familyOf = (name: string, families: ReadonlySet<string>) =>
-  families.has(name) ? name : name.replace(/_(bucket|count|sum)$/, "")
+const familyOf = (name: string, families: ReadonlySet<string>) => (families.has(name) ? name : name.replace(/_(bucket|count|sum)$/, ""))
 
 let app: TestApp
 beforeAll(async () => {

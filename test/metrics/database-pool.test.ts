@@ -33,12 +33,17 @@ test("pool use: its size, and a transaction holding a connection shows as in use
   const held = new Promise<void>((resolve) => (release = resolve))
   let started: () => void = () => {}
   const inside = new Promise<void>((resolve) => (started = resolve))
-  const transaction = app.run(Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    sql.withTransaction(Effect.gen(function*() {
-      yield* sql`select 1`
-      started()
-      yield* Effect.promise(() => held)
-    }))))
+  const transaction = app.run(
+    Effect.flatMap(SqlClient.SqlClient, (sql) =>
+      sql.withTransaction(
+        Effect.gen(function* () {
+          yield* sql`select 1`
+          started()
+          yield* Effect.promise(() => held)
+        })
+      )
+    )
+  )
   await inside
   const during = await scrape()
   expect(during("vpn_api_database_pool_connections_in_use")).toBeGreaterThanOrEqual(idle + 1)

@@ -175,9 +175,11 @@ describe("password hashes queued [D102]", () => {
   test("logins waiting for the one hashing thread show in the gauge, and leave it", async () => {
     const user = await app.createUser()
     let settled = false
-    const logins = Promise.all(Array.from({ length: 3 }, (_, i) =>
-      app.post("/v1/auth/login", { body: { email: user.email, password: user.password }, headers: { "x-forwarded-for": `198.51.100.${i + 1}` } })
-    )).finally(() => {
+    const logins = Promise.all(
+      Array.from({ length: 3 }, (_, i) =>
+        app.post("/v1/auth/login", { body: { email: user.email, password: user.password }, headers: { "x-forwarded-for": `198.51.100.${i + 1}` } })
+      )
+    ).finally(() => {
       settled = true
     })
     let maxQueued = 0
@@ -295,9 +297,7 @@ describe("METRICS_TOKEN configuration [D102]", () => {
     ["too long", "x".repeat(513)],
     ["a tab", "tab\tinside-the-token-value"]
   ])("a bad value (%s) is one start-up line naming it", (_, bad) => {
-    expect(load({ METRICS_TOKEN: bad })).toEqual(
-      Either.left("Invalid configuration: METRICS_TOKEN: must be 16 to 512 visible ASCII characters (no spaces)")
-    )
+    expect(load({ METRICS_TOKEN: bad })).toEqual(Either.left("Invalid configuration: METRICS_TOKEN: must be 16 to 512 visible ASCII characters (no spaces)"))
   })
 })
 

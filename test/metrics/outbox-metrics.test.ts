@@ -66,9 +66,7 @@ describe("outbox figures [D102] [D96]", () => {
     app.mailer.down = true
     try {
       expect((await register("down-metric@example.com")).status).toBe(201)
-      await waitUntil(async () =>
-        value(await scrape(), "vpn_api_outbox_send_errors_total", { channel: "mail", kind: "verify_email" }) === 1
-      )
+      await waitUntil(async () => value(await scrape(), "vpn_api_outbox_send_errors_total", { channel: "mail", kind: "verify_email" }) === 1)
       app.clock.advance(60_000)
       families = await scrape()
       expect(value(families, "vpn_api_outbox_pending_messages", { channel: "mail", kind: "verify_email" })).toBe(1)

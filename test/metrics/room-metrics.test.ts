@@ -70,7 +70,7 @@ describe("webhook delivery attempts by result [D102] [D101]", () => {
     const sink = Bun.serve({
       port: 0,
       hostname: "127.0.0.1",
-      fetch: () => (calls += 1) === 1 ? new Response("no", { status: 500 }) : new Response("ok")
+      fetch: () => ((calls += 1) === 1 ? new Response("no", { status: 500 }) : new Response("ok"))
     })
     try {
       const hook = await app.post("/v1/admin/webhooks", {
@@ -118,11 +118,15 @@ describe("webhook delivery attempts by result [D102] [D101]", () => {
         hooks.push(hook.body.data.id as number)
       }
       expect((await register(`refused-metric-${Date.now()}@example.com`)).status).toBe(201)
-      expect(await waitUntil(async () => {
-        const now = await scrape()
-        return value(now, "vpn_api_webhook_deliveries_total", { result: "http_4xx" }) === 1 &&
-          value(now, "vpn_api_webhook_deliveries_total", { result: "http_3xx" }) === 1
-      })).toBe(true)
+      expect(
+        await waitUntil(async () => {
+          const now = await scrape()
+          return (
+            value(now, "vpn_api_webhook_deliveries_total", { result: "http_4xx" }) === 1 &&
+            value(now, "vpn_api_webhook_deliveries_total", { result: "http_3xx" }) === 1
+          )
+        })
+      ).toBe(true)
       for (const id of hooks) await app.del(`/v1/admin/webhooks/${id}`, { token: admin.token })
     } finally {
       refusing.stop(true)

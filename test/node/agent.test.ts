@@ -8,14 +8,7 @@ import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import * as TestClock from "effect/TestClock"
 import * as TestContext from "effect/TestContext"
-import {
-  type AgentState,
-  backoffSeconds,
-  cycle,
-  diffPeers,
-  initialState,
-  runAgent
-} from "../../src/node/Agent.ts"
+import { type AgentState, backoffSeconds, cycle, diffPeers, initialState, runAgent } from "../../src/node/Agent.ts"
 import { parseDump } from "../../src/node/Wg.ts"
 import { KeyGen } from "../../src/platform/KeyGen.ts"
 import { makeTestApp, type TestApp } from "../support/app.ts"
@@ -56,8 +49,7 @@ const member = async (server: { readonly id: number }, plan: { readonly planId: 
   return { user, serviceId, key: keyOf(conf.text), address: /^Address = (.+)$/m.exec(conf.text)![1]! }
 }
 
-const usedBytes = async (token: string): Promise<number> =>
-  (await app.get("/v1/bandwidth/current", { token })).body.data.used_bytes
+const usedBytes = async (token: string): Promise<number> => (await app.get("/v1/bandwidth/current", { token })).body.data.used_bytes
 
 describe("node agent sync [D93]", () => {
   test("puts the enabled peers on the interface, removes the others (a disabled one too), and never touches the interface's own key or port", async () => {
@@ -145,9 +137,8 @@ describe("node agent sync [D93]", () => {
     const api = appFetch(app)
     let countersDown = false
     const node = agent(server.nodeToken, (request) =>
-      countersDown && new URL(request.url).pathname === "/v1/node/counters"
-        ? Promise.reject(new TypeError("fetch failed"))
-        : api.fetchImpl(request))
+      countersDown && new URL(request.url).pathname === "/v1/node/counters" ? Promise.reject(new TypeError("fetch failed")) : api.fetchImpl(request)
+    )
     await node.once()
     node.iface.traffic(a.key, 700, 70)
     // the report fails, the peer list answers: the peer leaves (its service suspended) with its totals unsent
@@ -180,8 +171,7 @@ describe("node agent sync [D93]", () => {
 describe("node sync by revision [D92], as the agent uses it", () => {
   const K = (n: number) => `${String(n).repeat(43).slice(0, 43)}=`
   const peer = (n: number, enabled = true) => ({ public_key: K(n), allowed_ips: `10.66.0.${n}/32`, enabled })
-  const json = (status: number, body: unknown) =>
-    new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json" } })
+  const json = (status: number, body: unknown) => new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json" } })
 
   test("sends ?since=<meta.revision>, applies changed and removed peers, and falls back to the full list on 422", async () => {
     const asked: Array<string> = []
@@ -242,17 +232,19 @@ describe("back-off while the API is away [D93]", () => {
     )
     let now = 0
     const tick = () => new Promise((resolve) => setTimeout(resolve, 2))
-    await Effect.runPromise(Effect.gen(function*() {
-      const fiber = yield* Effect.fork(quiet(runAgent(OPTIONS).pipe(Effect.provide(layer))))
-      yield* Effect.promise(tick)
-      for (let t = 1; t <= 260; t++) {
-        now = t
-        if (t === 200) up = true
-        yield* TestClock.adjust("1 second")
+    await Effect.runPromise(
+      Effect.gen(function* () {
+        const fiber = yield* Effect.fork(quiet(runAgent(OPTIONS).pipe(Effect.provide(layer))))
         yield* Effect.promise(tick)
-      }
-      yield* Fiber.interrupt(fiber)
-    }).pipe(Effect.provide(TestContext.TestContext)))
+        for (let t = 1; t <= 260; t++) {
+          now = t
+          if (t === 200) up = true
+          yield* TestClock.adjust("1 second")
+          yield* Effect.promise(tick)
+        }
+        yield* Fiber.interrupt(fiber)
+      }).pipe(Effect.provide(TestContext.TestContext))
+    )
     // each failed try is one request (the peer list: no traffic, no report)
     expect(tries.filter((t) => t < 200)).toEqual([0, 10, 30, 70, 130, 190])
     // back at 250 (190 + 60), then every 10 s
@@ -275,7 +267,10 @@ describe("pure parts", () => {
   })
 
   test("the difference: set what is missing or addressed otherwise, remove what is not wanted", () => {
-    const desired = new Map([["A", ["10.66.0.2/32"]], ["B", ["10.66.0.3/32", "fd42::3/128"]]])
+    const desired = new Map([
+      ["A", ["10.66.0.2/32"]],
+      ["B", ["10.66.0.3/32", "fd42::3/128"]]
+    ])
     const actual = parseDump("x\tx\t1\toff\nB\t(none)\t(none)\tfd42::3/128,10.66.0.3/32\t0\t0\t0\toff\nC\t(none)\t(none)\t10.66.0.4/32\t0\t0\t0\toff\n")
     expect(diffPeers(desired, actual)).toEqual({ set: [{ publicKey: "A", allowedIps: ["10.66.0.2/32"] }], remove: ["C"] })
   })

@@ -16,10 +16,12 @@ export const fakeInterface = (options: { readonly ownKey?: string; readonly port
     dump: () =>
       broken
         ? Effect.fail(new WgFailed({ command: "wg show", message: "Unable to access interface: No such device" }))
-        : Effect.succeed([
-          ["PRIVATE=", options.ownKey ?? "OWN=", String(options.port ?? 51820), "off"].join("\t"),
-          ...[...peers].map(([key, p]) => [key, "(none)", "(none)", p.allowedIps || "(none)", "0", p.rx, p.tx, "off"].join("\t"))
-        ].join("\n") + "\n"),
+        : Effect.succeed(
+            [
+              ["PRIVATE=", options.ownKey ?? "OWN=", String(options.port ?? 51820), "off"].join("\t"),
+              ...[...peers].map(([key, p]) => [key, "(none)", "(none)", p.allowedIps || "(none)", "0", p.rx, p.tx, "off"].join("\t"))
+            ].join("\n") + "\n"
+          ),
     set: (_iface, args) =>
       Effect.suspend(() => {
         calls.push(args)
@@ -55,12 +57,14 @@ export type FetchLike = (request: Request) => Promise<Response>
 export const nodeClientLayer = (token: string, fetchImpl: FetchLike) =>
   NodeClient.layer({ apiUrl: "http://api.test", token: Redacted.make(token) }).pipe(
     Layer.provide(FetchHttpClient.layer),
-    Layer.provide(Layer.succeed(
-      FetchHttpClient.Fetch,
-      Object.assign((input: RequestInfo | URL, init?: RequestInit) => fetchImpl(new Request(input, init)), {
-        preconnect: fetch.preconnect
-      })
-    ))
+    Layer.provide(
+      Layer.succeed(
+        FetchHttpClient.Fetch,
+        Object.assign((input: RequestInfo | URL, init?: RequestInit) => fetchImpl(new Request(input, init)), {
+          preconnect: fetch.preconnect
+        })
+      )
+    )
   )
 
 /** Requests served by the in-process test app; `down()` makes the API unreachable. */
@@ -105,9 +109,9 @@ export const fakeManagement = async (connected: Set<string>) => {
         const kill = /^kill (\S+)$/.exec(line)
         if (kill !== null) {
           kills.push({ name: kill[1]!, at: performance.now() })
-          socket.write(connected.delete(kill[1]!)
-            ? `SUCCESS: common name '${kill[1]}' found, 1 client(s) killed\r\n`
-            : `ERROR: common name '${kill[1]}' not found\r\n`)
+          socket.write(
+            connected.delete(kill[1]!) ? `SUCCESS: common name '${kill[1]}' found, 1 client(s) killed\r\n` : `ERROR: common name '${kill[1]}' not found\r\n`
+          )
         } else if (line === "quit") socket.end()
       }
     })

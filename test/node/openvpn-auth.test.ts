@@ -78,9 +78,17 @@ describe("vpn-api node-agent openvpn-auth <file> [D93]", () => {
     const env = { NODE_API_URL: `http://127.0.0.1:${server.port}`, NODE_TOKEN: m.ovpn.nodeToken, OPENVPN_STATE_DIR: stateDir, ...CLIENT }
     expect((await script(credentialsFile(`${m.username}\n${m.secret}\n`), env)).code).toBe(0)
     // issue 34: kept for this session (the client's address and port), as client-connect finds it
-    const session = sessionOf({ dev: "tun0", ifconfig_pool_remote_ip: "10.8.0.6", username: m.username, trusted_ip: CLIENT.untrusted_ip, trusted_port: CLIENT.untrusted_port })!
+    const session = sessionOf({
+      dev: "tun0",
+      ifconfig_pool_remote_ip: "10.8.0.6",
+      username: m.username,
+      trusted_ip: CLIENT.untrusted_ip,
+      trusted_port: CLIENT.untrusted_port
+    })!
     expect(await Effect.runPromise(recalledSpeed(stateDir, { username: m.username, client: session.client! }))).toBe(12)
-    expect(await Effect.runPromise(Effect.either(recalledSpeed(stateDir, { username: m.username, client: "198.51.100.9 40000" })))).toMatchObject({ _tag: "Left" })
+    expect(await Effect.runPromise(Effect.either(recalledSpeed(stateDir, { username: m.username, client: "198.51.100.9 40000" })))).toMatchObject({
+      _tag: "Left"
+    })
     // the file holds the speed only, named by a hash: no username, no secret
     for (const name of readdirSync(stateDir)) {
       expect(name).not.toContain(m.username)

@@ -37,11 +37,14 @@ const setup = async () => {
 /** the agent against the API in process; `stream: false`: the push stream never connects */
 const startAgent = async (nodeToken: string, options: { readonly stream: boolean; readonly pollSeconds: number }, connected: Set<string>) => {
   const management = await fakeManagement(connected)
-  const viaHandler = Object.assign(async (input: RequestInfo | URL, init?: RequestInit) => {
-    const request = new Request(input, init)
-    if (!options.stream && request.url.endsWith("/v1/node/rpc")) throw new TypeError("fetch failed: connection refused")
-    return app.fetch(request)
-  }, { preconnect: fetch.preconnect }) as typeof fetch
+  const viaHandler = Object.assign(
+    async (input: RequestInfo | URL, init?: RequestInit) => {
+      const request = new Request(input, init)
+      if (!options.stream && request.url.endsWith("/v1/node/rpc")) throw new TypeError("fetch failed: connection refused")
+      return app.fetch(request)
+    },
+    { preconnect: fetch.preconnect }
+  ) as typeof fetch
   const config = { apiUrl: "http://localhost:3000", token: Redacted.make(nodeToken) }
   const layer = Layer.mergeAll(
     Layer.mergeAll(PushClient.layer(config), NodeClient.layer(config)).pipe(
@@ -103,7 +106,12 @@ describe("the OpenVPN agent (issue 34)", () => {
       expect(agent.kills.map((k) => k.name)).toEqual([laptop.openvpn.username])
       expect((await app.put(`/v1/admin/users/${user.id}`, { token: admin.token, body: { status: 0 } })).status).toBe(200)
       expect(await waitFor(() => agent.kills.length >= 3, 3000)).toBe(true)
-      expect(agent.kills.slice(1).map((k) => k.name).sort()).toEqual([laptop.openvpn.username, phone.openvpn.username].sort())
+      expect(
+        agent.kills
+          .slice(1)
+          .map((k) => k.name)
+          .sort()
+      ).toEqual([laptop.openvpn.username, phone.openvpn.username].sort())
     } finally {
       await agent.stop()
     }

@@ -62,7 +62,9 @@ describe("openvpn-connect / openvpn-disconnect [D103]", () => {
   test("no limit: not shaped, a stale class of the address removed", async () => {
     await Effect.runPromise(rememberSpeed(dir, authKey("u2-bob", "203.0.113.6", 40000), null))
     const r = recorder(ROOTS)
-    const speed = await Effect.runPromise(openvpnConnect({ dev: "tun0", address: "10.8.0.7", username: "u2-bob", client: "203.0.113.6 40000" }, dir).pipe(Effect.provide(r.layer)))
+    const speed = await Effect.runPromise(
+      openvpnConnect({ dev: "tun0", address: "10.8.0.7", username: "u2-bob", client: "203.0.113.6 40000" }, dir).pipe(Effect.provide(r.layer))
+    )
     expect(speed).toBeNull()
     expect(r.calls.some((c) => c.includes("class replace") || c.includes("filter add"))).toBe(false)
     expect(r.calls).toContain("tc class del dev tun0 classid 1:7")
@@ -100,7 +102,11 @@ describe("openvpn-connect / openvpn-disconnect [D103]", () => {
     // with no limit a failing tc is no bypass: the session connects
     await Effect.runPromise(rememberSpeed(dir, authKey("u7-erin", "198.51.100.33", 55000), null))
     const r = recorder(ROOTS, /tc/)
-    expect(await Effect.runPromise(openvpnConnect({ dev: "tun0", address: "10.8.0.33", username: "u7-erin", client: "198.51.100.33 55000" }, dir).pipe(Effect.provide(r.layer)))).toBeNull()
+    expect(
+      await Effect.runPromise(
+        openvpnConnect({ dev: "tun0", address: "10.8.0.33", username: "u7-erin", client: "198.51.100.33 55000" }, dir).pipe(Effect.provide(r.layer))
+      )
+    ).toBeNull()
   })
 
   test("class ids from addresses; the environment OpenVPN gives", () => {
@@ -110,8 +116,12 @@ describe("openvpn-connect / openvpn-disconnect [D103]", () => {
     expect(classIdOfAddress("10.8.0.300")).toBeUndefined()
     expect(classIdOfAddress("fd00::2")).toBeUndefined()
     expect(sessionOf({ dev: "tun0", ifconfig_pool_remote_ip: "10.8.0.6", common_name: "u1" })).toEqual({ dev: "tun0", address: "10.8.0.6", username: "u1" })
-    expect(sessionOf({ dev: "tun0", ifconfig_pool_remote_ip: "10.8.0.6", username: "u1", trusted_ip6: "2001:db8::5", trusted_port: "1194" }))
-      .toEqual({ dev: "tun0", address: "10.8.0.6", username: "u1", client: "2001:db8::5 1194" })
+    expect(sessionOf({ dev: "tun0", ifconfig_pool_remote_ip: "10.8.0.6", username: "u1", trusted_ip6: "2001:db8::5", trusted_port: "1194" })).toEqual({
+      dev: "tun0",
+      address: "10.8.0.6",
+      username: "u1",
+      client: "2001:db8::5 1194"
+    })
     // the session OpenVPN authenticated is the session it connects: the same key
     expect(sessionKeyOf({ untrusted_ip: "203.0.113.5", untrusted_port: "40001" }, "auth", "u1")).toEqual({ username: "u1", client: "203.0.113.5 40001" })
     expect(sessionKeyOf({ untrusted_ip: "203.0.113.5" }, "auth", "u1")).toBeUndefined()

@@ -72,7 +72,10 @@ const startAgent = (nodeToken: string, reportSeconds?: number) => {
     Layer.mergeAll(NodeClient.layer(config), PushClient.layer(config)).pipe(Layer.provide(FetchHttpClient.layer), Layer.provide(net.layer))
   )
   const fiber = Effect.runFork(
-    runAgent({ iface: "wg0", pollSeconds: 60, version: "test-agent", ...(reportSeconds === undefined ? {} : { reportSeconds }) }).pipe(Effect.provide(layer), Logger.withMinimumLogLevel(LogLevel.None))
+    runAgent({ iface: "wg0", pollSeconds: 60, version: "test-agent", ...(reportSeconds === undefined ? {} : { reportSeconds }) }).pipe(
+      Effect.provide(layer),
+      Logger.withMinimumLogLevel(LogLevel.None)
+    )
   )
   return { iface, net, stop: () => Effect.runPromise(Fiber.interrupt(fiber)) }
 }

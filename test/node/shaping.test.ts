@@ -56,7 +56,10 @@ const RESET_WG0 = [
 
 /** what a class costs: its rate and filters on the device (dst) and on the IFB (src) */
 const classOf = (id: string, prio4: number, mbps: number, v4: string, v6?: string) =>
-  [["wg0", "dst"], ["ifbwg0", "src"]].flatMap(([dev, dir]) => [
+  [
+    ["wg0", "dst"],
+    ["ifbwg0", "src"]
+  ].flatMap(([dev, dir]) => [
     `tc class replace dev ${dev} parent 1: classid 1:${id} htb rate ${mbps}mbit ceil ${mbps}mbit`,
     `tc filter del dev ${dev} parent 1: prio ${prio4}`,
     `tc filter del dev ${dev} parent 1: prio ${prio4 + 1}`,
@@ -118,23 +121,21 @@ describe("the tc module [D103]", () => {
 })
 
 describe("the shaper: classes follow the list [D103]", () => {
-  const entry = (key: string, ips: string, mbps: number | null, enabled = true): PeerEntry =>
-    ({ public_key: key, allowed_ips: ips, enabled, speed_limit_mbps: mbps })
+  const entry = (key: string, ips: string, mbps: number | null, enabled = true): PeerEntry => ({
+    public_key: key,
+    allowed_ips: ips,
+    enabled,
+    speed_limit_mbps: mbps
+  })
 
   test("first list replaces whatever was there; limited peers get classes, unlimited ones none; changes add, re-rate and remove", async () => {
     const r = recorder()
     const shaper = await Effect.runPromise(makeShaper("wg0").pipe(Effect.provide(Layer.succeed(Tc, makeTc(r.run)))))
-    const first = await Effect.runPromise(shaper.apply([
-      entry("A", "10.66.0.2/32", 10),
-      entry("B", "10.66.0.3/32", null),
-      entry("C", "10.66.0.4/32, fd42::4/128", 20)
-    ], true))
+    const first = await Effect.runPromise(
+      shaper.apply([entry("A", "10.66.0.2/32", 10), entry("B", "10.66.0.3/32", null), entry("C", "10.66.0.4/32, fd42::4/128", 20)], true)
+    )
     expect(first).toEqual({ added: 2, changed: 0, removed: 0 })
-    expect(r.take()).toEqual([
-      ...RESET_WG0,
-      ...classOf("1", 2, 10, "10.66.0.2/32"),
-      ...classOf("2", 4, 20, "10.66.0.4/32", "fd42::4/128")
-    ])
+    expect(r.take()).toEqual([...RESET_WG0, ...classOf("1", 2, 10, "10.66.0.2/32"), ...classOf("2", 4, 20, "10.66.0.4/32", "fd42::4/128")])
 
     // the plan's limit changed: a rate change only
     expect(await Effect.runPromise(shaper.apply([entry("A", "10.66.0.2/32", 5)], false))).toEqual({ added: 0, changed: 1, removed: 0 })
@@ -146,8 +147,11 @@ describe("the shaper: classes follow the list [D103]", () => {
     await Effect.runPromise(shaper.apply([{ public_key: "A", removed: true }, entry("A2", "10.66.0.2/32", 5)], false))
     expect(r.take()).toEqual([])
     // C disabled, B limited now: C's class goes, B gets the lowest free id
-    expect(await Effect.runPromise(shaper.apply([entry("C", "10.66.0.4/32, fd42::4/128", 20, false), entry("B", "10.66.0.3/32", 7)], false)))
-      .toEqual({ added: 1, changed: 0, removed: 1 })
+    expect(await Effect.runPromise(shaper.apply([entry("C", "10.66.0.4/32, fd42::4/128", 20, false), entry("B", "10.66.0.3/32", 7)], false))).toEqual({
+      added: 1,
+      changed: 0,
+      removed: 1
+    })
     const calls = r.take()
     expect(calls.slice(0, 6)).toEqual([
       "tc filter del dev wg0 parent 1: prio 4",
@@ -211,8 +215,7 @@ describe("the agent shapes what GET /v1/node/peers says [D103]", () => {
     const layer = Layer.mergeAll(iface.layer, nodeClientLayer(server.nodeToken, appFetch(app).fetchImpl))
     const shaper = await Effect.runPromise(makeShaper("wg0").pipe(Effect.provide(Layer.succeed(Tc, makeTc(r.run)))))
     const state = Effect.runSync(Ref.make<AgentState>(initialState))
-    const once = () => Effect.runPromise(quiet(cycle({ iface: "wg0", pollSeconds: 10, shaper }, state, Effect.succeed("k"))
-      .pipe(Effect.provide(layer))))
+    const once = () => Effect.runPromise(quiet(cycle({ iface: "wg0", pollSeconds: 10, shaper }, state, Effect.succeed("k")).pipe(Effect.provide(layer))))
 
     await once()
     expect(iface.peers.size).toBe(2)

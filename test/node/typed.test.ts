@@ -15,13 +15,35 @@ afterAll(() => app.dispose())
 test("peers, usage, counters and the OpenVPN check through a node's typed client [D54] [D92] [D94] [D103] [D106]", async () => {
   const admin = await typedClient(app, { token: (await app.createUser({ role: "admin" })).token })
   const plan = await ok(admin.catalogAdmin.createPlan({ payload: { name: "Typed Node", bandwidth_limit_gb: 50, speed_limit_mbps: 40 } }))
-  const cycle = await ok(admin.catalogAdmin.createCycle({ path: { plan: plan.id }, payload: { name: "Monthly", duration_days: 30, price: 5, currency: "USD" } }))
-  const wg = await ok(admin.vpnAdmin.createServer({
-    payload: { name: "Node WG", country: "NL", city: "Amsterdam", protocol: "wireguard", ip: "198.51.100.30", public_key: SERVER_PUBLIC_KEY, plan_ids: [plan.id] }
-  }))
-  const ovpn = await ok(admin.vpnAdmin.createServer({
-    payload: { name: "Node OVPN", country: "NL", city: "Amsterdam", protocol: "openvpn", ip: "198.51.100.31", ca_cert: "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----", plan_ids: [plan.id] }
-  }))
+  const cycle = await ok(
+    admin.catalogAdmin.createCycle({ path: { plan: plan.id }, payload: { name: "Monthly", duration_days: 30, price: 5, currency: "USD" } })
+  )
+  const wg = await ok(
+    admin.vpnAdmin.createServer({
+      payload: {
+        name: "Node WG",
+        country: "NL",
+        city: "Amsterdam",
+        protocol: "wireguard",
+        ip: "198.51.100.30",
+        public_key: SERVER_PUBLIC_KEY,
+        plan_ids: [plan.id]
+      }
+    })
+  )
+  const ovpn = await ok(
+    admin.vpnAdmin.createServer({
+      payload: {
+        name: "Node OVPN",
+        country: "NL",
+        city: "Amsterdam",
+        protocol: "openvpn",
+        ip: "198.51.100.31",
+        ca_cert: "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----",
+        plan_ids: [plan.id]
+      }
+    })
+  )
   const user = await app.createUser()
   await ok(admin.servicesAdmin.grantService({ path: { user: user.id }, payload: { plan_id: plan.id, cycle_id: cycle.id } }))
   const me = await typedClient(app, { token: user.token })
@@ -48,15 +70,23 @@ test("peers, usage, counters and the OpenVPN check through a node's typed client
   expect((await ok(me.vpn.currentBandwidth())).used_bytes).toBe(1024)
 
   // cumulative counters: the first report sets the base, the next one's increase counts
-  await ok(wgNode.node.counters({ payload: [{ public_key: peer.public_key, rx_total: 5000, tx_total: 0 }], headers: { "idempotency-key": "typed-counters-1" } }))
+  await ok(
+    wgNode.node.counters({ payload: [{ public_key: peer.public_key, rx_total: 5000, tx_total: 0 }], headers: { "idempotency-key": "typed-counters-1" } })
+  )
   const before = (await ok(me.vpn.currentBandwidth())).used_bytes
-  expect(await ok(wgNode.node.counters({ payload: [{ public_key: peer.public_key, rx_total: 5100, tx_total: 28 }], headers: { "idempotency-key": "typed-counters-2" } }))).toEqual({ accepted: 1 })
+  expect(
+    await ok(
+      wgNode.node.counters({ payload: [{ public_key: peer.public_key, rx_total: 5100, tx_total: 28 }], headers: { "idempotency-key": "typed-counters-2" } })
+    )
+  ).toEqual({ accepted: 1 })
   expect((await ok(me.vpn.currentBandwidth())).used_bytes).toBe(before + 128)
 
   // the OpenVPN node checks the device's login; a wrong password is the declared Forbidden
   const ovpnNode = await typedClient(app, { token: ovpn.node_token })
   expect(await ok(ovpnNode.node.openvpnAuth({ payload: { username: device.openvpn.username, password: device.openvpn.password } }))).toEqual({
-    username: device.openvpn.username, allowed: true, speed_limit_mbps: 40
+    username: device.openvpn.username,
+    allowed: true,
+    speed_limit_mbps: 40
   })
   expect((await fails(ovpnNode.node.openvpnAuth({ payload: { username: device.openvpn.username, password: "wrong-password" } })))._tag).toBe("Forbidden")
 })

@@ -25,7 +25,7 @@ const to = { name: "Ada <Lovelace>", app_url: "https://app.example.test" }
 const NOTICES: { readonly [K in NotificationKind]: ReadonlyArray<NoticeViews[K]> } = {
   "expiry-3d": [{ service_id: 7, plan_name: "Pro <Plus>", expires_at: at }],
   "expiry-1d": [{ service_id: 7, plan_name: "Pro", expires_at: at }],
-  "expired": [{ service_id: 7, plan_name: "Pro", expires_at: at }],
+  expired: [{ service_id: 7, plan_name: "Pro", expires_at: at }],
   "quota-80": [
     { service_id: 7, plan_name: "Pro", used_gb: "8.50", limit_gb: 10, percent: 85, period_start: "2026-03", reset_date: "2026-04-01" },
     { service_id: 7, plan_name: "Pro", used_gb: "8.50", limit_gb: 10, percent: 85, period_start: "2026-03-10", reset_date: null }
@@ -57,8 +57,30 @@ const NOTICES: { readonly [K in NotificationKind]: ReadonlyArray<NoticeViews[K]>
       next_attempt_at: null,
       final: false
     },
-    { invoice_uuid: "inv-1", amount: "10.00", currency: "USD", service_id: 7, reason: "no_saved_card", card: null, attempt: 2, grace_until: later, next_attempt_at: at, final: false },
-    { invoice_uuid: "inv-1", amount: "10.00", currency: "USD", service_id: 7, reason: "no_saved_card", card: null, attempt: 4, grace_until: later, next_attempt_at: null, final: true }
+    {
+      invoice_uuid: "inv-1",
+      amount: "10.00",
+      currency: "USD",
+      service_id: 7,
+      reason: "no_saved_card",
+      card: null,
+      attempt: 2,
+      grace_until: later,
+      next_attempt_at: at,
+      final: false
+    },
+    {
+      invoice_uuid: "inv-1",
+      amount: "10.00",
+      currency: "USD",
+      service_id: 7,
+      reason: "no_saved_card",
+      card: null,
+      attempt: 4,
+      grace_until: later,
+      next_attempt_at: null,
+      final: true
+    }
   ],
   "payment-received": [
     { invoice_uuid: "inv-1", amount: "12.30", currency: "USD", balance_applied: "2.00", paid_at: at, service_id: 7, period_start: at, period_end: later },
@@ -113,14 +135,16 @@ describe("every outbox template in every locale [D120]", () => {
       for (const view of NOTICES[kind]) {
         const given = { ...englishNoticeView(kind, view as never, ""), name: "", app_url: "", subject: "" }
         const template = TEMPLATES[kind]
-        for (const name of [template.subject, template.text, template.html].flatMap(namesOf)) expect(`${kind}: ${name} ${name in given}`).toBe(`${kind}: ${name} true`)
+        for (const name of [template.subject, template.text, template.html].flatMap(namesOf))
+          expect(`${kind}: ${name} ${name in given}`).toBe(`${kind}: ${name} true`)
       }
     }
     for (const kind of Object.keys(SECURITY) as Array<SecurityKind>) {
       for (const view of SECURITY[kind]) {
         const given = { ...englishSecurityView(kind, view as never), name: "", app_url: "", subject: "" }
         const template = SECURITY_TEMPLATES[kind]
-        for (const name of [template.subject, template.text, template.html].flatMap(namesOf)) expect(`${kind}: ${name} ${name in given}`).toBe(`${kind}: ${name} true`)
+        for (const name of [template.subject, template.text, template.html].flatMap(namesOf))
+          expect(`${kind}: ${name} ${name in given}`).toBe(`${kind}: ${name} true`)
       }
     }
   })
@@ -199,7 +223,11 @@ describe("a failed renewal in every locale [D124] [D120]", () => {
     } as const
     for (const locale of LOCALES) {
       const [card, other, none] = reasons[locale]
-      for (const [view, words] of [[declined!, card], [failedOtherwise!, other], [noCard!, none]] as const) {
+      for (const [view, words] of [
+        [declined!, card],
+        [failedOtherwise!, other],
+        [noCard!, none]
+      ] as const) {
         expect(renderNotice("renewal-failed", view, locale, to).text).toContain(words)
         expect(renderNotice("renewal-failed", view, locale, to).html).toContain(words)
         expect(telegramText("renewal-failed", view, locale, to.app_url)).toContain(words)
@@ -227,23 +255,35 @@ describe("a failed renewal in every locale [D124] [D120]", () => {
   })
 
   test("English word for word as the dunning notice always read", () => {
-    const iso = { name: to.name, app_url: to.app_url, invoice_uuid: "inv-1", invoice_url: `${to.app_url}/invoices/inv-1`, amount: "10.00", currency: "USD", service_id: 7 }
-    expect(renderNotice("renewal-failed", declined!, "en", to)).toEqual(render("renewal-failed", {
-      ...iso,
-      reason: "the card visa ending 4242 was declined",
-      attempt: 1,
-      grace_until: later.toISOString(),
-      next_attempt_at: at.toISOString(),
-      final: false
-    }))
-    expect(renderNotice("renewal-failed", final!, "en", to)).toEqual(render("renewal-failed", {
-      ...iso,
-      reason: "no saved card",
-      attempt: 4,
-      grace_until: later.toISOString(),
-      next_attempt_at: null,
-      final: true
-    }))
+    const iso = {
+      name: to.name,
+      app_url: to.app_url,
+      invoice_uuid: "inv-1",
+      invoice_url: `${to.app_url}/invoices/inv-1`,
+      amount: "10.00",
+      currency: "USD",
+      service_id: 7
+    }
+    expect(renderNotice("renewal-failed", declined!, "en", to)).toEqual(
+      render("renewal-failed", {
+        ...iso,
+        reason: "the card visa ending 4242 was declined",
+        attempt: 1,
+        grace_until: later.toISOString(),
+        next_attempt_at: at.toISOString(),
+        final: false
+      })
+    )
+    expect(renderNotice("renewal-failed", final!, "en", to)).toEqual(
+      render("renewal-failed", {
+        ...iso,
+        reason: "no saved card",
+        attempt: 4,
+        grace_until: later.toISOString(),
+        next_attempt_at: null,
+        final: true
+      })
+    )
     expect(renderNotice("renewal-failed", declined!, "en", to).text).toBe(
       "Hello Ada <Lovelace>,\n\nWe could not collect the renewal of your service #7 (the card visa ending 4242 was declined).\n" +
         "Your VPN keeps working at a reduced speed until 2026-04-09T12:34:56.000Z. We will try again on 2026-03-10T12:34:56.000Z.\n\n" +
@@ -394,7 +434,9 @@ describe("security mail in the user's language [D120] [D96]", () => {
     const user = await app.createUser()
     expect((await app.post("/v1/auth/logout-all", { token: user.token, headers: { "x-forwarded-for": "198.51.100.42" } })).status).toBe(200)
     const mail = await waitFor(user.email, (m) => m.subject === "You were signed out everywhere")
-    expect(mail.text).toContain(`When:     2026-03-11 12:34:56 UTC\n  Address:  198.51.100.42\n\nRevoked: every session (1 session).\nNot revoked: your API keys (0 keys)`)
+    expect(mail.text).toContain(
+      `When:     2026-03-11 12:34:56 UTC\n  Address:  198.51.100.42\n\nRevoked: every session (1 session).\nNot revoked: your API keys (0 keys)`
+    )
     expect(mail.html).toContain(`<html lang="en">`)
   })
 })

@@ -241,8 +241,7 @@ describe("the durable outbox [D96]", () => {
     await app.post("/v1/auth/forgot-password", { body: { email: user.email } })
     await waitFor(user.email, 1)
     await Bun.sleep(50)
-    const count = async () =>
-      (await app.sql<{ n: number }>`select count(*)::int as n from outbox where recipient = ${user.email} and status = 'sent'`)[0]!.n
+    const count = async () => (await app.sql<{ n: number }>`select count(*)::int as n from outbox where recipient = ${user.email} and status = 'sent'`)[0]!.n
     expect(await count()).toBe(1)
     app.clock.advance(8 * DAY)
     await runJobs()

@@ -24,8 +24,7 @@ const from = (agent: string) => {
   return { "x-forwarded-for": `198.51.100.${n}`, "user-agent": agent }
 }
 
-const mailsTo = (email: string, subject?: string) =>
-  app.outbox.filter((m) => m.to === email && (subject === undefined || m.subject.startsWith(subject)))
+const mailsTo = (email: string, subject?: string) => app.outbox.filter((m) => m.to === email && (subject === undefined || m.subject.startsWith(subject)))
 
 /** waits until `count` mails of the subject reached the address, then checks no other arrives */
 const exactly = async (email: string, subject: string, count: number): Promise<Array<Mail>> => {
@@ -107,10 +106,17 @@ describe("new sign-in with a second factor [D96] [D97]", () => {
     expect((await app.post("/v1/auth/login", { headers: from("A/1"), body: { email: plain.email, password: PASSWORD } })).status).toBe(200)
     const user = await quietUserWithTwoFactor()
     expect((await app.post("/v1/auth/login", { headers: from("A/1"), body: { email: user.email, password: PASSWORD } })).status).toBe(422)
-    expect((await app.post("/v1/auth/login", { headers: from("A/1"), body: { email: user.email, password: PASSWORD, otp: "000000" === codeAt(user.secret) ? "111111" : "000000" } })).status)
-      .toBe(422)
-    expect((await app.post("/v1/auth/login", { headers: from("A/1"), body: { email: user.email, password: "Wrong-Passw0rd-1", otp: codeAt(user.secret) } })).status)
-      .toBe(401)
+    expect(
+      (
+        await app.post("/v1/auth/login", {
+          headers: from("A/1"),
+          body: { email: user.email, password: PASSWORD, otp: "000000" === codeAt(user.secret) ? "111111" : "000000" }
+        })
+      ).status
+    ).toBe(422)
+    expect(
+      (await app.post("/v1/auth/login", { headers: from("A/1"), body: { email: user.email, password: "Wrong-Passw0rd-1", otp: codeAt(user.secret) } })).status
+    ).toBe(401)
     await exactly(plain.email, SIGN_IN, 0)
     await exactly(user.email, SIGN_IN, 0)
   })

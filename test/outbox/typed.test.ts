@@ -16,7 +16,7 @@ test("a reset mail is listed in the admin outbox as sent; a user is refused [D96
   const user = await app.createUser()
   const admin = await typedClient(app, { token: (await app.createUser({ role: "admin" })).token })
   const anonymous = await typedClient(app, { headers: anyAddress() })
-  expect(typeof await ok(anonymous.accounts.forgotPassword({ payload: { email: user.email } }))).toBe("string")
+  expect(typeof (await ok(anonymous.accounts.forgotPassword({ payload: { email: user.email } })))).toBe("string")
   await waitForMail(app, (mail) => mail.to === user.email)
 
   // the send is recorded after the mail leaves: wait for the row to say so

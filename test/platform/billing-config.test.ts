@@ -20,7 +20,8 @@ describe("billing configuration [D112] [D113]", () => {
     // the keys never print
     expect(JSON.stringify(c)).not.toContain("sk_test_1")
     expect(load({ STRIPE_SECRET_KEY: "sk_test_1" })).toEqual(
-      Either.left("Invalid configuration: STRIPE_SECRET_KEY, STRIPE_WEBHOOK_SECRET: set both to enable Stripe, or neither"))
+      Either.left("Invalid configuration: STRIPE_SECRET_KEY, STRIPE_WEBHOOK_SECRET: set both to enable Stripe, or neither")
+    )
     expect(load({ ...STRIPE, STRIPE_API_URL: "ftp://x" })).toEqual(Either.left("Invalid configuration: STRIPE_API_URL: must be an absolute http(s) URL"))
   })
 
@@ -54,14 +55,17 @@ describe("gateway and dunning configuration [D123] [D124]", () => {
     expect(Redacted.value(plain.token)).toBe("1234:AAA")
     expect(plain.apiUrl).toBe("https://pay.crypt.bot/api")
     expect(plain.assets).toEqual(["USDT", "TON", "BTC"])
-    const set = Option.getOrThrow(Either.getOrThrow(load({ CRYPTOBOT_TOKEN: "1:x", CRYPTOBOT_API_URL: "http://127.0.0.1:9/api/", CRYPTOBOT_ASSETS: "usdt, ton" })).cryptobot!)
+    const set = Option.getOrThrow(
+      Either.getOrThrow(load({ CRYPTOBOT_TOKEN: "1:x", CRYPTOBOT_API_URL: "http://127.0.0.1:9/api/", CRYPTOBOT_ASSETS: "usdt, ton" })).cryptobot!
+    )
     expect(set.apiUrl).toBe("http://127.0.0.1:9/api")
     expect(set.assets).toEqual(["USDT", "TON"])
     expect(JSON.stringify(Either.getOrThrow(load({ CRYPTOBOT_TOKEN: "1234:AAA" })))).not.toContain("1234:AAA")
     expect(Either.getOrThrow(load({ CRYPTOBOT_TOKEN: "1:x", DEFAULT_GATEWAY: "cryptobot" })).defaultGateway).toBe("cryptobot")
     expect(Either.isLeft(load({ DEFAULT_GATEWAY: "cryptobot" }))).toBe(true)
     expect(load({ CRYPTOBOT_TOKEN: "1:x", CRYPTOBOT_ASSETS: "USDT,$$" })).toEqual(
-      Either.left("Invalid configuration: CRYPTOBOT_ASSETS: must be a comma-separated list of asset codes (USDT,TON,BTC)"))
+      Either.left("Invalid configuration: CRYPTOBOT_ASSETS: must be a comma-separated list of asset codes (USDT,TON,BTC)")
+    )
   })
 
   test("DUNNING_RETRY_DAYS (decimals allowed, growing), GRACE_SPEED_MBPS, JOBS_INTERVAL_SECONDS and their defaults", () => {
@@ -75,7 +79,8 @@ describe("gateway and dunning configuration [D123] [D124]", () => {
     expect(set.jobsIntervalSeconds).toBe(1)
     for (const bad of ["", "3,1", "1,,3", "-1", "0", "a"]) {
       expect(load({ DUNNING_RETRY_DAYS: bad })).toEqual(
-        Either.left("Invalid configuration: DUNNING_RETRY_DAYS: must be growing positive numbers of days, comma-separated (1,3,5)"))
+        Either.left("Invalid configuration: DUNNING_RETRY_DAYS: must be growing positive numbers of days, comma-separated (1,3,5)")
+      )
     }
     expect(Either.isLeft(load({ GRACE_SPEED_MBPS: "0" }))).toBe(true)
     expect(Either.isLeft(load({ JOBS_INTERVAL_SECONDS: "0" }))).toBe(true)

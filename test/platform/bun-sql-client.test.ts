@@ -46,10 +46,7 @@ const target = async (): Promise<Target> => {
 const openClient = async (url: string, options: { prepare: boolean; max: number }) => {
   const scope = Effect.runSync(Scope.make())
   const ctx = await Effect.runPromise(
-    Layer.buildWithScope(
-      BunSqlClient.layer({ url: Redacted.make(url), maxConnections: options.max, prepare: options.prepare }),
-      scope
-    )
+    Layer.buildWithScope(BunSqlClient.layer({ url: Redacted.make(url), maxConnections: options.max, prepare: options.prepare }), scope)
   )
   const sql = Context.get(ctx, SqlClient.SqlClient)
   return {
@@ -75,11 +72,13 @@ for (const prepare of [true, false]) {
     beforeAll(async () => {
       t = await target()
       client = await openClient(t.url, { prepare, max: 1 })
-      await client.run(Effect.gen(function*() {
-        const sql = yield* SqlClient.SqlClient
-        yield* sql.unsafe(`drop table if exists ${table}`)
-        yield* sql.unsafe(`create table ${table} (id integer primary key, name text unique, big bigint, doc jsonb)`)
-      }))
+      await client.run(
+        Effect.gen(function* () {
+          const sql = yield* SqlClient.SqlClient
+          yield* sql.unsafe(`drop table if exists ${table}`)
+          yield* sql.unsafe(`create table ${table} (id integer primary key, name text unique, big bigint, doc jsonb)`)
+        })
+      )
     }, 60_000) // a fresh PGlite takes seconds to start on a loaded 2-core machine
 
     afterAll(async () => {
@@ -92,14 +91,19 @@ for (const prepare of [true, false]) {
       const at = new Date("2024-05-06T07:08:09.123Z")
       // three runs: the first, and the runs of the same (prepared) statement after it
       for (let run = 0; run < 3; run++) {
-        const rows = await client.run(Effect.flatMap(SqlClient.SqlClient, (sql) =>
-          sql<Record<string, unknown>>`
+        const rows = await client.run(
+          Effect.flatMap(
+            SqlClient.SqlClient,
+            (sql) =>
+              sql<Record<string, unknown>>`
             select ${run}::int8 as n8, 9007199254740991::int8 as max_safe, null::int8 as null8, (select count(*) from pg_class where false) as zero,
               sum(x)::int8 as summed, sum(x) as summed_numeric, ${"12.50"}::numeric as money,
               array[1, 2, 3]::int4[] as ints, array[4, 5]::int8[] as bigs, array[6]::int2[] as smalls, array['a', 'b']::text[] as texts,
               ${at}::timestamptz as at, '{"a": [1, {"b": null}]}'::json as j, '{"k": "v"}'::jsonb as jb,
               true as yes, false as no, null::text as nothing, 7::int4 as i4, 1.5::float8 as f8
-            from (values (1::int8), (2::int8)) v(x)`))
+            from (values (1::int8), (2::int8)) v(x)`
+          )
+        )
         expect(rows).toHaveLength(1)
         const row = rows[0]!
         expect(row["n8"]).toBe(run)
@@ -130,29 +134,40 @@ for (const prepare of [true, false]) {
 
     test("rows as values convert the same columns", async () => {
       for (let run = 0; run < 2; run++) {
-        const rows = await client.run(Effect.flatMap(SqlClient.SqlClient, (sql) =>
-          sql`select ${run}::int8 as a, 'x' as b, array[1, 2]::int4[] as c`.values))
+        const rows = await client.run(Effect.flatMap(SqlClient.SqlClient, (sql) => sql`select ${run}::int8 as a, 'x' as b, array[1, 2]::int4[] as c`.values))
         expect(rows).toEqual([[run, "x", [1, 2]]])
       }
     })
 
     test("parameters as pg sends them: numbers against text, JSON text into jsonb, booleans, Dates, bigints", async () => {
-      await client.run(Effect.gen(function*() {
-        const sql = yield* SqlClient.SqlClient
-        yield* sql`insert into ${sql(table)} (id, name, big, doc) values (${1}, ${"5"}, ${9_000_000_000}, ${JSON.stringify({ a: 1 })}::jsonb)`
-        yield* sql`insert into ${sql(table)} (id, name, big, doc) values (${2}, ${"six"}, ${BigInt(12)}, ${"5"}::jsonb)`
-      }))
-      const rows = await client.run(Effect.flatMap(SqlClient.SqlClient, (sql) =>
-        sql<{ id: number; big: number; doc: unknown; kind: string }>`
+      await client.run(
+        Effect.gen(function* () {
+          const sql = yield* SqlClient.SqlClient
+          yield* sql`insert into ${sql(table)} (id, name, big, doc) values (${1}, ${"5"}, ${9_000_000_000}, ${JSON.stringify({ a: 1 })}::jsonb)`
+          yield* sql`insert into ${sql(table)} (id, name, big, doc) values (${2}, ${"six"}, ${BigInt(12)}, ${"5"}::jsonb)`
+        })
+      )
+      const rows = await client.run(
+        Effect.flatMap(
+          SqlClient.SqlClient,
+          (sql) =>
+            sql<{ id: number; big: number; doc: unknown; kind: string }>`
           select id, big, doc, jsonb_typeof(doc) as kind from ${sql(table)}
-          where name = ${5} or name = ${"six"} order by id`))
+          where name = ${5} or name = ${"six"} order by id`
+        )
+      )
       expect(rows).toEqual([
         { id: 1, big: 9_000_000_000, doc: { a: 1 }, kind: "object" },
         { id: 2, big: 12, doc: 5, kind: "number" }
       ])
-      const [flags] = await client.run(Effect.flatMap(SqlClient.SqlClient, (sql) =>
-        sql<{ t: string; b: boolean; d: Date; n: number }>`
-          select ${true}::text as t, ${false} = false as b, ${new Date("2024-01-02T03:04:05Z")}::timestamptz as d, ${2} + 3 as n`))
+      const [flags] = await client.run(
+        Effect.flatMap(
+          SqlClient.SqlClient,
+          (sql) =>
+            sql<{ t: string; b: boolean; d: Date; n: number }>`
+          select ${true}::text as t, ${false} = false as b, ${new Date("2024-01-02T03:04:05Z")}::timestamptz as d, ${2} + 3 as n`
+        )
+      )
       expect(flags).toEqual({ t: "true", b: true, d: new Date("2024-01-02T03:04:05Z"), n: 5 })
       await client.run(Effect.flatMap(SqlClient.SqlClient, (sql) => sql`delete from ${sql(table)}`))
     })
@@ -179,38 +194,47 @@ for (const prepare of [true, false]) {
     })
 
     test("a failed transaction rolls back; a successful one commits", async () => {
-      const failed = await client.exit(Effect.gen(function*() {
-        const sql = yield* SqlClient.SqlClient
-        yield* sql.withTransaction(Effect.gen(function*() {
-          yield* sql`insert into ${sql(table)} (id, name) values (20, 'rolled back')`
-          return yield* Effect.fail("boom" as const)
-        }))
-      }))
+      const failed = await client.exit(
+        Effect.gen(function* () {
+          const sql = yield* SqlClient.SqlClient
+          yield* sql.withTransaction(
+            Effect.gen(function* () {
+              yield* sql`insert into ${sql(table)} (id, name) values (20, 'rolled back')`
+              return yield* Effect.fail("boom" as const)
+            })
+          )
+        })
+      )
       expect(Exit.isFailure(failed)).toBe(true)
-      await client.run(Effect.flatMap(SqlClient.SqlClient, (sql) =>
-        sql.withTransaction(sql`insert into ${sql(table)} (id, name) values (21, 'committed')`)))
-      const rows = await client.run(Effect.flatMap(SqlClient.SqlClient, (sql) =>
-        sql<{ id: number }>`select id from ${sql(table)} order by id`))
+      await client.run(Effect.flatMap(SqlClient.SqlClient, (sql) => sql.withTransaction(sql`insert into ${sql(table)} (id, name) values (21, 'committed')`)))
+      const rows = await client.run(Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ id: number }>`select id from ${sql(table)} order by id`))
       expect(rows).toEqual([{ id: 21 }])
       await client.run(Effect.flatMap(SqlClient.SqlClient, (sql) => sql`delete from ${sql(table)}`))
     })
 
     test("a nested transaction is a savepoint: its failure undoes only its own work", async () => {
-      await client.run(Effect.gen(function*() {
-        const sql = yield* SqlClient.SqlClient
-        yield* sql.withTransaction(Effect.gen(function*() {
-          yield* sql`insert into ${sql(table)} (id, name) values (30, 'outer')`
-          const inner = yield* Effect.either(sql.withTransaction(Effect.gen(function*() {
-            yield* sql`insert into ${sql(table)} (id, name) values (31, 'inner')`
-            // a failing statement: the savepoint, not the transaction, is rolled back
-            yield* sql`insert into ${sql(table)} (id, name) values (30, 'duplicate id')`
-          })))
-          expect(Either.isLeft(inner)).toBe(true)
-          yield* sql`insert into ${sql(table)} (id, name) values (32, 'after')`
-        }))
-      }))
-      const rows = await client.run(Effect.flatMap(SqlClient.SqlClient, (sql) =>
-        sql<{ id: number }>`select id from ${sql(table)} order by id`))
+      await client.run(
+        Effect.gen(function* () {
+          const sql = yield* SqlClient.SqlClient
+          yield* sql.withTransaction(
+            Effect.gen(function* () {
+              yield* sql`insert into ${sql(table)} (id, name) values (30, 'outer')`
+              const inner = yield* Effect.either(
+                sql.withTransaction(
+                  Effect.gen(function* () {
+                    yield* sql`insert into ${sql(table)} (id, name) values (31, 'inner')`
+                    // a failing statement: the savepoint, not the transaction, is rolled back
+                    yield* sql`insert into ${sql(table)} (id, name) values (30, 'duplicate id')`
+                  })
+                )
+              )
+              expect(Either.isLeft(inner)).toBe(true)
+              yield* sql`insert into ${sql(table)} (id, name) values (32, 'after')`
+            })
+          )
+        })
+      )
+      const rows = await client.run(Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ id: number }>`select id from ${sql(table)} order by id`))
       expect(rows).toEqual([{ id: 30 }, { id: 32 }])
       await client.run(Effect.flatMap(SqlClient.SqlClient, (sql) => sql`delete from ${sql(table)}`))
     })
@@ -218,11 +242,18 @@ for (const prepare of [true, false]) {
     test("a failed query inside a transaction gives the connection back: 20 in a row on a pool of one", async () => {
       await client.run(Effect.flatMap(SqlClient.SqlClient, (sql) => sql`insert into ${sql(table)} (id, name) values (40, 'taken')`))
       for (let i = 0; i < 20; i++) {
-        const exit = await client.exit(Effect.flatMap(SqlClient.SqlClient, (sql) =>
-          sql.withTransaction(Effect.gen(function*() {
-            yield* sql`select 1`
-            yield* sql`insert into ${sql(table)} (id, name) values (40, ${`again ${i}`})`
-          })).pipe(Effect.timeout("5 seconds"))))
+        const exit = await client.exit(
+          Effect.flatMap(SqlClient.SqlClient, (sql) =>
+            sql
+              .withTransaction(
+                Effect.gen(function* () {
+                  yield* sql`select 1`
+                  yield* sql`insert into ${sql(table)} (id, name) values (40, ${`again ${i}`})`
+                })
+              )
+              .pipe(Effect.timeout("5 seconds"))
+          )
+        )
         expect(((failureOf(exit) as SqlError).cause as { code: string }).code).toBe("23505")
       }
       // and outside a transaction too; the pool still answers
@@ -230,8 +261,9 @@ for (const prepare of [true, false]) {
         const exit = await client.exit(Effect.flatMap(SqlClient.SqlClient, (sql) => sql`select 1/0`))
         expect(((failureOf(exit) as SqlError).cause as { code: string }).code).toBe("22012")
       }
-      const [row] = await client.run(Effect.flatMap(SqlClient.SqlClient, (sql) =>
-        sql<{ n: number }>`select count(*) as n from ${sql(table)}`.pipe(Effect.timeout("5 seconds"))))
+      const [row] = await client.run(
+        Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ n: number }>`select count(*) as n from ${sql(table)}`.pipe(Effect.timeout("5 seconds")))
+      )
       expect(row).toEqual({ n: 1 })
       await client.run(Effect.flatMap(SqlClient.SqlClient, (sql) => sql`delete from ${sql(table)}`))
     }, 60_000)
@@ -239,35 +271,44 @@ for (const prepare of [true, false]) {
     test("the lean path: no per-query span; inside a transaction every statement runs on its connection", async () => {
       const names: Array<string> = []
       const recording = Effect.tracerWith((base) =>
-        Effect.succeed(Tracer.make({
-          span: (name, parent, context, links, startTime, kind, options) => {
-            names.push(name)
-            return base.span(name, parent, context, links, startTime, kind, options)
-          },
-          context: base.context
-        })))
-      const seen = await client.run(Effect.gen(function*() {
-        const sql = yield* SqlClient.SqlClient
-        const tracer = yield* recording
-        return yield* Effect.withTracer(Effect.gen(function*() {
-          yield* sql`select ${1}::int as one`
-          // a setting local to the transaction is seen by its later statements only on its connection
-          return yield* sql.withTransaction(Effect.gen(function*() {
-            yield* sql`select set_config('vpn.probe', 'inside', true)`
-            const [a] = yield* sql<{ v: string }>`select current_setting('vpn.probe', true) as v`
-            const [b] = yield* sql<{ v: string }>`select current_setting('vpn.probe', true) as v`
-            return [a!.v, b!.v]
-          }))
-        }), tracer)
-      }))
+        Effect.succeed(
+          Tracer.make({
+            span: (name, parent, context, links, startTime, kind, options) => {
+              names.push(name)
+              return base.span(name, parent, context, links, startTime, kind, options)
+            },
+            context: base.context
+          })
+        )
+      )
+      const seen = await client.run(
+        Effect.gen(function* () {
+          const sql = yield* SqlClient.SqlClient
+          const tracer = yield* recording
+          return yield* Effect.withTracer(
+            Effect.gen(function* () {
+              yield* sql`select ${1}::int as one`
+              // a setting local to the transaction is seen by its later statements only on its connection
+              return yield* sql.withTransaction(
+                Effect.gen(function* () {
+                  yield* sql`select set_config('vpn.probe', 'inside', true)`
+                  const [a] = yield* sql<{ v: string }>`select current_setting('vpn.probe', true) as v`
+                  const [b] = yield* sql<{ v: string }>`select current_setting('vpn.probe', true) as v`
+                  return [a!.v, b!.v]
+                })
+              )
+            }),
+            tracer
+          )
+        })
+      )
       expect(seen).toEqual(["inside", "inside"])
       expect(names.filter((n) => n === "sql.execute")).toEqual([])
       expect(names).toContain("sql.transaction")
     })
 
     test("a parameterless text of several statements runs (migrations), its results converted", async () => {
-      const results = await client.run(Effect.flatMap(SqlClient.SqlClient, (sql) =>
-        sql.unsafe(`select 1::int8 as a; select 2::int8 as b`)))
+      const results = await client.run(Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe(`select 1::int8 as a; select 2::int8 as b`)))
       expect(results as unknown).toEqual([[{ a: 1 }], [{ b: 2 }]])
     })
   })
@@ -276,9 +317,9 @@ for (const prepare of [true, false]) {
 describe("BunSqlClient and a lost database", () => {
   test("the start fails fast when nothing listens", async () => {
     const started = performance.now()
-    const exit = await Effect.runPromiseExit(Layer.build(
-      BunSqlClient.layer({ url: Redacted.make("postgres://postgres@127.0.0.1:1/postgres"), maxConnections: 1, prepare: true })
-    ).pipe(Effect.scoped))
+    const exit = await Effect.runPromiseExit(
+      Layer.build(BunSqlClient.layer({ url: Redacted.make("postgres://postgres@127.0.0.1:1/postgres"), maxConnections: 1, prepare: true })).pipe(Effect.scoped)
+    )
     expect(performance.now() - started).toBeLessThan(5_000)
     const error = failureOf(exit)
     expect(error).toBeInstanceOf(SqlError)
@@ -307,9 +348,9 @@ describe("BunSqlClient and a lost database", () => {
       expect(error).toBeInstanceOf(SqlError)
       expect(isConnectionLoss(error)).toBe(true)
       const cut = performance.now()
-      const cutError = failureOf(await client.exit(Effect.flatMap(SqlClient.SqlClient, (sql) => sql`select 1 as one`).pipe(
-        Effect.locally(reconnectUntil, Date.now())
-      )))
+      const cutError = failureOf(
+        await client.exit(Effect.flatMap(SqlClient.SqlClient, (sql) => sql`select 1 as one`).pipe(Effect.locally(reconnectUntil, Date.now())))
+      )
       expect(performance.now() - cut).toBeLessThan(1_000)
       expect(isConnectionLoss(cutError)).toBe(true)
       // back while a statement is being tried again: it succeeds
@@ -328,11 +369,16 @@ describe("BunSqlClient and a lost database", () => {
   test("Bun's connection error codes are lost connections; server errors and misuse are not", () => {
     const withCause = (cause: unknown) => new SqlError({ cause, message: "Failed to execute statement" })
     const bun = (code: string, message: string) => Object.assign(new Error(message), { code })
-    for (const code of ["ERR_POSTGRES_CONNECTION_CLOSED", "ERR_POSTGRES_CONNECTION_REFUSED", "ERR_POSTGRES_CONNECTION_TIMEOUT", "ERR_POSTGRES_IDLE_TIMEOUT", "ERR_POSTGRES_LIFETIME_TIMEOUT"]) {
+    for (const code of [
+      "ERR_POSTGRES_CONNECTION_CLOSED",
+      "ERR_POSTGRES_CONNECTION_REFUSED",
+      "ERR_POSTGRES_CONNECTION_TIMEOUT",
+      "ERR_POSTGRES_IDLE_TIMEOUT",
+      "ERR_POSTGRES_LIFETIME_TIMEOUT"
+    ]) {
       expect(isConnectionLoss(withCause(bun(code, "x")))).toBe(true)
     }
-    const server = (errno: string) =>
-      BunSqlClient.normaliseCause(Object.assign(new Error("server says no"), { code: "ERR_POSTGRES_SERVER_ERROR", errno }))
+    const server = (errno: string) => BunSqlClient.normaliseCause(Object.assign(new Error("server says no"), { code: "ERR_POSTGRES_SERVER_ERROR", errno }))
     expect((server("57P01") as { code: string }).code).toBe("57P01")
     expect(isConnectionLoss(withCause(server("57P01")))).toBe(true)
     expect(isConnectionLoss(withCause(server("08006")))).toBe(true)

@@ -42,12 +42,16 @@ describe("configuration [D1]", () => {
   test("multi-host database URLs and target_session_attrs are refused, pointing to a proxy [D126]", () => {
     const key = Buffer.alloc(32).toString("base64")
     for (const name of ["DATABASE_URL", "DATABASE_DIRECT_URL", "DATABASE_READ_URL"]) {
-      expect(load({ [name]: "postgres://u:p@h1:5432,h2:5432/db", APP_KEY: key })).toEqual(Either.left(
-        `Invalid configuration: ${name}: multi-host URLs are not supported; use one host: a proxy that follows the primary (HAProxy, PgBouncer) or the managed service's endpoint (docs/operations.md)`
-      ))
-      expect(load({ [name]: "postgres://u@h/db?target_session_attrs=read-write", APP_KEY: key })).toEqual(Either.left(
-        `Invalid configuration: ${name}: target_session_attrs is not supported; use one host: a proxy that follows the primary (HAProxy, PgBouncer) or the managed service's endpoint (docs/operations.md)`
-      ))
+      expect(load({ [name]: "postgres://u:p@h1:5432,h2:5432/db", APP_KEY: key })).toEqual(
+        Either.left(
+          `Invalid configuration: ${name}: multi-host URLs are not supported; use one host: a proxy that follows the primary (HAProxy, PgBouncer) or the managed service's endpoint (docs/operations.md)`
+        )
+      )
+      expect(load({ [name]: "postgres://u@h/db?target_session_attrs=read-write", APP_KEY: key })).toEqual(
+        Either.left(
+          `Invalid configuration: ${name}: target_session_attrs is not supported; use one host: a proxy that follows the primary (HAProxy, PgBouncer) or the managed service's endpoint (docs/operations.md)`
+        )
+      )
     }
     // a password with a comma is not a second host
     const ok = Either.getOrThrow(load({ DATABASE_URL: "postgres://u:a,b@h:5432/db", DATABASE_DIRECT_URL: "postgresql://u@h2/db", APP_KEY: key }))
@@ -96,7 +100,9 @@ describe("configuration [D1]", () => {
     expect(trust("false")).toBe(false)
     expect(trust("0")).toBe(false)
     for (const bad of ["-1", "1.5", "two", "100"]) {
-      expect(load({ TRUST_PROXY: bad })).toEqual(Either.left("Invalid configuration: TRUST_PROXY: must be true, false or the number of proxies in front (1-32)"))
+      expect(load({ TRUST_PROXY: bad })).toEqual(
+        Either.left("Invalid configuration: TRUST_PROXY: must be true, false or the number of proxies in front (1-32)")
+      )
     }
   })
 
@@ -110,7 +116,6 @@ describe("configuration [D1]", () => {
     expect(load({ ADMIN_REQUIRE_2FA: "2" })).toEqual(Either.left("Invalid configuration: ADMIN_REQUIRE_2FA: must be true or false"))
   })
 
-
   test("WEBHOOKS_ALLOW_PRIVATE is a boolean, false by default [D101]", () => {
     expect(Either.getOrThrow(load({})).webhooksAllowPrivate).toBe(false)
     expect(Either.getOrThrow(load({ WEBHOOKS_ALLOW_PRIVATE: "true" })).webhooksAllowPrivate).toBe(true)
@@ -119,7 +124,6 @@ describe("configuration [D1]", () => {
   })
 
   test("CORS_ORIGINS is a comma-separated list", () => {
-    expect(Either.getOrThrow(load({ CORS_ORIGINS: "https://a.example, https://b.example/" })).corsOrigins)
-      .toEqual(["https://a.example", "https://b.example"])
+    expect(Either.getOrThrow(load({ CORS_ORIGINS: "https://a.example, https://b.example/" })).corsOrigins).toEqual(["https://a.example", "https://b.example"])
   })
 })

@@ -9,5 +9,8 @@ test("platform/Ip.ts isIP answers as node:net's, on addresses and near-misses", 
     expect({ s, family: isIP(s) }).toEqual({ s, family: nodeIsIP(s) as 0 | 4 | 6 })
   }
   const near = fc.array(fc.constantFrom(..."0123456789abcdefABCDEF.:%/ xg".split("")), { maxLength: 40 }).map((a) => a.join(""))
-  fc.assert(fc.property(fc.oneof(near, fc.ipV4(), fc.ipV6(), fc.ipV4Extended()), (s) => isIP(s) === nodeIsIP(s)), { numRuns: 20_000 })
+  fc.assert(
+    fc.property(fc.oneof(near, fc.ipV4(), fc.ipV6(), fc.ipV4Extended()), (s) => isIP(s) === nodeIsIP(s)),
+    { numRuns: 20_000 }
+  )
 })

@@ -27,10 +27,16 @@ describe("mapSliced", () => {
         await res.text()
         answeredBeforeDone = !done
       })
-      const out = await Effect.runPromise(mapSliced(Array.from({ length: 100 }, (_, i) => i), (i) => {
-        busy(2)
-        return i
-      }, 4))
+      const out = await Effect.runPromise(
+        mapSliced(
+          Array.from({ length: 100 }, (_, i) => i),
+          (i) => {
+            busy(2)
+            return i
+          },
+          4
+        )
+      )
       done = true
       await request
       expect(out.length).toBe(100)

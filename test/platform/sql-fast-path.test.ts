@@ -18,17 +18,19 @@ import { registerFastPath } from "../../src/platform/SqlFastPath.ts"
 const recording = () => {
   const seen: Array<{ sql: string; params: ReadonlyArray<unknown>; on: string }> = []
   const connection = (on: string): Connection => ({
-    execute: (sql, params) => Effect.sync(() => {
-      seen.push({ sql, params, on })
-      return [{ one: 1 }]
-    }),
+    execute: (sql, params) =>
+      Effect.sync(() => {
+        seen.push({ sql, params, on })
+        return [{ one: 1 }]
+      }),
     executeRaw: (sql, params) => Effect.sync(() => seen.push({ sql, params, on })),
     executeStream: () => Stream.empty,
     executeValues: () => Effect.succeed([]),
-    executeUnprepared: (sql, params) => Effect.sync(() => {
-      seen.push({ sql, params, on })
-      return []
-    })
+    executeUnprepared: (sql, params) =>
+      Effect.sync(() => {
+        seen.push({ sql, params, on })
+        return []
+      })
   })
   return { seen, connection }
 }
@@ -37,13 +39,17 @@ const recording = () => {
 const spansOf = <A, E>(effect: Effect.Effect<A, E>) => {
   const names: Array<string> = []
   return Effect.flatMap(Effect.tracer, (tracer) =>
-    Effect.withTracer(effect, Tracer.make({
-      span: (name, ...rest) => {
-        names.push(name)
-        return tracer.span(name, ...rest)
-      },
-      context: tracer.context
-    }))).pipe(Effect.map((value) => ({ value, names })))
+    Effect.withTracer(
+      effect,
+      Tracer.make({
+        span: (name, ...rest) => {
+          names.push(name)
+          return tracer.span(name, ...rest)
+        },
+        context: tracer.context
+      })
+    )
+  ).pipe(Effect.map((value) => ({ value, names })))
 }
 
 const makeClient = (pool: Connection, reserved: Connection) =>
@@ -69,13 +75,17 @@ describe("the statement class of @effect/sql has the shape SqlFastPath patches (
   test("a registered client's statements run on its pool, and on the transaction's connection inside one", async () => {
     const { connection, seen } = recording()
     const pool = connection("pool")
-    const { names, value: rows } = await Effect.runPromise(spansOf(Effect.gen(function*() {
-      const sql = yield* makeClient(pool, connection("reserved"))
-      expect(registerFastPath(sql`select 1`, pool)).toBe(true)
-      const outside = yield* sql`select ${1} as one`
-      yield* sql.withTransaction(sql`update t set a = ${2}`)
-      return outside
-    })))
+    const { names, value: rows } = await Effect.runPromise(
+      spansOf(
+        Effect.gen(function* () {
+          const sql = yield* makeClient(pool, connection("reserved"))
+          expect(registerFastPath(sql`select 1`, pool)).toBe(true)
+          const outside = yield* sql`select ${1} as one`
+          yield* sql.withTransaction(sql`update t set a = ${2}`)
+          return outside
+        })
+      )
+    )
     expect(rows).toEqual([{ one: 1 }])
     // the lean path: no statement span (the transaction keeps its own)
     expect(names.filter((n) => n === "sql.execute")).toEqual([])
@@ -89,14 +99,20 @@ describe("the statement class of @effect/sql has the shape SqlFastPath patches (
     const { connection, seen } = recording()
     const pool = connection("pool")
     let transformed = 0
-    const { names } = await Effect.runPromise(spansOf(Effect.gen(function*() {
-      const sql = yield* makeClient(pool, connection("reserved"))
-      registerFastPath(sql`select 1`, pool)
-      yield* Statement.withTransformer((self) => Effect.sync(() => {
-        transformed++
-        return self
-      }))(sql`select ${3} as three`)
-    })))
+    const { names } = await Effect.runPromise(
+      spansOf(
+        Effect.gen(function* () {
+          const sql = yield* makeClient(pool, connection("reserved"))
+          registerFastPath(sql`select 1`, pool)
+          yield* Statement.withTransformer((self) =>
+            Effect.sync(() => {
+              transformed++
+              return self
+            })
+          )(sql`select ${3} as three`)
+        })
+      )
+    )
     expect(transformed).toBe(1)
     expect(names.filter((n) => n === "sql.execute")).toEqual(["sql.execute"])
     expect(seen.some((s) => s.sql === "select $1 as three")).toBe(true)

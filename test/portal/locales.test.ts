@@ -39,7 +39,11 @@ describe("the four locales", () => {
     expect(used.size).toBeGreaterThan(100)
     const missing = [...used].filter((key) => !(key in en))
     expect(missing).toEqual([])
-    for (const prefix of prefixes) expect(Object.keys(en).some((k) => k.startsWith(`${prefix}.`)), prefix).toBe(true)
+    for (const prefix of prefixes)
+      expect(
+        Object.keys(en).some((k) => k.startsWith(`${prefix}.`)),
+        prefix
+      ).toBe(true)
     // the values those prefixes take
     for (const platform of ["ios", "android", "windows", "macos", "linux", "router", "other"]) expect(`platform.${platform}` in en).toBe(true)
     for (const status of ["active", "pending", "paid", "cancelled", "open", "closed", "disabled", "sent", "failed"]) expect(`status.${status}` in en).toBe(true)

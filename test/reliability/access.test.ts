@@ -148,8 +148,8 @@ const snapshotB = async () => {
     const variants = op.params.some((p) => p.name === "server")
       ? [world.servers.bWireguard.id, world.servers.bOpenvpn.id, world.servers.shared.id].map((s) => ({ ...ids, server: String(s) }))
       : op.params.some((p) => p.name === "invoice")
-      ? world.b.invoiceUuids.map((u) => ({ ...ids, invoice: u }))
-      : [ids]
+        ? world.b.invoiceUuids.map((u) => ({ ...ids, invoice: u }))
+        : [ids]
     for (const values of variants) {
       const path = fill(op.path, values)
       const res = await app.get(path, { token: world.b.token })
@@ -169,7 +169,8 @@ const snapshotB = async () => {
     replies: await app.sql`select r.id, r.message, r.is_admin from ticket_replies r join tickets t on t.id = r.ticket_id where t.user_id = ${b} order by r.id`,
     peers: await app.sql`select server_id, public_key, private_key_enc, host(address) as address from wireguard_peers where user_id = ${b} order by id`,
     credentials: await app.sql`select username, secret_hash from vpn_credentials where user_id = ${b}`,
-    usage: await app.sql`select u.period::text, u.rx_bytes, u.tx_bytes from usage_records u join services s on s.id = u.service_id where s.user_id = ${b} order by u.period`
+    usage:
+      await app.sql`select u.period::text, u.rx_bytes, u.tx_bytes from usage_records u join services s on s.id = u.service_id where s.user_id = ${b} order by u.period`
   }
   return { reads, readOps, rows: JSON.parse(JSON.stringify(rows)) as Json }
 }
@@ -230,8 +231,10 @@ beforeAll(async () => {
   }
   linkTokens = { a: await linkOf(world.a.token, world.devices.a), b: await linkOf(world.b.token, world.devices.b) }
   const cardOf = async (userId: number, n: string) =>
-    (await app.sql<{ id: number }>`insert into payment_methods (user_id, method_id, customer_id, brand, last4, exp_month, exp_year)
-      values (${userId}, ${`pm_access_${n}`}, ${`cus_access_${n}`}, 'visa', '4242', 12, 2040) returning id`)[0]!.id
+    (
+      await app.sql<{ id: number }>`insert into payment_methods (user_id, method_id, customer_id, brand, last4, exp_month, exp_year)
+      values (${userId}, ${`pm_access_${n}`}, ${`cus_access_${n}`}, 'visa', '4242', 12, 2040) returning id`
+    )[0]!.id
   cardIds = { a: await cardOf(world.a.id, "a"), b: await cardOf(world.b.id, "b") }
   const loaded = await loadOperations(app)
   doc = loaded.doc
@@ -246,7 +249,23 @@ afterAll(async () => {
 })
 
 test("the matrix knows every path parameter the API documents", () => {
-  const known = new Set(["service", "invoice", "ticket", "server", "plan", "cycle", "user", "gateway", "key", "session", "device", "id", "delivery", "token", "method"])
+  const known = new Set([
+    "service",
+    "invoice",
+    "ticket",
+    "server",
+    "plan",
+    "cycle",
+    "user",
+    "gateway",
+    "key",
+    "session",
+    "device",
+    "id",
+    "delivery",
+    "token",
+    "method"
+  ])
   for (const op of operations) {
     for (const p of op.params) check(op, known.has(p.name), () => `path parameter {${p.name}} has no fixture in the access matrix: add one`)
   }
@@ -265,8 +284,8 @@ test("A on B's resource: the same 404 as an id that does not exist [D11]; server
       const others = /\/openvpn(\/|$)/.test(op.path)
         ? [world.servers.bOpenvpn.id]
         : /\/wireguard(\/|$)/.test(op.path)
-        ? [world.servers.bWireguard.id]
-        : [world.servers.bWireguard.id, world.servers.bOpenvpn.id]
+          ? [world.servers.bWireguard.id]
+          : [world.servers.bWireguard.id, world.servers.bOpenvpn.id]
       for (const server of others) {
         const res = await call(op, { ...a, server: String(server) }, world.a.token)
         check(op, res.status === 403 && same(res.body, NOT_IN_PLAN), () => `server ${server} outside A's plan: ${res.status} ${res.text}`)
@@ -296,8 +315,11 @@ test("A on B's resource: the same 404 as an id that does not exist [D11]; server
       for (const value of others) {
         const res = await call(op, { ...a, [param.name]: value }, world.a.token)
         check(op, res.status === 404 && same(res.body, NOT_FOUND), () => `B's {${param.name}}=${value}: ${res.status} ${res.text}`)
-        check(op, res.status === missingResponses[0]!.status && res.text === missingResponses[0]!.text,
-          () => `B's {${param.name}} answers unlike a missing one: ${res.status} ${res.text} vs ${missingResponses[0]!.status} ${missingResponses[0]!.text}`)
+        check(
+          op,
+          res.status === missingResponses[0]!.status && res.text === missingResponses[0]!.text,
+          () => `B's {${param.name}} answers unlike a missing one: ${res.status} ${res.text} vs ${missingResponses[0]!.status} ${missingResponses[0]!.text}`
+        )
       }
     }
     owned.push(op)
@@ -338,7 +360,11 @@ test("admin routes refuse guests (401) and users (403 Forbidden.); node routes r
       admins++
       const guest = await call(op, ids, undefined)
       check(op, guest.status === 401 && same(guest.body, UNAUTHENTICATED), () => `no token: ${guest.status} ${guest.text}`)
-      const attempts = [["A on B's ids", world.a.token, ids], ["A on A's ids", world.a.token, idsOf("a")], ["B on B's ids", world.b.token, ids]] as const
+      const attempts = [
+        ["A on B's ids", world.a.token, ids],
+        ["A on A's ids", world.a.token, idsOf("a")],
+        ["B on B's ids", world.b.token, ids]
+      ] as const
       for (const [who, token, values] of attempts) {
         const res = await call(op, values, token)
         check(op, res.status === 403 && same(res.body, FORBIDDEN), () => `user ${who}: ${res.status} ${res.text}`)
@@ -347,13 +373,21 @@ test("admin routes refuse guests (401) and users (403 Forbidden.); node routes r
       check(op, byNode.status === 401 && same(byNode.body, UNAUTHENTICATED), () => `node token: ${byNode.status} ${byNode.text}`)
     } else if (op.kind === "node") {
       nodes++
-      for (const [who, token] of [["none", undefined], ["user", world.a.token], ["admin", world.admin.token]] as const) {
+      for (const [who, token] of [
+        ["none", undefined],
+        ["user", world.a.token],
+        ["admin", world.admin.token]
+      ] as const) {
         const res = await call(op, ids, token)
         check(op, res.status === 401 && same(res.body, UNAUTHENTICATED), () => `${who} token: ${res.status} ${res.text}`)
       }
     } else if (op.kind === "user") {
       users++
-      for (const [who, token] of [["none", undefined], ["node", node], ["other node", world.servers.bWireguard.nodeToken]] as const) {
+      for (const [who, token] of [
+        ["none", undefined],
+        ["node", node],
+        ["other node", world.servers.bWireguard.nodeToken]
+      ] as const) {
         const res = await call(op, idsOf("a"), token)
         check(op, res.status === 401 && same(res.body, UNAUTHENTICATED), () => `${who} token: ${res.status} ${res.text}`)
       }
@@ -403,8 +437,11 @@ test("no list shows another user's rows (services, invoices, tickets, bandwidth,
     const res = await app.get(path, { token: world.a.token })
     const ids = idsIn(res.body, key)
     check(`GET ${path}`, res.status === 200 && ids !== undefined, () => `${res.status} ${res.text.slice(0, 200)}`)
-    check(`GET ${path}`, ids !== undefined && ids.length > 0 && ids.every((id) => own.includes(id)),
-      () => `A sees ${JSON.stringify(ids)}, A owns ${JSON.stringify(own)}`)
+    check(
+      `GET ${path}`,
+      ids !== undefined && ids.length > 0 && ids.every((id) => own.includes(id)),
+      () => `A sees ${JSON.stringify(ids)}, A owns ${JSON.stringify(own)}`
+    )
   }
   const a = world.a
   await known("/v1/services", "id", [a.serviceId])
@@ -424,7 +461,11 @@ test("no list shows another user's rows (services, invoices, tickets, bandwidth,
     // an OpenVPN server's list also carries credential entries ({username, enabled}, [D106]): no key
     const keys = (idsIn(res.body, "public_key") ?? []).filter((key) => key !== null && key !== undefined)
     const own = (await app.sql<{ public_key: string }>`select public_key from wireguard_peers where server_id = ${server.id}`).map((r) => r.public_key)
-    check("GET /v1/node/peers", res.status === 200 && same([...keys].sort(), [...own].sort()), () => `server ${server.id} sees ${JSON.stringify(keys)}, owns ${JSON.stringify(own)}`)
+    check(
+      "GET /v1/node/peers",
+      res.status === 200 && same([...keys].sort(), [...own].sort()),
+      () => `server ${server.id} sees ${JSON.stringify(keys)}, owns ${JSON.stringify(own)}`
+    )
   }
   expect(failures.slice(before)).toEqual([])
 })
@@ -433,10 +474,18 @@ test("B's data reads the same after everything A, the node and the guests tried"
   const after = await snapshotB()
   const changedReads = Object.keys(bBefore.reads).filter((path) => bBefore.reads[path] !== after.reads[path])
   for (const path of Object.keys(bBefore.reads)) {
-    check(bBefore.readOps[path]!, bBefore.reads[path] === after.reads[path], () => `B's read of ${path} changed:\n    before ${bBefore.reads[path]!.slice(0, 300)}\n    after  ${after.reads[path]!.slice(0, 300)}`)
+    check(
+      bBefore.readOps[path]!,
+      bBefore.reads[path] === after.reads[path],
+      () => `B's read of ${path} changed:\n    before ${bBefore.reads[path]!.slice(0, 300)}\n    after  ${after.reads[path]!.slice(0, 300)}`
+    )
   }
   for (const table of Object.keys(bBefore.rows)) {
-    check(`B's ${table}`, same(bBefore.rows[table], after.rows[table]), () => `changed:\n    before ${JSON.stringify(bBefore.rows[table]).slice(0, 300)}\n    after  ${JSON.stringify(after.rows[table]).slice(0, 300)}`)
+    check(
+      `B's ${table}`,
+      same(bBefore.rows[table], after.rows[table]),
+      () => `changed:\n    before ${JSON.stringify(bBefore.rows[table]).slice(0, 300)}\n    after  ${JSON.stringify(after.rows[table]).slice(0, 300)}`
+    )
   }
   // A's attempts on admin routes (e.g. PUT /v1/admin/users/{user} with role admin) made A nothing more
   const [a] = await app.sql<{ role: string; status: number }>`select role, status from users where id = ${world.a.id}`
@@ -469,7 +518,11 @@ test("API keys as callers [D98]: each scope refused outside itself on every rout
   const refused = (op: Operation, who: string, res: Awaited<ReturnType<typeof call>>) =>
     check(op, res.status === 403 && same(res.body, FORBIDDEN), () => `${who}: ${res.status} ${res.text.slice(0, 200)}`)
   const accepted = (op: Operation, who: string, res: Awaited<ReturnType<typeof call>>) =>
-    check(op, res.status !== 401 && !(res.status === 403 && same(res.body, FORBIDDEN)), () => `${who} refused within its scope: ${res.status} ${res.text.slice(0, 200)}`)
+    check(
+      op,
+      res.status !== 401 && !(res.status === 403 && same(res.body, FORBIDDEN)),
+      () => `${who} refused within its scope: ${res.status} ${res.text.slice(0, 200)}`
+    )
   const people = new Set<string>()
   const laterWrites: Array<Operation> = []
   for (const op of operations) {
@@ -477,14 +530,25 @@ test("API keys as callers [D98]: each scope refused outside itself on every rout
     const reads = op.method === "GET" || op.method === "HEAD"
     if (op.kind === "user") {
       const outside = reads
-        ? [["write key", keys.aWrite], ["admin:read key", keys.adminRead], ["admin:write key", keys.adminWrite]] as const
-        : [["read key", keys.aRead], ["admin:read key", keys.adminRead], ["admin:write key", keys.adminWrite]] as const
+        ? ([
+            ["write key", keys.aWrite],
+            ["admin:read key", keys.adminRead],
+            ["admin:write key", keys.adminWrite]
+          ] as const)
+        : ([
+            ["read key", keys.aRead],
+            ["admin:read key", keys.adminRead],
+            ["admin:write key", keys.adminWrite]
+          ] as const)
       for (const [who, key] of outside) refused(op, who, await call(op, idsOf("a"), key))
       // a HEAD is its GET's twin: people-only when its GET is
       const listed = PEOPLE_ONLY.has(name) ? name : op.method === "HEAD" && PEOPLE_ONLY.has(`GET ${op.path}`) ? `GET ${op.path}` : undefined
       if (listed !== undefined) {
         people.add(listed)
-        for (const [who, key] of [["read+write key", reads ? keys.aRead : keys.aWrite], ["all scopes key", keys.adminAll]] as const) {
+        for (const [who, key] of [
+          ["read+write key", reads ? keys.aRead : keys.aWrite],
+          ["all scopes key", keys.adminAll]
+        ] as const) {
           refused(op, who, await call(op, idsOf("a"), key))
         }
       } else if (reads) {
@@ -494,12 +558,23 @@ test("API keys as callers [D98]: each scope refused outside itself on every rout
       }
     } else if (op.kind === "admin") {
       const outside = reads
-        ? [["read key", keys.aRead], ["write key", keys.aWrite], ["admin:write key", keys.adminWrite]] as const
-        : [["read key", keys.aRead], ["write key", keys.aWrite], ["admin:read key", keys.adminRead]] as const
+        ? ([
+            ["read key", keys.aRead],
+            ["write key", keys.aWrite],
+            ["admin:write key", keys.adminWrite]
+          ] as const)
+        : ([
+            ["read key", keys.aRead],
+            ["write key", keys.aWrite],
+            ["admin:read key", keys.adminRead]
+          ] as const)
       for (const [who, key] of outside) refused(op, who, await call(op, idsOf("b"), key))
       if (reads) accepted(op, "admin:read key", await call(op, idsOf("b"), keys.adminRead))
     } else if (op.kind === "node") {
-      for (const [who, key] of [["read key", keys.aRead], ["all scopes key", keys.adminAll]] as const) {
+      for (const [who, key] of [
+        ["read key", keys.aRead],
+        ["all scopes key", keys.adminAll]
+      ] as const) {
         const res = await call(op, idsOf("b"), key)
         check(op, res.status === 401 && same(res.body, UNAUTHENTICATED), () => `${who}: ${res.status} ${res.text}`)
       }

@@ -26,7 +26,10 @@ const figure = (line: string) => console.log(`concurrency: ${line}`)
 const tally = (responses: ReadonlyArray<TestResponse>) => {
   const counts = new Map<number, number>()
   for (const r of responses) counts.set(r.status, (counts.get(r.status) ?? 0) + 1)
-  return [...counts.entries()].sort(([a], [b]) => a - b).map(([s, n]) => `${n}×${s}`).join(", ")
+  return [...counts.entries()]
+    .sort(([a], [b]) => a - b)
+    .map(([s, n]) => `${n}×${s}`)
+    .join(", ")
 }
 
 let counter = 0
@@ -66,13 +69,18 @@ const users = (n: number) => Promise.all(Array.from({ length: n }, () => app.cre
 describe("registration [D13][D20]", () => {
   test("50 concurrent registrations of one e-mail in mixed case: one 201, 49 × 422 errors.email, no 5xx", async () => {
     const base = "race.registrant@example.com"
-    const variants = Array.from({ length: 50 }, (_, i) =>
-      [...base].map((ch, j) => ((i >> (j % 6)) & 1) === 1 ? ch.toUpperCase() : ch).join("") + (i % 3 === 0 ? " " : ""))
-    const responses = await Promise.all(variants.map((email, i) =>
-      app.post("/v1/auth/register", {
-        body: { name: "Racer", email: email.trim(), password: "a long race passphrase 7", password_confirmation: "a long race passphrase 7" },
-        headers: { "x-forwarded-for": `203.0.113.${i + 1}` }
-      })))
+    const variants = Array.from(
+      { length: 50 },
+      (_, i) => [...base].map((ch, j) => (((i >> (j % 6)) & 1) === 1 ? ch.toUpperCase() : ch)).join("") + (i % 3 === 0 ? " " : "")
+    )
+    const responses = await Promise.all(
+      variants.map((email, i) =>
+        app.post("/v1/auth/register", {
+          body: { name: "Racer", email: email.trim(), password: "a long race passphrase 7", password_confirmation: "a long race passphrase 7" },
+          headers: { "x-forwarded-for": `203.0.113.${i + 1}` }
+        })
+      )
+    )
     figure(`register ×50 one e-mail in mixed case -> ${tally(responses)}`)
     expect(responses.filter((r) => r.status >= 500).map((r) => r.text)).toEqual([])
     expect(responses.filter((r) => r.status === 201)).toHaveLength(1)
@@ -123,11 +131,14 @@ describe("password reset [D23]", () => {
       const token = mail ? /reset-password\?token=([^&\s]+)/.exec(mail.text)?.[1] : undefined
       expect(token).toBeDefined()
       const passwords = [`first new passphrase ${round}`, `second new passphrase ${round}`]
-      const responses = await Promise.all(passwords.map((password, i) =>
-        app.post("/v1/auth/reset-password", {
-          body: { token, email: user.email, password, password_confirmation: password },
-          headers: { "x-forwarded-for": `${ip.slice(0, -1)}${i + 2}` }
-        })))
+      const responses = await Promise.all(
+        passwords.map((password, i) =>
+          app.post("/v1/auth/reset-password", {
+            body: { token, email: user.email, password, password_confirmation: password },
+            headers: { "x-forwarded-for": `${ip.slice(0, -1)}${i + 2}` }
+          })
+        )
+      )
       expect(responses.map((r) => r.status).sort()).toEqual([200, 422])
       const loser = responses.find((r) => r.status === 422)!
       expect(loser.body.errors?.token?.length).toBeGreaterThan(0)
@@ -146,8 +157,11 @@ describe("password reset [D23]", () => {
 describe("rate limits under concurrency [D30]", () => {
   test("20 logins at once from one address: exactly 5 reach the check, 15 are 429", async () => {
     const [user] = await users(1)
-    const responses = await Promise.all(Array.from({ length: 20 }, () =>
-      app.post("/v1/auth/login", { body: { email: user!.email, password: "wrong password here" }, headers: { "x-forwarded-for": "198.51.100.77" } })))
+    const responses = await Promise.all(
+      Array.from({ length: 20 }, () =>
+        app.post("/v1/auth/login", { body: { email: user!.email, password: "wrong password here" }, headers: { "x-forwarded-for": "198.51.100.77" } })
+      )
+    )
     figure(`login ×20 at once, one address -> ${tally(responses)}`)
     expect(responses.filter((r) => r.status === 401)).toHaveLength(5)
     expect(responses.filter((r) => r.status === 429)).toHaveLength(15)
@@ -156,8 +170,11 @@ describe("rate limits under concurrency [D30]", () => {
   test("20 promo validations at once from one address: exactly 10 pass the limit", async () => {
     const p = await plan()
     await app.sql`insert into promo_codes (code, type, value) values ('RATERACE', 'percentage', 10)`
-    const responses = await Promise.all(Array.from({ length: 20 }, () =>
-      app.post("/v1/promos/validate", { body: { code: "RATERACE", plan_id: p.planId, cycle_id: p.cycleId }, headers: { "x-forwarded-for": "198.51.101.9" } })))
+    const responses = await Promise.all(
+      Array.from({ length: 20 }, () =>
+        app.post("/v1/promos/validate", { body: { code: "RATERACE", plan_id: p.planId, cycle_id: p.cycleId }, headers: { "x-forwarded-for": "198.51.101.9" } })
+      )
+    )
     figure(`promo validate ×20 at once, one address -> ${tally(responses)}`)
     expect(responses.filter((r) => r.status === 200)).toHaveLength(10)
     expect(responses.filter((r) => r.status === 429)).toHaveLength(10)
@@ -180,11 +197,9 @@ const billingMissing = billingRoutes.filter((r) => !documented.has(r))
 if (billingMissing.length > 0) figure(`billing cases NOT RUN: the API does not document ${billingMissing.join(", ")} yet`)
 const billingTest = test.skipIf(billingMissing.length > 0)
 
-const sign = (raw: string, t = Math.floor(app.clock.get().getTime() / 1000)) =>
-  `t=${t},v1=${hmacSha256Hex(WEBHOOK_SECRET, `${t}.${raw}`)}`
+const sign = (raw: string, t = Math.floor(app.clock.get().getTime() / 1000)) => `t=${t},v1=${hmacSha256Hex(WEBHOOK_SECRET, `${t}.${raw}`)}`
 
-const webhook = (raw: string) =>
-  app.post("/v1/webhooks/payments/manual", { raw, headers: { "x-signature": sign(raw) } })
+const webhook = (raw: string) => app.post("/v1/webhooks/payments/manual", { raw, headers: { "x-signature": sign(raw) } })
 
 const order = (token: string, body: Record<string, unknown>, i = 0) =>
   app.post("/v1/orders", { token, body, headers: { "x-forwarded-for": `192.0.2.${(i % 250) + 1}` } })
@@ -195,103 +210,133 @@ const expiresOf = async (serviceId: number) => {
 }
 
 describe("payment webhook [D35][D40]", () => {
-  billingTest("the same paid event 20 times at once extends the service by exactly one cycle", async () => {
-    const p = await plan({ days: 30 })
-    const [user] = await users(1)
-    const serviceId = await service(user!.id, p)
-    const before = await expiresOf(serviceId)
-    const placed = await order(user!.token, { plan_id: p.planId, cycle_id: p.cycleId })
-    expect(placed.status).toBe(201)
-    const uuid = placed.body.data.uuid as string
-    const raw = JSON.stringify({ invoice_uuid: uuid, status: "paid", transaction_id: "tx-race-same" })
-    const responses = await Promise.all(Array.from({ length: 20 }, () => webhook(raw)))
-    figure(`same webhook ×20 at once -> ${tally(responses)}`)
-    expect(responses.filter((r) => r.status !== 200).map((r) => `${r.status} ${r.text}`)).toEqual([])
-    const after = await expiresOf(serviceId)
-    expect(after - before).toBe(30 * DAY)
-    const [events] = await app.sql<{ n: number }>`select count(*)::int as n from payment_events where transaction_id = 'tx-race-same'`
-    expect(events!.n).toBe(1)
-    const [invoice] = await app.sql<{ status: string; transaction_id: string }>`select status, transaction_id from invoices where uuid = ${uuid}::uuid`
-    expect(invoice).toEqual({ status: "paid", transaction_id: "tx-race-same" })
-    const [services] = await app.sql<{ n: number }>`select count(*)::int as n from services where user_id = ${user!.id}`
-    expect(services!.n).toBe(1)
-    figure(`same webhook ×20 at once -> expires_at moved by ${(after - before) / DAY} days (one cycle of 30), ${events!.n} payment event`)
-  }, 120_000)
+  billingTest(
+    "the same paid event 20 times at once extends the service by exactly one cycle",
+    async () => {
+      const p = await plan({ days: 30 })
+      const [user] = await users(1)
+      const serviceId = await service(user!.id, p)
+      const before = await expiresOf(serviceId)
+      const placed = await order(user!.token, { plan_id: p.planId, cycle_id: p.cycleId })
+      expect(placed.status).toBe(201)
+      const uuid = placed.body.data.uuid as string
+      const raw = JSON.stringify({ invoice_uuid: uuid, status: "paid", transaction_id: "tx-race-same" })
+      const responses = await Promise.all(Array.from({ length: 20 }, () => webhook(raw)))
+      figure(`same webhook ×20 at once -> ${tally(responses)}`)
+      expect(responses.filter((r) => r.status !== 200).map((r) => `${r.status} ${r.text}`)).toEqual([])
+      const after = await expiresOf(serviceId)
+      expect(after - before).toBe(30 * DAY)
+      const [events] = await app.sql<{ n: number }>`select count(*)::int as n from payment_events where transaction_id = 'tx-race-same'`
+      expect(events!.n).toBe(1)
+      const [invoice] = await app.sql<{ status: string; transaction_id: string }>`select status, transaction_id from invoices where uuid = ${uuid}::uuid`
+      expect(invoice).toEqual({ status: "paid", transaction_id: "tx-race-same" })
+      const [services] = await app.sql<{ n: number }>`select count(*)::int as n from services where user_id = ${user!.id}`
+      expect(services!.n).toBe(1)
+      figure(`same webhook ×20 at once -> expires_at moved by ${(after - before) / DAY} days (one cycle of 30), ${events!.n} payment event`)
+    },
+    120_000
+  )
 
-  billingTest("20 different transactions for one invoice at once: one payment, one extension", async () => {
-    const p = await plan({ days: 30 })
-    const [user] = await users(1)
-    const serviceId = await service(user!.id, p)
-    const before = await expiresOf(serviceId)
-    const placed = await order(user!.token, { plan_id: p.planId, cycle_id: p.cycleId })
-    expect(placed.status).toBe(201)
-    const uuid = placed.body.data.uuid as string
-    const responses = await Promise.all(Array.from({ length: 20 }, (_, i) =>
-      webhook(JSON.stringify({ invoice_uuid: uuid, status: "paid", transaction_id: `tx-race-many-${i}` }))))
-    figure(`20 transactions for one invoice at once -> ${tally(responses)}`)
-    expect(responses.filter((r) => r.status >= 500).map((r) => r.text)).toEqual([])
-    expect(responses.filter((r) => r.status === 200).length).toBe(20)
-    expect((await expiresOf(serviceId)) - before).toBe(30 * DAY)
-    const [invoice] = await app.sql<{ status: string; transaction_id: string }>`select status, transaction_id from invoices where uuid = ${uuid}::uuid`
-    expect(invoice!.status).toBe("paid")
-    expect(invoice!.transaction_id).toMatch(/^tx-race-many-\d+$/)
-  }, 120_000)
+  billingTest(
+    "20 different transactions for one invoice at once: one payment, one extension",
+    async () => {
+      const p = await plan({ days: 30 })
+      const [user] = await users(1)
+      const serviceId = await service(user!.id, p)
+      const before = await expiresOf(serviceId)
+      const placed = await order(user!.token, { plan_id: p.planId, cycle_id: p.cycleId })
+      expect(placed.status).toBe(201)
+      const uuid = placed.body.data.uuid as string
+      const responses = await Promise.all(
+        Array.from({ length: 20 }, (_, i) => webhook(JSON.stringify({ invoice_uuid: uuid, status: "paid", transaction_id: `tx-race-many-${i}` })))
+      )
+      figure(`20 transactions for one invoice at once -> ${tally(responses)}`)
+      expect(responses.filter((r) => r.status >= 500).map((r) => r.text)).toEqual([])
+      expect(responses.filter((r) => r.status === 200).length).toBe(20)
+      expect((await expiresOf(serviceId)) - before).toBe(30 * DAY)
+      const [invoice] = await app.sql<{ status: string; transaction_id: string }>`select status, transaction_id from invoices where uuid = ${uuid}::uuid`
+      expect(invoice!.status).toBe("paid")
+      expect(invoice!.transaction_id).toMatch(/^tx-race-many-\d+$/)
+    },
+    120_000
+  )
 
-  billingTest("a first order paid by 20 concurrent webhooks starts exactly one service", async () => {
-    const p = await plan({ days: 30 })
-    const [user] = await users(1)
-    const placed = await order(user!.token, { plan_id: p.planId, cycle_id: p.cycleId })
-    expect(placed.status).toBe(201)
-    const raw = JSON.stringify({ invoice_uuid: placed.body.data.uuid, status: "paid", transaction_id: "tx-race-first" })
-    const responses = await Promise.all(Array.from({ length: 20 }, () => webhook(raw)))
-    figure(`first order, same webhook ×20 at once -> ${tally(responses)}`)
-    expect(responses.filter((r) => r.status !== 200).map((r) => `${r.status} ${r.text}`)).toEqual([])
-    const rows = await app.sql<{ status: string; starts_at: Date; expires_at: Date }>`
+  billingTest(
+    "a first order paid by 20 concurrent webhooks starts exactly one service",
+    async () => {
+      const p = await plan({ days: 30 })
+      const [user] = await users(1)
+      const placed = await order(user!.token, { plan_id: p.planId, cycle_id: p.cycleId })
+      expect(placed.status).toBe(201)
+      const raw = JSON.stringify({ invoice_uuid: placed.body.data.uuid, status: "paid", transaction_id: "tx-race-first" })
+      const responses = await Promise.all(Array.from({ length: 20 }, () => webhook(raw)))
+      figure(`first order, same webhook ×20 at once -> ${tally(responses)}`)
+      expect(responses.filter((r) => r.status !== 200).map((r) => `${r.status} ${r.text}`)).toEqual([])
+      const rows = await app.sql<{ status: string; starts_at: Date; expires_at: Date }>`
       select status, starts_at, expires_at from services where user_id = ${user!.id} and status in ('active', 'suspended')`
-    expect(rows).toHaveLength(1)
-    expect(rows[0]!.expires_at.getTime() - rows[0]!.starts_at.getTime()).toBe(30 * DAY)
-  }, 120_000)
+      expect(rows).toHaveLength(1)
+      expect(rows[0]!.expires_at.getTime() - rows[0]!.starts_at.getTime()).toBe(30 * DAY)
+    },
+    120_000
+  )
 })
 
 describe("promo max_uses [D33]", () => {
-  billingTest("20 concurrent orders by 20 users with a max_uses=3 code: 3 get it, 17 get 422, uses stay 3", async () => {
-    const p = await plan()
-    await app.sql`insert into promo_codes (code, type, value, max_uses) values ('RACE3', 'percentage', 50, 3)`
-    const people = await users(20)
-    const responses = await Promise.all(people.map((u, i) => order(u.token, { plan_id: p.planId, cycle_id: p.cycleId, promo_code: "race3" }, i)))
-    figure(`orders ×20 users on max_uses=3 -> ${tally(responses)}`)
-    expect(responses.filter((r) => r.status >= 500).map((r) => r.text)).toEqual([])
-    expect(responses.filter((r) => r.status === 201)).toHaveLength(3)
-    for (const r of responses.filter((r) => r.status !== 201)) {
-      expect(r.status).toBe(422)
-      expect(r.body).toEqual({ success: false, message: "Invalid or expired promo code." })
-    }
-    const [promo] = await app.sql<{ uses: number }>`select uses from promo_codes where lower(code) = 'race3'`
-    expect(promo!.uses).toBe(3)
-    const [invoices] = await app.sql<{ n: number }>`
+  billingTest(
+    "20 concurrent orders by 20 users with a max_uses=3 code: 3 get it, 17 get 422, uses stay 3",
+    async () => {
+      const p = await plan()
+      await app.sql`insert into promo_codes (code, type, value, max_uses) values ('RACE3', 'percentage', 50, 3)`
+      const people = await users(20)
+      const responses = await Promise.all(people.map((u, i) => order(u.token, { plan_id: p.planId, cycle_id: p.cycleId, promo_code: "race3" }, i)))
+      figure(`orders ×20 users on max_uses=3 -> ${tally(responses)}`)
+      expect(responses.filter((r) => r.status >= 500).map((r) => r.text)).toEqual([])
+      expect(responses.filter((r) => r.status === 201)).toHaveLength(3)
+      for (const r of responses.filter((r) => r.status !== 201)) {
+        expect(r.status).toBe(422)
+        expect(r.body).toEqual({ success: false, message: "Invalid or expired promo code." })
+      }
+      const [promo] = await app.sql<{ uses: number }>`select uses from promo_codes where lower(code) = 'race3'`
+      expect(promo!.uses).toBe(3)
+      const [invoices] = await app.sql<{ n: number }>`
       select count(*)::int as n from invoices i join promo_codes c on c.id = i.promo_code_id where lower(c.code) = 'race3'`
-    expect(invoices!.n).toBe(3)
-  }, 120_000)
+      expect(invoices!.n).toBe(3)
+    },
+    120_000
+  )
 
-  billingTest("10 concurrent orders by one user with a max_uses=2 code never pass the limit", async () => {
-    const p = await plan()
-    // no per-caller limit ([D33] rev. 2 defaults it to 1): the overall max_uses is what is raced here
-    await app.sql`insert into promo_codes (code, type, value, max_uses, max_uses_per_user) values ('RACE2', 'fixed', 1, 2, null)`
-    const [user] = await users(1)
-    const responses = await Promise.all(Array.from({ length: 10 }, (_, i) => order(user!.token, { plan_id: p.planId, cycle_id: p.cycleId, promo_code: "RACE2" }, i)))
-    figure(`orders ×10 one user on max_uses=2 -> ${tally(responses)}`)
-    expect(responses.filter((r) => r.status >= 500).map((r) => r.text)).toEqual([])
-    expect(responses.filter((r) => r.status === 201).length).toBe(2)
-    const [promo] = await app.sql<{ uses: number }>`select uses from promo_codes where code = 'RACE2'`
-    expect(promo!.uses).toBe(2)
-  }, 120_000)
+  billingTest(
+    "10 concurrent orders by one user with a max_uses=2 code never pass the limit",
+    async () => {
+      const p = await plan()
+      // no per-caller limit ([D33] rev. 2 defaults it to 1): the overall max_uses is what is raced here
+      await app.sql`insert into promo_codes (code, type, value, max_uses, max_uses_per_user) values ('RACE2', 'fixed', 1, 2, null)`
+      const [user] = await users(1)
+      const responses = await Promise.all(
+        Array.from({ length: 10 }, (_, i) => order(user!.token, { plan_id: p.planId, cycle_id: p.cycleId, promo_code: "RACE2" }, i))
+      )
+      figure(`orders ×10 one user on max_uses=2 -> ${tally(responses)}`)
+      expect(responses.filter((r) => r.status >= 500).map((r) => r.text)).toEqual([])
+      expect(responses.filter((r) => r.status === 201).length).toBe(2)
+      const [promo] = await app.sql<{ uses: number }>`select uses from promo_codes where code = 'RACE2'`
+      expect(promo!.uses).toBe(2)
+    },
+    120_000
+  )
 })
 
 describe("support tickets under concurrency [D30][D60]", () => {
   test("20 tickets at once by one user: exactly 10 created, 10 are 429", async () => {
     const [user] = await users(1)
-    const responses = await Promise.all(Array.from({ length: 20 }, (_, i) =>
-      app.post("/v1/tickets", { token: user!.token, body: { subject: `Race ${i}`, message: "Does not connect" }, headers: { "x-forwarded-for": `198.51.102.${i + 1}` } })))
+    const responses = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        app.post("/v1/tickets", {
+          token: user!.token,
+          body: { subject: `Race ${i}`, message: "Does not connect" },
+          headers: { "x-forwarded-for": `198.51.102.${i + 1}` }
+        })
+      )
+    )
     figure(`tickets ×20 at once, one user -> ${tally(responses)}`)
     expect(responses.filter((r) => r.status === 201)).toHaveLength(10)
     expect(responses.filter((r) => r.status === 429)).toHaveLength(10)
@@ -307,8 +352,9 @@ describe("support tickets under concurrency [D30][D60]", () => {
     expect(created.status).toBe(201)
     const id = created.body.data.id as number
     expect((await app.put(`/v1/tickets/${id}/close`, { token: user!.token })).status).toBe(200)
-    const responses = await Promise.all(Array.from({ length: 9 }, (_, i) =>
-      app.post(`/v1/tickets/${id}/reply`, { token: user!.token, body: { message: `reply ${i}` } })))
+    const responses = await Promise.all(
+      Array.from({ length: 9 }, (_, i) => app.post(`/v1/tickets/${id}/reply`, { token: user!.token, body: { message: `reply ${i}` } }))
+    )
     figure(`replies ×9 at once to a closed ticket -> ${tally(responses)}`)
     expect(responses.map((r) => r.status)).toEqual(responses.map(() => 201))
     const ticket = await app.get(`/v1/tickets/${id}`, { token: user!.token })

@@ -28,9 +28,14 @@ const MESSAGES: Record<number, ReadonlyArray<string>> = {
   405: ["Method not allowed."],
   413: ["Payload too large."],
   422: [
-    "The given data was invalid.", "Invalid or expired promo code.", "Invoice is not payable.", "Device limit reached.",
+    "The given data was invalid.",
+    "Invalid or expired promo code.",
+    "Invoice is not payable.",
+    "Device limit reached.",
     // [D108], [D110], [D111]
-    "Service cannot be changed.", "Service cannot be resumed.", "Invoice is not refundable."
+    "Service cannot be changed.",
+    "Service cannot be resumed.",
+    "Invoice is not refundable."
   ],
   423: ["Service suspended.", "Bandwidth limit exceeded."],
   429: ["Too Many Attempts."]
@@ -73,10 +78,29 @@ const resolve = (doc: Json, schema: unknown): Json => {
 const junkString = fc.oneof(
   fc.string(),
   fc.string({ unit: "grapheme", maxLength: 40 }),
-  fc.constantFrom("", " ", "x".repeat(300), "y".repeat(20_000), "\u0000", "<script>alert(1)</script>", "' or 1=1 --", "😀🔥", "9.99", "a@b.co", "USER@EXAMPLE.COM")
+  fc.constantFrom(
+    "",
+    " ",
+    "x".repeat(300),
+    "y".repeat(20_000),
+    "\u0000",
+    "<script>alert(1)</script>",
+    "' or 1=1 --",
+    "😀🔥",
+    "9.99",
+    "a@b.co",
+    "USER@EXAMPLE.COM"
+  )
 )
 const junkNumber = fc.oneof(fc.integer(), fc.constantFrom(0, 1, 2, -1, 1.5, 1e20, 2_147_483_648, Number.MAX_SAFE_INTEGER), fc.double({ noNaN: true }))
-const anyJson = fc.oneof(junkString, junkNumber, fc.boolean(), fc.constant(null), fc.array(fc.integer(), { maxLength: 3 }), fc.dictionary(fc.string({ maxLength: 5 }), fc.integer(), { maxKeys: 3 }))
+const anyJson = fc.oneof(
+  junkString,
+  junkNumber,
+  fc.boolean(),
+  fc.constant(null),
+  fc.array(fc.integer(), { maxLength: 3 }),
+  fc.dictionary(fc.string({ maxLength: 5 }), fc.integer(), { maxKeys: 3 })
+)
 
 /** A value for a JSON schema: mostly plausible, sometimes wrong. */
 const valueFor = (doc: Json, raw: unknown, depth = 0): fc.Arbitrary<unknown> => {
@@ -87,7 +111,13 @@ const valueFor = (doc: Json, raw: unknown, depth = 0): fc.Arbitrary<unknown> => 
     if (Array.isArray(schema["enum"])) return fc.constantFrom(...(schema["enum"] as Array<unknown>))
     switch (schema["type"]) {
       case "string":
-        return fc.oneof({ weight: 3, arbitrary: fc.constantFrom("test", "Test User", "user@example.com", "password123!", "2026-12", "9.99", "wireguard", "percentage", "udp", "10.0.0.1") }, { weight: 2, arbitrary: junkString })
+        return fc.oneof(
+          {
+            weight: 3,
+            arbitrary: fc.constantFrom("test", "Test User", "user@example.com", "password123!", "2026-12", "9.99", "wireguard", "percentage", "udp", "10.0.0.1")
+          },
+          { weight: 2, arbitrary: junkString }
+        )
       case "integer":
       case "number":
         return fc.oneof({ weight: 3, arbitrary: fc.constantFrom(1, 2, 3, 0, 10, 100) }, { weight: 1, arbitrary: junkNumber })
@@ -109,10 +139,12 @@ const valueFor = (doc: Json, raw: unknown, depth = 0): fc.Arbitrary<unknown> => 
 const objectFor = (doc: Json, schema: Json, depth: number): fc.Arbitrary<Json> => {
   const properties = isObject(schema["properties"]) ? schema["properties"] : {}
   const required = new Set(Array.isArray(schema["required"]) ? (schema["required"] as Array<string>) : [])
-  const entries = Object.entries(properties).map(([key, value]) =>
-    fc.tuple(fc.constant(key), valueFor(doc, value, depth), fc.integer({ min: 0, max: 9 }))
-  )
-  return fc.tuple(fc.tuple(...entries), fc.dictionary(fc.constantFrom("role", "status", "id", "email_verified_at", "is_admin", "extra", "__proto__"), anyJson, { maxKeys: 2 }))
+  const entries = Object.entries(properties).map(([key, value]) => fc.tuple(fc.constant(key), valueFor(doc, value, depth), fc.integer({ min: 0, max: 9 })))
+  return fc
+    .tuple(
+      fc.tuple(...entries),
+      fc.dictionary(fc.constantFrom("role", "status", "id", "email_verified_at", "is_admin", "extra", "__proto__"), anyJson, { maxKeys: 2 })
+    )
     .map(([fields, extra]) => {
       const out: Json = {}
       for (const [key, value, dice] of fields) {
@@ -124,7 +156,20 @@ const objectFor = (doc: Json, schema: Json, depth: number): fc.Arbitrary<Json> =
     })
 }
 
-const pathValue = fc.constantFrom("1", "2", "3", "0", "-1", "abc", "1.5", "99999999999", "%F0%9F%98%80", "1%20", "00000000-0000-0000-0000-000000000000", "not-a-uuid")
+const pathValue = fc.constantFrom(
+  "1",
+  "2",
+  "3",
+  "0",
+  "-1",
+  "abc",
+  "1.5",
+  "99999999999",
+  "%F0%9F%98%80",
+  "1%20",
+  "00000000-0000-0000-0000-000000000000",
+  "not-a-uuid"
+)
 
 interface Tokens {
   readonly user: string
@@ -133,25 +178,27 @@ interface Tokens {
 }
 
 const authFor = (tokens: () => Tokens) =>
-  fc.constantFrom<(t: Tokens) => string | undefined>(
-    () => undefined,
-    (t) => `Bearer ${t.user}`,
-    (t) => `Bearer ${t.user}`,
-    (t) => `Bearer ${t.admin}`,
-    (t) => `Bearer ${t.node}`,
-    (t) => `bearer ${t.user}`,
-    () => "",
-    () => "Bearer",
-    () => "Bearer ",
-    () => "Bearer |",
-    () => "Bearer 1ABC|x",
-    () => "Bearer 1|" + "a".repeat(40),
-    () => `Bearer ${"a".repeat(10_000)}`,
-    (t) => `Basic ${t.user}`,
-    (t) => `Token ${t.user}`
-  ).map((f) => () => f(tokens()))
+  fc
+    .constantFrom<(t: Tokens) => string | undefined>(
+      () => undefined,
+      (t) => `Bearer ${t.user}`,
+      (t) => `Bearer ${t.user}`,
+      (t) => `Bearer ${t.admin}`,
+      (t) => `Bearer ${t.node}`,
+      (t) => `bearer ${t.user}`,
+      () => "",
+      () => "Bearer",
+      () => "Bearer ",
+      () => "Bearer |",
+      () => "Bearer 1ABC|x",
+      () => "Bearer 1|" + "a".repeat(40),
+      () => `Bearer ${"a".repeat(10_000)}`,
+      (t) => `Basic ${t.user}`,
+      (t) => `Token ${t.user}`
+    )
+    .map((f) => () => f(tokens()))
 
-const malformed = fc.constantFrom("{", "[", "nul", "{\"a\":}", "{\"email\": \"x\"", "\u0000", "x".repeat(2000), "[]", "[1,2]", "\"string\"", "42", "true", "null")
+const malformed = fc.constantFrom("{", "[", "nul", '{"a":}', '{"email": "x"', "\u0000", "x".repeat(2000), "[]", "[1,2]", '"string"', "42", "true", "null")
 
 let app: TestApp
 let tokens: Tokens
@@ -231,12 +278,14 @@ test(`fuzz every documented endpoint (${RUNS} requests, seed ${SEED})`, async ()
       continue
     }
     if (res.status >= 400) {
-      if (body["success"] !== false || typeof body["message"] !== "string") failures.push(`${res.status} bad error envelope ${where} -> ${res.text.slice(0, 200)}`)
+      if (body["success"] !== false || typeof body["message"] !== "string")
+        failures.push(`${res.status} bad error envelope ${where} -> ${res.text.slice(0, 200)}`)
       const allowed = MESSAGES[res.status]
       if (!allowed || !allowed.includes(body["message"] as string)) failures.push(`${res.status} "${String(body["message"])}" is not a [D11] pair ${where}`)
       if (body["errors"] !== undefined) {
         const errors = body["errors"]
-        const good = isObject(errors) && Object.values(errors).every((list) => Array.isArray(list) && list.length > 0 && list.every((m) => typeof m === "string"))
+        const good =
+          isObject(errors) && Object.values(errors).every((list) => Array.isArray(list) && list.length > 0 && list.every((m) => typeof m === "string"))
         if (!good || res.status !== 422) failures.push(`${res.status} bad errors map ${where} -> ${res.text.slice(0, 200)}`)
       }
       continue
@@ -254,7 +303,10 @@ test(`fuzz every documented endpoint (${RUNS} requests, seed ${SEED})`, async ()
     if (Either.isLeft(decoded)) failures.push(`${res.status} body does not decode with its schema ${where} -> ${String(decoded.left).slice(0, 300)}`)
   }
 
-  const summary = [...statuses.entries()].sort(([a], [b]) => a - b).map(([s, n]) => `${s}:${n}`).join(" ")
+  const summary = [...statuses.entries()]
+    .sort(([a], [b]) => a - b)
+    .map(([s, n]) => `${s}:${n}`)
+    .join(" ")
   console.log(`fuzz: ${samples.length} requests over ${operations.length} operations; statuses ${summary}; failures ${failures.length}`)
   for (const failure of failures.slice(0, 40)) console.log(`  FAIL ${failure}`)
   expect(failures).toEqual([])
@@ -283,7 +335,15 @@ test("hostile content types, strings, numbers and nesting on every operation wit
   let address = 0
   const failures: Array<string> = []
   let sent = 0
-  const send = async (method: string, path: string, token: string | undefined, raw: string | undefined, contentType: string | undefined, label: string, refused = false) => {
+  const send = async (
+    method: string,
+    path: string,
+    token: string | undefined,
+    raw: string | undefined,
+    contentType: string | undefined,
+    label: string,
+    refused = false
+  ) => {
     const headers: Record<string, string> = { "x-forwarded-for": `10.200.${Math.floor(++address / 250)}.${(address % 250) + 1}` }
     if (contentType !== undefined) headers["content-type"] = contentType
     if (path.startsWith("/v1/webhooks")) headers["x-signature"] = "t=1,v1=00"
@@ -309,7 +369,13 @@ test("hostile content types, strings, numbers and nesting on every operation wit
       const schema = resolve(doc, (content["application/json"] as Json)["schema"])
       // an invoice is named by its uuid ([D36]): a well-formed one, so the body is what is refused
       const target = path.replace(/\{(\w+)\}/g, (_, name: string) => (name === "invoice" ? "00000000-0000-4000-8000-000000000001" : "1"))
-      const token = path.startsWith("/v1/admin/") ? tokens.admin : path.startsWith("/v1/node/") ? tokens.node : Array.isArray(raw["security"]) && (raw["security"] as Array<unknown>).length > 0 ? tokens.user : undefined
+      const token = path.startsWith("/v1/admin/")
+        ? tokens.admin
+        : path.startsWith("/v1/node/")
+          ? tokens.node
+          : Array.isArray(raw["security"]) && (raw["security"] as Array<unknown>).length > 0
+            ? tokens.user
+            : undefined
       const verb = method.toUpperCase()
       const json = JSON.stringify(Object.fromEntries(Object.keys(isObject(schema["properties"]) ? schema["properties"] : {}).map((k) => [k, "x"])))
 
@@ -325,7 +391,14 @@ test("hostile content types, strings, numbers and nesting on every operation wit
       for (const field of properties) {
         for (const value of hostileValues) {
           const body = { ...Object.fromEntries(properties.map((k) => [k, "Access check"])), [field]: value }
-          await send(verb, target, token, JSON.stringify(body), "application/json", `${field}=${typeof value === "string" ? `string(${value.length})` : String(value)}`)
+          await send(
+            verb,
+            target,
+            token,
+            JSON.stringify(body),
+            "application/json",
+            `${field}=${typeof value === "string" ? `string(${value.length})` : String(value)}`
+          )
         }
       }
       // logout and admin changes revoke or disable: fresh tokens for the next operation
@@ -352,7 +425,14 @@ test("the second review's input classes on every documented operation: long path
   let sent = 0
   let address = 0
 
-  const send = async (method: string, path: string, token: string | undefined, body: Uint8Array<ArrayBuffer> | string | undefined, contentType: string | undefined, label: string) => {
+  const send = async (
+    method: string,
+    path: string,
+    token: string | undefined,
+    body: Uint8Array<ArrayBuffer> | string | undefined,
+    contentType: string | undefined,
+    label: string
+  ) => {
     const headers: Record<string, string> = { accept: "application/json", "x-forwarded-for": `10.201.${Math.floor(++address / 250)}.${(address % 250) + 1}` }
     if (contentType !== undefined) headers["content-type"] = contentType
     if (token !== undefined) headers["authorization"] = `Bearer ${token}`
@@ -363,7 +443,7 @@ test("the second review's input classes on every documented operation: long path
     statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1)
     let parsed: Json | undefined
     try {
-      parsed = text.length > 0 ? JSON.parse(text) as Json : undefined
+      parsed = text.length > 0 ? (JSON.parse(text) as Json) : undefined
     } catch {
       parsed = undefined
     }
@@ -397,7 +477,7 @@ test("the second review's input classes on every documented operation: long path
   }
   const wide = `[${Array.from({ length: 60_000 }, () => "1").join(",")}]`
   const wideObjects = `[${Array.from({ length: 60_000 }, () => "{}").join(",")}]`
-  const deepObjects = `${"{\"a\":".repeat(70_000)}1${"}".repeat(70_000)}`
+  const deepObjects = `${'{"a":'.repeat(70_000)}1${"}".repeat(70_000)}`
   const deepArrays = "[".repeat(70_000) + "]".repeat(70_000)
 
   let longIds = 0
@@ -405,19 +485,33 @@ test("the second review's input classes on every documented operation: long path
     for (const [method, raw] of Object.entries(item as Json)) {
       if (!isObject(raw)) continue
       const verb = method.toUpperCase()
-      const token = path.startsWith("/v1/admin/") ? tokens.admin : path.startsWith("/v1/node/") ? tokens.node : Array.isArray(raw["security"]) && (raw["security"] as Array<unknown>).length > 0 ? tokens.user : undefined
+      const token = path.startsWith("/v1/admin/")
+        ? tokens.admin
+        : path.startsWith("/v1/node/")
+          ? tokens.node
+          : Array.isArray(raw["security"]) && (raw["security"] as Array<unknown>).length > 0
+            ? tokens.user
+            : undefined
       const content = isObject(raw["requestBody"]) ? ((raw["requestBody"] as Json)["content"] as Json | undefined) : undefined
       const hasBody = content !== undefined && isObject(content["application/json"])
-      const properties = hasBody ? Object.keys(resolve(doc, (content["application/json"] as Json)["schema"])["properties"] as Json ?? {}) : []
+      const properties = hasBody ? Object.keys((resolve(doc, (content["application/json"] as Json)["schema"])["properties"] as Json) ?? {}) : []
       const valid = JSON.stringify(Object.fromEntries(properties.map((k) => [k, "Access check"])))
 
       // a path id of 100 characters and more: 404 Resource not found. ([D117])
       if (path.includes("{")) {
         for (const id of ["1".repeat(100), "1".repeat(101), "7".repeat(5000), "a".repeat(150), "%F0%9F%98%80".repeat(40)]) {
-          const res = await send(verb, path.replace(/\{\w+\}/g, id), token, hasBody ? valid : undefined, hasBody ? "application/json" : undefined, `id(${id.length})`)
+          const res = await send(
+            verb,
+            path.replace(/\{\w+\}/g, id),
+            token,
+            hasBody ? valid : undefined,
+            hasBody ? "application/json" : undefined,
+            `id(${id.length})`
+          )
           longIds++
           // past the router's 100 characters no route matches: 404 whatever the route would check first
-          if (decodeURIComponent(id).length > 100 && res.status !== 404) failures.push(`${res.status} for a path id of ${id.length} characters: ${verb} ${path}`)
+          if (decodeURIComponent(id).length > 100 && res.status !== 404)
+            failures.push(`${res.status} for a path id of ${id.length} characters: ${verb} ${path}`)
         }
       }
       if (!hasBody) continue
@@ -442,7 +536,10 @@ test("the second review's input classes on every documented operation: long path
       await refreshTokens()
     }
   }
-  const summary = [...statuses.entries()].sort(([a], [b]) => a - b).map(([s, n]) => `${s}:${n}`).join(" ")
+  const summary = [...statuses.entries()]
+    .sort(([a], [b]) => a - b)
+    .map(([s, n]) => `${s}:${n}`)
+    .join(" ")
   console.log(`review-2 classes: ${sent} requests (${longIds} with long path ids); statuses ${summary}; failures ${failures.length}`)
   for (const failure of failures.slice(0, 40)) console.log(`  FAIL ${failure}`)
   expect(longIds).toBeGreaterThan(50)

@@ -41,11 +41,13 @@ export const loadOperations = async (app: TestApp) => {
     for (const [method, raw] of Object.entries(item as Json)) {
       if (!isObject(raw)) continue
       const parameters = Array.isArray(raw["parameters"]) ? (raw["parameters"] as Array<Json>) : []
-      const params = parameters.filter((p) => p["in"] === "path").map((p) => {
-        const schema = resolve(doc, p["schema"])
-        const text = JSON.stringify(schema) + String(p["description"] ?? "")
-        return { name: String(p["name"]), numeric: /number|integer/i.test(text) && !/uuid/i.test(text) }
-      })
+      const params = parameters
+        .filter((p) => p["in"] === "path")
+        .map((p) => {
+          const schema = resolve(doc, p["schema"])
+          const text = JSON.stringify(schema) + String(p["description"] ?? "")
+          return { name: String(p["name"]), numeric: /number|integer/i.test(text) && !/uuid/i.test(text) }
+        })
       const query = parameters.filter((p) => p["in"] === "query").map((p) => String(p["name"]))
       const content = isObject(raw["requestBody"]) ? ((raw["requestBody"] as Json)["content"] as Json | undefined) : undefined
       const body = content && isObject(content["application/json"]) ? resolve(doc, (content["application/json"] as Json)["schema"]) : undefined
@@ -91,5 +93,4 @@ export const sampleValue = (doc: Json, raw: unknown, depth = 0): unknown => {
   }
 }
 
-export const fill = (path: string, values: Record<string, string>) =>
-  path.replace(/\{(\w+)\}/g, (_, name: string) => values[name] ?? "1")
+export const fill = (path: string, values: Record<string, string>) => path.replace(/\{(\w+)\}/g, (_, name: string) => values[name] ?? "1")

@@ -88,8 +88,7 @@ describe("item 4: a node reports only what its server serves [D116]", () => {
 })
 
 describe("item 10: webhook URLs [D117]", () => {
-  const create = (on: TestApp, url: string) =>
-    on.post("/v1/admin/webhooks", { token: admin.token, body: { url, events: ["user.registered"] } })
+  const create = (on: TestApp, url: string) => on.post("/v1/admin/webhooks", { token: admin.token, body: { url, events: ["user.registered"] } })
 
   test("an IPv6 address carrying a loopback or private IPv4 address is refused (422 errors.url)", async () => {
     for (const url of [
@@ -211,7 +210,13 @@ describe("item 13: long path ids and the /docs headers [D117]", () => {
         ["GET", `/v1/plans/${"%41".repeat(n)}`, user.token]
       ] as const) {
         const res = await app.request(method, path, { token, ...(method === "PUT" ? { body: { description: "x" } } : {}) })
-        expect([n, method, path.slice(0, 24), res.status, res.body]).toEqual([n, method, path.slice(0, 24), 404, { success: false, message: "Resource not found." }])
+        expect([n, method, path.slice(0, 24), res.status, res.body]).toEqual([
+          n,
+          method,
+          path.slice(0, 24),
+          404,
+          { success: false, message: "Resource not found." }
+        ])
       }
     }
     // a method a known path does not serve is still 405

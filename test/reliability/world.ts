@@ -84,7 +84,11 @@ export const seedWorld = async (app: TestApp) => {
   const bOpenvpn = await insertServer(app, "BOBMARK OVPN", "openvpn", [b.planId])
   const aOpenvpn = await insertServer(app, "ALICEMARK OVPN", "openvpn", [a.planId])
   // peers and VPN credentials through the API, so their rows are the service's own
-  for (const [token, server] of [[a.token, shared.id], [b.token, shared.id], [b.token, bWireguard.id]] as const) {
+  for (const [token, server] of [
+    [a.token, shared.id],
+    [b.token, shared.id],
+    [b.token, bWireguard.id]
+  ] as const) {
     const res = await app.get(`/v1/servers/${server}/wireguard`, { token })
     if (res.status !== 200) throw new Error(`world: wireguard download ${res.status} ${res.text}`)
   }
@@ -96,16 +100,7 @@ export const seedWorld = async (app: TestApp) => {
     select public_key, host(address) as address from wireguard_peers where user_id = ${b.id}`
   const [bCredentials] = await app.sql<{ username: string }>`select username from vpn_credentials where user_id = ${b.id}`
   /** strings of B's that nothing A reads may contain */
-  const bMarkers = [
-    "BOBMARK",
-    b.email,
-    ...b.invoiceUuids,
-    "tx-BOBMARK",
-    "987654321",
-    "1975308649",
-    ...bPeers.map((p) => p.public_key),
-    bCredentials!.username
-  ]
+  const bMarkers = ["BOBMARK", b.email, ...b.invoiceUuids, "tx-BOBMARK", "987654321", "1975308649", ...bPeers.map((p) => p.public_key), bCredentials!.username]
   // the Default devices the downloads made ([D90])
   const deviceOf = async (userId: number) =>
     (await app.sql<{ id: number }>`select id from vpn_devices where user_id = ${userId} order by created_at, id limit 1`)[0]!.id

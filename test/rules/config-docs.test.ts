@@ -12,7 +12,8 @@ const read = (path: string) => readFileSync(join(ROOT, path), "utf8")
 const codeNames = () => {
   const source = read("src/platform/Config.ts")
   const names = new Set<string>()
-  for (const m of source.matchAll(/\b(?:Config\.\w+|optionalString|positiveInt|urlString|databaseUrlOf|booleanFlag|\w+Of)\(\s*"([A-Z][A-Z0-9_]+)"/g)) names.add(m[1]!)
+  for (const m of source.matchAll(/\b(?:Config\.\w+|optionalString|positiveInt|urlString|databaseUrlOf|booleanFlag|\w+Of)\(\s*"([A-Z][A-Z0-9_]+)"/g))
+    names.add(m[1]!)
   return names
 }
 
@@ -43,7 +44,10 @@ describe("the configuration tables follow Config.ts (issue 34)", () => {
     }
   })
 
-  for (const [file, heading] of [["README.md", "## Configuration"], ["docs/operations.md", "## Configuration"]] as const) {
+  for (const [file, heading] of [
+    ["README.md", "## Configuration"],
+    ["docs/operations.md", "## Configuration"]
+  ] as const) {
     test(`${file}: every variable the code reads is in the table, and nothing else`, () => {
       const documented = tableNames(section(read(file), heading))
       expect([...code].filter((name) => !documented.has(name)).sort()).toEqual([])

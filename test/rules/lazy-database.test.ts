@@ -9,10 +9,12 @@ const ROOT = join(import.meta.dir, "..", "..")
 
 test("a pure test file runs under bunfig.toml without booting the database", async () => {
   const started = performance.now()
-  const child = Bun.spawn(
-    [process.execPath, "test", "--preload", "./test/support/unit-tier.ts", "test/rules/engines.test.ts"],
-    { cwd: ROOT, stdout: "pipe", stderr: "pipe", env: { ...process.env, TEST_DATABASE_URL: "" } }
-  )
+  const child = Bun.spawn([process.execPath, "test", "--preload", "./test/support/unit-tier.ts", "test/rules/engines.test.ts"], {
+    cwd: ROOT,
+    stdout: "pipe",
+    stderr: "pipe",
+    env: { ...process.env, TEST_DATABASE_URL: "" }
+  })
   const [code, out] = await Promise.all([child.exited, new Response(child.stderr).text()])
   const ms = Math.round(performance.now() - started)
   expect(out).not.toContain("loaded a database module")

@@ -27,7 +27,7 @@ const isComment = (line: string) => /^\s*(\/\/|\/\*|\*)/.test(line)
 const literalsIn = (path: string) =>
   readFileSync(join(ROOT, path), "utf8")
     .split("\n")
-    .flatMap((line, i) => isComment(line) ? [] : [...line.matchAll(LITERAL)].map((m) => `${path}:${i + 1}: ${m[0]}`))
+    .flatMap((line, i) => (isComment(line) ? [] : [...line.matchAll(LITERAL)].map((m) => `${path}:${i + 1}: ${m[0]}`)))
 
 test("no SQLSTATE literal in src outside platform/SqlErrors.ts", () => {
   const found = sources("src")

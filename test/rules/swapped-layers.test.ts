@@ -53,8 +53,7 @@ describe("[D33] rev. 2: a promo's per-user limit counts the caller's uses as bil
     await admin.createPromo({ code: "ONCEEACH", type: "fixed", value: "1.00", max_uses_per_user: 1 })
     const user = await app.createUser()
     const body = { code: "ONCEEACH", plan_id: plan.id, cycle_id: cycle.id }
-    const validate = (token?: string) =>
-      app.post("/v1/promos/validate", { body, headers: freshAddress(), ...(token === undefined ? {} : { token }) })
+    const validate = (token?: string) => app.post("/v1/promos/validate", { body, headers: freshAddress(), ...(token === undefined ? {} : { token }) })
 
     usesOfCaller = 0
     expect((await validate(user.token)).status).toBe(200)
@@ -85,8 +84,8 @@ describe("[D90] the device limit, and its events (DomainEvents swapped)", () => 
     expect(third.body.message).toBe("Device limit reached.")
 
     expect(emitted.map((e) => e.type)).toEqual(["device.created", "device.created"])
-    expect(emitted.map((e) => e.type === "device.created" ? e.data.user_id : 0)).toEqual([user.id, user.id])
-    expect(emitted.map((e) => e.type === "device.created" ? e.data.id : 0)).toEqual([first.body.data.id, second.body.data.id])
+    expect(emitted.map((e) => (e.type === "device.created" ? e.data.user_id : 0))).toEqual([user.id, user.id])
+    expect(emitted.map((e) => (e.type === "device.created" ? e.data.id : 0))).toEqual([first.body.data.id, second.body.data.id])
 
     const deleted = await app.del(`/v1/devices/${first.body.data.id}`, { token: user.token })
     expect(deleted.status).toBe(200)
@@ -129,4 +128,3 @@ describe("[D96] quota notices go to the recipient the accounts room names (Recip
     expect(emitted.map((e) => e.type)).toEqual(["usage.threshold", "usage.threshold"])
   })
 })
-

@@ -118,7 +118,10 @@ describe("staff replies [D60] [D70]", () => {
   test("admin routes: 401 without a token, 403 Forbidden. for a non-admin", async () => {
     const user = await app.createUser()
     const id = await open(user, "Not staff")
-    for (const [path, body] of [[`/v1/admin/tickets/${id}/reply`, { message: "x" }], ["/v1/admin/faq", { question: "q", answer: "a" }]] as const) {
+    for (const [path, body] of [
+      [`/v1/admin/tickets/${id}/reply`, { message: "x" }],
+      ["/v1/admin/faq", { question: "q", answer: "a" }]
+    ] as const) {
       const anonymous = await app.post(path, { body })
       expect(anonymous.status).toBe(401)
       expect(anonymous.body).toEqual({ success: false, message: "Unauthenticated." })

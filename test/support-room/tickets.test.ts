@@ -10,8 +10,7 @@ beforeAll(async () => {
 })
 afterAll(() => app.dispose())
 
-const open = (user: User, subject: string, message = "Help please") =>
-  app.post("/v1/tickets", { token: user.token, body: { subject, message } })
+const open = (user: User, subject: string, message = "Help please") => app.post("/v1/tickets", { token: user.token, body: { subject, message } })
 
 describe("opening and reading tickets [D60]", () => {
   test("POST /v1/tickets answers 201 {id, subject, status, created_at}; the opening message is the first reply", async () => {
@@ -61,13 +60,15 @@ describe("opening and reading tickets [D60]", () => {
     const detail = await app.get(`/v1/tickets/${id}`, { token: user.token })
     expect(detail.body.data.replies.map((r: { message: string }) => r.message)).toEqual(["first", "second", "third"])
     const list = await app.get("/v1/tickets", { token: user.token })
-    expect(list.body.data).toEqual([{
-      id,
-      subject: "Slow speed",
-      status: "open",
-      created_at: created.body.data.created_at,
-      last_reply_at: lastTime
-    }])
+    expect(list.body.data).toEqual([
+      {
+        id,
+        subject: "Slow speed",
+        status: "open",
+        created_at: created.body.data.created_at,
+        last_reply_at: lastTime
+      }
+    ])
     expect(lastTime).not.toBe(created.body.data.created_at)
   })
 

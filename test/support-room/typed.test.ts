@@ -36,7 +36,7 @@ test("a ticket: create, list, reply, staff reply, read the thread, close [D60]",
     { message: "Try port 443.", is_admin: true }
   ])
 
-  expect(typeof await ok(me.support.closeTicket({ path: { ticket: created.id } }))).toBe("string")
+  expect(typeof (await ok(me.support.closeTicket({ path: { ticket: created.id } })))).toBe("string")
   expect((await ok(me.support.getTicket({ path: { ticket: created.id } }))).status).toBe("closed")
 
   // another user's ticket is a 404 as its declared class

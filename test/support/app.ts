@@ -60,17 +60,19 @@ export interface TestResponse {
  * The real API in process (`toWebHandler`) on the shared test database, with a clock moved
  * by hand, captured mails and deterministic keys. One per test file; call `dispose` after.
  */
-export const makeTestApp = async (options: {
-  readonly config?: Partial<AppConfigShape>
-  readonly reset?: boolean
-  /** another database than the shared one (fault tests) */
-  readonly database?: { readonly url: string; readonly embedded: boolean }
-  /** the application key of a real data directory, instead of the fixed test key */
-  readonly appKey?: Uint8Array
-  /** `Test` layers (`makeTestLayer`) that replace ports or services under the handlers */
-  readonly swap?: Layer.Layer<never>
-} = {}) => {
-  const shared = options.database ?? await sharedDatabase()
+export const makeTestApp = async (
+  options: {
+    readonly config?: Partial<AppConfigShape>
+    readonly reset?: boolean
+    /** another database than the shared one (fault tests) */
+    readonly database?: { readonly url: string; readonly embedded: boolean }
+    /** the application key of a real data directory, instead of the fixed test key */
+    readonly appKey?: Uint8Array
+    /** `Test` layers (`makeTestLayer`) that replace ports or services under the handlers */
+    readonly swap?: Layer.Layer<never>
+  } = {}
+) => {
+  const shared = options.database ?? (await sharedDatabase())
   const config = testConfig(options.config)
   const clock = AppClock.Test()
   const mailer = Mailer.Test()
@@ -90,8 +92,9 @@ export const makeTestApp = async (options: {
   if (options.reset !== false) await runtime.runPromise(resetDatabase)
   const { middleware } = await runtime.runPromise(serveMiddleware)
   const { dispose: disposeHandler, handler } = HttpApiBuilder.toWebHandler(
-    Layer.mergeAll(options.swap === undefined ? ApiWithDocs : makeApiWithDocs(makeDomainLive(options.swap)), HttpServer.layerContext)
-      .pipe(Layer.provide(Platform)),
+    Layer.mergeAll(options.swap === undefined ? ApiWithDocs : makeApiWithDocs(makeDomainLive(options.swap)), HttpServer.layerContext).pipe(
+      Layer.provide(Platform)
+    ),
     { middleware, memoMap }
   )
 
@@ -145,25 +148,26 @@ export const makeTestApp = async (options: {
     put: (path: string, init?: RequestOptions) => request("PUT", path, init),
     del: (path: string, init?: RequestOptions) => request("DELETE", path, init),
     /** run an effect against the same services (direct SQL for setup and checks) */
-    run: <A, E>(
-      effect: Effect.Effect<A, E, SqlClient.SqlClient | ReadSql | Tokens | AppClock | AppConfig | KeyGen | AppKey | Mailer | Metrics>
-    ) => runtime.runPromise(effect),
+    run: <A, E>(effect: Effect.Effect<A, E, SqlClient.SqlClient | ReadSql | Tokens | AppClock | AppConfig | KeyGen | AppKey | Mailer | Metrics>) =>
+      runtime.runPromise(effect),
     sql: <A extends object = Record<string, unknown>>(strings: TemplateStringsArray, ...values: Array<unknown>) =>
       runtime.runPromise(Effect.flatMap(SqlClient.SqlClient, (sql) => sql<A>(strings, ...(values as Array<never>)))),
     /** a user straight in the database, with a live token (for rooms other than accounts) */
     createUser: async (fields: { name?: string; email?: string; role?: "user" | "admin"; status?: 0 | 1 } = {}) => {
       const email = fields.email ?? `user${Math.random().toString(36).slice(2, 10)}@example.com`
       const hash = await Bun.password.hash("correct horse battery", { algorithm: "argon2id", memoryCost: 4096, timeCost: 2 })
-      return runtime.runPromise(Effect.gen(function*() {
-        const sql = yield* SqlClient.SqlClient
-        const [user] = yield* sql<{ id: number }>`
+      return runtime.runPromise(
+        Effect.gen(function* () {
+          const sql = yield* SqlClient.SqlClient
+          const [user] = yield* sql<{ id: number }>`
           insert into users (name, email, password_hash, role, status)
           values (${fields.name ?? "Test User"}, ${email.toLowerCase()}, ${hash}, ${fields.role ?? "user"}, ${fields.status ?? 1})
           returning id`
-        const id = UserId.make(user!.id)
-        const token = yield* Effect.flatMap(Tokens, (t) => t.issue(id))
-        return { id, email: email.toLowerCase(), password: "correct horse battery", token }
-      }))
+          const id = UserId.make(user!.id)
+          const token = yield* Effect.flatMap(Tokens, (t) => t.issue(id))
+          return { id, email: email.toLowerCase(), password: "correct horse battery", token }
+        })
+      )
     },
     dispose: async () => {
       await disposeHandler()

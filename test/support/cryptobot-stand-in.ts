@@ -35,8 +35,7 @@ export interface CryptoRecordedRequest {
 const answer = (status: number, body: unknown) => new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json" } })
 
 /** [D123]: what Crypto Pay puts in `crypto-pay-api-signature`: hex HMAC-SHA256 of the body keyed by SHA-256(token) */
-export const signCryptoBot = (token: string, raw: string) =>
-  createHmac("sha256", createHash("sha256").update(token).digest()).update(raw).digest("hex")
+export const signCryptoBot = (token: string, raw: string) => createHmac("sha256", createHash("sha256").update(token).digest()).update(raw).digest("hex")
 
 export const startCryptoBotStandIn = (options: { readonly token: string; readonly base?: string }) => {
   const base = options.base ?? "/api"
@@ -94,8 +93,17 @@ export const startCryptoBotStandIn = (options: { readonly token: string; readonl
   const extra = (payload: string, amount: string, fiat: string): StandInCryptoInvoice => {
     const id = ++counter
     const invoice: StandInCryptoInvoice = {
-      invoice_id: id, hash: `IV${id}`, currency_type: "fiat", fiat, amount, accepted_assets: ["USDT"], payload, description: "",
-      status: "active", bot_invoice_url: `https://t.me/CryptoBot?start=IV${id}`, created_at: new Date().toISOString(),
+      invoice_id: id,
+      hash: `IV${id}`,
+      currency_type: "fiat",
+      fiat,
+      amount,
+      accepted_assets: ["USDT"],
+      payload,
+      description: "",
+      status: "active",
+      bot_invoice_url: `https://t.me/CryptoBot?start=IV${id}`,
+      created_at: new Date().toISOString(),
       expiration_date: new Date(Date.now() + 3600_000).toISOString()
     }
     invoices.set(id, invoice)

@@ -48,13 +48,7 @@ const pooled = process.env["TEST_DATABASE_DIRECT_URL"] !== undefined
 const clientLayer = (shared: SharedDatabase, maxConnections: number) =>
   sqlClientLayer(Redacted.make(shared.url), maxConnections, { embedded: shared.embedded, driver, pooled: pooled && !shared.embedded })
 
-const migrate = (shared: SharedDatabase) =>
-  Effect.runPromise(
-    runMigrations.pipe(
-      Effect.provide(clientLayer(shared, 1)),
-      Effect.as(shared)
-    )
-  )
+const migrate = (shared: SharedDatabase) => Effect.runPromise(runMigrations.pipe(Effect.provide(clientLayer(shared, 1)), Effect.as(shared)))
 
 export const sharedDatabase = (): Promise<SharedDatabase> => {
   const holder = globalThis as Holder
@@ -65,7 +59,7 @@ export const sharedDatabase = (): Promise<SharedDatabase> => {
 export const testSqlLayer = (shared: SharedDatabase) => clientLayer(shared, shared.embedded ? 1 : 10)
 
 /** Empties every table of the product and restarts its ids. */
-export const resetDatabase = Effect.gen(function*() {
+export const resetDatabase = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
   const tables = yield* sql<{ tablename: string }>`
     select tablename from pg_tables where schemaname = current_schema() and tablename <> 'schema_migrations'`

@@ -20,7 +20,6 @@ type Body<R> = () => Effect.Effect<unknown, unknown, R>
 export const it = {
   effect: (name: string, body: Body<never>, timeout?: number) => test(name, () => run(Effect.suspend(body)), timeout),
   layer: <ROut, E>(layer: Layer.Layer<ROut, E>) => ({
-    effect: (name: string, body: Body<ROut>, timeout?: number) =>
-      test(name, () => run(Effect.provide(Effect.suspend(body), layer)), timeout)
+    effect: (name: string, body: Body<ROut>, timeout?: number) => test(name, () => run(Effect.provide(Effect.suspend(body), layer)), timeout)
   })
 }

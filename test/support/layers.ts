@@ -6,13 +6,15 @@ import * as Layer from "effect/Layer"
  * `makeTestLayer`): any other member, when called, fails the test loudly instead of doing
  * something half-real. Pass it to `makeTestApp({ swap })`.
  */
-export const makeTestLayer = <I, S extends object>(tag: Context.Tag<I, S>) => (service: Partial<S>): Layer.Layer<I> =>
-  Layer.succeed(
-    tag,
-    new Proxy(service, {
-      get: (target, member) => {
-        if (member in target) return target[member as keyof typeof target]
-        throw new Error(`${tag.key}.${String(member)} is not in this Test layer`)
-      }
-    }) as S
-  )
+export const makeTestLayer =
+  <I, S extends object>(tag: Context.Tag<I, S>) =>
+  (service: Partial<S>): Layer.Layer<I> =>
+    Layer.succeed(
+      tag,
+      new Proxy(service, {
+        get: (target, member) => {
+          if (member in target) return target[member as keyof typeof target]
+          throw new Error(`${tag.key}.${String(member)} is not in this Test layer`)
+        }
+      }) as S
+    )

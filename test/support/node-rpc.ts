@@ -17,7 +17,9 @@ export const rpcProtocol = (app: TestApp, token?: string) => {
     url: "http://localhost:3000/v1/node/rpc",
     // as the agent's client: a refusal before the RPC server (401, 422, 429) fails the call
     transformClient: <E, R>(client: HttpClient.HttpClient.With<E, R>) =>
-      HttpClient.filterStatusOk(token === undefined ? client : client.pipe(HttpClient.mapRequest(HttpClientRequest.bearerToken(token)))) as HttpClient.HttpClient.With<E, R>
+      HttpClient.filterStatusOk(
+        token === undefined ? client : client.pipe(HttpClient.mapRequest(HttpClientRequest.bearerToken(token)))
+      ) as HttpClient.HttpClient.With<E, R>
   }).pipe(
     Layer.provide(FetchHttpClient.layer),
     Layer.provide(Layer.succeed(FetchHttpClient.Fetch, viaHandler as typeof fetch)),
@@ -26,11 +28,17 @@ export const rpcProtocol = (app: TestApp, token?: string) => {
 }
 
 /** one call of the group with a fresh client (`ReportApplied`) */
-export const rpcCall = <A, E>(app: TestApp, token: string | undefined, call: (client: RpcClient.FromGroup<typeof NodeRpcs, RpcClientError>) => Effect.Effect<A, E>) =>
-  Effect.runPromise(Effect.gen(function*() {
-    const client = yield* RpcClient.make(NodeRpcs)
-    return yield* call(client)
-  }).pipe(Effect.scoped, Effect.provide(rpcProtocol(app, token))))
+export const rpcCall = <A, E>(
+  app: TestApp,
+  token: string | undefined,
+  call: (client: RpcClient.FromGroup<typeof NodeRpcs, RpcClientError>) => Effect.Effect<A, E>
+) =>
+  Effect.runPromise(
+    Effect.gen(function* () {
+      const client = yield* RpcClient.make(NodeRpcs)
+      return yield* call(client)
+    }).pipe(Effect.scoped, Effect.provide(rpcProtocol(app, token)))
+  )
 
 export interface Watch {
   /** every batch received, with when it arrived (performance.now()) */
@@ -46,16 +54,16 @@ export interface Watch {
 export const watch = (app: TestApp, token: string | undefined, since: number | null): Watch => {
   const batches: Array<PeersBatch & { readonly at: number }> = []
   let failure: unknown = undefined
-  const fiber = Effect.runFork(Effect.gen(function*() {
-    const client = yield* RpcClient.make(NodeRpcs)
-    yield* client.WatchPeers({ since }).pipe(
-      Stream.runForEach((batch) => Effect.sync(() => batches.push({ ...batch, at: performance.now() })))
+  const fiber = Effect.runFork(
+    Effect.gen(function* () {
+      const client = yield* RpcClient.make(NodeRpcs)
+      yield* client.WatchPeers({ since }).pipe(Stream.runForEach((batch) => Effect.sync(() => batches.push({ ...batch, at: performance.now() }))))
+    }).pipe(
+      Effect.scoped,
+      Effect.provide(rpcProtocol(app, token)),
+      Effect.catchAll((e) => Effect.sync(() => (failure = e)))
     )
-  }).pipe(
-    Effect.scoped,
-    Effect.provide(rpcProtocol(app, token)),
-    Effect.catchAll((e) => Effect.sync(() => (failure = e)))
-  ))
+  )
   const waitFor = async (test: (batch: PeersBatch) => boolean, ms = 3000) => {
     const until = performance.now() + ms
     for (;;) {

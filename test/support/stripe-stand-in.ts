@@ -78,8 +78,7 @@ const json = (status: number, body: unknown) =>
 
 const stripeError = (status: number, message: string) => json(status, { error: { type: "invalid_request_error", message } })
 
-const escapeHtml = (text: string) =>
-  text.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!)
+const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!)
 
 /** `Stripe-Signature` as Stripe signs a webhook: `t=<unix>,v1=<HMAC-SHA256 of "<t>.<body>">` */
 export const stripeSignature = (raw: string, secret: string, timestamp = Math.floor(Date.now() / 1000)) =>
@@ -105,10 +104,10 @@ const checkoutPage = (session: StandInSession, product: string, message?: string
 <p class="note">A local stand-in for Stripe Checkout (tests only).</p>
 <p class="amount" aria-label="Amount due">${escapeHtml(formatMinor(session.amount_total, session.currency))}</p>
 ${
-      message !== undefined
-        ? `<p role="alert">${escapeHtml(message)}</p>`
-        : `<form method="post" action="/c/pay/${encodeURIComponent(session.id)}"><button type="submit">Pay</button></form>`
-    }
+  message !== undefined
+    ? `<p role="alert">${escapeHtml(message)}</p>`
+    : `<form method="post" action="/c/pay/${encodeURIComponent(session.id)}"><button type="submit">Pay</button></form>`
+}
 </main></body></html>`,
     { status: message === undefined ? 200 : 409, headers: { "content-type": "text/html; charset=utf-8" } }
   )
@@ -119,7 +118,10 @@ export const startStripeStandIn = (options: { readonly secretKey: string; readon
   const refunds: Array<Record<string, unknown>> = []
   const customers = new Map<string, Record<string, unknown>>()
   const intents = new Map<string, StandInIntent>()
-  const methods = new Map<string, { id: string; object: "payment_method"; type: "card"; customer: string | null; card: { brand: string; last4: string; exp_month: number; exp_year: number } }>()
+  const methods = new Map<
+    string,
+    { id: string; object: "payment_method"; type: "card"; customer: string | null; card: { brand: string; last4: string; exp_month: number; exp_year: number } }
+  >()
   const idempotent = new Map<string, Response>()
   /** each session's product name, as the Checkout page shows it */
   const products = new Map<string, string>()
@@ -212,7 +214,15 @@ export const startStripeStandIn = (options: { readonly secretKey: string; readon
       }
       intents.set(made.id, made)
       if (controls.declineOffSession) {
-        return json(402, { error: { type: "card_error", code: "card_declined", decline_code: "insufficient_funds", message: "Your card has insufficient funds.", payment_intent: made } })
+        return json(402, {
+          error: {
+            type: "card_error",
+            code: "card_declined",
+            decline_code: "insufficient_funds",
+            message: "Your card has insufficient funds.",
+            payment_intent: made
+          }
+        })
       }
       return json(200, made)
     }
@@ -241,7 +251,14 @@ export const startStripeStandIn = (options: { readonly secretKey: string; readon
     if (method === "POST" && path === "/v1/refunds") {
       const intent = String(body["payment_intent"])
       if (![...sessions.values()].some((s) => s.payment_intent === intent)) return stripeError(404, `No such payment_intent: '${intent}'`)
-      const refund = { id: `re_test_${++counter}`, object: "refund", amount: Number(body["amount"]), payment_intent: intent, status: "succeeded", metadata: body["metadata"] ?? {} }
+      const refund = {
+        id: `re_test_${++counter}`,
+        object: "refund",
+        amount: Number(body["amount"]),
+        payment_intent: intent,
+        status: "succeeded",
+        metadata: body["metadata"] ?? {}
+      }
       refunds.push(refund)
       return json(200, refund)
     }
@@ -279,7 +296,13 @@ export const startStripeStandIn = (options: { readonly secretKey: string; readon
     session.payment_intent = `pi_test_${++counter}`
     session.url = null
     // [D124]: the card the payer used; saved on the customer when they agreed to keep it
-    const pm = { id: `pm_test_${++counter}`, object: "payment_method" as const, type: "card" as const, customer: session.setup_future_usage === "off_session" ? session.customer : null, card: { brand: "visa", last4: "4242", exp_month: 12, exp_year: 2030 } }
+    const pm = {
+      id: `pm_test_${++counter}`,
+      object: "payment_method" as const,
+      type: "card" as const,
+      customer: session.setup_future_usage === "off_session" ? session.customer : null,
+      card: { brand: "visa", last4: "4242", exp_month: 12, exp_year: 2030 }
+    }
     methods.set(pm.id, pm)
     intents.set(session.payment_intent, {
       id: session.payment_intent,

@@ -34,8 +34,7 @@ export const startTelegramStandIn = (options: { readonly token: string; readonly
     delayMs: 0
   }
 
-  const json = (status: number, body: unknown) =>
-    new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json" } })
+  const json = (status: number, body: unknown) => new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json" } })
   const error = (status: number, description: string, parameters?: Record<string, unknown>) =>
     json(status, { ok: false, error_code: status, description, ...(parameters ? { parameters } : {}) })
 
@@ -76,10 +75,12 @@ export const startTelegramStandIn = (options: { readonly token: string; readonly
       if (controls.blocked.has(chatId)) return answer(error(403, "Forbidden: bot was blocked by the user"))
       const text = String(params["text"] ?? "")
       sent.push({ chat_id: chatId, text, at })
-      return answer(json(200, {
-        ok: true,
-        result: { message_id: sent.length, date: Math.floor(at / 1000), chat: { id: Number(chatId), type: "private" }, text }
-      }))
+      return answer(
+        json(200, {
+          ok: true,
+          result: { message_id: sent.length, date: Math.floor(at / 1000), chat: { id: Number(chatId), type: "private" }, text }
+        })
+      )
     }
     return answer(error(404, "Not Found: method not found"))
   }

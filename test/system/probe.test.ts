@@ -8,7 +8,13 @@ describe("status probe", () => {
 
   test("a check that never answers is 'down' after the timeout, and is interrupted", async () => {
     let interrupted = false
-    const hung = Effect.never.pipe(Effect.onInterrupt(() => Effect.sync(() => { interrupted = true })))
+    const hung = Effect.never.pipe(
+      Effect.onInterrupt(() =>
+        Effect.sync(() => {
+          interrupted = true
+        })
+      )
+    )
     const probe = makeProbe(runtime, hung, 50)
     const started = performance.now()
     expect(await probe()).toBe(false)

@@ -27,7 +27,7 @@ const invoice = (id: number, amount: string, extra: { user_id?: UserId | null; s
   ...extra
 })
 
-const setUp = Effect.gen(function*() {
+const setUp = Effect.gen(function* () {
   paid.length = 0
   const balance = yield* Balance
   yield* balance.adjust({ userId: UserId.make(1), currency: "USD", cents: 1500, reason: "Gift", invoiceId: null })
@@ -36,29 +36,32 @@ const setUp = Effect.gen(function*() {
 
 describe("Funding.fund [D109]", () => {
   test.effect("a balance that covers the invoice pays it with gateway balance, and is debited by its amount", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { balance, funding } = yield* setUp
       expect(yield* funding.fund(invoice(10, "9.99"))).toBe("paid")
       expect(paid).toEqual([{ invoiceId: 10, gateway: "balance" }])
       expect(yield* balance.amountsOf(UserId.make(1))).toEqual([{ currency: "USD", amount: "5.01" }])
       expect(yield* balance.ledgerSums(UserId.make(1))).toEqual([{ currency: "USD", amount: "5.01" }])
-    }))
+    })
+  )
 
   test.effect("a balance short of the amount pays part: the invoice stays pending, the balance goes to 0.00", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { balance, funding } = yield* setUp
       expect(yield* funding.fund(invoice(11, "20.00"))).toBe("pending")
       expect(paid).toEqual([])
       expect(yield* balance.amountsOf(UserId.make(1))).toEqual([{ currency: "USD", amount: "0.00" }])
-    }))
+    })
+  )
 
   test.effect("nothing is taken for another currency, a user gone, or an invoice not pending", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { balance, funding } = yield* setUp
       expect(yield* funding.fund(invoice(12, "1.00", { currency: "EUR" }))).toBe("pending")
       expect(yield* funding.fund(invoice(13, "1.00", { user_id: null }))).toBe("pending")
       expect(yield* funding.fund(invoice(14, "1.00", { status: "cancelled" }))).toBe("pending")
       expect(paid).toEqual([])
       expect(yield* balance.amountsOf(UserId.make(1))).toEqual([{ currency: "USD", amount: "15.00" }])
-    }))
+    })
+  )
 })

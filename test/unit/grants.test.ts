@@ -19,7 +19,7 @@ const START = new Date("2026-06-01T00:00:00.000Z")
 const clock = AppClock.Test(START)
 const test = it.layer(ServiceGrants.Test.pipe(Layer.provideMerge(Layer.mergeAll(clock.layer, DomainEvents.Test().layer, SqlClientTest))))
 
-const world = Effect.gen(function*() {
+const world = Effect.gen(function* () {
   clock.controls.set(START)
   const repo = yield* CatalogRepo
   const retired = yield* repo.createPlan({ name: "Retired", is_active: false })
@@ -32,7 +32,7 @@ const none = { status: Option.none(), startsAt: Option.none(), expiresAt: Option
 
 describe("ServiceGrants.grant [D70]", () => {
   test.effect("any plan, also an inactive one: active from now for the cycle's length, not renewing ([D124]) unless told otherwise", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { grants, quarterly, retired, user } = yield* world
       const granted = yield* grants.grant(user.id, { planId: retired.id, cycleId: quarterly.id, ...none })
       expect(granted).toMatchObject({ userId: user.id, status: "active", autoRenew: false, plan: { name: "Retired" }, cycle: { durationDays: 90 } })
@@ -48,15 +48,17 @@ describe("ServiceGrants.grant [D70]", () => {
       })
       expect(told).toMatchObject({ status: "suspended", autoRenew: false })
       expect(told.expiresAt.getTime()).toBe(START.getTime() + 2 * DAY)
-    }))
+    })
+  )
 
   test.effect("an end not after the start is 422 errors.expires_at; [D11]: field errors come before an unknown user's 404", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { grants, quarterly, retired, user } = yield* world
       const early = yield* Effect.flip(grants.grant(user.id, { planId: retired.id, cycleId: quarterly.id, ...none, expiresAt: Option.some(START) }))
       expect(early._tag === "ValidationError" && early.errors).toEqual({ expires_at: ["The expires at field must be a date after starts at."] })
       const both = yield* Effect.flip(grants.grant(UserId.make(9999), { planId: retired.id, cycleId: 9999, ...none }))
       expect(both._tag === "ValidationError" && both.errors).toEqual({ cycle_id: ["The selected cycle id is invalid."] })
       expect((yield* Effect.flip(grants.grant(UserId.make(9999), { planId: retired.id, cycleId: quarterly.id, ...none })))._tag).toBe("NotFound")
-    }))
+    })
+  )
 })

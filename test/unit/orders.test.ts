@@ -29,7 +29,7 @@ const PaymentsTest = partialLayer(Payments, {
 })
 const test = it.layer(Orders.Test.pipe(Layer.provideMerge(Layer.mergeAll(clock.layer, events.layer, PaymentsTest, SqlClientTest))))
 
-const world = Effect.gen(function*() {
+const world = Effect.gen(function* () {
   clock.controls.set(START)
   events.emitted.length = 0
   markedPaid.length = 0
@@ -53,23 +53,30 @@ const order = (planId: number, cycleId: number, promo?: string, gateway?: string
 
 describe("place [D35] [D36]", () => {
   test.effect("a pending invoice of the cycle's price, due in 7 days, on the manual gateway; invoice.created, then a wake", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { orders, plain, plainMonthly, user } = yield* world
       const buyer = yield* user("buyer@example.test")
       const wakes = events.counts.wakes
       const invoice = yield* orders.place(buyer.id, order(plain.id, plainMonthly.id))
       expect(invoice).toMatchObject({
-        amount: "10.00", discount: "0.00", currency: "EUR", status: "pending", gateway: "manual", promo_code: null,
-        plan: { name: "Plain" }, cycle: { name: "Monthly", duration_days: 30 }
+        amount: "10.00",
+        discount: "0.00",
+        currency: "EUR",
+        status: "pending",
+        gateway: "manual",
+        promo_code: null,
+        plan: { name: "Plain" },
+        cycle: { name: "Monthly", duration_days: 30 }
       })
       expect(invoice.due_date.getTime()).toBe(START.getTime() + 7 * DAY)
       expect(events.emitted.map((e) => e.type)).toEqual(["invoice.created"])
       expect(events.counts.wakes).toBe(wakes + 1)
       expect(yield* Effect.flatMap(Services, (s) => s.current(buyer.id))).toEqual(Option.none())
-    }))
+    })
+  )
 
   test.effect("a trial plan for a verified address starts an active service at once, the invoice due at the trial's end", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { orders, trialMonthly, trialPlan, user } = yield* world
       const buyer = yield* user("Trial@Example.test")
       const invoice = yield* orders.place(buyer.id, order(trialPlan.id, trialMonthly.id))
@@ -79,10 +86,11 @@ describe("place [D35] [D36]", () => {
       const stored = yield* Effect.flatMap(Invoices, (i) => i.byUuid(invoice.uuid))
       expect(Option.map(stored, (i) => i.service_id)).toEqual(Option.map(service, (s) => s.id))
       expect(events.emitted.map((e) => e.type)).toEqual(["service.activated", "invoice.created"])
-    }))
+    })
+  )
 
   test.effect("[D35] rev. 2: one trial per address ever (in any case); none for an unverified address", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { orders, trialMonthly, trialPlan, user } = yield* world
       const first = yield* user("once@example.test")
       yield* orders.place(first.id, order(trialPlan.id, trialMonthly.id))
@@ -96,10 +104,11 @@ describe("place [D35] [D36]", () => {
       const noTrial = yield* orders.place(unverified.id, order(trialPlan.id, trialMonthly.id))
       expect(noTrial.due_date.getTime()).toBe(START.getTime() + 7 * DAY)
       expect(yield* Effect.flatMap(Services, (s) => s.current(unverified.id))).toEqual(Option.none())
-    }))
+    })
+  )
 
   test.effect("[D33]: a promo discounts the invoice and counts one use; the caller's own uses meet max_uses_per_user", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { orders, plain, plainMonthly, repo, user } = yield* world
       yield* repo.insertPromo({ code: "TENOFF", type: "percentage", value: 1000, expiresAt: null, maxUses: null, maxUsesPerUser: 1, planIds: [] })
       const buyer = yield* user("promo@example.test")
@@ -110,10 +119,11 @@ describe("place [D35] [D36]", () => {
       // another buyer may still use it
       const other = yield* user("promo2@example.test")
       expect((yield* orders.place(other.id, order(plain.id, plainMonthly.id, "TENOFF"))).amount).toBe("9.00")
-    }))
+    })
+  )
 
   test.effect("[D112]: an unknown gateway is 422 errors.gateway; an unknown user is 404; an inactive choice 422 errors.plan_id", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { orders, plain, plainMonthly, repo, user } = yield* world
       const buyer = yield* user("gw@example.test")
       const badGateway = yield* Effect.flip(orders.place(buyer.id, order(plain.id, plainMonthly.id, undefined, "paypal")))
@@ -123,10 +133,11 @@ describe("place [D35] [D36]", () => {
       const inactive = yield* Effect.flip(orders.place(buyer.id, order(plain.id, plainMonthly.id)))
       expect(inactive._tag === "ValidationError" && inactive.errors).toEqual({ plan_id: ["The selected plan id is invalid."] })
       expect(events.emitted).toEqual([])
-    }))
+    })
+  )
 
   test.effect("[D109]: a balance that covers the invoice pays it through `balance`; one that does not leaves it pending", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { orders, plain, plainMonthly, user } = yield* world
       const balance = yield* Balance
       const rich = yield* user("rich@example.test")
@@ -139,12 +150,13 @@ describe("place [D35] [D36]", () => {
       expect(yield* balance.amountsOf(rich.id)).toEqual([{ currency: "EUR", amount: "15.00" }])
       expect(yield* balance.amountsOf(poor.id)).toEqual([{ currency: "EUR", amount: "0.00" }])
       expect(pending.status).toBe("pending")
-    }))
+    })
+  )
 })
 
 describe("cancel, owned and paymentLink [D11] [D33] [D37]", () => {
   test.effect("a pending invoice is cancelled once, its promo use given back; a second cancel is 422 Invoice is not payable.", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { orders, plain, plainMonthly, repo, user } = yield* world
       yield* repo.insertPromo({ code: "ONLYONE", type: "fixed", value: 200, expiresAt: null, maxUses: 1, maxUsesPerUser: null, planIds: [] })
       const buyer = yield* user("cancel@example.test")
@@ -158,10 +170,11 @@ describe("cancel, owned and paymentLink [D11] [D33] [D37]", () => {
       expect(again._tag === "InvoiceNotPayable" && again.message).toBe("Invoice is not payable.")
       // the use came back: the next buyer gets the code
       expect((yield* orders.place(other.id, order(plain.id, plainMonthly.id, "ONLYONE"))).amount).toBe("8.00")
-    }))
+    })
+  )
 
   test.effect("another user's invoice is 404 for owned, cancel and paymentLink; the owner gets the gateway's link", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { orders, plain, plainMonthly, user } = yield* world
       const owner = yield* user("owner@example.test")
       const stranger = yield* user("stranger@example.test")
@@ -176,5 +189,6 @@ describe("cancel, owned and paymentLink [D11] [D33] [D37]", () => {
       expect(link).toEqual({ url: `https://pay.example.test/${invoice.uuid}`, expiresAt: new Date(START.getTime() + 30 * 60_000), gateway: "manual" })
       yield* orders.cancel(owner.id, invoice.uuid)
       expect((yield* Effect.flip(orders.paymentLink(owner.id, invoice.uuid)))._tag).toBe("InvoiceNotPayable")
-    }))
+    })
+  )
 })

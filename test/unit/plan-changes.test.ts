@@ -32,7 +32,7 @@ const neighbours = Layer.mergeAll(
 )
 const test = it.layer(PlanChanges.Test.pipe(Layer.provideMerge(neighbours)))
 
-const world = Effect.gen(function*() {
+const world = Effect.gen(function* () {
   clock.controls.set(START)
   const repo = yield* CatalogRepo
   const basic = yield* repo.createPlan({ name: "Basic" })
@@ -49,7 +49,7 @@ const world = Effect.gen(function*() {
 
 describe("quote [D108]", () => {
   test.effect("a cheaper cycle per day is a downgrade: no credit, the new price due, effective at the period's end", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { basic, basicMonthly, changes, onPro } = yield* world
       clock.controls.advance(10 * DAY)
       expect(yield* changes.quote(UserId.make(1), onPro, { planId: basic.id, cycleId: basicMonthly.id })).toEqual({
@@ -59,21 +59,23 @@ describe("quote [D108]", () => {
         currency: "USD",
         effective_at: new Date(START.getTime() + 30 * DAY)
       })
-    }))
+    })
+  )
 
   test.effect("another user's service is 404; the same plan and cycle, another currency, an inactive plan: 422 naming the field", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { basic, basicEuro, changes, old, oldMonthly, onPro, pro, proMonthly } = yield* world
       expect((yield* Effect.flip(changes.quote(UserId.make(2), onPro, { planId: basic.id, cycleId: basicEuro.id })))._tag).toBe("NotFound")
       const refusal = (planId: number, cycleId: number) =>
-        Effect.map(Effect.flip(changes.quote(UserId.make(1), onPro, { planId, cycleId })), (e) => e._tag === "ValidationError" ? e.errors : e._tag)
+        Effect.map(Effect.flip(changes.quote(UserId.make(1), onPro, { planId, cycleId })), (e) => (e._tag === "ValidationError" ? e.errors : e._tag))
       expect(yield* refusal(pro.id, proMonthly.id)).toEqual({ plan_id: ["The service is already on this plan and cycle."] })
       expect(yield* refusal(basic.id, basicEuro.id)).toEqual({ cycle_id: ["The cycle must be billed in USD, the currency of the current cycle."] })
       expect(yield* refusal(old.id, oldMonthly.id)).toEqual({ plan_id: ["The selected plan id is invalid."] })
-    }))
+    })
+  )
 
   test.effect("a service past its expiry, or not active, cannot be changed (422 Service cannot be changed.)", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { basic, basicMonthly, changes, onPro, services } = yield* world
       const request = { planId: basic.id, cycleId: basicMonthly.id }
       clock.controls.advance(31 * DAY)
@@ -82,7 +84,8 @@ describe("quote [D108]", () => {
       clock.controls.set(START)
       yield* services.update(onPro, { status: Option.some("suspended"), expiresAt: Option.none() })
       expect((yield* Effect.flip(changes.quote(UserId.make(1), onPro, request)))._tag).toBe("BusinessRuleViolation")
-    }))
+    })
+  )
 })
 
 describe("proration [D108], pure", () => {
@@ -95,5 +98,6 @@ describe("proration [D108], pure", () => {
       expect(prorate({ paidCents: 3000, periodStart, periodEnd, now, priceCents: 1000 })).toEqual({ creditCents: 2000, amountDueCents: 0, excessCents: 1000 })
       expect(changeKind({ priceCents: 999, days: 30 }, { priceCents: 9999, days: 365 })).toBe("downgrade")
       expect(changeKind({ priceCents: 999, days: 30 }, { priceCents: 1000, days: 30 })).toBe("upgrade")
-    }))
+    })
+  )
 })

@@ -18,7 +18,7 @@ const clock = AppClock.Test(new Date("2026-03-01T00:00:00.000Z"))
 const events = DomainEvents.Test()
 const test = it.layer(Services.Test.pipe(Layer.provideMerge(Layer.mergeAll(clock.layer, events.layer, SqlClientTest))))
 
-const world = Effect.gen(function*() {
+const world = Effect.gen(function* () {
   events.emitted.length = 0
   clock.controls.set(new Date("2026-03-01T00:00:00.000Z"))
   const repo = yield* CatalogRepo
@@ -34,20 +34,31 @@ const now = () => clock.controls.get().getTime()
 
 describe("activate [D35]: a payment extends its own service, else the current one on the plan, else starts one", () => {
   test.effect("no service yet: a new active service from now for the cycle's days, with its service.activated", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { monthly, plan, services } = yield* world
       const period = yield* services.activatePeriod({ serviceId: null, userId: UserId.make(7), planId: plan.id, cycleId: monthly.id })
       expect([period.from.getTime(), period.to.getTime()]).toEqual([now(), now() + 30 * DAY])
       const current = yield* services.current(UserId.make(7))
       expect(Option.map(current, (s) => [s.id, s.status, s.plan.name, s.cycle.price])).toEqual(Option.some([period.serviceId, "active", "Basic", "9.99"]))
-      expect(events.emitted).toEqual([{ type: "service.activated", data: {
-        id: period.serviceId, user_id: 7, plan_id: plan.id, cycle_id: monthly.id, status: "active",
-        period_start: iso(now()), expires_at: iso(now() + 30 * DAY)
-      } }])
-    }))
+      expect(events.emitted).toEqual([
+        {
+          type: "service.activated",
+          data: {
+            id: period.serviceId,
+            user_id: 7,
+            plan_id: plan.id,
+            cycle_id: monthly.id,
+            status: "active",
+            period_start: iso(now()),
+            expires_at: iso(now() + 30 * DAY)
+          }
+        }
+      ])
+    })
+  )
 
   test.effect("a second payment on the plan extends the current service from its expiry, not from now", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { monthly, plan, services } = yield* world
       const first = yield* services.activate({ serviceId: null, userId: UserId.make(7), planId: plan.id, cycleId: monthly.id })
       clock.controls.advance(10 * DAY)
@@ -55,10 +66,11 @@ describe("activate [D35]: a payment extends its own service, else the current on
       expect(second.serviceId).toBe(first)
       expect(second.to.getTime()).toBe(new Date("2026-03-01T00:00:00.000Z").getTime() + 60 * DAY)
       expect((yield* services.listOf(UserId.make(7))).length).toBe(1)
-    }))
+    })
+  )
 
   test.effect("a payment on another plan starts a second service; another user's service is never touched", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { monthly, other, otherMonthly, plan, services } = yield* world
       const mine = yield* services.activate({ serviceId: null, userId: UserId.make(7), planId: plan.id, cycleId: monthly.id })
       const theirs = yield* services.activate({ serviceId: null, userId: UserId.make(8), planId: plan.id, cycleId: monthly.id })
@@ -67,10 +79,11 @@ describe("activate [D35]: a payment extends its own service, else the current on
       // [D34]: the newest current service is the current one
       expect(Option.map(yield* services.current(UserId.make(7)), (s) => s.id)).toEqual(Option.some(switched))
       expect(yield* services.findOwned(UserId.make(8), mine)).toEqual(Option.none())
-    }))
+    })
+  )
 
   test.effect("a trial's invoice paid extends the trial's own service from its expiry; an expired one from now", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { monthly, plan, services } = yield* world
       const trial = yield* services.startTrial({ userId: UserId.make(7), plan, cycle: monthly })
       expect(trial.expiresAt.getTime()).toBe(now() + 3 * DAY)
@@ -82,12 +95,13 @@ describe("activate [D35]: a payment extends its own service, else the current on
       const revived = yield* services.activatePeriod({ serviceId: late.id, userId: UserId.make(9), planId: plan.id, cycleId: monthly.id })
       expect([revived.from.getTime(), revived.to.getTime()]).toEqual([now(), now() + 30 * DAY])
       expect(events.emitted.map((e) => e.type)).toEqual(["service.activated", "service.activated", "service.activated", "service.activated"])
-    }))
+    })
+  )
 })
 
 describe("expireDue [D80] and an admin's update [D101]", () => {
   test.effect("services past expires_at become expired, each with service.expired; the others stay", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { monthly, plan, services } = yield* world
       const short = yield* services.startTrial({ userId: UserId.make(1), plan, cycle: monthly })
       const long = yield* services.activate({ serviceId: null, userId: UserId.make(2), planId: plan.id, cycleId: monthly.id })
@@ -98,10 +112,11 @@ describe("expireDue [D80] and an admin's update [D101]", () => {
       expect(events.emitted.map((e) => [e.type, "id" in e.data ? e.data.id : null])).toEqual([["service.expired", short.id]])
       expect(Option.map(yield* services.findById(long), (s) => s.status)).toEqual(Option.some("active"))
       expect(yield* services.current(UserId.make(1))).toEqual(Option.none())
-    }))
+    })
+  )
 
   test.effect("suspending emits service.suspended once (not again when already suspended), then wakes the sender", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { monthly, plan, services } = yield* world
       const id = yield* services.activate({ serviceId: null, userId: UserId.make(3), planId: plan.id, cycleId: monthly.id })
       events.emitted.length = 0
@@ -112,5 +127,6 @@ describe("expireDue [D80] and an admin's update [D101]", () => {
       expect(events.emitted.map((e) => e.type)).toEqual(["service.suspended"])
       expect(events.counts.wakes).toBe(wakes + 2)
       expect(yield* services.update(999, { status: Option.some("active"), expiresAt: Option.none() })).toEqual(Option.none())
-    }))
+    })
+  )
 })

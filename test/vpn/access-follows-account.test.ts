@@ -17,8 +17,7 @@ afterAll(() => app.dispose())
 
 const member = () => vpnMember(app)
 const nodePeers = (nodeToken: string) => nodePeersOf(app, nodeToken)
-const openvpnAuth = async (nodeToken: string, username: string, password: string) =>
-  (await openvpnAuthOf(app, nodeToken, username, password)).status
+const openvpnAuth = async (nodeToken: string, username: string, password: string) => (await openvpnAuthOf(app, nodeToken, username, password)).status
 
 const publicKeyOf = (conf: string) => KeyGen.publicKeyOf(/^PrivateKey = (.+)$/m.exec(conf)![1]!)
 

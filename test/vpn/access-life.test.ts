@@ -16,11 +16,7 @@ afterAll(() => app.dispose())
 
 /** the service, run the way the accounts room will: inside its own open transaction */
 const inTransaction = <A>(f: (accounts: VpnAccounts) => Effect.Effect<A>) =>
-  app.run(
-    Effect.flatMap(SqlClient.SqlClient, (sql) => sql.withTransaction(Effect.flatMap(VpnAccounts, f))).pipe(
-      Effect.provide(VpnAccounts.Default)
-    )
-  )
+  app.run(Effect.flatMap(SqlClient.SqlClient, (sql) => sql.withTransaction(Effect.flatMap(VpnAccounts, f))).pipe(Effect.provide(VpnAccounts.Default)))
 
 const member = () => vpnMember(app)
 const nodePeers = (nodeToken: string) => nodePeersOf(app, nodeToken)
@@ -57,9 +53,8 @@ describe("VpnAccounts.setUserEnabled [D21] [D91]", () => {
     const m = await member()
     await app.run(
       Effect.flatMap(SqlClient.SqlClient, (sql) =>
-        sql.withTransaction(
-          Effect.flatMap(VpnAccounts, (accounts) => Effect.zipRight(accounts.setUserEnabled(m.user.id, false), Effect.fail("rollback")))
-        )).pipe(Effect.provide(VpnAccounts.Default), Effect.ignore)
+        sql.withTransaction(Effect.flatMap(VpnAccounts, (accounts) => Effect.zipRight(accounts.setUserEnabled(m.user.id, false), Effect.fail("rollback"))))
+      ).pipe(Effect.provide(VpnAccounts.Default), Effect.ignore)
     )
     expect((await nodePeers(m.wg.nodeToken))[0]!.enabled).toBe(true)
   })

@@ -26,8 +26,15 @@ describe("GET /v1/admin/servers [D92]", () => {
     const detail = await app.get(`/v1/admin/servers/${id}`, { token: admin.token })
     expect(detail.status).toBe(200)
     expect(detail.body.data).toMatchObject({
-      id, name: "Dual", protocol: "wireguard", port: 51820, subnet: "10.70.0.0/24", subnet6: null,
-      last_seen_at: null, peers: 0, plan_ids: [plan.planId]
+      id,
+      name: "Dual",
+      protocol: "wireguard",
+      port: 51820,
+      subnet: "10.70.0.0/24",
+      subnet6: null,
+      last_seen_at: null,
+      peers: 0,
+      plan_ids: [plan.planId]
     })
     const user = await app.createUser()
     await makeService(app, user.id, plan)

@@ -29,7 +29,14 @@ describe("POST /v1/admin/servers [D70]", () => {
     expect(typeof node_token).toBe("string")
     const [row] = await app.sql<Record<string, unknown>>`
       select port, transport, subnet::text as subnet, dns, public_key, node_token_hash from servers where id = ${server.id}`
-    expect(row).toEqual({ port: 51820, transport: "udp", subnet: "10.66.0.0/16", dns: "1.1.1.1, 1.0.0.1", public_key: SERVER_PUBLIC_KEY, node_token_hash: sha256Hex(node_token) })
+    expect(row).toEqual({
+      port: 51820,
+      transport: "udp",
+      subnet: "10.66.0.0/16",
+      dns: "1.1.1.1, 1.0.0.1",
+      public_key: SERVER_PUBLIC_KEY,
+      node_token_hash: sha256Hex(node_token)
+    })
     // the token is stored only hashed and works on the node routes
     expect(JSON.stringify(await app.sql`select * from servers`)).not.toContain(node_token)
     const peers = await app.get("/v1/node/peers", { token: node_token })
@@ -41,14 +48,32 @@ describe("POST /v1/admin/servers [D70]", () => {
   test("OpenVPN defaults to port 1194 udp; port, transport, subnet, dns and status are taken", async () => {
     const ovpn = await app.post("/v1/admin/servers", {
       token: admin.token,
-      body: { name: "Rome 1", country: "IT", city: "Rome", protocol: "openvpn", ip: "203.0.113.21", ca_cert: "-----BEGIN CERTIFICATE-----\nMII\n-----END CERTIFICATE-----" }
+      body: {
+        name: "Rome 1",
+        country: "IT",
+        city: "Rome",
+        protocol: "openvpn",
+        ip: "203.0.113.21",
+        ca_cert: "-----BEGIN CERTIFICATE-----\nMII\n-----END CERTIFICATE-----"
+      }
     })
     expect(ovpn.status).toBe(201)
     const [row] = await app.sql<{ port: number; transport: string }>`select port, transport from servers where id = ${ovpn.body.data.id}`
     expect(row).toEqual({ port: 1194, transport: "udp" })
     const custom = await app.post("/v1/admin/servers", {
       token: admin.token,
-      body: { name: "Rome 2", country: "IT", city: "Rome", protocol: "openvpn", ip: "2001:db8::1", port: 443, transport: "tcp", subnet: "10.9.8.7/24", dns: "9.9.9.9", status: "maintenance" }
+      body: {
+        name: "Rome 2",
+        country: "IT",
+        city: "Rome",
+        protocol: "openvpn",
+        ip: "2001:db8::1",
+        port: 443,
+        transport: "tcp",
+        subnet: "10.9.8.7/24",
+        dns: "9.9.9.9",
+        status: "maintenance"
+      }
     })
     expect(custom.status).toBe(201)
     expect(custom.body.data.status).toBe("maintenance")

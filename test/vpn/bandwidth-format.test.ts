@@ -1,5 +1,16 @@
 import { describe, expect, test } from "bun:test"
-import { anchorDaysStartingIn, formatBytes, isOverLimit, limitBytes, parsePeriod, periodAt, periodStart, resetDate, summary, usage } from "../../src/vpn/Bandwidth.ts"
+import {
+  anchorDaysStartingIn,
+  formatBytes,
+  isOverLimit,
+  limitBytes,
+  parsePeriod,
+  periodAt,
+  periodStart,
+  resetDate,
+  summary,
+  usage
+} from "../../src/vpn/Bandwidth.ts"
 
 // [D55]: the pure arithmetic and formatting.
 describe("formatBytes [D55]", () => {
@@ -96,10 +107,11 @@ describe("quota periods, pure [D95]", () => {
     expect(periodAt(anchor, at("2027-12-30T00:00:00Z"))).toEqual({ start: "2027-11-30", next: "2027-12-31" })
   })
   test("monthly and never", () => {
-    expect(periodAt({ usageReset: "monthly", startsAt: at("2026-01-15T00:00:00Z") }, at("2026-12-31T23:00:00Z")))
-      .toEqual({ start: "2026-12-01", next: "2027-01-01" })
-    expect(periodAt({ usageReset: "never", startsAt: at("2026-01-15T20:00:00Z") }, at("2029-06-01T00:00:00Z")))
-      .toEqual({ start: "2026-01-15", next: null })
+    expect(periodAt({ usageReset: "monthly", startsAt: at("2026-01-15T00:00:00Z") }, at("2026-12-31T23:00:00Z"))).toEqual({
+      start: "2026-12-01",
+      next: "2027-01-01"
+    })
+    expect(periodAt({ usageReset: "never", startsAt: at("2026-01-15T20:00:00Z") }, at("2029-06-01T00:00:00Z"))).toEqual({ start: "2026-01-15", next: null })
   })
   test("the anchor days whose periods start after one day up to another", () => {
     expect([...anchorDaysStartingIn("2026-07-19", "2026-07-20")]).toEqual([20])

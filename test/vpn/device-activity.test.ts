@@ -43,15 +43,31 @@ describe("GET /v1/devices and /v1/devices/{device} [D107]", () => {
 
     const now = app.clock.get()
     const shake = unix(now) - 30
-    expect((await report(s1.nodeToken, [
-      { public_key: phoneOn1.key, rx_total: 1000, tx_total: 500, latest_handshake: shake },
-      { public_key: laptopOn1.key, rx_total: 0, tx_total: 0, latest_handshake: 0 }
-    ], "r1")).body.data).toEqual({ accepted: 2 })
+    expect(
+      (
+        await report(
+          s1.nodeToken,
+          [
+            { public_key: phoneOn1.key, rx_total: 1000, tx_total: 500, latest_handshake: shake },
+            { public_key: laptopOn1.key, rx_total: 0, tx_total: 0, latest_handshake: 0 }
+          ],
+          "r1"
+        )
+      ).body.data
+    ).toEqual({ accepted: 2 })
     // the same report again (a retry): nothing added ([D94])
-    expect((await report(s1.nodeToken, [
-      { public_key: phoneOn1.key, rx_total: 1000, tx_total: 500, latest_handshake: shake },
-      { public_key: laptopOn1.key, rx_total: 0, tx_total: 0, latest_handshake: 0 }
-    ], "r1")).status).toBe(200)
+    expect(
+      (
+        await report(
+          s1.nodeToken,
+          [
+            { public_key: phoneOn1.key, rx_total: 1000, tx_total: 500, latest_handshake: shake },
+            { public_key: laptopOn1.key, rx_total: 0, tx_total: 0, latest_handshake: 0 }
+          ],
+          "r1"
+        )
+      ).status
+    ).toBe(200)
     // the second server: the increase of cumulative totals counts
     await report(s2.nodeToken, [{ public_key: phoneOn2.key, rx_total: 100, tx_total: 0, latest_handshake: shake - 100 }], "r2")
     await report(s2.nodeToken, [{ public_key: phoneOn2.key, rx_total: 300, tx_total: 50, latest_handshake: shake - 60 }], "r3")
@@ -76,8 +92,22 @@ describe("GET /v1/devices and /v1/devices/{device} [D107]", () => {
     expect(detail.status).toBe(200)
     expect(detail.body.data).toMatchObject({ id: phone.id, online: true, period_bytes: 1850 })
     expect(detail.body.data.servers).toEqual([
-      { server_id: s1.id, server_name: expect.stringContaining("Amsterdam"), address: phoneOn1.address, last_handshake_at: new Date(shake * 1000).toISOString(), rx_bytes: 1000, tx_bytes: 500 },
-      { server_id: s2.id, server_name: expect.any(String), address: phoneOn2.address, last_handshake_at: new Date((shake - 60) * 1000).toISOString(), rx_bytes: 300, tx_bytes: 50 }
+      {
+        server_id: s1.id,
+        server_name: expect.stringContaining("Amsterdam"),
+        address: phoneOn1.address,
+        last_handshake_at: new Date(shake * 1000).toISOString(),
+        rx_bytes: 1000,
+        tx_bytes: 500
+      },
+      {
+        server_id: s2.id,
+        server_name: expect.any(String),
+        address: phoneOn2.address,
+        last_handshake_at: new Date((shake - 60) * 1000).toISOString(),
+        rx_bytes: 300,
+        tx_bytes: 50
+      }
     ])
 
     // an older handshake in a later report does not move it back; 181 s later the device is offline

@@ -61,8 +61,26 @@ describe("devices [D90]", () => {
     expect(list.status).toBe(200)
     expect(list.body.data).toEqual([
       // [D107]: each with its activity (none yet)
-      { id: first.body.data.id, name: "Laptop", platform: "linux", created_at: first.body.data.created_at, last_handshake_at: null, online: false, period_bytes: 0, subscription_url: expect.stringMatching(/^http:\/\/localhost:3000\/s\//) },
-      { id: second.body.data.id, name: "Phone", platform: "android", created_at: second.body.data.created_at, last_handshake_at: null, online: false, period_bytes: 0, subscription_url: expect.stringMatching(/^http:\/\/localhost:3000\/s\//) }
+      {
+        id: first.body.data.id,
+        name: "Laptop",
+        platform: "linux",
+        created_at: first.body.data.created_at,
+        last_handshake_at: null,
+        online: false,
+        period_bytes: 0,
+        subscription_url: expect.stringMatching(/^http:\/\/localhost:3000\/s\//)
+      },
+      {
+        id: second.body.data.id,
+        name: "Phone",
+        platform: "android",
+        created_at: second.body.data.created_at,
+        last_handshake_at: null,
+        online: false,
+        period_bytes: 0,
+        subscription_url: expect.stringMatching(/^http:\/\/localhost:3000\/s\//)
+      }
     ])
 
     const renamed = await app.put(`/v1/devices/${first.body.data.id}`, { token: user.token, body: { name: "Work laptop" } })
@@ -189,9 +207,11 @@ describe("per-device configs [D90]", () => {
     const { user, wg } = await member()
     const d = (await create(user.token)).body.data.id
     const conf = await app.get(`/v1/devices/${d}/wireguard/${wg.id}`, { token: user.token })
-    const res = await app.fetch(new Request(`http://localhost:3000/v1/devices/${d}/wireguard/${wg.id}/qr`, {
-      headers: { authorization: `Bearer ${user.token}` }
-    }))
+    const res = await app.fetch(
+      new Request(`http://localhost:3000/v1/devices/${d}/wireguard/${wg.id}/qr`, {
+        headers: { authorization: `Bearer ${user.token}` }
+      })
+    )
     expect(res.status).toBe(200)
     expect(res.headers.get("content-type")).toBe("image/png")
     expect(res.headers.get("cache-control")).toBe("no-store")
@@ -211,7 +231,18 @@ describe("the spec's routes serve the default device [D90]", () => {
     const conf = await app.get(`/v1/servers/${wg.id}/wireguard`, { token: user.token })
     expect(conf.status).toBe(200)
     const list = (await app.get("/v1/devices", { token: user.token })).body.data
-    expect(list).toEqual([{ id: expect.any(Number), name: "Default", platform: "other", created_at: expect.any(String), last_handshake_at: null, online: false, period_bytes: 0, subscription_url: expect.any(String) }])
+    expect(list).toEqual([
+      {
+        id: expect.any(Number),
+        name: "Default",
+        platform: "other",
+        created_at: expect.any(String),
+        last_handshake_at: null,
+        online: false,
+        period_bytes: 0,
+        subscription_url: expect.any(String)
+      }
+    ])
     expect((await app.get(`/v1/devices/${list[0].id}/wireguard/${wg.id}`, { token: user.token })).text).toBe(conf.text)
     expect((await create(user.token)).status).toBe(201)
     expect((await create(user.token)).status).toBe(422)
@@ -282,7 +313,18 @@ describe("peers and credentials from before devices [D90]", () => {
       insert into vpn_credentials (user_id, username, secret_enc, secret_hash)
       values (${user.id}, ${`u${user.id}-legacy00`}, ${AppKey.make(new Uint8Array(32).fill(7)).encrypt("legacy-secret")}, 'legacy')`
     const list = (await app.get("/v1/devices", { token: user.token })).body.data
-    expect(list).toEqual([{ id: expect.any(Number), name: "Default", platform: "other", created_at: expect.any(String), last_handshake_at: null, online: false, period_bytes: 0, subscription_url: expect.any(String) }])
+    expect(list).toEqual([
+      {
+        id: expect.any(Number),
+        name: "Default",
+        platform: "other",
+        created_at: expect.any(String),
+        last_handshake_at: null,
+        online: false,
+        period_bytes: 0,
+        subscription_url: expect.any(String)
+      }
+    ])
     const rows = await app.sql<{ peer: number; credentials: number }>`
       select (select device_id from wireguard_peers where user_id = ${user.id}) as peer,
              (select device_id from vpn_credentials where user_id = ${user.id}) as credentials`

@@ -27,9 +27,7 @@ describe("VPN errors in the OpenAPI document", () => {
       expect(refs(responses, "423").sort()).toEqual(["BandwidthExceeded", "ServiceSuspended"])
     }
     expect(refs(doc.paths["/v1/servers/{server}"].get.responses, "403").sort()).toEqual(["Forbidden", "PlanExcludesServer"])
-    expect(refs(doc.paths["/v1/servers/{server}/wireguard"].get.responses, "503")).toEqual(
-      expect.arrayContaining(["SubnetFull", "ServerNotConfigured"])
-    )
+    expect(refs(doc.paths["/v1/servers/{server}/wireguard"].get.responses, "503")).toEqual(expect.arrayContaining(["SubnetFull", "ServerNotConfigured"]))
     expect(doc.components.schemas.PlanExcludesServer).toBeDefined()
     expect(refs(doc.paths["/v1/node/usage"].post.responses, "422")).toContain("ValidationError")
     expect(refs(doc.paths["/v1/account/vpn/revoke-all"].post.responses, "200")).toEqual(["VpnAccessRevoked"])

@@ -36,9 +36,11 @@ const oldAnswer = (serverId: number) =>
 
 /** the streamed answer, as its chunks arrive */
 const streamed = async (nodeToken: string) => {
-  const response = await app.fetch(new Request("http://localhost:3000/v1/node/peers", {
-    headers: { authorization: `Bearer ${nodeToken}`, accept: "application/json" }
-  }))
+  const response = await app.fetch(
+    new Request("http://localhost:3000/v1/node/peers", {
+      headers: { authorization: `Bearer ${nodeToken}`, accept: "application/json" }
+    })
+  )
   const reader = response.body!.getReader()
   const decoder = new TextDecoder()
   let text = ""

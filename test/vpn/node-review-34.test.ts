@@ -29,8 +29,9 @@ const member = async (plan: { planId: number; cycleId: number }, server: { id: n
 }
 
 const deviceOf = async (token: string, id: number) =>
-  ((await app.get("/v1/devices", { token })).body.data as Array<{ id: number; online: boolean; last_handshake_at: string | null; period_bytes: number }>)
-    .find((d) => d.id === id)!
+  ((await app.get("/v1/devices", { token })).body.data as Array<{ id: number; online: boolean; last_handshake_at: string | null; period_bytes: number }>).find(
+    (d) => d.id === id
+  )!
 
 const since = async (token: string, revision: number) => {
   const res = await app.get(`/v1/node/peers?since=${revision}`, { token })
@@ -46,7 +47,10 @@ describe("[D107] a handshake in the future (issue 34)", () => {
     const a = await member(plan, server)
     const now = app.clock.get()
     const ahead = unix(now) + 365 * 86_400
-    const res = await app.post("/v1/node/counters", { token: server.nodeToken, body: [{ public_key: a.key, rx_total: 10, tx_total: 10, latest_handshake: ahead }] })
+    const res = await app.post("/v1/node/counters", {
+      token: server.nodeToken,
+      body: [{ public_key: a.key, rx_total: 10, tx_total: 10, latest_handshake: ahead }]
+    })
     expect(res.status).toBe(200)
     const seen = await deviceOf(a.user.token, a.device.id)
     expect(seen.online).toBe(true)
@@ -54,7 +58,10 @@ describe("[D107] a handshake in the future (issue 34)", () => {
     app.clock.advance(181_000)
     expect((await deviceOf(a.user.token, a.device.id)).online).toBe(false)
     // a later true handshake still moves it on
-    await app.post("/v1/node/counters", { token: server.nodeToken, body: [{ public_key: a.key, rx_total: 20, tx_total: 20, latest_handshake: unix(app.clock.get()) - 5 }] })
+    await app.post("/v1/node/counters", {
+      token: server.nodeToken,
+      body: [{ public_key: a.key, rx_total: 20, tx_total: 20, latest_handshake: unix(app.clock.get()) - 5 }]
+    })
     expect((await deviceOf(a.user.token, a.device.id)).online).toBe(true)
   })
 })

@@ -29,11 +29,13 @@ const call = (tag: string, payload: unknown, extra: Record<string, unknown> = {}
 
 /** a raw POST of NDJSON frames (or a raw text) */
 const post = async (token: string | undefined, body: ReadonlyArray<unknown> | string) => {
-  const response = await app.fetch(new Request("http://localhost:3000/v1/node/rpc", {
-    method: "POST",
-    headers: { "content-type": "application/ndjson", ...(token === undefined ? {} : { authorization: `Bearer ${token}` }) },
-    body: typeof body === "string" ? body : `${body.map((f) => JSON.stringify(f)).join("\n")}\n`
-  }))
+  const response = await app.fetch(
+    new Request("http://localhost:3000/v1/node/rpc", {
+      method: "POST",
+      headers: { "content-type": "application/ndjson", ...(token === undefined ? {} : { authorization: `Bearer ${token}` }) },
+      body: typeof body === "string" ? body : `${body.map((f) => JSON.stringify(f)).join("\n")}\n`
+    })
+  )
   const text = await response.text()
   let json: unknown
   try {
@@ -69,12 +71,22 @@ describe("POST /v1/node/rpc: checked before the RPC server (issue 34)", () => {
 
   test(`at most ${MAX_RPC_CALLS} calls a request (422), at most 64 KiB (413); malformed frames 422, never 5xx`, async () => {
     const { id, nodeToken } = await server()
-    const within = await post(nodeToken, Array.from({ length: MAX_RPC_CALLS }, () => call("ReportApplied", { revision: 0, version: "x" })))
+    const within = await post(
+      nodeToken,
+      Array.from({ length: MAX_RPC_CALLS }, () => call("ReportApplied", { revision: 0, version: "x" }))
+    )
     expect(within.status).toBe(200)
     expect(within.text.split("\n").filter((l) => l.includes('"Exit"'))).toHaveLength(MAX_RPC_CALLS)
-    const over = await post(nodeToken, Array.from({ length: MAX_RPC_CALLS + 1 }, () => call("ReportApplied", { revision: 0, version: "x" })))
+    const over = await post(
+      nodeToken,
+      Array.from({ length: MAX_RPC_CALLS + 1 }, () => call("ReportApplied", { revision: 0, version: "x" }))
+    )
     expect(over.status).toBe(422)
-    expect(over.json).toEqual({ success: false, message: "The given data was invalid.", errors: { calls: [`A request may carry at most ${MAX_RPC_CALLS} calls.`] } })
+    expect(over.json).toEqual({
+      success: false,
+      message: "The given data was invalid.",
+      errors: { calls: [`A request may carry at most ${MAX_RPC_CALLS} calls.`] }
+    })
     const large = await post(nodeToken, [call("ReportApplied", { revision: 0, version: "x" }, { traceId: "t".repeat(70_000) })])
     expect(large.status).toBe(413)
     expect(large.json).toEqual({ success: false, message: "Payload too large." })

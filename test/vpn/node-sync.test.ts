@@ -124,7 +124,10 @@ describe("GET /v1/node/peers?since= [D92]", () => {
     expect(after!.n - before!.n).toBe(2)
     const changed = await poll(server.nodeToken, cursor)
     expect(changed.data.map((e) => [e.public_key, e.enabled]).sort()).toEqual(
-      [[members[0]!.key, false], [members[1]!.key, false]].sort()
+      [
+        [members[0]!.key, false],
+        [members[1]!.key, false]
+      ].sort()
     )
     // the crossings are written at commit and then gone: nothing waits in the table
     const [left] = await app.sql<{ n: number }>`select count(*)::int as n from vpn_usage_crossings`
@@ -194,10 +197,10 @@ describe("access follows the account on the node [D91]", () => {
     const ovpn = await makeServer(app, { protocol: "openvpn", planIds: [plan.planId] })
     const user = await app.createUser()
     await makeService(app, user.id, plan)
-    const made = await Promise.all(["A", "B"].map(async (name) =>
-      (await app.post("/v1/devices", { token: user.token, body: { name, platform: "linux" } })).body.data))
-    const keys = await Promise.all(made.map(async (d) =>
-      keyOf((await app.get(`/v1/devices/${d.id}/wireguard/${wg.id}`, { token: user.token })).text)))
+    const made = await Promise.all(
+      ["A", "B"].map(async (name) => (await app.post("/v1/devices", { token: user.token, body: { name, platform: "linux" } })).body.data)
+    )
+    const keys = await Promise.all(made.map(async (d) => keyOf((await app.get(`/v1/devices/${d.id}/wireguard/${wg.id}`, { token: user.token })).text)))
     const revoked = await app.post("/v1/account/vpn/revoke-all", { token: user.token })
     expect(revoked.status).toBe(200)
     expect(revoked.body.message).toBe("VPN access revoked.")

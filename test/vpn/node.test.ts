@@ -35,7 +35,11 @@ describe("node tokens [D54]", () => {
     const { server, user } = await withPeer()
     expect((await app.get("/v1/node/peers", { token: server.nodeToken })).status).toBe(200)
     for (const token of [undefined, user.token, "node_nope", ""]) {
-      for (const [method, path] of [["GET", "/v1/node/peers"], ["POST", "/v1/node/openvpn/auth"], ["POST", "/v1/node/usage"]] as const) {
+      for (const [method, path] of [
+        ["GET", "/v1/node/peers"],
+        ["POST", "/v1/node/openvpn/auth"],
+        ["POST", "/v1/node/usage"]
+      ] as const) {
         const res = await app.request(method, path, { ...(token !== undefined ? { token } : {}), body: method === "POST" ? [] : undefined })
         expect(res.status).toBe(401)
         expect(res.body).toEqual({ success: false, message: "Unauthenticated." })
@@ -121,7 +125,10 @@ describe("POST /v1/node/openvpn/auth [D54]", () => {
     const ok = await auth({ username: creds.username, password: creds.password })
     expect(ok.status).toBe(200)
     expect(ok.body).toEqual({ success: true, data: { username: creds.username, allowed: true, speed_limit_mbps: null } })
-    for (const body of [{ username: creds.username, password: "wrong" }, { username: "u0-nobody", password: creds.password }]) {
+    for (const body of [
+      { username: creds.username, password: "wrong" },
+      { username: "u0-nobody", password: creds.password }
+    ]) {
       const res = await auth(body)
       expect(res.status).toBe(403)
       expect(res.body).toEqual({ success: false, message: "Forbidden." })
@@ -174,7 +181,10 @@ describe("POST /v1/node/usage [D54]", () => {
     expect(res.body).toEqual({ success: true, data: { accepted: 1 } })
     const byName = await app.post("/v1/node/usage", {
       token: ovpn.nodeToken,
-      body: [{ username: creds.username, rx_bytes: 5, tx_bytes: 7 }, { username: "u0-nobody", rx_bytes: 1, tx_bytes: 1 }]
+      body: [
+        { username: creds.username, rx_bytes: 5, tx_bytes: 7 },
+        { username: "u0-nobody", rx_bytes: 1, tx_bytes: 1 }
+      ]
     })
     expect(byName.body).toEqual({ success: true, data: { accepted: 1 } })
     expect(await usageOf(a.serviceId)).toEqual({ rx: 1005, tx: 207 })
@@ -206,7 +216,10 @@ describe("POST /v1/node/usage [D54]", () => {
       await app.post("/v1/node/usage", { token: a.server.nodeToken, body: [{ public_key: a.publicKey, rx_bytes: 2, tx_bytes: 0 }] })
       const rows = await app.sql<{ period: string; rx: number }>`
         select to_char(period, 'YYYY-MM') as period, rx_bytes as rx from usage_records where service_id = ${a.serviceId} order by period`
-      expect(rows.map((r) => [r.period, Number(r.rx)])).toEqual([["2026-02", 1], ["2026-03", 2]])
+      expect(rows.map((r) => [r.period, Number(r.rx)])).toEqual([
+        ["2026-02", 1],
+        ["2026-03", 2]
+      ])
     } finally {
       app.clock.set(new Date("2026-01-15T12:00:00.000Z"))
     }
@@ -215,7 +228,8 @@ describe("POST /v1/node/usage [D54]", () => {
   test("concurrent reports add up exactly", async () => {
     const a = await withPeer()
     const reports = Array.from({ length: 40 }, (_, i) =>
-      app.post("/v1/node/usage", { token: a.server.nodeToken, body: [{ public_key: a.publicKey, rx_bytes: 1000 + i, tx_bytes: 1 }] }))
+      app.post("/v1/node/usage", { token: a.server.nodeToken, body: [{ public_key: a.publicKey, rx_bytes: 1000 + i, tx_bytes: 1 }] })
+    )
     const responses = await Promise.all(reports)
     expect(responses.every((r) => r.status === 200 && r.body.data.accepted === 1)).toBe(true)
     const expectedRx = Array.from({ length: 40 }, (_, i) => 1000 + i).reduce((x, y) => x + y, 0)

@@ -18,14 +18,32 @@ describe("GET /v1/servers/{server}/openvpn [D53]", () => {
     const user = await app.createUser()
     const plan = await makePlan(app)
     await makeService(app, user.id, plan)
-    const server = await makeServer(app, { protocol: "openvpn", name: "London 1", planIds: [plan.planId], caCert: CA, transport: "tcp", ip: "203.0.113.14", port: 443 })
+    const server = await makeServer(app, {
+      protocol: "openvpn",
+      name: "London 1",
+      planIds: [plan.planId],
+      caCert: CA,
+      transport: "tcp",
+      ip: "203.0.113.14",
+      port: 443
+    })
     const res = await app.get(`/v1/servers/${server.id}/openvpn`, { token: user.token })
     expect(res.status).toBe(200)
     expect(res.headers.get("content-type")).toBe("text/plain; charset=utf-8")
     expect(res.headers.get("content-disposition")).toBe('attachment; filename="london-1.ovpn"')
     expect(res.headers.get("cache-control")).toBe("no-store")
     const lines = res.text.split("\n")
-    for (const directive of ["client", "dev tun", "proto tcp", "remote 203.0.113.14 443", "auth-user-pass", "remote-cert-tls server", "nobind", "persist-key", "persist-tun"]) {
+    for (const directive of [
+      "client",
+      "dev tun",
+      "proto tcp",
+      "remote 203.0.113.14 443",
+      "auth-user-pass",
+      "remote-cert-tls server",
+      "nobind",
+      "persist-key",
+      "persist-tun"
+    ]) {
       expect(lines).toContain(directive)
     }
     expect(res.text).toContain(`<ca>\n${CA}\n</ca>\n`)
@@ -95,8 +113,7 @@ describe("VPN credentials [D53]", () => {
   test("rotate keeps the username, replaces the secret; the node refuses the old one at once", async () => {
     const { user, server } = await subscriber(app, { protocol: "openvpn" })
     const before = (await app.get("/v1/account/vpn-credentials", { token: user.token })).body.data
-    const auth = (password: string) =>
-      app.post("/v1/node/openvpn/auth", { token: server.nodeToken, body: { username: before.username, password } })
+    const auth = (password: string) => app.post("/v1/node/openvpn/auth", { token: server.nodeToken, body: { username: before.username, password } })
     expect((await auth(before.password)).status).toBe(200)
     const rotated = await app.post("/v1/account/vpn-credentials/rotate", { token: user.token })
     expect(rotated.status).toBe(200)

@@ -117,10 +117,12 @@ describe("node entries carry speed_limit_mbps [D103]", () => {
     const a = await member(limited, server)
     const b = await member(open, server)
     const full = await poll(server.nodeToken)
-    expect(full.data).toEqual(expect.arrayContaining([
-      { public_key: a.key, allowed_ips: expect.any(String), enabled: true, speed_limit_mbps: 10 },
-      { public_key: b.key, allowed_ips: expect.any(String), enabled: true, speed_limit_mbps: null }
-    ]))
+    expect(full.data).toEqual(
+      expect.arrayContaining([
+        { public_key: a.key, allowed_ips: expect.any(String), enabled: true, speed_limit_mbps: 10 },
+        { public_key: b.key, allowed_ips: expect.any(String), enabled: true, speed_limit_mbps: null }
+      ])
+    )
 
     const changed = await app.put(`/v1/admin/plans/${limited.planId}`, { token: admin.token, body: { speed_limit_mbps: 5 } })
     expect(changed.status).toBe(200)
@@ -144,15 +146,17 @@ describe("node entries carry speed_limit_mbps [D103]", () => {
     const start = await poll(server.nodeToken)
     expect(start.data).toContainEqual(expect.objectContaining({ public_key: a.key, speed_limit_mbps: 20 }))
     await app.sql`update services set plan_id = ${fast.planId}, cycle_id = ${fast.cycleId} where id = ${a.serviceId}`
-    expect((await poll(server.nodeToken, start.revision)).data)
-      .toEqual([expect.objectContaining({ public_key: a.key, enabled: true, speed_limit_mbps: 200 })])
+    expect((await poll(server.nodeToken, start.revision)).data).toEqual([expect.objectContaining({ public_key: a.key, enabled: true, speed_limit_mbps: 200 })])
   })
 
   test("POST /v1/node/openvpn/auth answers data.speed_limit_mbps", async () => {
     const limited = await plan({ speed_limit_mbps: 25 })
     const open = await plan({})
     const server = await makeServer(app, { protocol: "openvpn", planIds: [limited.planId, open.planId] })
-    for (const [p, speed] of [[limited, 25], [open, null]] as const) {
+    for (const [p, speed] of [
+      [limited, 25],
+      [open, null]
+    ] as const) {
       const user = await app.createUser()
       await makeService(app, user.id, p)
       const creds = (await app.get("/v1/account/vpn-credentials", { token: user.token })).body.data
@@ -201,8 +205,9 @@ describe("throttle instead of cut off [D104]", () => {
 
     // the plan's own limit when it is lower than the throttle speed
     await app.put(`/v1/admin/plans/${soft.planId}`, { token: admin.token, body: { speed_limit_mbps: 1 } })
-    expect((await poll(server.nodeToken, next.revision)).data)
-      .toContainEqual(expect.objectContaining({ public_key: a.key, enabled: true, speed_limit_mbps: 1 }))
+    expect((await poll(server.nodeToken, next.revision)).data).toContainEqual(
+      expect.objectContaining({ public_key: a.key, enabled: true, speed_limit_mbps: 1 })
+    )
   })
 
   test("a throttle plan switched to suspend takes an over-quota service off the node", async () => {
@@ -213,8 +218,9 @@ describe("throttle instead of cut off [D104]", () => {
     const start = await poll(server.nodeToken)
     expect(start.data).toEqual([expect.objectContaining({ public_key: a.key, enabled: true, speed_limit_mbps: 3 })])
     await app.put(`/v1/admin/plans/${soft.planId}`, { token: admin.token, body: { quota_action: "suspend" } })
-    expect((await poll(server.nodeToken, start.revision)).data)
-      .toEqual([expect.objectContaining({ public_key: a.key, enabled: false, speed_limit_mbps: null })])
+    expect((await poll(server.nodeToken, start.revision)).data).toEqual([
+      expect.objectContaining({ public_key: a.key, enabled: false, speed_limit_mbps: null })
+    ])
     expect((await app.get("/v1/bandwidth/current", { token: a.user.token })).body.data.throttled).toBe(false)
     expect((await app.get(`/v1/servers/${server.id}/wireguard`, { token: a.user.token })).status).toBe(423)
   })

@@ -48,8 +48,12 @@ const tunnels: ReadonlyArray<Tunnel> = [
 ]
 
 const WG_KEY = "^[A-Za-z0-9+/]{42}[AEIMQUYcgkosw048]=$"
-const closed = (properties: Record<string, unknown>, required: ReadonlyArray<string> = []) =>
-  ({ type: "object", properties, required, additionalProperties: false })
+const closed = (properties: Record<string, unknown>, required: ReadonlyArray<string> = []) => ({
+  type: "object",
+  properties,
+  required,
+  additionalProperties: false
+})
 const str = { type: "string" }
 const strings = { type: "array", items: str }
 const port = { type: "integer", minimum: 1, maximum: 65535 }
@@ -66,9 +70,18 @@ const port = { type: "integer", minimum: 1, maximum: 65535 }
  * `strategy`), configuration/log.
  */
 const singBox111 = closed({
-  log: closed({ disabled: { type: "boolean" }, level: { enum: ["trace", "debug", "info", "warn", "error", "fatal", "panic"] }, output: str, timestamp: { type: "boolean" } }),
+  log: closed({
+    disabled: { type: "boolean" },
+    level: { enum: ["trace", "debug", "info", "warn", "error", "fatal", "panic"] },
+    output: str,
+    timestamp: { type: "boolean" }
+  }),
   dns: closed({
-    servers: { type: "array", minItems: 1, items: closed({ tag: str, address: str, address_resolver: str, address_strategy: str, strategy: str, detour: str, client_subnet: str }, ["address"]) },
+    servers: {
+      type: "array",
+      minItems: 1,
+      items: closed({ tag: str, address: str, address_resolver: str, address_strategy: str, strategy: str, detour: str, client_subnet: str }, ["address"])
+    },
     rules: { type: "array" },
     final: str,
     strategy: { enum: ["prefer_ipv4", "prefer_ipv6", "ipv4_only", "ipv6_only"] },
@@ -78,62 +91,74 @@ const singBox111 = closed({
   }),
   inbounds: {
     type: "array",
-    items: closed({
-      type: { const: "tun" },
-      tag: str,
-      interface_name: str,
-      address: { type: "array", items: { type: "string", pattern: "/\\d+$" } },
-      mtu: { type: "integer" },
-      auto_route: { type: "boolean" },
-      strict_route: { type: "boolean" },
-      route_address: strings,
-      route_exclude_address: strings,
-      stack: { enum: ["system", "gvisor", "mixed"] }
-    }, ["type"])
+    items: closed(
+      {
+        type: { const: "tun" },
+        tag: str,
+        interface_name: str,
+        address: { type: "array", items: { type: "string", pattern: "/\\d+$" } },
+        mtu: { type: "integer" },
+        auto_route: { type: "boolean" },
+        strict_route: { type: "boolean" },
+        route_address: strings,
+        route_exclude_address: strings,
+        stack: { enum: ["system", "gvisor", "mixed"] }
+      },
+      ["type"]
+    )
   },
   endpoints: {
     type: "array",
     minItems: 1,
-    items: closed({
-      type: { const: "wireguard" },
-      tag: str,
-      system: { type: "boolean" },
-      name: str,
-      mtu: { type: "integer" },
-      address: { type: "array", minItems: 1, items: { type: "string", pattern: "/\\d+$" } },
-      private_key: { type: "string", pattern: WG_KEY },
-      listen_port: port,
-      peers: {
-        type: "array",
-        minItems: 1,
-        items: closed({
-          address: str,
-          port,
-          public_key: { type: "string", pattern: WG_KEY },
-          pre_shared_key: str,
-          allowed_ips: { type: "array", minItems: 1, items: str },
-          persistent_keepalive_interval: { type: "integer", minimum: 0 },
-          reserved: { type: "array" }
-        }, ["public_key", "allowed_ips"])
+    items: closed(
+      {
+        type: { const: "wireguard" },
+        tag: str,
+        system: { type: "boolean" },
+        name: str,
+        mtu: { type: "integer" },
+        address: { type: "array", minItems: 1, items: { type: "string", pattern: "/\\d+$" } },
+        private_key: { type: "string", pattern: WG_KEY },
+        listen_port: port,
+        peers: {
+          type: "array",
+          minItems: 1,
+          items: closed(
+            {
+              address: str,
+              port,
+              public_key: { type: "string", pattern: WG_KEY },
+              pre_shared_key: str,
+              allowed_ips: { type: "array", minItems: 1, items: str },
+              persistent_keepalive_interval: { type: "integer", minimum: 0 },
+              reserved: { type: "array" }
+            },
+            ["public_key", "allowed_ips"]
+          )
+        },
+        udp_timeout: str,
+        workers: { type: "integer" }
       },
-      udp_timeout: str,
-      workers: { type: "integer" }
-    }, ["type", "tag", "address", "private_key", "peers"])
+      ["type", "tag", "address", "private_key", "peers"]
+    )
   },
   outbounds: {
     type: "array",
     items: {
       oneOf: [
-        closed({
-          type: { const: "urltest" },
-          tag: str,
-          outbounds: { type: "array", minItems: 1, items: str },
-          url: str,
-          interval: { type: "string", pattern: "^\\d+(ms|s|m|h)$" },
-          tolerance: { type: "integer", minimum: 0 },
-          idle_timeout: str,
-          interrupt_exist_connections: { type: "boolean" }
-        }, ["type", "tag", "outbounds"]),
+        closed(
+          {
+            type: { const: "urltest" },
+            tag: str,
+            outbounds: { type: "array", minItems: 1, items: str },
+            url: str,
+            interval: { type: "string", pattern: "^\\d+(ms|s|m|h)$" },
+            tolerance: { type: "integer", minimum: 0 },
+            idle_timeout: str,
+            interrupt_exist_connections: { type: "boolean" }
+          },
+          ["type", "tag", "outbounds"]
+        ),
         closed({ type: { const: "direct" }, tag: str }, ["type"])
       ]
     }
@@ -171,38 +196,44 @@ const mihomo = closed({
   proxies: {
     type: "array",
     minItems: 1,
-    items: closed({
-      name: str,
-      type: { const: "wireguard" },
-      server: str,
-      port,
-      ip: { type: "string", format: "ipv4" },
-      ipv6: { type: "string", format: "ipv6" },
-      "private-key": { type: "string", pattern: WG_KEY },
-      "public-key": { type: "string", pattern: WG_KEY },
-      "allowed-ips": { type: "array", minItems: 1, items: str },
-      "pre-shared-key": str,
-      reserved: {},
-      "persistent-keepalive": { type: "integer", minimum: 0 },
-      udp: { type: "boolean" },
-      mtu: { type: "integer" },
-      "dialer-proxy": str,
-      "remote-dns-resolve": { type: "boolean" },
-      dns: strings
-    }, ["name", "type", "server", "port", "ip", "private-key", "public-key"])
+    items: closed(
+      {
+        name: str,
+        type: { const: "wireguard" },
+        server: str,
+        port,
+        ip: { type: "string", format: "ipv4" },
+        ipv6: { type: "string", format: "ipv6" },
+        "private-key": { type: "string", pattern: WG_KEY },
+        "public-key": { type: "string", pattern: WG_KEY },
+        "allowed-ips": { type: "array", minItems: 1, items: str },
+        "pre-shared-key": str,
+        reserved: {},
+        "persistent-keepalive": { type: "integer", minimum: 0 },
+        udp: { type: "boolean" },
+        mtu: { type: "integer" },
+        "dialer-proxy": str,
+        "remote-dns-resolve": { type: "boolean" },
+        dns: strings
+      },
+      ["name", "type", "server", "port", "ip", "private-key", "public-key"]
+    )
   },
   "proxy-groups": {
     type: "array",
-    items: closed({
-      name: str,
-      type: { const: "url-test" },
-      proxies: { type: "array", minItems: 1, items: str },
-      url: str,
-      interval: { type: "integer", minimum: 1 },
-      tolerance: { type: "integer", minimum: 0 },
-      lazy: { type: "boolean" },
-      timeout: { type: "integer" }
-    }, ["name", "type", "proxies"])
+    items: closed(
+      {
+        name: str,
+        type: { const: "url-test" },
+        proxies: { type: "array", minItems: 1, items: str },
+        url: str,
+        interval: { type: "integer", minimum: 1 },
+        tolerance: { type: "integer", minimum: 0 },
+        lazy: { type: "boolean" },
+        timeout: { type: "integer" }
+      },
+      ["name", "type", "proxies"]
+    )
   },
   rules: { type: "array", items: { type: "string", pattern: "^[A-Z-]+(,[^,]+)+$" } }
 })
@@ -231,7 +262,15 @@ describe("sing-box (1.11 format) [D122]", () => {
     expect(config.endpoints[0]).toMatchObject({
       private_key: tunnels[0]!.config.privateKey,
       address: ["10.66.0.2/32"],
-      peers: [{ address: "198.51.100.10", port: 51820, public_key: tunnels[0]!.config.serverPublicKey, allowed_ips: ["0.0.0.0/0", "::/0"], persistent_keepalive_interval: 25 }]
+      peers: [
+        {
+          address: "198.51.100.10",
+          port: 51820,
+          public_key: tunnels[0]!.config.serverPublicKey,
+          allowed_ips: ["0.0.0.0/0", "::/0"],
+          persistent_keepalive_interval: 25
+        }
+      ]
     })
     expect(config.endpoints[1]!.address).toEqual(["10.77.0.9/32", "fd42:66::9/128"])
     expect(config.dns.servers[0]!.address).toBe("1.1.1.1")
@@ -254,9 +293,17 @@ describe("mihomo [D122]", () => {
   test("one wireguard proxy per server, a url-test group over them that every connection takes", () => {
     const config = parseYaml(mihomoYaml(tunnels))
     expect(config.proxies.map((p: { name: string }) => p.name)).toEqual(["Amsterdam 1", "Zürich #7"])
-    expect(config["proxy-groups"]).toEqual([{ name: "Auto", type: "url-test", proxies: ["Amsterdam 1", "Zürich #7"], url: "https://www.gstatic.com/generate_204", interval: 300, tolerance: 50 }])
+    expect(config["proxy-groups"]).toEqual([
+      { name: "Auto", type: "url-test", proxies: ["Amsterdam 1", "Zürich #7"], url: "https://www.gstatic.com/generate_204", interval: 300, tolerance: 50 }
+    ])
     expect(config.rules).toEqual(["MATCH,Auto"])
-    expect(config.proxies[0]).toMatchObject({ server: "198.51.100.10", port: 51820, ip: "10.66.0.2", "allowed-ips": ["0.0.0.0/0", "::/0"], dns: ["1.1.1.1", "1.0.0.1"] })
+    expect(config.proxies[0]).toMatchObject({
+      server: "198.51.100.10",
+      port: 51820,
+      ip: "10.66.0.2",
+      "allowed-ips": ["0.0.0.0/0", "::/0"],
+      dns: ["1.1.1.1", "1.0.0.1"]
+    })
     expect(config.proxies[0]).not.toHaveProperty("ipv6")
     expect(config.proxies[1]).toMatchObject({ server: "2001:db8::10", port: 443, ipv6: "fd42:66::9" })
     expect(config.ipv6).toBe(true)
@@ -288,12 +335,23 @@ describe("the link's rules [D122]", () => {
     expect(fileName("a.b_c-D9")).toBe("a.b_c-D9")
     // one "-" per character (a code point), not per UTF-16 unit
     expect(fileName("東京 🚀")).toBe("----")
-    const named = distinctNames([{ id: 1, name: "X" }, { id: 2, name: "X" }, { id: 3, name: "Y" }], (s) => s.name, (n, id) => `${n}-${id}`)
+    const named = distinctNames(
+      [
+        { id: 1, name: "X" },
+        { id: 2, name: "X" },
+        { id: 3, name: "Y" }
+      ],
+      (s) => s.name,
+      (n, id) => `${n}-${id}`
+    )
     expect(named.map(([, n]) => n)).toEqual(["X", "X-2", "Y"])
   })
 
   test("the zip holds the files as given, and the same files make the same bytes", () => {
-    const entries = [{ name: "a.conf", text: "[Interface]\n" }, { name: "b.ovpn", text: "client\n" }]
+    const entries = [
+      { name: "a.conf", text: "[Interface]\n" },
+      { name: "b.ovpn", text: "client\n" }
+    ]
     const zip = zipOf(entries)
     const files = unzipSync(zip)
     expect(Object.fromEntries(Object.entries(files).map(([k, v]) => [k, strFromU8(v)]))).toEqual({ "a.conf": "[Interface]\n", "b.ovpn": "client\n" })
@@ -301,8 +359,9 @@ describe("the link's rules [D122]", () => {
   })
 
   test("Subscription-Userinfo and the ETag", () => {
-    expect(userinfo({ upload: 1, download: 2, total: 0, expiresAt: new Date("2030-01-01T00:00:00.900Z") }))
-      .toBe("upload=1; download=2; total=0; expire=1893456000")
+    expect(userinfo({ upload: 1, download: 2, total: 0, expiresAt: new Date("2030-01-01T00:00:00.900Z") })).toBe(
+      "upload=1; download=2; total=0; expire=1893456000"
+    )
     const tag = etagOf(["text/plain", "a"])
     expect(tag).toMatch(/^"[A-Za-z0-9_-]{32}"$/)
     expect(etagOf(["text/plain", "a"])).toBe(tag)

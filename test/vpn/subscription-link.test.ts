@@ -40,8 +40,7 @@ const member = async (options: { readonly limitGb?: number; readonly status?: st
 
 const fetchLink = (path: string, headers: Record<string, string> = {}) => app.get(path, { headers: { accept: "*/*", ...headers } })
 /** the raw answer (binary bodies) */
-const fetchRaw = (path: string, headers: Record<string, string> = {}) =>
-  app.fetch(new Request(`http://localhost:3000${path}`, { headers }))
+const fetchRaw = (path: string, headers: Record<string, string> = {}) => app.fetch(new Request(`http://localhost:3000${path}`, { headers }))
 
 const USERINFO = /^upload=(\d+); download=(\d+); total=(\d+); expire=(\d+)$/
 
@@ -118,7 +117,11 @@ describe("formats [D122]", () => {
   test("?server= answers as the per-server download: 404 unknown or OpenVPN, 403 not granted; 422 for a bad format or server", async () => {
     const m = await member()
     const elsewhere = await makeServer(app, { name: "Not in the plan" })
-    for (const [query, server] of [[`?server=${elsewhere.id}`, elsewhere.id], ["?server=2147483000", 2147483000], [`?server=${m.ovpn.id}`, m.ovpn.id]] as const) {
+    for (const [query, server] of [
+      [`?server=${elsewhere.id}`, elsewhere.id],
+      ["?server=2147483000", 2147483000],
+      [`?server=${m.ovpn.id}`, m.ovpn.id]
+    ] as const) {
       const link = await fetchLink(m.path + query)
       const download = await app.get(`/v1/devices/${m.device}/wireguard/${server}`, { token: m.user.token })
       expect([link.status, link.body]).toEqual([download.status, download.body])
@@ -171,7 +174,11 @@ describe("formats [D122]", () => {
 
   test("sing-box: by ?format= or a sing-box app's User-Agent, one endpoint per WireGuard server and a urltest selected by default", async () => {
     const m = await member()
-    const agents: ReadonlyArray<Record<string, string>> = [{}, { "user-agent": "SFA/1.11.4 (Android 14; sing-box 1.11.4)" }, { "user-agent": "sing-box 1.12.0" }]
+    const agents: ReadonlyArray<Record<string, string>> = [
+      {},
+      { "user-agent": "SFA/1.11.4 (Android 14; sing-box 1.11.4)" },
+      { "user-agent": "sing-box 1.12.0" }
+    ]
     for (const headers of agents) {
       const res = await fetchLink(Object.keys(headers).length === 0 ? `${m.path}?format=sing-box` : m.path, headers)
       expect(res.status).toBe(200)
@@ -232,7 +239,9 @@ describe("headers and 304 [D122]", () => {
     expect((await fetchLink(m.path)).headers.get("subscription-userinfo")).toBe(`upload=0; download=0; total=${50 * GIB}; expire=${expire}`)
     // the node reports the peer's counters: rx (what the device sent) is its upload
     const conf = (await fetchLink(m.path)).text
-    const publicKey = (await app.sql<{ public_key: string }>`select public_key from wireguard_peers where device_id = ${m.device} and server_id = ${m.wg1.id}`)[0]!.public_key
+    const publicKey = (
+      await app.sql<{ public_key: string }>`select public_key from wireguard_peers where device_id = ${m.device} and server_id = ${m.wg1.id}`
+    )[0]!.public_key
     const report = await app.post("/v1/node/usage", { token: m.wg1.nodeToken, body: [{ public_key: publicKey, rx_bytes: 1000, tx_bytes: 5000 }] })
     expect(report.status).toBe(200)
     expect(conf).toContain("PrivateKey")
@@ -270,7 +279,11 @@ describe("headers and 304 [D122]", () => {
     expect(after.status).toBe(200)
     expect(after.headers.get("etag")).not.toBe(before)
     // formats differ: so do their ETags
-    const tags = new Set(await Promise.all(["wireguard", "zip", "sing-box", "clash", "openvpn", "qr"].map(async (f) => (await fetchRaw(`${m.path}?format=${f}`)).headers.get("etag"))))
+    const tags = new Set(
+      await Promise.all(
+        ["wireguard", "zip", "sing-box", "clash", "openvpn", "qr"].map(async (f) => (await fetchRaw(`${m.path}?format=${f}`)).headers.get("etag"))
+      )
+    )
     expect(tags.size).toBe(6)
   }, 60_000)
 })
@@ -484,12 +497,16 @@ describe("the contract [D122]", () => {
     const link = doc.paths["/s/{token}"].get
     expect(link.security).toEqual([])
     expect(Object.keys(link.responses["200"].content).sort()).toEqual([
-      "application/json; charset=utf-8", "application/yaml; charset=utf-8", "application/zip", "image/png", "text/plain; charset=utf-8"
+      "application/json; charset=utf-8",
+      "application/yaml; charset=utf-8",
+      "application/zip",
+      "image/png",
+      "text/plain; charset=utf-8"
     ])
     for (const status of ["200", "304"]) {
-      expect(Object.keys(link.responses[status].headers)).toEqual(expect.arrayContaining([
-        "Subscription-Userinfo", "Profile-Update-Interval", "Cache-Control", "ETag", "Content-Disposition", "X-RateLimit-Limit"
-      ]))
+      expect(Object.keys(link.responses[status].headers)).toEqual(
+        expect.arrayContaining(["Subscription-Userinfo", "Profile-Update-Interval", "Cache-Control", "ETag", "Content-Disposition", "X-RateLimit-Limit"])
+      )
     }
     expect(link.parameters.find((p: { name: string }) => p.name === "format").schema.enum).toEqual(["wireguard", "zip", "sing-box", "clash", "openvpn", "qr"])
     expect(doc.paths["/v1/devices/{device}/subscription/rotate"].post).toBeDefined()

@@ -56,25 +56,37 @@ describe("real tools", () => {
   })
 
   // needs `openvpn` and `openssl` (apt-get install -y openvpn openssl; .ci/run installs them): skipped without them
-  test.skipIf(!Bun.which("openvpn") || !Bun.which("openssl"))("openvpn --config parses the downloaded profile with a real CA [D53]", async () => {
-    const key = join(dir, "ca.key")
-    const cert = join(dir, "ca.pem")
-    const made = run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=test-ca", "-keyout", key, "-out", cert], { timeoutMs: 60_000 })
-    expect(made.code).toBe(0)
-    const user = await app.createUser()
-    const plan = await makePlan(app)
-    await makeService(app, user.id, plan)
-    const server = await makeServer(app, { protocol: "openvpn", planIds: [plan.planId], caCert: readFileSync(cert, "utf8"), ip: "127.0.0.1", transport: "udp" })
-    const res = await app.get(`/v1/servers/${server.id}/openvpn`, { token: user.token })
-    expect(res.status).toBe(200)
-    const profile = join(dir, "client.ovpn")
-    writeFileSync(profile, res.text)
-    // a good profile still stops (no credentials to prompt for): look for parse errors only
-    const ovpn = run(["openvpn", "--config", profile, "--connect-timeout", "1", "--connect-retry-max", "1"], { timeoutMs: 5_000 })
-    expect(ovpn.out).not.toContain("Options error")
-    // the check can fail: a broken profile is reported
-    writeFileSync(profile, res.text.replace("dev tun", "dev-bogus tun"))
-    const broken = run(["openvpn", "--config", profile], { timeoutMs: 5_000 })
-    expect(broken.out).toContain("Options error")
-  }, 90_000)
+  test.skipIf(!Bun.which("openvpn") || !Bun.which("openssl"))(
+    "openvpn --config parses the downloaded profile with a real CA [D53]",
+    async () => {
+      const key = join(dir, "ca.key")
+      const cert = join(dir, "ca.pem")
+      const made = run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=test-ca", "-keyout", key, "-out", cert], {
+        timeoutMs: 60_000
+      })
+      expect(made.code).toBe(0)
+      const user = await app.createUser()
+      const plan = await makePlan(app)
+      await makeService(app, user.id, plan)
+      const server = await makeServer(app, {
+        protocol: "openvpn",
+        planIds: [plan.planId],
+        caCert: readFileSync(cert, "utf8"),
+        ip: "127.0.0.1",
+        transport: "udp"
+      })
+      const res = await app.get(`/v1/servers/${server.id}/openvpn`, { token: user.token })
+      expect(res.status).toBe(200)
+      const profile = join(dir, "client.ovpn")
+      writeFileSync(profile, res.text)
+      // a good profile still stops (no credentials to prompt for): look for parse errors only
+      const ovpn = run(["openvpn", "--config", profile, "--connect-timeout", "1", "--connect-retry-max", "1"], { timeoutMs: 5_000 })
+      expect(ovpn.out).not.toContain("Options error")
+      // the check can fail: a broken profile is reported
+      writeFileSync(profile, res.text.replace("dev tun", "dev-bogus tun"))
+      const broken = run(["openvpn", "--config", profile], { timeoutMs: 5_000 })
+      expect(broken.out).toContain("Options error")
+    },
+    90_000
+  )
 })

@@ -13,13 +13,27 @@ const CA = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----"
 
 const world = async () => {
   const plan = await ok(admin.catalogAdmin.createPlan({ payload: { name: "Typed VPN", bandwidth_limit_gb: 10, device_limit: 5 } }))
-  const cycle = await ok(admin.catalogAdmin.createCycle({ path: { plan: plan.id }, payload: { name: "Monthly", duration_days: 30, price: 5, currency: "USD" } }))
-  const wg = await ok(admin.vpnAdmin.createServer({
-    payload: { name: "Typed WG", country: "NL", city: "Amsterdam", protocol: "wireguard", ip: "198.51.100.20", public_key: SERVER_PUBLIC_KEY, plan_ids: [plan.id] }
-  }))
-  const ovpn = await ok(admin.vpnAdmin.createServer({
-    payload: { name: "Typed OVPN", country: "DE", city: "Berlin", protocol: "openvpn", ip: "198.51.100.21", ca_cert: CA, plan_ids: [plan.id] }
-  }))
+  const cycle = await ok(
+    admin.catalogAdmin.createCycle({ path: { plan: plan.id }, payload: { name: "Monthly", duration_days: 30, price: 5, currency: "USD" } })
+  )
+  const wg = await ok(
+    admin.vpnAdmin.createServer({
+      payload: {
+        name: "Typed WG",
+        country: "NL",
+        city: "Amsterdam",
+        protocol: "wireguard",
+        ip: "198.51.100.20",
+        public_key: SERVER_PUBLIC_KEY,
+        plan_ids: [plan.id]
+      }
+    })
+  )
+  const ovpn = await ok(
+    admin.vpnAdmin.createServer({
+      payload: { name: "Typed OVPN", country: "DE", city: "Berlin", protocol: "openvpn", ip: "198.51.100.21", ca_cert: CA, plan_ids: [plan.id] }
+    })
+  )
   const userAccount = await app.createUser()
   const service = await ok(admin.servicesAdmin.grantService({ path: { user: userAccount.id }, payload: { plan_id: plan.id, cycle_id: cycle.id } }))
   const me = await typedClient(app, { token: userAccount.token })
@@ -54,7 +68,13 @@ test("user: servers of the plan, WireGuard and OpenVPN downloads, credentials [D
   const servers = await ok(me.vpn.listServers())
   expect(servers.map((server) => server.name).sort()).toEqual(["Typed OVPN", "Typed WG"])
   expect(await ok(me.vpn.getServer({ path: { server: wg.id } }))).toEqual({
-    id: wg.id, name: "Typed WG", country: "NL", city: "Amsterdam", protocol: "wireguard", ip: "198.51.100.20", status: "active"
+    id: wg.id,
+    name: "Typed WG",
+    country: "NL",
+    city: "Amsterdam",
+    protocol: "wireguard",
+    ip: "198.51.100.20",
+    status: "active"
   })
 
   const conf = await ok(me.vpn.wireguard({ path: { server: wg.id } }))
@@ -73,7 +93,11 @@ test("user: servers of the plan, WireGuard and OpenVPN downloads, credentials [D
   expect(rotated.data.password).not.toBe(credentials.password)
 
   // a server no plan of the user grants: 403 as its declared class ([D52])
-  const other = await ok(admin.vpnAdmin.createServer({ payload: { name: "Elsewhere", country: "US", city: "NYC", protocol: "wireguard", ip: "198.51.100.22", public_key: SERVER_PUBLIC_KEY } }))
+  const other = await ok(
+    admin.vpnAdmin.createServer({
+      payload: { name: "Elsewhere", country: "US", city: "NYC", protocol: "wireguard", ip: "198.51.100.22", public_key: SERVER_PUBLIC_KEY }
+    })
+  )
   expect((await fails(me.vpn.getServer({ path: { server: other.id } })))._tag).toBe("PlanExcludesServer")
 })
 
@@ -106,7 +130,7 @@ test("devices: create, list, detail, rename, per-device configs and QR, rotate, 
   const seenByAdmin = await ok(admin.vpnAdmin.userDevices({ path: { user: user.id } }))
   expect(seenByAdmin.find((device) => device.id === laptop.id)?.name).toBe("Work laptop")
 
-  expect(typeof await ok(me.vpn.deleteDevice({ path: { device: laptop.id } }))).toBe("string")
+  expect(typeof (await ok(me.vpn.deleteDevice({ path: { device: laptop.id } })))).toBe("string")
   expect((await ok(me.vpn.listDevices())).map((device) => device.id)).not.toContain(laptop.id)
   expect((await fails(me.vpn.getDevice({ path: { device: laptop.id } })))._tag).toBe("NotFound")
 })
@@ -117,20 +141,31 @@ test("bandwidth: admin records usage; current, per service, history and summary 
   expect(recorded).toMatchObject({ service_id: service.id, used_bytes: 2 * GIB, used_formatted: "2.00 GB" })
 
   const current = await ok(me.vpn.currentBandwidth())
-  expect(current).toMatchObject({ used_bytes: 2 * GIB, limit_bytes: 10 * GIB, unlimited: false, percentage: 20, throttled: false, used_formatted: "2.00 GB", limit_formatted: "10.00 GB" })
+  expect(current).toMatchObject({
+    used_bytes: 2 * GIB,
+    limit_bytes: 10 * GIB,
+    unlimited: false,
+    percentage: 20,
+    throttled: false,
+    used_formatted: "2.00 GB",
+    limit_formatted: "10.00 GB"
+  })
   expect(await ok(me.vpn.serviceBandwidth({ path: { service: service.id } }))).toEqual(current)
 
   const history = await ok(me.vpn.bandwidthHistory())
   expect(history[0]).toEqual({ period: recorded.period, used_bytes: 2 * GIB, used_formatted: "2.00 GB" })
   expect(await ok(me.vpn.bandwidthSummary())).toEqual({
-    total_used_bytes: 2 * GIB, total_used_formatted: "2.00 GB", current_month_bytes: 2 * GIB, current_month_formatted: "2.00 GB"
+    total_used_bytes: 2 * GIB,
+    total_used_formatted: "2.00 GB",
+    current_month_bytes: 2 * GIB,
+    current_month_formatted: "2.00 GB"
   })
 })
 
 test("revoke all VPN access: the OpenVPN password is replaced [D90] [D91]", async () => {
   const { me } = setup
   const before = await ok(me.vpn.vpnCredentials())
-  expect(typeof await ok(me.vpn.revokeVpnAccess())).toBe("string")
+  expect(typeof (await ok(me.vpn.revokeVpnAccess()))).toBe("string")
   const after = await ok(me.vpn.vpnCredentials())
   expect(after.username).toBe(before.username)
   expect(after.password).not.toBe(before.password)

@@ -33,7 +33,7 @@ const peerOwner = async (server?: { id: number; nodeToken: string }) => {
   const user = await app.createUser()
   const plan = await makePlan(app, 0)
   const serviceId = await makeService(app, user.id, plan)
-  const node = server ?? await makeServer(app, { planIds: [plan.planId] })
+  const node = server ?? (await makeServer(app, { planIds: [plan.planId] }))
   if (server) await app.sql`insert into server_plans (server_id, plan_id) values (${server.id}, ${plan.planId})`
   const conf = await app.get(`/v1/servers/${node.id}/wireguard`, { token: user.token })
   expect(conf.status).toBe(200)
@@ -66,7 +66,10 @@ describe("POST /v1/node/usage past 2^53 - 1 [D54] (rev. 2)", () => {
     // exactly up to the bound is fine, and a retry of the refused report is still refused
     const ok = await app.post("/v1/node/usage", {
       token: a.server.nodeToken,
-      body: [{ public_key: a.publicKey, rx_bytes: 10, tx_bytes: 10 }, { public_key: b.publicKey, rx_bytes: 1, tx_bytes: 0 }]
+      body: [
+        { public_key: a.publicKey, rx_bytes: 10, tx_bytes: 10 },
+        { public_key: b.publicKey, rx_bytes: 1, tx_bytes: 0 }
+      ]
     })
     expect(ok.status).toBe(200)
     expect(ok.body.data).toEqual({ accepted: 2 })
@@ -81,7 +84,10 @@ describe("POST /v1/node/usage past 2^53 - 1 [D54] (rev. 2)", () => {
     const a = await peerOwner()
     const res = await app.post("/v1/node/usage", {
       token: a.server.nodeToken,
-      body: [{ public_key: a.publicKey, rx_bytes: MAX, tx_bytes: 0 }, { public_key: a.publicKey, rx_bytes: 1, tx_bytes: 0 }]
+      body: [
+        { public_key: a.publicKey, rx_bytes: MAX, tx_bytes: 0 },
+        { public_key: a.publicKey, rx_bytes: 1, tx_bytes: 0 }
+      ]
     })
     expect(res.status).toBe(422)
     expect(Object.keys(res.body.errors)).toEqual(["1.rx_bytes"])
@@ -91,8 +97,9 @@ describe("POST /v1/node/usage past 2^53 - 1 [D54] (rev. 2)", () => {
   test("concurrent reports near the bound: exactly those that fit are counted, the total never passes it", async () => {
     const a = await peerOwner()
     await addDirectly(a.serviceId, MAX - 10, 0)
-    const results = await Promise.all(Array.from({ length: 5 }, () =>
-      app.post("/v1/node/usage", { token: a.server.nodeToken, body: [{ public_key: a.publicKey, rx_bytes: 4, tx_bytes: 1 }] })))
+    const results = await Promise.all(
+      Array.from({ length: 5 }, () => app.post("/v1/node/usage", { token: a.server.nodeToken, body: [{ public_key: a.publicKey, rx_bytes: 4, tx_bytes: 1 }] }))
+    )
     expect(results.map((r) => r.status).sort()).toEqual([200, 200, 422, 422, 422])
     expect(await stored(a.serviceId)).toEqual({ rx: String(MAX - 2), tx: "2" })
   })

@@ -20,8 +20,7 @@ const usageOf = async (serviceId: number) => {
   return rows[0] ? { rx: Number(rows[0].rx), tx: Number(rows[0].tx) } : { rx: 0, tx: 0 }
 }
 
-const keyCount = async (serverId: number) =>
-  (await app.sql<{ n: number }>`select count(*)::int as n from usage_reports where server_id = ${serverId}`)[0]!.n
+const keyCount = async (serverId: number) => (await app.sql<{ n: number }>`select count(*)::int as n from usage_reports where server_id = ${serverId}`)[0]!.n
 
 type Server = { readonly id: number; readonly nodeToken: string }
 
@@ -56,7 +55,10 @@ const send = (route: "usage" | "counters", server: Server, body: unknown, key?: 
 describe("POST /v1/node/usage with Idempotency-Key [D94]", () => {
   test("the same key again answers the first answer and adds nothing; another key counts again", async () => {
     const { a, server } = await setup()
-    const report = [{ public_key: a.publicKey, rx_bytes: 1000, tx_bytes: 10 }, { public_key: "unknown", rx_bytes: 1, tx_bytes: 1 }]
+    const report = [
+      { public_key: a.publicKey, rx_bytes: 1000, tx_bytes: 10 },
+      { public_key: "unknown", rx_bytes: 1, tx_bytes: 1 }
+    ]
     const first = await send("usage", server, report, "report-1")
     expect(first.status).toBe(200)
     expect(first.body).toEqual({ success: true, data: { accepted: 1 } })
@@ -92,7 +94,10 @@ describe("POST /v1/node/usage with Idempotency-Key [D94]", () => {
 
   test("concurrent retries under one key count once and all answer the first answer", async () => {
     const { a, b, server } = await setup()
-    const report = [{ public_key: a.publicKey, rx_bytes: 300, tx_bytes: 3 }, { public_key: b.publicKey, rx_bytes: 50, tx_bytes: 5 }]
+    const report = [
+      { public_key: a.publicKey, rx_bytes: 300, tx_bytes: 3 },
+      { public_key: b.publicKey, rx_bytes: 50, tx_bytes: 5 }
+    ]
     const answers = await Promise.all(Array.from({ length: 20 }, () => send("usage", server, report, "burst")))
     expect(answers.map((r) => r.status)).toEqual(Array.from({ length: 20 }, () => 200))
     expect(answers.every((r) => JSON.stringify(r.body) === JSON.stringify({ success: true, data: { accepted: 2 } }))).toBe(true)
@@ -213,7 +218,10 @@ describe("POST /v1/node/counters [D94]", () => {
     const ovpn = await makeServer(app, { protocol: "openvpn", planIds: [plan.planId] })
     const res = await send("counters", server, [totals(a.publicKey, 30, 3), totals("AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=", 1, 1)])
     expect(res.body).toEqual({ success: true, data: { accepted: 1 } })
-    const byName = await send("counters", ovpn, [{ username, rx_total: 70, tx_total: 7 }, { username: "u0-nobody", rx_total: 1, tx_total: 1 }])
+    const byName = await send("counters", ovpn, [
+      { username, rx_total: 70, tx_total: 7 },
+      { username: "u0-nobody", rx_total: 1, tx_total: 1 }
+    ])
     expect(byName.body).toEqual({ success: true, data: { accepted: 1 } })
     await send("counters", ovpn, [{ username, rx_total: 100, tx_total: 7 }])
     expect(await usageOf(a.serviceId)).toEqual({ rx: 130, tx: 10 })
@@ -251,8 +259,7 @@ describe("POST /v1/node/counters [D94]", () => {
   test("concurrent reports of the same totals count them once", async () => {
     const { a, b, server } = await setup()
     const report = [totals(b.publicKey, 70, 7), totals(a.publicKey, 900, 9)]
-    const answers = await Promise.all(Array.from({ length: 20 }, (_, i) =>
-      send("counters", server, i % 2 === 0 ? report : [...report].reverse())))
+    const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => send("counters", server, i % 2 === 0 ? report : [...report].reverse())))
     expect(answers.every((r) => r.status === 200 && r.body.data.accepted === 2)).toBe(true)
     expect(await usageOf(a.serviceId)).toEqual({ rx: 900, tx: 9 })
     expect(await usageOf(b.serviceId)).toEqual({ rx: 70, tx: 7 })
@@ -278,15 +285,20 @@ describe("POST /v1/node/counters [D94]", () => {
 
   test("422: field errors like the usage route, a peer twice in one report, a bad key", async () => {
     const { a, server, username } = await setup()
-    const bad = await send("counters", server, [
-      { public_key: a.publicKey, rx_total: -1, tx_total: 1.5 },
-      { rx_total: 1, tx_total: 1 },
-      { public_key: a.publicKey, tx_total: "3" },
-      7,
-      { username, rx_total: 1, tx_total: 1 },
-      { username, rx_total: 2, tx_total: 2 },
-      { public_key: a.publicKey, rx_total: MAX + 1, tx_total: 0 }
-    ], "")
+    const bad = await send(
+      "counters",
+      server,
+      [
+        { public_key: a.publicKey, rx_total: -1, tx_total: 1.5 },
+        { rx_total: 1, tx_total: 1 },
+        { public_key: a.publicKey, tx_total: "3" },
+        7,
+        { username, rx_total: 1, tx_total: 1 },
+        { username, rx_total: 2, tx_total: 2 },
+        { public_key: a.publicKey, rx_total: MAX + 1, tx_total: 0 }
+      ],
+      ""
+    )
     expect(bad.status).toBe(422)
     expect(bad.body.errors).toEqual({
       idempotency_key: ["The idempotency key must be between 1 and 255 visible ASCII characters."],
@@ -361,14 +373,23 @@ describe("properties [D94]", () => {
       fc.asyncProperty(fc.array(report, { minLength: 1, maxLength: 8 }), fc.array(fc.nat(), { minLength: 40, maxLength: 40 }), async (reports, order) => {
         const w = await propertyWorld()
         const run = ++runs
-        const deliveries = reports.flatMap((r, i) => Array.from({ length: r.copies }, () => i))
+        const deliveries = reports
+          .flatMap((r, i) => Array.from({ length: r.copies }, () => i))
           .map((i, j) => ({ i, rank: order[j % order.length]! * 64 + j }))
           .sort((x, y) => x.rank - y.rank)
         const answers = new Map<number, Set<string>>()
         for (let start = 0; start < deliveries.length; start += 3) {
           const batch = deliveries.slice(start, start + 3)
-          const responses = await Promise.all(batch.map(({ i }) =>
-            send("usage", w.server, reports[i]!.entries.map((e) => ({ ...w.entryOf(e.peer), rx_bytes: e.rx, tx_bytes: e.tx })), `run${run}-report${i}`)))
+          const responses = await Promise.all(
+            batch.map(({ i }) =>
+              send(
+                "usage",
+                w.server,
+                reports[i]!.entries.map((e) => ({ ...w.entryOf(e.peer), rx_bytes: e.rx, tx_bytes: e.tx })),
+                `run${run}-report${i}`
+              )
+            )
+          )
           responses.forEach((res, k) => {
             expect(res.status).toBe(200)
             const seen = answers.get(batch[k]!.i) ?? new Set<string>()
@@ -377,7 +398,10 @@ describe("properties [D94]", () => {
         }
         // every retry of a report answered as its first delivery did
         for (const seen of answers.values()) expect(seen.size).toBe(1)
-        const expected = new Map<number, { rx: number; tx: number }>([[w.a.serviceId, { rx: 0, tx: 0 }], [w.b.serviceId, { rx: 0, tx: 0 }]])
+        const expected = new Map<number, { rx: number; tx: number }>([
+          [w.a.serviceId, { rx: 0, tx: 0 }],
+          [w.b.serviceId, { rx: 0, tx: 0 }]
+        ])
         for (const r of reports) {
           if (r.copies === 0) continue
           for (const e of r.entries) {

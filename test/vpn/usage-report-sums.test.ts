@@ -42,8 +42,10 @@ const stored = async (serviceId: number) => {
 }
 
 const noticesOf = async (serviceId: number) =>
-  (await app.sql<{ dedupe_key: string }>`
-    select dedupe_key from outbox where dedupe_key like ${`quota-%:${serviceId}:%`} order by id`).map((r) => r.dedupe_key)
+  (
+    await app.sql<{ dedupe_key: string }>`
+    select dedupe_key from outbox where dedupe_key like ${`quota-%:${serviceId}:%`} order by id`
+  ).map((r) => r.dedupe_key)
 
 describe("a usage report summed per service [D54] [D96]", () => {
   test("the notices see each period go from its total before the report to its total after, entries summed", async () => {
@@ -146,18 +148,25 @@ describe("device bytes of a counters report [D107] [D94]", () => {
     const bytesOf = async (id: number) => {
       const detail = await app.get(`/v1/devices/${id}`, { token: user.token })
       expect(detail.status).toBe(200)
-      return { total: detail.body.data.period_bytes, servers: detail.body.data.servers.map((s: { rx_bytes: number; tx_bytes: number }) => [s.rx_bytes, s.tx_bytes]) }
+      return {
+        total: detail.body.data.period_bytes,
+        servers: detail.body.data.servers.map((s: { rx_bytes: number; tx_bytes: number }) => [s.rx_bytes, s.tx_bytes])
+      }
     }
     const counters = (entries: Array<Record<string, unknown>>) => app.post("/v1/node/counters", { token: server.nodeToken, body: entries })
 
     // the phone's first report
     expect((await counters([{ public_key: phone.key, rx_total: 100, tx_total: 10 }])).body.data).toEqual({ accepted: 1 })
     // the phone again (an update of its row), the laptop's first (an insert), the tablet at zero
-    expect((await counters([
-      { public_key: laptop.key, rx_total: 40, tx_total: 4 },
-      { public_key: phone.key, rx_total: 250, tx_total: 30 },
-      { public_key: tablet.key, rx_total: 0, tx_total: 0 }
-    ])).body.data).toEqual({ accepted: 3 })
+    expect(
+      (
+        await counters([
+          { public_key: laptop.key, rx_total: 40, tx_total: 4 },
+          { public_key: phone.key, rx_total: 250, tx_total: 30 },
+          { public_key: tablet.key, rx_total: 0, tx_total: 0 }
+        ])
+      ).body.data
+    ).toEqual({ accepted: 3 })
     expect(await bytesOf(phone.id)).toEqual({ total: 280, servers: [[250, 30]] })
     expect(await bytesOf(laptop.id)).toEqual({ total: 44, servers: [[40, 4]] })
     expect(await bytesOf(tablet.id)).toEqual({ total: 0, servers: [[0, 0]] })
@@ -166,7 +175,10 @@ describe("device bytes of a counters report [D107] [D94]", () => {
     expect(rows!.n).toBe(0)
 
     // the same totals again: nothing added anywhere
-    await counters([{ public_key: laptop.key, rx_total: 40, tx_total: 4 }, { public_key: phone.key, rx_total: 250, tx_total: 30 }])
+    await counters([
+      { public_key: laptop.key, rx_total: 40, tx_total: 4 },
+      { public_key: phone.key, rx_total: 250, tx_total: 30 }
+    ])
     expect(await bytesOf(phone.id)).toEqual({ total: 280, servers: [[250, 30]] })
     expect(await bytesOf(laptop.id)).toEqual({ total: 44, servers: [[40, 4]] })
     expect((await app.get("/v1/bandwidth/current", { token: user.token })).body.data.used_bytes).toBe(324)
@@ -179,8 +191,7 @@ describe("device bytes of a counters report [D107] [D94]", () => {
     const ovpn = await makeServer(app, { protocol: "openvpn", planIds: [plan.planId] })
     const username: string = (await app.get("/v1/account/vpn-credentials", { token: user.token })).body.data.username
     const [credential] = await app.sql<{ device_id: number }>`select device_id from vpn_credentials where username = ${username}`
-    const counters = (rx: number, tx: number) =>
-      app.post("/v1/node/counters", { token: ovpn.nodeToken, body: [{ username, rx_total: rx, tx_total: tx }] })
+    const counters = (rx: number, tx: number) => app.post("/v1/node/counters", { token: ovpn.nodeToken, body: [{ username, rx_total: rx, tx_total: tx }] })
     expect((await counters(70, 7)).body.data).toEqual({ accepted: 1 })
     expect((await counters(100, 7)).body.data).toEqual({ accepted: 1 })
     const detail = await app.get(`/v1/devices/${credential!.device_id}`, { token: user.token })

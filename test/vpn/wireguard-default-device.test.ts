@@ -13,8 +13,7 @@ afterAll(() => app.dispose())
 const peersOf = (userId: number) =>
   app.sql<{ device_id: number; server_id: number; address: string }>`
     select device_id, server_id, host(address) as address from wireguard_peers where user_id = ${userId} order by id`
-const devicesOf = (userId: number) =>
-  app.sql<{ id: number; name: string }>`select id, name from vpn_devices where user_id = ${userId} order by created_at, id`
+const devicesOf = (userId: number) => app.sql<{ id: number; name: string }>`select id, name from vpn_devices where user_id = ${userId} order by created_at, id`
 
 describe("GET /v1/servers/{server}/wireguard: the default device's peer (issue 27, [D52], [D90])", () => {
   test("the first download makes the default device and its peer; the next ones return the same file and headers", async () => {
@@ -45,7 +44,10 @@ describe("GET /v1/servers/{server}/wireguard: the default device's peer (issue 2
     expect(res.text).toContain("Address = 10.71.0.2/32")
     const devices = await devicesOf(user.id)
     expect(devices).toHaveLength(1)
-    expect((await peersOf(user.id)).map((p) => [p.device_id, p.server_id])).toEqual([[devices[0]!.id, one.id], [devices[0]!.id, two.id]])
+    expect((await peersOf(user.id)).map((p) => [p.device_id, p.server_id])).toEqual([
+      [devices[0]!.id, one.id],
+      [devices[0]!.id, two.id]
+    ])
     expect((await app.get(`/v1/servers/${two.id}/wireguard`, { token: user.token })).text).toBe(res.text)
   })
 

@@ -92,11 +92,13 @@ describe("GET /v1/servers/{server}/wireguard [D52]", () => {
   test("50 concurrent first downloads by 50 users get 50 distinct addresses", async () => {
     const plan = await makePlan(app)
     const server = await makeServer(app, { planIds: [plan.planId], subnet: "10.70.0.0/24" })
-    const users = await Promise.all(Array.from({ length: 50 }, async () => {
-      const u = await app.createUser()
-      await makeService(app, u.id, plan)
-      return u
-    }))
+    const users = await Promise.all(
+      Array.from({ length: 50 }, async () => {
+        const u = await app.createUser()
+        await makeService(app, u.id, plan)
+        return u
+      })
+    )
     const responses = await Promise.all(users.map((u) => app.get(`/v1/servers/${server.id}/wireguard`, { token: u.token })))
     expect(responses.map((r) => r.status)).toEqual(users.map(() => 200))
     const addresses = responses.map((r) => /Address = ([\d.]+)\/32/.exec(r.text)![1]!)

@@ -63,7 +63,11 @@ const eventsOf = async (type: string, atLeast = 1) => {
 
 const signedWell = (e: Event) => {
   const parts = new Map(e.signature.split(",").map((p) => p.split("=", 2) as [string, string]))
-  return createHmac("sha256", secret).update(`${parts.get("t")}.${e.raw}`).digest("hex") === parts.get("v1")
+  return (
+    createHmac("sha256", secret)
+      .update(`${parts.get("t")}.${e.raw}`)
+      .digest("hex") === parts.get("v1")
+  )
 }
 
 describe("events from every room [D101]", () => {

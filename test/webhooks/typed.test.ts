@@ -44,14 +44,18 @@ test("endpoint: create with its secret once, get, list, update, deliveries, rede
   const list = await ok(admin.webhooksAdmin.listWebhooks({ urlParams: {} }))
   expect(list.data.map((hook) => hook.id)).toEqual([created.id])
 
-  const updated = await ok(admin.webhooksAdmin.updateWebhook({ path: { id: created.id }, payload: { events: ["user.registered", "ticket.created"], description: null } }))
+  const updated = await ok(
+    admin.webhooksAdmin.updateWebhook({ path: { id: created.id }, payload: { events: ["user.registered", "ticket.created"], description: null } })
+  )
   expect(updated).toMatchObject({ id: created.id, url, events: ["user.registered", "ticket.created"], description: null })
 
   // an event the endpoint subscribed to: a user registers through the typed client
   const email = freshEmail("hooked")
-  await ok((await typedClient(app, { headers: anyAddress() })).accounts.register({
-    payload: { name: "Hooked", email, password: PASSWORD, password_confirmation: PASSWORD }
-  }))
+  await ok(
+    (await typedClient(app, { headers: anyAddress() })).accounts.register({
+      payload: { name: "Hooked", email, password: PASSWORD, password_confirmation: PASSWORD }
+    })
+  )
   await app.run(runJobsOnce)
   expect(await waitUntil(() => received.length >= 1)).toBe(true)
   expect(received[0]).toMatchObject({ type: "user.registered", data: { email } })
@@ -67,6 +71,6 @@ test("endpoint: create with its secret once, get, list, update, deliveries, rede
   expect(await waitUntil(() => received.length >= 2)).toBe(true)
   expect(received[1]!.id).toBe(delivery.event_id)
 
-  expect(typeof await ok(admin.webhooksAdmin.deleteWebhook({ path: { id: created.id } }))).toBe("string")
+  expect(typeof (await ok(admin.webhooksAdmin.deleteWebhook({ path: { id: created.id } })))).toBe("string")
   expect((await fails(admin.webhooksAdmin.getWebhook({ path: { id: created.id } })))._tag).toBe("NotFound")
 })

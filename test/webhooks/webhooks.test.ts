@@ -133,10 +133,12 @@ describe("webhook endpoints [D101]", () => {
     const missing = await app.post("/v1/admin/webhooks", { token: admin.token, body: { events: "user.registered" } })
     expect(missing.status).toBe(422)
     expect(Object.keys(missing.body.errors).sort()).toEqual(["events", "url"])
-    const first = (await app.post("/v1/admin/webhooks", {
-      token: admin.token,
-      body: { url: "https://hooks.example.com/in", events: ["user.registered"] }
-    })).body.data
+    const first = (
+      await app.post("/v1/admin/webhooks", {
+        token: admin.token,
+        body: { url: "https://hooks.example.com/in", events: ["user.registered"] }
+      })
+    ).body.data
     const badUpdate = await app.put(`/v1/admin/webhooks/${first.id}`, { token: admin.token, body: { events: ["nope"] } })
     expect(badUpdate.status).toBe(422)
     expect(badUpdate.body.errors.events).toBeDefined()
@@ -183,7 +185,8 @@ describe("URL rules: no private address without WEBHOOKS_ALLOW_PRIVATE [D101]", 
 
   test("a name that resolves to a private address (/etc/hosts) is refused after resolution", async () => {
     // every name /etc/hosts gives a private address, e.g. the machine's own name
-    const names = readFileSync("/etc/hosts", "utf8").split("\n")
+    const names = readFileSync("/etc/hosts", "utf8")
+      .split("\n")
       .map((line) => line.replace(/#.*/, "").trim().split(/\s+/))
       .filter((parts) => parts.length > 1 && isPrivateAddress(parts[0]!))
       .flatMap((parts) => parts.slice(1))
@@ -195,10 +198,12 @@ describe("URL rules: no private address without WEBHOOKS_ALLOW_PRIVATE [D101]", 
   })
 
   test("an update to a private URL is 422 too, the endpoint unchanged", async () => {
-    const hook = (await app.post("/v1/admin/webhooks", {
-      token: admin.token,
-      body: { url: "https://hooks.example.com/keep", events: ["user.registered"] }
-    })).body.data
+    const hook = (
+      await app.post("/v1/admin/webhooks", {
+        token: admin.token,
+        body: { url: "https://hooks.example.com/keep", events: ["user.registered"] }
+      })
+    ).body.data
     const res = await app.put(`/v1/admin/webhooks/${hook.id}`, { token: admin.token, body: { url: "https://127.0.0.1/x" } })
     expect(res.status).toBe(422)
     expect(res.body.errors.url).toBeDefined()
@@ -206,7 +211,23 @@ describe("URL rules: no private address without WEBHOOKS_ALLOW_PRIVATE [D101]", 
   })
 
   test("the address classes, IPv4-mapped IPv6 included", () => {
-    for (const ip of ["127.0.0.1", "10.1.2.3", "172.31.255.255", "192.168.0.1", "169.254.169.254", "100.64.0.1", "0.0.0.0", "::1", "::", "fc00::1", "fdff::1", "fe80::1", "::ffff:10.0.0.1", "::ffff:7f00:1", "64:ff9b::a9fe:a9fe"]) {
+    for (const ip of [
+      "127.0.0.1",
+      "10.1.2.3",
+      "172.31.255.255",
+      "192.168.0.1",
+      "169.254.169.254",
+      "100.64.0.1",
+      "0.0.0.0",
+      "::1",
+      "::",
+      "fc00::1",
+      "fdff::1",
+      "fe80::1",
+      "::ffff:10.0.0.1",
+      "::ffff:7f00:1",
+      "64:ff9b::a9fe:a9fe"
+    ]) {
       expect([ip, isPrivateAddress(ip)]).toEqual([ip, true])
     }
     for (const ip of ["8.8.8.8", "1.1.1.1", "172.32.0.1", "100.128.0.1", "2606:4700:4700::1111", "::ffff:8.8.8.8"]) {
@@ -218,10 +239,12 @@ describe("URL rules: no private address without WEBHOOKS_ALLOW_PRIVATE [D101]", 
     const sink = receiver()
     stops.push(sink.stop)
     // created while private addresses were allowed, then sent by an instance that does not allow them
-    const hook = (await open.post("/v1/admin/webhooks", {
-      token: openAdmin.token,
-      body: { url: `${sink.url}/blocked`, events: ["user.registered"] }
-    })).body.data
+    const hook = (
+      await open.post("/v1/admin/webhooks", {
+        token: openAdmin.token,
+        body: { url: `${sink.url}/blocked`, events: ["user.registered"] }
+      })
+    ).body.data
     expect((await register(app, `blocked${Date.now()}@example.com`)).status).toBe(201)
     await app.run(runJobsOnce)
     const log = await app.get(`/v1/admin/webhooks/${hook.id}/deliveries`, { token: admin.token })
@@ -266,7 +289,12 @@ describe("deliveries [D101]", () => {
 
     const log = await open.get(`/v1/admin/webhooks/${id}/deliveries`, { token: openAdmin.token })
     expect(log.status).toBe(200)
-    const deliveries = log.body.data as Array<{ id: number; event_id: string; status: string; attempts: Array<{ status_code: number | null; latency_ms: number }> }>
+    const deliveries = log.body.data as Array<{
+      id: number
+      event_id: string
+      status: string
+      attempts: Array<{ status_code: number | null; latency_ms: number }>
+    }>
     expect(deliveries.length).toBe(3)
     // newest first; the oldest took the three failures
     const oldest = deliveries[2]!
@@ -291,10 +319,12 @@ describe("deliveries [D101]", () => {
     stops.push(target.stop)
     const redirecting = receiver({ answer: () => new Response(null, { status: 307, headers: { location: `${target.url}/stolen` } }) })
     stops.push(redirecting.stop)
-    const hook = (await open.post("/v1/admin/webhooks", {
-      token: openAdmin.token,
-      body: { url: `${redirecting.url}/in`, events: ["user.registered"] }
-    })).body.data
+    const hook = (
+      await open.post("/v1/admin/webhooks", {
+        token: openAdmin.token,
+        body: { url: `${redirecting.url}/in`, events: ["user.registered"] }
+      })
+    ).body.data
     expect((await register(open, `redirect${Date.now()}@example.com`)).status).toBe(201)
     await open.run(runJobsOnce)
     expect(await waitUntil(() => redirecting.calls() >= 1)).toBe(true)
@@ -318,10 +348,12 @@ describe("deliveries [D101]", () => {
       }
     })
     stops.push(() => slow.stop(true))
-    const hook = (await open.post("/v1/admin/webhooks", {
-      token: openAdmin.token,
-      body: { url: `http://127.0.0.1:${slow.port}/slow`, events: ["user.registered"] }
-    })).body.data
+    const hook = (
+      await open.post("/v1/admin/webhooks", {
+        token: openAdmin.token,
+        body: { url: `http://127.0.0.1:${slow.port}/slow`, events: ["user.registered"] }
+      })
+    ).body.data
     expect((await register(open, `slow${Date.now()}@example.com`)).status).toBe(201)
     const log = () => open.get(`/v1/admin/webhooks/${hook.id}/deliveries`, { token: openAdmin.token })
     expect(await waitUntil(async () => (await log()).body.data[0]?.attempts.length === 1, 15_000)).toBe(true)
@@ -330,7 +362,10 @@ describe("deliveries [D101]", () => {
     expect(attempt.error).toBe("timed out after 10 s")
     expect(attempt.latency_ms).toBeGreaterThanOrEqual(9_900)
     expect(attempt.latency_ms).toBeLessThan(12_000)
-    const [row] = await open.sql<{ status: string; attempts: number }>`select status, attempts from outbox where channel = 'webhook' and recipient = ${`webhook endpoint ${hook.id}`}`
+    const [row] = await open.sql<{
+      status: string
+      attempts: number
+    }>`select status, attempts from outbox where channel = 'webhook' and recipient = ${`webhook endpoint ${hook.id}`}`
     expect(row).toEqual({ status: "pending", attempts: 1 })
     expect(calls).toBe(1)
     await open.del(`/v1/admin/webhooks/${hook.id}`, { token: openAdmin.token })
@@ -339,10 +374,12 @@ describe("deliveries [D101]", () => {
   test("an endpoint receives only the events it subscribed to", async () => {
     const sink = receiver()
     stops.push(sink.stop)
-    const hook = (await open.post("/v1/admin/webhooks", {
-      token: openAdmin.token,
-      body: { url: `${sink.url}/tickets`, events: ["ticket.created", "ticket.replied"] }
-    })).body.data
+    const hook = (
+      await open.post("/v1/admin/webhooks", {
+        token: openAdmin.token,
+        body: { url: `${sink.url}/tickets`, events: ["ticket.created", "ticket.replied"] }
+      })
+    ).body.data
     expect((await register(open, `quiet${Date.now()}@example.com`)).status).toBe(201)
     const user = await open.createUser()
     const ticket = await open.post("/v1/tickets", { token: user.token, body: { subject: "Help", message: "It broke" } })

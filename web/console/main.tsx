@@ -24,21 +24,45 @@ const Shell = ({ children }: { readonly children: ReactNode }) => {
   const user = session.data
   return (
     <>
-      <a className="skip" href="#main">{t("nav.skip")}</a>
+      <a className="skip" href="#main">
+        {t("nav.skip")}
+      </a>
       <header className="container">
         <nav aria-label={t("nav.main")}>
-          <ul><li><Link href="/" className="brand">{t("console.name")}</Link></li></ul>
+          <ul>
+            <li>
+              <Link href="/" className="brand">
+                {t("console.name")}
+              </Link>
+            </li>
+          </ul>
           <ul className="nav-links">
             {user?.role === "admin" && (
               <>
-                <li><Link href="/users">{t("console.users")}</Link></li>
-                <li><Link href="/plans">{t("console.plans")}</Link></li>
-                <li><Link href="/servers">{t("console.servers")}</Link></li>
-                <li><Link href="/invoices">{t("console.invoices")}</Link></li>
-                <li><Link href="/tickets">{t("console.tickets")}</Link></li>
-                <li><Link href="/audit">{t("console.audit")}</Link></li>
-                <li><Link href="/webhooks">{t("console.webhooks")}</Link></li>
-                <li><Link href="/outbox">{t("console.outbox")}</Link></li>
+                <li>
+                  <Link href="/users">{t("console.users")}</Link>
+                </li>
+                <li>
+                  <Link href="/plans">{t("console.plans")}</Link>
+                </li>
+                <li>
+                  <Link href="/servers">{t("console.servers")}</Link>
+                </li>
+                <li>
+                  <Link href="/invoices">{t("console.invoices")}</Link>
+                </li>
+                <li>
+                  <Link href="/tickets">{t("console.tickets")}</Link>
+                </li>
+                <li>
+                  <Link href="/audit">{t("console.audit")}</Link>
+                </li>
+                <li>
+                  <Link href="/webhooks">{t("console.webhooks")}</Link>
+                </li>
+                <li>
+                  <Link href="/outbox">{t("console.outbox")}</Link>
+                </li>
               </>
             )}
             {user && (
@@ -56,11 +80,15 @@ const Shell = ({ children }: { readonly children: ReactNode }) => {
                 </button>
               </li>
             )}
-            <li><LanguageSwitch value={isLocale(i18n.language) ? i18n.language : "en"} onChange={applyLocale} /></li>
+            <li>
+              <LanguageSwitch value={isLocale(i18n.language) ? i18n.language : "en"} onChange={applyLocale} />
+            </li>
           </ul>
         </nav>
       </header>
-      <main id="main" className="container">{children}</main>
+      <main id="main" className="container">
+        {children}
+      </main>
     </>
   )
 }
@@ -75,7 +103,9 @@ const AdminOnly = ({ children }: { readonly children: ReactNode }) => {
       <article className="narrow">
         <h1>{t("console.signInTitle")}</h1>
         <p>{t("console.signInText")}</p>
-        <a href="/sign-in?next=%2Fadmin%2F" role="button">{t("auth.signIn")}</a>
+        <a href="/sign-in?next=%2Fadmin%2F" role="button">
+          {t("auth.signIn")}
+        </a>
       </article>
     )
   }
@@ -109,17 +139,37 @@ createRoot(document.getElementById("root")!).render(
         <Shell>
           <AdminOnly>
             <Switch>
-              <Route path="/"><Dashboard /></Route>
-              <Route path="/users"><Users /></Route>
+              <Route path="/">
+                <Dashboard />
+              </Route>
+              <Route path="/users">
+                <Users />
+              </Route>
               <Route path="/users/:id">{(p) => <UserDetail id={Number(p.id)} />}</Route>
-              <Route path="/plans"><Plans /></Route>
-              <Route path="/servers"><Servers /></Route>
-              <Route path="/invoices"><Invoices /></Route>
-              <Route path="/tickets"><Tickets /></Route>
-              <Route path="/audit"><Audit /></Route>
-              <Route path="/webhooks"><Webhooks /></Route>
-              <Route path="/outbox"><Outbox /></Route>
-              <Route><NotFound /></Route>
+              <Route path="/plans">
+                <Plans />
+              </Route>
+              <Route path="/servers">
+                <Servers />
+              </Route>
+              <Route path="/invoices">
+                <Invoices />
+              </Route>
+              <Route path="/tickets">
+                <Tickets />
+              </Route>
+              <Route path="/audit">
+                <Audit />
+              </Route>
+              <Route path="/webhooks">
+                <Webhooks />
+              </Route>
+              <Route path="/outbox">
+                <Outbox />
+              </Route>
+              <Route>
+                <NotFound />
+              </Route>
             </Switch>
           </AdminOnly>
         </Shell>

@@ -21,10 +21,22 @@ const Table = <A,>(props: {
       <table>
         {props.caption !== undefined && <caption>{props.caption}</caption>}
         <thead>
-          <tr>{props.columns.map(([label]) => <th key={label} scope="col">{label}</th>)}</tr>
+          <tr>
+            {props.columns.map(([label]) => (
+              <th key={label} scope="col">
+                {label}
+              </th>
+            ))}
+          </tr>
         </thead>
         <tbody>
-          {props.rows.map((row) => <tr key={props.rowKey(row)}>{props.columns.map(([label, cell]) => <td key={label}>{cell(row)}</td>)}</tr>)}
+          {props.rows.map((row) => (
+            <tr key={props.rowKey(row)}>
+              {props.columns.map(([label, cell]) => (
+                <td key={label}>{cell(row)}</td>
+              ))}
+            </tr>
+          ))}
         </tbody>
       </table>
     </div>
@@ -32,7 +44,11 @@ const Table = <A,>(props: {
 }
 
 const Paged = <A,>(props: {
-  readonly query: { readonly data: { readonly data: ReadonlyArray<A>; readonly meta: PageMeta } | undefined; readonly error: unknown; readonly isPending: boolean }
+  readonly query: {
+    readonly data: { readonly data: ReadonlyArray<A>; readonly meta: PageMeta } | undefined
+    readonly error: unknown
+    readonly isPending: boolean
+  }
   readonly onPage: (page: number) => void
   readonly children: (rows: ReadonlyArray<A>) => ReactNode
 }) => (
@@ -84,16 +100,24 @@ export const Dashboard = () => {
         </article>
         <article>
           <header>{t("console.revenue30")}</header>
-          {chart.totals.length === 0 ? <p className="stat">0</p> : chart.totals.map(([currency, total]) => (
-            <p key={currency} className="stat">{formatMoney(total, currency)}</p>
-          ))}
+          {chart.totals.length === 0 ? (
+            <p className="stat">0</p>
+          ) : (
+            chart.totals.map(([currency, total]) => (
+              <p key={currency} className="stat">
+                {formatMoney(total, currency)}
+              </p>
+            ))
+          )}
         </article>
       </div>
       <article>
         <header>{t("console.revenue30")}</header>
-        {chart.series.length === 0
-          ? <p>{t("console.noRevenue")}</p>
-          : <BarChart title={t("console.revenue30")} labels={chart.labels} series={chart.series} format={(v) => v.toFixed(2)} />}
+        {chart.series.length === 0 ? (
+          <p>{t("console.noRevenue")}</p>
+        ) : (
+          <BarChart title={t("console.revenue30")} labels={chart.labels} series={chart.series} format={(v) => v.toFixed(2)} />
+        )}
       </article>
       <h2>{t("console.nodes")}</h2>
       <Loaded query={servers}>{(result) => <ServerTable rows={result.data} />}</Loaded>
@@ -114,7 +138,10 @@ const ServerTable = ({ rows }: { readonly rows: ReadonlyArray<AdminServer> }) =>
         [t("console.server"), (s) => `${s.name} (${s.city}, ${s.country})`],
         [t("console.protocol"), (s) => s.protocol],
         [t("console.status"), (s) => <Status value={s.status} />],
-        [t("console.agent"), (s) => <span className={s.agent.connected ? "online" : "offline"}>{s.agent.connected ? t("devices.online") : t("devices.offline")}</span>],
+        [
+          t("console.agent"),
+          (s) => <span className={s.agent.connected ? "online" : "offline"}>{s.agent.connected ? t("devices.online") : t("devices.offline")}</span>
+        ],
         [t("console.lag"), (s) => (s.agent.lag === null ? "—" : String(s.agent.lag))],
         [t("console.lastSeen"), (s) => formatDateTime(s.agent.last_seen_at ?? s.last_seen_at)],
         [t("console.peers"), (s) => String(s.peers)]
@@ -130,7 +157,9 @@ export const Servers = () => {
   return (
     <>
       <h1>{t("console.servers")}</h1>
-      <Paged query={servers} onPage={setPage}>{(rows) => <ServerTable rows={rows} />}</Paged>
+      <Paged query={servers} onPage={setPage}>
+        {(rows) => <ServerTable rows={rows} />}
+      </Paged>
     </>
   )
 }
@@ -192,15 +221,20 @@ export const UserDetail = ({ id }: { readonly id: number }) => {
   const credit = useForm({
     initial: { amount: "", currency: "USD", reason: "" },
     // the wire takes the decimal string ("5.00"); the client's type is the server's decoded cents
-    submit: (v) => call("balanceAdmin", "adjustBalance", { path: { user: id }, payload: { amount: v.amount as unknown as number, currency: v.currency, reason: v.reason } }),
+    submit: (v) =>
+      call("balanceAdmin", "adjustBalance", { path: { user: id }, payload: { amount: v.amount as unknown as number, currency: v.currency, reason: v.reason } }),
     onDone: () => credit.reset()
   })
   return (
     <Loaded query={users}>
       {(user) =>
-        user === undefined ? <p>{t("notFound.title")}</p> : (
+        user === undefined ? (
+          <p>{t("notFound.title")}</p>
+        ) : (
           <>
-            <h1>{user.name} <small>{user.email}</small></h1>
+            <h1>
+              {user.name} <small>{user.email}</small>
+            </h1>
             <p>
               <Status value={user.status === 1 ? "active" : "disabled"} /> · {user.role} · {t("console.joined")} {formatDate(user.created_at)}
             </p>
@@ -212,7 +246,9 @@ export const UserDetail = ({ id }: { readonly id: number }) => {
               {user.status === 1 ? t("console.disable") : t("console.enable")}
             </ActionButton>
             <h2>{t("console.invoices")}</h2>
-            <Paged query={invoices} onPage={setPage}>{(rows) => <InvoiceTable rows={rows} />}</Paged>
+            <Paged query={invoices} onPage={setPage}>
+              {(rows) => <InvoiceTable rows={rows} />}
+            </Paged>
             <h2>{t("nav.devices")}</h2>
             <Loaded query={devices}>
               {(list) => (
@@ -225,44 +261,74 @@ export const UserDetail = ({ id }: { readonly id: number }) => {
                       [t("devices.platform"), (d) => d.platform],
                       [t("devices.presence"), (d) => (d.online ? t("devices.online") : t("devices.offline"))],
                       // [D122]: the link's last fetches, a sign of a shared link
-                      [t("console.linkFetches"), (d) => d.subscription_fetches.length === 0 ? "—" : t("console.linkFetchesSummary", {
-                        count: d.subscription_fetches.length,
-                        last: formatDateTime(d.subscription_fetches[0]!.at)
-                      })]
+                      [
+                        t("console.linkFetches"),
+                        (d) =>
+                          d.subscription_fetches.length === 0
+                            ? "—"
+                            : t("console.linkFetchesSummary", {
+                                count: d.subscription_fetches.length,
+                                last: formatDateTime(d.subscription_fetches[0]!.at)
+                              })
+                      ]
                     ]}
                   />
-                  {list.filter((d) => d.subscription_fetches.length > 0).map((d) => (
-                    <details key={d.id}>
-                      <summary>{t("console.linkFetchesOf", { name: d.name })}</summary>
-                      <Table
-                        rows={d.subscription_fetches.map((f, i) => ({ ...f, i }))}
-                        rowKey={(f) => f.i}
-                        columns={[
-                          [t("devices.fetchedAt"), (f) => formatDateTime(f.at)],
-                          [t("devices.address"), (f) => f.address ?? "—"],
-                          [t("devices.userAgent"), (f) => f.user_agent ?? "—"]
-                        ]}
-                      />
-                    </details>
-                  ))}
+                  {list
+                    .filter((d) => d.subscription_fetches.length > 0)
+                    .map((d) => (
+                      <details key={d.id}>
+                        <summary>{t("console.linkFetchesOf", { name: d.name })}</summary>
+                        <Table
+                          rows={d.subscription_fetches.map((f, i) => ({ ...f, i }))}
+                          rowKey={(f) => f.i}
+                          columns={[
+                            [t("devices.fetchedAt"), (f) => formatDateTime(f.at)],
+                            [t("devices.address"), (f) => f.address ?? "—"],
+                            [t("devices.userAgent"), (f) => f.user_agent ?? "—"]
+                          ]}
+                        />
+                      </details>
+                    ))}
                 </>
               )}
             </Loaded>
             <article>
-              <header><h2>{t("console.credit")}</h2></header>
+              <header>
+                <h2>{t("console.credit")}</h2>
+              </header>
               <form onSubmit={credit.onSubmit} noValidate>
                 <div className="grid">
-                  <Field name="amount" inputMode="decimal" label={t("console.amount")} value={credit.values.amount} onChange={credit.set("amount")} error={credit.fieldError("amount")} />
-                  <Field name="currency" label={t("console.currency")} value={credit.values.currency} onChange={credit.set("currency")} error={credit.fieldError("currency")} />
+                  <Field
+                    name="amount"
+                    inputMode="decimal"
+                    label={t("console.amount")}
+                    value={credit.values.amount}
+                    onChange={credit.set("amount")}
+                    error={credit.fieldError("amount")}
+                  />
+                  <Field
+                    name="currency"
+                    label={t("console.currency")}
+                    value={credit.values.currency}
+                    onChange={credit.set("currency")}
+                    error={credit.fieldError("currency")}
+                  />
                 </div>
-                <Field name="reason" label={t("console.reason")} value={credit.values.reason} onChange={credit.set("reason")} error={credit.fieldError("reason")} />
+                <Field
+                  name="reason"
+                  label={t("console.reason")}
+                  value={credit.values.reason}
+                  onChange={credit.set("reason")}
+                  error={credit.fieldError("reason")}
+                />
                 <FormError message={credit.formError} />
                 {credit.done && <p role="status">{t("common.saved")}</p>}
                 <Submit pending={credit.pending}>{t("console.creditButton")}</Submit>
               </form>
             </article>
           </>
-        )}
+        )
+      }
     </Loaded>
   )
 }
@@ -298,15 +364,15 @@ const InvoiceTable = ({ rows }: { readonly rows: ReadonlyArray<AdminInvoice> }) 
           [
             t("devices.actions"),
             (i) =>
-              i.status === "paid" && Number(i.refunded_amount) < Number(i.amount)
-                ? <button type="button" className="outline" onClick={() => setRefunding(i.uuid)}>{t("console.refund", { id: i.id })}</button>
-                : i.status === "pending"
-                ? (
-                  <ActionButton className="outline" action={() => call("billingAdmin", "markPaid", { path: { invoice: i.uuid } })} invalidate={[["admin"]]}>
-                    {t("console.markPaid")}
-                  </ActionButton>
-                )
-                : null
+              i.status === "paid" && Number(i.refunded_amount) < Number(i.amount) ? (
+                <button type="button" className="outline" onClick={() => setRefunding(i.uuid)}>
+                  {t("console.refund", { id: i.id })}
+                </button>
+              ) : i.status === "pending" ? (
+                <ActionButton className="outline" action={() => call("billingAdmin", "markPaid", { path: { invoice: i.uuid } })} invalidate={[["admin"]]}>
+                  {t("console.markPaid")}
+                </ActionButton>
+              ) : null
           ]
         ]}
       />
@@ -331,11 +397,31 @@ const Refund = ({ uuid, onDone }: { readonly uuid: string; readonly onDone: () =
   })
   return (
     <article>
-      <header><h2>{t("console.refundTitle")}</h2></header>
+      <header>
+        <h2>{t("console.refundTitle")}</h2>
+      </header>
       <form onSubmit={form.onSubmit} noValidate>
         <div className="grid">
-          <Field name="amount" inputMode="decimal" label={t("console.amount")} hint={t("console.amountHint")} value={form.values.amount} onChange={form.set("amount")} error={form.fieldError("amount")} />
-          <Select name="to" label={t("console.refundTo")} value={form.values.to} onChange={form.set("to")} options={[["balance", t("console.toBalance")], ["gateway", t("console.toGateway")]]} error={form.fieldError("to")} />
+          <Field
+            name="amount"
+            inputMode="decimal"
+            label={t("console.amount")}
+            hint={t("console.amountHint")}
+            value={form.values.amount}
+            onChange={form.set("amount")}
+            error={form.fieldError("amount")}
+          />
+          <Select
+            name="to"
+            label={t("console.refundTo")}
+            value={form.values.to}
+            onChange={form.set("to")}
+            options={[
+              ["balance", t("console.toBalance")],
+              ["gateway", t("console.toGateway")]
+            ]}
+            error={form.fieldError("to")}
+          />
         </div>
         <Field name="reason" label={t("console.reason")} value={form.values.reason} onChange={form.set("reason")} error={form.fieldError("reason")} />
         <FormError message={form.formError} />
@@ -363,7 +449,9 @@ export const Invoices = () => {
         }}
         options={["", "pending", "paid", "cancelled"].map((s) => [s, s === "" ? t("invoices.all") : t(`status.${s}`)] as const)}
       />
-      <Paged query={invoices} onPage={setPage}>{(rows) => <InvoiceTable rows={rows} />}</Paged>
+      <Paged query={invoices} onPage={setPage}>
+        {(rows) => <InvoiceTable rows={rows} />}
+      </Paged>
     </>
   )
 }
@@ -376,7 +464,14 @@ export const Plans = () => {
     initial: { name: "", description: "", bandwidth_limit_gb: "100" },
     submit: (v) =>
       call("catalogAdmin", "createPlan", {
-        payload: { name: v.name, description: v.description, bandwidth_limit_gb: Number(v.bandwidth_limit_gb), speed_limit_mbps: null, trial_days: 0, is_active: true } as never
+        payload: {
+          name: v.name,
+          description: v.description,
+          bandwidth_limit_gb: Number(v.bandwidth_limit_gb),
+          speed_limit_mbps: null,
+          trial_days: 0,
+          is_active: true
+        } as never
       }),
     onDone: () => plan.reset(),
     invalidate: [["plans"]]
@@ -392,27 +487,63 @@ export const Plans = () => {
       <Loaded query={plans}>
         {(list) => (
           <>
-            {list.map((p) => <PlanCycles key={p.id} plan={p.id} name={p.name} />)}
+            {list.map((p) => (
+              <PlanCycles key={p.id} plan={p.id} name={p.name} />
+            ))}
           </>
         )}
       </Loaded>
       <article>
-        <header><h2>{t("console.newPlan")}</h2></header>
+        <header>
+          <h2>{t("console.newPlan")}</h2>
+        </header>
         <form onSubmit={plan.onSubmit} noValidate>
           <Field name="name" label={t("auth.name")} value={plan.values.name} onChange={plan.set("name")} error={plan.fieldError("name")} />
-          <Field name="description" label={t("console.description")} value={plan.values.description} onChange={plan.set("description")} error={plan.fieldError("description")} />
-          <Field name="bandwidth_limit_gb" inputMode="numeric" label={t("console.bandwidthGb")} value={plan.values.bandwidth_limit_gb} onChange={plan.set("bandwidth_limit_gb")} error={plan.fieldError("bandwidth_limit_gb")} />
+          <Field
+            name="description"
+            label={t("console.description")}
+            value={plan.values.description}
+            onChange={plan.set("description")}
+            error={plan.fieldError("description")}
+          />
+          <Field
+            name="bandwidth_limit_gb"
+            inputMode="numeric"
+            label={t("console.bandwidthGb")}
+            value={plan.values.bandwidth_limit_gb}
+            onChange={plan.set("bandwidth_limit_gb")}
+            error={plan.fieldError("bandwidth_limit_gb")}
+          />
           <FormError message={plan.formError} />
           <Submit pending={plan.pending}>{t("console.create")}</Submit>
         </form>
       </article>
       <article>
-        <header><h2>{t("console.newPromo")}</h2></header>
+        <header>
+          <h2>{t("console.newPromo")}</h2>
+        </header>
         <form onSubmit={promo.onSubmit} noValidate>
           <div className="grid">
             <Field name="code" label={t("checkout.promo")} value={promo.values.code} onChange={promo.set("code")} error={promo.fieldError("code")} />
-            <Select name="type" label={t("console.promoType")} value={promo.values.type} onChange={promo.set("type")} options={[["percentage", "%"], ["fixed", t("console.fixed")]]} error={promo.fieldError("type")} />
-            <Field name="value" inputMode="decimal" label={t("console.value")} value={promo.values.value} onChange={promo.set("value")} error={promo.fieldError("value")} />
+            <Select
+              name="type"
+              label={t("console.promoType")}
+              value={promo.values.type}
+              onChange={promo.set("type")}
+              options={[
+                ["percentage", "%"],
+                ["fixed", t("console.fixed")]
+              ]}
+              error={promo.fieldError("type")}
+            />
+            <Field
+              name="value"
+              inputMode="decimal"
+              label={t("console.value")}
+              value={promo.values.value}
+              onChange={promo.set("value")}
+              error={promo.fieldError("value")}
+            />
           </div>
           <FormError message={promo.formError} />
           {promo.done && <p role="status">{t("common.saved")}</p>}
@@ -429,13 +560,18 @@ const PlanCycles = ({ plan, name }: { readonly plan: number; readonly name: stri
   const form = useForm({
     initial: { name: "", duration_days: "30", price: "", currency: "USD" },
     submit: (v) =>
-      call("catalogAdmin", "createCycle", { path: { plan }, payload: { name: v.name, duration_days: Number(v.duration_days), price: v.price, currency: v.currency } as never }),
+      call("catalogAdmin", "createCycle", {
+        path: { plan },
+        payload: { name: v.name, duration_days: Number(v.duration_days), price: v.price, currency: v.currency } as never
+      }),
     onDone: () => form.reset(),
     invalidate: [["cycles", plan]]
   })
   return (
     <article>
-      <header><h2>{name}</h2></header>
+      <header>
+        <h2>{name}</h2>
+      </header>
       <Loaded query={cycles}>
         {(list) => (
           <Table
@@ -454,9 +590,29 @@ const PlanCycles = ({ plan, name }: { readonly plan: number; readonly name: stri
         <form onSubmit={form.onSubmit} noValidate>
           <div className="grid">
             <Field name="name" label={t("auth.name")} value={form.values.name} onChange={form.set("name")} error={form.fieldError("name")} />
-            <Field name="duration_days" inputMode="numeric" label={t("console.days")} value={form.values.duration_days} onChange={form.set("duration_days")} error={form.fieldError("duration_days")} />
-            <Field name="price" inputMode="decimal" label={t("service.price")} value={form.values.price} onChange={form.set("price")} error={form.fieldError("price")} />
-            <Field name="currency" label={t("console.currency")} value={form.values.currency} onChange={form.set("currency")} error={form.fieldError("currency")} />
+            <Field
+              name="duration_days"
+              inputMode="numeric"
+              label={t("console.days")}
+              value={form.values.duration_days}
+              onChange={form.set("duration_days")}
+              error={form.fieldError("duration_days")}
+            />
+            <Field
+              name="price"
+              inputMode="decimal"
+              label={t("service.price")}
+              value={form.values.price}
+              onChange={form.set("price")}
+              error={form.fieldError("price")}
+            />
+            <Field
+              name="currency"
+              label={t("console.currency")}
+              value={form.values.currency}
+              onChange={form.set("currency")}
+              error={form.fieldError("currency")}
+            />
           </div>
           <FormError message={form.formError} />
           <Submit pending={form.pending}>{t("console.create")}</Submit>
@@ -487,7 +643,11 @@ export const Tickets = () => {
           setStatus(v)
           setPage(1)
         }}
-        options={[["open", t("status.open")], ["closed", t("status.closed")], ["", t("invoices.all")]]}
+        options={[
+          ["open", t("status.open")],
+          ["closed", t("status.closed")],
+          ["", t("invoices.all")]
+        ]}
       />
       <Paged query={tickets} onPage={setPage}>
         {(rows) => (
@@ -495,7 +655,14 @@ export const Tickets = () => {
             rows={rows}
             rowKey={(tk) => tk.id}
             columns={[
-              [t("support.subject"), (tk) => <button type="button" className="outline" onClick={() => setOpen(tk.id)}>{tk.subject}</button>],
+              [
+                t("support.subject"),
+                (tk) => (
+                  <button type="button" className="outline" onClick={() => setOpen(tk.id)}>
+                    {tk.subject}
+                  </button>
+                )
+              ],
               [t("console.user"), (tk) => <Link href={`/users/${tk.user_id}`}>{tk.user_id}</Link>],
               [t("support.status"), (tk) => <Status value={tk.status} />],
               [t("support.lastReply"), (tk) => formatDateTime(tk.last_reply_at)]
@@ -515,23 +682,39 @@ const StaffTicket = ({ id }: { readonly id: number }) => {
     initial: { message: "" },
     submit: (v) => call("supportAdmin", "staffReply", { path: { ticket: id }, payload: v }),
     onDone: () => form.reset(),
-    invalidate: [["admin", "ticket", id], ["admin", "tickets"]]
+    invalidate: [
+      ["admin", "ticket", id],
+      ["admin", "tickets"]
+    ]
   })
   return (
     <Loaded query={ticket}>
       {(tk) => (
         <article>
-          <header><h2>{tk.subject}</h2></header>
+          <header>
+            <h2>{tk.subject}</h2>
+          </header>
           <ol className="replies">
             {tk.replies.map((r) => (
               <li key={r.id} className={r.is_admin ? "staff" : "mine"}>
-                <p><small>{r.is_admin ? t("support.staff") : t("console.customer")} · {formatDateTime(r.created_at)}</small></p>
+                <p>
+                  <small>
+                    {r.is_admin ? t("support.staff") : t("console.customer")} · {formatDateTime(r.created_at)}
+                  </small>
+                </p>
                 <p>{r.message}</p>
               </li>
             ))}
           </ol>
           <form onSubmit={form.onSubmit} noValidate>
-            <Field name="message" multiline label={t("console.staffReply")} value={form.values.message} onChange={form.set("message")} error={form.fieldError("message")} />
+            <Field
+              name="message"
+              multiline
+              label={t("console.staffReply")}
+              value={form.values.message}
+              onChange={form.set("message")}
+              error={form.fieldError("message")}
+            />
             <FormError message={form.formError} />
             <Submit pending={form.pending}>{t("support.send")}</Submit>
           </form>
@@ -587,16 +770,29 @@ export const Webhooks = () => {
             rows={rows}
             rowKey={(w) => w.id}
             columns={[
-              ["URL", (w) => <button type="button" className="outline" onClick={() => setOpen(w.id)}>{w.url}</button>],
+              [
+                "URL",
+                (w) => (
+                  <button type="button" className="outline" onClick={() => setOpen(w.id)}>
+                    {w.url}
+                  </button>
+                )
+              ],
               [t("console.events"), (w) => w.events.join(", ")],
               [t("console.description"), (w) => w.description ?? "—"]
             ]}
           />
         )}
       </Paged>
-      {form.result !== undefined && <p role="status">{t("console.webhookSecret")} <code>{form.result.secret}</code></p>}
+      {form.result !== undefined && (
+        <p role="status">
+          {t("console.webhookSecret")} <code>{form.result.secret}</code>
+        </p>
+      )}
       <article>
-        <header><h2>{t("console.newWebhook")}</h2></header>
+        <header>
+          <h2>{t("console.newWebhook")}</h2>
+        </header>
         <form onSubmit={form.onSubmit} noValidate>
           <Field name="url" type="url" label="URL" value={form.values.url} onChange={form.set("url")} error={form.fieldError("url")} />
           <Field name="events" label={t("console.events")} value={form.values.events} onChange={form.set("events")} error={form.fieldError("events")} />
@@ -618,7 +814,9 @@ const Deliveries = ({ id }: { readonly id: number }) => {
   })
   return (
     <article>
-      <header><h2>{t("console.deliveries")}</h2></header>
+      <header>
+        <h2>{t("console.deliveries")}</h2>
+      </header>
       <Paged query={deliveries} onPage={setPage}>
         {(rows) => (
           <Table

@@ -34,24 +34,26 @@ const Profile = () => {
 }
 
 const ProfileForm = ({ name, email }: { readonly name: string; readonly email: string }) => {
-    const { t } = useTranslation()
-    const form = useForm({
-      initial: { name, email },
-      submit: (v) => call("accounts", "updateProfile", { payload: { name: v.name, ...(v.email === email ? {} : { email: v.email }) } }),
-      invalidate: [["profile"], SESSION_KEY]
-    })
-    return (
-      <article>
-        <header><h2>{t("account.profile")}</h2></header>
-        <form onSubmit={form.onSubmit} noValidate>
-          <Field name="name" label={t("auth.name")} value={form.values.name} onChange={form.set("name")} error={form.fieldError("name")} />
-          <Field name="email" type="email" label={t("auth.email")} value={form.values.email} onChange={form.set("email")} error={form.fieldError("email")} />
-          <FormError message={form.formError} />
-          {form.done && <p role="status">{t("common.saved")}</p>}
-          <Submit pending={form.pending}>{t("common.save")}</Submit>
-        </form>
-      </article>
-    )
+  const { t } = useTranslation()
+  const form = useForm({
+    initial: { name, email },
+    submit: (v) => call("accounts", "updateProfile", { payload: { name: v.name, ...(v.email === email ? {} : { email: v.email }) } }),
+    invalidate: [["profile"], SESSION_KEY]
+  })
+  return (
+    <article>
+      <header>
+        <h2>{t("account.profile")}</h2>
+      </header>
+      <form onSubmit={form.onSubmit} noValidate>
+        <Field name="name" label={t("auth.name")} value={form.values.name} onChange={form.set("name")} error={form.fieldError("name")} />
+        <Field name="email" type="email" label={t("auth.email")} value={form.values.email} onChange={form.set("email")} error={form.fieldError("email")} />
+        <FormError message={form.formError} />
+        {form.done && <p role="status">{t("common.saved")}</p>}
+        <Submit pending={form.pending}>{t("common.save")}</Submit>
+      </form>
+    </article>
+  )
 }
 
 /** [D120]: the account's language (mails, PDFs, pages) and this app's. */
@@ -62,7 +64,9 @@ const Language = () => {
   const save = useMutation({ mutationFn: (locale: Locale) => chooseLocale(client, locale) })
   return (
     <article>
-      <header><h2>{t("account.language")}</h2></header>
+      <header>
+        <h2>{t("account.language")}</h2>
+      </header>
       <Select
         name="locale"
         label={t("common.language")}
@@ -88,11 +92,37 @@ const Password = () => {
   })
   return (
     <article>
-      <header><h2>{t("account.password")}</h2></header>
+      <header>
+        <h2>{t("account.password")}</h2>
+      </header>
       <form onSubmit={form.onSubmit} noValidate>
-        <Field name="current_password" type="password" autoComplete="current-password" label={t("account.currentPassword")} value={form.values.current_password} onChange={form.set("current_password")} error={form.fieldError("current_password")} />
-        <Field name="password" type="password" autoComplete="new-password" label={t("account.newPassword")} value={form.values.password} onChange={form.set("password")} error={form.fieldError("password")} />
-        <Field name="password_confirmation" type="password" autoComplete="new-password" label={t("auth.confirmPassword")} value={form.values.password_confirmation} onChange={form.set("password_confirmation")} error={form.fieldError("password_confirmation")} />
+        <Field
+          name="current_password"
+          type="password"
+          autoComplete="current-password"
+          label={t("account.currentPassword")}
+          value={form.values.current_password}
+          onChange={form.set("current_password")}
+          error={form.fieldError("current_password")}
+        />
+        <Field
+          name="password"
+          type="password"
+          autoComplete="new-password"
+          label={t("account.newPassword")}
+          value={form.values.password}
+          onChange={form.set("password")}
+          error={form.fieldError("password")}
+        />
+        <Field
+          name="password_confirmation"
+          type="password"
+          autoComplete="new-password"
+          label={t("auth.confirmPassword")}
+          value={form.values.password_confirmation}
+          onChange={form.set("password_confirmation")}
+          error={form.fieldError("password_confirmation")}
+        />
         <FormError message={form.formError} />
         {form.done && <p role="status">{t("common.saved")}</p>}
         <Submit pending={form.pending}>{t("account.changePassword")}</Submit>
@@ -111,7 +141,9 @@ const Settings = () => {
   })
   return (
     <article>
-      <header><h2>{t("account.settings")}</h2></header>
+      <header>
+        <h2>{t("account.settings")}</h2>
+      </header>
       <Loaded query={settings}>
         {(s) => (
           <label>
@@ -151,42 +183,70 @@ const TwoFactor = () => {
   })
   return (
     <article>
-      <header><h2>{t("account.twoFactor")}</h2></header>
+      <header>
+        <h2>{t("account.twoFactor")}</h2>
+      </header>
       <Loaded query={user}>
         {(u) =>
-          u.two_factor
-            ? (
-              <form onSubmit={disable.onSubmit} noValidate>
-                <p>{t("account.twoFactorOn")}</p>
-                {confirm.result !== undefined && (
-                  <div role="status">
-                    <p>{t("account.recoveryCodes")}</p>
-                    <pre>{(confirm.result.data as { recovery_codes?: ReadonlyArray<string> }).recovery_codes?.join("\n")}</pre>
-                  </div>
-                )}
-                <Field name="password" type="password" autoComplete="current-password" label={t("auth.password")} value={disable.values.password} onChange={disable.set("password")} error={disable.fieldError("password")} />
-                <Field name="code" label={t("auth.otp")} inputMode="numeric" value={disable.values.code} onChange={disable.set("code")} error={disable.fieldError("code")} />
-                <FormError message={disable.formError} />
-                <Submit pending={disable.pending}>{t("account.twoFactorDisable")}</Submit>
-              </form>
-            )
-            : setup.data === undefined
-            ? (
-              <>
-                <p>{t("account.twoFactorOff")}</p>
-                <button type="button" aria-busy={setup.isPending} onClick={() => setup.mutate()}>{t("account.twoFactorSetUp")}</button>
-              </>
-            )
-            : (
-              <form onSubmit={confirm.onSubmit} noValidate>
-                <p>{t("account.twoFactorScan")}</p>
-                {qr !== undefined && <img src={qr} alt={t("account.twoFactorQrAlt")} width={220} height={220} />}
-                <p><small>{t("account.twoFactorSecret")}: <code>{setup.data.secret}</code></small></p>
-                <Field name="code" label={t("auth.otp")} inputMode="numeric" autoComplete="one-time-code" value={confirm.values.code} onChange={confirm.set("code")} error={confirm.fieldError("code")} />
-                <FormError message={confirm.formError} />
-                <Submit pending={confirm.pending}>{t("account.twoFactorConfirm")}</Submit>
-              </form>
-            )}
+          u.two_factor ? (
+            <form onSubmit={disable.onSubmit} noValidate>
+              <p>{t("account.twoFactorOn")}</p>
+              {confirm.result !== undefined && (
+                <div role="status">
+                  <p>{t("account.recoveryCodes")}</p>
+                  <pre>{(confirm.result.data as { recovery_codes?: ReadonlyArray<string> }).recovery_codes?.join("\n")}</pre>
+                </div>
+              )}
+              <Field
+                name="password"
+                type="password"
+                autoComplete="current-password"
+                label={t("auth.password")}
+                value={disable.values.password}
+                onChange={disable.set("password")}
+                error={disable.fieldError("password")}
+              />
+              <Field
+                name="code"
+                label={t("auth.otp")}
+                inputMode="numeric"
+                value={disable.values.code}
+                onChange={disable.set("code")}
+                error={disable.fieldError("code")}
+              />
+              <FormError message={disable.formError} />
+              <Submit pending={disable.pending}>{t("account.twoFactorDisable")}</Submit>
+            </form>
+          ) : setup.data === undefined ? (
+            <>
+              <p>{t("account.twoFactorOff")}</p>
+              <button type="button" aria-busy={setup.isPending} onClick={() => setup.mutate()}>
+                {t("account.twoFactorSetUp")}
+              </button>
+            </>
+          ) : (
+            <form onSubmit={confirm.onSubmit} noValidate>
+              <p>{t("account.twoFactorScan")}</p>
+              {qr !== undefined && <img src={qr} alt={t("account.twoFactorQrAlt")} width={220} height={220} />}
+              <p>
+                <small>
+                  {t("account.twoFactorSecret")}: <code>{setup.data.secret}</code>
+                </small>
+              </p>
+              <Field
+                name="code"
+                label={t("auth.otp")}
+                inputMode="numeric"
+                autoComplete="one-time-code"
+                value={confirm.values.code}
+                onChange={confirm.set("code")}
+                error={confirm.fieldError("code")}
+              />
+              <FormError message={confirm.formError} />
+              <Submit pending={confirm.pending}>{t("account.twoFactorConfirm")}</Submit>
+            </form>
+          )
+        }
       </Loaded>
     </article>
   )
@@ -205,10 +265,14 @@ const ApiKeys = () => {
   })
   return (
     <article>
-      <header><h2>{t("account.apiKeys")}</h2></header>
+      <header>
+        <h2>{t("account.apiKeys")}</h2>
+      </header>
       <Loaded query={keys}>
         {(list) =>
-          list.length === 0 ? <p>{t("account.noApiKeys")}</p> : (
+          list.length === 0 ? (
+            <p>{t("account.noApiKeys")}</p>
+          ) : (
             <div className="table">
               <table>
                 <thead>
@@ -216,7 +280,9 @@ const ApiKeys = () => {
                     <th scope="col">{t("account.keyName")}</th>
                     <th scope="col">{t("account.scopes")}</th>
                     <th scope="col">{t("account.lastUsed")}</th>
-                    <th scope="col"><span className="visually-hidden">{t("devices.actions")}</span></th>
+                    <th scope="col">
+                      <span className="visually-hidden">{t("devices.actions")}</span>
+                    </th>
                   </tr>
                 </thead>
                 <tbody>
@@ -226,7 +292,11 @@ const ApiKeys = () => {
                       <td>{key.scopes.join(", ")}</td>
                       <td>{formatDateTime(key.last_used_at)}</td>
                       <td>
-                        <ActionButton className="secondary outline" action={() => call("accounts", "revokeApiKey", { path: { key: key.id } })} invalidate={[["api-keys"]]}>
+                        <ActionButton
+                          className="secondary outline"
+                          action={() => call("accounts", "revokeApiKey", { path: { key: key.id } })}
+                          invalidate={[["api-keys"]]}
+                        >
                           {t("account.revoke")}
                         </ActionButton>
                       </td>
@@ -235,15 +305,25 @@ const ApiKeys = () => {
                 </tbody>
               </table>
             </div>
-          )}
+          )
+        }
       </Loaded>
       {form.result !== undefined && (
-        <p role="status">{t("account.keyCreated")} <code>{form.result.key}</code></p>
+        <p role="status">
+          {t("account.keyCreated")} <code>{form.result.key}</code>
+        </p>
       )}
       <form onSubmit={form.onSubmit} noValidate>
         <div className="grid">
           <Field name="name" label={t("account.keyName")} value={form.values.name} onChange={form.set("name")} error={form.fieldError("name")} />
-          <Select name="scope" label={t("account.scopes")} value={form.values.scope} onChange={form.set("scope")} options={SCOPES.map((s) => [s, t(`account.scope.${s}`)] as const)} error={form.fieldError("scopes")} />
+          <Select
+            name="scope"
+            label={t("account.scopes")}
+            value={form.values.scope}
+            onChange={form.set("scope")}
+            options={SCOPES.map((s) => [s, t(`account.scope.${s}`)] as const)}
+            error={form.fieldError("scopes")}
+          />
         </div>
         <FormError message={form.formError} />
         <Submit pending={form.pending}>{t("account.createKey")}</Submit>
@@ -257,7 +337,9 @@ const Sessions = () => {
   const sessions = useQuery({ queryKey: ["sessions"], queryFn: () => call("accounts", "listSessions") })
   return (
     <article>
-      <header><h2>{t("account.sessions")}</h2></header>
+      <header>
+        <h2>{t("account.sessions")}</h2>
+      </header>
       <Loaded query={sessions}>
         {(list) => (
           <div className="table">
@@ -267,18 +349,32 @@ const Sessions = () => {
                   <th scope="col">{t("account.device")}</th>
                   <th scope="col">{t("account.address")}</th>
                   <th scope="col">{t("account.lastUsed")}</th>
-                  <th scope="col"><span className="visually-hidden">{t("devices.actions")}</span></th>
+                  <th scope="col">
+                    <span className="visually-hidden">{t("devices.actions")}</span>
+                  </th>
                 </tr>
               </thead>
               <tbody>
                 {list.map((s) => (
                   <tr key={s.id}>
-                    <td>{s.user_agent ?? "—"}{s.current && <> · <strong>{t("account.thisSession")}</strong></>}</td>
+                    <td>
+                      {s.user_agent ?? "—"}
+                      {s.current && (
+                        <>
+                          {" "}
+                          · <strong>{t("account.thisSession")}</strong>
+                        </>
+                      )}
+                    </td>
                     <td>{s.ip ?? "—"}</td>
                     <td>{formatDateTime(s.last_used_at)}</td>
                     <td>
                       {!s.current && (
-                        <ActionButton className="secondary outline" action={() => call("accounts", "revokeSession", { path: { session: s.id } })} invalidate={[["sessions"]]}>
+                        <ActionButton
+                          className="secondary outline"
+                          action={() => call("accounts", "revokeSession", { path: { session: s.id } })}
+                          invalidate={[["sessions"]]}
+                        >
                           {t("account.revoke")}
                         </ActionButton>
                       )}
@@ -308,12 +404,24 @@ const DeleteAccount = () => {
   })
   return (
     <article>
-      <header><h2>{t("account.delete")}</h2></header>
+      <header>
+        <h2>{t("account.delete")}</h2>
+      </header>
       <form onSubmit={form.onSubmit} noValidate>
         <p>{t("account.deleteText")}</p>
-        <Field name="password" type="password" autoComplete="current-password" label={t("auth.password")} value={form.values.password} onChange={form.set("password")} error={form.fieldError("password")} />
+        <Field
+          name="password"
+          type="password"
+          autoComplete="current-password"
+          label={t("auth.password")}
+          value={form.values.password}
+          onChange={form.set("password")}
+          error={form.fieldError("password")}
+        />
         <FormError message={form.formError} />
-        <button type="submit" className="contrast" aria-busy={form.pending}>{t("account.deleteButton")}</button>
+        <button type="submit" className="contrast" aria-busy={form.pending}>
+          {t("account.deleteButton")}
+        </button>
       </form>
     </article>
   )

@@ -30,10 +30,37 @@ export const SignIn = () => {
     <article className="narrow">
       <h1>{t("auth.signInTitle")}</h1>
       <form onSubmit={form.onSubmit} noValidate>
-        <Field name="email" type="email" label={t("auth.email")} autoComplete="username" value={form.values.email} onChange={form.set("email")} error={form.fieldError("email")} required />
-        <Field name="password" type="password" label={t("auth.password")} autoComplete="current-password" value={form.values.password} onChange={form.set("password")} error={form.fieldError("password")} required />
+        <Field
+          name="email"
+          type="email"
+          label={t("auth.email")}
+          autoComplete="username"
+          value={form.values.email}
+          onChange={form.set("email")}
+          error={form.fieldError("email")}
+          required
+        />
+        <Field
+          name="password"
+          type="password"
+          label={t("auth.password")}
+          autoComplete="current-password"
+          value={form.values.password}
+          onChange={form.set("password")}
+          error={form.fieldError("password")}
+          required
+        />
         {needsCode && (
-          <Field name="otp" label={t("auth.otp")} inputMode="numeric" autoComplete="one-time-code" value={form.values.otp} onChange={form.set("otp")} error={otpError} hint={t("auth.otpHint")} />
+          <Field
+            name="otp"
+            label={t("auth.otp")}
+            inputMode="numeric"
+            autoComplete="one-time-code"
+            value={form.values.otp}
+            onChange={form.set("otp")}
+            error={otpError}
+            hint={t("auth.otpHint")}
+          />
         )}
         <FormError message={form.formError} />
         <Submit pending={form.pending}>{t("auth.signIn")}</Submit>
@@ -62,14 +89,51 @@ export const SignUp = () => {
     <article className="narrow">
       <h1>{t("auth.signUpTitle")}</h1>
       <form onSubmit={form.onSubmit} noValidate>
-        <Field name="name" label={t("auth.name")} autoComplete="name" value={form.values.name} onChange={form.set("name")} error={form.fieldError("name")} required />
-        <Field name="email" type="email" label={t("auth.email")} autoComplete="email" value={form.values.email} onChange={form.set("email")} error={form.fieldError("email")} required />
-        <Field name="password" type="password" label={t("auth.password")} autoComplete="new-password" value={form.values.password} onChange={form.set("password")} error={form.fieldError("password")} required />
-        <Field name="password_confirmation" type="password" label={t("auth.confirmPassword")} autoComplete="new-password" value={form.values.password_confirmation} onChange={form.set("password_confirmation")} error={form.fieldError("password_confirmation")} required />
+        <Field
+          name="name"
+          label={t("auth.name")}
+          autoComplete="name"
+          value={form.values.name}
+          onChange={form.set("name")}
+          error={form.fieldError("name")}
+          required
+        />
+        <Field
+          name="email"
+          type="email"
+          label={t("auth.email")}
+          autoComplete="email"
+          value={form.values.email}
+          onChange={form.set("email")}
+          error={form.fieldError("email")}
+          required
+        />
+        <Field
+          name="password"
+          type="password"
+          label={t("auth.password")}
+          autoComplete="new-password"
+          value={form.values.password}
+          onChange={form.set("password")}
+          error={form.fieldError("password")}
+          required
+        />
+        <Field
+          name="password_confirmation"
+          type="password"
+          label={t("auth.confirmPassword")}
+          autoComplete="new-password"
+          value={form.values.password_confirmation}
+          onChange={form.set("password_confirmation")}
+          error={form.fieldError("password_confirmation")}
+          required
+        />
         <FormError message={form.formError} />
         <Submit pending={form.pending}>{t("auth.createAccount")}</Submit>
       </form>
-      <p><Link href="/sign-in">{t("auth.haveAccount")}</Link></p>
+      <p>
+        <Link href="/sign-in">{t("auth.haveAccount")}</Link>
+      </p>
     </article>
   )
 }
@@ -82,12 +146,16 @@ export const VerifyNotice = () => {
     <article className="narrow">
       <h1>{t("verify.title")}</h1>
       <p>{t("verify.text")}</p>
-      {sent ? <p role="status">{t("verify.sent")}</p> : (
+      {sent ? (
+        <p role="status">{t("verify.sent")}</p>
+      ) : (
         <ActionButton className="secondary" action={() => call("accounts", "resendVerification")} onDone={() => setSent(true)}>
           {t("verify.resend")}
         </ActionButton>
       )}
-      <p><Link href="/plans">{t("verify.toPlans")}</Link></p>
+      <p>
+        <Link href="/plans">{t("verify.toPlans")}</Link>
+      </p>
     </article>
   )
 }
@@ -101,15 +169,28 @@ export const ForgotPassword = () => {
   return (
     <article className="narrow">
       <h1>{t("forgot.title")}</h1>
-      {form.done ? <p role="status">{t("forgot.sent")}</p> : (
+      {form.done ? (
+        <p role="status">{t("forgot.sent")}</p>
+      ) : (
         <form onSubmit={form.onSubmit} noValidate>
           <p>{t("forgot.text")}</p>
-          <Field name="email" type="email" label={t("auth.email")} autoComplete="email" value={form.values.email} onChange={form.set("email")} error={form.fieldError("email")} required />
+          <Field
+            name="email"
+            type="email"
+            label={t("auth.email")}
+            autoComplete="email"
+            value={form.values.email}
+            onChange={form.set("email")}
+            error={form.fieldError("email")}
+            required
+          />
           <FormError message={form.formError} />
           <Submit pending={form.pending}>{t("forgot.send")}</Submit>
         </form>
       )}
-      <p><Link href="/sign-in">{t("auth.signIn")}</Link></p>
+      <p>
+        <Link href="/sign-in">{t("auth.signIn")}</Link>
+      </p>
     </article>
   )
 }

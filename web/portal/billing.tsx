@@ -18,8 +18,7 @@ export const Invoices = () => {
   const [status, setStatus] = useState("")
   const invoices = useQuery({
     queryKey: ["invoices", page, status],
-    queryFn: () =>
-      call("billing", "listInvoices", { urlParams: { page, status: status === "" ? undefined : (status as "pending" | "paid" | "cancelled") } })
+    queryFn: () => call("billing", "listInvoices", { urlParams: { page, status: status === "" ? undefined : (status as "pending" | "paid" | "cancelled") } })
   })
   return (
     <>
@@ -36,7 +35,9 @@ export const Invoices = () => {
       />
       <Loaded query={invoices}>
         {(result) =>
-          result.data.length === 0 ? <p>{t("invoices.none")}</p> : (
+          result.data.length === 0 ? (
+            <p>{t("invoices.none")}</p>
+          ) : (
             <>
               <div className="table">
                 <table>
@@ -54,8 +55,12 @@ export const Invoices = () => {
                       <tr key={invoice.uuid}>
                         <td>{formatDate(invoice.created_at)}</td>
                         <td>{formatMoney(invoice.amount, invoice.currency)}</td>
-                        <td><Status value={invoice.status} /></td>
-                        <td><Link href={`/invoices/${invoice.uuid}`}>{t("invoices.open", { id: invoice.id })}</Link></td>
+                        <td>
+                          <Status value={invoice.status} />
+                        </td>
+                        <td>
+                          <Link href={`/invoices/${invoice.uuid}`}>{t("invoices.open", { id: invoice.id })}</Link>
+                        </td>
                         <td>{invoice.status === "pending" && <PayButton uuid={invoice.uuid}>{t("invoices.pay")}</PayButton>}</td>
                       </tr>
                     ))}
@@ -64,7 +69,8 @@ export const Invoices = () => {
               </div>
               <Pager meta={result.meta} onPage={setPage} />
             </>
-          )}
+          )
+        }
       </Loaded>
     </>
   )
@@ -82,8 +88,14 @@ export const PayButton = ({ uuid, children }: { readonly uuid: string; readonly 
   const pay = usePay(uuid)
   return (
     <>
-      <button type="button" aria-busy={pay.isPending} disabled={pay.isPending} onClick={() => pay.mutate()}>{children}</button>
-      {pay.error !== null && <small role="alert" className="form-error">{pay.error instanceof ApiError ? pay.error.message : String(pay.error)}</small>}
+      <button type="button" aria-busy={pay.isPending} disabled={pay.isPending} onClick={() => pay.mutate()}>
+        {children}
+      </button>
+      {pay.error !== null && (
+        <small role="alert" className="form-error">
+          {pay.error instanceof ApiError ? pay.error.message : String(pay.error)}
+        </small>
+      )}
     </>
   )
 }
@@ -103,13 +115,19 @@ export const InvoiceDetail = ({ uuid }: { readonly uuid: string }) => {
           </header>
           <dl>
             <dt>{t("invoices.item")}</dt>
-            <dd>{inv.plan.name} · {inv.cycle.name}</dd>
+            <dd>
+              {inv.plan.name} · {inv.cycle.name}
+            </dd>
             <dt>{t("invoices.amount")}</dt>
-            <dd><strong>{formatMoney(inv.amount, inv.currency)}</strong></dd>
+            <dd>
+              <strong>{formatMoney(inv.amount, inv.currency)}</strong>
+            </dd>
             {inv.promo_code !== null && (
               <>
                 <dt>{t("invoices.discount")}</dt>
-                <dd>{formatMoney(inv.discount, inv.currency)} ({inv.promo_code})</dd>
+                <dd>
+                  {formatMoney(inv.discount, inv.currency)} ({inv.promo_code})
+                </dd>
               </>
             )}
             {Number(inv.balance_applied) > 0 && (
@@ -134,7 +152,9 @@ export const InvoiceDetail = ({ uuid }: { readonly uuid: string }) => {
           <footer className="actions">
             {inv.status === "pending" && (
               <>
-                <button type="button" aria-busy={pay.isPending} onClick={() => pay.mutate()}>{t("invoices.pay")}</button>
+                <button type="button" aria-busy={pay.isPending} onClick={() => pay.mutate()}>
+                  {t("invoices.pay")}
+                </button>
                 <ActionButton
                   className="secondary outline"
                   action={() => call("billing", "cancelInvoice", { path: { invoice: uuid } })}
@@ -166,15 +186,26 @@ export const Balance = () => {
       <h1>{t("balance.title")}</h1>
       <Loaded query={balance}>
         {(list) =>
-          list.length === 0
-            ? <p>{t("balance.empty")}</p>
-            : <ul className="balances">{list.map((b) => <li key={b.currency}><strong>{formatMoney(b.amount, b.currency)}</strong></li>)}</ul>}
+          list.length === 0 ? (
+            <p>{t("balance.empty")}</p>
+          ) : (
+            <ul className="balances">
+              {list.map((b) => (
+                <li key={b.currency}>
+                  <strong>{formatMoney(b.amount, b.currency)}</strong>
+                </li>
+              ))}
+            </ul>
+          )
+        }
       </Loaded>
       <SavedCards />
       <h2>{t("balance.ledger")}</h2>
       <Loaded query={ledger}>
         {(result) =>
-          result.data.length === 0 ? <p>{t("balance.noTransactions")}</p> : (
+          result.data.length === 0 ? (
+            <p>{t("balance.noTransactions")}</p>
+          ) : (
             <>
               <div className="table">
                 <table>
@@ -191,7 +222,12 @@ export const Balance = () => {
                         <td>{formatDate(row.created_at)}</td>
                         <td>
                           {row.reason}
-                          {row.invoice_uuid !== null && <> · <Link href={`/invoices/${row.invoice_uuid}`}>{t("invoices.invoice")}</Link></>}
+                          {row.invoice_uuid !== null && (
+                            <>
+                              {" "}
+                              · <Link href={`/invoices/${row.invoice_uuid}`}>{t("invoices.invoice")}</Link>
+                            </>
+                          )}
                         </td>
                         <td>{formatMoney(row.amount, row.currency)}</td>
                       </tr>
@@ -201,7 +237,8 @@ export const Balance = () => {
               </div>
               <Pager meta={result.meta} onPage={setPage} />
             </>
-          )}
+          )
+        }
       </Loaded>
     </>
   )
@@ -227,15 +264,17 @@ export const SavedCards = () => {
       <h2 id="saved-cards">{t("cards.title")}</h2>
       <Loaded query={cards}>
         {(list) =>
-          list.length === 0 ? <p>{t("cards.none")}</p> : (
+          list.length === 0 ? (
+            <p>{t("cards.none")}</p>
+          ) : (
             <>
               <p>{t("cards.renewals")}</p>
               <ul className="cards">
                 {list.map((card) => (
                   <li key={card.id}>
                     <span>
-                      <strong>{t("cards.card", { brand: brandName(card.brand), last4: card.last4 })}</strong>{" "}
-                      · {t("cards.expires", { month: String(card.exp_month).padStart(2, "0"), year: card.exp_year })}
+                      <strong>{t("cards.card", { brand: brandName(card.brand), last4: card.last4 })}</strong> ·{" "}
+                      {t("cards.expires", { month: String(card.exp_month).padStart(2, "0"), year: card.exp_year })}
                     </span>
                     <ActionButton
                       className="secondary outline"
@@ -249,7 +288,8 @@ export const SavedCards = () => {
                 ))}
               </ul>
             </>
-          )}
+          )
+        }
       </Loaded>
     </section>
   )
@@ -276,9 +316,11 @@ export const GraceBanner = ({ service }: { readonly service: Service | null | un
       <h2 id="grace-title">{t("grace.title")}</h2>
       <p>{t("grace.banner", { date: formatDate(service.grace_until), speed: service.grace_speed_mbps ?? "—" })}</p>
       <footer className="actions">
-        {renewal !== undefined
-          ? <PayButton uuid={renewal.uuid}>{t("grace.pay", { amount: formatMoney(renewal.amount, renewal.currency) })}</PayButton>
-          : pending.isSuccess && <Link href="/invoices">{t("grace.invoices")}</Link>}
+        {renewal !== undefined ? (
+          <PayButton uuid={renewal.uuid}>{t("grace.pay", { amount: formatMoney(renewal.amount, renewal.currency) })}</PayButton>
+        ) : (
+          pending.isSuccess && <Link href="/invoices">{t("grace.invoices")}</Link>
+        )}
       </footer>
     </article>
   )

@@ -31,7 +31,9 @@ export const Devices = () => {
       <h1>{t("devices.title")}</h1>
       <Loaded query={devices}>
         {(list) =>
-          list.length === 0 ? <p>{t("devices.none")}</p> : (
+          list.length === 0 ? (
+            <p>{t("devices.none")}</p>
+          ) : (
             <div className="table">
               <table>
                 <thead>
@@ -40,7 +42,9 @@ export const Devices = () => {
                     <th scope="col">{t("devices.platform")}</th>
                     <th scope="col">{t("devices.presence")}</th>
                     <th scope="col">{t("devices.usage")}</th>
-                    <th scope="col"><span className="visually-hidden">{t("devices.actions")}</span></th>
+                    <th scope="col">
+                      <span className="visually-hidden">{t("devices.actions")}</span>
+                    </th>
                   </tr>
                 </thead>
                 <tbody>
@@ -54,7 +58,12 @@ export const Devices = () => {
                       </td>
                       <td>{formatBytes(device.period_bytes)}</td>
                       <td>
-                        <button type="button" className="outline" aria-expanded={open === device.id} onClick={() => setOpen(open === device.id ? undefined : device.id)}>
+                        <button
+                          type="button"
+                          className="outline"
+                          aria-expanded={open === device.id}
+                          onClick={() => setOpen(open === device.id ? undefined : device.id)}
+                        >
                           {t("devices.setUp", { name: device.name })}
                         </button>
                       </td>
@@ -63,17 +72,22 @@ export const Devices = () => {
                 </tbody>
               </table>
             </div>
-          )}
+          )
+        }
       </Loaded>
       {created !== undefined && (
         <article role="status">
           <p>{t("devices.created", { name: created.name })}</p>
-          <p>{t("devices.openvpnCredentials")}: <code>{created.openvpn.username}</code> / <code>{created.openvpn.password}</code></p>
+          <p>
+            {t("devices.openvpnCredentials")}: <code>{created.openvpn.username}</code> / <code>{created.openvpn.password}</code>
+          </p>
         </article>
       )}
       {open !== undefined && <DevicePanel id={open} onGone={() => setOpen(undefined)} />}
       <article>
-        <header><h2>{t("devices.add")}</h2></header>
+        <header>
+          <h2>{t("devices.add")}</h2>
+        </header>
         <form onSubmit={form.onSubmit} noValidate>
           <div className="grid">
             <Field name="name" label={t("devices.name")} value={form.values.name} onChange={form.set("name")} error={form.fieldError("name")} required />
@@ -104,10 +118,14 @@ const DevicePanel = ({ id, onGone }: { readonly id: number; readonly onGone: () 
     <Loaded query={device}>
       {(d) => (
         <article aria-labelledby={`device-${d.id}`}>
-          <header><h2 id={`device-${d.id}`}>{d.name}</h2></header>
+          <header>
+            <h2 id={`device-${d.id}`}>{d.name}</h2>
+          </header>
           <Loaded query={servers}>
             {(list) =>
-              list.length === 0 ? <p>{t("devices.noServers")}</p> : (
+              list.length === 0 ? (
+                <p>{t("devices.noServers")}</p>
+              ) : (
                 <>
                   <Select
                     name="server"
@@ -136,7 +154,8 @@ const DevicePanel = ({ id, onGone }: { readonly id: number; readonly onGone: () 
                     </a>
                   )}
                 </>
-              )}
+              )
+            }
           </Loaded>
           <SubscriptionLink device={d} />
           {d.servers.length > 0 && (
@@ -243,7 +262,11 @@ const SubscriptionLink = ({ device }: { readonly device: Device }) => {
       </div>
       {showQr && (
         <div className="qr">
-          {qrFailed ? <p role="alert" className="form-error">{t("devices.linkQrFailed")}</p> : (
+          {qrFailed ? (
+            <p role="alert" className="form-error">
+              {t("devices.linkQrFailed")}
+            </p>
+          ) : (
             <img
               key={device.subscription_url}
               src={qrPath(device.subscription_url)}
@@ -259,7 +282,9 @@ const SubscriptionLink = ({ device }: { readonly device: Device }) => {
       )}
       <Loaded query={fetches}>
         {(list) =>
-          list.length === 0 ? <p>{t("devices.fetchesNone")}</p> : (
+          list.length === 0 ? (
+            <p>{t("devices.fetchesNone")}</p>
+          ) : (
             <div className="table">
               <table>
                 <caption>{t("devices.fetches")}</caption>
@@ -281,7 +306,8 @@ const SubscriptionLink = ({ device }: { readonly device: Device }) => {
                 </tbody>
               </table>
             </div>
-          )}
+          )
+        }
       </Loaded>
     </section>
   )

@@ -20,8 +20,12 @@ export const Home = () => {
           <h1>{t("home.title")}</h1>
           <p>{t("home.lead")}</p>
           <p>
-            <Link href="/sign-up" role="button">{t("nav.signUp")}</Link>{" "}
-            <Link href="/plans" role="button" className="secondary">{t("nav.plans")}</Link>
+            <Link href="/sign-up" role="button">
+              {t("nav.signUp")}
+            </Link>{" "}
+            <Link href="/plans" role="button" className="secondary">
+              {t("nav.plans")}
+            </Link>
           </p>
         </section>
       </>
@@ -45,11 +49,15 @@ const Overview = ({ name }: { readonly name: string }) => {
         <article>
           <header>{t("nav.service")}</header>
           {current.data === null && (
-            <p>{t("service.none")} <Link href="/plans">{t("service.choosePlan")}</Link></p>
+            <p>
+              {t("service.none")} <Link href="/plans">{t("service.choosePlan")}</Link>
+            </p>
           )}
           {current.data && (
             <>
-              <p><strong>{current.data.plan.name}</strong> <Status value={current.data.status} /></p>
+              <p>
+                <strong>{current.data.plan.name}</strong> <Status value={current.data.status} />
+              </p>
               {current.data.status !== "grace" && <p>{t("service.expires", { date: formatDate(current.data.expires_at) })}</p>}
               <Link href="/service">{t("home.manage")}</Link>
             </>
@@ -62,8 +70,12 @@ const Overview = ({ name }: { readonly name: string }) => {
         </article>
       </div>
       <p>
-        <Link href="/devices" role="button">{t("home.addDevice")}</Link>{" "}
-        <Link href="/support" role="button" className="secondary">{t("nav.support")}</Link>
+        <Link href="/devices" role="button">
+          {t("home.addDevice")}
+        </Link>{" "}
+        <Link href="/support" role="button" className="secondary">
+          {t("nav.support")}
+        </Link>
       </p>
     </>
   )

@@ -45,54 +45,88 @@ const Shell = ({ children }: { readonly children: ReactNode }) => {
   const changeLocale = (locale: Locale) => void chooseLocale(client, locale).catch(() => undefined)
   return (
     <>
-      <a className="skip" href="#main">{t("nav.skip")}</a>
+      <a className="skip" href="#main">
+        {t("nav.skip")}
+      </a>
       <header className="container">
         <nav aria-label={t("nav.main")}>
           <ul>
-            <li><Link href="/" className="brand">{t("app.name")}</Link></li>
+            <li>
+              <Link href="/" className="brand">
+                {t("app.name")}
+              </Link>
+            </li>
           </ul>
           <ul className="nav-links">
-            {user
-              ? (
-                <>
-                  <li><Link href="/plans">{t("nav.plans")}</Link></li>
-                  <li><Link href="/service">{t("nav.service")}</Link></li>
-                  <li><Link href="/devices">{t("nav.devices")}</Link></li>
-                  <li><Link href="/usage">{t("nav.usage")}</Link></li>
-                  <li><Link href="/invoices">{t("nav.invoices")}</Link></li>
-                  <li><Link href="/balance">{t("nav.balance")}</Link></li>
-                  <li><Link href="/support">{t("nav.support")}</Link></li>
-                  <li><Link href="/account">{t("nav.account")}</Link></li>
-                  <li>
-                    <button
-                      type="button"
-                      className="secondary outline"
-                      onClick={async () => {
-                        await signOut().catch(() => undefined)
-                        client.setQueryData(SESSION_KEY, null)
-                        client.removeQueries({ predicate: (q) => q.queryKey[0] !== SESSION_KEY[0] })
-                        navigate("/sign-in")
-                      }}
-                    >
-                      {t("nav.signOut")}
-                    </button>
-                  </li>
-                </>
-              )
-              : (
-                <>
-                  <li><Link href="/plans">{t("nav.plans")}</Link></li>
-                  <li><Link href="/faq">{t("nav.faq")}</Link></li>
-                  <li><Link href="/sign-in">{t("nav.signIn")}</Link></li>
-                  <li><Link href="/sign-up">{t("nav.signUp")}</Link></li>
-                </>
-              )}
-            <li><LanguageSwitch value={(isLocale(i18n.language) ? i18n.language : "en")} onChange={changeLocale} /></li>
+            {user ? (
+              <>
+                <li>
+                  <Link href="/plans">{t("nav.plans")}</Link>
+                </li>
+                <li>
+                  <Link href="/service">{t("nav.service")}</Link>
+                </li>
+                <li>
+                  <Link href="/devices">{t("nav.devices")}</Link>
+                </li>
+                <li>
+                  <Link href="/usage">{t("nav.usage")}</Link>
+                </li>
+                <li>
+                  <Link href="/invoices">{t("nav.invoices")}</Link>
+                </li>
+                <li>
+                  <Link href="/balance">{t("nav.balance")}</Link>
+                </li>
+                <li>
+                  <Link href="/support">{t("nav.support")}</Link>
+                </li>
+                <li>
+                  <Link href="/account">{t("nav.account")}</Link>
+                </li>
+                <li>
+                  <button
+                    type="button"
+                    className="secondary outline"
+                    onClick={async () => {
+                      await signOut().catch(() => undefined)
+                      client.setQueryData(SESSION_KEY, null)
+                      client.removeQueries({ predicate: (q) => q.queryKey[0] !== SESSION_KEY[0] })
+                      navigate("/sign-in")
+                    }}
+                  >
+                    {t("nav.signOut")}
+                  </button>
+                </li>
+              </>
+            ) : (
+              <>
+                <li>
+                  <Link href="/plans">{t("nav.plans")}</Link>
+                </li>
+                <li>
+                  <Link href="/faq">{t("nav.faq")}</Link>
+                </li>
+                <li>
+                  <Link href="/sign-in">{t("nav.signIn")}</Link>
+                </li>
+                <li>
+                  <Link href="/sign-up">{t("nav.signUp")}</Link>
+                </li>
+              </>
+            )}
+            <li>
+              <LanguageSwitch value={isLocale(i18n.language) ? i18n.language : "en"} onChange={changeLocale} />
+            </li>
           </ul>
         </nav>
       </header>
-      <main id="main" className="container">{children}</main>
-      <footer className="container"><small>{t("app.footer")}</small></footer>
+      <main id="main" className="container">
+        {children}
+      </main>
+      <footer className="container">
+        <small>{t("app.footer")}</small>
+      </footer>
     </>
   )
 }
@@ -120,25 +154,91 @@ const NotFound = () => {
 const App = () => (
   <Shell>
     <Switch>
-      <Route path="/"><Home /></Route>
-      <Route path="/sign-in"><SignIn /></Route>
-      <Route path={TELEGRAM_ROUTE}><TelegramSignIn /></Route>
-      <Route path="/sign-up"><SignUp /></Route>
-      <Route path="/forgot-password"><ForgotPassword /></Route>
-      <Route path="/plans"><Plans /></Route>
-      <Route path="/faq"><Faq /></Route>
-      <Route path="/verify"><Private><VerifyNotice /></Private></Route>
-      <Route path="/checkout/:plan/:cycle">{(p) => <Private><Checkout plan={Number(p.plan)} cycle={Number(p.cycle)} /></Private>}</Route>
-      <Route path="/service"><Private><Service /></Private></Route>
-      <Route path="/devices"><Private><Devices /></Private></Route>
-      <Route path="/usage"><Private><Usage /></Private></Route>
-      <Route path="/invoices"><Private><Invoices /></Private></Route>
-      <Route path="/invoices/:uuid">{(p) => <Private><InvoiceDetail uuid={p.uuid} /></Private>}</Route>
-      <Route path="/balance"><Private><Balance /></Private></Route>
-      <Route path="/support"><Private><Tickets /></Private></Route>
-      <Route path="/support/:id">{(p) => <Private><Ticket id={Number(p.id)} /></Private>}</Route>
-      <Route path="/account"><Private><Account /></Private></Route>
-      <Route><NotFound /></Route>
+      <Route path="/">
+        <Home />
+      </Route>
+      <Route path="/sign-in">
+        <SignIn />
+      </Route>
+      <Route path={TELEGRAM_ROUTE}>
+        <TelegramSignIn />
+      </Route>
+      <Route path="/sign-up">
+        <SignUp />
+      </Route>
+      <Route path="/forgot-password">
+        <ForgotPassword />
+      </Route>
+      <Route path="/plans">
+        <Plans />
+      </Route>
+      <Route path="/faq">
+        <Faq />
+      </Route>
+      <Route path="/verify">
+        <Private>
+          <VerifyNotice />
+        </Private>
+      </Route>
+      <Route path="/checkout/:plan/:cycle">
+        {(p) => (
+          <Private>
+            <Checkout plan={Number(p.plan)} cycle={Number(p.cycle)} />
+          </Private>
+        )}
+      </Route>
+      <Route path="/service">
+        <Private>
+          <Service />
+        </Private>
+      </Route>
+      <Route path="/devices">
+        <Private>
+          <Devices />
+        </Private>
+      </Route>
+      <Route path="/usage">
+        <Private>
+          <Usage />
+        </Private>
+      </Route>
+      <Route path="/invoices">
+        <Private>
+          <Invoices />
+        </Private>
+      </Route>
+      <Route path="/invoices/:uuid">
+        {(p) => (
+          <Private>
+            <InvoiceDetail uuid={p.uuid} />
+          </Private>
+        )}
+      </Route>
+      <Route path="/balance">
+        <Private>
+          <Balance />
+        </Private>
+      </Route>
+      <Route path="/support">
+        <Private>
+          <Tickets />
+        </Private>
+      </Route>
+      <Route path="/support/:id">
+        {(p) => (
+          <Private>
+            <Ticket id={Number(p.id)} />
+          </Private>
+        )}
+      </Route>
+      <Route path="/account">
+        <Private>
+          <Account />
+        </Private>
+      </Route>
+      <Route>
+        <NotFound />
+      </Route>
     </Switch>
   </Shell>
 )

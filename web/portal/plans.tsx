@@ -16,12 +16,12 @@ const PlanCard = ({ plan }: { readonly plan: Plan }) => {
   const cycles = useQuery({ queryKey: ["cycles", plan.id], queryFn: () => call("catalog", "listCycles", { path: { plan: plan.id } }) })
   return (
     <article className="plan">
-      <header><h2>{plan.name}</h2></header>
+      <header>
+        <h2>{plan.name}</h2>
+      </header>
       <p>{plan.description}</p>
       <ul>
-        <li>
-          {plan.bandwidth_limit_gb === 0 ? t("plans.unlimitedData") : t("plans.data", { gb: plan.bandwidth_limit_gb })}
-        </li>
+        <li>{plan.bandwidth_limit_gb === 0 ? t("plans.unlimitedData") : t("plans.data", { gb: plan.bandwidth_limit_gb })}</li>
         <li>{plan.speed_limit_mbps === null ? t("plans.fullSpeed") : t("plans.speed", { mbps: plan.speed_limit_mbps })}</li>
         <li>{t("plans.devices", { count: plan.device_limit })}</li>
         {plan.trial_days > 0 && <li>{t("plans.trial", { days: plan.trial_days })}</li>}
@@ -31,7 +31,9 @@ const PlanCard = ({ plan }: { readonly plan: Plan }) => {
           <ul className="cycles">
             {list.map((cycle) => (
               <li key={cycle.id}>
-                <span>{cycle.name}: <strong>{formatMoney(cycle.price, cycle.currency)}</strong></span>{" "}
+                <span>
+                  {cycle.name}: <strong>{formatMoney(cycle.price, cycle.currency)}</strong>
+                </span>{" "}
                 <Link
                   href={session.data ? `/checkout/${plan.id}/${cycle.id}` : `/sign-in?next=${encodeURIComponent(`/checkout/${plan.id}/${cycle.id}`)}`}
                   role="button"
@@ -55,7 +57,15 @@ export const Plans = () => {
   return (
     <>
       <h1>{t("plans.title")}</h1>
-      <Loaded query={plans}>{(list) => <div className="grid plans">{list.map((plan) => <PlanCard key={plan.id} plan={plan} />)}</div>}</Loaded>
+      <Loaded query={plans}>
+        {(list) => (
+          <div className="grid plans">
+            {list.map((plan) => (
+              <PlanCard key={plan.id} plan={plan} />
+            ))}
+          </div>
+        )}
+      </Loaded>
     </>
   )
 }
@@ -90,7 +100,7 @@ export const Checkout = ({ plan, cycle }: { readonly plan: number; readonly cycl
     invalidate: [["invoices"]]
   })
   const promoError = promo.error instanceof ApiError ? (promo.error.field("code") ?? promo.error.message) : undefined
-  const chosenGateway = gateway !== "" ? gateway : gateways.data?.[0]?.name ?? ""
+  const chosenGateway = gateway !== "" ? gateway : (gateways.data?.[0]?.name ?? "")
   return (
     <article className="narrow">
       <h1>{t("checkout.title")}</h1>
@@ -100,9 +110,15 @@ export const Checkout = ({ plan, cycle }: { readonly plan: number; readonly cycl
             {(c) => (
               <>
                 <p>
-                  <strong>{p.name}</strong> · {c.name} · {promo.data
-                    ? <><s>{formatMoney(promo.data.original_price, promo.data.currency)}</s> <strong>{formatMoney(promo.data.discounted_price, promo.data.currency)}</strong></>
-                    : <strong>{formatMoney(c.price, c.currency)}</strong>}
+                  <strong>{p.name}</strong> · {c.name} ·{" "}
+                  {promo.data ? (
+                    <>
+                      <s>{formatMoney(promo.data.original_price, promo.data.currency)}</s>{" "}
+                      <strong>{formatMoney(promo.data.discounted_price, promo.data.currency)}</strong>
+                    </>
+                  ) : (
+                    <strong>{formatMoney(c.price, c.currency)}</strong>
+                  )}
                 </p>
                 <form
                   onSubmit={(e) => {
@@ -112,7 +128,9 @@ export const Checkout = ({ plan, cycle }: { readonly plan: number; readonly cycl
                   noValidate
                 >
                   <Field name="code" label={t("checkout.promo")} value={code} onChange={setCode} error={promoError} />
-                  <button type="submit" className="secondary" aria-busy={promo.isPending}>{t("checkout.apply")}</button>
+                  <button type="submit" className="secondary" aria-busy={promo.isPending}>
+                    {t("checkout.apply")}
+                  </button>
                   {promo.isSuccess && <p role="status">{t("checkout.promoApplied", { code: promo.data.code })}</p>}
                 </form>
                 <form onSubmit={order.onSubmit} noValidate>

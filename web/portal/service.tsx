@@ -22,70 +22,68 @@ export const Service = () => {
       <h1>{t("service.title")}</h1>
       <Loaded query={current}>
         {(service) =>
-          service === null
-            ? <p>{t("service.none")} <Link href="/plans">{t("service.choosePlan")}</Link></p>
-            : (
-              <>
-                <GraceBanner service={service} />
-                <article>
-                  <header>
-                    <strong>{service.plan.name}</strong> · {service.cycle.name} <Status value={service.status} />
-                  </header>
-                  <dl>
-                    <dt>{t("service.started")}</dt>
-                    <dd>{formatDate(service.starts_at)}</dd>
-                    <dt>{t("service.expiresAt")}</dt>
-                    <dd>{formatDate(service.expires_at)}</dd>
-                    <dt>{t("service.price")}</dt>
-                    <dd>{formatMoney(service.cycle.price, service.cycle.currency)}</dd>
-                    {service.cancel_at !== null && (
-                      <>
-                        <dt>{t("service.cancelAt")}</dt>
-                        <dd>{formatDate(service.cancel_at)}</dd>
-                      </>
-                    )}
-                    {service.scheduled_change !== null && (
-                      <>
-                        <dt>{t("service.scheduled")}</dt>
-                        <dd>
-                          {service.scheduled_change.plan.name} · {formatDate(service.scheduled_change.effective_at)}{" "}
-                          <ActionButton
-                            className="secondary outline"
-                            action={() => call("subscriptions", "removeChange", { path: { service: service.id } })}
-                            invalidate={[CURRENT]}
-                          >
-                            {t("service.undoChange")}
-                          </ActionButton>
-                        </dd>
-                      </>
-                    )}
-                  </dl>
-                  <AutoRenew id={service.id} value={service.auto_renew} />
-                  <footer className="actions">
-                    {service.cancel_at === null
-                      ? (
+          service === null ? (
+            <p>
+              {t("service.none")} <Link href="/plans">{t("service.choosePlan")}</Link>
+            </p>
+          ) : (
+            <>
+              <GraceBanner service={service} />
+              <article>
+                <header>
+                  <strong>{service.plan.name}</strong> · {service.cycle.name} <Status value={service.status} />
+                </header>
+                <dl>
+                  <dt>{t("service.started")}</dt>
+                  <dd>{formatDate(service.starts_at)}</dd>
+                  <dt>{t("service.expiresAt")}</dt>
+                  <dd>{formatDate(service.expires_at)}</dd>
+                  <dt>{t("service.price")}</dt>
+                  <dd>{formatMoney(service.cycle.price, service.cycle.currency)}</dd>
+                  {service.cancel_at !== null && (
+                    <>
+                      <dt>{t("service.cancelAt")}</dt>
+                      <dd>{formatDate(service.cancel_at)}</dd>
+                    </>
+                  )}
+                  {service.scheduled_change !== null && (
+                    <>
+                      <dt>{t("service.scheduled")}</dt>
+                      <dd>
+                        {service.scheduled_change.plan.name} · {formatDate(service.scheduled_change.effective_at)}{" "}
                         <ActionButton
-                          className="secondary"
-                          confirm={t("service.cancelConfirm")}
-                          action={() => call("subscriptions", "cancelService", { path: { service: service.id }, payload: { at: "period_end" } })}
+                          className="secondary outline"
+                          action={() => call("subscriptions", "removeChange", { path: { service: service.id } })}
                           invalidate={[CURRENT]}
                         >
-                          {t("service.cancel")}
+                          {t("service.undoChange")}
                         </ActionButton>
-                      )
-                      : (
-                        <ActionButton
-                          action={() => call("subscriptions", "resumeService", { path: { service: service.id } })}
-                          invalidate={[CURRENT]}
-                        >
-                          {t("service.resume")}
-                        </ActionButton>
-                      )}
-                  </footer>
-                </article>
-                <ChangePlan service={service.id} />
-              </>
-            )}
+                      </dd>
+                    </>
+                  )}
+                </dl>
+                <AutoRenew id={service.id} value={service.auto_renew} />
+                <footer className="actions">
+                  {service.cancel_at === null ? (
+                    <ActionButton
+                      className="secondary"
+                      confirm={t("service.cancelConfirm")}
+                      action={() => call("subscriptions", "cancelService", { path: { service: service.id }, payload: { at: "period_end" } })}
+                      invalidate={[CURRENT]}
+                    >
+                      {t("service.cancel")}
+                    </ActionButton>
+                  ) : (
+                    <ActionButton action={() => call("subscriptions", "resumeService", { path: { service: service.id } })} invalidate={[CURRENT]}>
+                      {t("service.resume")}
+                    </ActionButton>
+                  )}
+                </footer>
+              </article>
+              <ChangePlan service={service.id} />
+            </>
+          )
+        }
       </Loaded>
       <h2>{t("service.history")}</h2>
       <Loaded query={history}>
@@ -103,8 +101,12 @@ export const Service = () => {
               <tbody>
                 {list.map((s) => (
                   <tr key={s.id}>
-                    <td>{s.plan.name} · {s.cycle.name}</td>
-                    <td><Status value={s.status} /></td>
+                    <td>
+                      {s.plan.name} · {s.cycle.name}
+                    </td>
+                    <td>
+                      <Status value={s.status} />
+                    </td>
                     <td>{formatDate(s.starts_at)}</td>
                     <td>{formatDate(s.expires_at)}</td>
                   </tr>
@@ -168,7 +170,9 @@ const ChangePlan = ({ service }: { readonly service: number }) => {
   const quoteError = quote.error instanceof ApiError ? (Object.values(quote.error.errors)[0]?.[0] ?? quote.error.message) : undefined
   return (
     <article>
-      <header><h2>{t("change.title")}</h2></header>
+      <header>
+        <h2>{t("change.title")}</h2>
+      </header>
       <div className="grid">
         <Select
           name="plan"
@@ -188,7 +192,11 @@ const ChangePlan = ({ service }: { readonly service: number }) => {
           options={[["", t("change.pick")], ...(cycles.data ?? []).map((c) => [String(c.id), `${c.name} · ${formatMoney(c.price, c.currency)}`] as const)]}
         />
       </div>
-      {quoteError !== undefined && <p role="alert" className="form-error">{quoteError}</p>}
+      {quoteError !== undefined && (
+        <p role="alert" className="form-error">
+          {quoteError}
+        </p>
+      )}
       {quote.data && (
         <>
           <p>
@@ -198,7 +206,9 @@ const ChangePlan = ({ service }: { readonly service: number }) => {
             {quote.data.effective_at !== null && <>, {t("change.effective", { date: formatDate(quote.data.effective_at) })}</>}
           </p>
           <FormError message={change.error instanceof ApiError ? change.error.message : undefined} />
-          <button type="button" aria-busy={change.isPending} onClick={() => change.mutate()}>{t("change.confirm")}</button>
+          <button type="button" aria-busy={change.isPending} onClick={() => change.mutate()}>
+            {t("change.confirm")}
+          </button>
         </>
       )}
     </article>

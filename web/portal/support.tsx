@@ -20,10 +20,14 @@ export const Tickets = () => {
   return (
     <>
       <h1>{t("support.title")}</h1>
-      <p><Link href="/faq">{t("support.faqLink")}</Link></p>
+      <p>
+        <Link href="/faq">{t("support.faqLink")}</Link>
+      </p>
       <Loaded query={tickets}>
         {(list) =>
-          list.length === 0 ? <p>{t("support.none")}</p> : (
+          list.length === 0 ? (
+            <p>{t("support.none")}</p>
+          ) : (
             <div className="table">
               <table>
                 <thead>
@@ -36,21 +40,43 @@ export const Tickets = () => {
                 <tbody>
                   {list.map((ticket) => (
                     <tr key={ticket.id}>
-                      <td><Link href={`/support/${ticket.id}`}>{ticket.subject}</Link></td>
-                      <td><Status value={ticket.status} /></td>
+                      <td>
+                        <Link href={`/support/${ticket.id}`}>{ticket.subject}</Link>
+                      </td>
+                      <td>
+                        <Status value={ticket.status} />
+                      </td>
                       <td>{formatDateTime(ticket.last_reply_at)}</td>
                     </tr>
                   ))}
                 </tbody>
               </table>
             </div>
-          )}
+          )
+        }
       </Loaded>
       <article>
-        <header><h2>{t("support.new")}</h2></header>
+        <header>
+          <h2>{t("support.new")}</h2>
+        </header>
         <form onSubmit={form.onSubmit} noValidate>
-          <Field name="subject" label={t("support.subject")} value={form.values.subject} onChange={form.set("subject")} error={form.fieldError("subject")} required />
-          <Field name="message" label={t("support.message")} multiline value={form.values.message} onChange={form.set("message")} error={form.fieldError("message")} required />
+          <Field
+            name="subject"
+            label={t("support.subject")}
+            value={form.values.subject}
+            onChange={form.set("subject")}
+            error={form.fieldError("subject")}
+            required
+          />
+          <Field
+            name="message"
+            label={t("support.message")}
+            multiline
+            value={form.values.message}
+            onChange={form.set("message")}
+            error={form.fieldError("message")}
+            required
+          />
           <FormError message={form.formError} />
           <Submit pending={form.pending}>{t("support.send")}</Submit>
         </form>
@@ -73,19 +99,33 @@ export const Ticket = ({ id }: { readonly id: number }) => {
     <Loaded query={ticket}>
       {(tk) => (
         <>
-          <h1>{tk.subject} <Status value={tk.status} /></h1>
+          <h1>
+            {tk.subject} <Status value={tk.status} />
+          </h1>
           <ol className="replies">
             {tk.replies.map((reply) => (
               <li key={reply.id} className={reply.is_admin ? "staff" : "mine"}>
                 <article>
-                  <header><small>{reply.is_admin ? t("support.staff") : t("support.you")} · {formatDateTime(reply.created_at)}</small></header>
+                  <header>
+                    <small>
+                      {reply.is_admin ? t("support.staff") : t("support.you")} · {formatDateTime(reply.created_at)}
+                    </small>
+                  </header>
                   <p>{reply.message}</p>
                 </article>
               </li>
             ))}
           </ol>
           <form onSubmit={form.onSubmit} noValidate>
-            <Field name="message" label={t("support.reply")} multiline value={form.values.message} onChange={form.set("message")} error={form.fieldError("message")} required />
+            <Field
+              name="message"
+              label={t("support.reply")}
+              multiline
+              value={form.values.message}
+              onChange={form.set("message")}
+              error={form.fieldError("message")}
+              required
+            />
             <FormError message={form.formError} />
             <Submit pending={form.pending}>{t("support.send")}</Submit>
           </form>
@@ -94,7 +134,9 @@ export const Ticket = ({ id }: { readonly id: number }) => {
               {t("support.close")}
             </ActionButton>
           )}
-          <p><Link href="/support">{t("support.back")}</Link></p>
+          <p>
+            <Link href="/support">{t("support.back")}</Link>
+          </p>
         </>
       )}
     </Loaded>

@@ -171,41 +171,53 @@ export const TelegramSignIn = () => {
 
   const error = signIn.error instanceof ApiError ? signIn.error : undefined
   const otpError = error?.field("otp")
-  const failure = held === undefined
-    ? t("telegram.nothing")
-    : held.kind === "refused"
-    ? t("telegram.refused")
-    : error === undefined || otpError !== undefined
-    ? undefined
-    : error.status === 401 && error.message === NOT_LINKED
-    ? t("telegram.notLinked")
-    : error.status === 401
-    ? t("telegram.invalid")
-    : error.message
+  const failure =
+    held === undefined
+      ? t("telegram.nothing")
+      : held.kind === "refused"
+        ? t("telegram.refused")
+        : error === undefined || otpError !== undefined
+          ? undefined
+          : error.status === 401 && error.message === NOT_LINKED
+            ? t("telegram.notLinked")
+            : error.status === 401
+              ? t("telegram.invalid")
+              : error.message
   return (
     <article className="narrow">
       <h1>{t("telegram.signInTitle")}</h1>
-      {failure !== undefined
-        ? (
-          <>
-            <p role="alert" className="form-error">{failure}</p>
-            <p><Link href="/sign-in">{t("telegram.backToSignIn")}</Link></p>
-          </>
-        )
-        : otpError !== undefined
-        ? (
-          <form
-            onSubmit={(e) => {
-              e.preventDefault()
-              signIn.mutate(otp)
-            }}
-            noValidate
-          >
-            <Field name="otp" label={t("auth.otp")} inputMode="numeric" autoComplete="one-time-code" value={otp} onChange={setOtp} error={otpError} hint={t("auth.otpHint")} />
-            <Submit pending={signIn.isPending}>{t("auth.signIn")}</Submit>
-          </form>
-        )
-        : <p aria-busy="true">{t("telegram.signingIn")}</p>}
+      {failure !== undefined ? (
+        <>
+          <p role="alert" className="form-error">
+            {failure}
+          </p>
+          <p>
+            <Link href="/sign-in">{t("telegram.backToSignIn")}</Link>
+          </p>
+        </>
+      ) : otpError !== undefined ? (
+        <form
+          onSubmit={(e) => {
+            e.preventDefault()
+            signIn.mutate(otp)
+          }}
+          noValidate
+        >
+          <Field
+            name="otp"
+            label={t("auth.otp")}
+            inputMode="numeric"
+            autoComplete="one-time-code"
+            value={otp}
+            onChange={setOtp}
+            error={otpError}
+            hint={t("auth.otpHint")}
+          />
+          <Submit pending={signIn.isPending}>{t("auth.signIn")}</Submit>
+        </form>
+      ) : (
+        <p aria-busy="true">{t("telegram.signingIn")}</p>
+      )}
     </article>
   )
 }
@@ -247,67 +259,70 @@ export const TelegramAccount = () => {
   }, [linked, client])
   return (
     <article aria-labelledby="telegram-heading">
-      <header><h2 id="telegram-heading">{t("telegram.title")}</h2></header>
+      <header>
+        <h2 id="telegram-heading">{t("telegram.title")}</h2>
+      </header>
       <Loaded query={status}>
         {(s) =>
-          s.linked
-            ? (
-              <>
-                <p>
-                  {s.username === null
-                    ? t("telegram.linked", { date: formatDateTime(s.linked_at) })
-                    : t("telegram.linkedAs", { username: `@${s.username}`, date: formatDateTime(s.linked_at) })}
-                </p>
-                {settings.data !== undefined && (
-                  <label>
-                    <input
-                      type="checkbox"
-                      role="switch"
-                      name="telegram_notifications"
-                      checked={chosen ?? settings.data.telegram_notifications}
-                      onChange={(e) => {
-                        setChosen(e.target.checked)
-                        notify.mutate(e.target.checked)
-                      }}
-                    />
-                    {t("telegram.notifications")}
-                  </label>
-                )}
-                {notify.error !== null && <FormError message={notify.error instanceof ApiError ? notify.error.message : String(notify.error)} />}
-                <div className="actions">
-                  <ActionButton
-                    className="secondary outline"
-                    confirm={t("telegram.unlinkConfirm")}
-                    action={() => call("telegram", "unlinkTelegram")}
-                    invalidate={[["telegram", "status"], ["settings"]]}
-                    onDone={() => link.reset()}
-                  >
-                    {t("telegram.unlink")}
-                  </ActionButton>
+          s.linked ? (
+            <>
+              <p>
+                {s.username === null
+                  ? t("telegram.linked", { date: formatDateTime(s.linked_at) })
+                  : t("telegram.linkedAs", { username: `@${s.username}`, date: formatDateTime(s.linked_at) })}
+              </p>
+              {settings.data !== undefined && (
+                <label>
+                  <input
+                    type="checkbox"
+                    role="switch"
+                    name="telegram_notifications"
+                    checked={chosen ?? settings.data.telegram_notifications}
+                    onChange={(e) => {
+                      setChosen(e.target.checked)
+                      notify.mutate(e.target.checked)
+                    }}
+                  />
+                  {t("telegram.notifications")}
+                </label>
+              )}
+              {notify.error !== null && <FormError message={notify.error instanceof ApiError ? notify.error.message : String(notify.error)} />}
+              <div className="actions">
+                <ActionButton
+                  className="secondary outline"
+                  confirm={t("telegram.unlinkConfirm")}
+                  action={() => call("telegram", "unlinkTelegram")}
+                  invalidate={[["telegram", "status"], ["settings"]]}
+                  onDone={() => link.reset()}
+                >
+                  {t("telegram.unlink")}
+                </ActionButton>
+              </div>
+            </>
+          ) : config.data !== undefined && !config.data.enabled ? (
+            <p>{t("telegram.unavailable")}</p>
+          ) : (
+            <>
+              <p>{t("telegram.linkText")}</p>
+              {link.data === undefined || !waiting ? (
+                <button type="button" aria-busy={link.isPending} disabled={link.isPending} onClick={() => link.mutate()}>
+                  {t("telegram.link")}
+                </button>
+              ) : (
+                <div className="qr">
+                  <a href={link.data.url} target="_blank" rel="noopener noreferrer" role="button">
+                    {t("telegram.open")}
+                  </a>
+                  {qr !== undefined && <img src={qr} alt={t("telegram.qrAlt")} width={200} height={200} />}
+                  <p>
+                    <small>{t("telegram.linkExpires", { time: formatDateTime(link.data.expires_at) })}</small>
+                  </p>
                 </div>
-              </>
-            )
-            : config.data !== undefined && !config.data.enabled
-            ? <p>{t("telegram.unavailable")}</p>
-            : (
-              <>
-                <p>{t("telegram.linkText")}</p>
-                {link.data === undefined || !waiting
-                  ? (
-                    <button type="button" aria-busy={link.isPending} disabled={link.isPending} onClick={() => link.mutate()}>
-                      {t("telegram.link")}
-                    </button>
-                  )
-                  : (
-                    <div className="qr">
-                      <a href={link.data.url} target="_blank" rel="noopener noreferrer" role="button">{t("telegram.open")}</a>
-                      {qr !== undefined && <img src={qr} alt={t("telegram.qrAlt")} width={200} height={200} />}
-                      <p><small>{t("telegram.linkExpires", { time: formatDateTime(link.data.expires_at) })}</small></p>
-                    </div>
-                  )}
-                <FormError message={link.error === null ? undefined : link.error instanceof ApiError ? link.error.message : String(link.error)} />
-              </>
-            )}
+              )}
+              <FormError message={link.error === null ? undefined : link.error instanceof ApiError ? link.error.message : String(link.error)} />
+            </>
+          )
+        }
       </Loaded>
     </article>
   )

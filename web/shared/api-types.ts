@@ -24,21 +24,25 @@ export type EndpointName<G extends GroupName> = HttpApiEndpoint.HttpApiEndpoint.
 type Endpoint<G extends GroupName, N extends EndpointName<G>> = HttpApiEndpoint.HttpApiEndpoint.WithName<EndpointsOf<G>, N>
 
 /** What the wire carries for a decoded value: dates travel as ISO strings. */
-export type Wire<T> = T extends Date ? string
-  : T extends string | number | boolean | null | undefined ? T
-  : T extends ReadonlyArray<infer U> ? ReadonlyArray<Wire<U>>
-  : T extends object ? { readonly [K in keyof T]: Wire<T[K]> }
-  : T
+export type Wire<T> = T extends Date
+  ? string
+  : T extends string | number | boolean | null | undefined
+    ? T
+    : T extends ReadonlyArray<infer U>
+      ? ReadonlyArray<Wire<U>>
+      : T extends object
+        ? { readonly [K in keyof T]: Wire<T[K]> }
+        : T
 
 // biome-ignore lint/suspicious/noConfusingVoidType: the framework types an absent path as `void` (HttpApiEndpoint.ClientRequest)
 type Present<K extends string, T> = [T] extends [never] ? {} : [T] extends [void] ? {} : { readonly [P in K]: T }
 
 /** The request of an endpoint: `path`, `urlParams` (all optional here) and `payload`, as the typed client names them. */
-export type RequestOf<G extends GroupName, N extends EndpointName<G>> =
-  & Present<"path", HttpApiEndpoint.HttpApiEndpoint.PathParsed<Endpoint<G, N>>>
-  & ([HttpApiEndpoint.HttpApiEndpoint.UrlParams<Endpoint<G, N>>] extends [never] ? {}
-    : { readonly urlParams?: Partial<HttpApiEndpoint.HttpApiEndpoint.UrlParams<Endpoint<G, N>>> })
-  & Present<"payload", HttpApiEndpoint.HttpApiEndpoint.Payload<Endpoint<G, N>>>
+export type RequestOf<G extends GroupName, N extends EndpointName<G>> = Present<"path", HttpApiEndpoint.HttpApiEndpoint.PathParsed<Endpoint<G, N>>> &
+  ([HttpApiEndpoint.HttpApiEndpoint.UrlParams<Endpoint<G, N>>] extends [never]
+    ? {}
+    : { readonly urlParams?: Partial<HttpApiEndpoint.HttpApiEndpoint.UrlParams<Endpoint<G, N>>> }) &
+  Present<"payload", HttpApiEndpoint.HttpApiEndpoint.Payload<Endpoint<G, N>>>
 
 /** The decoded answer (the envelope's `data`, or `{data, meta, links}` of a page) as JSON has it. */
 export type SuccessOf<G extends GroupName, N extends EndpointName<G>> = Wire<HttpApiEndpoint.HttpApiEndpoint.Success<Endpoint<G, N>>>

@@ -26,32 +26,36 @@ export const BarChart = (props: {
     if (element === null) return
     const width = () => Math.max(240, element.clientWidth)
     const data: uPlot.AlignedData = [props.labels.map((_, i) => i), ...props.series.map((s) => [...s.values])]
-    const chart = new uPlot({
-      width: width(),
-      height: props.height ?? 240,
-      legend: { show: props.series.length > 1 },
-      cursor: { drag: { x: false, y: false } },
-      scales: {
-        x: { time: false, range: [-0.5, props.labels.length - 0.5] },
-        // bars start at zero
-        y: { range: (_u, _min, max) => [0, max > 0 ? max * 1.1 : 1] }
+    const chart = new uPlot(
+      {
+        width: width(),
+        height: props.height ?? 240,
+        legend: { show: props.series.length > 1 },
+        cursor: { drag: { x: false, y: false } },
+        scales: {
+          x: { time: false, range: [-0.5, props.labels.length - 0.5] },
+          // bars start at zero
+          y: { range: (_u, _min, max) => [0, max > 0 ? max * 1.1 : 1] }
+        },
+        axes: [
+          { values: (_u, ticks) => ticks.map((i) => props.labels[i] ?? ""), splits: () => props.labels.map((_, i) => i) },
+          { values: (_u, ticks) => ticks.map(props.format), size: 80 }
+        ],
+        series: [
+          {},
+          ...props.series.map((s, n) => ({
+            label: s.label,
+            fill: s.color,
+            stroke: s.color,
+            paths: uPlot.paths.bars!({ size: [0.6 / props.series.length, 60], align: props.series.length === 1 ? 0 : n === 0 ? -1 : 1 }),
+            points: { show: false },
+            value: (_u: uPlot, v: number | null) => (v === null ? "" : props.format(v))
+          }))
+        ]
       },
-      axes: [
-        { values: (_u, ticks) => ticks.map((i) => props.labels[i] ?? ""), splits: () => props.labels.map((_, i) => i) },
-        { values: (_u, ticks) => ticks.map(props.format), size: 80 }
-      ],
-      series: [
-        {},
-        ...props.series.map((s, n) => ({
-          label: s.label,
-          fill: s.color,
-          stroke: s.color,
-          paths: uPlot.paths.bars!({ size: [0.6 / props.series.length, 60], align: props.series.length === 1 ? 0 : n === 0 ? -1 : 1 }),
-          points: { show: false },
-          value: (_u: uPlot, v: number | null) => (v === null ? "" : props.format(v))
-        }))
-      ]
-    }, data, element)
+      data,
+      element
+    )
     const observer = new ResizeObserver(() => chart.setSize({ width: width(), height: props.height ?? 240 }))
     observer.observe(element)
     return () => {
@@ -68,14 +72,20 @@ export const BarChart = (props: {
         <thead>
           <tr>
             <th scope="col">#</th>
-            {props.series.map((s) => <th key={s.label} scope="col">{s.label}</th>)}
+            {props.series.map((s) => (
+              <th key={s.label} scope="col">
+                {s.label}
+              </th>
+            ))}
           </tr>
         </thead>
         <tbody>
           {props.labels.map((label, i) => (
             <tr key={label}>
               <th scope="row">{label}</th>
-              {props.series.map((s) => <td key={s.label}>{props.format(s.values[i] ?? 0)}</td>)}
+              {props.series.map((s) => (
+                <td key={s.label}>{props.format(s.values[i] ?? 0)}</td>
+              ))}
             </tr>
           ))}
         </tbody>

@@ -39,18 +39,22 @@ export const Field = (props: FieldProps) => {
   return (
     <div className="field">
       <label htmlFor={id}>{props.label}</label>
-      {props.multiline === true
-        ? <textarea {...common} rows={5} onChange={(e) => props.onChange(e.target.value)} />
-        : (
-          <input
-            {...common}
-            type={props.type ?? "text"}
-            autoComplete={props.autoComplete}
-            inputMode={props.inputMode}
-            onChange={(e) => props.onChange(e.target.value)}
-          />
-        )}
-      {props.error !== undefined && <small id={errorId} className="field-error">{props.error}</small>}
+      {props.multiline === true ? (
+        <textarea {...common} rows={5} onChange={(e) => props.onChange(e.target.value)} />
+      ) : (
+        <input
+          {...common}
+          type={props.type ?? "text"}
+          autoComplete={props.autoComplete}
+          inputMode={props.inputMode}
+          onChange={(e) => props.onChange(e.target.value)}
+        />
+      )}
+      {props.error !== undefined && (
+        <small id={errorId} className="field-error">
+          {props.error}
+        </small>
+      )}
       {props.error === undefined && props.hint !== undefined && <small>{props.hint}</small>}
     </div>
   )
@@ -78,9 +82,17 @@ export const Select = (props: SelectProps) => {
         aria-describedby={props.error === undefined ? undefined : `${id}-error`}
         onChange={(e) => props.onChange(e.target.value)}
       >
-        {props.options.map(([value, label]) => <option key={value} value={value}>{label}</option>)}
+        {props.options.map(([value, label]) => (
+          <option key={value} value={value}>
+            {label}
+          </option>
+        ))}
       </select>
-      {props.error !== undefined && <small id={`${id}-error`} className="field-error">{props.error}</small>}
+      {props.error !== undefined && (
+        <small id={`${id}-error`} className="field-error">
+          {props.error}
+        </small>
+      )}
     </div>
   )
 }
@@ -110,13 +122,8 @@ export const useForm = <V extends Record<string, string>, R>(options: {
     /** the API's first message for a field */
     fieldError: (name: string) => error?.field(name),
     /** the answer's message when no field carries it */
-    formError: mutation.error === null
-      ? undefined
-      : error === undefined
-      ? String(mutation.error)
-      : Object.keys(error.errors).length === 0
-      ? error.message
-      : undefined,
+    formError:
+      mutation.error === null ? undefined : error === undefined ? String(mutation.error) : Object.keys(error.errors).length === 0 ? error.message : undefined,
     pending: mutation.isPending,
     done: mutation.isSuccess,
     result: mutation.data,
@@ -129,10 +136,16 @@ export const useForm = <V extends Record<string, string>, R>(options: {
 }
 
 export const FormError = ({ message }: { readonly message: string | undefined }) =>
-  message === undefined ? null : <p role="alert" className="form-error">{message}</p>
+  message === undefined ? null : (
+    <p role="alert" className="form-error">
+      {message}
+    </p>
+  )
 
 export const Submit = ({ pending, children }: { readonly pending: boolean; readonly children: ReactNode }) => (
-  <button type="submit" aria-busy={pending} disabled={pending}>{children}</button>
+  <button type="submit" aria-busy={pending} disabled={pending}>
+    {children}
+  </button>
 )
 
 /** A button running one API call, with its error shown next to it. */
@@ -191,12 +204,7 @@ export const Pager = ({ meta, onPage }: { readonly meta: PageMeta | undefined; r
         {t("common.previous")}
       </button>
       <span>{t("common.pageOf", { page: meta.current_page, last: meta.last_page })}</span>
-      <button
-        type="button"
-        className="secondary"
-        disabled={meta.current_page >= meta.last_page}
-        onClick={() => onPage(meta.current_page + 1)}
-      >
+      <button type="button" className="secondary" disabled={meta.current_page >= meta.last_page} onClick={() => onPage(meta.current_page + 1)}>
         {t("common.next")}
       </button>
     </nav>
@@ -212,7 +220,11 @@ export const Loaded = <A,>(props: {
   if (props.query.isPending) return <p aria-busy="true">{t("common.loading")}</p>
   if (props.query.error !== null && props.query.error !== undefined) {
     const e = props.query.error
-    return <p role="alert" className="form-error">{e instanceof ApiError ? e.message : String(e)}</p>
+    return (
+      <p role="alert" className="form-error">
+        {e instanceof ApiError ? e.message : String(e)}
+      </p>
+    )
   }
   return <>{props.children(props.query.data as A)}</>
 }
@@ -240,7 +252,9 @@ export const CopyText = ({ label, value, name }: { readonly label: string; reado
       <label htmlFor={id}>{label}</label>
       <div role="group">
         <input id={id} name={name} value={value} readOnly onFocus={(e) => e.target.select()} />
-        <button type="button" className="secondary" onClick={() => void copy()}>{t("common.copy")}</button>
+        <button type="button" className="secondary" onClick={() => void copy()}>
+          {t("common.copy")}
+        </button>
       </div>
       {copied && <small role="status">{t("common.copied")}</small>}
     </div>
@@ -252,9 +266,15 @@ export const LanguageSwitch = ({ value, onChange }: { readonly value: Locale; re
   const id = useId()
   return (
     <span className="language">
-      <label htmlFor={id} className="visually-hidden">{t("common.language")}</label>
+      <label htmlFor={id} className="visually-hidden">
+        {t("common.language")}
+      </label>
       <select id={id} value={value} onChange={(e) => onChange(e.target.value as Locale)}>
-        {LOCALES.map((locale) => <option key={locale} value={locale} lang={locale}>{LOCALE_NAMES[locale]}</option>)}
+        {LOCALES.map((locale) => (
+          <option key={locale} value={locale} lang={locale}>
+            {LOCALE_NAMES[locale]}
+          </option>
+        ))}
       </select>
     </span>
   )

@@ -32,19 +32,31 @@ export const TelegramUpdateResult = Schema.Struct({
 }).annotations({ identifier: "TelegramUpdateResult" })
 
 /** Telegram is not configured ([D125]): its routes answer as an unknown route would. */
-export class TelegramDisabled extends Schema.TaggedError<TelegramDisabled>()("TelegramDisabled", {
-  message: Schema.optionalWith(Schema.String, { default: () => "Resource not found." })
-}, HttpApiSchema.annotations({ status: 404 })) {}
+export class TelegramDisabled extends Schema.TaggedError<TelegramDisabled>()(
+  "TelegramDisabled",
+  {
+    message: Schema.optionalWith(Schema.String, { default: () => "Resource not found." })
+  },
+  HttpApiSchema.annotations({ status: 404 })
+) {}
 
 /** A bad hash, stale data or a replay of sign-in with Telegram ([D125]). */
-export class TelegramLoginInvalid extends Schema.TaggedError<TelegramLoginInvalid>()("TelegramLoginInvalid", {
-  message: Schema.optionalWith(Schema.String, { default: () => "Invalid Telegram login." })
-}, HttpApiSchema.annotations({ status: 401 })) {}
+export class TelegramLoginInvalid extends Schema.TaggedError<TelegramLoginInvalid>()(
+  "TelegramLoginInvalid",
+  {
+    message: Schema.optionalWith(Schema.String, { default: () => "Invalid Telegram login." })
+  },
+  HttpApiSchema.annotations({ status: 401 })
+) {}
 
 /** Signed Telegram data of an account no user linked ([D125]). */
-export class TelegramNotLinked extends Schema.TaggedError<TelegramNotLinked>()("TelegramNotLinked", {
-  message: Schema.optionalWith(Schema.String, { default: () => "Telegram account not linked." })
-}, HttpApiSchema.annotations({ status: 401 })) {}
+export class TelegramNotLinked extends Schema.TaggedError<TelegramNotLinked>()(
+  "TelegramNotLinked",
+  {
+    message: Schema.optionalWith(Schema.String, { default: () => "Telegram account not linked." })
+  },
+  HttpApiSchema.annotations({ status: 401 })
+) {}
 
 /** [D125]: a link code is good for this long */
 export const LINK_CODE_TTL_MS = 10 * 60_000

@@ -28,7 +28,7 @@ const Count = Schema.Struct({ n: Schema.Int })
  * parse failures are defects here.
  */
 export class TelegramLinks extends Effect.Service<TelegramLinks>()("accounts/TelegramLinks", {
-  effect: Effect.gen(function*() {
+  effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
 
     const ofUser = SqlSchema.findOne({
@@ -110,7 +110,11 @@ export class TelegramLinks extends Effect.Service<TelegramLinks>()("accounts/Tel
       /** the user's chat is unlinked; whether there was one */
       unlinkUser: (userId: UserId) => Effect.map(Effect.orDie(deleteOfUser(userId)), (rows) => rows.length > 0),
       /** a chat that cannot be reached any more is unlinked; the user it was linked to */
-      unlinkChat: (telegramId: string) => Effect.map(Effect.orDie(deleteOfChat(telegramId)), Option.map((r) => r.user_id)),
+      unlinkChat: (telegramId: string) =>
+        Effect.map(
+          Effect.orDie(deleteOfChat(telegramId)),
+          Option.map((r) => r.user_id)
+        ),
       /** the user's chat is this one (an earlier chat of theirs is replaced) */
       link: (input: { readonly userId: UserId; readonly telegramId: string; readonly username: string | null; readonly now: Date }) =>
         Effect.orDie(upsert(input)),

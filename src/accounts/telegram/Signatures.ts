@@ -17,7 +17,7 @@ import { constantTimeEqual } from "../../platform/Crypto.ts"
 
 /** the Login Widget's fields, the only ones its data-check-string holds */
 export const WIDGET_FIELDS = ["auth_date", "first_name", "id", "last_name", "photo_url", "username"] as const
-export type WidgetField = typeof WIDGET_FIELDS[number]
+export type WidgetField = (typeof WIDGET_FIELDS)[number]
 
 const HEX_HASH = /^[0-9a-f]{64}$/
 

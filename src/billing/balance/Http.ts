@@ -12,7 +12,7 @@ import { Balance, BalanceTransaction } from "../Balance.ts"
 import { UserId } from "../../platform/Ids.ts"
 
 const BalanceHandlers = HttpApiBuilder.group(Api, "balance", (handlers) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const balance = yield* Balance
     return handlers
       .handle("getBalance", () => Effect.flatMap(CurrentUser, (user) => balance.amountsOf(user.userId)))
@@ -22,15 +22,19 @@ const BalanceHandlers = HttpApiBuilder.group(Api, "balance", (handlers) =>
             pageResponse(BalanceTransaction, {
               ...page,
               data: page.data.map((t) => ({ ...t, created_at: t.created_at.toISOString() }))
-            }))))
-  }))
+            })
+          )
+        )
+      )
+  })
+)
 
 const BalanceAdminHandlers = HttpApiBuilder.group(Api, "balanceAdmin", (handlers) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const balance = yield* Balance
     const users = yield* Users
     return handlers.handle("adjustBalance", ({ path, payload }) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         if (Option.isNone(yield* users.findById(UserId.make(path.user)))) return yield* Effect.fail(new NotFound())
         const done = yield* balance.adjustNow({
           userId: UserId.make(path.user),
@@ -40,9 +44,9 @@ const BalanceAdminHandlers = HttpApiBuilder.group(Api, "balanceAdmin", (handlers
           invoiceId: null
         })
         return { currency: payload.currency, amount: formatCents(done.cents), transaction: done.transaction }
-      }))
-  }))
-
-export const BalanceHttpLive = Layer.mergeAll(BalanceHandlers, BalanceAdminHandlers).pipe(
-  Layer.provide(Layer.mergeAll(Balance.Default, Users.Default))
+      })
+    )
+  })
 )
+
+export const BalanceHttpLive = Layer.mergeAll(BalanceHandlers, BalanceAdminHandlers).pipe(Layer.provide(Layer.mergeAll(Balance.Default, Users.Default)))

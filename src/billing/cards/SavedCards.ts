@@ -11,18 +11,20 @@ import { type SavedCard, StripeCustomers } from "../gateways/StripeCustomers.ts"
  * Stripe first, so it can never be charged again).
  */
 export class SavedCards extends Effect.Service<SavedCards>()("billing/SavedCards", {
-  effect: Effect.gen(function*() {
+  effect: Effect.gen(function* () {
     const customers = yield* StripeCustomers
     const stripe = yield* StripeGateway
 
     /** the caller's saved cards, newest first, as `{id, brand, last4, exp_month, exp_year}` */
     const list = (userId: UserId) =>
-      Effect.map(customers.cardsOf(userId), (cards): ReadonlyArray<SavedCard> =>
-        cards.map((c) => ({ id: c.id, brand: c.brand, last4: c.last4, exp_month: c.exp_month, exp_year: c.exp_year })))
+      Effect.map(
+        customers.cardsOf(userId),
+        (cards): ReadonlyArray<SavedCard> => cards.map((c) => ({ id: c.id, brand: c.brand, last4: c.last4, exp_month: c.exp_month, exp_year: c.exp_year }))
+      )
 
     /** detached at Stripe, then forgotten here; another user's card (or none) is 404 */
     const forget = (userId: UserId, id: number) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const card = yield* Effect.flatMap(customers.cardOf(userId, id), Option.match({ onNone: () => Effect.fail(new NotFound()), onSome: Effect.succeed }))
         if (Option.isSome(stripe)) yield* stripe.value.detach(card.method_id)
         yield* customers.forgetCard(userId, id)
@@ -35,10 +37,13 @@ export class SavedCards extends Effect.Service<SavedCards>()("billing/SavedCards
     const rememberFrom = (invoice: { readonly user_id: UserId | null; readonly save_card: boolean }, paymentIntent: string | null) =>
       invoice.user_id === null || !invoice.save_card || paymentIntent === null || Option.isNone(stripe)
         ? Effect.void
-        : Effect.flatMap(stripe.value.savedCardOf(paymentIntent), Option.match({
-          onNone: () => Effect.void,
-          onSome: (card) => customers.rememberCard(invoice.user_id!, card)
-        })).pipe(Effect.catchAll((e) => Effect.logWarning("stripe: the saved card could not be read", e.message)))
+        : Effect.flatMap(
+            stripe.value.savedCardOf(paymentIntent),
+            Option.match({
+              onNone: () => Effect.void,
+              onSome: (card) => customers.rememberCard(invoice.user_id!, card)
+            })
+          ).pipe(Effect.catchAll((e) => Effect.logWarning("stripe: the saved card could not be read", e.message)))
 
     return { list, forget, rememberFrom } as const
   }),

@@ -16,11 +16,13 @@ export class BillingConsoleApi extends HttpApiGroup.make("billingConsole")
   .add(
     HttpApiEndpoint.get("listInvoices", "/admin/invoices")
       .annotateContext(describe("List all invoices (admin)", "Every user's invoices, newest first, 15 a page; `user_id` and `status` filter."))
-      .setUrlParams(Schema.Struct({
-        user_id: Schema.optional(IdParam),
-        status: Schema.optional(oneOf("status", INVOICE_STATUSES)),
-        page: Schema.optional(PageParam)
-      }))
+      .setUrlParams(
+        Schema.Struct({
+          user_id: Schema.optional(IdParam),
+          status: Schema.optional(oneOf("status", INVOICE_STATUSES)),
+          page: Schema.optional(PageParam)
+        })
+      )
       .addSuccess(OkPage(AdminInvoiceItem, "BillingAdminInvoicePage"))
   )
   .add(
@@ -28,5 +30,4 @@ export class BillingConsoleApi extends HttpApiGroup.make("billingConsole")
       .annotateContext(describe("Revenue of the last 30 days (admin)", "The paid invoices' amounts per day (UTC, by `paid_at`) and currency, oldest first."))
       .addSuccess(Ok(Schema.Array(RevenueDay), { identifier: "BillingRevenue" }))
   )
-  .middlewareEndpoints(AdminAuthentication)
-{}
+  .middlewareEndpoints(AdminAuthentication) {}

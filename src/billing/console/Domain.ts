@@ -16,5 +16,4 @@ export const AdminInvoiceItem = Schema.Struct({
 }).annotations({ identifier: "BillingAdminInvoice" })
 
 /** One day's takings in one currency: the paid invoices' `amount` by the day they were paid (UTC). */
-export const RevenueDay = Schema.Struct({ day: Schema.String, currency: Schema.String, amount: Schema.String })
-  .annotations({ identifier: "BillingRevenueDay" })
+export const RevenueDay = Schema.Struct({ day: Schema.String, currency: Schema.String, amount: Schema.String }).annotations({ identifier: "BillingRevenueDay" })

@@ -6,11 +6,14 @@ import { InvoiceLedger } from "./Reads.ts"
 import { UserId } from "../../platform/Ids.ts"
 
 const BillingConsoleHandlers = HttpApiBuilder.group(Api, "billingConsole", (handlers) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const ledger = yield* InvoiceLedger
     return handlers
-      .handle("listInvoices", ({ urlParams }) => ledger.page(urlParams.user_id === undefined ? undefined : UserId.make(urlParams.user_id), urlParams.status, urlParams.page ?? 1))
+      .handle("listInvoices", ({ urlParams }) =>
+        ledger.page(urlParams.user_id === undefined ? undefined : UserId.make(urlParams.user_id), urlParams.status, urlParams.page ?? 1)
+      )
       .handle("revenue", () => ledger.revenue(30))
-  }))
+  })
+)
 
 export const BillingConsoleHttpLive = BillingConsoleHandlers.pipe(Layer.provide(InvoiceLedger.Default))

@@ -23,7 +23,7 @@ const Query = Schema.Struct({ userId: Schema.NullOr(UserId), status: Schema.Null
 
 /** [D121]: every user's invoices for the console, and the revenue of the last days per currency. */
 export class InvoiceLedger extends Effect.Service<InvoiceLedger>()("billing/InvoiceLedger", {
-  effect: Effect.gen(function*() {
+  effect: Effect.gen(function* () {
     // an admin list and a report: on the replicas when there are ([D126])
     const sql = yield* ReadSql
     const config = yield* AppConfig
@@ -49,20 +49,20 @@ export class InvoiceLedger extends Effect.Service<InvoiceLedger>()("billing/Invo
     })
     return {
       page: (userId: UserId | undefined, status: string | undefined, page: number) =>
-        Effect.map(
-          Effect.orDie(pageRows({ userId: userId ?? null, status: status ?? null, limit: PER_PAGE, offset: (page - 1) * PER_PAGE })),
-          (rows) =>
-            makePage({
-              rows: rows.map(({ total_rows: _, ...invoice }) => invoice),
-              total: rows[0]?.total_rows ?? 0,
-              page,
-              perPage: PER_PAGE,
-              baseUrl: `${config.publicUrl}/v1/admin/invoices`,
-              query: [["user_id", userId === undefined ? undefined : String(userId)], ["status", status]]
-            })
+        Effect.map(Effect.orDie(pageRows({ userId: userId ?? null, status: status ?? null, limit: PER_PAGE, offset: (page - 1) * PER_PAGE })), (rows) =>
+          makePage({
+            rows: rows.map(({ total_rows: _, ...invoice }) => invoice),
+            total: rows[0]?.total_rows ?? 0,
+            page,
+            perPage: PER_PAGE,
+            baseUrl: `${config.publicUrl}/v1/admin/invoices`,
+            query: [
+              ["user_id", userId === undefined ? undefined : String(userId)],
+              ["status", status]
+            ]
+          })
         ),
-      revenue: (days: number) =>
-        Effect.flatMap(clock.now, (now) => Effect.orDie(revenueRows({ since: new Date(now.getTime() - days * 86_400_000) })))
+      revenue: (days: number) => Effect.flatMap(clock.now, (now) => Effect.orDie(revenueRows({ since: new Date(now.getTime() - days * 86_400_000) })))
     } as const
   })
 }) {}

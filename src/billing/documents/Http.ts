@@ -7,17 +7,19 @@ import { CurrentUser } from "../../http/Auth.ts"
 import { InvoiceDocuments } from "./InvoiceDocuments.ts"
 
 const BillingDocumentsHandlers = HttpApiBuilder.group(Api, "billingDocuments", (handlers) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const documents = yield* InvoiceDocuments
     return handlers.handle("invoicePdf", ({ path }) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const user = yield* CurrentUser
         const pdf = yield* documents.pdfOf(user.userId, path.invoice)
         return HttpServerResponse.uint8Array(pdf.bytes, {
           contentType: "application/pdf",
           headers: { "content-disposition": `attachment; filename="${pdf.filename}"`, "cache-control": "no-store" }
         })
-      }))
-  }))
+      })
+    )
+  })
+)
 
 export const BillingDocumentsHttpLive = BillingDocumentsHandlers.pipe(Layer.provide(InvoiceDocuments.Default))

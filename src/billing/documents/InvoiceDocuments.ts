@@ -30,8 +30,7 @@ type DetailWithMoneyMoves = InvoiceDetail & {
  * pdf-lib (about 20 MB resident) is loaded at the first invoice PDF a process draws, not at start-up
  * (issue 27; docs/decisions.md, "Idle memory"); the module stays loaded after that.
  */
-const renderInvoicePdf = (doc: InvoiceDocument): Promise<Uint8Array> =>
-  import("./InvoicePdf.ts").then((pdf) => pdf.renderInvoicePdf(doc))
+const renderInvoicePdf = (doc: InvoiceDocument): Promise<Uint8Array> => import("./InvoicePdf.ts").then((pdf) => pdf.renderInvoicePdf(doc))
 
 const creditNotesOf = (detail: DetailWithMoneyMoves): ReadonlyArray<CreditNoteLine> =>
   (detail.credit_notes ?? []).map((n) => ({
@@ -45,14 +44,14 @@ const creditNotesOf = (detail: DetailWithMoneyMoves): ReadonlyArray<CreditNoteLi
 
 /** [D113]: the caller's invoice as a PDF (another user's is 404, [D11]) */
 export class InvoiceDocuments extends Effect.Service<InvoiceDocuments>()("billing/InvoiceDocuments", {
-  effect: Effect.gen(function*() {
+  effect: Effect.gen(function* () {
     const config = yield* AppConfig
     const invoices = yield* Invoices
     const periods = yield* InvoicePeriods
     const users = yield* Users
 
     const pdfOf = (userId: UserId, uuid: string) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const invoice = yield* Effect.flatMap(invoices.byUuid(uuid.toLowerCase()), orNotFound)
         if (invoice.user_id !== userId) return yield* Effect.fail(new NotFound())
         const buyer = yield* Effect.flatMap(users.findById(userId), orNotFound)
@@ -87,7 +86,8 @@ export class InvoiceDocuments extends Effect.Service<InvoiceDocuments>()("billin
             currency: invoice.currency,
             gateway: invoice.gateway,
             creditNotes: creditNotesOf(detail)
-          }))
+          })
+        )
         return { filename: `invoice-${invoice.uuid}.pdf`, bytes }
       })
 

@@ -65,7 +65,11 @@ const CONTROLS = /[\u200e\u200f\u202a-\u202e\u2066-\u2069]/
 const ltr = (text: string) => `\u2066${text}\u2069`
 /** a value in the direction of its own first strong letter (a plan's or a cycle's name) */
 const own = (text: string) => `\u2068${text}\u2069`
-const reversed = (text: string) => [...text].reverse().map((c) => MIRRORED[c] ?? c).join("")
+const reversed = (text: string) =>
+  [...text]
+    .reverse()
+    .map((c) => MIRRORED[c] ?? c)
+    .join("")
 
 interface Run {
   readonly text: string
@@ -212,8 +216,9 @@ export const renderInvoicePdf = async (doc: InvoiceDocument): Promise<Uint8Array
   gap()
 
   write(p.seller, { weight: "bold", size: 12 })
-  const seller = [doc.seller.name, doc.seller.address, doc.seller.taxId === null ? null : fill(p.tax_id, { tax_id: doc.seller.taxId })]
-    .filter((l) => l !== null)
+  const seller = [doc.seller.name, doc.seller.address, doc.seller.taxId === null ? null : fill(p.tax_id, { tax_id: doc.seller.taxId })].filter(
+    (l) => l !== null
+  )
   for (const line of seller.length > 0 ? seller : [p.seller_missing]) write(line)
   gap()
   write(p.bill_to, { weight: "bold", size: 12 })
@@ -244,12 +249,14 @@ export const renderInvoicePdf = async (doc: InvoiceDocument): Promise<Uint8Array
     write(p.credit_notes, { weight: "bold", size: 12 })
     for (const note of doc.creditNotes) {
       const to = note.to === "balance" ? m.mail.refund_issued.to_balance : fill(m.mail.refund_issued.to_gateway, { gateway: doc.gateway })
-      write(fill(p.credit_note, {
-        id: note.id,
-        amount: formatMoney(locale, note.amount, note.currency),
-        to,
-        at: formatMoment(locale, note.createdAt)
-      }))
+      write(
+        fill(p.credit_note, {
+          id: note.id,
+          amount: formatMoney(locale, note.amount, note.currency),
+          to,
+          at: formatMoment(locale, note.createdAt)
+        })
+      )
       write(fill(p.reason, { reason: note.reason }), { x: MARGIN + 12, color: GREY })
     }
   }

@@ -8,7 +8,7 @@ const Period = Schema.Struct({ period_start: Schema.NullOr(Schema.DateFromSelf),
 
 /** [D113]: the period a paid invoice bought (`invoices.period_start` / `period_end`, written with the payment) */
 export class InvoicePeriods extends Effect.Service<InvoicePeriods>()("billing/InvoicePeriods", {
-  effect: Effect.gen(function*() {
+  effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const find = SqlSchema.findOne({
       Request: Schema.Int,
@@ -19,7 +19,9 @@ export class InvoicePeriods extends Effect.Service<InvoicePeriods>()("billing/In
       of: (invoiceId: number) =>
         Effect.map(Effect.orDie(find(invoiceId)), (found) =>
           Option.flatMap(found, (p) =>
-            p.period_start !== null && p.period_end !== null ? Option.some({ from: p.period_start, to: p.period_end }) : Option.none()))
+            p.period_start !== null && p.period_end !== null ? Option.some({ from: p.period_start, to: p.period_end }) : Option.none()
+          )
+        )
     } as const
   })
 }) {}

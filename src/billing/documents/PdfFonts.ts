@@ -25,7 +25,9 @@ export const fontBytes = (script: Script, weight: "regular" | "bold"): Promise<U
   const path = FILES[script][weight]
   let bytes = loaded.get(path)
   if (bytes === undefined) {
-    bytes = Bun.file(path).arrayBuffer().then((buffer) => new Uint8Array(buffer))
+    bytes = Bun.file(path)
+      .arrayBuffer()
+      .then((buffer) => new Uint8Array(buffer))
     loaded.set(path, bytes)
   }
   return bytes
@@ -39,8 +41,12 @@ export const scriptOf = (char: string): Script | undefined => {
     return "arabic"
   }
   if (
-    (c >= 0x2e80 && c <= 0x9fff) || (c >= 0xac00 && c <= 0xd7af) || (c >= 0xf900 && c <= 0xfaff) || (c >= 0xff00 && c <= 0xffef) ||
+    (c >= 0x2e80 && c <= 0x9fff) ||
+    (c >= 0xac00 && c <= 0xd7af) ||
+    (c >= 0xf900 && c <= 0xfaff) ||
+    (c >= 0xff00 && c <= 0xffef) ||
     (c >= 0x20000 && c <= 0x3ffff)
-  ) return "cjk"
+  )
+    return "cjk"
   return "latin"
 }

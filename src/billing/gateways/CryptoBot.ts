@@ -40,7 +40,7 @@ const decodeUpdate = Schema.decodeUnknownEither(Schema.parseJson(WebhookUpdate))
 export class CryptoBotGateway extends Context.Tag("billing/CryptoBotGateway")<CryptoBotGateway, Option.Option<PaymentGateway>>() {
   static readonly Live = Layer.effect(
     CryptoBotGateway,
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const config = yield* AppConfig
       const cryptobot = Option.flatten(Option.fromNullable(config.cryptobot))
       if (Option.isNone(cryptobot)) return Option.none()
@@ -50,7 +50,7 @@ export class CryptoBotGateway extends Context.Tag("billing/CryptoBotGateway")<Cr
 }
 
 const make = (settings: CryptoBotConfig) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const clock = yield* AppClock
     const client = makeCryptoBotClient({ apiUrl: settings.apiUrl, token: settings.token })
@@ -71,7 +71,7 @@ const make = (settings: CryptoBotConfig) =>
     })
 
     const paymentLink = (invoice: Invoice) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const now = yield* clock.now
         const amount = formatCents(toCents(invoice.amount))
         // a second call while the Crypto Pay invoice is payable answers the same one
@@ -89,19 +89,21 @@ const make = (settings: CryptoBotConfig) =>
           expires_in: CRYPTOBOT_INVOICE_SECONDS
         })
         const expiresAt = new Date(now.getTime() + CRYPTOBOT_INVOICE_SECONDS * 1000)
-        yield* Effect.orDie(remember({
-          invoice_id: invoice.id,
-          crypto_invoice_id: made.invoice_id,
-          url: made.bot_invoice_url,
-          amount,
-          currency: invoice.currency,
-          expires_at: expiresAt
-        }))
+        yield* Effect.orDie(
+          remember({
+            invoice_id: invoice.id,
+            crypto_invoice_id: made.invoice_id,
+            url: made.bot_invoice_url,
+            amount,
+            currency: invoice.currency,
+            expires_at: expiresAt
+          })
+        )
         return { url: made.bot_invoice_url, expiresAt }
       })
 
     const parseWebhook = (delivery: WebhookDelivery) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const signature = (delivery.headers["crypto-pay-api-signature"] ?? "").toLowerCase()
         if (!/^[0-9a-f]{64}$/.test(signature) || !constantTimeEqual(signature, cryptoBotSignature(token, delivery.raw))) {
           return yield* Effect.fail(new InvalidSignature())

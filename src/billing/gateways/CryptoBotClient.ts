@@ -72,14 +72,16 @@ export const makeCryptoBotClient = (options: { readonly apiUrl: string; readonly
           body: JSON.stringify(body),
           signal: AbortSignal.any([signal, AbortSignal.timeout(10_000)])
         })
-        return await response.json() as unknown
+        return (await response.json()) as unknown
       },
       catch: (e) => e
     }).pipe(
       Effect.flatMap(Schema.decodeUnknown(Answer(result))),
-      Effect.flatMap((answer) => answer.ok ? Effect.succeed(answer.result) : Effect.fail(answer.error.name)),
+      Effect.flatMap((answer) => (answer.ok ? Effect.succeed(answer.result) : Effect.fail(answer.error.name))),
       // the token never reaches the log: only the method and what went wrong
-      Effect.tapError((e) => Effect.logWarning(`cryptobot: ${method} failed`, typeof e === "string" ? e : e instanceof Error ? e.message : "unreadable answer")),
+      Effect.tapError((e) =>
+        Effect.logWarning(`cryptobot: ${method} failed`, typeof e === "string" ? e : e instanceof Error ? e.message : "unreadable answer")
+      ),
       Effect.mapError(unavailable)
     )
 

@@ -21,9 +21,13 @@ export interface RefundRequest {
 }
 
 /** [D110]: the provider refused or failed the refund; nothing was recorded. */
-export class GatewayRefundFailed extends Schema.TaggedError<GatewayRefundFailed>()("GatewayRefundFailed", {
-  message: Schema.optionalWith(Schema.String, { default: () => "The payment gateway could not refund the payment." })
-}, HttpApiSchema.annotations({ status: 502 })) {}
+export class GatewayRefundFailed extends Schema.TaggedError<GatewayRefundFailed>()(
+  "GatewayRefundFailed",
+  {
+    message: Schema.optionalWith(Schema.String, { default: () => "The payment gateway could not refund the payment." })
+  },
+  HttpApiSchema.annotations({ status: 502 })
+) {}
 
 /**
  * [D110]: the gateway has no payment of this invoice to pay back (a Stripe invoice an operator
@@ -46,17 +50,17 @@ export interface WebhookDelivery {
  */
 export type WebhookOutcome =
   | {
-    readonly _tag: "Paid"
-    readonly invoiceUuid: string
-    readonly amountCents: number | null
-    readonly currency: string | null
-    /** the provider's id of this event (a replay carries the same one) */
-    readonly eventId: string
-    /** the provider's id of the payment: one payment is counted once, whatever event carries it */
-    readonly transactionId: string
-    /** what is kept with the payment (`payment_events.payload`) */
-    readonly payload: unknown
-  }
+      readonly _tag: "Paid"
+      readonly invoiceUuid: string
+      readonly amountCents: number | null
+      readonly currency: string | null
+      /** the provider's id of this event (a replay carries the same one) */
+      readonly eventId: string
+      /** the provider's id of the payment: one payment is counted once, whatever event carries it */
+      readonly transactionId: string
+      /** what is kept with the payment (`payment_events.payload`) */
+      readonly payload: unknown
+    }
   | { readonly _tag: "Ignore"; readonly eventId: string | null; readonly type: string }
 
 /**

@@ -25,8 +25,7 @@ const parseSignature = (header: string | undefined) => {
 export const verifyManualSignature = (secret: string, now: Date, raw: string, header: string | undefined) =>
   Option.match(parseSignature(header), {
     onNone: () => false,
-    onSome: ({ t, v1 }) =>
-      Math.abs(now.getTime() / 1000 - t) <= SIGNATURE_TOLERANCE_SECONDS && constantTimeEqual(v1, hmacSha256Hex(secret, `${t}.${raw}`))
+    onSome: ({ t, v1 }) => Math.abs(now.getTime() / 1000 - t) <= SIGNATURE_TOLERANCE_SECONDS && constantTimeEqual(v1, hmacSha256Hex(secret, `${t}.${raw}`))
   })
     ? Effect.void
     : Effect.fail(new InvalidSignature())
@@ -49,7 +48,7 @@ const fieldErrors = (error: ParseResult.ParseError) => {
  * well-formed event naming an invoice that cannot exist (as the invoice's own route answers).
  */
 export const decodeManualEvent = (raw: string) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const json = decodeJson(raw)
     if (json._tag === "Left") return yield* Effect.fail(ValidationError.field("body", "The body must be valid JSON."))
     const body = json.right
@@ -73,7 +72,7 @@ export const decodeManualEvent = (raw: string) =>
  * else null (the invoice's own, [D40]); a malformed one is a 422 with the field's error.
  */
 export const manualMoney = (event: PaymentEvent) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const errors: Record<string, Array<string>> = {}
     const cents = event.amount === undefined ? Option.some(null) : parseCents(event.amount)
     if (Option.isNone(cents)) errors["amount"] = ["The amount field must be a decimal string."]

@@ -21,25 +21,27 @@ type Paid = Extract<WebhookOutcome, { readonly _tag: "Paid" }>
  * not say them, and closes payment pages left open for invoices no longer pending.
  */
 export class GatewaySettlement extends Effect.Service<GatewaySettlement>()("billing/GatewaySettlement", {
-  effect: Effect.gen(function*() {
+  effect: Effect.gen(function* () {
     const invoices = yield* Invoices
     const payments = yield* Payments
     const gateways = yield* PaymentGateways
 
     const settle = (gateway: string, paid: Paid) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         if (!UUID.test(paid.invoiceUuid)) return yield* Effect.fail(new NotFound())
         const found = yield* invoices.byUuid(paid.invoiceUuid)
         // [D40] (rev. 2): the invoice must be one of this gateway's
         if (Option.isNone(found) || found.value.gateway !== gateway) return yield* Effect.fail(new NotFound())
         const invoice = found.value
-        const outcome = yield* payments.receive(invoice.id, {
-          gateway,
-          transactionId: paid.transactionId,
-          amountCents: paid.amountCents ?? toCents(invoice.amount),
-          currency: paid.currency ?? invoice.currency,
-          payload: paid.payload
-        }).pipe(Effect.catchTag("InvoiceNotPayable", () => Effect.fail(new NotFound())))
+        const outcome = yield* payments
+          .receive(invoice.id, {
+            gateway,
+            transactionId: paid.transactionId,
+            amountCents: paid.amountCents ?? toCents(invoice.amount),
+            currency: paid.currency ?? invoice.currency,
+            payload: paid.payload
+          })
+          .pipe(Effect.catchTag("InvoiceNotPayable", () => Effect.fail(new NotFound())))
         // [D123]: an invoice no longer pending has no payment page left open
         if (outcome !== "duplicate") yield* gateways.closeStale
         const detail = yield* Effect.flatMap(Effect.map(invoices.byId(invoice.id), Option.getOrThrow), invoices.detail)

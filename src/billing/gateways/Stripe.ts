@@ -45,7 +45,7 @@ export const stripeOptions = (apiUrl: Option.Option<string>): Stripe.StripeConfi
     onNone: () => ({ maxNetworkRetries: 2, timeout: 20_000 }),
     onSome: (raw) => {
       const url = new URL(raw)
-      const protocol = url.protocol === "http:" ? "http" as const : "https" as const
+      const protocol = url.protocol === "http:" ? ("http" as const) : ("https" as const)
       return {
         host: url.hostname,
         port: url.port === "" ? (protocol === "http" ? 80 : 443) : Number(url.port),
@@ -92,7 +92,7 @@ export interface StripeApi extends PaymentGateway {
 export class StripeGateway extends Context.Tag("billing/StripeGateway")<StripeGateway, Option.Option<StripeApi>>() {
   static readonly Live = Layer.effect(
     StripeGateway,
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const config = yield* AppConfig
       const stripeConfig = Option.flatten(Option.fromNullable(config.stripe))
       if (Option.isNone(stripeConfig)) return Option.none()
@@ -102,7 +102,7 @@ export class StripeGateway extends Context.Tag("billing/StripeGateway")<StripeGa
 }
 
 const make = (stripeConfig: StripeConfig, appUrl: string) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const clock = yield* AppClock
     const catalog = yield* Catalog
     const records = yield* StripeRecords
@@ -127,17 +127,20 @@ const make = (stripeConfig: StripeConfig, appUrl: string) =>
 
     /** the user's Stripe customer, made at the first checkout that saves a card */
     const customerFor = (userId: UserId) =>
-      Effect.flatMap(customers.customerOf(userId), Option.match({
-        onSome: Effect.succeed,
-        onNone: () =>
-          Effect.flatMap(
-            call("create customer", () => stripe.customers.create({ metadata: { user_id: String(userId) } }, { idempotencyKey: `customer:${userId}` })),
-            (made) => customers.rememberCustomer(userId, made.id)
-          )
-      }))
+      Effect.flatMap(
+        customers.customerOf(userId),
+        Option.match({
+          onSome: Effect.succeed,
+          onNone: () =>
+            Effect.flatMap(
+              call("create customer", () => stripe.customers.create({ metadata: { user_id: String(userId) } }, { idempotencyKey: `customer:${userId}` })),
+              (made) => customers.rememberCustomer(userId, made.id)
+            )
+        })
+      )
 
     const paymentLink = (invoice: Invoice) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const now = yield* clock.now
         const amountMinor = toMinorUnits(invoice.amount, invoice.currency)
         const currency = invoice.currency.toLowerCase()
@@ -158,29 +161,35 @@ const make = (stripeConfig: StripeConfig, appUrl: string) =>
         // [D124]: the payer agreed to keep the card: Checkout saves it on their customer for off-session charges
         const customer = invoice.save_card && invoice.user_id !== null ? yield* customerFor(invoice.user_id) : null
         const session = yield* call("create checkout session", () =>
-          stripe.checkout.sessions.create({
-            mode: "payment",
-            line_items: [{
-              quantity: 1,
-              price_data: {
-                currency,
-                unit_amount: amountMinor,
-                product_data: { name: `${plan.name} (${cycle.name})`, description: `Invoice ${invoice.uuid}` }
-              }
-            }],
-            client_reference_id: invoice.uuid,
-            metadata: { invoice_uuid: invoice.uuid },
-            payment_intent_data: {
+          stripe.checkout.sessions.create(
+            {
+              mode: "payment",
+              line_items: [
+                {
+                  quantity: 1,
+                  price_data: {
+                    currency,
+                    unit_amount: amountMinor,
+                    product_data: { name: `${plan.name} (${cycle.name})`, description: `Invoice ${invoice.uuid}` }
+                  }
+                }
+              ],
+              client_reference_id: invoice.uuid,
               metadata: { invoice_uuid: invoice.uuid },
-              ...(customer === null ? {} : { setup_future_usage: "off_session" as const })
+              payment_intent_data: {
+                metadata: { invoice_uuid: invoice.uuid },
+                ...(customer === null ? {} : { setup_future_usage: "off_session" as const })
+              },
+              ...(customer === null ? {} : { customer }),
+              success_url: `${back}?checkout=success`,
+              cancel_url: `${back}?checkout=cancelled`
             },
-            ...(customer === null ? {} : { customer }),
-            success_url: `${back}?checkout=success`,
-            cancel_url: `${back}?checkout=cancelled`
-          }, {
-            // two calls at once get one session from Stripe; a new one only after the last closed
-            idempotencyKey: `checkout:${invoice.uuid}:${made}:${amountMinor}`
-          }))
+            {
+              // two calls at once get one session from Stripe; a new one only after the last closed
+              idempotencyKey: `checkout:${invoice.uuid}:${made}:${amountMinor}`
+            }
+          )
+        )
         const link = yield* linkOf(session)
         yield* records.insertSession({
           invoice_id: invoice.id,
@@ -196,7 +205,7 @@ const make = (stripeConfig: StripeConfig, appUrl: string) =>
 
     /** a refund of the payment intent that paid the invoice (its transaction id, [D112]) */
     const refund = (payment: RefundRequest) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const intent = payment.transactionId
         // marked paid by an operator's hand, not through Stripe: nothing to pay back there
         if (intent === null || !intent.startsWith("pi_")) {
@@ -222,19 +231,24 @@ const make = (stripeConfig: StripeConfig, appUrl: string) =>
      * batch a call. One Stripe would not expire (already completed or expired there) is closed
      * once Stripe shows it is not open; one Stripe could not be reached waits for the next call.
      */
-    const closeStale = Effect.gen(function*() {
+    const closeStale = Effect.gen(function* () {
       const now = yield* clock.now
       const stale = yield* records.staleSessions(now, 50)
-      yield* Effect.forEach(stale, ({ session_id }) =>
-        call("expire checkout session", () => stripe.checkout.sessions.expire(session_id)).pipe(
-          Effect.as(true),
-          Effect.orElse(() =>
-            call("retrieve checkout session", () => stripe.checkout.sessions.retrieve(session_id)).pipe(
-              Effect.map((live) => live.status !== "open"),
-              Effect.orElseSucceed(() => false)
-            )),
-          Effect.flatMap((closed) => closed ? records.markClosed(session_id, now) : Effect.void)
-        ), { discard: true })
+      yield* Effect.forEach(
+        stale,
+        ({ session_id }) =>
+          call("expire checkout session", () => stripe.checkout.sessions.expire(session_id)).pipe(
+            Effect.as(true),
+            Effect.orElse(() =>
+              call("retrieve checkout session", () => stripe.checkout.sessions.retrieve(session_id)).pipe(
+                Effect.map((live) => live.status !== "open"),
+                Effect.orElseSucceed(() => false)
+              )
+            ),
+            Effect.flatMap((closed) => (closed ? records.markClosed(session_id, now) : Effect.void))
+          ),
+        { discard: true }
+      )
     })
 
     const verifyEvent = (raw: string, signature: string | undefined, now: Date) =>
@@ -245,14 +259,14 @@ const make = (stripeConfig: StripeConfig, appUrl: string) =>
 
     /** [D123]: a paid Checkout Session is a payment of its invoice; any other event is ignored */
     const parseWebhook = (delivery: { readonly raw: string; readonly headers: Readonly<Record<string, string | undefined>> }) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const event = yield* verifyEvent(delivery.raw, delivery.headers["stripe-signature"], yield* clock.now)
         const object = event.data.object as { readonly object?: string; readonly payment_status?: string }
         if (!(PAYING_EVENTS.has(event.type) && object.object === "checkout.session" && object.payment_status === "paid")) {
           return { _tag: "Ignore", eventId: event.id, type: event.type } satisfies WebhookOutcome
         }
         const session = event.data.object as Stripe.Checkout.Session
-        const intent = typeof session.payment_intent === "string" ? session.payment_intent : session.payment_intent?.id ?? null
+        const intent = typeof session.payment_intent === "string" ? session.payment_intent : (session.payment_intent?.id ?? null)
         const currency = (session.currency ?? "").toUpperCase()
         return {
           _tag: "Paid",
@@ -266,10 +280,10 @@ const make = (stripeConfig: StripeConfig, appUrl: string) =>
       })
 
     const savedCardOf = (paymentIntent: string) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const intent = yield* call("retrieve payment intent", () => stripe.paymentIntents.retrieve(paymentIntent))
-        const methodId = typeof intent.payment_method === "string" ? intent.payment_method : intent.payment_method?.id ?? null
-        const customerId = typeof intent.customer === "string" ? intent.customer : intent.customer?.id ?? null
+        const methodId = typeof intent.payment_method === "string" ? intent.payment_method : (intent.payment_method?.id ?? null)
+        const customerId = typeof intent.customer === "string" ? intent.customer : (intent.customer?.id ?? null)
         if (methodId === null || customerId === null || intent.setup_future_usage !== "off_session") return Option.none()
         const method = yield* call("retrieve payment method", () => stripe.paymentMethods.retrieve(methodId))
         if (method.card === undefined || method.card === null) return Option.none()
@@ -286,21 +300,26 @@ const make = (stripeConfig: StripeConfig, appUrl: string) =>
     const chargeOffSession: StripeApi["chargeOffSession"] = (charge) =>
       Effect.tryPromise({
         try: () =>
-          stripe.paymentIntents.create({
-            amount: toMinorUnits(charge.amount, charge.currency),
-            currency: charge.currency.toLowerCase(),
-            customer: charge.customerId,
-            payment_method: charge.methodId,
-            off_session: true,
-            confirm: true,
-            metadata: { invoice_uuid: charge.invoiceUuid }
-          }, { idempotencyKey: charge.idempotencyKey }),
+          stripe.paymentIntents.create(
+            {
+              amount: toMinorUnits(charge.amount, charge.currency),
+              currency: charge.currency.toLowerCase(),
+              customer: charge.customerId,
+              payment_method: charge.methodId,
+              off_session: true,
+              confirm: true,
+              metadata: { invoice_uuid: charge.invoiceUuid }
+            },
+            { idempotencyKey: charge.idempotencyKey }
+          ),
         catch: (e) => e
       }).pipe(
-        Effect.map((intent): OffSessionCharge =>
-          intent.status === "succeeded"
-            ? { _tag: "Succeeded", paymentIntent: intent.id }
-            : { _tag: "Failed", message: `The payment is ${intent.status}.`, declined: intent.status === "requires_payment_method" }),
+        Effect.map(
+          (intent): OffSessionCharge =>
+            intent.status === "succeeded"
+              ? { _tag: "Succeeded", paymentIntent: intent.id }
+              : { _tag: "Failed", message: `The payment is ${intent.status}.`, declined: intent.status === "requires_payment_method" }
+        ),
         Effect.catchAll((e) => {
           const message = e instanceof Error ? e.message : String(e)
           const declined = typeof e === "object" && e !== null && "type" in e && e.type === "StripeCardError"

@@ -17,7 +17,7 @@ export type CardRow = typeof CardRow.Type
  * a user who agreed to keep a card, and the cards Checkout saved on it for off-session charges.
  */
 export class StripeCustomers extends Effect.Service<StripeCustomers>()("billing/StripeCustomers", {
-  effect: Effect.gen(function*() {
+  effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
 
     const customerRow = SqlSchema.findOne({
@@ -63,7 +63,10 @@ export class StripeCustomers extends Effect.Service<StripeCustomers>()("billing/
     return {
       customerOf: (userId: UserId) => customerRow(userId).pipe(Effect.map(Option.map((r) => r.customer_id)), Effect.orDie),
       rememberCustomer: (userId: UserId, customerId: string) =>
-        insertCustomer({ user_id: userId, customer_id: customerId }).pipe(Effect.map((r) => r.customer_id), Effect.orDie),
+        insertCustomer({ user_id: userId, customer_id: customerId }).pipe(
+          Effect.map((r) => r.customer_id),
+          Effect.orDie
+        ),
       /** the user's saved cards, newest first */
       cardsOf: (userId: UserId) => Effect.orDie(cards(userId)),
       cardOf: (userId: UserId, id: number) => Effect.orDie(card({ user_id: userId, id })),

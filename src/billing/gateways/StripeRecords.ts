@@ -22,7 +22,7 @@ const HandledEvent = Schema.Struct({ event_id: Schema.String, type: Schema.Strin
  * invoice's payment URL, which payment intent paid it, which webhook events were handled.
  */
 export class StripeRecords extends Effect.Service<StripeRecords>()("billing/StripeRecords", {
-  effect: Effect.gen(function*() {
+  effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const columns = sql`invoice_id, session_id, url, amount_minor::text as amount_minor, currency, expires_at, payment_intent`
 
@@ -83,8 +83,7 @@ export class StripeRecords extends Effect.Service<StripeRecords>()("billing/Stri
     return {
       latestSession: (invoiceId: number) => Effect.orDie(latestSession(invoiceId)),
       insertSession: (row: Omit<CheckoutSessionRow, "amount_minor"> & { readonly amount_minor: number }) => Effect.orDie(insertSession(row)),
-      setPaymentIntent: (sessionId: string, paymentIntent: string) =>
-        Effect.orDie(setPaymentIntent({ session_id: sessionId, payment_intent: paymentIntent })),
+      setPaymentIntent: (sessionId: string, paymentIntent: string) => Effect.orDie(setPaymentIntent({ session_id: sessionId, payment_intent: paymentIntent })),
       staleSessions: (now: Date, limit: number) => Effect.orDie(staleSessions({ now, limit })),
       markClosed: (sessionId: string, now: Date) => Effect.orDie(markClosed({ session_id: sessionId, now })),
       handledEvent: (eventId: string) => Effect.orDie(handledEvent(eventId)),

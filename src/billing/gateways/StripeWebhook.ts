@@ -19,7 +19,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
  * must be the invoice's), and each event id is handled once.
  */
 export class StripeWebhook extends Effect.Service<StripeWebhook>()("billing/StripeWebhook", {
-  effect: Effect.gen(function*() {
+  effect: Effect.gen(function* () {
     const clock = yield* AppClock
     const gateway = yield* StripeGateway
     const records = yield* StripeRecords
@@ -29,9 +29,7 @@ export class StripeWebhook extends Effect.Service<StripeWebhook>()("billing/Stri
     const gateways = yield* PaymentGateways
 
     const detailOf = (invoiceId: number | null) =>
-      invoiceId === null
-        ? Effect.succeed(null)
-        : Effect.flatMap(Effect.flatMap(invoices.byId(invoiceId), orNotFound), invoices.detail)
+      invoiceId === null ? Effect.succeed(null) : Effect.flatMap(Effect.flatMap(invoices.byId(invoiceId), orNotFound), invoices.detail)
 
     /**
      * a paid session's money goes to its invoice by [D123]'s rules (once per payment intent; a
@@ -39,7 +37,7 @@ export class StripeWebhook extends Effect.Service<StripeWebhook>()("billing/Stri
      * balance): the invoice's id
      */
     const pay = (event: Stripe.Event, session: Stripe.Checkout.Session) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const uuid = session.metadata?.["invoice_uuid"] ?? session.client_reference_id ?? ""
         if (typeof uuid !== "string" || !UUID.test(uuid)) return yield* Effect.fail(new NotFound())
         const invoice = yield* Effect.flatMap(invoices.byUuid(uuid.toLowerCase()), orNotFound)
@@ -51,11 +49,10 @@ export class StripeWebhook extends Effect.Service<StripeWebhook>()("billing/Stri
           return yield* Effect.fail(ValidationError.field("body", "The Checkout Session has no amount_total and currency."))
         }
         // the invoice's own amount when Stripe charged exactly it (a currency without minor units drops a fraction)
-        const amountCents = currency === invoice.currency && minor === toMinorUnits(invoice.amount, invoice.currency)
-          ? toCents(invoice.amount)
-          : fromMinorUnits(minor, currency)
+        const amountCents =
+          currency === invoice.currency && minor === toMinorUnits(invoice.amount, invoice.currency) ? toCents(invoice.amount) : fromMinorUnits(minor, currency)
         if (amountCents > MAX_CENTS) return yield* Effect.fail(ValidationError.field("body", "The Checkout Session has no amount_total and currency."))
-        const intent = typeof session.payment_intent === "string" ? session.payment_intent : session.payment_intent?.id ?? null
+        const intent = typeof session.payment_intent === "string" ? session.payment_intent : (session.payment_intent?.id ?? null)
         yield* payments.receive(invoice.id, {
           gateway: "stripe",
           transactionId: intent ?? session.id,
@@ -70,7 +67,7 @@ export class StripeWebhook extends Effect.Service<StripeWebhook>()("billing/Stri
       })
 
     const accept = (raw: string, signature: string | undefined) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         // a disabled gateway has no secret: nothing is signed for it
         const stripe = yield* Option.match(gateway, { onNone: () => Effect.fail(new InvalidSignature()), onSome: Effect.succeed })
         const now = yield* clock.now
@@ -85,7 +82,7 @@ export class StripeWebhook extends Effect.Service<StripeWebhook>()("billing/Stri
         // every event it delivers (a 4xx would only make it retry for days)
         const data: unknown = (event as { readonly data?: unknown }).data
         const object: unknown = typeof data === "object" && data !== null ? (data as { readonly object?: unknown }).object : undefined
-        const session = typeof object === "object" && object !== null ? object as { readonly object?: unknown; readonly payment_status?: unknown } : {}
+        const session = typeof object === "object" && object !== null ? (object as { readonly object?: unknown; readonly payment_status?: unknown }) : {}
         const paying = PAYING_EVENTS.has(event.type) && session.object === "checkout.session" && session.payment_status === "paid"
         const invoiceId = paying ? yield* pay(event, session as Stripe.Checkout.Session) : null
         yield* records.recordEvent({ event_id: event.id, type: event.type, invoice_id: invoiceId, received_at: now })

@@ -20,18 +20,21 @@ export const RefundPayload = Body({
 
 /** [D110]: an admin's refund of a paid invoice, as a credit note (audited, [D100]). */
 export class RefundsAdminApi extends HttpApiGroup.make("refundsAdmin")
-  .add(HttpApiEndpoint.post("refundInvoice", "/admin/invoices/:invoice/refund")
-    .setPath(Schema.Struct({ invoice: UuidParam }))
-    .setPayload(RefundPayload)
-    .addSuccess(Ok(CreditNote, { identifier: "CreditNoteCreated", status: 201 }))
-    .addError(BusinessRuleViolationResponse)
-    .addError(errorEnvelope(GatewayRefundFailed))
-    .annotateContext(describe(
-      "Refund an invoice (admin)",
-      "A credit note of `amount` (default: all not yet refunded) of a paid invoice, `to` the user's balance or back through the invoice's gateway " +
-        "(`manual` and `balance` cannot: 422 `errors.to`). Refunds never exceed what was paid (422 `errors.amount`); `end_service: true` cancels the " +
-        "invoice's service at once. Only a `paid` invoice: else 422 `Invoice is not refundable.`; it stays `paid`."
-    )))
+  .add(
+    HttpApiEndpoint.post("refundInvoice", "/admin/invoices/:invoice/refund")
+      .setPath(Schema.Struct({ invoice: UuidParam }))
+      .setPayload(RefundPayload)
+      .addSuccess(Ok(CreditNote, { identifier: "CreditNoteCreated", status: 201 }))
+      .addError(BusinessRuleViolationResponse)
+      .addError(errorEnvelope(GatewayRefundFailed))
+      .annotateContext(
+        describe(
+          "Refund an invoice (admin)",
+          "A credit note of `amount` (default: all not yet refunded) of a paid invoice, `to` the user's balance or back through the invoice's gateway " +
+            "(`manual` and `balance` cannot: 422 `errors.to`). Refunds never exceed what was paid (422 `errors.amount`); `end_service: true` cancels the " +
+            "invoice's service at once. Only a `paid` invoice: else 422 `Invoice is not refundable.`; it stays `paid`."
+        )
+      )
+  )
   .middlewareEndpoints(AdminAuthentication)
-  .annotate(OpenApi.Description, "Refunds as credit notes, for admins.")
-{}
+  .annotate(OpenApi.Description, "Refunds as credit notes, for admins.") {}

@@ -6,7 +6,7 @@ import { Api } from "../../Api.ts"
 import { Refunds } from "../Refunds.ts"
 
 const RefundsAdminHandlers = HttpApiBuilder.group(Api, "refundsAdmin", (handlers) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const refunds = yield* Refunds
     return handlers.handle("refundInvoice", ({ path, payload }) =>
       refunds.refund(path.invoice, {
@@ -14,7 +14,9 @@ const RefundsAdminHandlers = HttpApiBuilder.group(Api, "refundsAdmin", (handlers
         to: payload.to,
         reason: payload.reason,
         endService: payload.end_service ?? false
-      }))
-  }))
+      })
+    )
+  })
+)
 
 export const RefundsHttpLive = RefundsAdminHandlers.pipe(Layer.provide(Refunds.Default))

@@ -15,7 +15,7 @@ import { PlanChanges } from "../PlanChanges.ts"
 import { ServiceId } from "../../platform/Ids.ts"
 
 const SubscriptionsHandlers = HttpApiBuilder.group(Api, "subscriptions", (handlers) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const cancellations = yield* Cancellations
     const changes = yield* PlanChanges
     const invoices = yield* Invoices
@@ -25,12 +25,16 @@ const SubscriptionsHandlers = HttpApiBuilder.group(Api, "subscriptions", (handle
     return handlers
       .handle("cancelService", ({ path, payload }) =>
         Effect.flatMap(CurrentUser, (user) =>
-          Effect.map(cancellations.cancel(user.userId, ServiceId.make(path.service), payload.at), (v) => renderDetail(v.service, v.schedule))))
+          Effect.map(cancellations.cancel(user.userId, ServiceId.make(path.service), payload.at), (v) => renderDetail(v.service, v.schedule))
+        )
+      )
       .handle("resumeService", ({ path }) =>
         Effect.flatMap(CurrentUser, (user) =>
-          Effect.map(cancellations.resume(user.userId, ServiceId.make(path.service)), (v) => renderDetail(v.service, v.schedule))))
+          Effect.map(cancellations.resume(user.userId, ServiceId.make(path.service)), (v) => renderDetail(v.service, v.schedule))
+        )
+      )
       .handle("changeQuote", ({ path, urlParams }) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const user = yield* CurrentUser
           yield* Effect.flatMap(services.findOwned(user.userId, ServiceId.make(path.service)), orNotFound)
           const { cycle_id, plan_id } = urlParams
@@ -41,20 +45,29 @@ const SubscriptionsHandlers = HttpApiBuilder.group(Api, "subscriptions", (handle
             return yield* Effect.fail(new ValidationError({ errors }))
           }
           return yield* changes.quote(user.userId, ServiceId.make(path.service), { planId: plan_id, cycleId: cycle_id })
-        }))
+        })
+      )
       .handle("changePlan", ({ path, payload }) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const user = yield* CurrentUser
-          const done = yield* changes.change(user.userId, ServiceId.make(path.service), { planId: payload.plan_id, cycleId: payload.cycle_id, gateway: payload.gateway, saveCard: payload.save_card })
+          const done = yield* changes.change(user.userId, ServiceId.make(path.service), {
+            planId: payload.plan_id,
+            cycleId: payload.cycle_id,
+            gateway: payload.gateway,
+            saveCard: payload.save_card
+          })
           if (Option.isSome(done.invoiceId)) {
             const invoice = yield* Effect.flatMap(invoices.byId(done.invoiceId.value), orNotFound)
             return yield* invoices.detail(invoice)
           }
           return yield* Effect.flatMap(Effect.flatMap(services.findOwned(user.userId, ServiceId.make(path.service)), orNotFound), detailOf)
-        }))
+        })
+      )
       .handle("removeChange", ({ path }) =>
-        Effect.flatMap(CurrentUser, (user) => Effect.flatMap(changes.removeScheduled(user.userId, ServiceId.make(path.service)), detailOf)))
-  }))
+        Effect.flatMap(CurrentUser, (user) => Effect.flatMap(changes.removeScheduled(user.userId, ServiceId.make(path.service)), detailOf))
+      )
+  })
+)
 
 export const SubscriptionsHttpLive = SubscriptionsHandlers.pipe(
   Layer.provide(Layer.mergeAll(Cancellations.Default, PlanChanges.Default, Invoices.Default, Schedules.Default, Services.Default))

@@ -24,7 +24,11 @@ export const formatDay = (locale: Locale, at: Date): string =>
 
 /** a moment, in UTC: `2026-01-15 12:00 UTC` in English (with `:ss` when `seconds`) */
 export const formatMoment = (locale: Locale, at: Date, options: { readonly seconds?: boolean } = {}): string => {
-  if (locale === "en") return `${at.toISOString().slice(0, options.seconds ? 19 : 16).replace("T", " ")} UTC`
+  if (locale === "en")
+    return `${at
+      .toISOString()
+      .slice(0, options.seconds ? 19 : 16)
+      .replace("T", " ")} UTC`
   return dateFormat(locale, options.seconds ? "moment-s" : "moment", {
     year: "numeric",
     month: "long",

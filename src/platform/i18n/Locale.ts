@@ -10,10 +10,10 @@ export const DEFAULT_LOCALE: Locale = "en"
 export const isLocale = (value: unknown): value is Locale => typeof value === "string" && (LOCALES as ReadonlyArray<string>).includes(value)
 
 /** `rtl` for Persian, laid out right to left; `ltr` for the others */
-export const directionOf = (locale: Locale): "rtl" | "ltr" => locale === "fa" ? "rtl" : "ltr"
+export const directionOf = (locale: Locale): "rtl" | "ltr" => (locale === "fa" ? "rtl" : "ltr")
 
 /** the tag Intl formats with (`zh` is Simplified Chinese, as the catalogue is written) */
-export const intlTag = (locale: Locale): string => locale === "zh" ? "zh-CN" : locale
+export const intlTag = (locale: Locale): string => (locale === "zh" ? "zh-CN" : locale)
 
 /**
  * The best of our locales for an `Accept-Language` header ([D120]): each range with its q-value
@@ -24,7 +24,10 @@ export const intlTag = (locale: Locale): string => locale === "zh" ? "zh-CN" : l
 export const negotiateLocale = (header: string | undefined | null): Locale => {
   if (header === undefined || header === null) return DEFAULT_LOCALE
   const ranked = header.split(",").flatMap((part, index) => {
-    const [range, ...params] = part.trim().split(";").map((s) => s.trim())
+    const [range, ...params] = part
+      .trim()
+      .split(";")
+      .map((s) => s.trim())
     if (range === undefined || range === "") return []
     let q = 1
     for (const param of params) {

@@ -28,5 +28,4 @@ export class SupportConsoleApi extends HttpApiGroup.make("supportConsole")
       .addSuccess(Ok(Schema.Struct({ ...Ticket.fields, replies: Schema.Array(Reply) }), { identifier: "SupportAdminTicketDetail" }))
       .addError(NotFoundResponse)
   )
-  .middlewareEndpoints(AdminAuthentication)
-{}
+  .middlewareEndpoints(AdminAuthentication) {}

@@ -5,11 +5,12 @@ import { Api } from "../../Api.ts"
 import { TicketDesk } from "./Reads.ts"
 
 const SupportConsoleHandlers = HttpApiBuilder.group(Api, "supportConsole", (handlers) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const desk = yield* TicketDesk
     return handlers
       .handle("listTickets", ({ urlParams }) => desk.page(urlParams.status, urlParams.page ?? 1))
       .handle("getTicket", ({ path }) => desk.detail(path.ticket))
-  }))
+  })
+)
 
 export const SupportConsoleHttpLive = SupportConsoleHandlers.pipe(Layer.provide(TicketDesk.Default))

@@ -25,12 +25,12 @@ const Query = Schema.Struct({ status: Schema.NullOr(Schema.String), limit: Schem
 
 /** [D121]: every user's tickets for the console, most recently active first, and one with its replies. */
 export class TicketDesk extends Effect.Service<TicketDesk>()("support/TicketDesk", {
-  effect: Effect.gen(function*() {
+  effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     // the list may lag ([D126]): on the replicas when there are; one ticket is read on the primary
     const readSql = yield* ReadSql
     const config = yield* AppConfig
-    const statusFilter = (status: string | null) => status === null ? readSql`` : readSql`where status = ${status}`
+    const statusFilter = (status: string | null) => (status === null ? readSql`` : readSql`where status = ${status}`)
     const pageRows = SqlSchema.findAll({
       Request: Query,
       Result: TicketRow,
@@ -59,9 +59,10 @@ export class TicketDesk extends Effect.Service<TicketDesk>()("support/TicketDesk
             perPage: PER_PAGE,
             baseUrl: `${config.publicUrl}/v1/admin/tickets`,
             query: [["status", status]]
-          })),
+          })
+        ),
       detail: (id: number) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const found = yield* Effect.orDie(oneRow(id))
           if (Option.isNone(found)) return yield* Effect.fail(new NotFound())
           return { ...found.value, replies: yield* Effect.orDie(replyRows(id)) }

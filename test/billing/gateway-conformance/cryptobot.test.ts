@@ -22,7 +22,11 @@ conformance({
       const made = [...standIn.invoices.values()].find((i) => i.payload === invoice.uuid)!
       cryptoInvoices.set(key, pay.payment === "p1" ? made.invoice_id : standIn.extra(invoice.uuid, invoice.amount, invoice.currency).invoice_id)
     }
-    const update = standIn.paidUpdate(cryptoInvoices.get(key)!, { amount: (pay.cents / 100).toFixed(2), fiat: pay.currency, updateId: Number(cryptoInvoices.get(key)) * 10 })
+    const update = standIn.paidUpdate(cryptoInvoices.get(key)!, {
+      amount: (pay.cents / 100).toFixed(2),
+      fiat: pay.currency,
+      updateId: Number(cryptoInvoices.get(key)) * 10
+    })
     return { path: "/v1/webhooks/payments/cryptobot", ...update }
   },
   forge: (d) => ({ ...d, headers: { ...d.headers, "crypto-pay-api-signature": "0".repeat(64) } })

@@ -75,12 +75,22 @@ export const conformance = (driver: GatewayDriver) => {
   /** everything a payment can change, for one user and invoice */
   const state = async (invoice: KitInvoice) => ({
     invoice: (await app.sql<{ status: string }>`select status from invoices where uuid = ${invoice.uuid}::uuid`)[0]!.status,
-    services: (await app.sql<{ status: string; expires_at: Date }>`
-      select status, expires_at from services where user_id = ${invoice.userId} order by id`).map((s) => `${s.status}:${s.expires_at.toISOString()}`),
-    balances: Object.fromEntries((await app.sql<{ currency: string; amount: string }>`
-      select currency, amount::text as amount from balances where user_id = ${invoice.userId} and amount <> 0 order by currency`).map((b) => [b.currency, b.amount])),
-    payments: Number((await app.sql<{ n: number }>`
-      select count(*)::int as n from payment_events e join invoices i on i.id = e.invoice_id where i.uuid = ${invoice.uuid}::uuid`)[0]!.n)
+    services: (
+      await app.sql<{ status: string; expires_at: Date }>`
+      select status, expires_at from services where user_id = ${invoice.userId} order by id`
+    ).map((s) => `${s.status}:${s.expires_at.toISOString()}`),
+    balances: Object.fromEntries(
+      (
+        await app.sql<{ currency: string; amount: string }>`
+      select currency, amount::text as amount from balances where user_id = ${invoice.userId} and amount <> 0 order by currency`
+      ).map((b) => [b.currency, b.amount])
+    ),
+    payments: Number(
+      (
+        await app.sql<{ n: number }>`
+      select count(*)::int as n from payment_events e join invoices i on i.id = e.invoice_id where i.uuid = ${invoice.uuid}::uuid`
+      )[0]!.n
+    )
   })
 
   const cents = (amount: string) => Math.round(Number(amount) * 100)
@@ -196,8 +206,10 @@ export const conformance = (driver: GatewayDriver) => {
       expect(after.invoice).toBe("paid")
       // activated once: one service of one period, one payment, nothing credited
       expect(after.services).toHaveLength(1)
-      const period = (await app.sql<{ days: number }>`
-        select round(extract(epoch from expires_at - starts_at) / 86400)::int as days from services where user_id = ${invoice.userId}`)[0]!.days
+      const period = (
+        await app.sql<{ days: number }>`
+        select round(extract(epoch from expires_at - starts_at) / 86400)::int as days from services where user_id = ${invoice.userId}`
+      )[0]!.days
       expect(period).toBe(30)
       expect(after.payments).toBe(1)
       expect(after.balances).toEqual({})

@@ -40,5 +40,11 @@ conformance({
     })
     return { path: "/v1/webhooks/payments/stripe", raw, headers: { "content-type": "application/json", "stripe-signature": signature } }
   },
-  forge: (d) => ({ ...d, headers: { ...d.headers, "stripe-signature": d.headers["stripe-signature"]!.replace(/v1=([0-9a-f])/, (_, first: string) => `v1=${first === "0" ? "1" : "0"}`) } })
+  forge: (d) => ({
+    ...d,
+    headers: {
+      ...d.headers,
+      "stripe-signature": d.headers["stripe-signature"]!.replace(/v1=([0-9a-f])/, (_, first: string) => `v1=${first === "0" ? "1" : "0"}`)
+    }
+  })
 })

@@ -321,7 +321,8 @@ export const en = {
   "common.copy": "Copy",
   "common.copied": "Copied.",
   "devices.link": "Subscription link",
-  "devices.linkHint": "One link for VPN apps that import and update by URL (WireGuard, sing-box, Clash Verge, FlClash, Stash). Anyone with the link gets this device's configuration: keep it private.",
+  "devices.linkHint":
+    "One link for VPN apps that import and update by URL (WireGuard, sing-box, Clash Verge, FlClash, Stash). Anyone with the link gets this device's configuration: keep it private.",
   "devices.linkLabel": "Subscription link of {{name}}",
   "devices.linkQrShow": "Show the link's QR code",
   "devices.linkQrHide": "Hide the QR code",

@@ -323,7 +323,8 @@ export const fa: Messages = {
   "common.copy": "کپی",
   "common.copied": "کپی شد.",
   "devices.link": "لینک اشتراک",
-  "devices.linkHint": "یک لینک برای برنامه‌های VPN که پیکربندی را از نشانی وارد و به‌روز می‌کنند (WireGuard، sing-box، Clash Verge، FlClash، Stash). هر کس این لینک را داشته باشد پیکربندی این دستگاه را می‌گیرد: آن را خصوصی نگه دارید.",
+  "devices.linkHint":
+    "یک لینک برای برنامه‌های VPN که پیکربندی را از نشانی وارد و به‌روز می‌کنند (WireGuard، sing-box، Clash Verge، FlClash، Stash). هر کس این لینک را داشته باشد پیکربندی این دستگاه را می‌گیرد: آن را خصوصی نگه دارید.",
   "devices.linkLabel": "لینک اشتراک {{name}}",
   "devices.linkQrShow": "نمایش کد QR لینک",
   "devices.linkQrHide": "پنهان کردن کد QR",

@@ -323,7 +323,8 @@ export const ru: Messages = {
   "common.copy": "Копировать",
   "common.copied": "Скопировано.",
   "devices.link": "Ссылка подписки",
-  "devices.linkHint": "Одна ссылка для VPN-приложений, которые импортируют и обновляют конфигурацию по URL (WireGuard, sing-box, Clash Verge, FlClash, Stash). Любой, у кого есть ссылка, получит конфигурацию этого устройства: не передавайте её.",
+  "devices.linkHint":
+    "Одна ссылка для VPN-приложений, которые импортируют и обновляют конфигурацию по URL (WireGuard, sing-box, Clash Verge, FlClash, Stash). Любой, у кого есть ссылка, получит конфигурацию этого устройства: не передавайте её.",
   "devices.linkLabel": "Ссылка подписки {{name}}",
   "devices.linkQrShow": "Показать QR-код ссылки",
   "devices.linkQrHide": "Скрыть QR-код",

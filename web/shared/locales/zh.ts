@@ -323,7 +323,8 @@ export const zh: Messages = {
   "common.copy": "复制",
   "common.copied": "已复制。",
   "devices.link": "订阅链接",
-  "devices.linkHint": "供通过网址导入和更新配置的 VPN 应用使用的链接（WireGuard、sing-box、Clash Verge、FlClash、Stash）。任何拿到此链接的人都能获得本设备的配置：请勿泄露。",
+  "devices.linkHint":
+    "供通过网址导入和更新配置的 VPN 应用使用的链接（WireGuard、sing-box、Clash Verge、FlClash、Stash）。任何拿到此链接的人都能获得本设备的配置：请勿泄露。",
   "devices.linkLabel": "{{name}} 的订阅链接",
   "devices.linkQrShow": "显示链接二维码",
   "devices.linkQrHide": "隐藏二维码",
