@@ -80,7 +80,7 @@ export const OkPage = <A, I, R>(item: Schema.Schema<A, I, R>, identifier: string
 /**
  * The wire form of `Ok(schema)` and `OkPage(item)` built directly, for the hot reads (issue 8):
  * encoding through the envelope's transform checked every field of the response twice a request
- * (A/B: ≈ 100 µs of ≈ 500 for a page of 15 invoices). The body must be of the schema's encoded
+ * (a fifth of the read: docs/benchmarks.md, "Figures behind the code"). The body must be of the schema's encoded
  * type, so the compiler holds the handler to the declared contract; the route keeps declaring
  * the schema (OpenAPI), and test/http/envelope.test.ts checks both forms give the same JSON.
  */

@@ -2,8 +2,8 @@ import * as Schema from "effect/Schema"
 
 /**
  * Issue 27: a row schema checked by one plain predicate, for statements that read thousands of
- * rows a request (the full node list): a `Schema.Struct` decode costs ≈ 3.6 µs a row of five
- * fields on this machine (a parse result per field), this ≈ 0.5 µs. It decodes nothing: every
+ * rows a request (the full node list): a `Schema.Struct` decode makes a parse result per field,
+ * this one check (about seven times cheaper: docs/benchmarks.md, "Figures behind the code"). It decodes nothing: every
  * field must already be what its kind says (`int`: a safe integer, as `Schema.Int`; `date`: a
  * `Date`, as `Schema.DateFromSelf`; `?` kinds: or null, as `Schema.NullOr`), else the row fails
  * to decode like a struct's would. Other columns the row carries are passed through.

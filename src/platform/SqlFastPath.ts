@@ -12,7 +12,7 @@ import type * as Fiber from "effect/Fiber"
  * class: a `sql.execute` span with six attributes, a new `Scope` opened and closed around the
  * connection, then the query. With the tracer unused (no exporter) and our client's connections
  * needing no scope (`Bun.SQL` pools them itself), that wrapping was half of what a query cost
- * the server (A/B, 3 queries a request: 126 -> 57 µs CPU a query). Statements of a client
+ * the server (docs/benchmarks.md, "Figures behind the code"). Statements of a client
  * registered here skip it: the statement is compiled as before and runs on the transaction's
  * connection when one is open (the same `TransactionConnection` that `withTransaction` sets),
  * else on the pool. Statements of any other client, or while a statement transformer is set,

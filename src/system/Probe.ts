@@ -7,7 +7,7 @@ import * as Runtime from "effect/Runtime"
  * A database probe for `GET /v1/status` ([D10]) that costs a request one async step (issue 8).
  *
  * `Effect.timeout` forked a racing fiber and a sleeper per request and, with the join of their
- * fiber refs, cost about 170 µs of CPU a request (A/B on the benchmark, 40% of the route).
+ * fiber refs, cost 40% of the route (docs/benchmarks.md, "Figures behind the code").
  * Here the check runs outside the request's fiber, bounded by a plain timer that interrupts it,
  * and requests that arrive while one check is in flight share its answer: every answer comes
  * from a check that started no earlier than the previous answer was given, so a status never
