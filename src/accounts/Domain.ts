@@ -1,5 +1,6 @@
 import * as Schema from "effect/Schema"
-import { LOCALES } from "../platform/i18n/Locale.ts"
+import { KeyScope } from "../http/Middleware.ts"
+import { Locale } from "../platform/i18n/Locale.ts"
 import { UserId } from "../platform/Ids.ts"
 
 /** The entities of the accounts room, each one schema: the row it is read from and the answer it gives. */
@@ -19,9 +20,6 @@ export const User = Schema.Struct({
   /** two-factor sign-in is on ([D97]) */
   two_factor: Schema.Boolean
 }).annotations({ identifier: "AccountsUser" })
-
-/** A user's language for mails, pages and the invoice PDF ([D120]). */
-export const Locale = Schema.Literal(...LOCALES)
 
 /** The stored user: what is rendered plus the password hash, which never leaves the room, and the language. */
 export const UserRecord = Schema.Struct({ ...User.fields, password_hash: Schema.String, locale: Locale })
@@ -69,26 +67,9 @@ export const Settings = Schema.Struct({
 }).annotations({ identifier: "AccountsSettings" })
 export type Settings = typeof Settings.Type
 
-/** What an API key may do ([D98]): GETs, other routes, admin GETs, other admin routes. */
-export const KeyScope = Schema.Literal("read", "write", "admin:read", "admin:write")
-export type KeyScope = typeof KeyScope.Type
+/** What an API key may do ([D98]) and who a live bearer token belongs to: one definition, the contract's. */
+export { KeyScope, type Principal } from "../http/Middleware.ts"
 export const KEY_SCOPES: ReadonlyArray<KeyScope> = ["read", "write", "admin:read", "admin:write"]
-
-/**
- * Who a live bearer token belongs to: an access token (`kind: "token"`, `tokenId` its id) or an
- * API key (`kind: "api_key"`, `tokenId` the key's id, within `scopes`); `twoFactor`: two-factor
- * sign-in is on ([D97]); `secondFactor`: the login behind it passed the second factor ([D115]).
- */
-export const Principal = Schema.Struct({
-  kind: Schema.Literal("token", "api_key"),
-  tokenId: Schema.Int,
-  userId: UserId,
-  role: Role,
-  twoFactor: Schema.Boolean,
-  secondFactor: Schema.Boolean,
-  scopes: Schema.Array(KeyScope)
-})
-export type Principal = typeof Principal.Type
 
 /** An API key as listed ([D98]); its secret is never shown again. */
 export const ApiKey = Schema.Struct({

@@ -8,11 +8,11 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type { ParseError } from "effect/ParseResult"
 import * as Schema from "effect/Schema"
-import type { Locale as LocaleCode } from "../platform/i18n/Locale.ts"
+import { Locale } from "../platform/i18n/Locale.ts"
 import { partialService } from "../platform/TestLayer.ts"
 import { ReadSql } from "../platform/ReadSql.ts"
 import { isUniqueViolation } from "../platform/SqlErrors.ts"
-import { Locale, Role, Settings, TwoFactorState, UserRecord } from "./Domain.ts"
+import { Role, Settings, TwoFactorState, UserRecord } from "./Domain.ts"
 import { memoryUsers } from "./UsersMemory.ts"
 
 /**
@@ -265,7 +265,7 @@ export class Users extends Effect.Service<Users>()("accounts/Users", {
         readonly passwordHash: string
         readonly role?: Role
         readonly verifiedAt?: Date | null
-        readonly locale?: LocaleCode
+        readonly locale?: Locale
         readonly now: Date
       }): Effect.Effect<UserRecord, EmailTaken> =>
         uniqueEmail(insertRow({ ...user, role: user.role ?? "user", verifiedAt: user.verifiedAt ?? null, locale: user.locale ?? "en" })),
@@ -278,7 +278,7 @@ export class Users extends Effect.Service<Users>()("accounts/Users", {
         changes: {
           readonly name?: string | undefined
           readonly email?: string | undefined
-          readonly locale?: LocaleCode | undefined
+          readonly locale?: Locale | undefined
           readonly now: Date
         }
       ): Effect.Effect<Option.Option<UserRecord>, EmailTaken> =>

@@ -1,6 +1,7 @@
 import * as Effect from "effect/Effect"
 import * as ParseResult from "effect/ParseResult"
 import * as AST from "effect/SchemaAST"
+import type { FieldErrors } from "../platform/Errors.ts"
 import { label, requiredMessage } from "../platform/Fields.ts"
 
 /**
@@ -9,7 +10,6 @@ import { label, requiredMessage } from "../platform/Fields.ts"
  * writes Laravel's wording there) or fails with its own message (a filter or a transformation
  * that returns one); where none does, the kind of schema that failed says what was expected.
  */
-export type FieldErrors = Record<string, Array<string>>
 
 interface Leaf {
   readonly path: ReadonlyArray<PropertyKey>
@@ -82,7 +82,7 @@ const leaves = (issue: ParseResult.ParseIssue, path: ReadonlyArray<PropertyKey>)
 
 /** Each offending field (dotted when nested) with its messages, in the order found. */
 export const fieldErrors = (issue: ParseResult.ParseIssue): FieldErrors => {
-  const errors: FieldErrors = {}
+  const errors: Record<string, Array<string>> = {}
   for (const leaf of leaves(issue, [])) {
     const key = leaf.path.length === 0 ? "body" : leaf.path.map(String).join(".")
     const list = (errors[key] ??= [])

@@ -12,7 +12,8 @@ import type { UserId } from "../platform/Ids.ts"
  */
 
 /** The scopes an API key may carry ([D98]); an access token has them all. */
-export type KeyScope = "read" | "write" | "admin:read" | "admin:write"
+export const KeyScope = Schema.Literal("read", "write", "admin:read", "admin:write")
+export type KeyScope = typeof KeyScope.Type
 
 /** Who a live bearer token belongs to: a session's access token or an API key ([D98]). */
 export interface Principal {

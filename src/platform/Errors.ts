@@ -10,6 +10,7 @@ import * as Schema from "effect/Schema"
  */
 
 export const FieldErrors = Schema.Record({ key: Schema.String, value: Schema.Array(Schema.String) })
+export type FieldErrors = typeof FieldErrors.Type
 
 const message = (fallback: string) => Schema.optionalWith(Schema.String, { default: () => fallback })
 

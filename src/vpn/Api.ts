@@ -17,12 +17,12 @@ import {
   AdminDevice,
   AgentStatus,
   CreatedServer,
-  Device as DeviceFields,
+  Device,
   DeviceDetail,
   DeviceSeen,
   DeviceWithCredentials,
   PLATFORMS,
-  Server as ServerFields,
+  Server,
   ServerRecord,
   SubscriptionFetch,
   UsageRecorded,
@@ -32,11 +32,11 @@ import {
 // ---- resources ---------------------------------------------------------------------------
 
 /** The spec's VPN server, exactly its fields ([D50]). */
-export const Server = ServerFields.annotations({ identifier: "VpnServer" })
+export const ServerResponse = Server.annotations({ identifier: "VpnServer" })
 
 const Credentials = VpnCredentials.annotations({ identifier: "VpnCredentials" })
 
-export const Device = DeviceFields.annotations({ identifier: "Device" })
+export const DeviceResponse = Device.annotations({ identifier: "Device" })
 /** [D107]: a device with its last handshake, whether it is online and its bytes this period; [D122] its link */
 const SeenDevice = DeviceSeen.annotations({ identifier: "DeviceWithActivity" })
 const DetailedDevice = DeviceDetail.annotations({ identifier: "DeviceDetail" })
@@ -73,7 +73,7 @@ const subnet6 = string("subnet6", { max: 43 })
   .annotations({ jsonSchema: { type: "string", pattern: "^\\s*[0-9a-fA-F:]+/(4[89]|[5-9]\\d|10\\d|11[0-2])\\s*$", examples: ["fd00:66::/64"] } })
 
 /** [D92]: a server as admins see it. */
-export const AdminServer = Schema.Struct({
+export const AdminServerResponse = Schema.Struct({
   ...ServerRecord.fields,
   last_seen_at: Schema.NullOr(Schema.DateFromString),
   peers: Schema.Int,
@@ -182,13 +182,13 @@ export class VpnApi extends HttpApiGroup.make("vpn")
   .add(
     HttpApiEndpoint.get("listServers", "/servers")
       .annotateContext(describe("List your VPN servers", "The servers your current plan grants (empty without a current service)."))
-      .addSuccess(Ok(Schema.Array(Server), { identifier: "VpnServerList" }))
+      .addSuccess(Ok(Schema.Array(ServerResponse), { identifier: "VpnServerList" }))
   )
   .add(
     HttpApiEndpoint.get("getServer", "/servers/:server")
       .annotateContext(describe("Get a VPN server", "One server; a server your plan does not include is 403."))
       .setPath(serverPath)
-      .addSuccess(Ok(Server, { identifier: "VpnServerResponse" }))
+      .addSuccess(Ok(ServerResponse, { identifier: "VpnServerResponse" }))
       .addError(NotFoundResponse)
       .addError(errorEnvelope(PlanExcludesServer))
   )
@@ -278,7 +278,7 @@ export class VpnApi extends HttpApiGroup.make("vpn")
       .annotateContext(describe("Rename a device", "Changes the device's name. Another user's device is 404."))
       .setPath(devicePath)
       .setPayload(RenameDevicePayload)
-      .addSuccess(Ok(Device, { identifier: "DeviceRenamed" }))
+      .addSuccess(Ok(DeviceResponse, { identifier: "DeviceRenamed" }))
       .addError(NotFoundResponse)
   )
   .add(
@@ -348,13 +348,13 @@ export class VpnAdminApi extends HttpApiGroup.make("vpnAdmin")
     HttpApiEndpoint.get("listServers", "/admin/servers")
       .annotateContext(describe("List VPN servers (admin)", "Every server with its plans, peers and last contact, 15 a page."))
       .setUrlParams(Schema.Struct({ page: Schema.optional(PageParam) }))
-      .addSuccess(OkPage(AdminServer, "AdminVpnServerPage"))
+      .addSuccess(OkPage(AdminServerResponse, "AdminVpnServerPage"))
   )
   .add(
     HttpApiEndpoint.get("getServer", "/admin/servers/:server")
       .annotateContext(describe("Get a VPN server (admin)", "One server with its plans, peer count and last contact."))
       .setPath(serverPath)
-      .addSuccess(Ok(AdminServer, { identifier: "AdminVpnServerResponse" }))
+      .addSuccess(Ok(AdminServerResponse, { identifier: "AdminVpnServerResponse" }))
       .addError(NotFoundResponse)
   )
   .add(
@@ -380,7 +380,7 @@ export class VpnAdminApi extends HttpApiGroup.make("vpnAdmin")
       .annotateContext(describe("Update a VPN server (admin)", "Changes the fields present."))
       .setPath(serverPath)
       .setPayload(UpdateServerPayload)
-      .addSuccess(Ok(Server, { identifier: "AdminVpnServerUpdated" }))
+      .addSuccess(Ok(ServerResponse, { identifier: "AdminVpnServerUpdated" }))
       .addError(NotFoundResponse)
   )
   .add(

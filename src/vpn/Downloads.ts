@@ -4,7 +4,7 @@ import { Access } from "./Access.ts"
 import { openvpnProfile, slug, type WireguardParams, wireguardConfig } from "./Configs.ts"
 import { Devices } from "./Devices.ts"
 import { ServerNotConfigured, type SubnetFull } from "./Errors.ts"
-import { type Device, type Peer, Peers } from "./Peers.ts"
+import { type Peer, type PeerDevice, Peers } from "./Peers.ts"
 import type { ServerRow } from "./Servers.ts"
 import type { ServerId, DeviceId, UserId } from "../platform/Ids.ts"
 
@@ -54,7 +54,7 @@ export class Downloads extends Effect.Service<Downloads>()("vpn/Downloads", {
      */
     const render = (
       server: ServerRow,
-      device: Effect.Effect<Device>,
+      device: Effect.Effect<PeerDevice>,
       known: Option.Option<Peer> = Option.none()
     ): Effect.Effect<DeviceConfig, ServerNotConfigured | SubnetFull> => {
       if (server.protocol === "openvpn") {

@@ -10,7 +10,7 @@ import { Ok } from "../http/Envelope.ts"
 import { ForbiddenResponse, UnauthenticatedResponse, ValidationErrorResponse } from "../http/Errors.ts"
 import { Body, string } from "../platform/Fields.ts"
 import { MAX_BYTES } from "./Bandwidth.ts"
-import { Accepted, NodePeer as NodePeerFields, OpenVpnEntry, RemovedOpenVpnEntry } from "./Domain.ts"
+import { Accepted, NodePeer, OpenVpnEntry, RemovedOpenVpnEntry } from "./Domain.ts"
 import type { ServerId } from "../platform/Ids.ts"
 
 // The node routes of [D54], [D92], [D94], [D106] (moved out of vpn/Api.ts whole).
@@ -29,7 +29,7 @@ export class NodeAuthentication extends HttpApiMiddleware.Tag<NodeAuthentication
   security: { nodeToken: HttpApiSecurity.bearer }
 }) {}
 
-export const NodePeer = NodePeerFields.annotations({ identifier: "NodePeer" })
+export const NodePeerResponse = NodePeer.annotations({ identifier: "NodePeer" })
 
 /** [D92]: a peer that left the server since the cursor. */
 export const RemovedPeer = Schema.Struct({ public_key: Schema.String, removed: Schema.Literal(true) }).annotations({ identifier: "RemovedNodePeer" })
@@ -38,7 +38,7 @@ export const RemovedPeer = Schema.Struct({ public_key: Schema.String, removed: S
 export const NodeSyncBody = Schema.Struct({
   data: Schema.Array(
     Schema.Union(
-      NodePeer,
+      NodePeerResponse,
       RemovedPeer,
       // [D106]: an OpenVPN server's credentials
       OpenVpnEntry.annotations({ identifier: "NodeOpenVpnEntry" }),

@@ -6,7 +6,8 @@ import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
-import { type FieldErrors, fieldErrors } from "../http/DecodeIssues.ts"
+import { fieldErrors } from "../http/DecodeIssues.ts"
+import type { FieldErrors } from "../platform/Errors.ts"
 import { NodeRpcs } from "./NodeProtocol.ts"
 
 /**

@@ -54,7 +54,7 @@ export interface DownloadView {
 }
 
 /** The device a peer belongs to ([D90]). */
-export interface Device {
+export interface PeerDevice {
   readonly id: number
   readonly userId: UserId
 }
@@ -245,7 +245,7 @@ export class Peers extends Effect.Service<Peers>()("vpn/Peers", {
         { discard: true }
       )
 
-    const attempt = (device: Device, server: ServerRow) =>
+    const attempt = (device: PeerDevice, server: ServerRow) =>
       sql
         .withTransaction(
           Effect.gen(function* () {
@@ -285,7 +285,7 @@ export class Peers extends Effect.Service<Peers>()("vpn/Peers", {
 
     return {
       /** the device's peer on the server, made on first download; read without a transaction once made */
-      ensure: (device: Device, server: ServerRow) =>
+      ensure: (device: PeerDevice, server: ServerRow) =>
         existing({ deviceId: device.id, serverId: server.id }).pipe(
           Effect.orDie,
           Effect.flatMap((found) =>

@@ -1,3 +1,4 @@
+import type { FieldErrors } from "../platform/Errors.ts"
 import * as Bandwidth from "./Bandwidth.ts"
 
 /* A node's usage report as it arrives ([D54] deltas, [D94] totals): its check, field by field. */
@@ -21,8 +22,6 @@ export interface ReportEntry {
 /** One report at most this long (a node sends one entry per active peer, in batches). */
 export const MAX_USAGE_ENTRIES = 10_000
 
-export type FieldErrors = Record<string, Array<string>>
-
 export const pastMax = (field: string) => `The ${field} field would carry the usage total past ${MAX_BYTES} bytes.`
 
 /**
@@ -35,7 +34,7 @@ export const checkReport = (
   fields: CounterFields,
   distinct: boolean
 ): { readonly entries: ReadonlyArray<ReportEntry>; readonly errors: FieldErrors } => {
-  const errors: FieldErrors = {}
+  const errors: Record<string, Array<string>> = {}
   const out: Array<ReportEntry> = []
   const seen = new Set<string>()
   const add = (key: string, text: string) => (errors[key] ??= []).push(text)

@@ -8,7 +8,7 @@ import { AppClock } from "../platform/Clock.ts"
 import { NotFound, orNotFound, ValidationError } from "../platform/Errors.ts"
 import * as Bandwidth from "./Bandwidth.ts"
 import { crossedThresholds, QuotaNotices } from "./QuotaNotices.ts"
-import { type Addition, checkReport, type CounterFields, DELTAS, type FieldErrors, firstPastMax, pastMax, TOTALS } from "./ReportCheck.ts"
+import { type Addition, checkReport, type CounterFields, DELTAS, firstPastMax, pastMax, TOTALS } from "./ReportCheck.ts"
 import { ReportOwners } from "./ReportOwners.ts"
 import { idempotencyKeyErrors, UsageReports } from "./UsageReports.ts"
 import { UsageRows } from "./UsageRows.ts"
@@ -126,7 +126,7 @@ export class Usage extends Effect.Service<Usage>()("vpn/Usage", {
     const refuse = (sums: ReadonlyMap<ServiceId, Sum>, ids: ReadonlyArray<ServiceId>, fields: CounterFields, refusedByDatabase: boolean) =>
       Effect.gen(function* () {
         const stored = yield* periodTotals(ids.map((id) => ({ serviceId: id, period: sums.get(id)!.period.start })))
-        const errors: FieldErrors = {}
+        const errors: Record<string, Array<string>> = {}
         for (const id of ids) {
           const { additions } = sums.get(id)!
           const field = firstPastMax(stored.get(id) ?? 0, additions, fields) ?? (refusedByDatabase ? `${additions.at(-1)!.index}.${fields[0]}` : undefined)

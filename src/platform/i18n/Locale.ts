@@ -1,10 +1,13 @@
+import * as Schema from "effect/Schema"
+
 /**
  * The languages of [D120]: every user has one, chosen at registration from `Accept-Language` and
  * changed on the profile; it picks the language of mails, pages and the invoice PDF. API answers
  * stay English.
  */
 export const LOCALES = ["en", "ru", "fa", "zh"] as const
-export type Locale = (typeof LOCALES)[number]
+export const Locale = Schema.Literal(...LOCALES)
+export type Locale = typeof Locale.Type
 export const DEFAULT_LOCALE: Locale = "en"
 
 export const isLocale = (value: unknown): value is Locale => typeof value === "string" && (LOCALES as ReadonlyArray<string>).includes(value)
