@@ -1,5 +1,5 @@
 import * as Schema from "effect/Schema"
-import { KeyScope } from "../http/Middleware.ts"
+import { KeyScope } from "../platform/Principal.ts"
 import { Locale } from "../platform/i18n/Locale.ts"
 import { UserId } from "../platform/Ids.ts"
 
@@ -68,7 +68,7 @@ export const Settings = Schema.Struct({
 export type Settings = typeof Settings.Type
 
 /** What an API key may do ([D98]) and who a live bearer token belongs to: one definition, the contract's. */
-export { KeyScope, type Principal } from "../http/Middleware.ts"
+export { KeyScope, type Principal } from "../platform/Principal.ts"
 export const KEY_SCOPES: ReadonlyArray<KeyScope> = ["read", "write", "admin:read", "admin:write"]
 
 /** An API key as listed ([D98]); its secret is never shown again. */

@@ -13,7 +13,7 @@ import type { PaymentGateway, WebhookOutcome } from "./gateways/Gateway.ts"
 import { decodeManualEvent, manualMoney, verifyManualSignature } from "./gateways/ManualWebhook.ts"
 import { StripeGateway } from "./gateways/Stripe.ts"
 
-export type { PaymentGateway, PaymentLink, RefundRequest, WebhookDelivery, WebhookOutcome } from "./gateways/Gateway.ts"
+export type { PaymentGateway, PaymentLink, GatewayRefundRequest, GatewayWebhook, WebhookOutcome } from "./gateways/Gateway.ts"
 export { GatewayRefundFailed } from "./gateways/Gateway.ts"
 
 /** What a `/pay/{uuid}` link of the manual gateway is worth. */

@@ -5,7 +5,7 @@ import { AppClock } from "../platform/Clock.ts"
 import { ValidationError } from "../platform/Errors.ts"
 import { catalogChanged } from "./CatalogChanges.ts"
 import { CatalogCache, type Snapshot } from "./CatalogCache.ts"
-import { CatalogRepo, type NewPromo, type PlanChanges } from "./CatalogRepo.ts"
+import { CatalogRepo, type NewPromo, type PlanUpdate } from "./CatalogRepo.ts"
 import { type Cycle, INVALID_CYCLE, INVALID_PLAN, type Plan, PromoInvalid, PromoValidation, type UsageReset } from "./Domain.ts"
 import { applyDiscount, formatCents, toCents } from "./Money.ts"
 import { withQuotaAction } from "./PlanRules.ts"
@@ -182,10 +182,10 @@ export class Catalog extends Effect.Service<Catalog>()("catalog/Catalog", {
       /** the ids among `ids` that are plans (any, also inactive) */
       existingPlanIds: repo.existingPlanIds,
       /** [D104]: `throttle_mbps` only with (and always with) `quota_action: throttle` (422) */
-      createPlan: (plan: PlanChanges & { readonly name: string }) =>
+      createPlan: (plan: PlanUpdate & { readonly name: string }) =>
         Effect.flatMap(withQuotaAction(undefined, plan), (checked) => changed(repo.createPlan(checked))),
       // issue 34: checked against the locked row, not the snapshot, so that concurrent updates take turns
-      updatePlan: (id: number, changes: PlanChanges) =>
+      updatePlan: (id: number, changes: PlanUpdate) =>
         Effect.flatMap(anyPlan(id), (current) =>
           Option.isNone(current) ? Effect.succeed(Option.none<Plan>()) : changed(repo.updatePlanChecked(id, (locked) => withQuotaAction(locked, changes)))
         ),

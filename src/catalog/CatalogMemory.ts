@@ -1,6 +1,6 @@
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import type { CatalogRepo, NewPromo, PlanChanges } from "./CatalogRepo.ts"
+import type { CatalogRepo, NewPromo, PlanUpdate } from "./CatalogRepo.ts"
 import type { Cycle, Plan, PromoCode } from "./Domain.ts"
 import { formatCents } from "./Money.ts"
 import { PlanId } from "../platform/Ids.ts"
@@ -20,10 +20,10 @@ export const memoryCatalogRepo = (): Repo => {
   const promoPlans = new Map<number, ReadonlyArray<number>>()
   let nextId = 1
 
-  const defined = (changes: PlanChanges): Partial<Plan> =>
+  const defined = (changes: PlanUpdate): Partial<Plan> =>
     Object.fromEntries(Object.entries(changes).filter(([, value]) => value !== undefined)) as Partial<Plan>
 
-  const updatePlan = (id: number, changes: PlanChanges) =>
+  const updatePlan = (id: number, changes: PlanUpdate) =>
     Effect.sync(() => {
       const current = plans.get(id)
       if (current === undefined) return Option.none<Plan>()
@@ -66,7 +66,7 @@ export const memoryCatalogRepo = (): Repo => {
         return created
       }),
     updatePlan,
-    updatePlanChecked: <E>(id: number, check: (current: Plan) => Effect.Effect<PlanChanges, E>) =>
+    updatePlanChecked: <E>(id: number, check: (current: Plan) => Effect.Effect<PlanUpdate, E>) =>
       Effect.suspend(() => {
         const current = plans.get(id)
         if (current === undefined) return Effect.succeed(Option.none<Plan>())

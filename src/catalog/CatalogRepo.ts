@@ -10,7 +10,7 @@ import { Cycle, DiscountType, Plan, PromoCode, QuotaAction, UsageReset } from ".
 import { formatCents } from "./Money.ts"
 
 /** What an admin sets on a plan ([D70]); each field optional on update. */
-const PlanChanges = Schema.Struct({
+const PlanUpdate = Schema.Struct({
   name: Schema.optional(Schema.String),
   description: Schema.optional(Schema.String),
   bandwidth_limit_gb: Schema.optional(Schema.Int),
@@ -22,8 +22,8 @@ const PlanChanges = Schema.Struct({
   throttle_mbps: Schema.optional(Schema.NullOr(Schema.Int)),
   is_active: Schema.optional(Schema.Boolean)
 })
-export type PlanChanges = typeof PlanChanges.Type
-const NewPlan = Schema.Struct({ ...PlanChanges.fields, name: Schema.String })
+export type PlanUpdate = typeof PlanUpdate.Type
+const NewPlan = Schema.Struct({ ...PlanUpdate.fields, name: Schema.String })
 
 export interface NewPromo {
   readonly code: string
@@ -76,9 +76,9 @@ export class CatalogRepo extends Effect.Service<CatalogRepo>()("catalog/CatalogR
           returning ${planColumns}`
       }
     })
-    const createPlan = (plan: PlanChanges & { readonly name: string }) => Effect.flatMap(clock.now, (now) => insertPlan({ plan, now })).pipe(Effect.orDie)
+    const createPlan = (plan: PlanUpdate & { readonly name: string }) => Effect.flatMap(clock.now, (now) => insertPlan({ plan, now })).pipe(Effect.orDie)
 
-    const updatePlan = (id: number, changes: PlanChanges) =>
+    const updatePlan = (id: number, changes: PlanUpdate) =>
       Effect.gen(function* () {
         const set: Record<string, unknown> = { updated_at: yield* clock.now }
         for (const [key, value] of Object.entries(changes)) if (value !== undefined) set[key] = value
@@ -100,7 +100,7 @@ export class CatalogRepo extends Effect.Service<CatalogRepo>()("catalog/CatalogR
      * written, in one transaction: two admins' updates take turns, so together they cannot break
      * a rule each passed alone (the `throttle_mbps` CHECK). None when the plan does not exist.
      */
-    const updatePlanChecked = <E>(id: number, check: (current: Plan) => Effect.Effect<PlanChanges, E>) =>
+    const updatePlanChecked = <E>(id: number, check: (current: Plan) => Effect.Effect<PlanUpdate, E>) =>
       sql
         .withTransaction(
           Effect.gen(function* () {

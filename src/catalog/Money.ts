@@ -1,4 +1,5 @@
 import * as Option from "effect/Option"
+import type { DiscountType } from "./Domain.ts"
 
 /**
  * Money of [D32]: integer cents in memory, `numeric(12,2)` in the database, strings with two
@@ -36,8 +37,6 @@ export const normalizeAmount = (value: string | number): string => formatCents(t
 
 /** A percentage (`"12.5"`, `12.5`, `"100.00"`) in basis points: 12.5% -> 1250. */
 export const toBasisPoints = (value: string | number): number => toCents(value)
-
-export type DiscountType = "percentage" | "fixed"
 
 export interface Discounted {
   readonly discount: number

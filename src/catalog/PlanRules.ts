@@ -1,7 +1,7 @@
 import * as Effect from "effect/Effect"
 import { label } from "../platform/Fields.ts"
 import { ValidationError } from "../platform/Errors.ts"
-import type { PlanChanges } from "./CatalogRepo.ts"
+import type { PlanUpdate } from "./CatalogRepo.ts"
 import type { Plan } from "./Domain.ts"
 
 const required = `The ${label("throttle_mbps")} field is required when ${label("quota_action")} is throttle.`
@@ -13,7 +13,7 @@ const prohibited = `The ${label("throttle_mbps")} field is prohibited unless ${l
  * a `suspend` plan takes none (422 `errors.throttle_mbps` when one is sent), and a plan switched
  * to `suspend` drops its speed. The database's check backs this up.
  */
-export const withQuotaAction = <C extends PlanChanges>(
+export const withQuotaAction = <C extends PlanUpdate>(
   current: Pick<Plan, "quota_action" | "throttle_mbps"> | undefined,
   changes: C
 ): Effect.Effect<C, ValidationError> => {

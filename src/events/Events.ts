@@ -35,7 +35,7 @@ export const ServiceExpired = Schema.Struct({
   status: Schema.Literal("expired"),
   expires_at: IsoTime
 })
-export const ServiceSuspended = Schema.Struct({
+export const ServiceSuspendedEvent = Schema.Struct({
   id: Id,
   user_id: Id,
   plan_id: Id,
@@ -183,7 +183,7 @@ export const EventPayloads = {
   "invoice.refunded": InvoiceRefunded,
   "service.activated": ServiceActivated,
   "service.expired": ServiceExpired,
-  "service.suspended": ServiceSuspended,
+  "service.suspended": ServiceSuspendedEvent,
   "service.changed": ServiceChanged,
   "service.cancelled": ServiceCancelled,
   "usage.threshold": UsageThreshold,

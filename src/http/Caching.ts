@@ -2,6 +2,7 @@ import * as HttpApp from "@effect/platform/HttpApp"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as Effect from "effect/Effect"
+import { matchesEtag } from "../platform/Etag.ts"
 
 /**
  * HTTP caching of the public catalogue's reads (issue 40): `GET`/`HEAD` of `/v1/plans` and what
@@ -23,17 +24,6 @@ const cacheable = (request: HttpServerRequest.HttpServerRequest) => {
 
 /** The strong entity tag of a body. */
 export const etagOf = (body: Uint8Array): string => `"${Bun.hash(body).toString(36)}-${body.byteLength.toString(36)}"`
-
-/** Whether an `If-None-Match` value names `etag` (weak comparison, RFC 9110 13.1.2), or is `*`. */
-export const matchesEtag = (header: string | undefined, etag: string): boolean => {
-  if (header === undefined || header === "") return false
-  if (header.trim() === "*") return true
-  for (const candidate of header.split(",")) {
-    const tag = candidate.trim()
-    if ((tag.startsWith("W/") ? tag.slice(2) : tag) === etag) return true
-  }
-  return false
-}
 
 /** `ETag` and `Cache-Control` on a catalogue read's 200, or the 304 that replaces it. */
 const revalidate = (request: HttpServerRequest.HttpServerRequest, response: HttpServerResponse.HttpServerResponse) => {

@@ -44,7 +44,7 @@ export interface AgentState {
 export const initialState: AgentState = { desired: Option.none(), revision: Option.none(), undelivered: new Map() }
 
 /** What one `wg set` changes: peers to add or re-address, and peers to remove. */
-export interface PeerChanges {
+export interface PeerChangeSet {
   readonly set: ReadonlyArray<{ readonly publicKey: string; readonly allowedIps: ReadonlyArray<string> }>
   readonly remove: ReadonlyArray<string>
 }
@@ -66,7 +66,7 @@ export const applyChanges = (
 }
 
 /** What to change so that the interface holds exactly the wanted peers. */
-export const diffPeers = (desired: ReadonlyMap<string, ReadonlyArray<string>>, actual: ReadonlyArray<DumpPeer>): PeerChanges => {
+export const diffPeers = (desired: ReadonlyMap<string, ReadonlyArray<string>>, actual: ReadonlyArray<DumpPeer>): PeerChangeSet => {
   const present = new Map(actual.map((p) => [p.publicKey, p.allowedIps.join(",")]))
   const set = [...desired].filter(([key, ips]) => present.get(key) !== [...ips].sort().join(",")).map(([publicKey, allowedIps]) => ({ publicKey, allowedIps }))
   const remove = actual.filter((p) => !desired.has(p.publicKey)).map((p) => p.publicKey)

@@ -14,11 +14,11 @@ import { FaqEntry, Reply, Ticket } from "./Domain.ts"
 export const TicketListItem = Ticket.pick("id", "subject", "status", "created_at", "last_reply_at").annotations({ identifier: "SupportTicketListItem" })
 
 /** `POST /v1/tickets` answers the new ticket without its replies. */
-export const TicketCreated = Ticket.pick("id", "subject", "status", "created_at").annotations({ identifier: "SupportTicket" })
+export const CreatedTicket = Ticket.pick("id", "subject", "status", "created_at").annotations({ identifier: "SupportTicket" })
 
 /** `GET /v1/tickets/{ticket}`: the ticket with every reply, oldest first. */
 export const TicketDetail = Schema.Struct({
-  ...TicketCreated.fields,
+  ...CreatedTicket.fields,
   replies: Schema.Array(Reply)
 }).annotations({ identifier: "SupportTicketDetail" })
 
@@ -44,7 +44,7 @@ export class SupportApi extends HttpApiGroup.make("support")
     HttpApiEndpoint.post("createTicket", "/tickets")
       .annotateContext(describe("Open a ticket", "A new ticket whose message is its first reply. Rate limited."))
       .setPayload(Body({ subject: string("subject", { max: 255 }), message }))
-      .addSuccess(Ok(TicketCreated, { identifier: "SupportTicketCreated", status: 201 }))
+      .addSuccess(Ok(CreatedTicket, { identifier: "SupportTicketCreated", status: 201 }))
       .middleware(CreateTicketRateLimit)
   )
   .add(

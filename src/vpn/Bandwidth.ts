@@ -1,4 +1,5 @@
 import * as Schema from "effect/Schema"
+import type { UsageReset } from "../catalog/Domain.ts"
 
 /**
  * The bandwidth arithmetic of [D55], pure: byte counts in, the spec's fields out.
@@ -56,9 +57,6 @@ export const parsePeriod = (text: string): string | undefined => {
 export const resetDate = (now: Date): string => new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1)).toISOString().slice(0, 10)
 
 // ---- quota periods ([D95]) -------------------------------------------------------------
-
-/** When a plan's quota starts again ([D95]); the catalogue's `usage_reset`. */
-export type UsageReset = "monthly" | "billing_day" | "never"
 
 /** What a service's periods depend on: its plan's reset kind and the service's start. */
 export interface PeriodAnchor {

@@ -2,6 +2,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as FiberRef from "effect/FiberRef"
 import type { Subscription } from "../services/Domain.ts"
+import { matchesEtag } from "../platform/Etag.ts"
 import { AppClock } from "../platform/Clock.ts"
 import { NotFound, orNotFound, Unauthenticated, ValidationError } from "../platform/Errors.ts"
 import { requestOrigin } from "../platform/RequestOrigin.ts"
@@ -13,12 +14,11 @@ import { ServerNotConfigured as NotConfigured } from "./Errors.ts"
 import type { ServerRow } from "./Servers.ts"
 import {
   distinctNames,
-  etagOf,
+  subscriptionEtag,
   fileName,
   type Format,
   FORMATS,
   formatFor,
-  matchesEtag,
   mihomoYaml,
   singBoxJson,
   type Tunnel,
@@ -174,7 +174,7 @@ export class SubscriptionFeed extends Effect.Service<SubscriptionFeed>()("vpn/Su
             total: limitBytes(rendered.service.plan.bandwidthLimitGb) ?? 0,
             expiresAt: rendered.service.expiresAt
           })
-          const etag = etagOf([rendered.contentType, rendered.disposition, info, rendered.body])
+          const etag = subscriptionEtag([rendered.contentType, rendered.disposition, info, rendered.body])
           const headers = {
             "content-type": rendered.contentType,
             "content-disposition": rendered.disposition,

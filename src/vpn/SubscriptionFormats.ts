@@ -166,16 +166,8 @@ export const userinfo = (u: { readonly upload: number; readonly download: number
   `upload=${u.upload}; download=${u.download}; total=${u.total}; expire=${Math.floor(u.expiresAt.getTime() / 1000)}`
 
 /** A strong ETag of everything an answer carries that may change: its type, name, usage header and bytes. */
-export const etagOf = (parts: ReadonlyArray<string | Uint8Array>): string => {
+export const subscriptionEtag = (parts: ReadonlyArray<string | Uint8Array>): string => {
   const hash = createHash("sha256")
   for (const part of parts) hash.update(part).update("\u0000")
   return `"${hash.digest("base64url").slice(0, 32)}"`
 }
-
-/** `If-None-Match` names the ETag (a list, weak forms and `*` included) */
-export const matchesEtag = (header: string | undefined, etag: string): boolean =>
-  header !== undefined &&
-  header.split(",").some((raw) => {
-    const tag = raw.trim()
-    return tag === "*" || tag === etag || tag === `W/${etag}`
-  })

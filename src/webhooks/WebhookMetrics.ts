@@ -11,12 +11,12 @@ export const WEBHOOK_RESULTS = ["delivered", "http_3xx", "http_4xx", "http_5xx",
 export type WebhookResult = (typeof WEBHOOK_RESULTS)[number]
 
 /** the sender's view of one attempt: the receiver's status, if it answered, and the error, if any */
-export interface WebhookAttempt {
+export interface WebhookAttemptOutcome {
   readonly statusCode: number | null
   readonly error: string | null
 }
 
-export const webhookResultOf = (attempt: WebhookAttempt): WebhookResult => {
+export const webhookResultOf = (attempt: WebhookAttemptOutcome): WebhookResult => {
   if (attempt.statusCode !== null) {
     if (attempt.error === null) return "delivered"
     if (attempt.statusCode >= 500) return "http_5xx"
@@ -48,7 +48,7 @@ export class WebhookMetrics extends Effect.Service<WebhookMetrics>()("webhooks/W
     for (const l of labels.values()) attempts.inc(l, 0)
     return {
       /** one POST to a receiver, whatever came of it */
-      attempt: (attempt: WebhookAttempt) => attempts.inc(labels.get(webhookResultOf(attempt))!)
+      attempt: (attempt: WebhookAttemptOutcome) => attempts.inc(labels.get(webhookResultOf(attempt))!)
     } as const
   })
 }) {}

@@ -2,12 +2,12 @@ import { describe, expect, test } from "bun:test"
 import Ajv from "ajv"
 import { strFromU8, unzipSync } from "fflate"
 import { parse as parseYaml } from "yaml"
+import { matchesEtag } from "../../src/platform/Etag.ts"
 import {
   distinctNames,
-  etagOf,
+  subscriptionEtag,
   fileName,
   formatFor,
-  matchesEtag,
   mihomoConfig,
   mihomoYaml,
   singBoxConfig,
@@ -362,11 +362,11 @@ describe("the link's rules [D122]", () => {
     expect(userinfo({ upload: 1, download: 2, total: 0, expiresAt: new Date("2030-01-01T00:00:00.900Z") })).toBe(
       "upload=1; download=2; total=0; expire=1893456000"
     )
-    const tag = etagOf(["text/plain", "a"])
+    const tag = subscriptionEtag(["text/plain", "a"])
     expect(tag).toMatch(/^"[A-Za-z0-9_-]{32}"$/)
-    expect(etagOf(["text/plain", "a"])).toBe(tag)
-    expect(etagOf(["text/plain", "b"])).not.toBe(tag)
-    expect(etagOf(["text/plai", "na"])).not.toBe(tag)
+    expect(subscriptionEtag(["text/plain", "a"])).toBe(tag)
+    expect(subscriptionEtag(["text/plain", "b"])).not.toBe(tag)
+    expect(subscriptionEtag(["text/plai", "na"])).not.toBe(tag)
     expect(matchesEtag(tag, tag)).toBe(true)
     expect(matchesEtag(`W/${tag}`, tag)).toBe(true)
     expect(matchesEtag(`"x", ${tag}`, tag)).toBe(true)

@@ -14,7 +14,7 @@ import { constantTimeEqual, hmacSha256Hex } from "../../platform/Crypto.ts"
 import { InvalidSignature, ValidationError } from "../../platform/Errors.ts"
 import type { Invoice } from "../Domain.ts"
 import { makeCryptoBotClient, WebhookUpdate } from "./CryptoBotClient.ts"
-import type { PaymentGateway, WebhookDelivery, WebhookOutcome } from "./Gateway.ts"
+import type { PaymentGateway, GatewayWebhook, WebhookOutcome } from "./Gateway.ts"
 
 /** [D123]: a Crypto Pay invoice made for a payment URL is payable this long, and reused meanwhile */
 export const CRYPTOBOT_INVOICE_SECONDS = 3600
@@ -102,7 +102,7 @@ const make = (settings: CryptoBotConfig) =>
         return { url: made.bot_invoice_url, expiresAt }
       })
 
-    const parseWebhook = (delivery: WebhookDelivery) =>
+    const parseWebhook = (delivery: GatewayWebhook) =>
       Effect.gen(function* () {
         const signature = (delivery.headers["crypto-pay-api-signature"] ?? "").toLowerCase()
         if (!/^[0-9a-f]{64}$/.test(signature) || !constantTimeEqual(signature, cryptoBotSignature(token, delivery.raw))) {

@@ -11,7 +11,7 @@ export interface PaymentLink {
 }
 
 /** [D110]: what a gateway needs to pay part of an invoice back. */
-export interface RefundRequest {
+export interface GatewayRefundRequest {
   readonly invoiceUuid: string
   /** the gateway's id of the payment (Stripe: the payment intent) */
   readonly transactionId: string | null
@@ -38,7 +38,7 @@ export class RefundUnavailable extends Schema.TaggedError<RefundUnavailable>()("
 }) {}
 
 /** A webhook delivery as it arrived: the raw bytes (what a signature covers) and the headers, lower-cased. */
-export interface WebhookDelivery {
+export interface GatewayWebhook {
   readonly raw: string
   readonly headers: Readonly<Record<string, string | undefined>>
 }
@@ -79,12 +79,12 @@ export interface PaymentGateway {
    * changed); a signed body that is no event of the provider's is a 422 (or 404 for an invoice
    * that cannot exist, [D40]). Absent: the gateway has no webhook (`balance`).
    */
-  readonly parseWebhook?: (delivery: WebhookDelivery) => Effect.Effect<WebhookOutcome, InvalidSignature | ValidationError | NotFound>
+  readonly parseWebhook?: (delivery: GatewayWebhook) => Effect.Effect<WebhookOutcome, InvalidSignature | ValidationError | NotFound>
   /**
    * [D110]: pays `amount` of a paid invoice back to the payer; the provider's refund id. Absent
    * when the provider cannot refund (`manual`): a refund `to: gateway` is then 422 `errors.to`.
    */
-  readonly refund?: (payment: RefundRequest) => Effect.Effect<{ readonly refundId: string }, GatewayRefundFailed | RefundUnavailable>
+  readonly refund?: (payment: GatewayRefundRequest) => Effect.Effect<{ readonly refundId: string }, GatewayRefundFailed | RefundUnavailable>
   /**
    * [D123] (issue 34): closes the provider's payment pages of invoices that are no longer pending
    * (Stripe: expires their open Checkout Sessions), so that nobody pays a cancelled invoice there.

@@ -10,7 +10,7 @@ import { AppClock } from "../../platform/Clock.ts"
 import { AppConfig, type StripeConfig } from "../../platform/Config.ts"
 import { InvalidSignature, ServiceUnavailable } from "../../platform/Errors.ts"
 import { type Invoice, InvoiceNotPayable } from "../Domain.ts"
-import { GatewayRefundFailed, type PaymentGateway, type RefundRequest, RefundUnavailable, type WebhookOutcome } from "./Gateway.ts"
+import { GatewayRefundFailed, type PaymentGateway, type GatewayRefundRequest, RefundUnavailable, type WebhookOutcome } from "./Gateway.ts"
 import { type CardRow, StripeCustomers } from "./StripeCustomers.ts"
 import { StripeRecords } from "./StripeRecords.ts"
 import type { UserId } from "../../platform/Ids.ts"
@@ -204,7 +204,7 @@ const make = (stripeConfig: StripeConfig, appUrl: string) =>
       })
 
     /** a refund of the payment intent that paid the invoice (its transaction id, [D112]) */
-    const refund = (payment: RefundRequest) =>
+    const refund = (payment: GatewayRefundRequest) =>
       Effect.gen(function* () {
         const intent = payment.transactionId
         // marked paid by an operator's hand, not through Stripe: nothing to pay back there

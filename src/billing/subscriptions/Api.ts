@@ -14,7 +14,7 @@ import { ServiceDetail } from "../../services/Api.ts"
 
 const ServicePath = Schema.Struct({ service: IdParam })
 
-export const ChangeQuote = Schema.Struct({
+export const ChangeQuoteResponse = Schema.Struct({
   kind: Schema.Literal("upgrade", "downgrade"),
   credit: Schema.String,
   amount_due: Schema.String,
@@ -75,7 +75,7 @@ export class SubscriptionsApi extends HttpApiGroup.make("subscriptions")
       .setUrlParams(Schema.Struct({ plan_id: Schema.optional(idParam("plan_id")), cycle_id: Schema.optional(idParam("cycle_id")) }))
       // issue 34: required in the document (a request without them is 422)
       .annotate(OpenApi.Transform, requiredQueryParameters("plan_id", "cycle_id"))
-      .addSuccess(Ok(ChangeQuote, { identifier: "ChangeQuoteResponse" }))
+      .addSuccess(Ok(ChangeQuoteResponse, { identifier: "ChangeQuoteResponse" }))
       .addError(BusinessRuleViolationResponse)
       .annotateContext(
         describe(
