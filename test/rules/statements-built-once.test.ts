@@ -32,7 +32,6 @@ const LEFT: Record<string, number> = {
   "src/billing/Payments.ts": 2,
   "src/billing/PlanChanges.ts": 3,
   "src/billing/Refunds.ts": 2,
-  "src/catalog/CatalogRepo.ts": 4,
   "src/services/Cancellation.ts": 2,
   "src/services/Schedule.ts": 1,
   "src/services/ServiceRows.ts": 8,
