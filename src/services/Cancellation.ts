@@ -123,17 +123,19 @@ export class Cancellation extends Effect.Service<Cancellation>()("services/Cance
       )
 
     /** [D111]: undoes a `period_end` cancel before it happens */
-    const resume = (userId: UserId, serviceId: ServiceId) =>
-      Effect.flatMap(clock.now, (at) =>
-        SqlSchema.findOne({
-          Request: Schema.Void,
-          Result: Schema.Struct({ id: Schema.Int }),
-          execute: () => sql`
+    const resumeRow = SqlSchema.findOne({
+      Request: Schema.Struct({ userId: Schema.Number, serviceId: Schema.Number, at: Schema.DateFromSelf }),
+      Result: Schema.Struct({ id: Schema.Int }),
+      execute: ({ at, serviceId, userId }) => sql`
             update services set auto_renew = true, cancel_at = null, updated_at = ${at}
             where id = ${serviceId} and user_id = ${userId} and status = 'active' and cancel_at is not null and cancel_at > ${at}
             returning id`
-        })(undefined)
-      ).pipe(Effect.orDie, Effect.flatMap(Option.match({ onNone: () => Effect.fail(cannotResume()), onSome: (r) => Effect.succeed(r.id) })))
+    })
+    const resume = (userId: UserId, serviceId: ServiceId) =>
+      Effect.flatMap(clock.now, (at) => resumeRow({ userId, serviceId, at })).pipe(
+        Effect.orDie,
+        Effect.flatMap(Option.match({ onNone: () => Effect.fail(cannotResume()), onSome: (r) => Effect.succeed(r.id) }))
+      )
 
     return { atPeriodEnd, now, resume } as const
   }),

@@ -32,9 +32,7 @@ const LEFT: Record<string, number> = {
   "src/billing/Payments.ts": 2,
   "src/billing/PlanChanges.ts": 3,
   "src/billing/Refunds.ts": 2,
-  "src/services/Cancellation.ts": 2,
-  "src/services/Schedule.ts": 1,
-  "src/services/ServiceRows.ts": 8,
+  "src/services/Cancellation.ts": 1,
   // a static job step with no service to build it in: built once per run, reused for every batch
   "src/vpn/PeerChanges.ts": 1
 }
