@@ -27,7 +27,6 @@ const BUILDERS = new Set([
 const LEFT: Record<string, number> = {
   "src/billing/Cancellations.ts": 1,
   "src/billing/Dunning.ts": 1,
-  "src/billing/Invoices.ts": 7,
   "src/billing/Payments.ts": 2,
   "src/billing/PlanChanges.ts": 3,
   "src/billing/Refunds.ts": 2,
