@@ -15,12 +15,12 @@ const SRC = join(ROOT, "src")
 
 /** functions that run only at a service's construction, building statements for it */
 const BUILDERS = new Set([
-  // src/services/ServiceRows.ts: the same three user reads for two column lists, built twice at construction
-  "userReads",
-  // src/billing/gateways/CryptoBot.ts: the gateway's layer, built once from its settings
-  "make",
-  // src/outbox/TelegramDelivery.ts: the delivery's layer, built once from its bot
-  "makeTelegramDelivery"
+  // the same three user reads for two column lists, built twice at construction
+  "src/services/ServiceRows.ts userReads",
+  // the gateway's layer, built once from its settings
+  "src/billing/gateways/CryptoBot.ts make",
+  // the delivery's layer, built once from its bot
+  "src/outbox/TelegramDelivery.ts makeTelegramDelivery"
 ])
 
 /** per-call statements not yet moved (file -> count); this list only shrinks */
@@ -47,15 +47,19 @@ const nameOf = (fn: ts.FunctionLikeDeclaration): string | undefined => {
   return undefined
 }
 
+/** a generator handed to `Effect.gen` (a construction's body, or a per-call body inside a function) */
+const isGenBody = (fn: ts.FunctionLikeDeclaration) =>
+  fn.asteriskToken !== undefined && ts.isCallExpression(fn.parent) && fn.parent.expression.getText() === "Effect.gen"
+
 /** why this call is built per call, or undefined when it is built once */
-const perCall = (call: ts.CallExpression): string | undefined => {
+const perCall = (call: ts.CallExpression, file: string): string | undefined => {
   if (ts.isCallExpression(call.parent) && call.parent.expression === call) return "built and invoked at once"
   for (let node: ts.Node = call.parent; !ts.isSourceFile(node); node = node.parent) {
     if (!ts.isFunctionLike(node) || !("body" in node)) continue
     const fn = node as ts.FunctionLikeDeclaration
-    if (fn.asteriskToken !== undefined) continue
+    if (isGenBody(fn)) continue
     const name = nameOf(fn)
-    if (name !== undefined && BUILDERS.has(name)) continue
+    if (name !== undefined && BUILDERS.has(`${file} ${name}`)) continue
     return `inside the function ${name ?? "(anonymous)"}`
   }
   return undefined
@@ -69,8 +73,9 @@ const findings = () => {
     const source = ts.createSourceFile(path, text, ts.ScriptTarget.Latest, true)
     const visit = (node: ts.Node) => {
       if (isSqlSchemaCall(node)) {
-        const why = perCall(node)
-        if (why !== undefined) found.push({ file: relative(ROOT, path), line: source.getLineAndCharacterOfPosition(node.getStart()).line + 1, why })
+        const file = relative(ROOT, path)
+        const why = perCall(node, file)
+        if (why !== undefined) found.push({ file, line: source.getLineAndCharacterOfPosition(node.getStart()).line + 1, why })
       }
       ts.forEachChild(node, visit)
     }
@@ -98,7 +103,14 @@ describe("every SqlSchema statement is built once, at the service's construction
   test("the rule sees a statement built per call", () => {
     const source = ts.createSourceFile(
       "x.ts",
-      "const s = Effect.gen(function* () {\n  const list = (id: number) => SqlSchema.findAll({ Request: X, Result: Y, execute: f })(id)\n  const ok = SqlSchema.findAll({ Request: X, Result: Y, execute: f })\n})",
+      [
+        "const s = Effect.gen(function* () {",
+        "  const list = (id: number) => SqlSchema.findAll({ Request: X, Result: Y, execute: f })(id)",
+        "  const ok = SqlSchema.findAll({ Request: X, Result: Y, execute: f })",
+        "  const get = (id: number) => Effect.gen(function* () { const one = SqlSchema.findOne({ Request: X, Result: Y, execute: f }) })",
+        "  const fn = Effect.fn(function* (id: number) { const one = SqlSchema.findOne({ Request: X, Result: Y, execute: f }) })",
+        "})"
+      ].join("\n"),
       ts.ScriptTarget.Latest,
       true
     )
@@ -108,6 +120,11 @@ describe("every SqlSchema statement is built once, at the service's construction
       ts.forEachChild(node, visit)
     }
     visit(source)
-    expect(calls.map(perCall)).toEqual(["built and invoked at once", undefined])
+    expect(calls.map((call) => perCall(call, "x.ts"))).toEqual([
+      "built and invoked at once",
+      undefined,
+      "inside the function get",
+      "inside the function (anonymous)"
+    ])
   })
 })
