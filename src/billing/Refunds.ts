@@ -68,15 +68,15 @@ export class Refunds extends Effect.Service<Refunds>()("billing/Refunds", {
       }),
       Result: CreditNoteRow,
       execute: ({ amount, currency, gatewayRefundId, invoiceId, invoiceUuid, now, reason, to }) => sql`
-            with c as (
-      insert into credit_notes (invoice_id, amount, currency, refund_to, reason, gateway_refund_id, created_at)
-      values (${invoiceId}, ${amount}, ${currency}, ${to}, ${reason},
-              ${gatewayRefundId}, ${now})
-      returning id, amount, currency, refund_to, reason, created_at
-            ), i as (
-      update invoices set refunded_amount = refunded_amount + ${amount} where id = ${invoiceId}
-            )
-            select c.id, ${invoiceUuid}::text as invoice_uuid, c.amount::text as amount, c.currency, c.refund_to as to, c.reason, c.created_at from c`
+        with c as (
+          insert into credit_notes (invoice_id, amount, currency, refund_to, reason, gateway_refund_id, created_at)
+          values (${invoiceId}, ${amount}, ${currency}, ${to}, ${reason},
+                  ${gatewayRefundId}, ${now})
+          returning id, amount, currency, refund_to, reason, created_at
+        ), i as (
+          update invoices set refunded_amount = refunded_amount + ${amount} where id = ${invoiceId}
+        )
+        select c.id, ${invoiceUuid}::text as invoice_uuid, c.amount::text as amount, c.currency, c.refund_to as to, c.reason, c.created_at from c`
     })
     const refund = (uuid: string, request: RefundRequest) =>
       sql
