@@ -57,33 +57,39 @@ export class Balance extends Effect.Service<Balance>()("billing/Balance", {
     const config = yield* AppConfig
 
     /** the balance row locked until the transaction ends (none: never credited) */
-    const locked = (userId: UserId, currency: string) =>
-      SqlSchema.findOne({
-        Request: Schema.Void,
-        Result: Amount,
-        execute: () => sql`select amount::text as amount from balances
+    const lockedRow = SqlSchema.findOne({
+      Request: Schema.Struct({ userId: Schema.Number, currency: Schema.String }),
+      Result: Amount,
+      execute: ({ currency, userId }) => sql`select amount::text as amount from balances
           where user_id = ${userId} and currency = ${currency} for update`
-      })(undefined).pipe(Effect.orDie)
+    })
+    const locked = (userId: UserId, currency: string) => lockedRow({ userId, currency }).pipe(Effect.orDie)
 
     const setAmount = (userId: UserId, currency: string, cents: number) =>
       sql`update balances set amount = ${formatCents(cents)} where user_id = ${userId} and currency = ${currency}`.pipe(Effect.asVoid, Effect.orDie)
 
-    const writeLedger = (entry: { userId: UserId; currency: string; cents: number; reason: string; invoiceId: number | null }) =>
-      Effect.flatMap(clock.now, (now) =>
-        SqlSchema.single({
-          Request: Schema.Void,
-          Result: TransactionRow,
-          execute: () => sql`
+    const ledgerRow = SqlSchema.single({
+      Request: Schema.Struct({
+        userId: Schema.Number,
+        currency: Schema.String,
+        cents: Schema.Number,
+        reason: Schema.String,
+        invoiceId: Schema.NullOr(Schema.Number),
+        now: Schema.DateFromSelf
+      }),
+      Result: TransactionRow,
+      execute: (entry) => sql`
             with t as (
               insert into balance_transactions (user_id, currency, amount, reason, invoice_id, created_at)
               values (${entry.userId}, ${entry.currency}, ${signed(entry.cents)},
-                      ${entry.reason}, ${entry.invoiceId}, ${now})
+                      ${entry.reason}, ${entry.invoiceId}, ${entry.now})
               returning id, amount, currency, reason, invoice_id, created_at
             )
             select t.id, t.amount::text as amount, t.currency, t.reason, i.uuid::text as invoice_uuid, t.created_at
             from t left join invoices i on i.id = t.invoice_id`
-        })(undefined)
-      ).pipe(Effect.orDie)
+    })
+    const writeLedger = (entry: { userId: UserId; currency: string; cents: number; reason: string; invoiceId: number | null }) =>
+      Effect.flatMap(clock.now, (now) => ledgerRow({ ...entry, now })).pipe(Effect.orDie)
 
     /**
      * Adds `cents` (signed, not 0) to the balance with its ledger row; a debit below zero fails
@@ -193,23 +199,24 @@ export class Balance extends Effect.Service<Balance>()("billing/Balance", {
       }).pipe(Effect.orDie)
 
     /** what the ledger sums to per currency (the invariant's check, for tests and operators) */
-    const ledgerSums = (userId: UserId) =>
-      SqlSchema.findAll({
-        Request: Schema.Void,
-        Result: BalanceAmount,
-        execute: () => sql`select currency, sum(amount)::text as amount from balance_transactions
+    const ledgerSumRows = SqlSchema.findAll({
+      Request: Schema.Number,
+      Result: BalanceAmount,
+      execute: (userId) => sql`select currency, sum(amount)::text as amount from balance_transactions
           where user_id = ${userId} group by currency order by currency`
-      })(undefined).pipe(Effect.orDie)
+    })
+    const ledgerSums = (userId: UserId) => ledgerSumRows(userId).pipe(Effect.orDie)
 
+    const holderRows = SqlSchema.findAll({
+      Request: Schema.Array(Schema.Number),
+      Result: Schema.Struct({ user_id: Schema.Int, currency: Schema.String }),
+      execute: (userIds) => sql`select user_id, currency from balances where user_id in ${sql.in(userIds)} and amount > 0`
+    })
     /** `user:currency` of each of these users' balances above zero (so that a batch funds only those invoices) */
     const holders = (userIds: ReadonlyArray<number>) =>
       userIds.length === 0
         ? Effect.succeed(new Set<string>() as ReadonlySet<string>)
-        : SqlSchema.findAll({
-            Request: Schema.Void,
-            Result: Schema.Struct({ user_id: Schema.Int, currency: Schema.String }),
-            execute: () => sql`select user_id, currency from balances where user_id in ${sql.in([...new Set(userIds)])} and amount > 0`
-          })(undefined).pipe(
+        : holderRows([...new Set(userIds)]).pipe(
             Effect.map((rows) => new Set(rows.map((r) => `${r.user_id}:${r.currency}`)) as ReadonlySet<string>),
             Effect.orDie
           )

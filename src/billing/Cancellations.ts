@@ -39,15 +39,16 @@ export class Cancellations extends Effect.Service<Cancellations>()("billing/Canc
     const owned = (userId: UserId, serviceId: ServiceId) =>
       Effect.flatMap(services.findOwned(userId, serviceId), Option.match({ onNone: () => Effect.fail(new NotFound()), onSome: Effect.succeed }))
 
+    const cancelPendingRows = SqlSchema.findAll({
+      Request: Schema.Number,
+      Result: CancelledInvoice,
+      execute: (serviceId) => sql`update invoices set status = 'cancelled' where service_id = ${serviceId} and status = 'pending'
+        returning id, user_id, currency, balance_applied::text as balance_applied, promo_code_id`
+    })
     /** the service's pending invoices become cancelled, giving back balance and promo uses */
     const cancelPendingOf = (serviceId: ServiceId) =>
       Effect.gen(function* () {
-        const cancelled = yield* SqlSchema.findAll({
-          Request: Schema.Void,
-          Result: CancelledInvoice,
-          execute: () => sql`update invoices set status = 'cancelled' where service_id = ${serviceId} and status = 'pending'
-            returning id, user_id, currency, balance_applied::text as balance_applied, promo_code_id`
-        })(undefined).pipe(Effect.orDie)
+        const cancelled = yield* cancelPendingRows(serviceId).pipe(Effect.orDie)
         for (const i of cancelled) {
           yield* balance.returnFrom({ id: i.id, userId: i.user_id, balanceApplied: i.balance_applied, currency: i.currency })
         }

@@ -118,19 +118,17 @@ export class Dunning extends Effect.Service<Dunning>()("billing/Dunning", {
         return due.length
       }).pipe(Effect.orDie)
 
+    const claimDueRows = SqlSchema.findAll({
+      Request: Schema.Struct({ limit: Schema.Number, now: Schema.DateFromSelf }),
+      Result: DunningRow,
+      execute: ({ limit, now }) => sql`
+        update renewal_dunning set next_attempt_at = ${new Date(now.getTime() + LEASE_MS)}
+        where invoice_id in (select invoice_id from renewal_dunning where next_attempt_at <= ${now}
+                             order by next_attempt_at limit ${limit} for update skip locked)
+        returning invoice_id, service_id, user_id, expires_at, grace_until, attempts`
+    })
     /** up to `limit` attempts that are due, claimed for LEASE_MS (another run skips them) */
-    const claimDue = (limit: number) =>
-      Effect.flatMap(clock.now, (now) =>
-        SqlSchema.findAll({
-          Request: Schema.Void,
-          Result: DunningRow,
-          execute: () => sql`
-            update renewal_dunning set next_attempt_at = ${new Date(now.getTime() + LEASE_MS)}
-            where invoice_id in (select invoice_id from renewal_dunning where next_attempt_at <= ${now}
-                                 order by next_attempt_at limit ${limit} for update skip locked)
-            returning invoice_id, service_id, user_id, expires_at, grace_until, attempts`
-        })(undefined)
-      ).pipe(Effect.orDie)
+    const claimDue = (limit: number) => Effect.flatMap(clock.now, (now) => claimDueRows({ limit, now })).pipe(Effect.orDie)
 
     const close = (invoiceId: number) =>
       sql`update renewal_dunning set next_attempt_at = null where invoice_id = ${invoiceId}`.pipe(Effect.asVoid, Effect.orDie)

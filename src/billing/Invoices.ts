@@ -189,53 +189,68 @@ export class Invoices extends Effect.Service<Invoices>()("billing/Invoices", {
       )
 
     /** [D33] (rev. 2): the caller's pending or paid invoices with the promo */
-    const promoUsesOf = (userId: UserId, promoId: number) =>
-      SqlSchema.single({
-        Request: Schema.Void,
-        Result: Count,
-        execute: () => sql`select count(*)::int as n from invoices
+    const promoUses = SqlSchema.single({
+      Request: Schema.Struct({ userId: Schema.Number, promoId: Schema.Number }),
+      Result: Count,
+      execute: ({ promoId, userId }) => sql`select count(*)::int as n from invoices
           where user_id = ${userId} and promo_code_id = ${promoId} and status in ('pending', 'paid')`
-      })(undefined).pipe(
+    })
+    const promoUsesOf = (userId: UserId, promoId: number) =>
+      promoUses({ userId, promoId }).pipe(
         Effect.map((r) => r.n),
         Effect.orDie
       )
 
-    const insert = (invoice: NewInvoice) =>
-      Effect.flatMap(clock.now, (now) =>
-        SqlSchema.single({
-          Request: Schema.Void,
-          Result: Invoice,
-          execute: () => sql`
+    const insertRow = SqlSchema.single({
+      Request: Schema.Struct({
+        userId: Schema.Number,
+        serviceId: Schema.NullOr(Schema.Number),
+        planId: Schema.Number,
+        cycleId: Schema.Number,
+        amount: Schema.String,
+        discount: Schema.String,
+        currency: Schema.String,
+        status: Schema.Literal("pending", "cancelled"),
+        promoCode: Schema.NullOr(Schema.String),
+        promoId: Schema.NullOr(Schema.Number),
+        dueDate: Schema.DateFromSelf,
+        gateway: Schema.optional(Schema.String),
+        saveCard: Schema.optional(Schema.Boolean),
+        now: Schema.DateFromSelf
+      }),
+      Result: Invoice,
+      execute: (invoice) => sql`
             insert into invoices (user_id, service_id, plan_id, cycle_id, amount, discount, currency, status, gateway,
                                   promo_code, promo_code_id, due_date, created_at, save_card)
             values (${invoice.userId}, ${invoice.serviceId}, ${invoice.planId}, ${invoice.cycleId}, ${invoice.amount},
                     ${invoice.discount}, ${invoice.currency}, ${invoice.status}, ${invoice.gateway ?? "manual"}, ${invoice.promoCode},
-                    ${invoice.promoId}, ${invoice.dueDate}, ${now}, ${invoice.saveCard ?? false})
+                    ${invoice.promoId}, ${invoice.dueDate}, ${invoice.now}, ${invoice.saveCard ?? false})
             returning ${columns}`
-        })(undefined)
-      ).pipe(
+    })
+    const insert = (invoice: NewInvoice) =>
+      Effect.flatMap(clock.now, (now) => insertRow({ ...invoice, now })).pipe(
         Effect.orDie,
         // [D101], in the caller's transaction
         Effect.tap((created) => domainEvents.emit({ type: "invoice.created", data: invoiceEvent(created) }))
       )
 
     /** pending -> cancelled, once (a concurrent cancel finds it cancelled already) */
-    const cancelPending = (id: number) =>
-      SqlSchema.findOne({
-        Request: Schema.Void,
-        Result: Invoice,
-        execute: () => sql`update invoices set status = 'cancelled' where id = ${id} and status = 'pending' returning ${columns}`
-      })(undefined).pipe(Effect.orDie)
+    const cancelPendingRow = SqlSchema.findOne({
+      Request: Schema.Number,
+      Result: Invoice,
+      execute: (id) => sql`update invoices set status = 'cancelled' where id = ${id} and status = 'pending' returning ${columns}`
+    })
+    const cancelPending = (id: number) => cancelPendingRow(id).pipe(Effect.orDie)
 
     /** [D108]: the pending renewals of a service whose period an upgrade replaced, cancelled; them (their balance goes back) */
-    const cancelPendingRenewals = (serviceId: ServiceId) =>
-      SqlSchema.findAll({
-        Request: Schema.Void,
-        Result: Schema.Struct({ id: Schema.Int, user_id: Schema.NullOr(UserId), currency: Schema.String, balance_applied: Schema.String }),
-        execute: () => sql`update invoices set status = 'cancelled'
+    const cancelPendingRenewalRows = SqlSchema.findAll({
+      Request: Schema.Number,
+      Result: Schema.Struct({ id: Schema.Int, user_id: Schema.NullOr(UserId), currency: Schema.String, balance_applied: Schema.String }),
+      execute: (serviceId) => sql`update invoices set status = 'cancelled'
           where service_id = ${serviceId} and status = 'pending' and renewal_of_expiry is not null
           returning id, user_id, currency, balance_applied::text as balance_applied`
-      })(undefined).pipe(Effect.orDie)
+    })
+    const cancelPendingRenewals = (serviceId: ServiceId) => cancelPendingRenewalRows(serviceId).pipe(Effect.orDie)
 
     /** [D113]: the period the payment bought is kept for the invoice's document */
     const markPaid = (
@@ -250,36 +265,34 @@ export class Invoices extends Effect.Service<Invoices>()("billing/Invoices", {
             period_start = ${period?.from ?? null}, period_end = ${period?.to ?? null} where id = ${id}`.pipe(Effect.asVoid)
 
     /** which invoice a gateway's transaction paid, if any */
-    const paymentOf = (transactionId: string) =>
-      SqlSchema.findOne({
-        Request: Schema.Void,
-        Result: Schema.Struct({ invoice_id: Schema.NullOr(Schema.Int) }),
-        execute: () => sql`select invoice_id from payment_events where transaction_id = ${transactionId}`
-      })(undefined).pipe(Effect.catchTag("ParseError", Effect.die))
+    const paymentRow = SqlSchema.findOne({
+      Request: Schema.String,
+      Result: Schema.Struct({ invoice_id: Schema.NullOr(Schema.Int) }),
+      execute: (transactionId) => sql`select invoice_id from payment_events where transaction_id = ${transactionId}`
+    })
+    const paymentOf = (transactionId: string) => paymentRow(transactionId).pipe(Effect.catchTag("ParseError", Effect.die))
 
     const recordPayment = (event: { gateway: string; transactionId: string; invoiceId: number; payload: unknown; now: Date }) =>
       sql`insert into payment_events (gateway, transaction_id, invoice_id, payload, created_at)
         values (${event.gateway}, ${event.transactionId}, ${event.invoiceId}, ${JSON.stringify(event.payload)}::jsonb, ${event.now})`.pipe(Effect.asVoid)
 
     /** [D80]: up to `limit` pending invoices past due become cancelled; their promo ids */
-    const cancelOverdue = (limit: number) =>
-      Effect.flatMap(clock.now, (now) =>
-        SqlSchema.findAll({
-          Request: Schema.Void,
-          Result: Schema.Struct({
-            id: Schema.Int,
-            promo_code_id: Schema.NullOr(Schema.Int),
-            user_id: Schema.NullOr(UserId),
-            currency: Schema.String,
-            balance_applied: Schema.String
-          }),
-          execute: () => sql`
+    const cancelOverdueRows = SqlSchema.findAll({
+      Request: Schema.Struct({ limit: Schema.Number, now: Schema.DateFromSelf }),
+      Result: Schema.Struct({
+        id: Schema.Int,
+        promo_code_id: Schema.NullOr(Schema.Int),
+        user_id: Schema.NullOr(UserId),
+        currency: Schema.String,
+        balance_applied: Schema.String
+      }),
+      execute: ({ limit, now }) => sql`
             update invoices set status = 'cancelled'
             where id in (select id from invoices where status = 'pending' and due_date < ${now}
                          order by due_date limit ${limit} for update skip locked)
             returning id, promo_code_id, user_id, currency, balance_applied::text as balance_applied`
-        })(undefined)
-      ).pipe(Effect.orDie)
+    })
+    const cancelOverdue = (limit: number) => Effect.flatMap(clock.now, (now) => cancelOverdueRows({ limit, now })).pipe(Effect.orDie)
 
     /**
      * [D80]: one pending renewal per service and expiry (the unique (service_id,
@@ -288,14 +301,10 @@ export class Invoices extends Effect.Service<Invoices>()("billing/Invoices", {
      */
     const stripeEnabled = Option.isSome(config.stripe ?? Option.none())
     const defaultGateway = config.defaultGateway ?? "manual"
-    const insertRenewals = (renewals: ReadonlyArray<NewRenewal>) =>
-      renewals.length === 0
-        ? Effect.succeed<ReadonlyArray<CreatedRenewal>>([])
-        : Effect.flatMap(clock.now, (now) =>
-            SqlSchema.findAll({
-              Request: Schema.Void,
-              Result: CreatedRenewal,
-              execute: () => sql`
+    const insertRenewalRows = SqlSchema.findAll({
+      Request: Schema.Struct({ json: Schema.String, now: Schema.DateFromSelf }),
+      Result: CreatedRenewal,
+      execute: ({ json, now }) => sql`
             insert into invoices (user_id, service_id, plan_id, cycle_id, amount, discount, currency, status, gateway,
                                   renewal_of_expiry, due_date, created_at)
             select r.user_id, r.service_id, r.plan_id, r.cycle_id, r.amount, 0, r.currency, 'pending',
@@ -305,22 +314,30 @@ export class Invoices extends Effect.Service<Invoices>()("billing/Invoices", {
                                and (p.gateway = 'manual' or (p.gateway = 'stripe' and ${stripeEnabled}))
                              order by p.paid_at desc, p.id desc limit 1), ${defaultGateway}),
                    r.expires_at, r.expires_at, ${now}
-            from jsonb_to_recordset(${JSON.stringify(
-              renewals.map((r) => ({
-                user_id: r.userId,
-                service_id: r.serviceId,
-                plan_id: r.planId,
-                cycle_id: r.cycleId,
-                amount: r.amount,
-                currency: r.currency,
-                expires_at: r.expiresAt.toISOString()
-              }))
-            )}::jsonb) as r(user_id int, service_id int, plan_id int, cycle_id int, amount numeric, currency text, expires_at timestamptz)
+            from jsonb_to_recordset(${json}::jsonb) as r(user_id int, service_id int, plan_id int, cycle_id int, amount numeric, currency text, expires_at timestamptz)
             where not exists (select 1 from invoices w where w.service_id = r.service_id and w.status = 'pending')
             order by r.service_id
             on conflict (service_id, renewal_of_expiry) where renewal_of_expiry is not null do nothing
             returning uuid::text as uuid, user_id, service_id, amount::text as amount, currency, due_date`
-            })(undefined)
+    })
+    const insertRenewals = (renewals: ReadonlyArray<NewRenewal>) =>
+      renewals.length === 0
+        ? Effect.succeed<ReadonlyArray<CreatedRenewal>>([])
+        : Effect.flatMap(clock.now, (now) =>
+            insertRenewalRows({
+              json: JSON.stringify(
+                renewals.map((r) => ({
+                  user_id: r.userId,
+                  service_id: r.serviceId,
+                  plan_id: r.planId,
+                  cycle_id: r.cycleId,
+                  amount: r.amount,
+                  currency: r.currency,
+                  expires_at: r.expiresAt.toISOString()
+                }))
+              ),
+              now
+            })
           ).pipe(
             Effect.orDie,
             // [D101]: each renewal is an invoice created, in the jobs' batch transaction

@@ -66,6 +66,18 @@ export class Payments extends Effect.Service<Payments>()("billing/Payments", {
     const balance = yield* Balance
     const catalog = yield* Catalog
 
+    const newestOtherPaid = SqlSchema.findOne({
+      Request: Schema.Struct({ serviceId: Schema.Number, id: Schema.Number }),
+      Result: Schema.Struct({ id: Schema.Int }),
+      execute: ({ id, serviceId }) => sql`select id from invoices where service_id = ${serviceId} and status = 'paid' and id <> ${id}
+        order by paid_at desc, id desc limit 1`
+    })
+    const lockedSourceLeft = SqlSchema.single({
+      Request: Schema.Number,
+      Result: Schema.Struct({ left: Schema.String }),
+      execute: (id) => sql`select (amount + balance_applied - refunded_amount - credited_amount)::text as left
+        from invoices where id = ${id} for update`
+    })
     /**
      * [D108] (issue 34): a change invoice credits the unused value of the paid invoice that paid
      * the period it replaces (`change_source_id`) once. It still may when that invoice is still
@@ -78,21 +90,11 @@ export class Payments extends Effect.Service<Payments>()("billing/Payments", {
         if (invoice.change_credit === null || invoice.service_id === null) return true
         // made before migration 0048 recorded the source: paid as it was priced
         if (invoice.change_source_id === null && toCents(invoice.change_credit) > 0) return true
-        const newest = yield* SqlSchema.findOne({
-          Request: Schema.Void,
-          Result: Schema.Struct({ id: Schema.Int }),
-          execute: () => sql`select id from invoices where service_id = ${invoice.service_id} and status = 'paid' and id <> ${invoice.id}
-            order by paid_at desc, id desc limit 1`
-        })(undefined).pipe(Effect.orDie)
+        const newest = yield* newestOtherPaid({ serviceId: invoice.service_id, id: invoice.id }).pipe(Effect.orDie)
         const newestId = Option.getOrNull(Option.map(newest, (r) => r.id))
         if (newestId !== invoice.change_source_id) return false
         if (invoice.change_source_id === null) return true
-        const source = yield* SqlSchema.single({
-          Request: Schema.Void,
-          Result: Schema.Struct({ left: Schema.String }),
-          execute: () => sql`select (amount + balance_applied - refunded_amount - credited_amount)::text as left
-            from invoices where id = ${invoice.change_source_id} for update`
-        })(undefined).pipe(Effect.orDie)
+        const source = yield* lockedSourceLeft(invoice.change_source_id).pipe(Effect.orDie)
         return toCents(source.left.startsWith("-") ? "0" : source.left) >= toCents(invoice.change_credit)
       })
 

@@ -69,18 +69,19 @@ export class PlanChanges extends Effect.Service<PlanChanges>()("billing/PlanChan
     const webhooks = yield* Webhooks
     const gateways = yield* PaymentGateways
 
+    const paidForPeriodRow = SqlSchema.findOne({
+      Request: Schema.Number,
+      Result: Schema.Struct({ id: Schema.Int, paid: Schema.String }),
+      execute: (serviceId) => sql`select id, greatest(amount + balance_applied - refunded_amount - credited_amount, 0)::text as paid from invoices
+        where service_id = ${serviceId} and status = 'paid' order by paid_at desc, id desc limit 1`
+    })
     /**
      * what was paid for the current period: the newest paid invoice of the service, less its
      * refunds and what earlier changes credited of it (issue 34: a period's value is credited once);
      * with that invoice's id (none: nothing was paid)
      */
     const paidForPeriod = (serviceId: ServiceId) =>
-      SqlSchema.findOne({
-        Request: Schema.Void,
-        Result: Schema.Struct({ id: Schema.Int, paid: Schema.String }),
-        execute: () => sql`select id, greatest(amount + balance_applied - refunded_amount - credited_amount, 0)::text as paid from invoices
-          where service_id = ${serviceId} and status = 'paid' order by paid_at desc, id desc limit 1`
-      })(undefined).pipe(
+      paidForPeriodRow(serviceId).pipe(
         Effect.map(Option.match({ onNone: () => ({ sourceId: null, cents: 0 }), onSome: (r) => ({ sourceId: r.id, cents: toCents(r.paid) }) })),
         Effect.orDie
       )
@@ -133,21 +134,41 @@ export class PlanChanges extends Effect.Service<PlanChanges>()("billing/PlanChan
         })
       )
 
+    const cancelPendingChangeRows = SqlSchema.findAll({
+      Request: Schema.Number,
+      Result: Schema.Struct({ id: Schema.Int, user_id: Schema.NullOr(UserId), currency: Schema.String, balance_applied: Schema.String }),
+      execute: (serviceId) => sql`update invoices set status = 'cancelled'
+        where service_id = ${serviceId} and status = 'pending' and change_credit is not null
+        returning id, user_id, currency, balance_applied::text as balance_applied`
+    })
     /** [D108]: a pending change invoice of the service is cancelled (its balance given back) */
     const cancelPendingChange = (serviceId: ServiceId) =>
       Effect.gen(function* () {
-        const cancelled = yield* SqlSchema.findAll({
-          Request: Schema.Void,
-          Result: Schema.Struct({ id: Schema.Int, user_id: Schema.NullOr(UserId), currency: Schema.String, balance_applied: Schema.String }),
-          execute: () => sql`update invoices set status = 'cancelled'
-            where service_id = ${serviceId} and status = 'pending' and change_credit is not null
-            returning id, user_id, currency, balance_applied::text as balance_applied`
-        })(undefined).pipe(Effect.orDie)
+        const cancelled = yield* cancelPendingChangeRows(serviceId).pipe(Effect.orDie)
         for (const i of cancelled) {
           yield* balance.returnFrom({ id: i.id, userId: i.user_id, balanceApplied: i.balance_applied, currency: i.currency })
         }
       })
 
+    const stalePendingRenewals = SqlSchema.findAll({
+      Request: Schema.Struct({ serviceId: Schema.Number, planId: Schema.Number, cycleId: Schema.Number }),
+      Result: Schema.Struct({
+        id: Schema.Int,
+        user_id: Schema.NullOr(UserId),
+        plan_id: Schema.Int,
+        cycle_id: Schema.Int,
+        currency: Schema.String,
+        balance_applied: Schema.String,
+        gateway: Schema.String,
+        due_date: Schema.DateFromSelf,
+        renewal_of_expiry: Schema.DateFromSelf
+      }),
+      execute: ({ cycleId, planId, serviceId }) => sql`select id, user_id, plan_id, cycle_id, currency, balance_applied::text as balance_applied, gateway,
+          due_date, renewal_of_expiry from invoices
+        where service_id = ${serviceId} and status = 'pending' and renewal_of_expiry is not null
+          and (plan_id <> ${planId} or cycle_id <> ${cycleId})
+        order by id for update`
+    })
     /**
      * [D108]: a pending renewal of [D80] made before the schedule changed is made again for the
      * plan and cycle the service now renews on: the old one is cancelled (its balance given back,
@@ -156,25 +177,7 @@ export class PlanChanges extends Effect.Service<PlanChanges>()("billing/PlanChan
      */
     const renewOn = (serviceId: ServiceId, planId: number, cycleId: number) =>
       Effect.gen(function* () {
-        const pending = yield* SqlSchema.findAll({
-          Request: Schema.Void,
-          Result: Schema.Struct({
-            id: Schema.Int,
-            user_id: Schema.NullOr(UserId),
-            plan_id: Schema.Int,
-            cycle_id: Schema.Int,
-            currency: Schema.String,
-            balance_applied: Schema.String,
-            gateway: Schema.String,
-            due_date: Schema.DateFromSelf,
-            renewal_of_expiry: Schema.DateFromSelf
-          }),
-          execute: () => sql`select id, user_id, plan_id, cycle_id, currency, balance_applied::text as balance_applied, gateway,
-              due_date, renewal_of_expiry from invoices
-            where service_id = ${serviceId} and status = 'pending' and renewal_of_expiry is not null
-              and (plan_id <> ${planId} or cycle_id <> ${cycleId})
-            order by id for update`
-        })(undefined).pipe(Effect.orDie)
+        const pending = yield* stalePendingRenewals({ serviceId, planId, cycleId }).pipe(Effect.orDie)
         for (const old of pending) {
           if (old.user_id === null) continue
           yield* sql`update invoices set status = 'cancelled', renewal_of_expiry = null where id = ${old.id}`.pipe(Effect.orDie)

@@ -45,16 +45,39 @@ export class Refunds extends Effect.Service<Refunds>()("billing/Refunds", {
     const domainEvents = yield* DomainEvents
     const notifications = yield* Notifications
 
-    const notesOf = (invoiceId: number) =>
-      SqlSchema.findAll({
-        Request: Schema.Void,
-        Result: CreditNoteRow,
-        execute: () => sql`
-          select c.id, i.uuid::text as invoice_uuid, c.amount::text as amount, c.currency, c.refund_to as to, c.reason, c.created_at
-          from credit_notes c join invoices i on i.id = c.invoice_id
-          where c.invoice_id = ${invoiceId} order by c.id`
-      })(undefined).pipe(Effect.orDie)
+    const noteRows = SqlSchema.findAll({
+      Request: Schema.Number,
+      Result: CreditNoteRow,
+      execute: (invoiceId) => sql`
+        select c.id, i.uuid::text as invoice_uuid, c.amount::text as amount, c.currency, c.refund_to as to, c.reason, c.created_at
+        from credit_notes c join invoices i on i.id = c.invoice_id
+        where c.invoice_id = ${invoiceId} order by c.id`
+    })
+    const notesOf = (invoiceId: number) => noteRows(invoiceId).pipe(Effect.orDie)
 
+    const insertNote = SqlSchema.single({
+      Request: Schema.Struct({
+        invoiceId: Schema.Number,
+        invoiceUuid: Schema.String,
+        amount: Schema.String,
+        currency: Schema.String,
+        to: Schema.String,
+        reason: Schema.String,
+        gatewayRefundId: Schema.NullOr(Schema.String),
+        now: Schema.DateFromSelf
+      }),
+      Result: CreditNoteRow,
+      execute: ({ amount, currency, gatewayRefundId, invoiceId, invoiceUuid, now, reason, to }) => sql`
+        with c as (
+          insert into credit_notes (invoice_id, amount, currency, refund_to, reason, gateway_refund_id, created_at)
+          values (${invoiceId}, ${amount}, ${currency}, ${to}, ${reason},
+                  ${gatewayRefundId}, ${now})
+          returning id, amount, currency, refund_to, reason, created_at
+        ), i as (
+          update invoices set refunded_amount = refunded_amount + ${amount} where id = ${invoiceId}
+        )
+        select c.id, ${invoiceUuid}::text as invoice_uuid, c.amount::text as amount, c.currency, c.refund_to as to, c.reason, c.created_at from c`
+    })
     const refund = (uuid: string, request: RefundRequest) =>
       sql
         .withTransaction(
@@ -101,20 +124,16 @@ export class Refunds extends Effect.Service<Refunds>()("billing/Refunds", {
                     )
                 )
               : Option.none()
-            const note = yield* SqlSchema.single({
-              Request: Schema.Void,
-              Result: CreditNoteRow,
-              execute: () => sql`
-            with c as (
-              insert into credit_notes (invoice_id, amount, currency, refund_to, reason, gateway_refund_id, created_at)
-              values (${invoice.id}, ${formatCents(cents)}, ${invoice.currency}, ${request.to}, ${request.reason},
-                      ${Option.getOrNull(Option.map(gatewayRefund, (r) => r.refundId))}, ${now})
-              returning id, amount, currency, refund_to, reason, created_at
-            ), i as (
-              update invoices set refunded_amount = refunded_amount + ${formatCents(cents)} where id = ${invoice.id}
-            )
-            select c.id, ${invoice.uuid}::text as invoice_uuid, c.amount::text as amount, c.currency, c.refund_to as to, c.reason, c.created_at from c`
-            })(undefined).pipe(Effect.orDie)
+            const note = yield* insertNote({
+              invoiceId: invoice.id,
+              invoiceUuid: invoice.uuid,
+              amount: formatCents(cents),
+              currency: invoice.currency,
+              to: request.to,
+              reason: request.reason,
+              gatewayRefundId: Option.getOrNull(Option.map(gatewayRefund, (r) => r.refundId)),
+              now
+            }).pipe(Effect.orDie)
             if (request.to === "balance" && invoice.user_id !== null) {
               yield* Effect.catchTag(
                 balance.adjust({ userId: invoice.user_id, currency: invoice.currency, cents, reason: `Refund: ${request.reason}`, invoiceId: invoice.id }),

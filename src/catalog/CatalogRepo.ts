@@ -78,15 +78,16 @@ export class CatalogRepo extends Effect.Service<CatalogRepo>()("catalog/CatalogR
     })
     const createPlan = (plan: PlanUpdate & { readonly name: string }) => Effect.flatMap(clock.now, (now) => insertPlan({ plan, now })).pipe(Effect.orDie)
 
+    const updatePlanRow = SqlSchema.findOne({
+      Request: Schema.Struct({ id: Schema.Int, set: Schema.Record({ key: Schema.String, value: Schema.Unknown }) }),
+      Result: Plan,
+      execute: ({ id, set }) => sql`update plans set ${sql.update(set)} where id = ${id} returning ${planColumns}`
+    })
     const updatePlan = (id: number, changes: PlanUpdate) =>
       Effect.gen(function* () {
         const set: Record<string, unknown> = { updated_at: yield* clock.now }
         for (const [key, value] of Object.entries(changes)) if (value !== undefined) set[key] = value
-        return yield* SqlSchema.findOne({
-          Request: Schema.Int,
-          Result: Plan,
-          execute: (planId) => sql`update plans set ${sql.update(set)} where id = ${planId} returning ${planColumns}`
-        })(id)
+        return yield* updatePlanRow({ id, set })
       }).pipe(Effect.orDie)
 
     const lockedPlan = SqlSchema.findOne({
@@ -111,40 +112,56 @@ export class CatalogRepo extends Effect.Service<CatalogRepo>()("catalog/CatalogR
         )
         .pipe(Effect.catchTag("SqlError", Effect.die))
 
+    const insertCycle = SqlSchema.single({
+      Request: Schema.Struct({
+        planId: Schema.Number,
+        name: Schema.String,
+        durationDays: Schema.Number,
+        priceCents: Schema.Number,
+        currency: Schema.String,
+        now: Schema.DateFromSelf
+      }),
+      Result: Cycle,
+      execute: (cycle) =>
+        sql`insert into billing_cycles (plan_id, name, duration_days, price, currency, created_at)
+          values (${cycle.planId}, ${cycle.name}, ${cycle.durationDays}, ${formatCents(cycle.priceCents)}::numeric, ${cycle.currency}, ${cycle.now})
+          returning ${cycleColumns}`
+    })
     const createCycle = (cycle: { planId: number; name: string; durationDays: number; priceCents: number; currency: string }) =>
-      Effect.flatMap(clock.now, (now) =>
-        SqlSchema.single({
-          Request: Schema.Void,
-          Result: Cycle,
-          execute: () =>
-            sql`insert into billing_cycles (plan_id, name, duration_days, price, currency, created_at)
-              values (${cycle.planId}, ${cycle.name}, ${cycle.durationDays}, ${formatCents(cycle.priceCents)}::numeric, ${cycle.currency}, ${now})
-              returning ${cycleColumns}`
-        })(undefined)
-      ).pipe(Effect.orDie)
+      Effect.flatMap(clock.now, (now) => insertCycle({ ...cycle, now })).pipe(Effect.orDie)
 
+    const planIdsIn = SqlSchema.findAll({ Request: Ids, Result: Id, execute: (list) => sql`select id from plans where id in ${sql.in(list)}` })
     const existingPlanIds = (ids: ReadonlyArray<number>) =>
       ids.length === 0
         ? Effect.succeed([] as ReadonlyArray<number>)
-        : SqlSchema.findAll({ Request: Ids, Result: Id, execute: (list) => sql`select id from plans where id in ${sql.in(list)}` })(ids).pipe(
+        : planIdsIn(ids).pipe(
             Effect.map((rows) => rows.map((r) => r.id)),
             Effect.orDie
           )
 
+    const insertPromoRow = SqlSchema.findOne({
+      Request: Schema.Struct({
+        code: Schema.String,
+        type: DiscountType,
+        value: Schema.Number,
+        expiresAt: Schema.NullOr(Schema.DateFromSelf),
+        maxUses: Schema.NullOr(Schema.Number),
+        maxUsesPerUser: Schema.NullOr(Schema.Number),
+        now: Schema.DateFromSelf
+      }),
+      Result: PromoCode,
+      execute: (promo) => sql`
+        insert into promo_codes (code, type, value, expires_at, max_uses, max_uses_per_user, created_at)
+        values (${promo.code}, ${promo.type}, ${formatCents(promo.value)}::numeric, ${promo.expiresAt}, ${promo.maxUses},
+                ${promo.maxUsesPerUser}, ${promo.now})
+        on conflict ((lower(code))) do nothing
+        returning ${promoColumns}`
+    })
     /** the promo in the transaction, none when the code is taken (case-insensitively) */
     const insertPromo = (promo: NewPromo) =>
       Effect.gen(function* () {
         const now = yield* clock.now
-        const row = yield* SqlSchema.findOne({
-          Request: Schema.Void,
-          Result: PromoCode,
-          execute: () => sql`
-            insert into promo_codes (code, type, value, expires_at, max_uses, max_uses_per_user, created_at)
-            values (${promo.code}, ${promo.type}, ${formatCents(promo.value)}::numeric, ${promo.expiresAt}, ${promo.maxUses},
-                    ${promo.maxUsesPerUser}, ${now})
-            on conflict ((lower(code))) do nothing
-            returning ${promoColumns}`
-        })(undefined)
+        const row = yield* insertPromoRow({ ...promo, now })
         if (row._tag === "Some" && promo.planIds.length > 0) {
           yield* sql`insert into promo_code_plans ${sql.insert(promo.planIds.map((planId) => ({ promo_code_id: row.value.id, plan_id: planId })))}`
         }

@@ -1,7 +1,5 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as SqlSchema from "@effect/sql/SqlSchema"
-import type * as Statement from "@effect/sql/Statement"
-import type { Row } from "@effect/sql/SqlConnection"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
@@ -86,54 +84,50 @@ export class Cancellation extends Effect.Service<Cancellation>()("services/Cance
           Effect.tap(() => Effect.zipRight(domainEvents.wake, notifications.wake))
         )
 
-    const write = (statement: (now: Date) => Statement.Statement<Row>) =>
-      Effect.flatMap(clock.now, (now) => SqlSchema.findOne({ Request: Schema.Void, Result: Cancelled, execute: () => statement(now) })(undefined)).pipe(
-        Effect.orDie
-      )
-
-    /** [D111] `period_end`: the user's active service stops renewing and ends at `expires_at` */
-    const atPeriodEnd = (userId: UserId, serviceId: ServiceId) =>
-      finish(
-        write(
-          (now) => sql`
+    const periodEndRow = SqlSchema.findOne({
+      Request: Schema.Struct({ userId: Schema.Number, serviceId: Schema.Number, now: Schema.DateFromSelf }),
+      Result: Cancelled,
+      execute: ({ now, serviceId, userId }) => sql`
         update services set auto_renew = false, cancel_at = expires_at, updated_at = ${now}
         where id = ${serviceId} and user_id = ${userId} and status = 'active' and expires_at > ${now} and cancel_at is null
         ${returning}`
-        ),
-        "period_end",
-        cannotCancel
-      )
+    })
+    const nowRow = SqlSchema.findOne({
+      Request: Schema.Struct({ serviceId: Schema.Number, userId: Schema.NullOr(Schema.Number), at: Schema.DateFromSelf }),
+      Result: Cancelled,
+      execute: ({ at, serviceId, userId }) => sql`
+        update services set status = 'cancelled', auto_renew = false, cancel_at = null,
+          scheduled_plan_id = null, scheduled_cycle_id = null, updated_at = ${at}
+        where id = ${serviceId} ${userId === null ? sql`` : sql`and user_id = ${userId}`}
+          and status in ('active', 'suspended', 'pending')
+        ${returning}`
+    })
+
+    /** [D111] `period_end`: the user's active service stops renewing and ends at `expires_at` */
+    const atPeriodEnd = (userId: UserId, serviceId: ServiceId) =>
+      finish(Effect.flatMap(clock.now, (now) => periodEndRow({ userId, serviceId, now })).pipe(Effect.orDie), "period_end", cannotCancel)
 
     /**
      * [D111] `now` (and [D110] `end_service`): the service is cancelled at once; `userId` none
      * for an admin's refund, which may end any user's service.
      */
     const now = (serviceId: ServiceId, userId: Option.Option<number>) =>
-      finish(
-        write(
-          (at) => sql`
-        update services set status = 'cancelled', auto_renew = false, cancel_at = null,
-          scheduled_plan_id = null, scheduled_cycle_id = null, updated_at = ${at}
-        where id = ${serviceId} ${Option.match(userId, { onNone: () => sql``, onSome: (u) => sql`and user_id = ${u}` })}
-          and status in ('active', 'suspended', 'pending')
-        ${returning}`
-        ),
-        "now",
-        cannotCancel
-      )
+      finish(Effect.flatMap(clock.now, (at) => nowRow({ serviceId, userId: Option.getOrNull(userId), at })).pipe(Effect.orDie), "now", cannotCancel)
 
     /** [D111]: undoes a `period_end` cancel before it happens */
-    const resume = (userId: UserId, serviceId: ServiceId) =>
-      Effect.flatMap(clock.now, (at) =>
-        SqlSchema.findOne({
-          Request: Schema.Void,
-          Result: Schema.Struct({ id: Schema.Int }),
-          execute: () => sql`
+    const resumeRow = SqlSchema.findOne({
+      Request: Schema.Struct({ userId: Schema.Number, serviceId: Schema.Number, at: Schema.DateFromSelf }),
+      Result: Schema.Struct({ id: Schema.Int }),
+      execute: ({ at, serviceId, userId }) => sql`
             update services set auto_renew = true, cancel_at = null, updated_at = ${at}
             where id = ${serviceId} and user_id = ${userId} and status = 'active' and cancel_at is not null and cancel_at > ${at}
             returning id`
-        })(undefined)
-      ).pipe(Effect.orDie, Effect.flatMap(Option.match({ onNone: () => Effect.fail(cannotResume()), onSome: (r) => Effect.succeed(r.id) })))
+    })
+    const resume = (userId: UserId, serviceId: ServiceId) =>
+      Effect.flatMap(clock.now, (at) => resumeRow({ userId, serviceId, at })).pipe(
+        Effect.orDie,
+        Effect.flatMap(Option.match({ onNone: () => Effect.fail(cannotResume()), onSome: (r) => Effect.succeed(r.id) }))
+      )
 
     return { atPeriodEnd, now, resume } as const
   }),

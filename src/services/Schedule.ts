@@ -101,6 +101,29 @@ export class Schedules extends Effect.Service<Schedules>()("services/Schedules",
     const unschedule = (serviceId: ServiceId) =>
       Effect.flatMap(clock.now, (now) => unscheduleRow({ serviceId, now })).pipe(Effect.map(Option.isSome), Effect.orDie)
 
+    const switchPlanRow = SqlSchema.single({
+      Request: Schema.Struct({
+        serviceId: Schema.Number,
+        planId: Schema.Number,
+        cycleId: Schema.Number,
+        startNow: Schema.Boolean,
+        durationDays: Schema.Number,
+        now: Schema.DateFromSelf
+      }),
+      Result: Schema.Struct({ starts_at: Schema.DateFromSelf, expires_at: Schema.DateFromSelf }),
+      execute: (change) =>
+        change.startNow
+          ? sql`update services set plan_id = ${change.planId}, cycle_id = ${change.cycleId}, starts_at = ${change.now},
+                expires_at = ${new Date(change.now.getTime() + change.durationDays * DAY_MS)}, status = 'active',
+                -- [D111]: a service cancelling at its period's end still ends at it: the new one
+                cancel_at = case when cancel_at is null then null else ${new Date(change.now.getTime() + change.durationDays * DAY_MS)}::timestamptz end,
+                scheduled_plan_id = null, scheduled_cycle_id = null, updated_at = ${change.now}
+              where id = ${change.serviceId} returning starts_at, expires_at`
+          : sql`update services set plan_id = ${change.planId}, cycle_id = ${change.cycleId},
+                expires_at = (case when expires_at > ${change.now} then expires_at else ${change.now} end) + make_interval(days => ${change.durationDays}),
+                status = 'active', scheduled_plan_id = null, scheduled_cycle_id = null, updated_at = ${change.now}
+              where id = ${change.serviceId} returning starts_at, expires_at`
+    })
     /**
      * [D108]: the service moves to another plan and cycle. `startNow`: an upgrade paid, its new
      * period starting now for the new cycle; else (a downgrade's renewal paid) the period follows
@@ -117,22 +140,14 @@ export class Schedules extends Effect.Service<Schedules>()("services/Schedules",
       Effect.gen(function* () {
         const now = yield* clock.now
         const { cycle } = yield* Effect.orDie(catalog.anyPlanAndCycle(change.planId, change.cycleId))
-        const row = yield* SqlSchema.single({
-          Request: Schema.Void,
-          Result: Schema.Struct({ starts_at: Schema.DateFromSelf, expires_at: Schema.DateFromSelf }),
-          execute: () =>
-            change.startNow
-              ? sql`update services set plan_id = ${change.planId}, cycle_id = ${change.cycleId}, starts_at = ${now},
-                expires_at = ${new Date(now.getTime() + cycle.duration_days * DAY_MS)}, status = 'active',
-                -- [D111]: a service cancelling at its period's end still ends at it: the new one
-                cancel_at = case when cancel_at is null then null else ${new Date(now.getTime() + cycle.duration_days * DAY_MS)}::timestamptz end,
-                scheduled_plan_id = null, scheduled_cycle_id = null, updated_at = ${now}
-              where id = ${change.serviceId} returning starts_at, expires_at`
-              : sql`update services set plan_id = ${change.planId}, cycle_id = ${change.cycleId},
-                expires_at = (case when expires_at > ${now} then expires_at else ${now} end) + make_interval(days => ${cycle.duration_days}),
-                status = 'active', scheduled_plan_id = null, scheduled_cycle_id = null, updated_at = ${now}
-              where id = ${change.serviceId} returning starts_at, expires_at`
-        })(undefined).pipe(Effect.orDie)
+        const row = yield* switchPlanRow({
+          serviceId: change.serviceId,
+          planId: change.planId,
+          cycleId: change.cycleId,
+          startNow: change.startNow,
+          durationDays: cycle.duration_days,
+          now
+        }).pipe(Effect.orDie)
         yield* domainEvents.emit({
           type: "service.changed",
           data: {

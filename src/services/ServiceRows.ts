@@ -201,63 +201,69 @@ export class ServiceRows extends Effect.Service<ServiceRows>()("services/Service
     })
 
     /** [D80]: up to `limit` services past expires_at become expired; them */
-    const expireRows = (now: Date, limit: number) =>
-      SqlSchema.findAll({
-        Request: Schema.Void,
-        Result: RenewalCandidate,
-        execute: () => sql`
+    const expireRowsStatement = SqlSchema.findAll({
+      Request: Schema.Struct({ now: Schema.DateFromSelf, limit: Schema.Number }),
+      Result: RenewalCandidate,
+      execute: ({ limit, now }) => sql`
           update services set status = 'expired', updated_at = ${now}
           where id in (select id from services where status in ('active', 'suspended') and expires_at <= ${now}
                        order by expires_at limit ${limit} for update skip locked)
           returning id, user_id, plan_id, cycle_id, expires_at`
-      })(undefined)
+    })
+    const expireRows = (now: Date, limit: number) => expireRowsStatement({ now, limit })
 
     /** changes the fields given, with the status before; none when the service does not exist */
-    const updateRecord = (id: number, changes: { readonly status: Option.Option<ServiceStatus>; readonly expiresAt: Option.Option<Date> }, now: Date) =>
-      SqlSchema.findOne({
-        Request: Schema.Void,
-        Result: Schema.Struct({ ...ServiceRecord.fields, previous: ServiceStatus }),
-        execute: () => sql`
+    const updateRecordStatement = SqlSchema.findOne({
+      Request: Schema.Struct({
+        id: Schema.Number,
+        status: Schema.NullOr(Schema.String),
+        expiresAt: Schema.NullOr(Schema.DateFromSelf),
+        now: Schema.DateFromSelf
+      }),
+      Result: Schema.Struct({ ...ServiceRecord.fields, previous: ServiceStatus }),
+      execute: ({ expiresAt, id, now, status }) => sql`
           with prev as (select id, status from services where id = ${id} for update)
           update services set
-            status = coalesce(${Option.getOrNull(changes.status)}::text, services.status),
-            expires_at = coalesce(${Option.getOrNull(changes.expiresAt)}::timestamptz, expires_at),
+            status = coalesce(${status}::text, services.status),
+            expires_at = coalesce(${expiresAt}::timestamptz, expires_at),
             -- [D124]: an admin's status ends a grace
-            grace_until = case when coalesce(${Option.getOrNull(changes.status)}::text, services.status) = 'grace' then grace_until end,
+            grace_until = case when coalesce(${status}::text, services.status) = 'grace' then grace_until end,
             updated_at = ${now}
           from prev where services.id = prev.id
           returning services.id, user_id, plan_id, cycle_id, services.status, starts_at, expires_at, auto_renew, grace_until,
             prev.status as previous`
-      })(undefined)
+    })
+    const updateRecord = (id: number, changes: { readonly status: Option.Option<ServiceStatus>; readonly expiresAt: Option.Option<Date> }, now: Date) =>
+      updateRecordStatement({ id, status: Option.getOrNull(changes.status), expiresAt: Option.getOrNull(changes.expiresAt), now })
 
     /**
      * [D96]: active services without auto-renew expiring after `from` and by `to`, by id after
      * `afterId` (the expiry notices; auto-renewing ones get a renewal invoice instead)
      */
-    const expiringWithoutRenewal = (options: { readonly from: Date; readonly to: Date; readonly afterId: number; readonly limit: number }) =>
-      SqlSchema.findAll({
-        Request: Schema.Void,
-        Result: RenewalCandidate,
-        execute: () => sql`
+    const expiringWithoutRenewalStatement = SqlSchema.findAll({
+      Request: Schema.Struct({ from: Schema.DateFromSelf, to: Schema.DateFromSelf, afterId: Schema.Number, limit: Schema.Number }),
+      Result: RenewalCandidate,
+      execute: (options) => sql`
           select id, user_id, plan_id, cycle_id, expires_at from services
           where status = 'active' and not auto_renew and expires_at > ${options.from} and expires_at <= ${options.to}
             and id > ${options.afterId}
           order by id limit ${options.limit}`
-      })(undefined).pipe(Effect.orDie)
+    })
+    const expiringWithoutRenewal = (options: { readonly from: Date; readonly to: Date; readonly afterId: number; readonly limit: number }) =>
+      expiringWithoutRenewalStatement(options).pipe(Effect.orDie)
 
-    /** [D80]: auto-renewing active services expiring before `horizon`, by id after `afterId` */
-    const renewalCandidates = (options: { readonly horizon: Date; readonly afterId: number; readonly limit: number }) =>
-      Effect.flatMap(clock.now, (now) =>
-        SqlSchema.findAll({
-          Request: Schema.Void,
-          Result: RenewalCandidate,
-          execute: () => sql`
+    const renewalCandidatesStatement = SqlSchema.findAll({
+      Request: Schema.Struct({ now: Schema.DateFromSelf, horizon: Schema.DateFromSelf, afterId: Schema.Number, limit: Schema.Number }),
+      Result: RenewalCandidate,
+      execute: (options) => sql`
             select id, user_id, plan_id, cycle_id, expires_at from services
-            where status = 'active' and auto_renew and expires_at > ${now} and expires_at <= ${options.horizon}
+            where status = 'active' and auto_renew and expires_at > ${options.now} and expires_at <= ${options.horizon}
               and id > ${options.afterId}
             order by id limit ${options.limit}`
-        })(undefined)
-      ).pipe(Effect.orDie)
+    })
+    /** [D80]: auto-renewing active services expiring before `horizon`, by id after `afterId` */
+    const renewalCandidates = (options: { readonly horizon: Date; readonly afterId: number; readonly limit: number }) =>
+      Effect.flatMap(clock.now, (now) => renewalCandidatesStatement({ ...options, now })).pipe(Effect.orDie)
 
     /**
      * issue 27: lean current services (the node list's and the usage reports' reads), by user id,
@@ -281,38 +287,58 @@ export class ServiceRows extends Effect.Service<ServiceRows>()("services/Service
      * [D124]: these auto-renewing active services whose renewal is due (their `expires_at` is the
      * one given) go into grace until `grace_until`; the ids that did
      */
+    const enterGraceStatement = SqlSchema.findAll({
+      Request: Schema.Struct({ json: Schema.String, now: Schema.DateFromSelf }),
+      Result: ServiceIdRow,
+      execute: ({ json, now }) => sql`
+          update services s set status = 'grace', grace_until = g.grace_until, updated_at = ${now}
+          from jsonb_to_recordset(${json}::jsonb) as g(id int, expires_at timestamptz, grace_until timestamptz)
+          where s.id = g.id and s.status = 'active' and s.auto_renew and s.expires_at = g.expires_at
+          returning s.id`
+    })
     const enterGraceRows = (items: ReadonlyArray<{ readonly serviceId: ServiceId; readonly expiresAt: Date; readonly graceUntil: Date }>, now: Date) =>
       items.length === 0
         ? Effect.succeed<ReadonlyArray<number>>([])
-        : SqlSchema.findAll({
-            Request: Schema.Void,
-            Result: ServiceIdRow,
-            execute: () => sql`
-          update services s set status = 'grace', grace_until = g.grace_until, updated_at = ${now}
-          from jsonb_to_recordset(${JSON.stringify(
-            items.map((i) => ({
-              id: i.serviceId,
-              expires_at: i.expiresAt.toISOString(),
-              grace_until: i.graceUntil.toISOString()
-            }))
-          )}::jsonb) as g(id int, expires_at timestamptz, grace_until timestamptz)
-          where s.id = g.id and s.status = 'active' and s.auto_renew and s.expires_at = g.expires_at
-          returning s.id`
-          })(undefined).pipe(
+        : enterGraceStatement({
+            json: JSON.stringify(
+              items.map((i) => ({
+                id: i.serviceId,
+                expires_at: i.expiresAt.toISOString(),
+                grace_until: i.graceUntil.toISOString()
+              }))
+            ),
+            now
+          }).pipe(
             Effect.map((rows) => rows.map((r) => r.id)),
             Effect.orDie
           )
 
     /** [D124]: the grace ended without a payment: the service is expired; it, when it was in grace */
-    const expireGraceRow = (id: number, now: Date) =>
-      SqlSchema.findOne({
-        Request: Schema.Void,
-        Result: RenewalCandidate,
-        execute: () => sql`
+    const expireGraceStatement = SqlSchema.findOne({
+      Request: Schema.Struct({ id: Schema.Number, now: Schema.DateFromSelf }),
+      Result: RenewalCandidate,
+      execute: ({ id, now }) => sql`
           update services set status = 'expired', grace_until = null, updated_at = ${now}
           where id = ${id} and status = 'grace'
           returning id, user_id, plan_id, cycle_id, expires_at`
-      })(undefined).pipe(Effect.orDie)
+    })
+    const expireGraceRow = (id: number, now: Date) => expireGraceStatement({ id, now }).pipe(Effect.orDie)
+
+    const setAutoRenewStatement = SqlSchema.findOne({
+      Request: Schema.Struct({ userId: Schema.Number, id: Schema.Number, autoRenew: Schema.Boolean, now: Schema.DateFromSelf }),
+      Result: ServiceRecord.pick("auto_renew"),
+      execute: ({ autoRenew, id, now, userId }) => sql`update services set auto_renew = ${autoRenew}, updated_at = ${now},
+              cancel_at = case when ${autoRenew}::boolean then null else cancel_at end
+              where id = ${id} and user_id = ${userId} returning auto_renew`
+    })
+    const anchoredUsers = SqlSchema.findAll({
+      Request: Schema.Struct({ planIds: Schema.Array(Schema.Number), anchorDays: Schema.Array(Schema.Number), now: Schema.DateFromSelf }),
+      Result: Schema.Struct({ user_id: UserId }),
+      execute: ({ anchorDays, now, planIds }) => sql`
+              select distinct user_id from services
+              where plan_id in ${sql.in(planIds)} and ${currentAt(now)}
+                and extract(day from starts_at at time zone 'UTC')::int in ${sql.in(anchorDays)}`
+    })
 
     return {
       enterGraceRows,
@@ -360,15 +386,10 @@ export class ServiceRows extends Effect.Service<ServiceRows>()("services/Service
             ).pipe(Effect.flatMap(leanByUser)),
       /** sets only the flag of the user's own service; none when it is not theirs */
       setAutoRenew: (userId: UserId, id: number, autoRenew: boolean) =>
-        Effect.flatMap(clock.now, (now) =>
-          SqlSchema.findOne({
-            Request: Schema.Void,
-            Result: ServiceRecord.pick("auto_renew"),
-            execute: () => sql`update services set auto_renew = ${autoRenew}, updated_at = ${now},
-              cancel_at = case when ${autoRenew}::boolean then null else cancel_at end
-              where id = ${id} and user_id = ${userId} returning auto_renew`
-          })(undefined)
-        ).pipe(Effect.map(Option.map((r) => r.auto_renew)), Effect.orDie),
+        Effect.flatMap(clock.now, (now) => setAutoRenewStatement({ userId, id, autoRenew, now })).pipe(
+          Effect.map(Option.map((r) => r.auto_renew)),
+          Effect.orDie
+        ),
       create,
       /**
        * [D92], [D95]: the users whose current service is on a `billing_day` plan and started on
@@ -380,14 +401,7 @@ export class ServiceRows extends Effect.Service<ServiceRows>()("services/Service
           const planIds = yield* catalog.planIdsResetting("billing_day")
           if (planIds.length === 0 || anchorDays.size === 0) return [] as ReadonlyArray<number>
           const now = yield* clock.now
-          const rows = yield* SqlSchema.findAll({
-            Request: Schema.Void,
-            Result: Schema.Struct({ user_id: UserId }),
-            execute: () => sql`
-              select distinct user_id from services
-              where plan_id in ${sql.in(planIds)} and ${currentAt(now)}
-                and extract(day from starts_at at time zone 'UTC')::int in ${sql.in([...anchorDays])}`
-          })(undefined)
+          const rows = yield* anchoredUsers({ planIds, anchorDays: [...anchorDays], now })
           return rows.map((r) => r.user_id)
         }).pipe(Effect.orDie),
       expiringWithoutRenewal,

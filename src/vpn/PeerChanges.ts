@@ -117,20 +117,8 @@ export class PeerChanges extends Effect.Service<PeerChanges>()("vpn/PeerChanges"
    */
   static readonly prune = (keep: number = CHANGES_KEPT): Effect.Effect<number, never, SqlClient.SqlClient | AppClock> =>
     Effect.gen(function* () {
-      const sql = yield* SqlClient.SqlClient
       const month = periodStart(yield* Effect.flatMap(AppClock, (clock) => clock.now))
-      const batch = SqlSchema.findAll({
-        Request: Schema.Int,
-        Result: Schema.Struct({ revision: Revision }),
-        execute: (keep) => sql`
-          delete from vpn_peer_changes where revision in (
-            select revision from vpn_peer_changes
-            where revision <= (select max(revision) from vpn_peer_changes) - ${keep}
-              and (period is null or period < ${month}::date)
-            order by revision limit ${PRUNE_BATCH}
-          )
-          returning revision::text as revision`
-      })
+      const batch = (keep: number) => pruneBatch({ keep, month })
       let total = 0
       for (;;) {
         const deleted = (yield* batch(keep)).length
@@ -139,6 +127,24 @@ export class PeerChanges extends Effect.Service<PeerChanges>()("vpn/PeerChanges"
       }
     }).pipe(Effect.orDie)
 }
+
+/** one batch of `PeerChanges.prune`: the oldest revisions beyond the newest `keep`, before `month` */
+const pruneBatch = SqlSchema.findAll({
+  Request: Schema.Struct({ keep: Schema.Int, month: Schema.String }),
+  Result: Schema.Struct({ revision: Revision }),
+  execute: ({ keep, month }) =>
+    Effect.flatMap(
+      SqlClient.SqlClient,
+      (sql) => sql`
+          delete from vpn_peer_changes where revision in (
+            select revision from vpn_peer_changes
+            where revision <= (select max(revision) from vpn_peer_changes) - ${keep}
+              and (period is null or period < ${month}::date)
+            order by revision limit ${PRUNE_BATCH}
+          )
+          returning revision::text as revision`
+    )
+})
 
 /** revisions the node change log keeps: a node may lag this many changes behind and still catch up */
 export const CHANGES_KEPT = 1_000_000
