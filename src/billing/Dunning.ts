@@ -84,9 +84,9 @@ export class Dunning extends Effect.Service<Dunning>()("billing/Dunning", {
      * grace when they still renew (active, `auto_renew`, that expiry). A renewal whose service
      * does not is only marked seen: it is cancelled at its due date as before. How many were seen.
      */
-    const enterGrace = (limit: number) =>
+    const enterGrace = (limit: number, asOf?: Date) =>
       Effect.gen(function* () {
-        const now = yield* clock.now
+        const now = asOf ?? (yield* clock.now)
         const due = yield* dueRenewals({ now, limit })
         if (due.length === 0) return 0
         const entered = new Set(

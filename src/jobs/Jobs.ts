@@ -156,7 +156,10 @@ const runJobs = Effect.gen(function* () {
   // [D124] before (a): the pending renewals whose expiry came go into dunning (their services into
   // grace, not expired), then the attempts that are due (balance, saved card, notice, expiry)
   const dunning = yield* Dunning
-  const inDunning = yield* drain((limit) => dunning.enterGrace(limit))
+  // one moment for both: a renewal not yet due to the dunning step is a service not yet expired to
+  // step (a), however long the attempts in between take (else it would expire, never in grace)
+  const dueBy = yield* clock.now
+  const inDunning = yield* drain((limit) => dunning.enterGrace(limit, dueBy))
   if (inDunning.skipped) return skipped
   let renewalAttempts = 0
   for (;;) {
@@ -174,7 +177,7 @@ const runJobs = Effect.gen(function* () {
   // (a) with each batch, its "service expired" notices ([D96]), one per service and expiry
   const expired = yield* drain((limit) =>
     Effect.gen(function* () {
-      const gone = yield* services.expireDue(limit)
+      const gone = yield* services.expireDue(limit, dueBy)
       const plans = yield* catalog.rowsOf(
         gone.map((s) => s.plan_id),
         gone.map((s) => s.cycle_id)

@@ -83,9 +83,13 @@ export class Services extends Effect.Service<Services>()("services/Services", {
         Effect.orDie
       )
 
-    /** [D80]: up to `limit` services past expires_at become expired; them (for their notices, [D96]) */
-    const expireDue = (limit: number) =>
-      Effect.flatMap(clock.now, (now) => rows.expireRows(now, limit)).pipe(
+    /**
+     * [D80]: up to `limit` services past expires_at become expired; them (for their notices, [D96]).
+     * `asOf`: the jobs run's one moment, so that a service whose renewal the run's dunning step did
+     * not yet see as due ([D124]) is not expired by a later reading of the clock in the same run.
+     */
+    const expireDue = (limit: number, asOf?: Date) =>
+      Effect.flatMap(asOf === undefined ? clock.now : Effect.succeed(asOf), (now) => rows.expireRows(now, limit)).pipe(
         Effect.orDie,
         // [D101]: in the jobs' batch transaction
         Effect.tap((expired) =>
