@@ -292,7 +292,9 @@ export class Invoices extends Effect.Service<Invoices>()("billing/Invoices", {
                          order by due_date limit ${limit} for update skip locked)
             returning id, promo_code_id, user_id, currency, balance_applied::text as balance_applied`
     })
-    const cancelOverdue = (limit: number) => Effect.flatMap(clock.now, (now) => cancelOverdueRows({ limit, now })).pipe(Effect.orDie)
+    /** `asOf`: the jobs run's one moment ([D124]: a renewal the run's dunning step did not see due yet stays payable) */
+    const cancelOverdue = (limit: number, asOf?: Date) =>
+      Effect.flatMap(asOf === undefined ? clock.now : Effect.succeed(asOf), (now) => cancelOverdueRows({ limit, now })).pipe(Effect.orDie)
 
     /**
      * [D80]: one pending renewal per service and expiry (the unique (service_id,

@@ -298,7 +298,7 @@ const runJobs = Effect.gen(function* () {
   let promoUsesReleased = 0
   yield* drain((limit) =>
     Effect.gen(function* () {
-      const cancelled = yield* invoices.cancelOverdue(limit)
+      const cancelled = yield* invoices.cancelOverdue(limit, dueBy)
       const promoIds = cancelled.flatMap((i) => (i.promo_code_id === null ? [] : [i.promo_code_id]))
       yield* catalog.releasePromoUses(promoIds)
       // [D109]: what the balance paid of each goes back to it, in the same transaction

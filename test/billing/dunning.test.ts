@@ -417,3 +417,34 @@ describe("DUNNING_RETRY_DAYS in seconds and the scheduler at JOBS_INTERVAL_SECON
 })
 
 const noticesOf = (a: TestApp, email: string) => a.outbox.filter((m) => m.to === email && m.subject.includes("renewal")).length
+
+// last: its card stays in dunning, and later clock moves would retry it
+describe("one moment per jobs run [D124]", () => {
+  test("a service whose expiry comes while the run charges another's card goes into grace, not expired", async () => {
+    const a = await subscriber("card")
+    app.clock.advance(60_000)
+    const b = await subscriber("manual")
+    expect(b.expiresAt.getTime()).toBeGreaterThan(a.expiresAt.getTime())
+    // both renewal invoices, 2 days ahead
+    at(new Date(a.expiresAt.getTime() - 2 * DAY))
+    await jobs()
+    expect((await renewalOf(b.user.id))!.status).toBe("pending")
+    // the run starts at A's expiry (B's is still ahead); A's card is charged, and while the charge
+    // is on its way the clock passes B's expiry
+    standIn.controls.declineOffSession = true
+    standIn.controls.onOffSession = () => app.clock.advance(b.expiresAt.getTime() - a.expiresAt.getTime() + 2000)
+    try {
+      at(a.expiresAt)
+      await jobs()
+    } finally {
+      standIn.controls.onOffSession = undefined
+      standIn.controls.declineOffSession = false
+    }
+    // B was not expired by that run: the next one sees its renewal due and puts it in grace
+    const statusOfB = async () => (await app.get(`/v1/services/${b.service.id}`, { token: b.user.token })).body.data.status
+    expect(await statusOfB()).toBe("active")
+    await jobs()
+    expect(await statusOfB()).toBe("grace")
+    expect((await renewalOf(b.user.id))!.status).toBe("pending")
+  })
+})

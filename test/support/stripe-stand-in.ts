@@ -131,7 +131,7 @@ export const startStripeStandIn = (options: { readonly secretKey: string; readon
   const deliveries: Array<{ readonly sessionId: string; readonly status: number }> = []
   let counter = 0
   /** `failing = true`: every call answers 500, as Stripe down would; `declineOffSession`: off-session charges are declined */
-  const controls = { failing: false, declineOffSession: false }
+  const controls: { failing: boolean; declineOffSession: boolean; onOffSession?: (() => void) | undefined } = { failing: false, declineOffSession: false }
   const now = () => Math.floor((options.now?.() ?? new Date()).getTime() / 1000)
 
   const handle = async (request: Request): Promise<Response> => {
@@ -198,6 +198,8 @@ export const startStripeStandIn = (options: { readonly secretKey: string; readon
       return found ? json(200, found) : stripeError(404, "No such payment_intent")
     }
     if (method === "POST" && path === "/v1/payment_intents") {
+      // a test's hook: what happens while the charge is on its way (time passing, say)
+      controls.onOffSession?.()
       const pm = methods.get(String(body["payment_method"]))
       if (!pm || pm.customer !== body["customer"]) return stripeError(400, "No such PaymentMethod for this customer")
       const made: StandInIntent = {
