@@ -10,21 +10,19 @@ import * as Schema from "effect/Schema"
  * comes from elsewhere (a handler's path id: the Api's path schemas stay plain numbers, so the
  * typed client and the portal still pass numbers).
  */
-const intId = <const B extends string>(brand: B) => Schema.Int.pipe(Schema.brand(brand, { identifier: "Int" }))
-
-export const UserId = intId("UserId")
+export const UserId = Schema.Int.pipe(Schema.brand("UserId", { identifier: "Int" }))
 export type UserId = typeof UserId.Type
 
-export const ServiceId = intId("ServiceId")
+export const ServiceId = Schema.Int.pipe(Schema.brand("ServiceId", { identifier: "Int" }))
 export type ServiceId = typeof ServiceId.Type
 
-export const DeviceId = intId("DeviceId")
+export const DeviceId = Schema.Int.pipe(Schema.brand("DeviceId", { identifier: "Int" }))
 export type DeviceId = typeof DeviceId.Type
 
-export const ServerId = intId("ServerId")
+export const ServerId = Schema.Int.pipe(Schema.brand("ServerId", { identifier: "Int" }))
 export type ServerId = typeof ServerId.Type
 
-export const PlanId = intId("PlanId")
+export const PlanId = Schema.Int.pipe(Schema.brand("PlanId", { identifier: "Int" }))
 export type PlanId = typeof PlanId.Type
 
 /** an invoice's public id (a uuid, lower case) */
