@@ -28,6 +28,7 @@ import { Notifications } from "../outbox/Notifications.ts"
 import { OutboxSender } from "../outbox/Sender.ts"
 import { DomainEventsLive } from "../webhooks/Webhooks.ts"
 import { jobMetrics } from "./JobMetrics.ts"
+import { JOBS_BATCH, JOBS_BATCH_FIRST, JOBS_BATCH_MIN, JOBS_BATCH_TARGET_MS, nextBatchSize } from "./Batches.ts"
 
 /** What one run of the jobs of [D80] did. */
 export interface JobsReport {
@@ -55,22 +56,7 @@ export const JOBS_LOCK_KEY = 4_080_001
 /** [D80]: a renewal invoice is created this long before a service's expiry. */
 export const RENEWAL_WINDOW_MS = 3 * 86_400_000
 
-/** rows per batch at most: each batch is one short transaction, whatever is due ([D80] rev. 2) */
-export const JOBS_BATCH = 500
-
-/**
- * Issue 27: batches are sized by time. A run starts with JOBS_BATCH_FIRST rows and sizes each
- * next batch so that it takes about JOBS_BATCH_TARGET_MS (between JOBS_BATCH_MIN and JOBS_BATCH
- * rows): what a batch holds the thread and its connection for stays short however slow the
- * machine, and the pause after it is as short.
- */
-export const JOBS_BATCH_FIRST = 100
-export const JOBS_BATCH_MIN = 20
-export const JOBS_BATCH_TARGET_MS = 25
-
-/** the next batch's rows after one of `rows` that took `ms` */
-export const nextBatchSize = (rows: number, ms: number): number =>
-  Math.max(JOBS_BATCH_MIN, Math.min(JOBS_BATCH, Math.round((rows * JOBS_BATCH_TARGET_MS) / Math.max(ms, 1))))
+export { JOBS_BATCH, JOBS_BATCH_FIRST, JOBS_BATCH_MIN, JOBS_BATCH_TARGET_MS, nextBatchSize }
 
 const skipped: JobsReport = { skipped: true, expired: 0, renewalsCreated: 0, invoicesCancelled: 0, promoUsesReleased: 0 }
 
