@@ -13,38 +13,12 @@ import { partialService } from "../platform/TestLayer.ts"
 import { memoryInvoices } from "./BillingMemory.ts"
 import { CreditNote, Invoice, type InvoiceDetail, InvoiceListRow, toListItem } from "./Domain.ts"
 import { ServiceId, UserId } from "../platform/Ids.ts"
+import { invoiceEvent, type NewInvoice, type NewRenewal } from "./InvoiceShapes.ts"
+
+export { invoiceEvent, type NewInvoice, type NewRenewal }
 
 /** [D36]: invoices pages hold 15 */
 const PER_PAGE = 15
-
-export interface NewInvoice {
-  readonly userId: UserId
-  readonly serviceId: ServiceId | null
-  readonly planId: number
-  readonly cycleId: number
-  readonly amount: string
-  readonly discount: string
-  readonly currency: string
-  readonly status: "pending" | "cancelled"
-  readonly promoCode: string | null
-  readonly promoId: number | null
-  readonly dueDate: Date
-  /** [D112]: the gateway chosen at the order; none: `manual` */
-  readonly gateway?: string
-  /** [D124]: the payer agreed to keep the card (`save_card: true` on the order or the change) */
-  readonly saveCard?: boolean
-}
-
-/** A renewal invoice of [D80]: one per service and expiry. */
-export interface NewRenewal {
-  readonly userId: UserId
-  readonly serviceId: ServiceId
-  readonly planId: number
-  readonly cycleId: number
-  readonly amount: string
-  readonly currency: string
-  readonly expiresAt: Date
-}
 
 const Count = Schema.Struct({ n: Schema.Int })
 /** a renewal invoice just created: what its notice says ([D96]) */
@@ -57,23 +31,6 @@ const CreatedRenewal = Schema.Struct({
   due_date: Schema.DateFromSelf
 })
 type CreatedRenewal = typeof CreatedRenewal.Type
-/** an invoice's public fields as a webhook's `data` ([D101]) */
-export const invoiceEvent = (i: Invoice) => ({
-  uuid: i.uuid,
-  user_id: i.user_id,
-  service_id: i.service_id,
-  plan_id: i.plan_id,
-  cycle_id: i.cycle_id,
-  amount: i.amount,
-  discount: i.discount,
-  currency: i.currency,
-  status: i.status,
-  gateway: i.gateway,
-  due_date: i.due_date.toISOString(),
-  paid_at: i.paid_at === null ? null : i.paid_at.toISOString(),
-  created_at: i.created_at.toISOString()
-})
-
 /** a row of a page of the list: the listed columns and the total of the filter ([D36]) */
 const PageRow = Schema.Struct({ ...InvoiceListRow.fields, total_rows: Schema.Int })
 const PageQuery = Schema.Struct({ userId: Schema.Int, status: Schema.NullOr(Schema.String), limit: Schema.Int, offset: Schema.Int })
