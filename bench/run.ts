@@ -362,6 +362,7 @@ const main = async () => {
     }
     const rawRounds = rounds.get("raw")
     const floorRounds = rounds.get("effect-bare")
+    const fastifyRounds = rounds.get("fastify")
     const perServer: Record<string, unknown> = {}
     for (const [id, rs] of rounds) {
       const ratiosTo = (base: Array<RoundResult> | undefined) => (base ? rs.map((x) => x.rps / (base.find((y) => y.round === x.round)?.rps ?? NaN)) : [])
@@ -371,6 +372,10 @@ const main = async () => {
         label: SERVERS.find((s) => s.id === id)!.label,
         rps: round(median(rs.map((x) => x.rps)), 0),
         ratioToRaw: round(median(ratios)),
+        // issue 40: the spread of the interleaved rounds, and the same against Fastify + pg
+        ratioToRawSpread: ratios.length > 0 ? [round(Math.min(...ratios)), round(Math.max(...ratios))] : null,
+        ratioToFastify: fastifyRounds ? round(median(ratiosTo(fastifyRounds))) : null,
+        ratioToFastifySpread: fastifyRounds ? [round(Math.min(...ratiosTo(fastifyRounds))), round(Math.max(...ratiosTo(fastifyRounds)))] : null,
         // the framework's floor (a bare Effect HttpApi serving the same route), where it serves it
         ratioToFloor: floorRounds ? round(median(floorRatios)) : null,
         p50Ms: round(median(rs.map((x) => x.p50Ms))),
@@ -565,19 +570,20 @@ const report = (r: {
   settings: { seconds: number; rounds: number; connections: number }
 }) => {
   const lines: Array<string> = []
+  const spread = (range: unknown) => (Array.isArray(range) ? ` [${fmt(range[0], 2)}–${fmt(range[1], 2)}]` : "")
   lines.push(
     `Reads: ${r.settings.connections} connections, median of ${r.settings.rounds} interleaved ${r.settings.seconds}-second runs; ` +
       `×raw = req/s over raw Bun.serve + Bun.SQL in the same round, ×floor = over the bare Effect HttpApi (where it serves ` +
-      `the route); CPU and DB CPU are µs per request.`,
+      `the route), ×fastify = over Fastify + pg; [min–max] of the rounds; CPU and DB CPU are µs per request.`,
     "",
-    "| scenario | server | req/s | ×raw | ×floor | p50 ms | p99 ms | CPU µs/req | DB CPU µs/req | peak RSS MB |",
-    "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"
+    "| scenario | server | req/s | ×raw [spread] | ×floor | ×fastify [spread] | p50 ms | p99 ms | CPU µs/req | DB CPU µs/req | peak RSS MB |",
+    "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
   )
   for (const sc of r.scenarios) {
     const servers = sc["servers"] as Record<string, Record<string, unknown>>
     for (const [id, s] of Object.entries(servers)) {
       lines.push(
-        `| ${sc["title"]} | ${id} | ${fmt(s["rps"])} | ${fmt(s["ratioToRaw"], 2)} | ${fmt(s["ratioToFloor"], 2)} | ${fmt(s["p50Ms"], 2)} | ${fmt(s["p99Ms"], 2)} | ${fmt(
+        `| ${sc["title"]} | ${id} | ${fmt(s["rps"])} | ${fmt(s["ratioToRaw"], 2)}${spread(s["ratioToRawSpread"])} | ${fmt(s["ratioToFloor"], 2)} | ${fmt(s["ratioToFastify"], 2)}${spread(s["ratioToFastifySpread"])} | ${fmt(s["p50Ms"], 2)} | ${fmt(s["p99Ms"], 2)} | ${fmt(
           s["cpuUsPerRequest"]
         )} | ${fmt(s["dbCpuUsPerRequest"])} | ${fmt(s["peakRssMb"])} |${(s["errors"] as number) > 0 ? ` ⚠ ${s["errors"]} errors` : ""}`
       )
