@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test"
 import { sha256Hex } from "../../src/platform/Crypto.ts"
 import { makeTestApp, type TestApp } from "../support/app.ts"
+import { ok, type TypedClient, typedClient } from "../support/typed.ts"
 
 // [D98] API keys: shown once, stored hashed, scoped, expiring, revocable; never what only a person does.
 let app: TestApp
@@ -12,10 +13,12 @@ afterAll(() => app.dispose())
 const FORBIDDEN = { success: false, message: "Forbidden." }
 const UNAUTHENTICATED = { success: false, message: "Unauthenticated." }
 
-const newKey = async (token: string, body: Record<string, unknown>) => {
-  const res = await app.post("/v1/account/api-keys", { token, body })
-  if (res.status !== 201) throw new Error(`api key: ${res.status} ${res.text}`)
-  return res.body.data as { id: number; name: string; scopes: Array<string>; expires_at: string | null; key: string }
+/** the typed client of one bearer credential (a token or an API key) */
+const as = (token: string) => typedClient(app, { token })
+
+const newKey = async (token: string, payload: Parameters<TypedClient["accounts"]["createApiKey"]>[0]["payload"]) => {
+  const owner = await as(token)
+  return ok(owner.accounts.createApiKey({ payload }))
 }
 
 describe("creating and listing [D98]", () => {
@@ -44,9 +47,11 @@ describe("creating and listing [D98]", () => {
     expect(list.text).not.toContain(match![2]!)
 
     // a use is seen in last_used_at
-    expect((await app.get("/v1/user", { token: data.key })).status).toBe(200)
-    const after = await app.get("/v1/account/api-keys", { token: user.token })
-    expect(after.body.data[0].last_used_at).toBe(app.clock.get().toISOString())
+    const viaKey = await as(data.key)
+    expect((await ok(viaKey.accounts.user())).id).toBe(user.id)
+    const me = await as(user.token)
+    const after = await ok(me.accounts.listApiKeys())
+    expect(after[0]!.last_used_at).toEqual(app.clock.get())
   })
 
   test("invalid input is 422 per field: name, scopes (missing, empty, unknown), expires_at (not a date, in the past)", async () => {
@@ -88,17 +93,18 @@ describe("scopes [D98]", () => {
     const user = await app.createUser()
     const read = await newKey(user.token, { name: "r", scopes: ["read"] })
     const write = await newKey(user.token, { name: "w", scopes: ["write"] })
-    expect((await app.get("/v1/user", { token: read.key })).body.data.id).toBe(user.id)
-    expect((await app.get("/v1/account/settings", { token: read.key })).status).toBe(200)
+    const reader = await as(read.key)
+    expect((await ok(reader.accounts.user())).id).toBe(user.id)
+    await ok(reader.accounts.settings())
     const put = await app.put("/v1/account/settings", { token: read.key, body: { email_notifications: false } })
     expect(put.status).toBe(403)
     expect(put.body).toEqual(FORBIDDEN)
     const get = await app.get("/v1/user", { token: write.key })
     expect(get.status).toBe(403)
     expect(get.body).toEqual(FORBIDDEN)
-    const written = await app.put("/v1/account/settings", { token: write.key, body: { email_notifications: false } })
-    expect(written.status).toBe(200)
-    expect(written.body.data).toEqual({ email_notifications: false, telegram_notifications: false })
+    const writer = await as(write.key)
+    const written = await ok(writer.accounts.updateSettings({ payload: { email_notifications: false } }))
+    expect(written.data).toEqual({ email_notifications: false, telegram_notifications: false })
   })
 
   test("admin routes need admin:read (GET) or admin:write (others); read/write keys of an admin do not reach them", async () => {
@@ -112,12 +118,14 @@ describe("scopes [D98]", () => {
       expect(res.status).toBe(403)
       expect(res.body).toEqual(FORBIDDEN)
     }
-    expect((await app.get("/v1/admin/users", { token: adminRead.key })).status).toBe(200)
+    const adminReader = await as(adminRead.key)
+    await ok(adminReader.accountsAdmin.listUsers({ urlParams: {} }))
     for (const key of [all.key, adminRead.key]) {
       const res = await app.put(`/v1/admin/users/${target.id}`, { token: key, body: { status: 1 } })
       expect(res.status).toBe(403)
     }
-    expect((await app.put(`/v1/admin/users/${target.id}`, { token: adminWrite.key, body: { status: 1 } })).status).toBe(200)
+    const adminWriter = await as(adminWrite.key)
+    expect((await ok(adminWriter.accountsAdmin.updateUser({ path: { user: target.id }, payload: { status: 1 } }))).id).toBe(target.id)
     // admin scopes reach no user route
     expect((await app.get("/v1/user", { token: adminRead.key })).status).toBe(403)
   })
@@ -154,7 +162,8 @@ describe("scopes [D98]", () => {
       expect(`${method} ${path} ${res.status} ${JSON.stringify(res.body)}`).toBe(`${method} ${path} 403 ${JSON.stringify(FORBIDDEN)}`)
     }
     // nothing happened: the session, the other key and the user are there; two keys, no third
-    expect((await app.get("/v1/user", { token: user.token })).status).toBe(200)
+    const me = await as(user.token)
+    expect((await ok(me.accounts.user())).id).toBe(user.id)
     expect((await app.sql`select id from api_keys where user_id = ${user.id}`).length).toBe(2)
   })
 })
@@ -162,8 +171,9 @@ describe("scopes [D98]", () => {
 describe("expiry and revocation [D98]", () => {
   test("an expired key is 401 like a bad token", async () => {
     const user = await app.createUser()
-    const key = await newKey(user.token, { name: "short", scopes: ["read"], expires_at: new Date(app.clock.get().getTime() + 3_600_000).toISOString() })
-    expect((await app.get("/v1/user", { token: key.key })).status).toBe(200)
+    const key = await newKey(user.token, { name: "short", scopes: ["read"], expires_at: new Date(app.clock.get().getTime() + 3_600_000) })
+    const viaKey = await as(key.key)
+    expect((await ok(viaKey.accounts.user())).id).toBe(user.id)
     app.clock.advance(3_600_000)
     const res = await app.get("/v1/user", { token: key.key })
     expect(res.status).toBe(401)
@@ -178,12 +188,12 @@ describe("expiry and revocation [D98]", () => {
     const foreign = await app.del(`/v1/account/api-keys/${theirs.id}`, { token: user.token })
     expect(foreign.status).toBe(404)
     expect(foreign.body).toEqual({ success: false, message: "Resource not found." })
-    expect((await app.get("/v1/user", { token: theirs.key })).status).toBe(200)
+    const viaTheirs = await as(theirs.key)
+    expect((await ok(viaTheirs.accounts.user())).id).toBe(other.id)
     const forged = `vpk_${key.id}_${"A".repeat(40)}`
     expect((await app.get("/v1/user", { token: forged })).status).toBe(401)
-    const revoked = await app.del(`/v1/account/api-keys/${key.id}`, { token: user.token })
-    expect(revoked.status).toBe(200)
-    expect(revoked.body).toMatchObject({ success: true, message: "API key revoked." })
+    const me = await as(user.token)
+    expect(await ok(me.accounts.revokeApiKey({ path: { key: key.id } }))).toBe("API key revoked.")
     expect((await app.get("/v1/user", { token: key.key })).status).toBe(401)
     expect((await app.del(`/v1/account/api-keys/${key.id}`, { token: user.token })).status).toBe(404)
   })
@@ -218,7 +228,9 @@ describe("the bearer check shared by tokens and API keys (Crypto.matchSecret) [D
       expect(res.body).toEqual(UNAUTHENTICATED)
     }
     // the real ones still pass
-    expect((await app.get("/v1/user", { token: user.token })).status).toBe(200)
-    expect((await app.get("/v1/user", { token: key.key })).status).toBe(200)
+    const me = await as(user.token)
+    expect((await ok(me.accounts.user())).id).toBe(user.id)
+    const viaKey = await as(key.key)
+    expect((await ok(viaKey.accounts.user())).id).toBe(user.id)
   })
 })

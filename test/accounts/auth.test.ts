@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test"
 import { makeTestApp, type TestApp } from "../support/app.ts"
+import { ok, typedClient } from "../support/typed.ts"
 import { freshEmail, PASSWORD, register, anyAddress } from "./helpers.ts"
 
 // [D20] [D21] [D12] [D13]: registration, login, tokens, the current user.
@@ -8,6 +9,11 @@ beforeAll(async () => {
   app = await makeTestApp()
 })
 afterAll(() => app.dispose())
+
+/** the typed client of one token */
+const as = (token: string) => typedClient(app, { token })
+/** a typed client without a token, from a client address of its own ([D30]) */
+const from = (address: string) => typedClient(app, { headers: { "x-forwarded-for": address } })
 
 describe("register", () => {
   test("201 with a token and {id, name, email}; the token works; Cache-Control: no-store", async () => {
@@ -21,9 +27,9 @@ describe("register", () => {
     expect(res.body.data.user).toEqual({ id: expect.any(Number), name: "Ada", email })
     expect(res.body.data.token).toMatch(/^[1-9][0-9]*\|[A-Za-z0-9]{40}$/)
     expect(res.headers.get("cache-control")).toBe("no-store")
-    const me = await app.get("/v1/user", { token: res.body.data.token })
-    expect(me.status).toBe(200)
-    expect(me.body.data.email).toBe(email)
+    const client = await as(res.body.data.token)
+    const me = await ok(client.accounts.user())
+    expect(me.email).toBe(email)
   })
 
   test("the password is stored as an argon2id hash, never in clear", async () => {
@@ -134,10 +140,11 @@ describe("register", () => {
     })
     expect(res.status).toBe(201)
     expect(res.body.data.user.id).not.toBe(999999)
-    const me = await app.get("/v1/user", { token: res.body.data.token })
-    expect(me.body.data.role).toBe("user")
-    expect(me.body.data.status).toBe(1)
-    expect(me.body.data.email_verified_at).toBeNull()
+    const client = await as(res.body.data.token)
+    const me = await ok(client.accounts.user())
+    expect(me.role).toBe("user")
+    expect(me.status).toBe(1)
+    expect(me.email_verified_at).toBeNull()
   })
 })
 
@@ -151,8 +158,10 @@ describe("login", () => {
     expect(res.body.data.token).not.toBe(user.token)
     expect(res.headers.get("cache-control")).toBe("no-store")
     // both tokens work: login issues a new one, it does not replace the old
-    expect((await app.get("/v1/user", { token: user.token })).status).toBe(200)
-    expect((await app.get("/v1/user", { token: res.body.data.token })).status).toBe(200)
+    const old = await as(user.token)
+    expect<number>((await ok(old.accounts.user())).id).toBe(user.id)
+    const fresh = await as(res.body.data.token)
+    expect<number>((await ok(fresh.accounts.user())).id).toBe(user.id)
   })
 
   test("a wrong password and an unknown e-mail are the same 401 Invalid credentials.", async () => {
@@ -198,37 +207,31 @@ describe("login", () => {
 describe("tokens [D20]", () => {
   test("logout revokes only the calling token", async () => {
     const user = await register(app)
-    const other = (
-      await app.post("/v1/auth/login", {
-        body: { email: user.email, password: PASSWORD },
-        headers: { "x-forwarded-for": "10.2.0.1" }
-      })
-    ).body.data.token
+    const anonymous = await from("10.2.0.1")
+    const other = (await ok(anonymous.accounts.login({ payload: { email: user.email, password: PASSWORD } }))).token
     const res = await app.post("/v1/auth/logout", { token: user.token })
     expect(res.status).toBe(200)
     expect(res.body).toEqual({ success: true, message: "Successfully logged out.", data: {} })
     const gone = await app.get("/v1/user", { token: user.token })
     expect(gone.status).toBe(401)
     expect(gone.body).toEqual({ success: false, message: "Unauthenticated." })
-    expect((await app.get("/v1/user", { token: other })).status).toBe(200)
+    const still = await as(other)
+    expect<number>((await ok(still.accounts.user())).id).toBe(user.id)
   })
 
   test("logout-all revokes every token of the user, and no other user's", async () => {
     const user = await register(app)
     const stranger = await register(app)
-    const second = (
-      await app.post("/v1/auth/login", {
-        body: { email: user.email, password: PASSWORD },
-        headers: { "x-forwarded-for": "10.2.0.2" }
-      })
-    ).body.data.token
+    const anonymous = await from("10.2.0.2")
+    const second = (await ok(anonymous.accounts.login({ payload: { email: user.email, password: PASSWORD } }))).token
     const res = await app.post("/v1/auth/logout-all", { token: second })
     expect(res.status).toBe(200)
     expect(res.body.success).toBe(true)
     expect(res.body.data).toEqual({})
     expect((await app.get("/v1/user", { token: user.token })).status).toBe(401)
     expect((await app.get("/v1/user", { token: second })).status).toBe(401)
-    expect((await app.get("/v1/user", { token: stranger.token })).status).toBe(200)
+    const theirs = await as(stranger.token)
+    expect<number>((await ok(theirs.accounts.user())).id).toBe(stranger.id)
   })
 
   test("only a SHA-256 of the secret is stored", async () => {
@@ -254,22 +257,24 @@ describe("tokens [D20]", () => {
     const id = Number(user.token.split("|")[0])
     const lastUsed = async () => (await app.sql<{ last_used_at: Date }>`select last_used_at from access_tokens where id = ${id}`)[0]!.last_used_at.getTime()
     const first = await lastUsed()
+    const me = await as(user.token)
     app.clock.advance(30_000)
-    expect((await app.get("/v1/user", { token: user.token })).status).toBe(200)
+    expect<number>((await ok(me.accounts.user())).id).toBe(user.id)
     expect(await lastUsed()).toBe(first)
     app.clock.advance(31_000)
-    expect((await app.get("/v1/user", { token: user.token })).status).toBe(200)
+    expect<number>((await ok(me.accounts.user())).id).toBe(user.id)
     expect(await lastUsed()).toBe(first + 61_000)
     // 29 days later it still works (and is touched); 30 days after that last use it does not
     app.clock.advance(29 * 86_400_000)
-    expect((await app.get("/v1/user", { token: user.token })).status).toBe(200)
+    expect<number>((await ok(me.accounts.user())).id).toBe(user.id)
     app.clock.advance(30 * 86_400_000)
     expect((await app.get("/v1/user", { token: user.token })).status).toBe(401)
   })
 
   test("a disabled user's token stops working on the next request", async () => {
     const user = await register(app)
-    expect((await app.get("/v1/user", { token: user.token })).status).toBe(200)
+    const me = await as(user.token)
+    expect<number>((await ok(me.accounts.user())).id).toBe(user.id)
     await app.sql`update users set status = 0 where id = ${user.id}`
     expect((await app.get("/v1/user", { token: user.token })).status).toBe(401)
     expect((await app.get("/v1/account/profile", { token: user.token })).status).toBe(401)

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test"
 import { makeTestApp, type TestApp } from "../support/app.ts"
+import { ok, typedClient, withToken } from "../support/typed.ts"
 import { anyAddress, freshEmail, PASSWORD, resetTokenOf, waitForMail } from "./helpers.ts"
 
 // [D120] the user's language: chosen at registration from Accept-Language, shown and changed on
@@ -12,15 +13,18 @@ afterAll(() => app.dispose())
 
 const registerIn = async (acceptLanguage: string | undefined, name = "Ada") => {
   const email = freshEmail("locale")
-  const res = await app.post("/v1/auth/register", {
-    headers: { ...anyAddress(), ...(acceptLanguage !== undefined ? { "accept-language": acceptLanguage } : {}) },
-    body: { name, email, password: PASSWORD, password_confirmation: PASSWORD }
+  const anonymous = await typedClient(app, {
+    headers: { ...anyAddress(), ...(acceptLanguage !== undefined ? { "accept-language": acceptLanguage } : {}) }
   })
-  expect(res.status).toBe(201)
-  return { email, token: res.body.data.token as string }
+  // a 201 with the token: the typed client decodes the declared status only
+  const registered = withToken(await ok(anonymous.accounts.register({ payload: { name, email, password: PASSWORD, password_confirmation: PASSWORD } })))
+  return { email, token: registered.token }
 }
 
-const localeOf = async (token: string) => (await app.get("/v1/account/profile", { token })).body.data.locale as string
+const localeOf = async (token: string): Promise<string> => {
+  const me = await typedClient(app, { token })
+  return (await ok(me.accounts.profile())).locale
+}
 
 describe("locale at registration and on the profile [D120]", () => {
   test("registration takes the best-ranked of en, ru, fa, zh in Accept-Language, else en", async () => {
@@ -36,9 +40,9 @@ describe("locale at registration and on the profile [D120]", () => {
     const profile = await app.get("/v1/account/profile", { token })
     expect(Object.keys(profile.body.data).sort()).toEqual(["created_at", "email", "id", "locale", "name"])
     expect(profile.body.data.locale).toBe("en")
-    const changed = await app.put("/v1/account/profile", { token, body: { locale: "zh" } })
-    expect(changed.status).toBe(200)
-    expect(changed.body.message).toBe("Profile updated.")
+    const me = await typedClient(app, { token })
+    const changed = await ok(me.accounts.updateProfile({ payload: { locale: "zh" } }))
+    expect(changed.message).toBe("Profile updated.")
     expect(await localeOf(token)).toBe("zh")
     for (const bad of ["de", "", "ZH", 7, null]) {
       const res = await app.put("/v1/account/profile", { token, body: { locale: bad } })
@@ -47,8 +51,8 @@ describe("locale at registration and on the profile [D120]", () => {
     }
     expect(await localeOf(token)).toBe("zh")
     // the cookie session's user carries it too ([D119])
-    const session = await app.get("/v1/auth/session", { token })
-    expect(session.body.data.user.locale).toBe("zh")
+    const session = await ok(me.accounts.currentSession())
+    expect(session.user.locale).toBe("zh")
   })
 })
 
@@ -65,7 +69,8 @@ describe("mails and pages in the user's language [D120]", () => {
   test("the reset page of a Persian user is in Persian, lang=fa dir=rtl; an unknown address follows Accept-Language", async () => {
     const { email, token } = await registerIn("fa")
     expect(await localeOf(token)).toBe("fa")
-    expect((await app.post("/v1/auth/forgot-password", { headers: anyAddress(), body: { email } })).status).toBe(200)
+    const anonymous = await typedClient(app, { headers: anyAddress() })
+    await ok(anonymous.accounts.forgotPassword({ payload: { email } }))
     const mail = await waitForMail(app, (m) => m.to === email && m.text.includes("/reset-password?token="))
     expect(mail.subject).toBe("بازنشانی گذرواژه")
     const link = new URL(/https?:\/\/\S+\/reset-password\?\S+/.exec(mail.text)![0])

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test"
 import { makeTestApp, type TestApp } from "../support/app.ts"
+import { ok, typedClient } from "../support/typed.ts"
 import { PASSWORD, register, resetTokenOf, verifyTokenOf, waitForMail } from "./helpers.ts"
 
 // [D26] the HTML pages behind the e-mailed links, outside /v1.
@@ -10,6 +11,9 @@ beforeAll(async () => {
 afterAll(() => app.dispose())
 
 const NEW_PASSWORD = "Another-Str0ng-Secret"
+
+/** a typed client without a token, from a client address of its own ([D30]) */
+const from = (address: string) => typedClient(app, { headers: { "x-forwarded-for": address } })
 
 const form = (fields: Record<string, string>) =>
   app.post("/reset-password", {
@@ -33,7 +37,8 @@ describe("GET /verify-email", () => {
     expect(res.status).toBe(200)
     expectAccessibleHtml(res)
     expect(res.text).toContain("Email verified.")
-    expect((await app.get("/v1/user", { token: user.token })).body.data.email_verified_at).not.toBeNull()
+    const me = await typedClient(app, { token: user.token })
+    expect((await ok(me.accounts.user())).email_verified_at).toBeInstanceOf(Date)
     // single use: the second visit explains instead of verifying again
     const again = await app.get(`/verify-email?token=${token}`)
     expect(again.status).toBe(422)
@@ -53,7 +58,8 @@ describe("GET /verify-email", () => {
 
 describe("GET /reset-password and its form", () => {
   const resetToken = async (email: string, ip: string) => {
-    await app.post("/v1/auth/forgot-password", { body: { email }, headers: { "x-forwarded-for": ip } })
+    const anonymous = await from(ip)
+    await ok(anonymous.accounts.forgotPassword({ payload: { email } }))
     return resetTokenOf(await waitForMail(app, (m) => m.to === email && m.subject.toLowerCase().includes("reset")))
   }
 
@@ -88,11 +94,9 @@ describe("GET /reset-password and its form", () => {
     expectAccessibleHtml(res)
     expect(res.text).toContain("Password reset")
     expect((await app.get("/v1/user", { token: user.token })).status).toBe(401)
-    const login = await app.post("/v1/auth/login", {
-      body: { email: user.email, password: NEW_PASSWORD },
-      headers: { "x-forwarded-for": "10.70.0.3" }
-    })
-    expect(login.status).toBe(200)
+    const anonymous = await from("10.70.0.3")
+    const login = await ok(anonymous.accounts.login({ payload: { email: user.email, password: NEW_PASSWORD } }))
+    expect<number>(login.user.id).toBe(user.id)
     // the link is single-use
     const reuse = await form({ token, email: user.email, password: NEW_PASSWORD, password_confirmation: NEW_PASSWORD })
     expect(reuse.status).toBe(422)
@@ -113,10 +117,8 @@ describe("GET /reset-password and its form", () => {
     const mismatch = await form({ token, email: user.email, password: NEW_PASSWORD, password_confirmation: "nope-nope-nope" })
     expect(mismatch.text).toContain("The password field confirmation does not match.")
     // nothing changed yet
-    const login = await app.post("/v1/auth/login", {
-      body: { email: user.email, password: PASSWORD },
-      headers: { "x-forwarded-for": "10.70.0.5" }
-    })
-    expect(login.status).toBe(200)
+    const anonymous = await from("10.70.0.5")
+    const login = await ok(anonymous.accounts.login({ payload: { email: user.email, password: PASSWORD } }))
+    expect<number>(login.user.id).toBe(user.id)
   })
 })

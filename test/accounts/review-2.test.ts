@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test"
 import { Secret, TOTP } from "otpauth"
 import { TOTP_PARAMETERS } from "../../src/accounts/TwoFactor.ts"
 import { makeTestApp, type TestApp } from "../support/app.ts"
+import { ok, type TypedClient, typedClient } from "../support/typed.ts"
 import { anyAddress, freshEmail, PASSWORD, register, settle, waitForMail } from "./helpers.ts"
 
 // Issue 23, the second outside review (rev. 3): the accounts items, one describe per item, each
@@ -20,25 +21,33 @@ const TWO_FACTOR_REQUIRED = { success: false, message: "Two-factor authenticatio
 const codeAt = (target: TestApp, secret: string, offsetMs = 0) =>
   TOTP.generate({ ...TOTP_PARAMETERS, secret: Secret.fromBase32(secret), timestamp: target.clock.get().getTime() + offsetMs })
 
-const newKey = async (target: TestApp, token: string, scopes: ReadonlyArray<string>) => {
-  const res = await target.post("/v1/account/api-keys", { token, body: { name: "automation", scopes } })
-  if (res.status !== 201) throw new Error(`api key: ${res.status} ${res.text}`)
-  return res.body.data.key as string
+type Scopes = Parameters<TypedClient["accounts"]["createApiKey"]>[0]["payload"]["scopes"]
+
+const newKey = async (target: TestApp, token: string, scopes: Scopes) => {
+  const owner = await typedClient(target, { token })
+  return (await ok(owner.accounts.createApiKey({ payload: { name: "automation", scopes } }))).key
 }
 
 /** two-factor sign-in turned on in the session of `token`: the secret, and the code that confirmed it */
 const enrol = async (target: TestApp, token: string) => {
-  const setup = await target.post("/v1/account/2fa", { token })
-  expect(setup.status).toBe(200)
-  const secret = setup.body.data.secret as string
+  const me = await typedClient(target, { token })
+  const secret = (await ok(me.accounts.setUpTwoFactor())).secret
   const code = codeAt(target, secret)
-  const confirmed = await target.post("/v1/account/2fa/confirm", { token, body: { code } })
-  expect(confirmed.status).toBe(200)
+  await ok(me.accounts.confirmTwoFactor({ payload: { code } }))
   return { secret, code }
 }
 
 const login = (target: TestApp, email: string, password: string, extra: Record<string, unknown> = {}) =>
   target.post("/v1/auth/login", { headers: anyAddress(), body: { email, password, ...extra } })
+
+/** a login through the typed client (a 200), from an address of its own: the new token */
+const signIn = async (target: TestApp, email: string, password: string, extra: { otp?: string } = {}) => {
+  const anonymous = await typedClient(target, { headers: anyAddress() })
+  return (await ok(anonymous.accounts.login({ payload: { email, password, ...extra } }))).token
+}
+
+/** the typed client of one token (or API key) */
+const as = (token: string, target: TestApp = app) => typedClient(target, { token })
 
 describe("item 1 [D114]: an API key never changes the e-mail", () => {
   test("PUT /v1/account/profile with `email` through a `write` key: 403 Forbidden., nothing changed, no mail; `name` alone stays a write", async () => {
@@ -55,22 +64,24 @@ describe("item 1 [D114]: an API key never changes the e-mail", () => {
     // even the current address: a key does not send `email` at all
     expect((await app.put("/v1/account/profile", { token: key, body: { email: user.email } })).status).toBe(403)
 
-    const me = await app.get("/v1/user", { token: user.token })
-    expect(me.body.data.email).toBe(user.email)
-    expect(me.body.data.name).toBe("Ada Lovelace")
+    const person = await as(user.token)
+    const me = await ok(person.accounts.user())
+    expect(me.email).toBe(user.email)
+    expect(me.name).toBe("Ada Lovelace")
     await settle()
     expect(app.outbox.slice(mailsBefore).filter((m) => m.to === attacker)).toEqual([])
     // so forgot-password cannot reach the attacker's mailbox
-    await app.post("/v1/auth/forgot-password", { headers: anyAddress(), body: { email: attacker } })
+    const anonymous = await typedClient(app, { headers: anyAddress() })
+    await ok(anonymous.accounts.forgotPassword({ payload: { email: attacker } }))
     await settle()
     expect(app.outbox.filter((m) => m.to === attacker)).toEqual([])
 
-    const renamed = await app.put("/v1/account/profile", { token: key, body: { name: "Ada King" } })
-    expect(renamed.status).toBe(200)
-    expect(renamed.body.data).toEqual({ id: user.id, name: "Ada King", email: user.email })
+    const viaKey = await as(key)
+    const renamed = await ok(viaKey.accounts.updateProfile({ payload: { name: "Ada King" } }))
+    expect<unknown>(renamed.data).toEqual({ id: user.id, name: "Ada King", email: user.email })
     // the person, with a session, still changes it
-    const own = await app.put("/v1/account/profile", { token: user.token, body: { email: freshEmail("own") } })
-    expect(own.status).toBe(200)
+    const own = freshEmail("own")
+    expect((await ok(person.accounts.updateProfile({ payload: { email: own } }))).data.email).toBe(own)
   })
 })
 
@@ -80,13 +91,12 @@ describe("items 3 and 6 [D115]: a second factor that means something", () => {
     try {
       strict.clock.set(app.clock.get())
       const admin = await strict.createUser({ role: "admin" })
-      const signedIn = await login(strict, admin.email, admin.password)
-      expect(signedIn.status).toBe(200)
-      const passwordOnly = signedIn.body.data.token as string
+      const passwordOnly = await signIn(strict, admin.email, admin.password)
       expect((await strict.get("/v1/admin/users", { token: passwordOnly })).body).toEqual(TWO_FACTOR_REQUIRED)
 
       const { secret } = await enrol(strict, passwordOnly)
-      expect((await strict.get("/v1/user", { token: passwordOnly })).body.data.two_factor).toBe(true)
+      const enrolled = await as(passwordOnly, strict)
+      expect((await ok(enrolled.accounts.user())).two_factor).toBe(true)
       const still = await strict.get("/v1/admin/users", { token: passwordOnly })
       expect(still.status).toBe(403)
       expect(still.body).toEqual(TWO_FACTOR_REQUIRED)
@@ -97,16 +107,15 @@ describe("items 3 and 6 [D115]: a second factor that means something", () => {
       expect((await strict.get("/v1/admin/users", { token: admin.token })).status).toBe(403)
 
       strict.clock.advance(61_000)
-      const withCode = await login(strict, admin.email, admin.password, { otp: codeAt(strict, secret) })
-      expect(withCode.status).toBe(200)
-      const strong = withCode.body.data.token as string
-      expect((await strict.get("/v1/admin/users", { token: strong })).status).toBe(200)
+      const strong = await signIn(strict, admin.email, admin.password, { otp: codeAt(strict, secret) })
+      const viaStrong = await as(strong, strict)
+      await ok(viaStrong.accountsAdmin.listUsers({ urlParams: {} }))
       const strongKey = await newKey(strict, strong, ["admin:read"])
-      expect((await strict.get("/v1/admin/users", { token: strongKey })).status).toBe(200)
+      const viaStrongKey = await as(strongKey, strict)
+      await ok(viaStrongKey.accountsAdmin.listUsers({ urlParams: {} }))
 
       // turning 2FA off leaves no token that passes the rule
-      const off = await strict.del("/v1/account/2fa", { token: strong, body: { password: admin.password, code: codeAt(strict, secret, 30_000) } })
-      expect(off.status).toBe(200)
+      await ok(viaStrong.accounts.disableTwoFactor({ payload: { password: admin.password, code: codeAt(strict, secret, 30_000) } }))
       expect((await strict.get("/v1/admin/users", { token: strong })).body).toEqual(TWO_FACTOR_REQUIRED)
     } finally {
       await strict.dispose()
@@ -120,8 +129,7 @@ describe("items 3 and 6 [D115]: a second factor that means something", () => {
     expect(replay.status).toBe(422)
     expect(replay.body.errors).toEqual({ otp: ["The two-factor code is invalid."] })
     app.clock.advance(30_000)
-    const next = await login(app, user.email, user.password, { otp: codeAt(app, secret) })
-    expect(next.status).toBe(200)
+    expect(await signIn(app, user.email, user.password, { otp: codeAt(app, secret) })).toMatch(/^[1-9][0-9]*\|/)
   })
 })
 
@@ -160,11 +168,11 @@ describe("item 9 [D117]: e-mail domains follow host-name rules", () => {
   test("host names that follow the rules still register (an `xn--` label, digits and hyphens inside labels)", async () => {
     for (const address of accepted) {
       const local = `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`
-      const res = await app.post("/v1/auth/register", {
-        headers: anyAddress(),
-        body: { name: "Bob", email: address.replace(/^a@/, `${local}@`), password: PASSWORD, password_confirmation: PASSWORD }
-      })
-      expect(res.status).toBe(201)
+      // a 201: the typed client decodes the declared status only
+      const anonymous = await typedClient(app, { headers: anyAddress() })
+      const email = address.replace(/^a@/, `${local}@`)
+      const registered = await ok(anonymous.accounts.register({ payload: { name: "Bob", email, password: PASSWORD, password_confirmation: PASSWORD } }))
+      expect(registered.user.email).toBe(email)
     }
   })
 })
@@ -181,9 +189,10 @@ describe("item 7 [D117]: a password checked with a session is under the login li
     expect(blocked.status).toBe(429)
     expect(blocked.body).toEqual(TOO_MANY)
     expect(blocked.headers.get("retry-after")).not.toBeNull()
-    expect((await app.get("/v1/user", { token: user.token })).status).toBe(200)
+    const me = await as(user.token)
+    expect<number>((await ok(me.accounts.user())).id).toBe(user.id)
     app.clock.advance(61_000)
-    expect((await app.del("/v1/account", { token: user.token, body: { password: PASSWORD } })).status).toBe(200)
+    await ok(me.accounts.deleteAccount({ payload: { password: PASSWORD } }))
   })
 
   test("PUT /v1/account/password shares the counter: 3 wrong deletes and 2 wrong changes, then 429 on both routes", async () => {
@@ -203,7 +212,8 @@ describe("item 7 [D117]: a password checked with a session is under the login li
     const other = await register(app)
     expect((await app.del("/v1/account", { token: other.token, body: { password: "nope" } })).status).toBe(422)
     app.clock.advance(61_000)
-    expect((await change(PASSWORD)).status).toBe(200)
+    const me = await as(user.token)
+    await ok(me.accounts.changePassword({ payload: { current_password: PASSWORD, password: "An0ther-Long-Pass", password_confirmation: "An0ther-Long-Pass" } }))
   })
 })
 
@@ -260,24 +270,29 @@ describe("item 2 [D114]: what a reset, a password change and logout-all revoke, 
   /** a user with two sessions and one API key */
   const equipped = async () => {
     const user = await register(app)
-    const second = await login(app, user.email, user.password)
-    expect(second.status).toBe(200)
+    const second = await signIn(app, user.email, user.password)
     const key = await newKey(app, user.token, ["read", "write"])
-    expect((await app.get("/v1/user", { token: key })).status).toBe(200)
-    return { ...user, second: second.body.data.token as string, key }
+    const viaKey = await as(key)
+    expect<number>((await ok(viaKey.accounts.user())).id).toBe(user.id)
+    return { ...user, second, key }
   }
   const status = async (token: string) => (await app.get("/v1/user", { token })).status
+  /** the credential still reads the user (a 200, through the typed client) */
+  const alive = async (token: string) => {
+    const client = await as(token)
+    return (await ok(client.accounts.user())).id
+  }
 
   test("a password reset revokes every session and every API key", async () => {
     const user = await equipped()
-    expect((await app.post("/v1/auth/forgot-password", { headers: anyAddress(), body: { email: user.email } })).status).toBe(200)
+    const asker = await typedClient(app, { headers: anyAddress() })
+    await ok(asker.accounts.forgotPassword({ payload: { email: user.email } }))
     const resetMail = await waitForMail(app, (m) => m.to === user.email && m.subject === "Reset your password")
     const token = /\/reset-password\?token=([A-Za-z0-9]+)&email=/.exec(resetMail.text)![1]!
-    const reset = await app.post("/v1/auth/reset-password", {
-      headers: anyAddress(),
-      body: { token, email: user.email, password: "N3w-Long-Password", password_confirmation: "N3w-Long-Password" }
-    })
-    expect(reset.status).toBe(200)
+    const resetter = await typedClient(app, { headers: anyAddress() })
+    await ok(
+      resetter.accounts.resetPassword({ payload: { token, email: user.email, password: "N3w-Long-Password", password_confirmation: "N3w-Long-Password" } })
+    )
     expect(await status(user.token)).toBe(401)
     expect(await status(user.second)).toBe(401)
     expect(await status(user.key)).toBe(401)
@@ -287,26 +302,25 @@ describe("item 2 [D114]: what a reset, a password change and logout-all revoke, 
 
   test("a password change revokes every other session and every API key; the caller's session stays", async () => {
     const user = await equipped()
-    const changed = await app.put("/v1/account/password", {
-      token: user.token,
-      body: { current_password: user.password, password: "N3w-Long-Password", password_confirmation: "N3w-Long-Password" }
-    })
-    expect(changed.status).toBe(200)
-    expect(await status(user.token)).toBe(200)
+    const me = await as(user.token)
+    await ok(
+      me.accounts.changePassword({ payload: { current_password: user.password, password: "N3w-Long-Password", password_confirmation: "N3w-Long-Password" } })
+    )
+    expect<number>(await alive(user.token)).toBe(user.id)
     expect(await status(user.second)).toBe(401)
     expect(await status(user.key)).toBe(401)
-    expect((await app.get("/v1/account/api-keys", { token: user.token })).body.data).toEqual([])
+    expect(await ok(me.accounts.listApiKeys())).toEqual([])
     const mail = await waitForMail(app, (m) => m.to === user.email && m.subject === "Your password was changed")
     expect(mail.text).toContain("Revoked: every other session (1 session) and every API key (1 key)")
   })
 
   test("logout-all revokes every session, the caller's too; the API keys stay, and the mail says both", async () => {
     const user = await equipped()
-    const out = await app.post("/v1/auth/logout-all", { token: user.token })
-    expect(out.status).toBe(200)
+    const me = await as(user.token)
+    await ok(me.accounts.logoutAll())
     expect(await status(user.token)).toBe(401)
     expect(await status(user.second)).toBe(401)
-    expect(await status(user.key)).toBe(200)
+    expect<number>(await alive(user.key)).toBe(user.id)
     const mail = await waitForMail(app, (m) => m.to === user.email && m.subject === "You were signed out everywhere")
     expect(mail.text).toContain("Revoked: every session (2 sessions).")
     expect(mail.text).toContain("Not revoked: your API keys (1 key)")
@@ -329,33 +343,38 @@ describe("item 5 [D117]: e-mail changes are limited, and a name in a mail is one
     expect(toTargets.filter((m) => m.subject === "Verify your e-mail address").length).toBe(3)
     expect(toTargets.length).toBe(5)
     // a name-only change is no e-mail change
-    expect((await app.put("/v1/account/profile", { token: user.token, body: { name: "Still Me" } })).status).toBe(200)
+    const me = await as(user.token)
+    expect((await ok(me.accounts.updateProfile({ payload: { name: "Still Me" } }))).data.name).toBe("Still Me")
     app.clock.advance(3_600_000 + 1_000)
-    expect((await app.put("/v1/account/profile", { token: user.token, body: { email: freshEmail("later") } })).status).toBe(200)
+    const later = freshEmail("later")
+    expect((await ok(me.accounts.updateProfile({ payload: { email: later } }))).data.email).toBe(later)
   })
 
   test("3 a day to any one new address, whichever users change to it; the next day again", async () => {
     const target = freshEmail("bombed")
     const users = await Promise.all([register(app), register(app), register(app), register(app)])
     for (const user of users.slice(0, 3)) {
-      expect((await app.put("/v1/account/profile", { token: user.token, body: { email: target } })).status).toBe(200)
+      const changer = await as(user.token)
+      expect((await ok(changer.accounts.updateProfile({ payload: { email: target } }))).data.email).toBe(target)
       // and away again, so the next one can take it
-      expect((await app.put("/v1/account/profile", { token: user.token, body: { email: freshEmail("away") } })).status).toBe(200)
+      await ok(changer.accounts.updateProfile({ payload: { email: freshEmail("away") } }))
     }
     const fourth = await app.put("/v1/account/profile", { token: users[3]!.token, body: { email: target } })
     expect(fourth.status).toBe(429)
     expect(fourth.body).toEqual(TOO_MANY)
     // another address is not held back for that user
-    expect((await app.put("/v1/account/profile", { token: users[3]!.token, body: { email: freshEmail("other") } })).status).toBe(200)
+    const fourthUser = await as(users[3]!.token)
+    await ok(fourthUser.accounts.updateProfile({ payload: { email: freshEmail("other") } }))
     app.clock.advance(24 * 3_600_000 + 1_000)
-    expect((await app.put("/v1/account/profile", { token: users[3]!.token, body: { email: target } })).status).toBe(200)
+    expect((await ok(fourthUser.accounts.updateProfile({ payload: { email: target } }))).data.email).toBe(target)
   })
 
   test("line breaks in the name become spaces in every mail that names the user", async () => {
     const name = "Eve\r\nClick https://evil.example/login to keep your account\nThe Security Team\u2028PS"
     const user = await register(app, { name })
     const target = freshEmail("new")
-    expect((await app.put("/v1/account/profile", { token: user.token, body: { email: target } })).status).toBe(200)
+    const me = await as(user.token)
+    await ok(me.accounts.updateProfile({ payload: { email: target } }))
     const verification = await waitForMail(app, (m) => m.to === target)
     const notice = await waitForMail(app, (m) => m.to === user.email && m.subject === "Your e-mail address was changed")
     const oneLine = "Hello Eve Click https://evil.example/login to keep your account The Security Team PS,"
@@ -364,7 +383,7 @@ describe("item 5 [D117]: e-mail changes are limited, and a name in a mail is one
       expect(mail.text).not.toContain("\nClick https://evil")
     }
     // a mail from a template (the security mails of [D114]) too
-    await app.post("/v1/auth/logout-all", { token: user.token })
+    await ok(me.accounts.logoutAll())
     const signedOut = await waitForMail(app, (m) => m.to === target && m.subject === "You were signed out everywhere")
     expect(signedOut.text.split("\n")[0]).toBe(oneLine)
     expect(signedOut.html).not.toMatch(/Eve[\r\n\u2028]/)
@@ -374,11 +393,8 @@ describe("item 5 [D117]: e-mail changes are limited, and a name in a mail is one
 describe("item 15: a failed sign-in does the same work whether or not the address is registered", () => {
   test("a wrong password and an unknown address each append one failed sign-in to the audit log (the unknown one naming no one); both 401", async () => {
     const admin = await app.createUser({ role: "admin" })
-    const failures = async () => {
-      const res = await app.get("/v1/admin/audit?action=sign_in_failed", { token: admin.token })
-      expect(res.status).toBe(200)
-      return res.body.meta.total as number
-    }
+    const staff = await as(admin.token)
+    const failures = async () => (await ok(staff.auditAdmin.search({ urlParams: { action: "sign_in_failed" } }))).meta.total
     const user = await register(app)
     const start = await failures()
     const wrong = await login(app, user.email, "not-the-password")
@@ -388,7 +404,7 @@ describe("item 15: a failed sign-in does the same work whether or not the addres
     expect(unknown.status).toBe(401)
     expect(unknown.body).toEqual(wrong.body)
     expect(await failures()).toBe(start + 2)
-    const newest = (await app.get("/v1/admin/audit?action=sign_in_failed", { token: admin.token })).body.data[0]
+    const newest = (await ok(staff.auditAdmin.search({ urlParams: { action: "sign_in_failed" } }))).data[0]
     expect(newest).toMatchObject({ action: "sign_in_failed", actor_id: null, actor_kind: "none", subject_id: null, resource: null })
   })
 })

@@ -6,6 +6,7 @@ import parsePrometheusTextFormat from "parse-prometheus-text-format"
 import { TOTP_PARAMETERS } from "../../src/accounts/TwoFactor.ts"
 import { runJobsOnce } from "../../src/jobs/Jobs.ts"
 import { makeTestApp, type TestApp } from "../support/app.ts"
+import { ok, type TypedClient, typedClient } from "../support/typed.ts"
 import { startTelegramStandIn, type TelegramStandIn } from "../support/telegram-stand-in.ts"
 import { anyAddress, register } from "./helpers.ts"
 
@@ -75,11 +76,14 @@ const update = (chatId: number, text: string, options: { username?: string; type
 const webhook = (body: unknown, secret: string | null = SECRET) =>
   app.post("/v1/webhooks/telegram", { body, headers: secret === null ? {} : { "x-telegram-bot-api-secret-token": secret } })
 
+/** the typed client of one token */
+const as = (token: string, target: TestApp = app) => typedClient(target, { token })
+
+/** a one-time link (a 201: the typed client decodes the declared status only) and its code */
 const createLink = async (user: { token: string }) => {
-  const res = await app.post("/v1/account/telegram/link", { token: user.token })
-  expect(res.status).toBe(201)
-  const url = new URL(res.body.data.url as string)
-  return { res, code: url.searchParams.get("start")! }
+  const me = await as(user.token)
+  const link = await ok(me.telegram.createTelegramLink())
+  return { link, code: new URL(link.url).searchParams.get("start")! }
 }
 
 /** links `chatId` to the user the way a person does it: the link, then /start in the chat */
@@ -92,20 +96,30 @@ const linkChat = async (user: { token: string }, chatId: number, username = "ada
   return code
 }
 
-const status = async (user: { token: string }) => (await app.get("/v1/account/telegram", { token: user.token })).body.data
+const status = async (user: { token: string }) => {
+  const me = await as(user.token)
+  return ok(me.telegram.telegramStatus())
+}
+
+/** the caller's settings, through the typed client */
+const settingsOf = async (user: { token: string }) => {
+  const me = await as(user.token)
+  return ok(me.accounts.settings())
+}
 
 const tickets = new Map<string, number>()
+let staff: TypedClient | undefined
 /** the user's ticket (one each) and a staff reply to it: the ticket-reply notice of [D96] */
 const staffReply = async (user: { token: string }, message: string) => {
   let id = tickets.get(user.token)
   if (id === undefined) {
-    const ticket = await app.post("/v1/tickets", { token: user.token, body: { subject: "Help", message: "Hi" } })
-    expect(ticket.status).toBe(201)
-    id = ticket.body.data.id as number
+    const me = await as(user.token)
+    id = (await ok(me.support.createTicket({ payload: { subject: "Help", message: "Hi" } }))).id
     tickets.set(user.token, id)
   }
-  const reply = await app.post(`/v1/admin/tickets/${id}/reply`, { token: admin.token, body: { message } })
-  expect(reply.status).toBe(201)
+  // a 201 each: the typed client decodes the declared status only
+  staff ??= await as(admin.token)
+  await ok(staff.supportAdmin.staffReply({ path: { ticket: id }, payload: { message } }))
   return id
 }
 
@@ -150,11 +164,18 @@ const initData = (userId: number, authDate = Math.floor(app.clock.get().getTime(
 
 const signIn = (body: unknown) => app.post("/v1/auth/telegram", { headers: anyAddress(), body })
 const signInWebApp = (body: unknown) => app.post("/v1/auth/telegram/webapp", { headers: anyAddress(), body })
+/** a Mini App sign-in through the typed client (a 200), from an address of its own */
+const webAppSignIn = async (init_data: string) => {
+  const anonymous = await typedClient(app, { headers: anyAddress() })
+  return ok(anonymous.telegram.telegramWebAppSignIn({ payload: { init_data } }))
+}
 
 describe("linking [D125]", () => {
   test("POST /v1/account/telegram/link: 201 {url, expires_at}, a one-time t.me link of the bot for 10 minutes", async () => {
     const user = await register(app)
-    const { code, res } = await createLink(user)
+    const res = await app.post("/v1/account/telegram/link", { token: user.token })
+    expect(res.status).toBe(201)
+    const code = new URL(res.body.data.url as string).searchParams.get("start")!
     expect(Object.keys(res.body.data).sort()).toEqual(["expires_at", "url"])
     expect(res.body.data.url).toBe(`https://t.me/${bot.username}?start=${code}`)
     expect(code).toMatch(/^[A-Za-z0-9_-]{16,64}$/)
@@ -177,7 +198,7 @@ describe("linking [D125]", () => {
     const hook = await webhook(start)
     expect(hook.status).toBe(200)
     expect(hook.body).toEqual({ success: true, data: { update_id: updateId, handled: true } })
-    expect(await status(user)).toEqual({ linked: true, username: "ada_l", linked_at: app.clock.get().toISOString() })
+    expect(await status(user)).toEqual({ linked: true, username: "ada_l", linked_at: app.clock.get() })
     expect(await waitUntil(() => bot.to(chat).length === 1)).toBe(true)
     expect(bot.to(chat)[0]!.text).toContain(user.email)
     expect(bot.to(chat)[0]!.text).toContain("linked")
@@ -283,7 +304,8 @@ describe("linking [D125]", () => {
     expect(res.status).toBe(200)
     expect(res.body).toEqual({ success: true, message: "Telegram unlinked.", data: {} })
     expect(await status(user)).toEqual({ linked: false, username: null, linked_at: null })
-    expect((await app.del("/v1/account/telegram", { token: user.token })).status).toBe(200)
+    const me = await as(user.token)
+    expect(await ok(me.telegram.unlinkTelegram())).toBe("Telegram unlinked.")
     await staffReply(user, "After unlinking")
     await Bun.sleep(300)
     expect(bot.to(chat)).toHaveLength(1)
@@ -296,11 +318,12 @@ describe("linking [D125]", () => {
 describe("notices in the linked chat [D125] [D96]", () => {
   test("telegram_notifications: false before linking, true once linked; PUT changes it; 422 for a non-boolean", async () => {
     const user = await register(app)
-    expect((await app.get("/v1/account/settings", { token: user.token })).body.data).toEqual({ email_notifications: true, telegram_notifications: false })
+    expect(await settingsOf(user)).toEqual({ email_notifications: true, telegram_notifications: false })
     await linkChat(user, newChat())
-    expect((await app.get("/v1/account/settings", { token: user.token })).body.data).toEqual({ email_notifications: true, telegram_notifications: true })
-    const put = await app.put("/v1/account/settings", { token: user.token, body: { telegram_notifications: false } })
-    expect(put.body).toEqual({ success: true, message: "Settings updated.", data: { email_notifications: true, telegram_notifications: false } })
+    expect(await settingsOf(user)).toEqual({ email_notifications: true, telegram_notifications: true })
+    const me = await as(user.token)
+    const put = await ok(me.accounts.updateSettings({ payload: { telegram_notifications: false } }))
+    expect(put).toEqual({ message: "Settings updated.", data: { email_notifications: true, telegram_notifications: false } })
     const bad = await app.put("/v1/account/settings", { token: user.token, body: { telegram_notifications: "yes" } })
     expect(bad.status).toBe(422)
     expect(bad.body.errors.telegram_notifications).toEqual(["The telegram notifications field must be true or false."])
@@ -331,7 +354,8 @@ describe("notices in the linked chat [D125] [D96]", () => {
 
   test("[D120] in the user's language: the bot's answer once it knows the user, and the notices; before, the chat's", async () => {
     const user = await register(app)
-    expect((await app.put("/v1/account/profile", { token: user.token, body: { locale: "ru" } })).status).toBe(200)
+    const me = await as(user.token)
+    expect((await ok(me.accounts.updateProfile({ payload: { locale: "ru" } }))).message).toBe("Profile updated.")
     const chat = newChat()
     // the chat's Telegram language is English, the user's Russian: the user's wins
     await linkChat(user, chat)
@@ -361,11 +385,12 @@ describe("notices in the linked chat [D125] [D96]", () => {
     const user = await register(app)
     const chat = newChat()
     await linkChat(user, chat)
-    await app.put("/v1/account/settings", { token: user.token, body: { telegram_notifications: false } })
+    const me = await as(user.token)
+    await ok(me.accounts.updateSettings({ payload: { telegram_notifications: false } }))
     await staffReply(user, "Mail only")
     await Bun.sleep(300)
     expect(bot.to(chat)).toHaveLength(1)
-    await app.put("/v1/account/settings", { token: user.token, body: { telegram_notifications: true, email_notifications: false } })
+    await ok(me.accounts.updateSettings({ payload: { telegram_notifications: true, email_notifications: false } }))
     const mailsBefore = app.outbox.filter((m) => m.to === user.email).length
     await staffReply(user, "Telegram only")
     expect(await waitUntil(() => bot.to(chat).length === 2)).toBe(true)
@@ -442,7 +467,7 @@ describe("notices in the linked chat [D125] [D96]", () => {
     expect(await waitUntil(async () => (await given())[0]?.status === "failed")).toBe(true)
     const [row] = await given()
     expect(row!.last_error).toContain("403")
-    expect((await app.get("/v1/account/settings", { token: user.token })).body.data.telegram_notifications).toBe(false)
+    expect((await settingsOf(user)).telegram_notifications).toBe(false)
     // nothing more is written for that chat
     await staffReply(user, "After the block")
     await Bun.sleep(200)
@@ -520,7 +545,8 @@ describe("sign-in with the Login Widget [D125]", () => {
       data: { token: expect.any(String), user: { id: user.id, name: "Ada Lovelace", email: user.email, status: 1 } }
     })
     expect(res.headers.get("cache-control")).toBe("no-store")
-    expect((await app.get("/v1/user", { token: res.body.data.token })).status).toBe(200)
+    const signedIn = await as(res.body.data.token)
+    expect<number>((await ok(signedIn.accounts.user())).id).toBe(user.id)
     // the same fields again: a replay
     const replay = await signIn(vector)
     expect(replay.status).toBe(401)
@@ -624,9 +650,8 @@ describe("sign-in with a Mini App's initData [D125]", () => {
     const user = await register(app)
     await app.sql`delete from telegram_links where telegram_id = '987654321'`
     await linkChat(user, 987654321)
-    const res = await signInWebApp({ init_data: vector })
-    expect(res.status).toBe(200)
-    expect(res.body.data.user).toEqual({ id: user.id, name: "Ada Lovelace", email: user.email, status: 1 })
+    const signedIn = await webAppSignIn(vector)
+    expect<unknown>(signedIn.user).toEqual({ id: user.id, name: "Ada Lovelace", email: user.email, status: 1 })
     const replay = await signInWebApp({ init_data: vector })
     expect(replay.status).toBe(401)
     expect(replay.body.message).toBe("Invalid Telegram login.")
@@ -657,8 +682,8 @@ describe("sign-in with a Mini App's initData [D125]", () => {
     }
     expect((await signInWebApp({})).body.errors.init_data).toEqual(["The init data field is required."])
     // a signed extra field (Telegram adds some) is part of the string
-    expect((await signInWebApp({ init_data: initData(chat, undefined, { signature: "abc", chat_type: "sender" }) })).status).toBe(200)
-    expect((await signInWebApp({ init_data: good })).status).toBe(200)
+    expect<number>((await webAppSignIn(initData(chat, undefined, { signature: "abc", chat_type: "sender" }))).user.id).toBe(user.id)
+    expect<number>((await webAppSignIn(good)).user.id).toBe(user.id)
   })
 })
 
@@ -670,7 +695,8 @@ describe("Telegram not configured [D125]", () => {
       expect((await plain.post("/v1/account/telegram/link", { token: user.token })).status).toBe(404)
       expect((await plain.post("/v1/webhooks/telegram", { body: {}, headers: { "x-telegram-bot-api-secret-token": SECRET } })).status).toBe(404)
       expect((await plain.post("/v1/auth/telegram", { headers: anyAddress(), body: { id: 1, auth_date: 1, hash: "00" } })).status).toBe(404)
-      expect((await plain.get("/v1/account/telegram", { token: user.token })).body.data).toEqual({ linked: false, username: null, linked_at: null })
+      const me = await as(user.token, plain)
+      expect(await ok(me.telegram.telegramStatus())).toEqual({ linked: false, username: null, linked_at: null })
     } finally {
       await plain.dispose()
     }

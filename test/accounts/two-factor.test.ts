@@ -4,6 +4,7 @@ import { Secret, TOTP } from "otpauth"
 import { matchingStep, TOTP_PARAMETERS } from "../../src/accounts/TwoFactor.ts"
 import { AppKey } from "../../src/platform/Crypto.ts"
 import { makeTestApp, type TestApp } from "../support/app.ts"
+import { ok, typedClient } from "../support/typed.ts"
 import { anyAddress, PASSWORD, register } from "./helpers.ts"
 
 // [D97] two-factor sign-in: TOTP (RFC 6238, SHA-1, 6 digits, 30 s, ±1 step), recovery codes,
@@ -36,16 +37,29 @@ const nextMinute = () => app.clock.advance(61_000)
 const login = (email: string, extra: Record<string, unknown> = {}, password = PASSWORD) =>
   app.post("/v1/auth/login", { headers: anyAddress(), body: { email, password, ...extra } })
 
+/** a login through the typed client (a 200 with a token), from an address of its own */
+const signIn = async (email: string, extra: { otp?: string; recovery_code?: string } = {}, password = PASSWORD) => {
+  const anonymous = await typedClient(app, { headers: anyAddress() })
+  return ok(anonymous.accounts.login({ payload: { email, password, ...extra } }))
+}
+
+/** the typed client of one token */
+const as = (token: string) => typedClient(app, { token })
+
+/** `two_factor` of GET /v1/user, through the typed client */
+const twoFactorOf = async (token: string) => {
+  const me = await as(token)
+  return (await ok(me.accounts.user())).two_factor
+}
+
 /** a registered user with two-factor sign-in on: its secret and recovery codes */
 const withTwoFactor = async () => {
   const user = await register(app)
-  const setup = await app.post("/v1/account/2fa", { token: user.token })
-  expect(setup.status).toBe(200)
-  const secret = setup.body.data.secret as string
-  const confirmed = await app.post("/v1/account/2fa/confirm", { token: user.token, body: { code: codeAt(secret) } })
-  expect(confirmed.status).toBe(200)
+  const me = await as(user.token)
+  const secret = (await ok(me.accounts.setUpTwoFactor())).secret
+  const confirmed = await ok(me.accounts.confirmTwoFactor({ payload: { code: codeAt(secret) } }))
   nextMinute()
-  return { ...user, secret, recoveryCodes: confirmed.body.data.recovery_codes as Array<string> }
+  return { ...user, secret, recoveryCodes: confirmed.data.recovery_codes }
 }
 
 describe("the TOTP of otpauth is RFC 6238's", () => {
@@ -97,7 +111,7 @@ describe("setting it up and turning it on", () => {
     expect(url.searchParams.get("algorithm")).toBe("SHA1")
     expect(url.searchParams.get("digits")).toBe("6")
     expect(url.searchParams.get("period")).toBe("30")
-    expect((await app.get("/v1/user", { token: user.token })).body.data.two_factor).toBe(false)
+    expect(await twoFactorOf(user.token)).toBe(false)
 
     const [row] = await app.sql<{ two_factor_secret: string | null; two_factor_pending: string }>`
       select two_factor_secret, two_factor_pending from users where id = ${user.id}`
@@ -108,25 +122,26 @@ describe("setting it up and turning it on", () => {
 
   test("a second set-up replaces the pending secret: the first one's code no longer confirms", async () => {
     const user = await register(app)
-    const first = (await app.post("/v1/account/2fa", { token: user.token })).body.data.secret as string
-    const second = (await app.post("/v1/account/2fa", { token: user.token })).body.data.secret as string
+    const me = await as(user.token)
+    const first = (await ok(me.accounts.setUpTwoFactor())).secret
+    const second = (await ok(me.accounts.setUpTwoFactor())).secret
     expect(second).not.toBe(first)
     if (codeAt(first) !== codeAt(second)) {
       const stale = await app.post("/v1/account/2fa/confirm", { token: user.token, body: { code: codeAt(first) } })
       expect(stale.status).toBe(422)
       expect(stale.body.errors).toEqual({ code: [INVALID] })
     }
-    const ok = await app.post("/v1/account/2fa/confirm", { token: user.token, body: { code: codeAt(second) } })
-    expect(ok.status).toBe(200)
+    expect((await ok(me.accounts.confirmTwoFactor({ payload: { code: codeAt(second) } }))).message).toBe("Two-factor authentication enabled.")
   })
 
   test("confirm: a wrong code is 422 errors.code; the right one turns it on and hands out 10 recovery codes once", async () => {
     const user = await register(app)
-    const secret = (await app.post("/v1/account/2fa", { token: user.token })).body.data.secret as string
+    const me = await as(user.token)
+    const secret = (await ok(me.accounts.setUpTwoFactor())).secret
     const wrong = await app.post("/v1/account/2fa/confirm", { token: user.token, body: { code: wrongCode(secret) } })
     expect(wrong.status).toBe(422)
     expect(wrong.body).toEqual({ success: false, message: "The given data was invalid.", errors: { code: [INVALID] } })
-    expect((await app.get("/v1/user", { token: user.token })).body.data.two_factor).toBe(false)
+    expect(await twoFactorOf(user.token)).toBe(false)
 
     const missing = await app.post("/v1/account/2fa/confirm", { token: user.token, body: {} })
     expect(missing.status).toBe(422)
@@ -140,7 +155,7 @@ describe("setting it up and turning it on", () => {
     expect(codes).toHaveLength(10)
     expect(new Set(codes).size).toBe(10)
     for (const code of codes) expect(code).toMatch(/^[a-z0-9]{5}-[a-z0-9]{5}$/)
-    expect((await app.get("/v1/user", { token: user.token })).body.data.two_factor).toBe(true)
+    expect(await twoFactorOf(user.token)).toBe(true)
 
     // stored as hashes only; the secret sealed
     const [row] = await app.sql<{ two_factor_secret: string; recovery: string }>`
@@ -185,11 +200,8 @@ describe("through the typed client", () => {
     const me = await Effect.runPromise(client.accounts.user())
     expect(me.two_factor).toBe(true)
     nextMinute()
-    const signedIn = await Effect.runPromise(
-      (await app.client()).accounts.login({
-        payload: { email: user.email, password: PASSWORD, otp: codeAt(setup.secret) }
-      })
-    )
+    const anonymous = await app.client()
+    const signedIn = await Effect.runPromise(anonymous.accounts.login({ payload: { email: user.email, password: PASSWORD, otp: codeAt(setup.secret) } }))
     expect(signedIn.user.email).toBe(user.email)
   })
 })
@@ -211,10 +223,9 @@ describe("login with two-factor sign-in on", () => {
     expect(wrong.body).toEqual({ success: false, message: "The given data was invalid.", errors: { otp: [INVALID] } })
 
     const code = codeAt(user.secret)
-    const ok = await login(user.email, { otp: code })
-    expect(ok.status).toBe(200)
-    expect(ok.body.data.token).toMatch(/^[1-9][0-9]*\|[A-Za-z0-9]{40}$/)
-    expect((await app.get("/v1/user", { token: ok.body.data.token })).body.data.two_factor).toBe(true)
+    const signedIn = await signIn(user.email, { otp: code })
+    expect(signedIn.token).toMatch(/^[1-9][0-9]*\|[A-Za-z0-9]{40}$/)
+    expect(await twoFactorOf(signedIn.token)).toBe(true)
 
     const replay = await login(user.email, { otp: code })
     expect(replay.status).toBe(422)
@@ -223,8 +234,8 @@ describe("login with two-factor sign-in on", () => {
 
   test("a code of the previous or the next step is accepted (±1), then no code of an earlier or the same step; two steps away never", async () => {
     const user = await withTwoFactor()
-    expect((await login(user.email, { otp: codeAt(user.secret, -STEP) })).status).toBe(200)
-    expect((await login(user.email, { otp: codeAt(user.secret, STEP) })).status).toBe(200)
+    expect<number>((await signIn(user.email, { otp: codeAt(user.secret, -STEP) })).user.id).toBe(user.id)
+    expect<number>((await signIn(user.email, { otp: codeAt(user.secret, STEP) })).user.id).toBe(user.id)
     // the next step was used: the current one (and the previous) are behind it
     const current = codeAt(user.secret)
     if (current !== codeAt(user.secret, STEP)) expect((await login(user.email, { otp: current })).status).toBe(422)
@@ -235,7 +246,7 @@ describe("login with two-factor sign-in on", () => {
       expect(res.status).toBe(422)
       expect(res.body.errors).toEqual({ otp: [INVALID] })
     }
-    expect((await login(user.email, { otp: ` ${codeAt(user.secret).slice(0, 3)} ${codeAt(user.secret).slice(3)} ` })).status).toBe(200)
+    expect<number>((await signIn(user.email, { otp: ` ${codeAt(user.secret).slice(0, 3)} ${codeAt(user.secret).slice(3)} ` })).user.id).toBe(user.id)
   })
 
   test("the same code sent twice at once signs in once", async () => {
@@ -248,13 +259,12 @@ describe("login with two-factor sign-in on", () => {
   test("a recovery code signs in once; written in capitals or without its dash it is the same code; a wrong one is 422 errors.otp", async () => {
     const user = await withTwoFactor()
     const [first, second] = user.recoveryCodes
-    const ok = await login(user.email, { recovery_code: first })
-    expect(ok.status).toBe(200)
-    expect(typeof ok.body.data.token).toBe("string")
+    const signedIn = await signIn(user.email, { recovery_code: first! })
+    expect(typeof signedIn.token).toBe("string")
     const reused = await login(user.email, { recovery_code: first })
     expect(reused.status).toBe(422)
     expect(reused.body.errors).toEqual({ otp: [INVALID] })
-    expect((await login(user.email, { recovery_code: second!.toUpperCase().replace("-", "") })).status).toBe(200)
+    expect<number>((await signIn(user.email, { recovery_code: second!.toUpperCase().replace("-", "") })).user.id).toBe(user.id)
     const wrong = await login(user.email, { recovery_code: "aaaaa-bbbbb" })
     expect(wrong.status).toBe(422)
     expect(wrong.body.errors).toEqual({ otp: [INVALID] })
@@ -264,8 +274,8 @@ describe("login with two-factor sign-in on", () => {
 
   test("a user without two-factor sign-in logs in as before; an otp sent along is ignored", async () => {
     const user = await register(app)
-    expect((await login(user.email)).status).toBe(200)
-    expect((await login(user.email, { otp: "123456" })).status).toBe(200)
+    expect<number>((await signIn(user.email)).user.id).toBe(user.id)
+    expect<number>((await signIn(user.email, { otp: "123456" })).user.id).toBe(user.id)
   })
 
   test("wrong second factors count against the login limit ([D30])", async () => {
@@ -288,13 +298,13 @@ describe("turning it off", () => {
     const missing = await app.del("/v1/account/2fa", { token: user.token, body: {} })
     expect(missing.status).toBe(422)
     expect(missing.body.errors).toEqual({ password: ["The password field is required."], code: ["The code field is required."] })
-    expect((await app.get("/v1/user", { token: user.token })).body.data.two_factor).toBe(true)
+    expect(await twoFactorOf(user.token)).toBe(true)
 
     const res = await app.del("/v1/account/2fa", { token: user.token, body: { password: PASSWORD, code: codeAt(user.secret) } })
     expect(res.status).toBe(200)
     expect(res.body).toEqual({ success: true, message: "Two-factor authentication disabled.", data: {} })
-    expect((await app.get("/v1/user", { token: user.token })).body.data.two_factor).toBe(false)
-    expect((await login(user.email)).status).toBe(200)
+    expect(await twoFactorOf(user.token)).toBe(false)
+    expect<number>((await signIn(user.email)).user.id).toBe(user.id)
     const [row] = await app.sql<{ secret: string | null; n: number }>`
       select two_factor_secret as secret, cardinality(two_factor_recovery) as n from users where id = ${user.id}`
     expect(row).toEqual({ secret: null, n: 0 })
@@ -306,9 +316,11 @@ describe("turning it off", () => {
 
   test("a recovery code stands in for the code", async () => {
     const user = await withTwoFactor()
-    const res = await app.del("/v1/account/2fa", { token: user.token, body: { password: PASSWORD, code: user.recoveryCodes[3] } })
-    expect(res.status).toBe(200)
-    expect((await app.get("/v1/user", { token: user.token })).body.data.two_factor).toBe(false)
+    const me = await as(user.token)
+    expect(await ok(me.accounts.disableTwoFactor({ payload: { password: PASSWORD, code: user.recoveryCodes[3]! } }))).toBe(
+      "Two-factor authentication disabled."
+    )
+    expect(await twoFactorOf(user.token)).toBe(false)
   })
 })
 
@@ -323,7 +335,8 @@ describe("guessing codes", () => {
     expect(blocked.status).toBe(429)
     expect(blocked.body).toEqual({ success: false, message: "Too Many Attempts." })
     nextMinute()
-    expect((await app.del("/v1/account/2fa", { token: user.token, body: { password: PASSWORD, code: codeAt(user.secret) } })).status).toBe(200)
+    const me = await as(user.token)
+    await ok(me.accounts.disableTwoFactor({ payload: { password: PASSWORD, code: codeAt(user.secret) } }))
   })
 })
 
@@ -336,29 +349,32 @@ describe("ADMIN_REQUIRE_2FA", () => {
       const refused = await strict.get("/v1/admin/users", { token: admin.token })
       expect(refused.status).toBe(403)
       expect(refused.body).toEqual({ success: false, message: "Two-factor authentication required." })
-      expect((await strict.get("/v1/user", { token: admin.token })).status).toBe(200)
+      const asAdmin = await typedClient(strict, { token: admin.token })
+      expect((await ok(asAdmin.accounts.user())).id).toBe(admin.id)
       const user = await strict.createUser()
       const notAdmin = await strict.get("/v1/admin/users", { token: user.token })
       expect(notAdmin.status).toBe(403)
       expect(notAdmin.body).toEqual({ success: false, message: "Forbidden." })
 
-      const secret = (await strict.post("/v1/account/2fa", { token: admin.token })).body.data.secret as string
-      const confirmed = await strict.post("/v1/account/2fa/confirm", { token: admin.token, body: { code: codeAt(secret) } })
-      expect(confirmed.status).toBe(200)
+      const secret = (await ok(asAdmin.accounts.setUpTwoFactor())).secret
+      await ok(asAdmin.accounts.confirmTwoFactor({ payload: { code: codeAt(secret) } }))
       // [D115] (rev. 3 of [D97]): the password-only token stays refused; a login with the code passes
       expect((await strict.get("/v1/admin/users", { token: admin.token })).body).toEqual({ success: false, message: "Two-factor authentication required." })
       strict.clock.advance(61_000)
-      const signedIn = await strict.post("/v1/auth/login", {
-        headers: anyAddress(),
-        body: { email: admin.email, password: admin.password, otp: codeAt(secret, strict.clock.get().getTime() - app.clock.get().getTime()) }
-      })
-      expect(signedIn.status).toBe(200)
-      expect((await strict.get("/v1/admin/users", { token: signedIn.body.data.token })).status).toBe(200)
+      const anonymous = await typedClient(strict, { headers: anyAddress() })
+      const signedIn = await ok(
+        anonymous.accounts.login({
+          payload: { email: admin.email, password: admin.password, otp: codeAt(secret, strict.clock.get().getTime() - app.clock.get().getTime()) }
+        })
+      )
+      const withCode = await typedClient(strict, { token: signedIn.token })
+      await ok(withCode.accountsAdmin.listUsers({ urlParams: {} }))
     } finally {
       await strict.dispose()
     }
     // without the variable an admin needs no second factor
     const admin = await app.createUser({ role: "admin" })
-    expect((await app.get("/v1/admin/users", { token: admin.token })).status).toBe(200)
+    const asAdmin = await as(admin.token)
+    await ok(asAdmin.accountsAdmin.listUsers({ urlParams: {} }))
   })
 })
