@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test"
 import { runJobsOnce } from "../../src/jobs/Jobs.ts"
 import { makeTestApp, type TestApp } from "../support/app.ts"
+import { ok, typedClient } from "../support/typed.ts"
 
 // [D109] the balance: per currency, a ledger that always sums to it, applied to every new invoice
 // (order, renewal), an invoice covered whole paid at once (gateway `balance`), a cancelled invoice
@@ -19,10 +20,23 @@ beforeAll(async () => {
 })
 afterAll(() => app.dispose())
 
-const credit = (userId: number, amount: string | number, currency = "USD", reason = "Goodwill") =>
+/** an admin's credit (or debit) in cents through the typed client; it decodes only the declared 201 */
+const credit = async (userId: number, cents: number, currency = "USD", reason = "Goodwill") => {
+  const boss = await typedClient(app, { token: admin.token })
+  return ok(boss.balanceAdmin.adjustBalance({ path: { user: userId }, payload: { amount: cents, currency, reason } }))
+}
+/** the same on the wire, for the 4xx envelopes and the amount as a JSON number */
+const creditWire = (userId: number, amount: string | number, currency = "USD", reason = "Goodwill") =>
   app.post(`/v1/admin/users/${userId}/balance`, { token: admin.token, body: { amount, currency, reason } })
 
-const balanceOf = async (token: string) => (await app.get("/v1/account/balance", { token })).body.data as Array<{ currency: string; amount: string }>
+const balanceOf = async (token: string) => {
+  const me = await typedClient(app, { token })
+  return ok(me.balance.getBalance())
+}
+const ledgerOf = async (token: string, page?: number) => {
+  const me = await typedClient(app, { token })
+  return ok(me.balance.listBalanceTransactions({ urlParams: page === undefined ? {} : { page } }))
+}
 
 /** the ledger's sum per currency equals the balance ([D109]'s invariant), read from the database */
 const expectLedgerSumsToBalance = async (userId: number) => {
@@ -36,16 +50,16 @@ const expectLedgerSumsToBalance = async (userId: number) => {
 describe("admin credits and debits [D109] [D100]", () => {
   test("a credit answers 201 with the new balance and its ledger row; the balance lists it; the write is audited", async () => {
     const user = await app.createUser()
-    const res = await credit(user.id, "15.50", "usd", "Compensation for the outage")
-    expect(res.status).toBe(201)
-    expect(res.body.data).toMatchObject({
+    const res = await credit(user.id, 1550, "usd", "Compensation for the outage")
+    expect(res).toMatchObject({
       currency: "USD",
       amount: "15.50",
       transaction: { amount: "15.50", currency: "USD", reason: "Compensation for the outage", invoice_uuid: null }
     })
-    expect(typeof res.body.data.transaction.id).toBe("number")
+    expect(typeof res.transaction.id).toBe("number")
     expect(await balanceOf(user.token)).toEqual([{ currency: "USD", amount: "15.50" }])
-    const debit = await credit(user.id, -5.25)
+    // a JSON number is an amount too
+    const debit = await creditWire(user.id, -5.25)
     expect(debit.status).toBe(201)
     expect(debit.body.data).toMatchObject({ amount: "10.25", transaction: { amount: "-5.25" } })
     const audit = await app.sql<{ resource: string; actor_id: number }>`
@@ -59,21 +73,21 @@ describe("admin credits and debits [D109] [D100]", () => {
 
   test("a debit below zero is 422 errors.amount `Insufficient balance.` and changes nothing; so is a debit of a currency never credited", async () => {
     const user = await app.createUser()
-    await credit(user.id, "3.00")
-    const res = await credit(user.id, "-3.01")
+    await credit(user.id, 300)
+    const res = await creditWire(user.id, "-3.01")
     expect(res.status).toBe(422)
     expect(res.body.errors).toEqual({ amount: ["Insufficient balance."] })
-    const eur = await credit(user.id, "-1.00", "EUR")
+    const eur = await creditWire(user.id, "-1.00", "EUR")
     expect(eur.status).toBe(422)
     expect(eur.body.errors).toEqual({ amount: ["Insufficient balance."] })
     expect(await balanceOf(user.token)).toEqual([{ currency: "USD", amount: "3.00" }])
-    const ledger = await app.get("/v1/account/balance/transactions", { token: user.token })
-    expect(ledger.body.data).toHaveLength(1)
+    const ledger = await ledgerOf(user.token)
+    expect(ledger.data).toHaveLength(1)
   })
 
   test("bad input: 0.00, three decimals, a bad currency, a missing or too long reason: 422 naming each; unknown user 404; a user 403", async () => {
     const user = await app.createUser()
-    const zero = await credit(user.id, "0.00")
+    const zero = await creditWire(user.id, "0.00")
     expect(zero.status).toBe(422)
     expect(zero.body.errors.amount).toEqual(["The amount field must not be zero."])
     const bad = await app.post(`/v1/admin/users/${user.id}/balance`, { token: admin.token, body: { amount: "1.234", currency: "US", reason: "x".repeat(256) } })
@@ -82,7 +96,7 @@ describe("admin credits and debits [D109] [D100]", () => {
     const missing = await app.post(`/v1/admin/users/${user.id}/balance`, { token: admin.token, body: {} })
     expect(missing.status).toBe(422)
     expect(missing.body.errors.reason).toEqual(["The reason field is required."])
-    expect((await credit(999_999, "1.00")).status).toBe(404)
+    expect((await creditWire(999_999, "1.00")).status).toBe(404)
     expect((await app.post(`/v1/admin/users/${user.id}/balance`, { token: user.token, body: { amount: "1.00", currency: "USD", reason: "x" } })).status).toBe(
       403
     )
@@ -92,62 +106,65 @@ describe("admin credits and debits [D109] [D100]", () => {
 describe("the balance pays invoices [D109]", () => {
   test("an order takes what it can: amount is what is left, balance_applied shows the rest, the ledger names the invoice; cancelling gives it back", async () => {
     const user = await app.createUser()
-    await credit(user.id, "4.00")
-    const order = await app.post("/v1/orders", { token: user.token, body: { plan_id: 1, cycle_id: 1 } })
-    expect(order.status).toBe(201)
-    expect(order.body.data).toMatchObject({ amount: "6.00", balance_applied: "4.00", status: "pending", gateway: "manual" })
+    const me = await typedClient(app, { token: user.token })
+    await credit(user.id, 400)
+    // the typed client decodes only the declared 201
+    const order = await ok(me.billing.placeOrder({ payload: { plan_id: 1, cycle_id: 1 } }))
+    expect(order).toMatchObject({ amount: "6.00", balance_applied: "4.00", status: "pending", gateway: "manual" })
     expect(await balanceOf(user.token)).toEqual([{ currency: "USD", amount: "0.00" }])
-    const ledger = await app.get("/v1/account/balance/transactions", { token: user.token })
-    expect(ledger.body.data[0]).toMatchObject({ amount: "-4.00", currency: "USD", invoice_uuid: order.body.data.uuid })
+    const ledger = await ok(me.balance.listBalanceTransactions({ urlParams: {} }))
+    expect(ledger.data[0]).toMatchObject({ amount: "-4.00", currency: "USD", invoice_uuid: order.uuid })
     // an order in another currency takes nothing from the USD balance
-    const cancelled = await app.post(`/v1/invoices/${order.body.data.uuid}/cancel`, { token: user.token })
-    expect(cancelled.status).toBe(200)
+    const cancelled = await ok(me.billing.cancelInvoice({ path: { invoice: order.uuid } }))
+    expect(cancelled.status).toBe("cancelled")
     expect(await balanceOf(user.token)).toEqual([{ currency: "USD", amount: "4.00" }])
-    const after = await app.get("/v1/account/balance/transactions", { token: user.token })
-    expect(after.body.data[0]).toMatchObject({ amount: "4.00", reason: "Invoice cancelled", invoice_uuid: order.body.data.uuid })
-    const eur = await app.post("/v1/orders", { token: user.token, body: { plan_id: 1, cycle_id: 2 } })
-    expect(eur.body.data).toMatchObject({ amount: "9.00", balance_applied: "0.00", currency: "EUR" })
+    const after = await ok(me.balance.listBalanceTransactions({ urlParams: {} }))
+    expect(after.data[0]).toMatchObject({ amount: "4.00", reason: "Invoice cancelled", invoice_uuid: order.uuid })
+    const eur = await ok(me.billing.placeOrder({ payload: { plan_id: 1, cycle_id: 2 } }))
+    expect(eur).toMatchObject({ amount: "9.00", balance_applied: "0.00", currency: "EUR" })
     await expectLedgerSumsToBalance(user.id)
   })
 
   test("an invoice the balance covers whole is paid at once with gateway `balance`, activates the service, and writes a receipt", async () => {
     const user = await app.createUser()
-    await credit(user.id, "25.00")
-    const order = await app.post("/v1/orders", { token: user.token, body: { plan_id: 1, cycle_id: 1 } })
-    expect(order.status).toBe(201)
-    expect(order.body.data).toMatchObject({ amount: "0.00", balance_applied: "10.00", status: "paid", gateway: "balance" })
-    expect(order.body.data.paid_at).not.toBeNull()
-    const current = await app.get("/v1/services/current", { token: user.token })
-    expect(current.status).toBe(200)
-    expect(current.body.data).toMatchObject({ status: "active", plan: { id: 1 } })
+    const me = await typedClient(app, { token: user.token })
+    await credit(user.id, 2500)
+    const order = await ok(me.billing.placeOrder({ payload: { plan_id: 1, cycle_id: 1 } }))
+    expect(order).toMatchObject({ amount: "0.00", balance_applied: "10.00", status: "paid", gateway: "balance" })
+    expect(order.paid_at).not.toBeNull()
+    const current = await ok(me.services.currentService())
+    expect(current).toMatchObject({ status: "active", plan: { id: 1 } })
     expect(await balanceOf(user.token)).toEqual([{ currency: "USD", amount: "15.00" }])
     // the receipt ([D96]) says what the balance paid; the jobs send it
-    const receipt = () => app.outbox.find((m) => m.to === user.email && m.subject === `Receipt for invoice ${order.body.data.uuid}`)
+    const receipt = () => app.outbox.find((m) => m.to === user.email && m.subject === `Receipt for invoice ${order.uuid}`)
     for (let i = 0; i < 20 && receipt() === undefined; i++) await app.run(runJobsOnce)
     expect(receipt()?.text).toContain("From your balance: 10.00 USD")
     // paid: it cannot be cancelled, and nothing goes back
-    expect((await app.post(`/v1/invoices/${order.body.data.uuid}/cancel`, { token: user.token })).status).toBe(422)
+    expect((await app.post(`/v1/invoices/${order.uuid}/cancel`, { token: user.token })).status).toBe(422)
     expect(await balanceOf(user.token)).toEqual([{ currency: "USD", amount: "15.00" }])
     await expectLedgerSumsToBalance(user.id)
   })
 
   test("two orders at once on a balance that pays one: exactly one is paid by it, the other pays nothing from it; never negative", async () => {
     const user = await app.createUser()
-    await credit(user.id, "10.00")
-    const results = await Promise.all(Array.from({ length: 4 }, () => app.post("/v1/orders", { token: user.token, body: { plan_id: 1, cycle_id: 1 } })))
-    expect(results.map((r) => r.status)).toEqual([201, 201, 201, 201])
-    const applied = results.map((r) => r.body.data.balance_applied as string).sort()
+    const me = await typedClient(app, { token: user.token })
+    await credit(user.id, 1000)
+    // real parallel requests; each typed call decodes only the declared 201
+    const results = await Promise.all(Array.from({ length: 4 }, () => ok(me.billing.placeOrder({ payload: { plan_id: 1, cycle_id: 1 } }))))
+    expect(results).toHaveLength(4)
+    const applied = results.map((r) => r.balance_applied).sort()
     expect(applied).toEqual(["0.00", "0.00", "0.00", "10.00"])
-    expect(results.filter((r) => r.body.data.status === "paid")).toHaveLength(1)
+    expect(results.filter((r) => r.status === "paid")).toHaveLength(1)
     expect(await balanceOf(user.token)).toEqual([{ currency: "USD", amount: "0.00" }])
     await expectLedgerSumsToBalance(user.id)
   })
 
   test("partial balances race too: 3 orders of 10.00 on 25.00 spend exactly 25.00 in total", async () => {
     const user = await app.createUser()
-    await credit(user.id, "25.00")
-    const results = await Promise.all(Array.from({ length: 3 }, () => app.post("/v1/orders", { token: user.token, body: { plan_id: 1, cycle_id: 1 } })))
-    const cents = results.map((r) => Math.round(Number(r.body.data.balance_applied) * 100)).sort((a, b) => a - b)
+    const me = await typedClient(app, { token: user.token })
+    await credit(user.id, 2500)
+    const results = await Promise.all(Array.from({ length: 3 }, () => ok(me.billing.placeOrder({ payload: { plan_id: 1, cycle_id: 1 } }))))
+    const cents = results.map((r) => Math.round(Number(r.balance_applied) * 100)).sort((a, b) => a - b)
     expect(cents).toEqual([500, 1000, 1000])
     expect(await balanceOf(user.token)).toEqual([{ currency: "USD", amount: "0.00" }])
     await expectLedgerSumsToBalance(user.id)
@@ -155,18 +172,19 @@ describe("the balance pays invoices [D109]", () => {
 
   test("the ledger pages like invoices: newest first, 15 a page, meta and links", async () => {
     const user = await app.createUser()
-    for (let i = 1; i <= 16; i++) await credit(user.id, `${i}.00`)
-    const p1 = await app.get("/v1/account/balance/transactions", { token: user.token })
-    expect(p1.body.meta).toEqual({ current_page: 1, last_page: 2, per_page: 15, total: 16 })
-    expect(p1.body.data[0]).toMatchObject({ amount: "16.00" })
-    expect(p1.body.links.next).toBe("http://localhost:3000/v1/account/balance/transactions?page=2")
-    const p2 = await app.get("/v1/account/balance/transactions?page=2", { token: user.token })
-    expect(p2.body.data).toHaveLength(1)
-    expect(p2.body.data[0]).toMatchObject({ amount: "1.00" })
+    const me = await typedClient(app, { token: user.token })
+    for (let i = 1; i <= 16; i++) await credit(user.id, i * 100)
+    const p1 = await ok(me.balance.listBalanceTransactions({ urlParams: {} }))
+    expect(p1.meta).toEqual({ current_page: 1, last_page: 2, per_page: 15, total: 16 })
+    expect(p1.data[0]).toMatchObject({ amount: "16.00" })
+    expect(p1.links.next).toBe("http://localhost:3000/v1/account/balance/transactions?page=2")
+    const p2 = await ok(me.balance.listBalanceTransactions({ urlParams: { page: 2 } }))
+    expect(p2.data).toHaveLength(1)
+    expect(p2.data[0]).toMatchObject({ amount: "1.00" })
     // issue 27: a page past the end still counts the total
-    const p3 = await app.get("/v1/account/balance/transactions?page=3", { token: user.token })
-    expect(p3.body.data).toEqual([])
-    expect(p3.body.meta).toEqual({ current_page: 3, last_page: 2, per_page: 15, total: 16 })
+    const p3 = await ledgerOf(user.token, 3)
+    expect(p3.data).toEqual([])
+    expect(p3.meta).toEqual({ current_page: 3, last_page: 2, per_page: 15, total: 16 })
     expect((await app.get("/v1/account/balance/transactions?page=0", { token: user.token })).status).toBe(422)
     expect((await app.get("/v1/account/balance")).status).toBe(401)
   })
@@ -176,28 +194,29 @@ describe("the balance pays invoices [D109]", () => {
     app.clock.set(start)
     admin = await app.createUser({ role: "admin" })
     const user = await app.createUser()
-    await credit(user.id, "10.00")
-    const first = await app.post("/v1/orders", { token: user.token, body: { plan_id: 1, cycle_id: 1 } })
-    expect(first.body.data.status).toBe("paid")
+    const me = await typedClient(app, { token: user.token })
+    await credit(user.id, 1000)
+    const first = await ok(me.billing.placeOrder({ payload: { plan_id: 1, cycle_id: 1 } }))
+    expect(first.status).toBe("paid")
     const expiresAt = new Date(start.getTime() + 30 * DAY)
-    await credit(user.id, "10.00")
+    await credit(user.id, 1000)
     app.clock.set(new Date(expiresAt.getTime() - 2 * DAY))
     await app.run(runJobsOnce)
-    const invoices = await app.get("/v1/invoices", { token: user.token })
-    expect(invoices.body.data).toHaveLength(2)
-    const renewal = await app.get(`/v1/invoices/${invoices.body.data[0].uuid}`, { token: user.token })
-    expect(renewal.body.data).toMatchObject({ status: "paid", gateway: "balance", balance_applied: "10.00", amount: "0.00" })
-    const service = await app.get("/v1/services/current", { token: user.token })
-    expect(service.body.data.expires_at).toBe(new Date(expiresAt.getTime() + 30 * DAY).toISOString())
+    const invoices = await ok(me.billing.listInvoices({ urlParams: {} }))
+    expect(invoices.data).toHaveLength(2)
+    const renewal = await ok(me.billing.getInvoice({ path: { invoice: invoices.data[0]!.uuid } }))
+    expect(renewal).toMatchObject({ status: "paid", gateway: "balance", balance_applied: "10.00", amount: "0.00" })
+    const service = await ok(me.services.currentService())
+    expect(service.expires_at).toBe(new Date(expiresAt.getTime() + 30 * DAY).toISOString())
 
     // a pending order partly paid by the balance, left unpaid past its due date
-    await credit(user.id, "3.00")
-    const pending = await app.post("/v1/orders", { token: user.token, body: { plan_id: 1, cycle_id: 1 } })
-    expect(pending.body.data).toMatchObject({ status: "pending", balance_applied: "3.00", amount: "7.00" })
+    await credit(user.id, 300)
+    const pending = await ok(me.billing.placeOrder({ payload: { plan_id: 1, cycle_id: 1 } }))
+    expect(pending).toMatchObject({ status: "pending", balance_applied: "3.00", amount: "7.00" })
     app.clock.advance(8 * DAY)
     await app.run(runJobsOnce)
-    const gone = await app.get(`/v1/invoices/${pending.body.data.uuid}`, { token: user.token })
-    expect(gone.body.data.status).toBe("cancelled")
+    const gone = await ok(me.billing.getInvoice({ path: { invoice: pending.uuid } }))
+    expect(gone.status).toBe("cancelled")
     expect(await balanceOf(user.token)).toEqual([{ currency: "USD", amount: "3.00" }])
     await expectLedgerSumsToBalance(user.id)
   })

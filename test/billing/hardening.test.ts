@@ -3,12 +3,14 @@ import { createHmac } from "node:crypto"
 import { freshEmail, PASSWORD, register, verifyTokenOf, waitForMail } from "../accounts/helpers.ts"
 import { catalogAdmin, freshAddress } from "../catalog/helpers.ts"
 import { makeTestApp, type TestApp } from "../support/app.ts"
+import { ok, type TypedClient, typedClient } from "../support/typed.ts"
 
 // Issue 14 in the money rooms: promos per caller and invoice cancellation ([D33] rev. 2), the
 // webhook's amount, currency and gateway ([D40] rev. 2), a trial once per e-mail address ever
 // ([D35] rev. 2).
 let app: TestApp
 let admin: Awaited<ReturnType<typeof catalogAdmin>>
+let boss: TypedClient
 let basic: { id: number }
 let monthly: { id: number }
 let trialPlan: { id: number }
@@ -20,6 +22,7 @@ const DAY = 86_400_000
 beforeAll(async () => {
   app = await makeTestApp()
   admin = await catalogAdmin(app)
+  boss = await typedClient(app, { token: admin.token })
   basic = await admin.createPlan({ name: "Basic" })
   monthly = await admin.createCycle(basic.id, { price: "10.00", currency: "USD" })
   trialPlan = await admin.createPlan({ name: "Trial", trial_days: 7 })
@@ -29,7 +32,18 @@ beforeAll(async () => {
 })
 afterAll(() => app.dispose())
 
+/** an order on the wire, for its 422 envelopes */
 const order = (token: string, body: Record<string, unknown>) => app.post("/v1/orders", { token, body })
+/** an order through the typed client: `ok` answers only the declared 201 (anything else fails the test) */
+const placed = async (token: string, payload: { plan_id: number; cycle_id: number; promo_code?: string }) => {
+  const me = await typedClient(app, { token })
+  return ok(me.billing.placeOrder({ payload }))
+}
+/** a promo the caller may use: `ok` answers only the declared 200 (a client address of its own, [D30]) */
+const validOk = async (code: string, token?: string) => {
+  const caller = await typedClient(app, { ...(token === undefined ? {} : { token }), headers: freshAddress() })
+  return ok(caller.catalog.validatePromo({ payload: { code, plan_id: basic.id, cycle_id: monthly.id } }))
+}
 const validate = (code: string, token?: string) =>
   app.post("/v1/promos/validate", {
     body: { code, plan_id: basic.id, cycle_id: monthly.id },
@@ -57,10 +71,9 @@ describe("promos per caller [D33] (rev. 2)", () => {
     await admin.createPromo({ code: "ONCEEACH", type: "percentage", value: 10 })
     const user = await app.createUser()
     const other = await app.createUser()
-    expect((await validate("onceeach", user.token)).status).toBe(200)
-    const first = await order(user.token, { plan_id: basic.id, cycle_id: monthly.id, promo_code: "OnceEach" })
-    expect(first.status).toBe(201)
-    expect(first.body.data.amount).toBe("9.00")
+    await validOk("onceeach", user.token)
+    const first = await placed(user.token, { plan_id: basic.id, cycle_id: monthly.id, promo_code: "OnceEach" })
+    expect(first.amount).toBe("9.00")
 
     const again = await order(user.token, { plan_id: basic.id, cycle_id: monthly.id, promo_code: "ONCEEACH" })
     expect(again.status).toBe(422)
@@ -70,12 +83,12 @@ describe("promos per caller [D33] (rev. 2)", () => {
     expect(validated.body).toEqual({ success: false, message: "Invalid or expired promo code." })
 
     // anonymous callers and other users are not limited by this user's invoice
-    expect((await validate("ONCEEACH")).status).toBe(200)
-    expect((await validate("ONCEEACH", other.token)).status).toBe(200)
-    expect((await order(other.token, { plan_id: basic.id, cycle_id: monthly.id, promo_code: "ONCEEACH" })).status).toBe(201)
+    await validOk("ONCEEACH")
+    await validOk("ONCEEACH", other.token)
+    await placed(other.token, { plan_id: basic.id, cycle_id: monthly.id, promo_code: "ONCEEACH" })
 
     // paid still counts
-    await app.post(`/v1/admin/invoices/${first.body.data.uuid}/mark-paid`, { token: admin.token })
+    await ok(boss.billingAdmin.markPaid({ path: { invoice: first.uuid } }))
     expect((await order(user.token, { plan_id: basic.id, cycle_id: monthly.id, promo_code: "ONCEEACH" })).status).toBe(422)
     expect(await usesOf("ONCEEACH")).toBe(2)
   })
@@ -84,8 +97,9 @@ describe("promos per caller [D33] (rev. 2)", () => {
     await admin.createPromo({ code: "TWOEACH", type: "fixed", value: 1, max_uses_per_user: 2 })
     const user = await app.createUser()
     const body = { plan_id: basic.id, cycle_id: monthly.id, promo_code: "TWOEACH" }
-    expect((await order(user.token, body)).status).toBe(201)
-    expect((await order(user.token, body)).status).toBe(201)
+    const me = await typedClient(app, { token: user.token })
+    await ok(me.billing.placeOrder({ payload: body }))
+    await ok(me.billing.placeOrder({ payload: body }))
     expect((await order(user.token, body)).status).toBe(422)
     expect(await usesOf("TWOEACH")).toBe(2)
   })
@@ -95,39 +109,38 @@ describe("POST /v1/invoices/{invoice}/cancel [D33] (rev. 2)", () => {
   test("cancels the caller's pending invoice, gives its promo use back; the code works for them again", async () => {
     await admin.createPromo({ code: "CANCELME", type: "fixed", value: 2, max_uses: 1 })
     const user = await app.createUser()
-    const placed = await order(user.token, { plan_id: basic.id, cycle_id: monthly.id, promo_code: "CANCELME" })
-    expect(placed.status).toBe(201)
+    const me = await typedClient(app, { token: user.token })
+    const made = await ok(me.billing.placeOrder({ payload: { plan_id: basic.id, cycle_id: monthly.id, promo_code: "CANCELME" } }))
     expect(await usesOf("CANCELME")).toBe(1)
 
-    const res = await app.post(`/v1/invoices/${placed.body.data.uuid}/cancel`, { token: user.token })
-    expect(res.status).toBe(200)
-    expect(res.body.success).toBe(true)
-    expect(res.body.data).toEqual({ ...placed.body.data, status: "cancelled" })
+    // the typed client decodes only the declared 200 `{success: true, data}`
+    const res = await ok(me.billing.cancelInvoice({ path: { invoice: made.uuid } }))
+    expect(res).toEqual({ ...made, status: "cancelled" })
     expect(await usesOf("CANCELME")).toBe(0)
-    expect((await app.get(`/v1/invoices/${placed.body.data.uuid}`, { token: user.token })).body.data.status).toBe("cancelled")
+    expect((await ok(me.billing.getInvoice({ path: { invoice: made.uuid } }))).status).toBe("cancelled")
 
     // cancelled: not payable, nothing given back twice
-    const twice = await app.post(`/v1/invoices/${placed.body.data.uuid}/cancel`, { token: user.token })
+    const twice = await app.post(`/v1/invoices/${made.uuid}/cancel`, { token: user.token })
     expect(twice.status).toBe(422)
     expect(twice.body).toEqual({ success: false, message: "Invoice is not payable." })
     expect(await usesOf("CANCELME")).toBe(0)
-    expect((await order(user.token, { plan_id: basic.id, cycle_id: monthly.id, promo_code: "cancelme" })).status).toBe(201)
+    await ok(me.billing.placeOrder({ payload: { plan_id: basic.id, cycle_id: monthly.id, promo_code: "cancelme" } }))
   })
 
   test("a paid invoice is not payable; another user's or an unknown one is 404; no token is 401", async () => {
     const user = await app.createUser()
     const other = await app.createUser()
-    const placed = await order(user.token, { plan_id: basic.id, cycle_id: monthly.id })
-    const uuid = placed.body.data.uuid as string
+    const me = await typedClient(app, { token: user.token })
+    const uuid = (await ok(me.billing.placeOrder({ payload: { plan_id: basic.id, cycle_id: monthly.id } }))).uuid
     expect((await app.post(`/v1/invoices/${uuid}/cancel`, { token: other.token })).status).toBe(404)
     expect((await app.post(`/v1/invoices/00000000-0000-4000-8000-000000000000/cancel`, { token: user.token })).status).toBe(404)
     expect((await app.post(`/v1/invoices/not-a-uuid/cancel`, { token: user.token })).status).toBe(404)
     expect((await app.post(`/v1/invoices/${uuid}/cancel`)).status).toBe(401)
-    await app.post(`/v1/admin/invoices/${uuid}/mark-paid`, { token: admin.token })
+    await ok(boss.billingAdmin.markPaid({ path: { invoice: uuid } }))
     const paid = await app.post(`/v1/invoices/${uuid}/cancel`, { token: user.token })
     expect(paid.status).toBe(422)
     expect(paid.body).toEqual({ success: false, message: "Invoice is not payable." })
-    expect((await app.get(`/v1/invoices/${uuid}`, { token: user.token })).body.data.status).toBe("paid")
+    expect((await ok(me.billing.getInvoice({ path: { invoice: uuid } }))).status).toBe("paid")
   })
 
   test("concurrent cancels: one succeeds, the use is given back once", async () => {
@@ -136,10 +149,11 @@ describe("POST /v1/invoices/{invoice}/cancel [D33] (rev. 2)", () => {
     const user = await app.createUser()
     const keeper = await app.createUser()
     // another caller's use stays counted whatever the race does
-    expect((await order(keeper.token, { plan_id: basic.id, cycle_id: monthly.id, promo_code: "RACE" })).status).toBe(201)
-    const placed = await order(user.token, { plan_id: basic.id, cycle_id: monthly.id, promo_code: "RACE" })
+    await placed(keeper.token, { plan_id: basic.id, cycle_id: monthly.id, promo_code: "RACE" })
+    const made = await placed(user.token, { plan_id: basic.id, cycle_id: monthly.id, promo_code: "RACE" })
     expect(await usesOf("RACE")).toBe(2)
-    const results = await Promise.all(Array.from({ length: 6 }, () => app.post(`/v1/invoices/${placed.body.data.uuid}/cancel`, { token: user.token })))
+    // statuses of a race: on the wire
+    const results = await Promise.all(Array.from({ length: 6 }, () => app.post(`/v1/invoices/${made.uuid}/cancel`, { token: user.token })))
     expect(results.filter((r) => r.status === 200)).toHaveLength(1)
     expect(results.filter((r) => r.status === 422)).toHaveLength(5)
     expect(await usesOf("RACE")).toBe(1)
@@ -156,8 +170,8 @@ describe("the webhook checks amount, currency and gateway [D40] (rev. 2)", () =>
   }
   const pending = async () => {
     const user = await app.createUser()
-    const placed = await order(user.token, { plan_id: basic.id, cycle_id: monthly.id })
-    return { user, uuid: placed.body.data.uuid as string }
+    const made = await placed(user.token, { plan_id: basic.id, cycle_id: monthly.id })
+    return { user, uuid: made.uuid as string }
   }
   const statusOf = async (uuid: string) => (await app.sql<{ status: string }>`select status from invoices where uuid = ${uuid}::uuid`)[0]!.status
 
@@ -172,8 +186,9 @@ describe("the webhook checks amount, currency and gateway [D40] (rev. 2)", () =>
     expect(euros.body.data).toMatchObject({ uuid, status: "pending" })
     expect(await statusOf(uuid)).toBe("pending")
     expect(await servicesOf(user.id)).toHaveLength(0)
-    const balance = await app.get("/v1/account/balance", { token: user.token })
-    expect(balance.body.data).toEqual([
+    const me = await typedClient(app, { token: user.token })
+    const balance = await ok(me.balance.getBalance())
+    expect(balance).toEqual([
       { currency: "EUR", amount: "10.00" },
       { currency: "USD", amount: "9.99" }
     ])
@@ -223,10 +238,9 @@ describe("a trial once per e-mail address, verified only [D35] (rev. 2)", () => 
   test("unverified: an ordinary pending invoice, no service", async () => {
     const user = await app.createUser()
     const before = app.clock.get().getTime()
-    const res = await order(user.token, { plan_id: trialPlan.id, cycle_id: trialCycle.id })
-    expect(res.status).toBe(201)
-    expect(res.body.data.status).toBe("pending")
-    expect(new Date(res.body.data.due_date).getTime()).toBe(before + 7 * DAY)
+    const res = await placed(user.token, { plan_id: trialPlan.id, cycle_id: trialCycle.id })
+    expect(res.status).toBe("pending")
+    expect(res.due_date.getTime()).toBe(before + 7 * DAY)
     expect(await servicesOf(user.id)).toHaveLength(0)
     expect((await app.get("/v1/services/current", { token: user.token })).status).toBe(404)
   })
@@ -234,36 +248,35 @@ describe("a trial once per e-mail address, verified only [D35] (rev. 2)", () => 
   test("verified: a trial; a second trial on another plan is ordinary", async () => {
     const user = await app.createUser()
     await verify(user.id)
-    const first = await order(user.token, { plan_id: trialPlan.id, cycle_id: trialCycle.id })
-    expect(first.status).toBe(201)
+    const me = await typedClient(app, { token: user.token })
+    await ok(me.billing.placeOrder({ payload: { plan_id: trialPlan.id, cycle_id: trialCycle.id } }))
     const [service] = await servicesOf(user.id)
     expect(service!.plan_id).toBe(trialPlan.id)
-    expect((await app.get("/v1/services/current", { token: user.token })).body.data.plan.id).toBe(trialPlan.id)
+    expect((await ok(me.services.currentService())).plan.id).toBe(trialPlan.id)
 
-    const second = await order(user.token, { plan_id: otherTrialPlan.id, cycle_id: otherTrialCycle.id })
-    expect(second.status).toBe(201)
+    const second = await ok(me.billing.placeOrder({ payload: { plan_id: otherTrialPlan.id, cycle_id: otherTrialCycle.id } }))
     expect(await servicesOf(user.id)).toHaveLength(1)
-    expect(new Date(second.body.data.due_date).getTime()).toBe(app.clock.get().getTime() + 7 * DAY)
+    expect(second.due_date.getTime()).toBe(app.clock.get().getTime() + 7 * DAY)
   })
 
   test("a deleted account's trial is remembered: the same address, registered and verified again, gets none", async () => {
     const email = freshEmail("trial")
     const first = await register(app, { email })
     await verify(first.id)
-    expect((await order(first.token, { plan_id: trialPlan.id, cycle_id: trialCycle.id })).status).toBe(201)
+    const firstClient = await typedClient(app, { token: first.token })
+    await ok(firstClient.billing.placeOrder({ payload: { plan_id: trialPlan.id, cycle_id: trialCycle.id } }))
     expect(await servicesOf(first.id)).toHaveLength(1)
-    const deleted = await app.del("/v1/account", { token: first.token, body: { password: PASSWORD } })
-    expect(deleted.status).toBe(200)
+    expect(typeof (await ok(firstClient.accounts.deleteAccount({ payload: { password: PASSWORD } })))).toBe("string")
 
     const sent = [...app.outbox].length
     const again = await register(app, { email: email.toUpperCase() })
     // the new account's verification mail (sent after the first one)
     const mail = await waitForMail(app, (m) => [...app.outbox].indexOf(m) >= sent && m.to.toLowerCase() === email && /verify-email/.test(m.text))
-    expect((await app.post("/v1/auth/verify-email", { body: { token: verifyTokenOf(mail) } })).status).toBe(200)
+    const anonymous = await typedClient(app)
+    expect(typeof (await ok(anonymous.accounts.verifyEmail({ payload: { token: verifyTokenOf(mail) } })))).toBe("string")
     const verified = await app.sql<{ email_verified_at: Date | null }>`select email_verified_at from users where id = ${again.id}`
     expect(verified[0]!.email_verified_at).not.toBeNull()
-    const res = await order(again.token, { plan_id: otherTrialPlan.id, cycle_id: otherTrialCycle.id })
-    expect(res.status).toBe(201)
+    await placed(again.token, { plan_id: otherTrialPlan.id, cycle_id: otherTrialCycle.id })
     expect(await servicesOf(again.id)).toHaveLength(0)
   })
 })

@@ -5,6 +5,7 @@ import * as Either from "effect/Either"
 import { JOBS_BATCH, JOBS_BATCH_MIN, JOBS_BATCH_TARGET_MS, nextBatchSize, runJobsOnce } from "../../src/jobs/Jobs.ts"
 import { JOBS_PAUSE_DEFAULT, loadConfig } from "../../src/platform/Config.ts"
 import { makeTestApp, type TestApp } from "../support/app.ts"
+import { ok, typedClient } from "../support/typed.ts"
 import { days, servicesFixtures } from "./services-fixtures.ts"
 
 // Issue 27: the jobs of [D80] wait JOBS_PAUSE percent of each batch's time after it, so that a
@@ -51,6 +52,7 @@ describe("a run with a pause after each batch", () => {
     const planId = await fx.plan({ name: "Pro" })
     const cycleId = await fx.cycle(planId, { name: "Monthly", days: 30, price: "12.30", currency: "EUR" })
     const user = await app.createUser()
+    const me = await typedClient(app, { token: user.token })
     const n = JOBS_BATCH * 2 + 7
     const services = await app.sql<{ id: number }>`
       insert into services (user_id, plan_id, cycle_id, status, starts_at, expires_at, auto_renew, created_at)
@@ -63,20 +65,20 @@ describe("a run with a pause after each batch", () => {
 
     const running = app.run(runJobsOnce)
     // while the run works through its batches and pauses, a request is answered as usual
-    const during = await app.get("/v1/plans")
-    expect(during.status).toBe(200)
+    // the typed client decodes only the declared 200
+    const anonymous = await typedClient(app)
+    const during = await ok(anonymous.catalog.listPlans())
+    expect(Array.isArray(during)).toBe(true)
     const report = await running
     expect(report).toMatchObject({ skipped: false, expired: n, invoicesCancelled: n, renewalsCreated: 0 })
 
     for (const id of [services[0]!.id, services[JOBS_BATCH]!.id, services[n - 1]!.id]) {
-      const res = await app.get(`/v1/services/${id}`, { token: user.token })
-      expect(res.status).toBe(200)
-      expect(res.body.data.status).toBe("expired")
+      const res = await ok(me.services.getService({ path: { service: id } }))
+      expect(res.status).toBe("expired")
     }
-    const invoices = await app.get("/v1/invoices", { token: user.token })
-    expect(invoices.status).toBe(200)
-    expect(invoices.body.meta.total).toBe(n)
-    expect((invoices.body.data as Array<{ status: string }>).every((i) => i.status === "cancelled")).toBe(true)
+    const invoices = await ok(me.billing.listInvoices({ urlParams: {} }))
+    expect(invoices.meta.total).toBe(n)
+    expect(invoices.data.every((i) => i.status === "cancelled")).toBe(true)
 
     const again = await app.run(runJobsOnce)
     expect(again).toMatchObject({ skipped: false, expired: 0, invoicesCancelled: 0 })

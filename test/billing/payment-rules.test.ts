@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test"
 import { createHmac } from "node:crypto"
 import { makeTestApp, type TestApp } from "../support/app.ts"
+import { ok, typedClient } from "../support/typed.ts"
 
 // [D123] for the `manual` gateway's webhook ([D40], rev. 4; issue 34): the same event twice changes
 // nothing; a second, different payment of a paid invoice, a payment of a cancelled invoice, an
@@ -28,18 +29,20 @@ const send = (body: Record<string, unknown>, secret = SECRET) => {
 
 const order = async () => {
   const user = await app.createUser()
-  const res = await app.post("/v1/orders", { token: user.token, body: { plan_id: 1, cycle_id: 1 } })
-  expect(res.status).toBe(201)
-  return { user, uuid: res.body.data.uuid as string }
+  const me = await typedClient(app, { token: user.token })
+  // the typed client decodes only the declared 201
+  const res = await ok(me.billing.placeOrder({ payload: { plan_id: 1, cycle_id: 1 } }))
+  return { user, me, uuid: res.uuid as string }
 }
 
-const balanceOf = async (token: string) => (await app.get("/v1/account/balance", { token })).body.data
-const ledgerOf = async (token: string) =>
-  (await app.get("/v1/account/balance/transactions", { token })).body.data.map((t: { amount: string; currency: string; reason: string }) => [
-    t.amount,
-    t.currency,
-    t.reason
-  ])
+const balanceOf = async (token: string) => {
+  const me = await typedClient(app, { token })
+  return ok(me.balance.getBalance())
+}
+const ledgerOf = async (token: string) => {
+  const me = await typedClient(app, { token })
+  return (await ok(me.balance.listBalanceTransactions({ urlParams: {} }))).data.map((t) => [t.amount, t.currency, t.reason])
+}
 const servicesOf = (userId: number) => app.sql<{ id: number; expires_at: Date }>`select id, expires_at from services where user_id = ${userId}`
 
 describe("[D123] for the manual gateway (issue 34)", () => {
@@ -94,8 +97,8 @@ describe("[D123] for the manual gateway (issue 34)", () => {
   }, 60_000)
 
   test("a payment of an invoice the user cancelled: 200, credited to the balance, the invoice stays cancelled", async () => {
-    const { user, uuid } = await order()
-    expect((await app.post(`/v1/invoices/${uuid}/cancel`, { token: user.token })).status).toBe(200)
+    const { me, user, uuid } = await order()
+    expect((await ok(me.billing.cancelInvoice({ path: { invoice: uuid } }))).status).toBe("cancelled")
     const res = await send({ invoice_uuid: uuid, status: "paid", transaction_id: `tx-cancelled-${uuid}`, amount: "10.00", currency: "USD" })
     expect(res.status).toBe(200)
     expect(res.body.data).toMatchObject({ uuid, status: "cancelled" })

@@ -1,11 +1,13 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test"
 import { makeTestApp, type TestApp } from "../support/app.ts"
+import { ok, type TypedClient, typedClient } from "../support/typed.ts"
 import { days, servicesFixtures } from "./services-fixtures.ts"
 
 // [D70]: granting and changing services as an admin.
 let app: TestApp
 let fx: ReturnType<typeof servicesFixtures>
 let admin: { id: number; token: string }
+let boss: TypedClient
 let planId: number
 let cycleId: number
 
@@ -13,6 +15,7 @@ beforeAll(async () => {
   app = await makeTestApp()
   fx = servicesFixtures(app)
   admin = await app.createUser({ role: "admin" })
+  boss = await typedClient(app, { token: admin.token })
   planId = await fx.plan({ name: "Pro", bandwidth: 500, speed: 100 })
   cycleId = await fx.cycle(planId, { name: "Monthly", days: 30, price: "9.99", currency: "USD" })
 })
@@ -37,49 +40,44 @@ describe("POST /v1/admin/users/{user}/services", () => {
 
   test("201 with defaults: starts now, expires after the cycle, active, auto-renew; the user sees it as current", async () => {
     const user = await app.createUser()
-    const res = await app.post(`/v1/admin/users/${user.id}/services`, {
-      token: admin.token,
-      body: { plan_id: planId, cycle_id: cycleId }
+    // the typed client decodes only the declared 201 `{success: true, data}`
+    const res = await ok(boss.servicesAdmin.grantService({ path: { user: user.id }, payload: { plan_id: planId, cycle_id: cycleId } }))
+    expect(res).toEqual({
+      id: expect.any(Number),
+      plan: { id: planId, name: "Pro", bandwidth_limit_gb: 500, speed_limit_mbps: 100 },
+      cycle: { id: cycleId, name: "Monthly", duration_days: 30, price: "9.99", currency: "USD" },
+      status: "active",
+      starts_at: now().toISOString(),
+      expires_at: days(now(), 30).toISOString(),
+      // [D124]: a granted service does not renew unless the admin says so
+      auto_renew: false,
+      grace_until: null,
+      cancel_at: null,
+      scheduled_change: null
     })
-    expect(res.status).toBe(201)
-    expect(res.body).toEqual({
-      success: true,
-      data: {
-        id: expect.any(Number),
-        plan: { id: planId, name: "Pro", bandwidth_limit_gb: 500, speed_limit_mbps: 100 },
-        cycle: { id: cycleId, name: "Monthly", duration_days: 30, price: "9.99", currency: "USD" },
-        status: "active",
-        starts_at: now().toISOString(),
-        expires_at: days(now(), 30).toISOString(),
-        // [D124]: a granted service does not renew unless the admin says so
-        auto_renew: false,
-        grace_until: null,
-        cancel_at: null,
-        scheduled_change: null
-      }
-    })
-    const current = await app.get("/v1/services/current", { token: user.token })
-    expect(current.status).toBe(200)
-    expect(current.body.data).toEqual(res.body.data)
+    const me = await typedClient(app, { token: user.token })
+    const current = await ok(me.services.currentService())
+    expect(current).toEqual(res)
   })
 
   test("explicit status, timestamps and auto_renew; an inactive plan can be granted", async () => {
     const hidden = await fx.plan({ name: "Legacy", active: false })
     const hiddenCycle = await fx.cycle(hidden, { days: 7 })
     const user = await app.createUser()
-    const res = await app.post(`/v1/admin/users/${user.id}/services`, {
-      token: admin.token,
-      body: {
-        plan_id: hidden,
-        cycle_id: hiddenCycle,
-        status: "suspended",
-        starts_at: "2026-01-01T00:00:00Z",
-        expires_at: "2026-03-01T10:30:00.000Z",
-        auto_renew: false
-      }
-    })
-    expect(res.status).toBe(201)
-    expect(res.body.data).toMatchObject({
+    const res = await ok(
+      boss.servicesAdmin.grantService({
+        path: { user: user.id },
+        payload: {
+          plan_id: hidden,
+          cycle_id: hiddenCycle,
+          status: "suspended",
+          starts_at: new Date("2026-01-01T00:00:00Z"),
+          expires_at: new Date("2026-03-01T10:30:00.000Z"),
+          auto_renew: false
+        }
+      })
+    )
+    expect(res).toMatchObject({
       plan: { id: hidden, name: "Legacy" },
       cycle: { id: hiddenCycle, duration_days: 7 },
       status: "suspended",
@@ -161,34 +159,27 @@ describe("PUT /v1/admin/services/{service}", () => {
   test("200 Service: changes status and expiry, leaves the rest", async () => {
     const user = await app.createUser()
     const id = await fx.service({ userId: user.id, planId, cycleId, expiresAt: days(now(), 30), autoRenew: false })
-    const suspended = await app.put(`/v1/admin/services/${id}`, { token: admin.token, body: { status: "suspended" } })
-    expect(suspended.status).toBe(200)
-    expect(suspended.body).toEqual({
-      success: true,
-      data: {
-        id,
-        plan: { id: planId, name: "Pro", bandwidth_limit_gb: 500, speed_limit_mbps: 100 },
-        cycle: { id: cycleId, name: "Monthly", duration_days: 30, price: "9.99", currency: "USD" },
-        status: "suspended",
-        starts_at: now().toISOString(),
-        expires_at: days(now(), 30).toISOString(),
-        auto_renew: false,
-        grace_until: null,
-        cancel_at: null,
-        scheduled_change: null
-      }
+    // the typed client decodes only the declared 200 `{success: true, data}`
+    const suspended = await ok(boss.servicesAdmin.updateService({ path: { service: id }, payload: { status: "suspended" } }))
+    expect(suspended).toEqual({
+      id,
+      plan: { id: planId, name: "Pro", bandwidth_limit_gb: 500, speed_limit_mbps: 100 },
+      cycle: { id: cycleId, name: "Monthly", duration_days: 30, price: "9.99", currency: "USD" },
+      status: "suspended",
+      starts_at: now().toISOString(),
+      expires_at: days(now(), 30).toISOString(),
+      auto_renew: false,
+      grace_until: null,
+      cancel_at: null,
+      scheduled_change: null
     })
 
-    const extended = await app.put(`/v1/admin/services/${id}`, {
-      token: admin.token,
-      body: { expires_at: "2026-06-01T00:00:00Z" }
-    })
-    expect(extended.status).toBe(200)
-    expect(extended.body.data.status).toBe("suspended")
-    expect(extended.body.data.expires_at).toBe("2026-06-01T00:00:00.000Z")
+    const extended = await ok(boss.servicesAdmin.updateService({ path: { service: id }, payload: { expires_at: new Date("2026-06-01T00:00:00Z") } }))
+    expect(extended.status).toBe("suspended")
+    expect(extended.expires_at).toBe("2026-06-01T00:00:00.000Z")
 
-    const cancelled = await app.put(`/v1/admin/services/${id}`, { token: admin.token, body: { status: "cancelled" } })
-    expect(cancelled.body.data.status).toBe("cancelled")
+    const cancelled = await ok(boss.servicesAdmin.updateService({ path: { service: id }, payload: { status: "cancelled" } }))
+    expect(cancelled.status).toBe("cancelled")
     expect((await app.get("/v1/services/current", { token: user.token })).status).toBe(404)
   })
 

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test"
 import { createHmac } from "node:crypto"
 import { makeTestApp, type TestApp } from "../support/app.ts"
+import { ok, typedClient } from "../support/typed.ts"
 
 // [D40] beyond the cases of invoices.test.ts: the signature covers the raw bytes, the body is
 // validated after the signature, a replay of the same transaction changes nothing.
@@ -26,9 +27,10 @@ const send = (body: unknown) => {
 
 const order = async () => {
   const user = await app.createUser()
-  const res = await app.post("/v1/orders", { token: user.token, body: { plan_id: 1, cycle_id: 1 } })
-  expect(res.status).toBe(201)
-  return { user, uuid: res.body.data.uuid as string }
+  const me = await typedClient(app, { token: user.token })
+  // the typed client decodes only the declared 201
+  const res = await ok(me.billing.placeOrder({ payload: { plan_id: 1, cycle_id: 1 } }))
+  return { user, uuid: res.uuid as string }
 }
 
 const servicesOf = (userId: number) => app.sql<{ id: number; expires_at: Date }>`select id, expires_at from services where user_id = ${userId} order by id`

@@ -7,6 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test"
 import type { TestApp } from "../../support/app.ts"
+import { ok, typedClient } from "../../support/typed.ts"
 
 /** a webhook delivery as the provider would POST it */
 export interface Delivery {
@@ -61,13 +62,13 @@ export const conformance = (driver: GatewayDriver) => {
   /** an order with this gateway, its payment created at the provider ("create a payment") */
   const order = async (): Promise<KitInvoice> => {
     const user = await app.createUser()
-    const placed = await app.post("/v1/orders", { token: user.token, body: { plan_id: 1, cycle_id: 1, gateway: driver.name } })
-    expect(placed.status).toBe(201)
-    expect(placed.body.data.gateway).toBe(driver.name)
-    const link = await app.get(`/v1/invoices/${placed.body.data.uuid}/payment-url`, { token: user.token })
-    expect(link.status).toBe(200)
-    expect(link.body.data).toMatchObject({ gateway: driver.name, url: expect.any(String), expires_at: expect.any(String) })
-    return { uuid: placed.body.data.uuid, amount: placed.body.data.amount, currency: placed.body.data.currency, token: user.token, userId: user.id }
+    const me = await typedClient(app, { token: user.token })
+    // the typed client decodes only the declared statuses (201, then 200)
+    const placed = await ok(me.billing.placeOrder({ payload: { plan_id: 1, cycle_id: 1, gateway: driver.name } }))
+    expect(placed.gateway).toBe(driver.name)
+    const link = await ok(me.billing.paymentUrl({ path: { invoice: placed.uuid } }))
+    expect(link).toMatchObject({ gateway: driver.name, url: expect.any(String), expires_at: expect.any(String) })
+    return { uuid: placed.uuid, amount: placed.amount, currency: placed.currency, token: user.token, userId: user.id }
   }
 
   const deliver = (d: Delivery) => app.post(d.path, { raw: d.raw, headers: d.headers })
@@ -148,7 +149,8 @@ export const conformance = (driver: GatewayDriver) => {
     test("cancelled invoice", async () => {
       const invoice = await order()
       const delivery = await driver.paid(app, invoice, { cents: cents(invoice.amount), currency: invoice.currency, payment: "p1" })
-      expect((await app.post(`/v1/invoices/${invoice.uuid}/cancel`, { token: invoice.token })).status).toBe(200)
+      const me = await typedClient(app, { token: invoice.token })
+      expect((await ok(me.billing.cancelInvoice({ path: { invoice: invoice.uuid } }))).status).toBe("cancelled")
       const res = await deliver(delivery)
       // money received is never lost: 200, credited to the balance, the invoice stays cancelled
       expect(res.status).toBe(200)
