@@ -1,14 +1,17 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test"
 import { makeTestApp, type TestApp } from "../support/app.ts"
+import { ok, typedClient, type TypedClient } from "../support/typed.ts"
 
 // [D70] admin invoices and mark-paid, [D35] activation through mark-paid, [D26] [D37] the pay page.
 let app: TestApp
 let admin: { id: number; token: string }
+let staff: TypedClient
 const DAY = 86_400_000
 
 beforeAll(async () => {
   app = await makeTestApp()
   admin = await app.createUser({ role: "admin" })
+  staff = await typedClient(app, { token: admin.token })
   await app.sql`insert into plans (name, description, bandwidth_limit_gb, trial_days, is_active) values ('Basic', '', 100, 0, true), ('Legacy', '', 10, 0, false)`
   await app.sql`insert into billing_cycles (plan_id, name, duration_days, price, currency)
     values (1, 'Monthly', 30, '10.00', 'EUR'), (2, 'Quarterly', 90, '25.00', 'EUR')`
@@ -29,10 +32,8 @@ const servicesOf = (userId: number) =>
 describe("POST /v1/admin/users/{user}/invoices [D70]", () => {
   test("defaults: the cycle's price, pending, manual, due in 7 days; the user sees it", async () => {
     const user = await app.createUser()
-    const res = await create(user.id, { plan_id: 1, cycle_id: 1 })
-    expect(res.status).toBe(201)
-    expect(res.body.success).toBe(true)
-    const inv = res.body.data
+    // the typed client decodes the declared 201 `{success: true, data}` envelope only
+    const inv = await ok(staff.billingAdmin.createInvoice({ path: { user: user.id }, payload: { plan_id: 1, cycle_id: 1 } }))
     expect(inv).toMatchObject({
       amount: "10.00",
       discount: "0.00",
@@ -44,28 +45,26 @@ describe("POST /v1/admin/users/{user}/invoices [D70]", () => {
       plan: { name: "Basic" },
       cycle: { name: "Monthly", duration_days: 30 }
     })
-    expect(new Date(inv.due_date).getTime() - app.clock.get().getTime()).toBe(7 * DAY)
-    const mine = await app.get(`/v1/invoices/${inv.uuid}`, { token: user.token })
-    expect(mine.status).toBe(200)
-    expect(mine.body.data).toEqual(inv)
+    expect(inv.due_date.getTime() - app.clock.get().getTime()).toBe(7 * DAY)
+    const me = await typedClient(app, { token: user.token })
+    expect(await ok(me.billing.getInvoice({ path: { invoice: inv.uuid } }))).toEqual(inv)
   })
 
   test("status paid: paid at once and the service is active; a promo prices it; an inactive plan is allowed", async () => {
     const user = await app.createUser()
-    const paid = await create(user.id, { plan_id: 1, cycle_id: 1, status: "paid", promo_code: "tenoff" })
-    expect(paid.status).toBe(201)
-    expect(paid.body.data).toMatchObject({ status: "paid", amount: "9.00", discount: "1.00", promo_code: "tenoff" })
-    expect(paid.body.data.paid_at).not.toBeNull()
+    const paid = await ok(
+      staff.billingAdmin.createInvoice({ path: { user: user.id }, payload: { plan_id: 1, cycle_id: 1, status: "paid", promo_code: "tenoff" } })
+    )
+    expect(paid).toMatchObject({ status: "paid", amount: "9.00", discount: "1.00", promo_code: "tenoff" })
+    expect(paid.paid_at).not.toBeNull()
     const [service] = await servicesOf(user.id)
     expect(service!.status).toBe("active")
     expect(service!.expires_at.getTime() - app.clock.get().getTime()).toBe(30 * DAY)
-    const current = await app.get("/v1/services/current", { token: user.token })
-    expect(current.status).toBe(200)
-    expect(current.body.data.id).toBe(service!.id)
+    const me = await typedClient(app, { token: user.token })
+    expect((await ok(me.services.currentService())).id).toBe(service!.id)
 
-    const legacy = await create(user.id, { plan_id: 2, cycle_id: 2, amount: 12 })
-    expect(legacy.status).toBe(201)
-    expect(legacy.body.data).toMatchObject({ amount: "12.00", plan: { name: "Legacy" } })
+    const legacy = await ok(staff.billingAdmin.createInvoice({ path: { user: user.id }, payload: { plan_id: 2, cycle_id: 2, amount: 12 } }))
+    expect(legacy).toMatchObject({ amount: "12.00", plan: { name: "Legacy" } })
   })
 
   test("401, 403 Forbidden., unknown user 404, bad fields 422", async () => {
@@ -88,24 +87,22 @@ describe("POST /v1/admin/users/{user}/invoices [D70]", () => {
 describe("POST /v1/admin/invoices/{invoice}/mark-paid [D70] [D35]", () => {
   test("401, 403; marks a user's order paid and extends their service on the same plan by the cycle", async () => {
     const user = await app.createUser()
-    const first = await create(user.id, { plan_id: 1, cycle_id: 1, status: "paid" })
+    const me = await typedClient(app, { token: user.token })
+    const first = await ok(staff.billingAdmin.createInvoice({ path: { user: user.id }, payload: { plan_id: 1, cycle_id: 1, status: "paid" } }))
     const [before] = await servicesOf(user.id)
-    const ordered = await app.post("/v1/orders", { token: user.token, body: { plan_id: 1, cycle_id: 1 } })
-    const uuid = ordered.body.data.uuid as string
+    const { uuid } = await ok(me.billing.placeOrder({ payload: { plan_id: 1, cycle_id: 1 } }))
     expect((await app.post(`/v1/admin/invoices/${uuid}/mark-paid`)).status).toBe(401)
     expect((await app.post(`/v1/admin/invoices/${uuid}/mark-paid`, { token: user.token })).status).toBe(403)
-    expect((await app.get(`/v1/invoices/${uuid}`, { token: user.token })).body.data.status).toBe("pending")
+    expect((await ok(me.billing.getInvoice({ path: { invoice: uuid } }))).status).toBe("pending")
 
-    const res = await app.post(`/v1/admin/invoices/${uuid}/mark-paid`, { token: admin.token })
-    expect(res.status).toBe(200)
-    expect(res.body.data).toMatchObject({ uuid, status: "paid" })
+    expect(await ok(staff.billingAdmin.markPaid({ path: { invoice: uuid } }))).toMatchObject({ uuid, status: "paid" })
     const after = await servicesOf(user.id)
     expect(after).toHaveLength(1)
     expect(after[0]!.expires_at.getTime() - before!.expires_at.getTime()).toBe(30 * DAY)
     // marking it again changes nothing
-    expect((await app.post(`/v1/admin/invoices/${uuid}/mark-paid`, { token: admin.token })).status).toBe(200)
+    expect(await ok(staff.billingAdmin.markPaid({ path: { invoice: uuid } }))).toMatchObject({ uuid, status: "paid" })
     expect(await servicesOf(user.id)).toEqual(after)
-    expect(first.body.data.status).toBe("paid")
+    expect(first.status).toBe("paid")
     expect((await app.post(`/v1/admin/invoices/not-a-uuid/mark-paid`, { token: admin.token })).status).toBe(404)
   })
 
@@ -116,8 +113,7 @@ describe("POST /v1/admin/invoices/{invoice}/mark-paid [D70] [D35]", () => {
       values (${user.id}, 1, 1, 'expired', ${new Date(now - 40 * DAY)}, ${new Date(now - 10 * DAY)}, true) returning id`
     const [inv] = await app.sql<{ uuid: string }>`insert into invoices (user_id, service_id, plan_id, cycle_id, amount, currency, status, gateway, due_date)
       values (${user.id}, ${service!.id}, 1, 1, '10.00', 'EUR', 'pending', 'manual', ${new Date(now)}) returning uuid::text`
-    const res = await app.post(`/v1/admin/invoices/${inv!.uuid}/mark-paid`, { token: admin.token })
-    expect(res.status).toBe(200)
+    await ok(staff.billingAdmin.markPaid({ path: { invoice: inv!.uuid } }))
     const after = await servicesOf(user.id)
     expect(after).toHaveLength(1)
     expect(after[0]!.status).toBe("active")
@@ -128,10 +124,9 @@ describe("POST /v1/admin/invoices/{invoice}/mark-paid [D70] [D35]", () => {
 describe("the pay page [D26] [D37]", () => {
   test("an accessible HTML page with the amount, currency, plan, status and bank-transfer reference; 403 HTML otherwise", async () => {
     const user = await app.createUser()
-    const ordered = await app.post("/v1/orders", { token: user.token, body: { plan_id: 1, cycle_id: 1, promo_code: "TENOFF" } })
-    const uuid = ordered.body.data.uuid as string
-    const link = await app.get(`/v1/invoices/${uuid}/payment-url`, { token: user.token })
-    const url = new URL(link.body.data.url)
+    const me = await typedClient(app, { token: user.token })
+    const { uuid } = await ok(me.billing.placeOrder({ payload: { plan_id: 1, cycle_id: 1, promo_code: "TENOFF" } }))
+    const url = new URL((await ok(me.billing.paymentUrl({ path: { invoice: uuid } }))).url)
     expect(url.origin).toBe("http://localhost:3000")
     const page = await app.get(`${url.pathname}${url.search}`)
     expect(page.status).toBe(200)
@@ -146,8 +141,8 @@ describe("the pay page [D26] [D37]", () => {
     expect(page.text).toContain(uuid)
 
     // a signature made for another invoice does not open this one
-    const other = await app.post("/v1/orders", { token: user.token, body: { plan_id: 1, cycle_id: 1 } })
-    const forged = await app.get(`/pay/${other.body.data.uuid}${url.search}`)
+    const other = await ok(me.billing.placeOrder({ payload: { plan_id: 1, cycle_id: 1 } }))
+    const forged = await app.get(`/pay/${other.uuid}${url.search}`)
     expect(forged.status).toBe(403)
     expect(forged.headers.get("content-type")).toContain("text/html")
     expect(forged.text.toLowerCase()).toMatch(/invalid or (has )?expired/)
@@ -158,7 +153,7 @@ describe("the pay page [D26] [D37]", () => {
     expect((await app.get(url.pathname)).status).toBe(403)
 
     // once paid, the page says so (still within the link's life)
-    await app.post(`/v1/admin/invoices/${uuid}/mark-paid`, { token: admin.token })
+    await ok(staff.billingAdmin.markPaid({ path: { invoice: uuid } }))
     const paid = await app.get(`${url.pathname}${url.search}`)
     expect(paid.status).toBe(200)
     expect(paid.text).toContain("paid")

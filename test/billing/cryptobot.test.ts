@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test"
 import { Option, Redacted } from "effect"
 import { makeTestApp, type TestApp } from "../support/app.ts"
 import { type CryptoBotStandIn, signCryptoBot, startCryptoBotStandIn } from "../support/cryptobot-stand-in.ts"
+import { ok, typedClient } from "../support/typed.ts"
 
 // [D123] the `cryptobot` gateway beyond the conformance kit: what it asks Crypto Pay for, its
 // listing, its webhook's other updates. Crypto Pay is reached through its LOCAL STAND-IN.
@@ -22,20 +23,22 @@ afterAll(async () => {
 
 const order = async () => {
   const user = await app.createUser()
-  const res = await app.post("/v1/orders", { token: user.token, body: { plan_id: 1, cycle_id: 1, gateway: "cryptobot" } })
-  expect(res.status).toBe(201)
-  return { user, uuid: res.body.data.uuid as string }
+  const me = await typedClient(app, { token: user.token })
+  const { uuid } = await ok(me.billing.placeOrder({ payload: { plan_id: 1, cycle_id: 1, gateway: "cryptobot" } }))
+  return { user, me, uuid }
 }
 
 describe("GET /v1/payment-gateways [D123]", () => {
   test("lists cryptobot when CRYPTOBOT_TOKEN is set, not otherwise; its webhook then verifies nothing (401)", async () => {
-    expect((await app.get("/v1/payment-gateways")).body.data).toEqual([
+    const anyone = await typedClient(app)
+    expect(await ok(anyone.billingGateways.listPaymentGateways())).toEqual([
       { name: "manual", display_name: "Bank transfer" },
       { name: "cryptobot", display_name: "Crypto (CryptoBot)" }
     ])
     const plain = await makeTestApp({ reset: false })
     try {
-      expect((await plain.get("/v1/payment-gateways")).body.data.map((g: { name: string }) => g.name)).toEqual(["manual"])
+      const plainClient = await typedClient(plain)
+      expect((await ok(plainClient.billingGateways.listPaymentGateways())).map((g) => g.name)).toEqual(["manual"])
       const raw = JSON.stringify({ update_id: 1, update_type: "invoice_paid", payload: {} })
       const res = await plain.post("/v1/webhooks/payments/cryptobot", { raw, headers: { "crypto-pay-api-signature": signCryptoBot(TOKEN, raw) } })
       expect(res.status).toBe(401)
@@ -49,10 +52,9 @@ describe("GET /v1/payment-gateways [D123]", () => {
 
 describe("the payment is a Crypto Pay fiat invoice [D123]", () => {
   test("createInvoice with the token header, currency_type fiat, the fiat, the amount as a decimal string, the uuid as payload, the assets; the URL is bot_invoice_url, reused while open", async () => {
-    const { user, uuid } = await order()
+    const { me, uuid } = await order()
     const before = standIn.requests.length
-    const link = await app.get(`/v1/invoices/${uuid}/payment-url`, { token: user.token })
-    expect(link.status).toBe(200)
+    const link = await ok(me.billing.paymentUrl({ path: { invoice: uuid } }))
     const sent = standIn.requests.slice(before)
     expect(sent).toHaveLength(1)
     expect(sent[0]!.method).toBe("POST")
@@ -60,19 +62,17 @@ describe("the payment is a Crypto Pay fiat invoice [D123]", () => {
     expect(sent[0]!.headers["crypto-pay-api-token"]).toBe(TOKEN)
     expect(sent[0]!.body).toMatchObject({ currency_type: "fiat", fiat: "EUR", amount: "12.50", payload: uuid, accepted_assets: "USDT,TON" })
     const made = [...standIn.invoices.values()].find((i) => i.payload === uuid)!
-    expect(link.body.data).toEqual({
+    expect(link).toEqual({
       url: made.bot_invoice_url,
       gateway: "cryptobot",
       expires_at: new Date(app.clock.get().getTime() + 3600_000).toISOString()
     })
     // a second call while it is payable: the same invoice, no second call to Crypto Pay
-    const again = await app.get(`/v1/invoices/${uuid}/payment-url`, { token: user.token })
-    expect(again.body.data.url).toBe(made.bot_invoice_url)
+    expect((await ok(me.billing.paymentUrl({ path: { invoice: uuid } }))).url).toBe(made.bot_invoice_url)
     expect(standIn.requests.length).toBe(before + 1)
     // once it expired, a new one
     app.clock.advance(3601_000)
-    const later = await app.get(`/v1/invoices/${uuid}/payment-url`, { token: user.token })
-    expect(later.body.data.url).not.toBe(made.bot_invoice_url)
+    expect((await ok(me.billing.paymentUrl({ path: { invoice: uuid } }))).url).not.toBe(made.bot_invoice_url)
   })
 
   test("Crypto Pay down: 503, and the token never appears in the answer", async () => {
@@ -90,8 +90,8 @@ describe("the payment is a Crypto Pay fiat invoice [D123]", () => {
 
 describe("POST /v1/webhooks/payments/cryptobot [D123]", () => {
   test("invoice_paid pays the invoice (the amount and fiat of the Crypto Pay invoice); its answer says so", async () => {
-    const { user, uuid } = await order()
-    await app.get(`/v1/invoices/${uuid}/payment-url`, { token: user.token })
+    const { me, user, uuid } = await order()
+    await ok(me.billing.paymentUrl({ path: { invoice: uuid } }))
     const made = [...standIn.invoices.values()].find((i) => i.payload === uuid)!
     const update = standIn.paidUpdate(made.invoice_id)
     const res = await app.post("/v1/webhooks/payments/cryptobot", update)
@@ -126,8 +126,9 @@ describe("POST /v1/webhooks/payments/cryptobot [D123]", () => {
 
   test("an invoice of another gateway, or none: 404", async () => {
     const user = await app.createUser()
-    const manual = await app.post("/v1/orders", { token: user.token, body: { plan_id: 1, cycle_id: 1 } })
-    const made = standIn.extra(manual.body.data.uuid, "12.50", "EUR")
+    const me = await typedClient(app, { token: user.token })
+    const manual = await ok(me.billing.placeOrder({ payload: { plan_id: 1, cycle_id: 1 } }))
+    const made = standIn.extra(manual.uuid, "12.50", "EUR")
     expect((await app.post("/v1/webhooks/payments/cryptobot", standIn.paidUpdate(made.invoice_id))).status).toBe(404)
     const nowhere = standIn.extra("00000000-0000-4000-8000-000000000000", "12.50", "EUR")
     expect((await app.post("/v1/webhooks/payments/cryptobot", standIn.paidUpdate(nowhere.invoice_id))).status).toBe(404)

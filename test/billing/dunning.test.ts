@@ -7,6 +7,7 @@ import { KeyGen } from "../../src/platform/KeyGen.ts"
 import { makeTestApp, type TestApp } from "../support/app.ts"
 import { startStripeStandIn, stripeEvent, type StripeStandIn } from "../support/stripe-stand-in.ts"
 import { startTelegramStandIn, type TelegramStandIn } from "../support/telegram-stand-in.ts"
+import { ok, typedClient } from "../support/typed.ts"
 import { makeServer } from "../vpn/fixtures.ts"
 
 // [D124] Dunning with grace, through the HTTP API, on the test clock the harness offers (the jobs of
@@ -77,14 +78,14 @@ const payManual = (uuid: string, tx: string) => {
 /** a user with a paid month: by Stripe keeping the card, or by the manual gateway; their device's key */
 const subscriber = async (way: "card" | "manual") => {
   const user = await app.createUser()
-  const placed = await app.post("/v1/orders", {
-    token: user.token,
-    body: way === "card" ? { plan_id: planId, cycle_id: 1, gateway: "stripe", save_card: true } : { plan_id: planId, cycle_id: 1 }
-  })
-  expect(placed.status).toBe(201)
-  const uuid = placed.body.data.uuid as string
+  const me = await typedClient(app, { token: user.token })
+  const { uuid } = await ok(
+    me.billing.placeOrder({
+      payload: way === "card" ? { plan_id: planId, cycle_id: 1, gateway: "stripe", save_card: true } : { plan_id: planId, cycle_id: 1 }
+    })
+  )
   if (way === "card") {
-    expect((await app.get(`/v1/invoices/${uuid}/payment-url`, { token: user.token })).status).toBe(200)
+    await ok(me.billing.paymentUrl({ path: { invoice: uuid } }))
     const session = [...standIn.sessions.values()].find((s) => s.client_reference_id === uuid)!
     expect((await deliverStripe(stripeEvent("checkout.session.completed", standIn.pay(session.id)))).status).toBe(200)
   } else {
@@ -93,16 +94,17 @@ const subscriber = async (way: "card" | "manual") => {
   const conf = await app.get(`/v1/servers/${server.id}/wireguard`, { token: user.token })
   expect(conf.status).toBe(200)
   const key = KeyGen.publicKeyOf(/^PrivateKey = (.+)$/m.exec(conf.text)![1]!)
-  const service = (await app.get("/v1/services/current", { token: user.token })).body.data
-  return { user, key, service, expiresAt: new Date(service.expires_at as string) }
+  const service = await ok(me.services.currentService())
+  return { user, me, key, service, expiresAt: new Date(service.expires_at) }
 }
 
 const node = async (since?: number) => {
-  const res = await app.get(`/v1/node/peers${since === undefined ? "" : `?since=${since}`}`, { token: server.nodeToken })
-  expect(res.status).toBe(200)
+  const agent = await typedClient(app, { token: server.nodeToken })
+  const answer = await ok(agent.node.peers({ urlParams: since === undefined ? {} : { since: String(since) } }))
   return {
-    peers: res.body.data as Array<{ public_key: string; enabled: boolean; speed_limit_mbps: number | null }>,
-    revision: res.body.meta.revision as number
+    // the WireGuard peers (a removed one carries no `enabled`)
+    peers: answer.data.flatMap((entry) => ("public_key" in entry && "enabled" in entry ? [entry] : [])),
+    revision: answer.meta.revision
   }
 }
 const peerOf = async (key: string, since?: number) => (await node(since)).peers.find((p) => p.public_key === key)
@@ -116,23 +118,22 @@ const offSessionCharges = () => standIn.requests.filter((r) => r.method === "POS
 
 describe("saved cards [D124]", () => {
   test("save_card: true makes Checkout save the card on the user's customer; it is listed, and forgotten (detached at Stripe)", async () => {
-    const { user } = await subscriber("card")
+    const { me, user } = await subscriber("card")
     const created = standIn.requests.filter((r) => r.path === "/v1/checkout/sessions").at(-1)!
     expect((created.body["payment_intent_data"] as Record<string, unknown>)["setup_future_usage"]).toBe("off_session")
     expect(created.body["customer"]).toMatch(/^cus_test_/)
-    const listed = await app.get("/v1/account/payment-methods", { token: user.token })
-    expect(listed.status).toBe(200)
-    expect(listed.body.data).toEqual([{ id: expect.any(Number), brand: "visa", last4: "4242", exp_month: 12, exp_year: 2030 }])
+    const listed = await ok(me.paymentMethods.listPaymentMethods())
+    expect(listed).toEqual([{ id: expect.any(Number), brand: "visa", last4: "4242", exp_month: 12, exp_year: 2030 }])
     // another user sees none and cannot forget it
     const other = await app.createUser()
-    expect((await app.get("/v1/account/payment-methods", { token: other.token })).body.data).toEqual([])
-    const id = listed.body.data[0].id
+    const them = await typedClient(app, { token: other.token })
+    expect(await ok(them.paymentMethods.listPaymentMethods())).toEqual([])
+    const id = listed[0]!.id
     expect((await app.del(`/v1/account/payment-methods/${id}`, { token: other.token })).status).toBe(404)
-    const forgotten = await app.del(`/v1/account/payment-methods/${id}`, { token: user.token })
-    expect(forgotten.status).toBe(200)
-    expect(forgotten.body).toEqual({ success: true, message: "Payment method deleted.", data: {} })
+    // the declared 200 `{success: true, message, data: {}}`, decoded to its message
+    expect(await ok(me.paymentMethods.deletePaymentMethod({ path: { method: id } }))).toBe("Payment method deleted.")
     expect([...standIn.methods.values()].every((m) => m.customer === null)).toBe(true)
-    expect((await app.get("/v1/account/payment-methods", { token: user.token })).body.data).toEqual([])
+    expect(await ok(me.paymentMethods.listPaymentMethods())).toEqual([])
     expect((await app.del(`/v1/account/payment-methods/${id}`, { token: user.token })).status).toBe(404)
     // without save_card nothing is kept
     expect((await app.get("/v1/account/payment-methods")).status).toBe(401)
@@ -141,16 +142,15 @@ describe("saved cards [D124]", () => {
 
 describe("save_card on a plan change [D124]", () => {
   test("the change's invoice keeps the card too; without it, none is kept", async () => {
-    const { service, user } = await subscriber("manual")
+    const { me, service, user } = await subscriber("manual")
     const [bigger] = await app.sql<{ id: number }>`
       insert into plans (name, description, bandwidth_limit_gb, speed_limit_mbps, trial_days) values ('Max', '', 0, 100, 0) returning id`
     const [cycle] = await app.sql<{ id: number }>`
       insert into billing_cycles (plan_id, name, duration_days, price, currency) values (${bigger!.id}, 'Monthly', 30, '20.00', 'USD') returning id`
-    const changed = await app.post(`/v1/services/${service.id}/change`, {
-      token: user.token,
-      body: { plan_id: bigger!.id, cycle_id: cycle!.id, gateway: "stripe", save_card: true }
-    })
-    expect(changed.status).toBeLessThan(300)
+    // a success of either declared kind (201 the invoice, 200 the service)
+    await ok(
+      me.subscriptions.changePlan({ path: { service: service.id }, payload: { plan_id: bigger!.id, cycle_id: cycle!.id, gateway: "stripe", save_card: true } })
+    )
     const rows = await app.sql<{ save_card: boolean }>`select save_card from invoices where user_id = ${user.id} order by id`
     expect(rows.map((r) => r.save_card)).toEqual([false, true])
     expect(
@@ -161,7 +161,7 @@ describe("save_card on a plan change [D124]", () => {
 
 describe("a renewal charged to the saved card [D124]", () => {
   test("declined at expires_at: grace at GRACE_SPEED_MBPS with a notice; retried exactly at +1 day; paid at +3 days: active at full speed from the old expires_at", async () => {
-    const { key, service, user, expiresAt } = await subscriber("card")
+    const { key, me, service, user, expiresAt } = await subscriber("card")
     expect((await peerOf(key))!.speed_limit_mbps).toBe(50)
 
     // the renewal invoice of [D80], 3 days ahead; the balance is empty: nothing is charged yet
@@ -178,17 +178,16 @@ describe("a renewal charged to the saved card [D124]", () => {
     await jobs()
     expect(offSessionCharges()).toHaveLength(1)
     expect(offSessionCharges()[0]!.body).toMatchObject({ amount: "1000", currency: "usd", off_session: "true", confirm: "true" })
-    const current = await app.get("/v1/services/current", { token: user.token })
-    expect(current.status).toBe(200)
-    expect(current.body.data).toMatchObject({
+    const current = await ok(me.services.currentService())
+    expect(current).toMatchObject({
       id: service.id,
       status: "grace",
       expires_at: expiresAt.toISOString(),
       grace_until: new Date(expiresAt.getTime() + 5 * DAY).toISOString()
     })
     // the speed the portal tells ("speed reduced to 1 Mbit/s"), on the current service and the service itself
-    expect(current.body.data.grace_speed_mbps).toBe(1)
-    expect((await app.get(`/v1/services/${service.id}`, { token: user.token })).body.data.grace_speed_mbps).toBe(1)
+    expect(current.grace_speed_mbps).toBe(1)
+    expect((await ok(me.services.getService({ path: { service: service.id } }))).grace_speed_mbps).toBe(1)
     // every node throttles the device: the full list and the changes after the revision before
     expect(await peerOf(key)).toMatchObject({ enabled: true, speed_limit_mbps: 1 })
     expect(await peerOf(key, before)).toMatchObject({ enabled: true, speed_limit_mbps: 1 })
@@ -217,7 +216,7 @@ describe("a renewal charged to the saved card [D124]", () => {
     await jobs()
     expect(offSessionCharges()).toHaveLength(2)
     expect(noticesTo(user.email)).toHaveLength(2)
-    expect((await app.get("/v1/services/current", { token: user.token })).body.data.status).toBe("grace")
+    expect((await ok(me.services.currentService())).status).toBe("grace")
 
     // the card works again by the retry at +3 days: paid, active, the new period from the old expires_at
     standIn.controls.declineOffSession = false
@@ -226,7 +225,7 @@ describe("a renewal charged to the saved card [D124]", () => {
     await jobs()
     expect(offSessionCharges()).toHaveLength(3)
     expect((await renewalOf(user.id))!.status).toBe("paid")
-    const after = (await app.get("/v1/services/current", { token: user.token })).body.data
+    const after = await ok(me.services.currentService())
     expect(after).toMatchObject({ id: service.id, status: "active", grace_until: null, expires_at: new Date(expiresAt.getTime() + 30 * DAY).toISOString() })
     expect("grace_speed_mbps" in after).toBe(false)
     expect(await peerOf(key, beforePaid)).toMatchObject({ enabled: true, speed_limit_mbps: 50 })
@@ -269,11 +268,10 @@ describe("a renewal without a saved card or balance [D124]", () => {
   })
 
   test("each renewal-failed notice also reaches the user's linked Telegram chat, with the invoice's link [D125]", async () => {
-    const { user, expiresAt } = await subscriber("manual")
-    // linked as a person does it: the link, then /start <code> in a private chat with the bot
-    const link = await app.post("/v1/account/telegram/link", { token: user.token })
-    expect(link.status).toBe(201)
-    const code = new URL(link.body.data.url as string).searchParams.get("start")!
+    const { me, user, expiresAt } = await subscriber("manual")
+    // linked as a person does it: the link (the declared 201), then /start <code> in a private chat with the bot
+    const link = await ok(me.telegram.createTelegramLink())
+    const code = new URL(link.url).searchParams.get("start")!
     const chat = 7_000_000_000 + user.id
     const start = {
       update_id: chat,
@@ -286,7 +284,7 @@ describe("a renewal without a saved card or balance [D124]", () => {
       }
     }
     expect((await app.post("/v1/webhooks/telegram", { body: start, headers: { "x-telegram-bot-api-secret-token": BOT_SECRET } })).status).toBe(200)
-    expect((await app.get("/v1/account/telegram", { token: user.token })).body.data.linked).toBe(true)
+    expect((await ok(me.telegram.telegramStatus())).linked).toBe(true)
     at(new Date(expiresAt.getTime() - 2 * DAY))
     await jobs()
     const renewal = (await renewalOf(user.id))!
@@ -318,9 +316,9 @@ describe("a renewal without a saved card or balance [D124]", () => {
   })
 
   test("in grace an OpenVPN node still lists the user's credentials, enabled at GRACE_SPEED_MBPS, and lets them in", async () => {
-    const { user, expiresAt } = await subscriber("manual")
+    const { me, user, expiresAt } = await subscriber("manual")
     const ovpn = await makeServer(app, { protocol: "openvpn", planIds: [planId] })
-    const creds = (await app.get("/v1/account/vpn-credentials", { token: user.token })).body.data as { username: string; password: string }
+    const creds = await ok(me.vpn.vpnCredentials())
     at(new Date(expiresAt.getTime() - 2 * DAY))
     await jobs()
     at(expiresAt)
@@ -331,12 +329,16 @@ describe("a renewal without a saved card or balance [D124]", () => {
     expect(
       (list.body.data as Array<{ username: string; enabled?: boolean; speed_limit_mbps?: number | null }>).find((e) => e.username === creds.username)
     ).toEqual({ username: creds.username, enabled: true, speed_limit_mbps: 1 })
-    const auth = await app.post("/v1/node/openvpn/auth", { token: ovpn.nodeToken, body: { username: creds.username, password: creds.password } })
-    expect(auth.status).toBe(200)
+    const agent = await typedClient(app, { token: ovpn.nodeToken })
+    // the declared 200 (a refusal is 403)
+    expect(await ok(agent.node.openvpnAuth({ payload: { username: creds.username, password: creds.password } }))).toMatchObject({
+      username: creds.username,
+      allowed: true
+    })
   })
 
   test("paid in grace through another gateway: active at once, full speed in ?since=, the period from the old expires_at", async () => {
-    const { key, user, expiresAt } = await subscriber("manual")
+    const { key, me, user, expiresAt } = await subscriber("manual")
     at(new Date(expiresAt.getTime() - 2 * DAY))
     await jobs()
     at(new Date(expiresAt.getTime() + 2 * 3600_000))
@@ -346,7 +348,7 @@ describe("a renewal without a saved card or balance [D124]", () => {
     const before = (await node()).revision
     expect((await payManual(renewal.uuid, `tx-grace-${user.id}`)).status).toBe(200)
     expect(await peerOf(key, before)).toMatchObject({ enabled: true, speed_limit_mbps: 50 })
-    expect((await app.get("/v1/services/current", { token: user.token })).body.data).toMatchObject({
+    expect(await ok(me.services.currentService())).toMatchObject({
       status: "active",
       grace_until: null,
       expires_at: new Date(expiresAt.getTime() + 30 * DAY).toISOString()
@@ -356,11 +358,11 @@ describe("a renewal without a saved card or balance [D124]", () => {
     at(new Date(expiresAt.getTime() + 5 * DAY))
     await jobs()
     expect(noticesTo(user.email)).toHaveLength(notices)
-    expect((await app.get("/v1/services/current", { token: user.token })).body.data.status).toBe("active")
+    expect((await ok(me.services.currentService())).status).toBe("active")
   })
 
   test("a balance credited during grace pays the renewal at the next retry", async () => {
-    const { user, expiresAt } = await subscriber("manual")
+    const { me, user, expiresAt } = await subscriber("manual")
     at(new Date(expiresAt.getTime() - 2 * DAY))
     await jobs()
     at(new Date(expiresAt.getTime() + 1000))
@@ -370,15 +372,15 @@ describe("a renewal without a saved card or balance [D124]", () => {
     at(new Date(expiresAt.getTime() + DAY))
     await jobs()
     expect((await renewalOf(user.id))!.status).toBe("paid")
-    expect((await app.get("/v1/services/current", { token: user.token })).body.data).toMatchObject({
+    expect(await ok(me.services.currentService())).toMatchObject({
       status: "active",
       expires_at: new Date(expiresAt.getTime() + 30 * DAY).toISOString()
     })
   })
 
   test("a service that does not renew (auto_renew off) expires at expires_at as before: no grace", async () => {
-    const { service, user, expiresAt } = await subscriber("manual")
-    expect((await app.put(`/v1/services/${service.id}/auto-renew`, { token: user.token, body: { auto_renew: false } })).status).toBe(200)
+    const { me, service, user, expiresAt } = await subscriber("manual")
+    expect((await ok(me.services.setAutoRenew({ path: { service: service.id }, payload: { auto_renew: false } }))).data.auto_renew).toBe(false)
     at(new Date(expiresAt.getTime() + 1000))
     await jobs()
     expect((await app.sql<{ status: string }>`select status from services where id = ${service.id}`)[0]!.status).toBe("expired")
@@ -450,7 +452,7 @@ describe("one moment per jobs run [D124]", () => {
       standIn.controls.declineOffSession = false
     }
     // B was not expired by that run: the next one sees its renewal due and puts it in grace
-    const statusOfB = async () => (await app.get(`/v1/services/${b.service.id}`, { token: b.user.token })).body.data.status
+    const statusOfB = async () => (await ok(b.me.services.getService({ path: { service: b.service.id } }))).status
     expect(await statusOfB()).toBe("active")
     await jobs()
     expect(await statusOfB()).toBe("grace")

@@ -1,16 +1,18 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test"
+import type { LOCALES } from "../../src/platform/i18n/Locale.ts"
 import { makeTestApp, type TestApp } from "../support/app.ts"
+import { ok, typedClient, type TypedClient } from "../support/typed.ts"
 
 // [D120]: the invoice PDF in its owner's language, with embedded fonts that show Persian (right to
 // left, shaped) and Chinese; read back with `pdftotext` (apt poppler-utils; .ci/run installs it).
 const pdftotext = Bun.which("pdftotext")
 
 let app: TestApp
-let admin: Awaited<ReturnType<TestApp["createUser"]>>
+let staff: TypedClient
 
 beforeAll(async () => {
   app = await makeTestApp()
-  admin = await app.createUser({ role: "admin" })
+  staff = await typedClient(app, { token: (await app.createUser({ role: "admin" })).token })
   await app.sql`insert into plans (name, description, bandwidth_limit_gb, trial_days) values ('Premium Plus', '', 100, 0)`
   await app.sql`insert into billing_cycles (plan_id, name, duration_days, price, currency) values (1, 'Monthly', 30, '10.00', 'EUR')`
 })
@@ -26,13 +28,12 @@ const pdfTextOf = async (uuid: string, token: string) => {
   return { bytes, text: proc.stdout.toString().replace(/[\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, "") }
 }
 
-const paidInvoiceOf = async (locale: string, name: string) => {
+const paidInvoiceOf = async (locale: (typeof LOCALES)[number], name: string) => {
   const user = await app.createUser({ name })
-  expect((await app.put("/v1/account/profile", { token: user.token, body: { locale } })).status).toBe(200)
-  const placed = await app.post("/v1/orders", { token: user.token, body: { plan_id: 1, cycle_id: 1 } })
-  expect(placed.status).toBe(201)
-  const uuid = placed.body.data.uuid as string
-  expect((await app.post(`/v1/admin/invoices/${uuid}/mark-paid`, { token: admin.token })).status).toBe(200)
+  const me = await typedClient(app, { token: user.token })
+  await ok(me.accounts.updateProfile({ payload: { locale } }))
+  const { uuid } = await ok(me.billing.placeOrder({ payload: { plan_id: 1, cycle_id: 1 } }))
+  expect((await ok(staff.billingAdmin.markPaid({ path: { invoice: uuid } }))).status).toBe("paid")
   return { uuid, token: user.token }
 }
 

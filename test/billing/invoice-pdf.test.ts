@@ -1,13 +1,14 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test"
 import { Option } from "effect"
 import { makeTestApp, type TestApp } from "../support/app.ts"
+import { ok, typedClient, type TypedClient } from "../support/typed.ts"
 
 // [D113]: GET /v1/invoices/{invoice}/pdf. The text is read back with `pdftotext` (apt
 // poppler-utils; .ci/run installs it), and every value [D113] names is found in it.
 const pdftotext = Bun.which("pdftotext")
 
 let app: TestApp
-let admin: Awaited<ReturnType<TestApp["createUser"]>>
+let staff: TypedClient
 
 beforeAll(async () => {
   app = await makeTestApp({
@@ -15,7 +16,7 @@ beforeAll(async () => {
       company: { name: Option.some("Acme VPN Ltd"), address: Option.some("1 Harbour Street\nPortsmouth PO1 2AB"), taxId: Option.some("GB123456789") }
     }
   })
-  admin = await app.createUser({ role: "admin" })
+  staff = await typedClient(app, { token: (await app.createUser({ role: "admin" })).token })
   await app.sql`insert into plans (name, description, bandwidth_limit_gb, trial_days) values ('Premium Plus', '', 100, 0)`
   await app.sql`insert into billing_cycles (plan_id, name, duration_days, price, currency) values (1, 'Monthly', 30, '10.00', 'EUR')`
   await app.sql`insert into promo_codes (code, type, value, max_uses_per_user) values ('SAVE10', 'percentage', 10, 5)`
@@ -38,9 +39,8 @@ const textOf = async (response: Response) => {
 }
 
 const order = async (user: { token: string }) => {
-  const res = await app.post("/v1/orders", { token: user.token, body: { plan_id: 1, cycle_id: 1, promo_code: "save10" } })
-  expect(res.status).toBe(201)
-  return res.body.data.uuid as string
+  const me = await typedClient(app, { token: user.token })
+  return (await ok(me.billing.placeOrder({ payload: { plan_id: 1, cycle_id: 1, promo_code: "save10" } }))).uuid
 }
 
 describe("GET /v1/invoices/{invoice}/pdf [D113]", () => {
@@ -48,7 +48,7 @@ describe("GET /v1/invoices/{invoice}/pdf [D113]", () => {
     const user = await app.createUser({ name: "Ada Lovelace", email: "ada@example.com" })
     const uuid = await order(user)
     app.clock.advance(3_600_000)
-    expect((await app.post(`/v1/admin/invoices/${uuid}/mark-paid`, { token: admin.token })).status).toBe(200)
+    expect((await ok(staff.billingAdmin.markPaid({ path: { invoice: uuid } }))).status).toBe("paid")
 
     const res = await fetchPdf(uuid, user.token)
     expect(res.status).toBe(200)

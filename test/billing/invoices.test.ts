@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test"
 import { Option } from "effect"
 import { createHmac } from "node:crypto"
 import { makeTestApp, type TestApp } from "../support/app.ts"
+import { ok, typedClient } from "../support/typed.ts"
 
 // Issue 4, billing half: invoices [D36], orders [D35], payments and the webhook [D40],
 // the manual gateway [D37], admin invoices [D70].
@@ -28,10 +29,9 @@ const webhook = (body: unknown, options: { t?: number; signature?: string; gatew
   })
 }
 
-const order = async (token: string, body: Record<string, unknown> = { plan_id: 1, cycle_id: 1 }) => {
-  const res = await app.post("/v1/orders", { token, body })
-  expect(res.status).toBe(201)
-  return res.body.data as { uuid: string; amount: string; discount: string; status: string; promo_code: string | null }
+const order = async (token: string, payload: { plan_id: number; cycle_id: number } = { plan_id: 1, cycle_id: 1 }) => {
+  const me = await typedClient(app, { token })
+  return ok(me.billing.placeOrder({ payload }))
 }
 
 const serviceOf = async (userId: number) =>
@@ -45,9 +45,8 @@ const serviceOf = async (userId: number) =>
 describe("orders [D35]", () => {
   test("an order is a pending invoice with the detail fields, due in 7 days; a promo is counted", async () => {
     const user = await app.createUser()
-    const res = await app.post("/v1/orders", { token: user.token, body: { plan_id: 1, cycle_id: 1, promo_code: "half" } })
-    expect(res.status).toBe(201)
-    const inv = res.body.data
+    const me = await typedClient(app, { token: user.token })
+    const inv = await ok(me.billing.placeOrder({ payload: { plan_id: 1, cycle_id: 1, promo_code: "half" } }))
     expect(inv).toMatchObject({
       amount: "5.00",
       discount: "5.00",
@@ -59,7 +58,7 @@ describe("orders [D35]", () => {
       plan: { name: "Basic" },
       cycle: { name: "Monthly", duration_days: 30 }
     })
-    expect(new Date(inv.due_date).getTime() - new Date(inv.created_at).getTime()).toBe(7 * DAY)
+    expect(inv.due_date.getTime() - inv.created_at.getTime()).toBe(7 * DAY)
     const [promo] = await app.sql<{ uses: number }>`select uses from promo_codes where code = 'HALF'`
     expect(promo!.uses).toBe(1)
   })
@@ -86,8 +85,9 @@ describe("orders [D35]", () => {
     const [service] = await serviceOf(user.id)
     expect(service!.status).toBe("active")
     expect(service!.expires_at.getTime() - app.clock.get().getTime()).toBe(7 * DAY)
-    const detail = await app.get(`/v1/invoices/${inv.uuid}`, { token: user.token })
-    expect(new Date(detail.body.data.due_date).getTime()).toBe(service!.expires_at.getTime())
+    const me = await typedClient(app, { token: user.token })
+    const detail = await ok(me.billing.getInvoice({ path: { invoice: inv.uuid } }))
+    expect(detail.due_date.getTime()).toBe(service!.expires_at.getTime())
     expect((await webhook({ invoice_uuid: inv.uuid, status: "paid", transaction_id: `tx-trial-${user.id}` })).status).toBe(200)
     const [after] = await serviceOf(user.id)
     expect(after!.expires_at.getTime() - service!.expires_at.getTime()).toBe(30 * DAY)
@@ -105,9 +105,8 @@ describe("paying [D35] [D40]", () => {
     expect(paid.status).toBe(200)
     expect(paid.body.data.status).toBe("paid")
     expect(paid.body.data.paid_at).not.toBeNull()
-    const current = await app.get("/v1/services/current", { token: user.token })
-    expect(current.status).toBe(200)
-    expect(current.body.data.status).toBe("active")
+    const me = await typedClient(app, { token: user.token })
+    expect((await ok(me.services.currentService())).status).toBe("active")
     const [s1] = await serviceOf(user.id)
     expect(s1!.expires_at.getTime() - app.clock.get().getTime()).toBe(30 * DAY)
 
@@ -132,8 +131,8 @@ describe("paying [D35] [D40]", () => {
       expect(res.status).toBe(401)
       expect(res.body).toEqual({ success: false, message: "Invalid signature." })
     }
-    const detail = await app.get(`/v1/invoices/${inv.uuid}`, { token: user.token })
-    expect(detail.body.data.status).toBe("pending")
+    const me = await typedClient(app, { token: user.token })
+    expect((await ok(me.billing.getInvoice({ path: { invoice: inv.uuid } }))).status).toBe("pending")
     expect(await serviceOf(user.id)).toHaveLength(0)
     // within 300 s is fine
     expect((await webhook(body, { t: now - 299 })).status).toBe(200)
@@ -158,7 +157,8 @@ describe("paying [D35] [D40]", () => {
     expect(again.status).toBe(200)
     expect(again.body.data).toMatchObject({ uuid: a.uuid, status: "paid" })
     expect(await serviceOf(user.id)).toEqual(before)
-    const balance = async () => (await app.get("/v1/account/balance", { token: user.token })).body.data
+    const me = await typedClient(app, { token: user.token })
+    const balance = () => ok(me.balance.getBalance())
     expect(await balance()).toEqual([{ currency: "USD", amount: "10.00" }])
     // a cancelled invoice: 200, it stays cancelled, the money on the balance ([D123]: never lost)
     await app.sql`update invoices set status = 'cancelled' where uuid = ${b.uuid}::uuid`
@@ -213,17 +213,18 @@ describe("invoices [D36]", () => {
     const times = page1.body.data.map((i: { created_at: string }) => i.created_at)
     expect([...times].sort().reverse()).toEqual(times)
     expect(Object.keys(page1.body.data[0]).sort()).toEqual(["amount", "created_at", "currency", "gateway", "id", "paid_at", "status", "uuid"])
-    const page2 = await app.get("/v1/invoices?page=2", { token: user.token })
-    expect(page2.body.data).toHaveLength(5)
-    expect(page2.body.meta).toEqual({ current_page: 2, last_page: 2, per_page: 15, total: 20 })
-    expect(page2.body.links.prev).toBe("http://localhost:3000/v1/invoices?page=1")
-    const past = await app.get("/v1/invoices?page=9", { token: user.token })
-    expect(past.body.data).toEqual([])
+    const me = await typedClient(app, { token: user.token })
+    const page2 = await ok(me.billing.listInvoices({ urlParams: { page: 2 } }))
+    expect(page2.data).toHaveLength(5)
+    expect(page2.meta).toEqual({ current_page: 2, last_page: 2, per_page: 15, total: 20 })
+    expect(page2.links.prev).toBe("http://localhost:3000/v1/invoices?page=1")
+    const past = await ok(me.billing.listInvoices({ urlParams: { page: 9 } }))
+    expect(past.data).toEqual([])
     // past the end no row carries the total: it is still counted
-    expect(past.body.meta).toEqual({ current_page: 9, last_page: 2, per_page: 15, total: 20 })
-    const paid = await app.get("/v1/invoices?status=paid", { token: user.token })
-    expect(paid.body.meta).toEqual({ current_page: 1, last_page: 1, per_page: 15, total: 0 })
-    expect(paid.body.links.first).toBe("http://localhost:3000/v1/invoices?status=paid&page=1")
+    expect(past.meta).toEqual({ current_page: 9, last_page: 2, per_page: 15, total: 20 })
+    const paid = await ok(me.billing.listInvoices({ urlParams: { status: "paid" } }))
+    expect(paid.meta).toEqual({ current_page: 1, last_page: 1, per_page: 15, total: 0 })
+    expect(paid.links.first).toBe("http://localhost:3000/v1/invoices?status=paid&page=1")
   })
 
   test("a bad status or page is 422", async () => {
@@ -245,8 +246,8 @@ describe("invoices [D36]", () => {
     expect((await app.get(`/v1/invoices/${inv.uuid}`, { token: a.token })).status).toBe(404)
     expect((await app.get(`/v1/invoices/${inv.uuid}/payment-url`, { token: a.token })).status).toBe(404)
     expect((await app.get("/v1/invoices/not-a-uuid", { token: a.token })).status).toBe(404)
-    const list = await app.get("/v1/invoices", { token: a.token })
-    expect(list.body.data).toEqual([])
+    const meA = await typedClient(app, { token: a.token })
+    expect((await ok(meA.billing.listInvoices({ urlParams: {} }))).data).toEqual([])
   })
 
   test("payment URL: signed, 30 minutes, no-store; the pay page checks the signature and expiry; paid or cancelled is 422", async () => {
@@ -285,20 +286,21 @@ describe("admin invoices [D70]", () => {
     expect((await app.post(`/v1/admin/users/${user.id}/invoices`, { body: { plan_id: 1, cycle_id: 1 } })).status).toBe(401)
     expect((await app.post(`/v1/admin/users/${user.id}/invoices`, { token: user.token, body: { plan_id: 1, cycle_id: 1 } })).status).toBe(403)
     expect((await app.post(`/v1/admin/users/999999/invoices`, { token: admin.token, body: { plan_id: 1, cycle_id: 1 } })).status).toBe(404)
-    const created = await app.post(`/v1/admin/users/${user.id}/invoices`, { token: admin.token, body: { plan_id: 1, cycle_id: 1, amount: "7.5" } })
-    expect(created.status).toBe(201)
-    expect(created.body.data).toMatchObject({ amount: "7.50", status: "pending" })
-    const uuid = created.body.data.uuid as string
-    const both = await Promise.all([1, 2].map(() => app.post(`/v1/admin/invoices/${uuid}/mark-paid`, { token: admin.token })))
-    expect(both.map((r) => r.status)).toEqual([200, 200])
-    expect(both[0]!.body.data.status).toBe("paid")
+    const staff = await typedClient(app, { token: admin.token })
+    const created = await ok(staff.billingAdmin.createInvoice({ path: { user: user.id }, payload: { plan_id: 1, cycle_id: 1, amount: "7.5" } }))
+    expect(created).toMatchObject({ amount: "7.50", status: "pending" })
+    const uuid = created.uuid
+    // both answer the declared 200 (the typed client decodes no other status as a success)
+    const both = await Promise.all([1, 2].map(() => ok(staff.billingAdmin.markPaid({ path: { invoice: uuid } }))))
+    expect(both).toHaveLength(2)
+    expect(both[0]!.status).toBe("paid")
     const services = await serviceOf(user.id)
     expect(services).toHaveLength(1)
     expect(services[0]!.expires_at.getTime() - app.clock.get().getTime()).toBe(30 * DAY)
     expect((await app.post(`/v1/admin/invoices/00000000-0000-4000-8000-000000000000/mark-paid`, { token: admin.token })).status).toBe(404)
     await app.sql`update invoices set status = 'cancelled' where user_id = ${user.id} and status = 'pending'`
-    const cancelled = await app.post(`/v1/admin/users/${user.id}/invoices`, { token: admin.token, body: { plan_id: 1, cycle_id: 1, status: "cancelled" } })
-    const refused = await app.post(`/v1/admin/invoices/${cancelled.body.data.uuid}/mark-paid`, { token: admin.token })
+    const cancelled = await ok(staff.billingAdmin.createInvoice({ path: { user: user.id }, payload: { plan_id: 1, cycle_id: 1, status: "cancelled" } }))
+    const refused = await app.post(`/v1/admin/invoices/${cancelled.uuid}/mark-paid`, { token: admin.token })
     expect(refused.status).toBe(422)
     expect(refused.body.message).toBe("Invoice is not payable.")
   })

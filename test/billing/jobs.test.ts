@@ -3,6 +3,7 @@ import pg from "pg"
 import { JOBS_BATCH, JOBS_LOCK_KEY, runJobsOnce } from "../../src/jobs/Jobs.ts"
 import { sharedDatabase } from "../support/database.ts"
 import { makeTestApp, type TestApp } from "../support/app.ts"
+import { ok, typedClient } from "../support/typed.ts"
 import { DAY, days, servicesFixtures } from "./services-fixtures.ts"
 
 // [D80]: expiry, renewal invoices for auto-renew services, cancellation of overdue invoices.
@@ -24,9 +25,8 @@ const now = () => app.clock.get()
 const run = () => app.run(runJobsOnce)
 
 const statusOf = async (token: string, id: number) => {
-  const res = await app.get(`/v1/services/${id}`, { token })
-  expect(res.status).toBe(200)
-  return res.body.data.status as string
+  const me = await typedClient(app, { token })
+  return (await ok(me.services.getService({ path: { service: id } }))).status
 }
 
 const renewalsOf = (serviceId: number) =>
@@ -70,7 +70,8 @@ describe("expiry", () => {
     // a second run changes nothing
     expect((await run()).expired).toBe(0)
     expect(await statusOf(user.token, live)).toBe("active")
-    expect((await app.get("/v1/services/current", { token: user.token })).body.data.id).toBe(live)
+    const me = await typedClient(app, { token: user.token })
+    expect((await ok(me.services.currentService())).id).toBe(live)
   })
 
   test("a service expires when the clock passes its expiry", async () => {
@@ -164,11 +165,12 @@ describe("renewal invoices", () => {
     app.clock.set(start)
     const user = await app.createUser()
     const id = await fx.service({ userId: user.id, planId, cycleId, expiresAt: days(now(), 2) })
-    const off = await app.put(`/v1/services/${id}/auto-renew`, { token: user.token, body: { auto_renew: false } })
-    expect(off.status).toBe(200)
+    const me = await typedClient(app, { token: user.token })
+    const off = await ok(me.services.setAutoRenew({ path: { service: id }, payload: { auto_renew: false } }))
+    expect(off.data.auto_renew).toBe(false)
     await run()
     expect(await renewalsOf(id)).toHaveLength(0)
-    await app.put(`/v1/services/${id}/auto-renew`, { token: user.token, body: { auto_renew: true } })
+    await ok(me.services.setAutoRenew({ path: { service: id }, payload: { auto_renew: true } }))
     await run()
     expect(await renewalsOf(id)).toHaveLength(1)
   })

@@ -2,18 +2,21 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test"
 import { createHmac } from "node:crypto"
 import { runJobsOnce } from "../../src/jobs/Jobs.ts"
 import { makeTestApp, type TestApp } from "../support/app.ts"
+import { ok, typedClient, type TypedClient } from "../support/typed.ts"
 
 // Issue 4 "done when": an operator sets up the catalogue through the admin API, a user orders
 // with a promo, pays through a signed webhook and sees the service and the paid invoice; plus
 // the manual gateway's links [D37], trial and renewal interplay [D35][D80], promo give-back [D33].
 let app: TestApp
 let admin: { token: string }
+let staff: TypedClient
 const SECRET = "whsec_test"
 const DAY = 86_400_000
 
 beforeAll(async () => {
   app = await makeTestApp()
   admin = await app.createUser({ role: "admin" })
+  staff = await typedClient(app, { token: admin.token })
 })
 afterAll(() => app.dispose())
 
@@ -24,24 +27,14 @@ const signed = (body: unknown) => {
   return app.post("/v1/webhooks/payments/manual", { raw, headers: { "x-signature": `t=${t},v1=${v1}` } })
 }
 
-const adminPost = async (path: string, body: Record<string, unknown>) => {
-  const res = await app.post(path, { token: admin.token, body })
-  if (res.status !== 201) throw new Error(`${path}: ${res.status} ${res.text}`)
-  return res.body.data
-}
-
-const plan = async (fields: Record<string, unknown> = {}) => {
-  const p = await adminPost("/v1/admin/plans", {
-    name: "Pro",
-    description: "Fast",
-    bandwidth_limit_gb: 500,
-    speed_limit_mbps: 100,
-    trial_days: 0,
-    is_active: true,
-    ...fields
-  })
-  const c = await adminPost(`/v1/admin/plans/${p.id}/cycles`, { name: "Monthly", duration_days: 30, price: "19.99", currency: "EUR" })
-  return { planId: p.id as number, cycleId: c.id as number }
+const plan = async (fields: { name?: string; trial_days?: number } = {}) => {
+  const p = await ok(
+    staff.catalogAdmin.createPlan({
+      payload: { name: "Pro", description: "Fast", bandwidth_limit_gb: 500, speed_limit_mbps: 100, trial_days: 0, is_active: true, ...fields }
+    })
+  )
+  const c = await ok(staff.catalogAdmin.createCycle({ path: { plan: p.id }, payload: { name: "Monthly", duration_days: 30, price: 19.99, currency: "EUR" } }))
+  return { planId: p.id, cycleId: c.id }
 }
 
 const usesOf = async (code: string) => {
@@ -52,19 +45,17 @@ const usesOf = async (code: string) => {
 describe("the whole flow through the API", () => {
   test("admin plan and cycle, order with a promo, pay page, signed webhook: active service and paid invoice", async () => {
     const { cycleId, planId } = await plan()
-    await adminPost("/v1/admin/promos", { code: "SPRING25", type: "percentage", value: 25, max_uses: 10 })
+    await ok(staff.catalogAdmin.createPromo({ payload: { code: "SPRING25", type: "percentage", value: 25, max_uses: 10 } }))
     const user = await app.createUser()
+    const me = await typedClient(app, { token: user.token })
 
-    const ordered = await app.post("/v1/orders", { token: user.token, body: { plan_id: planId, cycle_id: cycleId, promo_code: "spring25" } })
-    expect(ordered.status).toBe(201)
+    const ordered = await ok(me.billing.placeOrder({ payload: { plan_id: planId, cycle_id: cycleId, promo_code: "spring25" } }))
     // 25 % of 19.99 = 4.9975 -> 5.00 (half-up on the discount), 14.99 to pay
-    expect(ordered.body.data).toMatchObject({ amount: "14.99", discount: "5.00", currency: "EUR", status: "pending", promo_code: "spring25" })
+    expect(ordered).toMatchObject({ amount: "14.99", discount: "5.00", currency: "EUR", status: "pending", promo_code: "spring25" })
     expect(await usesOf("SPRING25")).toBe(1)
-    const uuid = ordered.body.data.uuid as string
+    const uuid = ordered.uuid
 
-    const link = await app.get(`/v1/invoices/${uuid}/payment-url`, { token: user.token })
-    expect(link.status).toBe(200)
-    const url = new URL(link.body.data.url)
+    const url = new URL((await ok(me.billing.paymentUrl({ path: { invoice: uuid } }))).url)
     expect(`${url.origin}`).toBe(app.config.publicUrl)
     const pay = await app.get(`${url.pathname}${url.search}`)
     expect(pay.status).toBe(200)
@@ -79,17 +70,16 @@ describe("the whole flow through the API", () => {
     expect(paid.status).toBe(200)
     expect(paid.body.data).toMatchObject({ uuid, status: "paid", amount: "14.99" })
 
-    const current = await app.get("/v1/services/current", { token: user.token })
-    expect(current.status).toBe(200)
-    expect(current.body.data).toMatchObject({
+    const current = await ok(me.services.currentService())
+    expect(current).toMatchObject({
       status: "active",
       plan: { id: planId, name: "Pro", bandwidth_limit_gb: 500, speed_limit_mbps: 100 }
     })
-    expect(new Date(current.body.data.expires_at).getTime() - app.clock.get().getTime()).toBe(30 * DAY)
-    const list = await app.get("/v1/invoices?status=paid", { token: user.token })
-    expect(list.body.data).toHaveLength(1)
-    expect(list.body.data[0]).toMatchObject({ uuid, status: "paid" })
-    expect(list.body.data[0].paid_at).toBe(app.clock.get().toISOString())
+    expect(new Date(current.expires_at).getTime() - app.clock.get().getTime()).toBe(30 * DAY)
+    const list = await ok(me.billing.listInvoices({ urlParams: { status: "paid" } }))
+    expect(list.data).toHaveLength(1)
+    expect(list.data[0]).toMatchObject({ uuid, status: "paid" })
+    expect(list.data[0]!.paid_at?.toISOString()).toBe(app.clock.get().toISOString())
 
     // the paid invoice's page now says there is nothing to pay
     const after = await app.get(`${url.pathname}${url.search}`)
@@ -101,9 +91,10 @@ describe("manual gateway links [D37]", () => {
   test("a signature is bound to its invoice and its expiry; a cancelled invoice has no payment URL", async () => {
     const { cycleId, planId } = await plan({ name: "Links" })
     const user = await app.createUser()
-    const a = (await app.post("/v1/orders", { token: user.token, body: { plan_id: planId, cycle_id: cycleId } })).body.data.uuid as string
-    const b = (await app.post("/v1/orders", { token: user.token, body: { plan_id: planId, cycle_id: cycleId } })).body.data.uuid as string
-    const url = new URL((await app.get(`/v1/invoices/${a}/payment-url`, { token: user.token })).body.data.url)
+    const me = await typedClient(app, { token: user.token })
+    const a = (await ok(me.billing.placeOrder({ payload: { plan_id: planId, cycle_id: cycleId } }))).uuid
+    const b = (await ok(me.billing.placeOrder({ payload: { plan_id: planId, cycle_id: cycleId } }))).uuid
+    const url = new URL((await ok(me.billing.paymentUrl({ path: { invoice: a } }))).url)
     const expires = Number(url.searchParams.get("expires"))
     const signature = url.searchParams.get("signature")!
     expect((await app.get(`/pay/${a}?expires=${expires}&signature=${signature}`)).status).toBe(200)
@@ -133,10 +124,10 @@ describe("trial, renewal and payments [D35] [D80]", () => {
     const user = await app.createUser()
     // [D35] (rev. 2): a trial needs a verified e-mail
     await app.sql`update users set email_verified_at = now() where id = ${user.id}`
-    const orders = await Promise.all(
-      Array.from({ length: 5 }, () => app.post("/v1/orders", { token: user.token, body: { plan_id: planId, cycle_id: cycleId } }))
-    )
-    expect(orders.map((o) => o.status)).toEqual([201, 201, 201, 201, 201])
+    const me = await typedClient(app, { token: user.token })
+    // each answers the declared 201 (the typed client decodes no other status as a success)
+    const orders = await Promise.all(Array.from({ length: 5 }, () => ok(me.billing.placeOrder({ payload: { plan_id: planId, cycle_id: cycleId } }))))
+    expect(orders).toHaveLength(5)
     const services = await app.sql<{ id: number; expires_at: Date }>`select id, expires_at from services where user_id = ${user.id}`
     expect(services).toHaveLength(1)
     const trialInvoices = await app.sql<{ n: number }>`
@@ -154,25 +145,25 @@ describe("trial, renewal and payments [D35] [D80]", () => {
   test("paying a suspended service's invoice extends it but does not lift the suspension", async () => {
     const { cycleId, planId } = await plan({ name: "Suspended" })
     const user = await app.createUser()
-    const granted = await adminPost(`/v1/admin/users/${user.id}/services`, { plan_id: planId, cycle_id: cycleId })
-    await app.put(`/v1/admin/services/${granted.id}`, { token: admin.token, body: { status: "suspended" } })
+    const granted = await ok(staff.servicesAdmin.grantService({ path: { user: user.id }, payload: { plan_id: planId, cycle_id: cycleId } }))
+    await ok(staff.servicesAdmin.updateService({ path: { service: granted.id }, payload: { status: "suspended" } }))
     const before = new Date(granted.expires_at).getTime()
     const [invoice] = await app.sql<{ uuid: string }>`
       insert into invoices (user_id, service_id, plan_id, cycle_id, amount, currency, due_date)
       values (${user.id}, ${granted.id}, ${planId}, ${cycleId}, '19.99', 'EUR', ${new Date(app.clock.get().getTime() + 7 * DAY)})
       returning uuid::text as uuid`
     expect((await signed({ invoice_uuid: invoice!.uuid, status: "paid", transaction_id: `susp-${user.id}` })).status).toBe(200)
-    const service = await app.get(`/v1/services/${granted.id}`, { token: user.token })
-    expect(service.body.data.status).toBe("suspended")
-    expect(new Date(service.body.data.expires_at).getTime() - before).toBe(30 * DAY)
+    const me = await typedClient(app, { token: user.token })
+    const service = await ok(me.services.getService({ path: { service: granted.id } }))
+    expect(service.status).toBe("suspended")
+    expect(new Date(service.expires_at).getTime() - before).toBe(30 * DAY)
   })
 
   test("two invoices of one user paid at once: one service, extended by both", async () => {
     const { cycleId, planId } = await plan({ name: "Twice" })
     const user = await app.createUser()
-    const uuids = await Promise.all(
-      [1, 2].map(async () => (await app.post("/v1/orders", { token: user.token, body: { plan_id: planId, cycle_id: cycleId } })).body.data.uuid as string)
-    )
+    const me = await typedClient(app, { token: user.token })
+    const uuids = await Promise.all([1, 2].map(async () => (await ok(me.billing.placeOrder({ payload: { plan_id: planId, cycle_id: cycleId } }))).uuid))
     const results = await Promise.all(uuids.map((uuid, i) => signed({ invoice_uuid: uuid, status: "paid", transaction_id: `two-${user.id}-${i}` })))
     expect(results.map((r) => r.status)).toEqual([200, 200])
     const services = await app.sql<{ expires_at: Date }>`select expires_at from services where user_id = ${user.id}`
@@ -183,7 +174,8 @@ describe("trial, renewal and payments [D35] [D80]", () => {
   test("a paid invoice of a deleted user keeps its row and is paid without a service", async () => {
     const { cycleId, planId } = await plan({ name: "Gone" })
     const user = await app.createUser()
-    const uuid = (await app.post("/v1/orders", { token: user.token, body: { plan_id: planId, cycle_id: cycleId } })).body.data.uuid as string
+    const me = await typedClient(app, { token: user.token })
+    const uuid = (await ok(me.billing.placeOrder({ payload: { plan_id: planId, cycle_id: cycleId } }))).uuid
     await app.sql`delete from users where id = ${user.id}`
     const paid = await signed({ invoice_uuid: uuid, status: "paid", transaction_id: `gone-${user.id}` })
     expect(paid.status).toBe(200)
@@ -196,16 +188,21 @@ describe("trial, renewal and payments [D35] [D80]", () => {
 describe("admin invoices and promo uses [D33] [D70]", () => {
   test("an invoice created cancelled holds no promo use; one created pending does", async () => {
     const { cycleId, planId } = await plan({ name: "Promo" })
-    await adminPost("/v1/admin/promos", { code: "ADMIN10", type: "fixed", value: "10", max_uses: 5 })
+    await ok(staff.catalogAdmin.createPromo({ payload: { code: "ADMIN10", type: "fixed", value: 10, max_uses: 5 } }))
     const user = await app.createUser()
-    const cancelled = await adminPost(`/v1/admin/users/${user.id}/invoices`, { plan_id: planId, cycle_id: cycleId, status: "cancelled", promo_code: "ADMIN10" })
+    const cancelled = await ok(
+      staff.billingAdmin.createInvoice({ path: { user: user.id }, payload: { plan_id: planId, cycle_id: cycleId, status: "cancelled", promo_code: "ADMIN10" } })
+    )
     expect(cancelled).toMatchObject({ status: "cancelled", amount: "9.99", discount: "10.00", promo_code: "ADMIN10" })
     expect(await usesOf("ADMIN10")).toBe(0)
-    const pending = await adminPost(`/v1/admin/users/${user.id}/invoices`, { plan_id: planId, cycle_id: cycleId, promo_code: "admin10" })
+    const pending = await ok(
+      staff.billingAdmin.createInvoice({ path: { user: user.id }, payload: { plan_id: planId, cycle_id: cycleId, promo_code: "admin10" } })
+    )
     expect(pending).toMatchObject({ status: "pending", amount: "9.99" })
     expect(await usesOf("ADMIN10")).toBe(1)
-    const paid = await adminPost(`/v1/admin/users/${user.id}/invoices`, { plan_id: planId, cycle_id: cycleId, status: "paid" })
+    const paid = await ok(staff.billingAdmin.createInvoice({ path: { user: user.id }, payload: { plan_id: planId, cycle_id: cycleId, status: "paid" } }))
     expect(paid.status).toBe("paid")
-    expect((await app.get("/v1/services/current", { token: user.token })).body.data.plan.id).toBe(planId)
+    const me = await typedClient(app, { token: user.token })
+    expect((await ok(me.services.currentService())).plan.id).toBe(planId)
   })
 })

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test"
 import fc from "fast-check"
 import { changeKind, prorate } from "../../src/billing/Proration.ts"
 import { makeTestApp, type TestApp } from "../support/app.ts"
+import { ok, typedClient } from "../support/typed.ts"
 
 // The money properties of [D108]-[D110] (issue 26): proration never credits more than was paid;
 // credit plus amount due never loses or invents a cent; a balance never goes negative and its ledger
@@ -103,6 +104,7 @@ describe("the balance under any interleaving [D109] [D110] (property, through th
     await fc.assert(
       fc.asyncProperty(fc.array(command, { minLength: 1, maxLength: 10 }), async (commands) => {
         const user = await app.createUser()
+        const me = await typedClient(app, { token: user.token })
         let model = 0
         const invoices: Array<{ uuid: string; status: string; applied: number; paid: number; refunded: number }> = []
         for (const c of commands) {
@@ -118,15 +120,15 @@ describe("the balance under any interleaving [D109] [D110] (property, through th
               model += signed
             }
           } else if (c.kind === "order") {
-            const res = await app.post("/v1/orders", { token: user.token, body: { plan_id: 1, cycle_id: c.cycle } })
-            expect(res.status).toBe(201)
+            // the declared 201, decoded
+            const placed = await ok(me.billing.placeOrder({ payload: { plan_id: 1, cycle_id: c.cycle } }))
             const price = c.cycle === 1 ? 1000 : 300
             const applied = Math.min(model, price)
             model -= applied
-            expect(cents(res.body.data.balance_applied)).toBe(applied)
-            expect(cents(res.body.data.amount)).toBe(price - applied)
-            invoices.push({ uuid: res.body.data.uuid, status: res.body.data.status, applied, paid: price, refunded: 0 })
-            expect(res.body.data.status).toBe(applied === price ? "paid" : "pending")
+            expect(cents(placed.balance_applied)).toBe(applied)
+            expect(cents(placed.amount)).toBe(price - applied)
+            invoices.push({ uuid: placed.uuid, status: placed.status, applied, paid: price, refunded: 0 })
+            expect(placed.status).toBe(applied === price ? "paid" : "pending")
           } else if (invoices.length > 0) {
             const invoice = invoices[c.pick % invoices.length]!
             if (c.kind === "cancel") {
@@ -152,8 +154,7 @@ describe("the balance under any interleaving [D109] [D110] (property, through th
               } else expect(res.status).toBe(422)
             }
           }
-          const balance = await app.get("/v1/account/balance", { token: user.token })
-          const shown = (balance.body.data as Array<{ currency: string; amount: string }>).find((b) => b.currency === "USD")
+          const shown = (await ok(me.balance.getBalance())).find((b) => b.currency === "USD")
           expect(shown === undefined ? 0 : cents(shown.amount)).toBe(model)
           expect(model).toBeGreaterThanOrEqual(0)
         }

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test"
 import { makeTestApp, type TestApp } from "../support/app.ts"
+import { ok, typedClient } from "../support/typed.ts"
 
 // [D33] [D35] [D36]: promo uses under concurrent orders, fixed promos, the status filter kept in
 // the links of a second page, exact messages.
@@ -36,13 +37,13 @@ describe("promo codes on orders [D33] [D35]", () => {
     const [promo] = await app.sql<{ id: number }>`insert into promo_codes (code, type, value) values ('BIG', 'fixed', 50) returning id`
     await app.sql`insert into promo_code_plans (promo_code_id, plan_id) values (${promo!.id}, 2)`
     const user = await app.createUser()
-    const ok = await app.post("/v1/orders", { token: user.token, body: { plan_id: 2, cycle_id: 2, promo_code: "big" } })
-    expect(ok.status).toBe(201)
-    expect(ok.body.data).toMatchObject({ amount: "0.00", discount: "3.00", promo_code: "big", currency: "USD", gateway: "manual" })
+    const me = await typedClient(app, { token: user.token })
+    const order = await ok(me.billing.placeOrder({ payload: { plan_id: 2, cycle_id: 2, promo_code: "big" } }))
+    expect(order).toMatchObject({ amount: "0.00", discount: "3.00", promo_code: "big", currency: "USD", gateway: "manual" })
     const [row] = await app.sql<{
       promo_code_id: number
       amount: string
-    }>`select promo_code_id, amount::text from invoices where uuid = ${ok.body.data.uuid}::uuid`
+    }>`select promo_code_id, amount::text from invoices where uuid = ${order.uuid}::uuid`
     expect(row!.promo_code_id).toBe(promo!.id)
     const other = await app.post("/v1/orders", { token: user.token, body: { plan_id: 1, cycle_id: 1, promo_code: "BIG" } })
     expect(other.status).toBe(422)
@@ -68,26 +69,26 @@ describe("invoice list filter [D36]", () => {
     await app.sql`insert into invoices (user_id, plan_id, cycle_id, amount, currency, status, gateway, due_date, created_at)
       values (${user.id}, 1, 1, '10.00', 'USD', 'pending', 'manual', now(), ${new Date(Date.UTC(2026, 1, 1))})`
     const base = "http://localhost:3000/v1/invoices"
-    const p2 = await app.get("/v1/invoices?status=paid&page=2", { token: user.token })
-    expect(p2.status).toBe(200)
-    expect(p2.body.meta).toEqual({ current_page: 2, last_page: 2, per_page: 15, total: 20 })
-    expect(p2.body.links).toEqual({
+    const me = await typedClient(app, { token: user.token })
+    const p2 = await ok(me.billing.listInvoices({ urlParams: { status: "paid", page: 2 } }))
+    expect(p2.meta).toEqual({ current_page: 2, last_page: 2, per_page: 15, total: 20 })
+    expect(p2.links).toEqual({
       first: `${base}?status=paid&page=1`,
       last: `${base}?status=paid&page=2`,
       prev: `${base}?status=paid&page=1`,
       next: null
     })
-    expect(p2.body.data).toHaveLength(5)
-    expect(p2.body.data.every((i: { status: string }) => i.status === "paid")).toBe(true)
+    expect(p2.data).toHaveLength(5)
+    expect(p2.data.every((i) => i.status === "paid")).toBe(true)
     // newest first: page 2 holds the 5 oldest
-    expect(p2.body.data[4].created_at).toBe("2026-01-01T00:00:00.000Z")
-    const p1 = await app.get("/v1/invoices?page=1&status=paid", { token: user.token })
-    expect(p1.body.links.next).toBe(`${base}?status=paid&page=2`)
-    expect(p1.body.data[0].created_at).toBe("2026-01-20T00:00:00.000Z")
-    const pending = await app.get("/v1/invoices?status=pending", { token: user.token })
-    expect(pending.body.meta.total).toBe(1)
-    const all = await app.get("/v1/invoices", { token: user.token })
-    expect(all.body.meta).toEqual({ current_page: 1, last_page: 2, per_page: 15, total: 21 })
+    expect(p2.data[4]!.created_at.toISOString()).toBe("2026-01-01T00:00:00.000Z")
+    // the query in another order: the links still put the filter before the page
+    const p1 = await ok(me.billing.listInvoices({ urlParams: { page: 1, status: "paid" } }))
+    expect(p1.links.next).toBe(`${base}?status=paid&page=2`)
+    expect(p1.data[0]!.created_at.toISOString()).toBe("2026-01-20T00:00:00.000Z")
+    expect((await ok(me.billing.listInvoices({ urlParams: { status: "pending" } }))).meta.total).toBe(1)
+    const all = await ok(me.billing.listInvoices({ urlParams: {} }))
+    expect(all.meta).toEqual({ current_page: 1, last_page: 2, per_page: 15, total: 21 })
   })
 
   test("exact 422 messages and 401 without a token", async () => {
@@ -99,9 +100,10 @@ describe("invoice list filter [D36]", () => {
     expect(page.status).toBe(422)
     expect(page.body.errors.page).toBeDefined()
     expect((await app.get("/v1/invoices")).status).toBe(401)
-    const empty = await app.get("/v1/invoices", { token: user.token })
-    expect(empty.body.meta).toEqual({ current_page: 1, last_page: 1, per_page: 15, total: 0 })
-    expect(empty.body.links).toEqual({
+    const me = await typedClient(app, { token: user.token })
+    const empty = await ok(me.billing.listInvoices({ urlParams: {} }))
+    expect(empty.meta).toEqual({ current_page: 1, last_page: 1, per_page: 15, total: 0 })
+    expect(empty.links).toEqual({
       first: "http://localhost:3000/v1/invoices?page=1",
       last: "http://localhost:3000/v1/invoices?page=1",
       prev: null,

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test"
 import { makeTestApp, type TestApp } from "../support/app.ts"
+import { ok, typedClient } from "../support/typed.ts"
 import { days, servicesFixtures } from "./services-fixtures.ts"
 
 // [D34] [D11]: the caller's services, the current one, one by id, auto-renew.
@@ -90,10 +91,9 @@ describe("GET /v1/services/current [D34]", () => {
 
   test("the newest active or suspended service; suspended counts", async () => {
     const user = await app.createUser()
+    const me = await typedClient(app, { token: user.token })
     const active = await fx.service({ userId: user.id, planId, cycleId, expiresAt: days(now(), 30), createdAt: days(now(), -5) })
-    let res = await app.get("/v1/services/current", { token: user.token })
-    expect(res.status).toBe(200)
-    expect(res.body.data.id).toBe(active)
+    expect((await ok(me.services.currentService())).id).toBe(active)
 
     const suspended = await fx.service({
       userId: user.id,
@@ -105,29 +105,26 @@ describe("GET /v1/services/current [D34]", () => {
     })
     // a newer expired one does not hide them
     await fx.service({ userId: user.id, planId, cycleId, status: "expired", expiresAt: days(now(), 10), createdAt: now() })
-    res = await app.get("/v1/services/current", { token: user.token })
-    expect(res.status).toBe(200)
-    expect(res.body).toEqual({
-      success: true,
-      data: {
-        id: suspended,
-        plan: { id: planId, name: "Pro", bandwidth_limit_gb: 500, speed_limit_mbps: 100 },
-        cycle: { id: cycleId, name: "Quarterly", duration_days: 90, price: "24.50", currency: "EUR" },
-        status: "suspended",
-        starts_at: now().toISOString(),
-        expires_at: days(now(), 10).toISOString(),
-        auto_renew: true,
-        grace_until: null,
-        cancel_at: null,
-        scheduled_change: null
-      }
+    // the client decodes the `{success: true, data}` envelope only
+    expect(await ok(me.services.currentService())).toEqual({
+      id: suspended,
+      plan: { id: planId, name: "Pro", bandwidth_limit_gb: 500, speed_limit_mbps: 100 },
+      cycle: { id: cycleId, name: "Quarterly", duration_days: 90, price: "24.50", currency: "EUR" },
+      status: "suspended",
+      starts_at: now().toISOString(),
+      expires_at: days(now(), 10).toISOString(),
+      auto_renew: true,
+      grace_until: null,
+      cancel_at: null,
+      scheduled_change: null
     })
   })
 
   test("a service stops being current once the clock passes its expiry", async () => {
     const user = await app.createUser()
     await fx.service({ userId: user.id, planId, cycleId, expiresAt: days(now(), 2) })
-    expect((await app.get("/v1/services/current", { token: user.token })).status).toBe(200)
+    const me = await typedClient(app, { token: user.token })
+    await ok(me.services.currentService())
     app.clock.advance(3 * 86_400_000)
     try {
       expect((await app.get("/v1/services/current", { token: user.token })).status).toBe(404)
@@ -186,7 +183,8 @@ describe("GET /v1/services/{service} [D34] [D11]", () => {
       expect(res.status).toBe(404)
       expect(res.body).toEqual({ success: false, message: "Resource not found." })
     }
-    expect((await app.get(`/v1/services/${theirs}`, { token: other.token })).status).toBe(200)
+    const them = await typedClient(app, { token: other.token })
+    expect((await ok(them.services.getService({ path: { service: theirs } }))).id).toBe(theirs)
   })
 
   test("401 without a token", async () => {
@@ -198,18 +196,19 @@ describe("PUT /v1/services/{service}/auto-renew", () => {
   test("toggles only the flag: 200 with a message and data {auto_renew}", async () => {
     const user = await app.createUser()
     const id = await fx.service({ userId: user.id, planId, cycleId, status: "suspended", expiresAt: days(now(), 30) })
-    const before = await app.get(`/v1/services/${id}`, { token: user.token })
+    const me = await typedClient(app, { token: user.token })
+    const before = await ok(me.services.getService({ path: { service: id } }))
 
-    const off = await app.put(`/v1/services/${id}/auto-renew`, { token: user.token, body: { auto_renew: false } })
-    expect(off.status).toBe(200)
-    expect(off.body).toEqual({ success: true, message: "Auto-renew updated.", data: { auto_renew: false } })
-    const after = await app.get(`/v1/services/${id}`, { token: user.token })
-    expect(after.body.data).toEqual({ ...before.body.data, auto_renew: false })
-    expect(after.body.data.status).toBe("suspended")
+    // the client decodes the declared 200 `{success: true, message, data}` only
+    const off = await ok(me.services.setAutoRenew({ path: { service: id }, payload: { auto_renew: false } }))
+    expect(off).toEqual({ message: "Auto-renew updated.", data: { auto_renew: false } })
+    const after = await ok(me.services.getService({ path: { service: id } }))
+    expect(after).toEqual({ ...before, auto_renew: false })
+    expect(after.status).toBe("suspended")
 
-    const on = await app.put(`/v1/services/${id}/auto-renew`, { token: user.token, body: { auto_renew: true } })
-    expect(on.body.data).toEqual({ auto_renew: true })
-    expect((await app.get(`/v1/services/${id}`, { token: user.token })).body.data).toEqual(before.body.data)
+    const on = await ok(me.services.setAutoRenew({ path: { service: id }, payload: { auto_renew: true } }))
+    expect(on.data).toEqual({ auto_renew: true })
+    expect(await ok(me.services.getService({ path: { service: id } }))).toEqual(before)
   })
 
   test("another user's service is 404 and stays unchanged", async () => {

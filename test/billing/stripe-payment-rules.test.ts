@@ -4,6 +4,7 @@ import Stripe from "stripe"
 import { runJobsOnce } from "../../src/jobs/Jobs.ts"
 import { makeTestApp, type TestApp } from "../support/app.ts"
 import { startStripeStandIn, stripeEvent, type StripeStandIn } from "../support/stripe-stand-in.ts"
+import { ok, typedClient, type TypedClient } from "../support/typed.ts"
 
 // [D123] for the `stripe` gateway (issue 34). Stripe's HTTP API is the edge a test cannot reach:
 // `stripe-stand-in.ts` is a LOCAL STAND-IN for it, the real `stripe` package talks to it. Covered:
@@ -19,7 +20,7 @@ const DAY = 86_400_000
 
 let standIn: StripeStandIn
 let app: TestApp
-let admin: { id: number; token: string }
+let staff: TypedClient
 
 const stripeConfig = (url: string) => ({
   appUrl: "https://app.example.com",
@@ -32,7 +33,7 @@ beforeAll(async () => {
   await app.sql`insert into plans (name, description, bandwidth_limit_gb, trial_days) values ('Basic', '', 100, 0), ('Pro', '', 500, 0)`
   await app.sql`insert into billing_cycles (plan_id, name, duration_days, price, currency)
     values (1, 'Monthly', 30, '10.00', 'USD'), (2, 'Monthly', 30, '30.00', 'USD'), (2, 'Yearly', 365, '300.00', 'USD')`
-  admin = await app.createUser({ role: "admin" })
+  staff = await typedClient(app, { token: (await app.createUser({ role: "admin" })).token })
 })
 afterAll(async () => {
   await app.dispose()
@@ -48,39 +49,48 @@ const deliver = async (event: unknown) => {
 }
 
 const statusOf = async (uuid: string) => (await app.sql<{ status: string }>`select status from invoices where uuid = ${uuid}::uuid`)[0]!.status
-const balanceOf = async (token: string) => (await app.get("/v1/account/balance", { token })).body.data
+const balanceOf = async (token: string) => {
+  const me = await typedClient(app, { token })
+  return ok(me.balance.getBalance())
+}
 const expireCalls = (sessionId: string) => standIn.requests.filter((r) => r.method === "POST" && r.path === `/v1/checkout/sessions/${sessionId}/expire`).length
 
 /** an invoice's open Checkout Session, made through its payment URL */
 const sessionOf = async (token: string, uuid: string) => {
-  const link = await app.get(`/v1/invoices/${uuid}/payment-url`, { token })
-  expect(link.status).toBe(200)
-  const id = String(link.body.data.url).split("/").at(-1)!
+  const me = await typedClient(app, { token })
+  const link = await ok(me.billing.paymentUrl({ path: { invoice: uuid } }))
+  const id = link.url.split("/").at(-1)!
   expect(standIn.sessions.get(id)!.status).toBe("open")
   return id
 }
 
 const stripeOrder = async (cycleId = 1) => {
   const user = await app.createUser()
-  const res = await app.post("/v1/orders", { token: user.token, body: { plan_id: cycleId === 1 ? 1 : 2, cycle_id: cycleId, gateway: "stripe" } })
-  expect(res.status).toBe(201)
-  const uuid = res.body.data.uuid as string
-  return { user, uuid, sessionId: await sessionOf(user.token, uuid) }
+  const me = await typedClient(app, { token: user.token })
+  const { uuid } = await ok(me.billing.placeOrder({ payload: { plan_id: cycleId === 1 ? 1 : 2, cycle_id: cycleId, gateway: "stripe" } }))
+  return { user, me, uuid, sessionId: await sessionOf(user.token, uuid) }
 }
 
 /** a user with an active Basic service paid by an admin's hand */
 const subscriber = async () => {
   const user = await app.createUser()
-  const order = await app.post("/v1/orders", { token: user.token, body: { plan_id: 1, cycle_id: 1 } })
-  expect((await app.post(`/v1/admin/invoices/${order.body.data.uuid}/mark-paid`, { token: admin.token })).status).toBe(200)
-  const current = await app.get("/v1/services/current", { token: user.token })
-  return { user, serviceId: current.body.data.id as number }
+  const me = await typedClient(app, { token: user.token })
+  const order = await ok(me.billing.placeOrder({ payload: { plan_id: 1, cycle_id: 1 } }))
+  expect((await ok(staff.billingAdmin.markPaid({ path: { invoice: order.uuid } }))).status).toBe("paid")
+  const current = await ok(me.services.currentService())
+  return { user, me, serviceId: current.id }
+}
+
+/** a plan change that answers its invoice: the declared 201 (a 200 decodes as the service) */
+const invoiceOf = <A extends object>(answer: A): Extract<A, { readonly uuid: string }> => {
+  if (!("uuid" in answer)) throw new Error("the change answered the service, not its invoice (201)")
+  return answer as Extract<A, { readonly uuid: string }>
 }
 
 describe("a cancelled invoice's Checkout Session is expired at Stripe [D123] (issue 34)", () => {
   test("the user cancels the invoice: the session is expired; a payment that got through anyway is 200 and goes to the balance, once", async () => {
-    const { sessionId, user, uuid } = await stripeOrder()
-    expect((await app.post(`/v1/invoices/${uuid}/cancel`, { token: user.token })).status).toBe(200)
+    const { me, sessionId, user, uuid } = await stripeOrder()
+    expect((await ok(me.billing.cancelInvoice({ path: { invoice: uuid } }))).status).toBe("cancelled")
     expect(standIn.sessions.get(sessionId)!.status).toBe("expired")
     expect(expireCalls(sessionId)).toBe(1)
 
@@ -91,8 +101,8 @@ describe("a cancelled invoice's Checkout Session is expired at Stripe [D123] (is
     expect(res.status).toBe(200)
     expect(res.body.data).toMatchObject({ event_id: event.id, handled: true, invoice: { uuid, status: "cancelled" } })
     expect(await balanceOf(user.token)).toEqual([{ currency: "USD", amount: "10.00" }])
-    const ledger = await app.get("/v1/account/balance/transactions", { token: user.token })
-    expect(ledger.body.data[0]).toMatchObject({ amount: "10.00", currency: "USD", reason: "Payment for a cancelled invoice", invoice_uuid: uuid })
+    const ledger = await ok(me.balance.listBalanceTransactions({ urlParams: {} }))
+    expect(ledger.data[0]).toMatchObject({ amount: "10.00", currency: "USD", reason: "Payment for a cancelled invoice", invoice_uuid: uuid })
 
     // the same event again, and another event of the same payment: nothing more
     expect((await deliver(event)).body.data).toMatchObject({ handled: false })
@@ -103,33 +113,31 @@ describe("a cancelled invoice's Checkout Session is expired at Stripe [D123] (is
   }, 60_000)
 
   test("a second plan change cancels the first change invoice: its session is expired", async () => {
-    const { serviceId, user } = await subscriber()
-    const first = await app.post(`/v1/services/${serviceId}/change`, { token: user.token, body: { plan_id: 2, cycle_id: 2, gateway: "stripe" } })
-    expect(first.status).toBe(201)
-    const sessionId = await sessionOf(user.token, first.body.data.uuid)
-    const second = await app.post(`/v1/services/${serviceId}/change`, { token: user.token, body: { plan_id: 2, cycle_id: 3, gateway: "stripe" } })
-    expect(second.status).toBe(201)
-    expect(await statusOf(first.body.data.uuid)).toBe("cancelled")
+    const { me, serviceId, user } = await subscriber()
+    const first = invoiceOf(await ok(me.subscriptions.changePlan({ path: { service: serviceId }, payload: { plan_id: 2, cycle_id: 2, gateway: "stripe" } })))
+    const sessionId = await sessionOf(user.token, first.uuid)
+    invoiceOf(await ok(me.subscriptions.changePlan({ path: { service: serviceId }, payload: { plan_id: 2, cycle_id: 3, gateway: "stripe" } })))
+    expect(await statusOf(first.uuid)).toBe("cancelled")
     expect(standIn.sessions.get(sessionId)!.status).toBe("expired")
     // the first change's payment arriving late goes to the balance; the service stays on Basic
     const late = await deliver(stripeEvent("checkout.session.completed", standIn.pay(sessionId)))
     expect(late.status).toBe(200)
-    expect(await balanceOf(user.token)).toEqual([{ currency: "USD", amount: first.body.data.amount }])
-    expect((await app.get(`/v1/services/${serviceId}`, { token: user.token })).body.data.plan.id).toBe(1)
+    expect(await balanceOf(user.token)).toEqual([{ currency: "USD", amount: first.amount }])
+    expect((await ok(me.services.getService({ path: { service: serviceId } }))).plan.id).toBe(1)
   }, 60_000)
 
   test("a service cancel cancels its pending invoice: its session is expired", async () => {
-    const { serviceId, user } = await subscriber()
-    const change = await app.post(`/v1/services/${serviceId}/change`, { token: user.token, body: { plan_id: 2, cycle_id: 2, gateway: "stripe" } })
-    const sessionId = await sessionOf(user.token, change.body.data.uuid)
-    expect((await app.post(`/v1/services/${serviceId}/cancel`, { token: user.token, body: { at: "period_end" } })).status).toBe(200)
-    expect(await statusOf(change.body.data.uuid)).toBe("cancelled")
+    const { me, serviceId, user } = await subscriber()
+    const change = invoiceOf(await ok(me.subscriptions.changePlan({ path: { service: serviceId }, payload: { plan_id: 2, cycle_id: 2, gateway: "stripe" } })))
+    const sessionId = await sessionOf(user.token, change.uuid)
+    await ok(me.subscriptions.cancelService({ path: { service: serviceId }, payload: { at: "period_end" } }))
+    expect(await statusOf(change.uuid)).toBe("cancelled")
     expect(standIn.sessions.get(sessionId)!.status).toBe("expired")
   }, 60_000)
 
   test("an operator marks a Stripe invoice paid by hand: its open session is expired, so the payer is not charged twice", async () => {
     const { sessionId, uuid } = await stripeOrder()
-    expect((await app.post(`/v1/admin/invoices/${uuid}/mark-paid`, { token: admin.token })).status).toBe(200)
+    expect((await ok(staff.billingAdmin.markPaid({ path: { invoice: uuid } }))).status).toBe("paid")
     expect(standIn.sessions.get(sessionId)!.status).toBe("expired")
   }, 60_000)
 

@@ -7,6 +7,7 @@ import { runJobsOnce } from "../../src/jobs/Jobs.ts"
 import { DomainEventsLive } from "../../src/webhooks/Webhooks.ts"
 import { makeTestApp, type TestApp } from "../support/app.ts"
 import { startStripeStandIn, stripeEvent, type StripeStandIn } from "../support/stripe-stand-in.ts"
+import { ok, typedClient } from "../support/typed.ts"
 
 // [D112] Stripe through the official `stripe` package. Stripe's own HTTP API is the one edge a
 // test cannot reach: `stripe-stand-in.ts` is a LOCAL STAND-IN for it (a fake at the edge), and the
@@ -37,12 +38,15 @@ afterAll(async () => {
   standIn.stop()
 })
 
-const order = async (body: Record<string, unknown> = { gateway: "stripe" }) => {
+const order = async (payload: { readonly cycle_id?: number; readonly gateway?: string | null } = { gateway: "stripe" }) => {
   const user = await app.createUser({ name: "Stripe Payer" })
-  const res = await app.post("/v1/orders", { token: user.token, body: { plan_id: 1, cycle_id: 1, ...body } })
-  expect(res.status).toBe(201)
-  return { user, uuid: res.body.data.uuid as string, invoice: res.body.data }
+  const me = await typedClient(app, { token: user.token })
+  const invoice = await ok(me.billing.placeOrder({ payload: { plan_id: 1, cycle_id: 1, ...payload } }))
+  return { user, me, uuid: invoice.uuid, invoice }
 }
+
+/** an admin through the typed client */
+const staffClient = async () => typedClient(app, { token: (await app.createUser({ role: "admin" })).token })
 
 const checkoutCreates = () => standIn.requests.filter((r) => r.method === "POST" && r.path === "/v1/checkout/sessions")
 
@@ -64,8 +68,7 @@ const servicesOf = (userId: number) => app.sql<{ id: number; status: string }>`s
 /** an order paid at the stand-in: the session it made, completed */
 const paidSession = async () => {
   const placed = await order()
-  const link = await app.get(`/v1/invoices/${placed.uuid}/payment-url`, { token: placed.user.token })
-  expect(link.status).toBe(200)
+  await ok(placed.me.billing.paymentUrl({ path: { invoice: placed.uuid } }))
   const session = [...standIn.sessions.values()].find((s) => s.client_reference_id === placed.uuid)!
   return { ...placed, session: standIn.pay(session.id) }
 }
@@ -84,7 +87,8 @@ describe("GET /v1/payment-gateways [D112]", () => {
 
     const plain = await makeTestApp({ reset: false })
     try {
-      expect((await plain.get("/v1/payment-gateways")).body.data).toEqual([{ name: "manual", display_name: "Bank transfer" }])
+      const anyone = await typedClient(plain)
+      expect(await ok(anyone.billingGateways.listPaymentGateways())).toEqual([{ name: "manual", display_name: "Bank transfer" }])
       // Stripe disabled: naming it is the 422 of an unknown gateway; its webhook verifies nothing
       const user = await plain.createUser()
       const res = await plain.post("/v1/orders", { token: user.token, body: { plan_id: 1, cycle_id: 1, gateway: "stripe" } })
@@ -130,9 +134,8 @@ describe("POST /v1/orders picks a gateway [D112]", () => {
     const other = await makeTestApp({ reset: false, config: { ...stripeConfig(standIn.url), defaultGateway: "stripe" } })
     try {
       const user = await other.createUser()
-      const res = await other.post("/v1/orders", { token: user.token, body: { plan_id: 1, cycle_id: 1 } })
-      expect(res.status).toBe(201)
-      expect(res.body.data.gateway).toBe("stripe")
+      const me = await typedClient(other, { token: user.token })
+      expect((await ok(me.billing.placeOrder({ payload: { plan_id: 1, cycle_id: 1 } }))).gateway).toBe("stripe")
     } finally {
       await other.dispose()
     }
@@ -164,31 +167,29 @@ describe("a Stripe invoice's payment URL is a Checkout Session [D112]", () => {
   })
 
   test("a currency without minor units is charged in whole units (JPY 1500.00 -> 1500)", async () => {
-    const { user, uuid } = await order({ cycle_id: 2, gateway: "stripe" })
-    expect((await app.get(`/v1/invoices/${uuid}/payment-url`, { token: user.token })).status).toBe(200)
+    const { me, uuid } = await order({ cycle_id: 2, gateway: "stripe" })
+    await ok(me.billing.paymentUrl({ path: { invoice: uuid } }))
     expect(checkoutCreates().at(-1)!.body).toMatchObject({ line_items: { "0": { price_data: { currency: "jpy", unit_amount: "1500" } } } })
   })
 
   test("a second call while the session is open answers the same session; once it expired, a new one", async () => {
-    const { user, uuid } = await order()
-    const first = await app.get(`/v1/invoices/${uuid}/payment-url`, { token: user.token })
+    const { me, uuid } = await order()
+    const first = await ok(me.billing.paymentUrl({ path: { invoice: uuid } }))
     const creates = checkoutCreates().length
-    const second = await app.get(`/v1/invoices/${uuid}/payment-url`, { token: user.token })
-    expect(second.body.data).toEqual(first.body.data)
+    expect(await ok(me.billing.paymentUrl({ path: { invoice: uuid } }))).toEqual(first)
     expect(checkoutCreates()).toHaveLength(creates)
 
-    const sessionId = String(first.body.data.url).split("/").at(-1)!
+    const sessionId = first.url.split("/").at(-1)!
     standIn.expire(sessionId)
-    const third = await app.get(`/v1/invoices/${uuid}/payment-url`, { token: user.token })
-    expect(third.status).toBe(200)
-    expect(third.body.data.url).not.toBe(first.body.data.url)
+    const third = await ok(me.billing.paymentUrl({ path: { invoice: uuid } }))
+    expect(third.url).not.toBe(first.url)
     expect(checkoutCreates()).toHaveLength(creates + 1)
   })
 
   test("paid at Stripe, its webhook not yet here: no second session (422 Invoice is not payable.), the invoice still pending", async () => {
-    const { user, uuid } = await order()
-    const first = await app.get(`/v1/invoices/${uuid}/payment-url`, { token: user.token })
-    standIn.pay(String(first.body.data.url).split("/").at(-1)!)
+    const { me, user, uuid } = await order()
+    const first = await ok(me.billing.paymentUrl({ path: { invoice: uuid } }))
+    standIn.pay(first.url.split("/").at(-1)!)
     const creates = checkoutCreates().length
     const again = await app.get(`/v1/invoices/${uuid}/payment-url`, { token: user.token })
     expect(again.status).toBe(422)
@@ -198,10 +199,11 @@ describe("a Stripe invoice's payment URL is a Checkout Session [D112]", () => {
   })
 
   test("six calls at once make one session, and all six answer it", async () => {
-    const { user, uuid } = await order()
-    const results = await Promise.all(Array.from({ length: 6 }, () => app.get(`/v1/invoices/${uuid}/payment-url`, { token: user.token })))
-    expect(results.map((r) => r.status)).toEqual([200, 200, 200, 200, 200, 200])
-    expect(new Set(results.map((r) => r.body.data.url)).size).toBe(1)
+    const { me, uuid } = await order()
+    // each answers the declared 200 (the typed client decodes no other status as a success)
+    const results = await Promise.all(Array.from({ length: 6 }, () => ok(me.billing.paymentUrl({ path: { invoice: uuid } }))))
+    expect(results).toHaveLength(6)
+    expect(new Set(results.map((r) => r.url)).size).toBe(1)
     expect([...standIn.sessions.values()].filter((s) => s.client_reference_id === uuid)).toHaveLength(1)
   })
 
@@ -269,7 +271,8 @@ describe("POST /v1/webhooks/payments/stripe [D112]", () => {
     expect(euros.body.data).toMatchObject({ handled: true, invoice: { uuid, status: "pending" } })
     expect(await statusOf(uuid)).toBe("pending")
     expect(await servicesOf(user.id)).toHaveLength(0)
-    expect((await app.get("/v1/account/balance", { token: user.token })).body.data).toEqual([
+    const me = await typedClient(app, { token: user.token })
+    expect(await ok(me.balance.getBalance())).toEqual([
       { currency: "EUR", amount: "10.00" },
       { currency: "USD", amount: "9.99" }
     ])
@@ -359,11 +362,11 @@ describe("a refund through the gateway [D110] [D112]", () => {
 
   test("manual has no refund (422 errors.to for the caller); a stripe invoice an admin marked paid (no payment intent): RefundUnavailable", async () => {
     const manual = await order({})
-    const admin = await app.createUser({ role: "admin" })
-    expect((await app.post(`/v1/admin/invoices/${manual.uuid}/mark-paid`, { token: admin.token })).status).toBe(200)
+    const staff = await staffClient()
+    expect((await ok(staff.billingAdmin.markPaid({ path: { invoice: manual.uuid } }))).status).toBe("paid")
     expect(await refund(manual.uuid, "manual", "1.00")).toBe("cannot refund")
     const byHand = await order()
-    expect((await app.post(`/v1/admin/invoices/${byHand.uuid}/mark-paid`, { token: admin.token })).status).toBe(200)
+    expect((await ok(staff.billingAdmin.markPaid({ path: { invoice: byHand.uuid } }))).status).toBe("paid")
     const before = standIn.refunds.length
     const noIntent = await refund(byHand.uuid, "stripe", "1.00")
     expect(noIntent !== "cannot refund" && Either.isLeft(noIntent) && noIntent.left._tag).toBe("RefundUnavailable")
@@ -379,33 +382,32 @@ describe("a refund through the gateway [D110] [D112]", () => {
 describe("POST /v1/admin/invoices/{invoice}/refund to: gateway, Stripe [D110] [D112]", () => {
   test("201 credit note `to: gateway`; the stand-in got a refund of the session's payment intent in minor units; the rest by default; then 422 errors.amount", async () => {
     const admin = await app.createUser({ role: "admin" })
-    const { uuid, session, user } = await paidSession()
+    const staff = await typedClient(app, { token: admin.token })
+    const { me, uuid, session } = await paidSession()
     expect((await deliver(stripeEvent("checkout.session.completed", session))).status).toBe(200)
     const before = standIn.refunds.length
-    const res = await app.post(`/v1/admin/invoices/${uuid}/refund`, { token: admin.token, body: { amount: "4.00", to: "gateway", reason: "Goodwill" } })
-    expect(res.status).toBe(201)
-    expect(res.body.success).toBe(true)
-    expect(res.body.data).toEqual({
+    // the typed client decodes the declared 201 `{success: true, data}` only; it sends 400 cents as "4.00"
+    const res = await ok(staff.refundsAdmin.refundInvoice({ path: { invoice: uuid }, payload: { amount: 400, to: "gateway", reason: "Goodwill" } }))
+    expect(res).toEqual({
       id: expect.any(Number),
       invoice_uuid: uuid,
       amount: "4.00",
       currency: "USD",
       to: "gateway",
       reason: "Goodwill",
-      created_at: expect.any(String)
+      created_at: expect.any(Date)
     })
     expect(standIn.refunds).toHaveLength(before + 1)
     expect(standIn.refunds.at(-1)).toMatchObject({ payment_intent: session.payment_intent, amount: 400, metadata: { invoice_uuid: uuid } })
     const sent = standIn.requests.filter((r) => r.method === "POST" && r.path === "/v1/refunds").at(-1)!
     expect(sent.body).toMatchObject({ payment_intent: session.payment_intent, amount: "400" })
     // no amount: all not yet refunded (6.00 -> 600)
-    const rest = await app.post(`/v1/admin/invoices/${uuid}/refund`, { token: admin.token, body: { to: "gateway", reason: "The rest" } })
-    expect(rest.status).toBe(201)
-    expect(rest.body.data).toMatchObject({ amount: "6.00", to: "gateway" })
+    const rest = await ok(staff.refundsAdmin.refundInvoice({ path: { invoice: uuid }, payload: { to: "gateway", reason: "The rest" } }))
+    expect(rest).toMatchObject({ amount: "6.00", to: "gateway" })
     expect(standIn.refunds.at(-1)).toMatchObject({ payment_intent: session.payment_intent, amount: 600 })
-    const detail = await app.get(`/v1/invoices/${uuid}`, { token: user.token })
-    expect(detail.body.data).toMatchObject({ status: "paid", refunded_amount: "10.00" })
-    expect(detail.body.data.credit_notes.map((n: { amount: string; to: string }) => [n.amount, n.to])).toEqual([
+    const detail = await ok(me.billing.getInvoice({ path: { invoice: uuid } }))
+    expect(detail).toMatchObject({ status: "paid", refunded_amount: "10.00" })
+    expect(detail.credit_notes.map((n) => [n.amount, n.to])).toEqual([
       ["4.00", "gateway"],
       ["6.00", "gateway"]
     ])
@@ -417,21 +419,25 @@ describe("POST /v1/admin/invoices/{invoice}/refund to: gateway, Stripe [D110] [D
 
   test("a Stripe invoice an admin marked paid (no payment intent to refund): 422 errors.to, nothing asked of Stripe, nothing recorded", async () => {
     const admin = await app.createUser({ role: "admin" })
+    const staff = await typedClient(app, { token: admin.token })
     const byHand = await order()
-    expect((await app.post(`/v1/admin/invoices/${byHand.uuid}/mark-paid`, { token: admin.token })).status).toBe(200)
+    expect((await ok(staff.billingAdmin.markPaid({ path: { invoice: byHand.uuid } }))).status).toBe("paid")
     const before = standIn.requests.filter((r) => r.path === "/v1/refunds").length
     const res = await app.post(`/v1/admin/invoices/${byHand.uuid}/refund`, { token: admin.token, body: { to: "gateway", reason: "x" } })
     expect(res.status).toBe(422)
     expect(res.body.errors).toEqual({ to: ["The invoice was not paid through Stripe: refund to the balance instead."] })
     expect(standIn.requests.filter((r) => r.path === "/v1/refunds")).toHaveLength(before)
-    expect((await app.get(`/v1/invoices/${byHand.uuid}`, { token: byHand.user.token })).body.data).toMatchObject({ refunded_amount: "0.00", credit_notes: [] })
-    // to the balance it can be refunded
-    expect((await app.post(`/v1/admin/invoices/${byHand.uuid}/refund`, { token: admin.token, body: { to: "balance", reason: "x" } })).status).toBe(201)
+    expect(await ok(byHand.me.billing.getInvoice({ path: { invoice: byHand.uuid } }))).toMatchObject({ refunded_amount: "0.00", credit_notes: [] })
+    // to the balance it can be refunded (the declared 201)
+    expect(await ok(staff.refundsAdmin.refundInvoice({ path: { invoice: byHand.uuid }, payload: { to: "balance", reason: "x" } }))).toMatchObject({
+      invoice_uuid: byHand.uuid,
+      to: "balance"
+    })
   })
 
   test("Stripe failing the refund: 502 in the envelope, no credit note, nothing refunded", async () => {
     const admin = await app.createUser({ role: "admin" })
-    const { uuid, session, user } = await paidSession()
+    const { me, uuid, session } = await paidSession()
     expect((await deliver(stripeEvent("checkout.session.completed", session))).status).toBe(200)
     standIn.controls.failing = true
     try {
@@ -441,18 +447,17 @@ describe("POST /v1/admin/invoices/{invoice}/refund to: gateway, Stripe [D110] [D
     } finally {
       standIn.controls.failing = false
     }
-    const detail = await app.get(`/v1/invoices/${uuid}`, { token: user.token })
-    expect(detail.body.data).toMatchObject({ status: "paid", refunded_amount: "0.00", credit_notes: [] })
+    expect(await ok(me.billing.getInvoice({ path: { invoice: uuid } }))).toMatchObject({ status: "paid", refunded_amount: "0.00", credit_notes: [] })
   })
 })
 
 describe("renewals keep the gateway [D112] [D80]", () => {
   test("a service paid through Stripe gets its renewal invoice on stripe, payable by a Checkout Session", async () => {
-    const { user, uuid, session } = await paidSession()
+    const { me, uuid, session } = await paidSession()
     expect((await deliver(stripeEvent("checkout.session.completed", session))).status).toBe(200)
     const manual = await order({})
-    const admin = await app.createUser({ role: "admin" })
-    expect((await app.post(`/v1/admin/invoices/${manual.uuid}/mark-paid`, { token: admin.token })).status).toBe(200)
+    const staff = await staffClient()
+    expect((await ok(staff.billingAdmin.markPaid({ path: { invoice: manual.uuid } }))).status).toBe("paid")
 
     app.clock.advance(28 * 86_400_000) // 30-day cycle: inside the 3 days before expiry
     await app.run(runJobsOnce)
@@ -465,9 +470,7 @@ describe("renewals keep the gateway [D112] [D80]", () => {
     const renewal = await renewalOf(uuid)
     expect(renewal.gateway).toBe("stripe")
     expect((await renewalOf(manual.uuid)).gateway).toBe("manual")
-    const link = await app.get(`/v1/invoices/${renewal.uuid}/payment-url`, { token: user.token })
-    expect(link.status).toBe(200)
-    expect(link.body.data.gateway).toBe("stripe")
+    expect((await ok(me.billing.paymentUrl({ path: { invoice: renewal.uuid } }))).gateway).toBe("stripe")
     expect(checkoutCreates().at(-1)!.body).toMatchObject({ client_reference_id: renewal.uuid })
   })
 })
