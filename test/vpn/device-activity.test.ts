@@ -52,15 +52,13 @@ describe("GET /v1/devices and /v1/devices/{device} [D107]", () => {
     const now = app.clock.get()
     const shake = unix(now) - 30
     expect(
-      (
-        await report(
-          s1.nodeToken,
-          [
-            { public_key: phoneOn1.key, rx_total: 1000, tx_total: 500, latest_handshake: shake },
-            { public_key: laptopOn1.key, rx_total: 0, tx_total: 0, latest_handshake: 0 }
-          ],
-          "r1"
-        )
+      await report(
+        s1.nodeToken,
+        [
+          { public_key: phoneOn1.key, rx_total: 1000, tx_total: 500, latest_handshake: shake },
+          { public_key: laptopOn1.key, rx_total: 0, tx_total: 0, latest_handshake: 0 }
+        ],
+        "r1"
       )
     ).toEqual({ accepted: 2 })
     // the same report again (a retry): nothing added ([D94]); answered 200 (else `ok` throws)
