@@ -4,6 +4,7 @@ import { Effect } from "effect"
 import { KeyGen } from "../../src/platform/KeyGen.ts"
 import { VpnAccounts } from "../../src/vpn/VpnAccounts.ts"
 import { makeTestApp, type TestApp } from "../support/app.ts"
+import { ok, typedClient } from "../support/typed.ts"
 import { makeServer, nodePeersOf, openvpnAuthOf, vpnMember } from "./fixtures.ts"
 
 // [D21], [D23], [D91] (rev. 2): VPN access follows the account: a disabled user's peers are
@@ -79,10 +80,11 @@ const expectRenewed = async (m: Awaited<ReturnType<typeof member>>) => {
   expect(peers[0]!.public_key).toBe(stored!.public_key)
 
   expect((await openvpnAuth(m.ovpn.nodeToken, m.username, m.secret)).status).toBe(403)
-  const creds = await app.get("/v1/account/vpn-credentials", { token: m.user.token })
-  expect(creds.body.data.username).toBe(m.username)
-  expect(creds.body.data.password).not.toBe(m.secret)
-  expect((await openvpnAuth(m.ovpn.nodeToken, m.username, creds.body.data.password)).status).toBe(200)
+  const me = await typedClient(app, { token: m.user.token })
+  const creds = await ok(me.vpn.vpnCredentials())
+  expect(creds.username).toBe(m.username)
+  expect(creds.password).not.toBe(m.secret)
+  expect((await openvpnAuth(m.ovpn.nodeToken, m.username, creds.password)).status).toBe(200)
 }
 
 describe("VpnAccounts.revokeAll [D23] [D91]", () => {
@@ -91,15 +93,16 @@ describe("VpnAccounts.revokeAll [D23] [D91]", () => {
     // a second WireGuard server of the same plan: both peers are re-keyed
     const [plan] = await app.sql<{ plan_id: number }>`select plan_id from server_plans where server_id = ${m.wg.id}`
     const wg2 = await makeServer(app, { planIds: [plan!.plan_id] })
-    const conf2 = await app.get(`/v1/servers/${wg2.id}/wireguard`, { token: m.user.token })
+    const me = await typedClient(app, { token: m.user.token })
+    const conf2 = await ok(me.vpn.wireguard({ path: { server: wg2.id } }))
     const other = await member()
 
     await inTransaction((accounts) => accounts.revokeAll(m.user.id))
 
     await expectRenewed(m)
     const peers2 = await nodePeers(wg2.nodeToken)
-    expect(peers2.map((p) => p.public_key)).not.toContain(KeyGen.publicKeyOf(privateKeyOf(conf2.text)))
-    expect(peers2.map((p) => p.allowed_ips)).toEqual([addressOf(conf2.text)])
+    expect(peers2.map((p) => p.public_key)).not.toContain(KeyGen.publicKeyOf(privateKeyOf(conf2)))
+    expect(peers2.map((p) => p.allowed_ips)).toEqual([addressOf(conf2)])
     // nobody else is touched
     expect((await nodePeers(other.wg.nodeToken)).map((p) => p.public_key)).toEqual([KeyGen.publicKeyOf(privateKeyOf(other.conf))])
     expect((await openvpnAuth(other.ovpn.nodeToken, other.username, other.secret)).status).toBe(200)

@@ -1,5 +1,6 @@
 import { sha256Hex } from "../../src/platform/Crypto.ts"
 import type { TestApp } from "../support/app.ts"
+import { ok, typedClient } from "../support/typed.ts"
 
 /** A WireGuard server key (base64 of 32 bytes). */
 export const SERVER_PUBLIC_KEY = "x1QmZ3bBR6dHqQ4k3rHcA1FqJ1cB0wzZ2yQy8V8h0mE="
@@ -87,18 +88,17 @@ export const vpnMember = async (app: TestApp) => {
   await makeService(app, user.id, plan)
   const wg = await makeServer(app, { planIds: [plan.planId] })
   const ovpn = await makeServer(app, { protocol: "openvpn", planIds: [plan.planId] })
-  const conf = await app.get(`/v1/servers/${wg.id}/wireguard`, { token: user.token })
-  if (conf.status !== 200) throw new Error(`download failed: ${conf.status} ${conf.text}`)
-  const creds = await app.get("/v1/account/vpn-credentials", { token: user.token })
-  if (creds.status !== 200) throw new Error(`credentials failed: ${creds.status} ${creds.text}`)
-  return { user, wg, ovpn, conf: conf.text, username: creds.body.data.username as string, secret: creds.body.data.password as string }
+  const me = await typedClient(app, { token: user.token })
+  const conf = await ok(me.vpn.wireguard({ path: { server: wg.id } }))
+  const creds = await ok(me.vpn.vpnCredentials())
+  return { user, wg, ovpn, conf, username: creds.username, secret: creds.password }
 }
 
 /** The node's peer list ([D54]). */
 export const nodePeersOf = async (app: TestApp, nodeToken: string) => {
-  const res = await app.get("/v1/node/peers", { token: nodeToken })
-  if (res.status !== 200) throw new Error(`node peers failed: ${res.status} ${res.text}`)
-  return res.body.data as Array<{ public_key: string; allowed_ips: string; enabled: boolean; speed_limit_mbps: number | null }>
+  const node = await typedClient(app, { token: nodeToken })
+  const answer = await ok(node.node.peers({ urlParams: {} }))
+  return answer.data as Array<{ public_key: string; allowed_ips: string; enabled: boolean; speed_limit_mbps: number | null }>
 }
 
 /** The node's auth-user-pass check ([D54]). */

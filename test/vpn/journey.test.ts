@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test"
 import { KeyGen } from "../../src/platform/KeyGen.ts"
 import { makeTestApp, type TestApp } from "../support/app.ts"
+import { ok, typedClient } from "../support/typed.ts"
 import { makePlan, makeService } from "./fixtures.ts"
 
 /**
@@ -20,47 +21,47 @@ test("admin server -> user config -> node peers and usage -> bandwidth moves -> 
   const plan = await makePlan(app, 1)
   await makeService(app, user.id, plan)
 
-  const created = await app.post("/v1/admin/servers", {
-    token: admin.token,
-    body: { name: "Helsinki 1", country: "FI", city: "Helsinki", protocol: "wireguard", ip: "203.0.113.50", plan_ids: [plan.planId] }
-  })
-  expect(created.status).toBe(201)
-  const { id, node_token, private_key } = created.body.data
+  const staff = await typedClient(app, { token: admin.token })
+  const me = await typedClient(app, { token: user.token })
+  const created = await ok(
+    staff.vpnAdmin.createServer({
+      payload: { name: "Helsinki 1", country: "FI", city: "Helsinki", protocol: "wireguard", ip: "203.0.113.50", plan_ids: [plan.planId] }
+    })
+  )
+  const { id, node_token, private_key } = created
+  const node = await typedClient(app, { token: node_token })
 
-  const list = await app.get("/v1/servers", { token: user.token })
-  expect(list.body.data.map((s: { id: number }) => s.id)).toEqual([id])
+  const list = await ok(me.vpn.listServers())
+  expect(list.map((s) => s.id)).toEqual([id])
 
-  const conf = await app.get(`/v1/servers/${id}/wireguard`, { token: user.token })
-  expect(conf.status).toBe(200)
-  expect(conf.text).toContain(`PublicKey = ${KeyGen.publicKeyOf(private_key)}\n`)
-  expect(conf.text).toContain("Endpoint = 203.0.113.50:51820\n")
-  const clientKey = /^PrivateKey = (\S+)$/m.exec(conf.text)![1]!
+  const conf = await ok(me.vpn.wireguard({ path: { server: id } }))
+  expect(conf).toContain(`PublicKey = ${KeyGen.publicKeyOf(private_key!)}\n`)
+  expect(conf).toContain("Endpoint = 203.0.113.50:51820\n")
+  const clientKey = /^PrivateKey = (\S+)$/m.exec(conf)![1]!
+  const publicKey = KeyGen.publicKeyOf(clientKey)
 
-  const peers = await app.get("/v1/node/peers", { token: node_token })
-  expect(peers.body.data).toEqual([{ public_key: KeyGen.publicKeyOf(clientKey), allowed_ips: "10.66.0.2/32", enabled: true, speed_limit_mbps: null }])
+  const peers = await ok(node.node.peers({ urlParams: {} }))
+  expect(peers.data).toEqual([{ public_key: publicKey, allowed_ips: "10.66.0.2/32", enabled: true, speed_limit_mbps: null }])
 
-  const before = await app.get("/v1/bandwidth/current", { token: user.token })
-  expect(before.body.data.used_bytes).toBe(0)
+  const before = await ok(me.vpn.currentBandwidth())
+  expect(before.used_bytes).toBe(0)
   const half = 512 * 1024 ** 2
-  const report = await app.post("/v1/node/usage", {
-    token: node_token,
-    body: [{ public_key: peers.body.data[0].public_key, rx_bytes: half, tx_bytes: 0 }]
-  })
-  expect(report.body.data.accepted).toBe(1)
-  const after = await app.get("/v1/bandwidth/current", { token: user.token })
-  expect(after.body.data).toMatchObject({ used_bytes: half, used_formatted: "512.00 MB", percentage: 50, limit_formatted: "1.00 GB" })
+  const report = await ok(node.node.usage({ payload: [{ public_key: publicKey, rx_bytes: half, tx_bytes: 0 }], headers: {} }))
+  expect(report.accepted).toBe(1)
+  const after = await ok(me.vpn.currentBandwidth())
+  expect(after).toMatchObject({ used_bytes: half, used_formatted: "512.00 MB", percentage: 50, limit_formatted: "1.00 GB" })
 
-  await app.post("/v1/node/usage", { token: node_token, body: [{ public_key: peers.body.data[0].public_key, rx_bytes: 0, tx_bytes: half }] })
-  const full = await app.get("/v1/bandwidth/current", { token: user.token })
-  expect(full.body.data.percentage).toBe(100)
+  await ok(node.node.usage({ payload: [{ public_key: publicKey, rx_bytes: 0, tx_bytes: half }], headers: {} }))
+  const full = await ok(me.vpn.currentBandwidth())
+  expect(full.percentage).toBe(100)
   const locked = await app.get(`/v1/servers/${id}/wireguard`, { token: user.token })
   expect(locked.status).toBe(423)
   expect(locked.body.message).toBe("Bandwidth limit exceeded.")
-  const disabled = await app.get("/v1/node/peers", { token: node_token })
-  expect(disabled.body.data[0].enabled).toBe(false)
+  const disabled = await ok(node.node.peers({ urlParams: {} }))
+  expect(disabled.data[0]).toMatchObject({ enabled: false })
 
   // next month the counter starts again
   app.clock.set(new Date("2026-02-01T00:00:00.000Z"))
-  const reset = await app.get("/v1/node/peers", { token: node_token })
-  expect(reset.body.data[0].enabled).toBe(true)
+  const reset = await ok(node.node.peers({ urlParams: {} }))
+  expect(reset.data[0]).toMatchObject({ enabled: true })
 })

@@ -2,15 +2,16 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test"
 import { MAX_RPC_CALLS, MAX_RPC_STREAMS } from "../../src/vpn/NodeRpcHttp.ts"
 import { makeTestApp, type TestApp } from "../support/app.ts"
 import { watch } from "../support/node-rpc.ts"
+import { ok, type TypedClient, typedClient } from "../support/typed.ts"
 import { makePlan, makeServer } from "./fixtures.ts"
 
 // Issue 34: `/v1/node/rpc` checks the node token, the size, the calls and the open streams
 // before the RPC server decodes anything; a call's payload is checked by the protocol's schema.
 let app: TestApp
-let admin: Awaited<ReturnType<TestApp["createUser"]>>
+let admin: TypedClient
 beforeAll(async () => {
   app = await makeTestApp()
-  admin = await app.createUser({ role: "admin" })
+  admin = await typedClient(app, { token: (await app.createUser({ role: "admin" })).token })
 })
 afterAll(() => app.dispose())
 
@@ -46,7 +47,7 @@ const post = async (token: string | undefined, body: ReadonlyArray<unknown> | st
   return { status: response.status, text, json: json as { success: boolean; message: string; errors?: Record<string, Array<string>> } }
 }
 
-const agentOf = async (serverId: number) => (await app.get(`/v1/admin/servers/${serverId}`, { token: admin.token })).body.data.agent
+const agentOf = async (serverId: number) => (await ok(admin.vpnAdmin.getServer({ path: { server: serverId } }))).agent
 
 describe("POST /v1/node/rpc: checked before the RPC server (issue 34)", () => {
   test("no or a wrong token: 401 in the envelope before the calls are read, however many they are", async () => {

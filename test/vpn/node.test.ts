@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test"
 import { makeTestApp, type TestApp } from "../support/app.ts"
+import { ok, typedClient } from "../support/typed.ts"
 import { DAY, GIB, makePlan, makeServer, makeService, setUsage } from "./fixtures.ts"
 
 // [D54]: the node API, behind node tokens.
@@ -23,17 +24,21 @@ const withPeer = async (options: { readonly limitGb?: number; readonly status?: 
   const plan = await makePlan(app, options.limitGb ?? 10)
   const serviceId = await makeService(app, user.id, plan)
   const server = await makeServer(app, { planIds: [plan.planId] })
-  const conf = await app.get(`/v1/servers/${server.id}/wireguard`, { token: user.token })
-  expect(conf.status).toBe(200)
+  const me = await typedClient(app, { token: user.token })
+  const node = await typedClient(app, { token: server.nodeToken })
+  await ok(me.vpn.wireguard({ path: { server: server.id } }))
   const [peer] = await app.sql<{ public_key: string; address: string }>`
     select public_key, host(address) as address from wireguard_peers where user_id = ${user.id}`
-  return { user, plan, serviceId, server, publicKey: peer!.public_key, address: peer!.address }
+  return { user, me, node, plan, serviceId, server, publicKey: peer!.public_key, address: peer!.address }
 }
+
+/** the public keys of a node's list (its WireGuard peers) */
+const keysOf = (entries: ReadonlyArray<object>) => entries.map((p) => ("public_key" in p ? p.public_key : undefined))
 
 describe("node tokens [D54]", () => {
   test("a node token works on the node routes; no token, a user token or another string is 401", async () => {
-    const { server, user } = await withPeer()
-    expect((await app.get("/v1/node/peers", { token: server.nodeToken })).status).toBe(200)
+    const { node, user } = await withPeer()
+    await ok(node.node.peers({ urlParams: {} }))
     for (const token of [undefined, user.token, "node_nope", ""]) {
       for (const [method, path] of [
         ["GET", "/v1/node/peers"],
@@ -61,9 +66,8 @@ describe("node tokens [D54]", () => {
 describe("GET /v1/node/peers [D54]", () => {
   test("the server's peers with allowed_ips and enabled", async () => {
     const a = await withPeer()
-    const res = await app.get("/v1/node/peers", { token: a.server.nodeToken })
-    expect(res.status).toBe(200)
-    expect(res.body.data).toEqual([{ public_key: a.publicKey, allowed_ips: `${a.address}/32`, enabled: true, speed_limit_mbps: null }])
+    const res = await ok(a.node.node.peers({ urlParams: {} }))
+    expect(res.data).toEqual([{ public_key: a.publicKey, allowed_ips: `${a.address}/32`, enabled: true, speed_limit_mbps: null }])
   })
 
   test("enabled is false for a suspended, expired, over-limit, missing or no-longer-granting service", async () => {
@@ -74,7 +78,8 @@ describe("GET /v1/node/peers [D54]", () => {
     for (const name of cases) {
       const u = await app.createUser()
       const serviceId = await makeService(app, u.id, plan)
-      await app.get(`/v1/servers/${server.id}/wireguard`, { token: u.token })
+      const them = await typedClient(app, { token: u.token })
+      await ok(them.vpn.wireguard({ path: { server: server.id } }))
       users[name] = { ...u, serviceId }
     }
     await app.sql`update services set status = 'suspended' where id = ${users["suspended"]!.serviceId}`
@@ -83,13 +88,15 @@ describe("GET /v1/node/peers [D54]", () => {
     await app.sql`update services set status = 'cancelled' where id = ${users["cancelled"]!.serviceId}`
     const other = await makePlan(app)
     await makeService(app, users["other-plan"]!.id, other, { createdAt: new Date(app.clock.get().getTime() + 1000) })
-    const res = await app.get("/v1/node/peers", { token: server.nodeToken })
+    const node = await typedClient(app, { token: server.nodeToken })
+    const res = await ok(node.node.peers({ urlParams: {} }))
     const peers = await app.sql<{ user_id: number; public_key: string }>`select user_id, public_key from wireguard_peers where server_id = ${server.id}`
     const enabledOf = (name: string) => {
       const key = peers.find((p) => p.user_id === users[name]!.id)!.public_key
-      return res.body.data.find((p: { public_key: string }) => p.public_key === key).enabled
+      const entry = res.data.find((p) => "public_key" in p && p.public_key === key)
+      return entry !== undefined && "enabled" in entry ? entry.enabled : undefined
     }
-    expect(res.body.data).toHaveLength(cases.length)
+    expect(res.data).toHaveLength(cases.length)
     expect(Object.fromEntries(cases.map((c) => [c, enabledOf(c)]))).toEqual({
       ok: true,
       suspended: false,
@@ -103,9 +110,9 @@ describe("GET /v1/node/peers [D54]", () => {
   test("only this node's server's peers", async () => {
     const a = await withPeer()
     const b = await withPeer()
-    const res = await app.get("/v1/node/peers", { token: b.server.nodeToken })
-    expect(res.body.data.map((p: { public_key: string }) => p.public_key)).toEqual([b.publicKey])
-    expect(res.body.data.map((p: { public_key: string }) => p.public_key)).not.toContain(a.publicKey)
+    const res = await ok(b.node.node.peers({ urlParams: {} }))
+    expect(keysOf(res.data)).toEqual([b.publicKey])
+    expect(keysOf(res.data)).not.toContain(a.publicKey)
   })
 })
 
@@ -115,16 +122,17 @@ describe("POST /v1/node/openvpn/auth [D54]", () => {
     const plan = await makePlan(app, limitGb)
     const serviceId = await makeService(app, user.id, plan)
     const server = await makeServer(app, { protocol: "openvpn", planIds: [plan.planId] })
-    const creds = (await app.get("/v1/account/vpn-credentials", { token: user.token })).body.data
+    const me = await typedClient(app, { token: user.token })
+    const node = await typedClient(app, { token: server.nodeToken })
+    const creds = await ok(me.vpn.vpnCredentials())
     const auth = (body: unknown, token = server.nodeToken) => app.post("/v1/node/openvpn/auth", { token, body })
-    return { user, plan, serviceId, server, creds, auth }
+    return { user, plan, serviceId, server, node, creds, auth }
   }
 
   test("200 for the right pair, 403 for a wrong secret or an unknown user", async () => {
-    const { creds, auth } = await setup()
-    const ok = await auth({ username: creds.username, password: creds.password })
-    expect(ok.status).toBe(200)
-    expect(ok.body).toEqual({ success: true, data: { username: creds.username, allowed: true, speed_limit_mbps: null } })
+    const { creds, auth, node } = await setup()
+    const allowed = await ok(node.node.openvpnAuth({ payload: { username: creds.username, password: creds.password } }))
+    expect(allowed).toEqual({ username: creds.username, allowed: true, speed_limit_mbps: null })
     for (const body of [
       { username: creds.username, password: "wrong" },
       { username: "u0-nobody", password: creds.password }
@@ -145,7 +153,7 @@ describe("POST /v1/node/openvpn/auth [D54]", () => {
     await app.sql`update services set status = 'suspended' where id = ${s.serviceId}`
     expect((await s.auth({ username: s.creds.username, password: s.creds.password })).status).toBe(403)
     await app.sql`update services set status = 'active' where id = ${s.serviceId}`
-    expect((await s.auth({ username: s.creds.username, password: s.creds.password })).status).toBe(200)
+    expect((await ok(s.node.node.openvpnAuth({ payload: { username: s.creds.username, password: s.creds.password } }))).allowed).toBe(true)
     await setUsage(app, s.serviceId, month(), GIB)
     expect((await s.auth({ username: s.creds.username, password: s.creds.password })).status).toBe(403)
     await setUsage(app, s.serviceId, month(), 0)
@@ -169,41 +177,45 @@ describe("POST /v1/node/usage [D54]", () => {
   test("adds deltas by public key (WireGuard node) and by username (OpenVPN node) to the current service's month; accepted counts them", async () => {
     const a = await withPeer()
     const ovpn = await makeServer(app, { protocol: "openvpn", planIds: [a.plan.planId] })
-    const creds = (await app.get("/v1/account/vpn-credentials", { token: a.user.token })).body.data
-    const res = await app.post("/v1/node/usage", {
-      token: a.server.nodeToken,
-      body: [
-        { public_key: a.publicKey, rx_bytes: 1000, tx_bytes: 200 },
-        { public_key: "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=", rx_bytes: 1, tx_bytes: 1 }
-      ]
-    })
-    expect(res.status).toBe(200)
-    expect(res.body).toEqual({ success: true, data: { accepted: 1 } })
-    const byName = await app.post("/v1/node/usage", {
-      token: ovpn.nodeToken,
-      body: [
-        { username: creds.username, rx_bytes: 5, tx_bytes: 7 },
-        { username: "u0-nobody", rx_bytes: 1, tx_bytes: 1 }
-      ]
-    })
-    expect(byName.body).toEqual({ success: true, data: { accepted: 1 } })
+    const ovpnNode = await typedClient(app, { token: ovpn.nodeToken })
+    const creds = await ok(a.me.vpn.vpnCredentials())
+    const res = await ok(
+      a.node.node.usage({
+        payload: [
+          { public_key: a.publicKey, rx_bytes: 1000, tx_bytes: 200 },
+          { public_key: "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=", rx_bytes: 1, tx_bytes: 1 }
+        ],
+        headers: {}
+      })
+    )
+    expect(res).toEqual({ accepted: 1 })
+    const byName = await ok(
+      ovpnNode.node.usage({
+        payload: [
+          { username: creds.username, rx_bytes: 5, tx_bytes: 7 },
+          { username: "u0-nobody", rx_bytes: 1, tx_bytes: 1 }
+        ],
+        headers: {}
+      })
+    )
+    expect(byName).toEqual({ accepted: 1 })
     expect(await usageOf(a.serviceId)).toEqual({ rx: 1005, tx: 207 })
-    const again = await app.post("/v1/node/usage", { token: a.server.nodeToken, body: [{ public_key: a.publicKey, rx_bytes: 1, tx_bytes: 2 }] })
-    expect(again.body.data.accepted).toBe(1)
+    const again = await ok(a.node.node.usage({ payload: [{ public_key: a.publicKey, rx_bytes: 1, tx_bytes: 2 }], headers: {} }))
+    expect(again.accepted).toBe(1)
     expect(await usageOf(a.serviceId)).toEqual({ rx: 1006, tx: 209 })
-    const current = await app.get("/v1/bandwidth/current", { token: a.user.token })
-    expect(current.body.data.used_bytes).toBe(1215)
+    const current = await ok(a.me.vpn.currentBandwidth())
+    expect(current.used_bytes).toBe(1215)
   })
 
   test("a peer of another server is not counted by this node; a user without a current service neither", async () => {
     const a = await withPeer()
     const b = await withPeer()
-    const res = await app.post("/v1/node/usage", { token: b.server.nodeToken, body: [{ public_key: a.publicKey, rx_bytes: 10, tx_bytes: 10 }] })
-    expect(res.body.data.accepted).toBe(0)
+    const res = await ok(b.node.node.usage({ payload: [{ public_key: a.publicKey, rx_bytes: 10, tx_bytes: 10 }], headers: {} }))
+    expect(res.accepted).toBe(0)
     expect(await usageOf(a.serviceId)).toEqual({ rx: 0, tx: 0 })
     await app.sql`update services set status = 'cancelled' where id = ${b.serviceId}`
-    const res2 = await app.post("/v1/node/usage", { token: b.server.nodeToken, body: [{ public_key: b.publicKey, rx_bytes: 10, tx_bytes: 10 }] })
-    expect(res2.body.data.accepted).toBe(0)
+    const res2 = await ok(b.node.node.usage({ payload: [{ public_key: b.publicKey, rx_bytes: 10, tx_bytes: 10 }], headers: {} }))
+    expect(res2.accepted).toBe(0)
   })
 
   test("the month is the current UTC month", async () => {
@@ -211,9 +223,9 @@ describe("POST /v1/node/usage [D54]", () => {
     await app.sql`update services set expires_at = '2027-01-01T00:00:00Z' where id = ${a.serviceId}`
     app.clock.set(new Date("2026-02-28T23:59:59.000Z"))
     try {
-      await app.post("/v1/node/usage", { token: a.server.nodeToken, body: [{ public_key: a.publicKey, rx_bytes: 1, tx_bytes: 0 }] })
+      await ok(a.node.node.usage({ payload: [{ public_key: a.publicKey, rx_bytes: 1, tx_bytes: 0 }], headers: {} }))
       app.clock.set(new Date("2026-03-01T00:00:00.000Z"))
-      await app.post("/v1/node/usage", { token: a.server.nodeToken, body: [{ public_key: a.publicKey, rx_bytes: 2, tx_bytes: 0 }] })
+      await ok(a.node.node.usage({ payload: [{ public_key: a.publicKey, rx_bytes: 2, tx_bytes: 0 }], headers: {} }))
       const rows = await app.sql<{ period: string; rx: number }>`
         select to_char(period, 'YYYY-MM') as period, rx_bytes as rx from usage_records where service_id = ${a.serviceId} order by period`
       expect(rows.map((r) => [r.period, Number(r.rx)])).toEqual([
@@ -227,11 +239,12 @@ describe("POST /v1/node/usage [D54]", () => {
 
   test("concurrent reports add up exactly", async () => {
     const a = await withPeer()
+    // each answered 200 (else `ok` throws)
     const reports = Array.from({ length: 40 }, (_, i) =>
-      app.post("/v1/node/usage", { token: a.server.nodeToken, body: [{ public_key: a.publicKey, rx_bytes: 1000 + i, tx_bytes: 1 }] })
+      ok(a.node.node.usage({ payload: [{ public_key: a.publicKey, rx_bytes: 1000 + i, tx_bytes: 1 }], headers: {} }))
     )
     const responses = await Promise.all(reports)
-    expect(responses.every((r) => r.status === 200 && r.body.data.accepted === 1)).toBe(true)
+    expect(responses.every((r) => r.accepted === 1)).toBe(true)
     const expectedRx = Array.from({ length: 40 }, (_, i) => 1000 + i).reduce((x, y) => x + y, 0)
     expect(await usageOf(a.serviceId)).toEqual({ rx: expectedRx, tx: 40 })
   }, 30_000)
@@ -265,7 +278,6 @@ describe("POST /v1/node/usage [D54]", () => {
     const tooMany = await post(Array.from({ length: 10_001 }, () => ({ public_key: a.publicKey, rx_bytes: 1, tx_bytes: 1 })))
     expect(tooMany.status).toBe(422)
     expect(tooMany.body.errors).toEqual({ body: ["The body must not have more than 10000 items."] })
-    const empty = await post([])
-    expect(empty.body).toEqual({ success: true, data: { accepted: 0 } })
+    expect(await ok(a.node.node.usage({ payload: [], headers: {} }))).toEqual({ accepted: 0 })
   })
 })

@@ -1,17 +1,18 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test"
 import { runJobsOnce } from "../../src/jobs/Jobs.ts"
 import { makeTestApp, type TestApp } from "../support/app.ts"
+import { ok, type TypedClient, typedClient } from "../support/typed.ts"
 import { GIB, makeServer } from "./fixtures.ts"
 
 // [D95]: quota periods per plan (`monthly`, `billing_day`, `never`): bandwidth current, reset_date,
 // history, summary, the 423 of [D52], node `enabled` and node sync ([D92]) follow the plan's period.
 // The clock only moves forward in this file (node sync marks each day once).
 let app: TestApp
-let admin: Awaited<ReturnType<TestApp["createUser"]>>
+let admin: TypedClient
 beforeAll(async () => {
   app = await makeTestApp({ config: { tokenTtlDays: 3650 } })
   app.clock.set(new Date("2026-01-01T00:00:00Z"))
-  admin = await app.createUser({ role: "admin" })
+  admin = await typedClient(app, { token: (await app.createUser({ role: "admin" })).token })
 })
 afterAll(() => app.dispose())
 
@@ -36,7 +37,8 @@ const subscriber = async (usageReset: Reset, startsAt: string, limitGb = 10) => 
     values (${user.id}, ${plan.planId}, ${plan.cycleId}, 'active', ${new Date(startsAt)}, ${new Date("2031-01-01T00:00:00Z")},
             ${new Date(startsAt)})
     returning id`
-  return { user, plan, serviceId: row!.id }
+  const me = await typedClient(app, { token: user.token })
+  return { user, me, plan, serviceId: row!.id }
 }
 
 /** moves the clock forward to `at` (never back) */
@@ -46,96 +48,82 @@ const at = (iso: string) => {
   app.clock.set(to)
 }
 
-const current = async (token: string) => {
-  const res = await app.get("/v1/bandwidth/current", { token })
-  expect(res.status).toBe(200)
-  return res.body.data as { used_bytes: number; reset_date: string | null; percentage: number | null }
-}
+const current = (me: TypedClient) => ok(me.vpn.currentBandwidth())
 
-const addUsage = async (serviceId: number, bytes: number, period?: string) => {
-  const res = await app.post(`/v1/admin/services/${serviceId}/usage`, {
-    token: admin.token,
-    body: period === undefined ? { bytes } : { bytes, period }
-  })
-  if (res.status !== 201) throw new Error(`usage: ${res.status} ${res.text}`)
-  return res.body.data as { service_id: number; period: string; used_bytes: number; used_formatted: string }
-}
+const addUsage = (serviceId: number, bytes: number, period?: string) =>
+  ok(admin.vpnAdmin.recordUsage({ path: { service: serviceId }, payload: period === undefined ? { bytes } : { bytes, period } }))
 
 describe("quota periods [D95]", () => {
   test("monthly (default) is unchanged: calendar months, reset_date the 1st of next month, history YYYY-MM", async () => {
     at("2026-01-20T10:00:00Z")
-    const plain = await app.post("/v1/admin/plans", { token: admin.token, body: { name: "Default kind" } })
-    expect(plain.body.data.usage_reset).toBe("monthly")
-    const { serviceId, user } = await subscriber("monthly", "2026-01-10T08:00:00Z")
+    const plain = await ok(admin.catalogAdmin.createPlan({ payload: { name: "Default kind" } }))
+    expect(plain.usage_reset).toBe("monthly")
+    const { serviceId, me } = await subscriber("monthly", "2026-01-10T08:00:00Z")
     expect((await addUsage(serviceId, 1000)).period).toBe("2026-01")
-    expect(await current(user.token)).toMatchObject({ used_bytes: 1000, reset_date: "2026-02-01" })
+    expect(await current(me)).toMatchObject({ used_bytes: 1000, reset_date: "2026-02-01" })
     at("2026-02-01T00:00:00Z")
-    expect(await current(user.token)).toMatchObject({ used_bytes: 0, reset_date: "2026-03-01" })
+    expect(await current(me)).toMatchObject({ used_bytes: 0, reset_date: "2026-03-01" })
     await addUsage(serviceId, 5)
-    const history = await app.get("/v1/bandwidth/history", { token: user.token })
-    expect(history.body.data.map((h: { period: string }) => h.period)).toEqual(["2026-02", "2026-01"])
+    const history = await ok(me.vpn.bandwidthHistory())
+    expect(history.map((h) => h.period)).toEqual(["2026-02", "2026-01"])
   })
 
   test("billing_day: periods start on the service's day of the month; usage, reset_date, history, summary and the admin's addition follow", async () => {
     at("2026-02-20T12:00:00Z")
-    const { serviceId, user } = await subscriber("billing_day", "2026-01-15T18:30:00Z")
+    const { serviceId, me } = await subscriber("billing_day", "2026-01-15T18:30:00Z")
     // Feb 20: the period that started on Feb 15
     expect(await addUsage(serviceId, 2000)).toEqual({ service_id: serviceId, period: "2026-02-15", used_bytes: 2000, used_formatted: "1.95 KB" })
-    expect(await current(user.token)).toMatchObject({ used_bytes: 2000, reset_date: "2026-03-15" })
-    const byService = await app.get(`/v1/services/${serviceId}/bandwidth`, { token: user.token })
-    expect(byService.body.data).toMatchObject({ used_bytes: 2000, reset_date: "2026-03-15" })
+    expect(await current(me)).toMatchObject({ used_bytes: 2000, reset_date: "2026-03-15" })
+    const byService = await ok(me.vpn.serviceBandwidth({ path: { service: serviceId } }))
+    expect(byService).toMatchObject({ used_bytes: 2000, reset_date: "2026-03-15" })
     // Mar 1 is no reset for it
     at("2026-03-01T00:00:00Z")
-    expect(await current(user.token)).toMatchObject({ used_bytes: 2000, reset_date: "2026-03-15" })
+    expect(await current(me)).toMatchObject({ used_bytes: 2000, reset_date: "2026-03-15" })
     await addUsage(serviceId, 1000)
     at("2026-03-14T23:59:59Z")
-    expect(await current(user.token)).toMatchObject({ used_bytes: 3000, reset_date: "2026-03-15" })
+    expect(await current(me)).toMatchObject({ used_bytes: 3000, reset_date: "2026-03-15" })
     // Mar 15 00:00 UTC: a new period
     at("2026-03-15T00:00:00Z")
-    expect(await current(user.token)).toMatchObject({ used_bytes: 0, reset_date: "2026-04-15" })
+    expect(await current(me)).toMatchObject({ used_bytes: 0, reset_date: "2026-04-15" })
     expect((await addUsage(serviceId, 7)).period).toBe("2026-03-15")
     // an admin naming a month adds to the period that starts in it
     expect((await addUsage(serviceId, 3, "2026-01")).period).toBe("2026-01-15")
-    const history = await app.get("/v1/bandwidth/history", { token: user.token })
-    expect(history.body.data).toEqual([
+    expect(await ok(me.vpn.bandwidthHistory())).toEqual([
       { period: "2026-03-15", used_bytes: 7, used_formatted: "7.00 B" },
       { period: "2026-02-15", used_bytes: 3000, used_formatted: "2.93 KB" },
       { period: "2026-01-15", used_bytes: 3, used_formatted: "3.00 B" }
     ])
-    const summary = await app.get("/v1/bandwidth/summary", { token: user.token })
-    expect(summary.body.data).toMatchObject({ total_used_bytes: 3010, current_month_bytes: 7 })
+    expect(await ok(me.vpn.bandwidthSummary())).toMatchObject({ total_used_bytes: 3010, current_month_bytes: 7 })
   })
 
   test("billing_day clamps to the month's last day: a service started Jan 31 has periods from Feb 28/29, Mar 31, Apr 30", async () => {
     at("2026-03-20T00:00:00Z")
-    const { serviceId, user } = await subscriber("billing_day", "2026-01-31T09:00:00Z")
-    expect(await current(user.token)).toMatchObject({ reset_date: "2026-03-31" })
+    const { serviceId, me } = await subscriber("billing_day", "2026-01-31T09:00:00Z")
+    expect(await current(me)).toMatchObject({ reset_date: "2026-03-31" })
     expect((await addUsage(serviceId, 1)).period).toBe("2026-02-28")
     at("2026-03-31T00:00:00Z")
-    expect(await current(user.token)).toMatchObject({ used_bytes: 0, reset_date: "2026-04-30" })
+    expect(await current(me)).toMatchObject({ used_bytes: 0, reset_date: "2026-04-30" })
     expect((await addUsage(serviceId, 1)).period).toBe("2026-03-31")
     at("2026-04-29T23:00:00Z")
-    expect(await current(user.token)).toMatchObject({ used_bytes: 1, reset_date: "2026-04-30" })
+    expect(await current(me)).toMatchObject({ used_bytes: 1, reset_date: "2026-04-30" })
     at("2026-04-30T00:00:00Z")
-    expect(await current(user.token)).toMatchObject({ used_bytes: 0, reset_date: "2026-05-31" })
+    expect(await current(me)).toMatchObject({ used_bytes: 0, reset_date: "2026-05-31" })
     // a leap February: the period of Feb 2028 starts on the 29th
     expect((await addUsage(serviceId, 1, "2028-02")).period).toBe("2028-02-29")
   })
 
   test("never: one quota for the life of the service, reset_date null, one history entry", async () => {
     at("2026-05-01T00:00:00Z")
-    const { serviceId, user } = await subscriber("never", "2026-04-10T16:00:00Z")
+    const { serviceId, me } = await subscriber("never", "2026-04-10T16:00:00Z")
     expect(await addUsage(serviceId, 4000)).toMatchObject({ period: "2026-04-10", used_bytes: 4000 })
-    expect(await current(user.token)).toMatchObject({ used_bytes: 4000, reset_date: null })
+    expect(await current(me)).toMatchObject({ used_bytes: 4000, reset_date: null })
     at("2026-06-01T00:00:00Z")
     await addUsage(serviceId, 1000)
-    expect(await current(user.token)).toMatchObject({ used_bytes: 5000, reset_date: null })
+    expect(await current(me)).toMatchObject({ used_bytes: 5000, reset_date: null })
     at("2026-06-10T00:00:00Z")
-    expect(await current(user.token)).toMatchObject({ used_bytes: 5000, reset_date: null })
-    const history = await app.get("/v1/bandwidth/history", { token: user.token })
-    expect(history.body.data).toEqual([{ period: "2026-04-10", used_bytes: 5000, used_formatted: "4.88 KB" }])
-    const summary = await app.get("/v1/bandwidth/summary", { token: user.token })
-    expect(summary.body.data).toMatchObject({ total_used_bytes: 5000, current_month_bytes: 5000 })
+    expect(await current(me)).toMatchObject({ used_bytes: 5000, reset_date: null })
+    expect(await ok(me.vpn.bandwidthHistory())).toEqual([{ period: "2026-04-10", used_bytes: 5000, used_formatted: "4.88 KB" }])
+    expect(await ok(me.vpn.bandwidthSummary())).toMatchObject({ total_used_bytes: 5000, current_month_bytes: 5000 })
   })
 })
 
@@ -146,19 +134,21 @@ interface Entry {
 }
 
 const poll = async (nodeToken: string, since?: number) => {
-  const res = await app.get(`/v1/node/peers${since === undefined ? "" : `?since=${since}`}`, { token: nodeToken })
-  if (res.status !== 200) throw new Error(`poll: ${res.status} ${res.text}`)
-  return { data: res.body.data as Array<Entry>, revision: res.body.meta.revision as number }
+  const node = await typedClient(app, { token: nodeToken })
+  const res = await ok(node.node.peers({ urlParams: since === undefined ? {} : { since: String(since) } }))
+  return { data: res.data as ReadonlyArray<Entry>, revision: res.meta.revision }
 }
 
 /** a service of 1 GB on the kind, a server granting it, a downloaded peer */
 const peerOf = async (usageReset: Reset, startsAt: string) => {
   const s = await subscriber(usageReset, startsAt, 1)
   const server = await makeServer(app, { planIds: [s.plan.planId] })
-  const conf = await app.get(`/v1/servers/${server.id}/wireguard`, { token: s.user.token })
-  expect(conf.status).toBe(200)
+  await ok(s.me.vpn.wireguard({ path: { server: server.id } }))
+  /** the raw download, for its refusals */
   const download = () => app.get(`/v1/servers/${server.id}/wireguard`, { token: s.user.token })
-  return { ...s, server, download }
+  /** a download that must answer 200 (else `ok` throws) */
+  const downloaded = () => ok(s.me.vpn.wireguard({ path: { server: server.id } }))
+  return { ...s, server, download, downloaded }
 }
 
 describe("the 423 of [D52] and the node's peers follow the period [D95] [D92]", () => {
@@ -183,7 +173,7 @@ describe("the 423 of [D52] and the node's peers follow the period [D95] [D92]", 
 
     // the 20th: a new period; the node is told without a full fetch
     at("2026-07-20T00:00:00Z")
-    expect((await a.download()).status).toBe(200)
+    expect(typeof (await a.downloaded())).toBe("string")
     const rolled = await poll(a.server.nodeToken, stillQuiet.revision)
     expect(rolled.data.map((p) => [p.public_key, p.enabled])).toEqual([[full.data[0]!.public_key, true]])
     expect((await poll(a.server.nodeToken)).data.map((p) => p.enabled)).toEqual([true])
@@ -209,7 +199,7 @@ describe("the 423 of [D52] and the node's peers follow the period [D95] [D92]", 
     const before = await poll(a.server.nodeToken)
     expect(before.data.map((p) => p.enabled)).toEqual([false])
     at("2026-09-30T00:00:00Z")
-    expect((await a.download()).status).toBe(200)
+    expect(typeof (await a.downloaded())).toBe("string")
     const rolled = await poll(a.server.nodeToken, before.revision)
     expect(rolled.data.map((p) => p.enabled)).toEqual([true])
   })
@@ -226,7 +216,7 @@ describe("the 423 of [D52] and the node's peers follow the period [D95] [D92]", 
     const after = await poll(a.server.nodeToken, before.revision)
     // a month started: the node gets every peer again, still disabled
     expect(after.data.map((p) => p.enabled)).toEqual([false])
-    expect(await current(a.user.token)).toMatchObject({ used_bytes: GIB, reset_date: null, percentage: 100 })
+    expect(await current(a.me)).toMatchObject({ used_bytes: GIB, reset_date: null, percentage: 100 })
   })
 
   test("monthly: over quota until the 1st, as before", async () => {
@@ -239,7 +229,7 @@ describe("the 423 of [D52] and the node's peers follow the period [D95] [D92]", 
     expect((await a.download()).status).toBe(423)
     expect((await poll(a.server.nodeToken, before.revision)).data).toEqual([])
     at("2027-01-01T00:00:00Z")
-    expect((await a.download()).status).toBe(200)
+    expect(typeof (await a.downloaded())).toBe("string")
     expect((await poll(a.server.nodeToken, before.revision)).data.map((p) => p.enabled)).toEqual([true])
   })
 
@@ -250,11 +240,10 @@ describe("the 423 of [D52] and the node's peers follow the period [D95] [D92]", 
     const before = await poll(a.server.nodeToken)
     expect(before.data.map((p) => p.enabled)).toEqual([false])
     // billing_day from Dec 25: the period of Dec 25 - Jan 25 holds no usage yet
-    const changed = await app.put(`/v1/admin/plans/${a.plan.planId}`, { token: admin.token, body: { usage_reset: "billing_day" } })
-    expect(changed.status).toBe(200)
+    await ok(admin.catalogAdmin.updatePlan({ path: { plan: a.plan.planId }, payload: { usage_reset: "billing_day" } }))
     const after = await poll(a.server.nodeToken, before.revision)
     expect(after.data.map((p) => p.enabled)).toEqual([true])
-    expect(await current(a.user.token)).toMatchObject({ used_bytes: 0, reset_date: "2027-01-25" })
+    expect(await current(a.me)).toMatchObject({ used_bytes: 0, reset_date: "2027-01-25" })
   })
 })
 
@@ -263,18 +252,20 @@ describe("quota notices follow the period [D95] [D96]", () => {
     at("2027-02-05T00:00:00Z")
     const a = await peerOf("billing_day", "2027-01-12T10:00:00Z")
     const [peer] = await app.sql<{ public_key: string }>`select public_key from wireguard_peers where server_id = ${a.server.id}`
+    const node = await typedClient(app, { token: a.server.nodeToken })
+    // answered 200 (else `ok` throws)
     const report = (bytes: number) =>
-      app.post("/v1/node/usage", { token: a.server.nodeToken, body: [{ public_key: peer!.public_key, rx_bytes: Math.round(bytes), tx_bytes: 0 }] })
+      ok(node.node.usage({ payload: [{ public_key: peer!.public_key, rx_bytes: Math.round(bytes), tx_bytes: 0 }], headers: {} }))
     const notices = () => app.outbox.filter((m) => m.to === a.user.email && m.subject.includes("80 %"))
-    expect((await report(0.85 * GIB)).status).toBe(200)
-    expect((await report(0.01 * GIB)).status).toBe(200)
+    await report(0.85 * GIB)
+    await report(0.01 * GIB)
     await app.run(runJobsOnce)
     expect(notices()).toHaveLength(1)
     expect(notices()[0]!.text).toContain("2027-01-12")
     expect(notices()[0]!.text).toContain("resets on 2027-02-12")
     // the next period (Feb 12) starts counting again: one more notice, for it
     at("2027-02-12T00:00:00Z")
-    expect((await report(0.85 * GIB)).status).toBe(200)
+    await report(0.85 * GIB)
     await app.run(runJobsOnce)
     expect(notices()).toHaveLength(2)
     expect(notices()[1]!.text).toContain("2027-02-12")

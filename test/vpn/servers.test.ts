@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test"
 import { makeTestApp, type TestApp } from "../support/app.ts"
+import { ok, typedClient } from "../support/typed.ts"
 import { DAY, makePlan, makeServer, makeService, subscriber } from "./fixtures.ts"
 
 // [D50] [D51]: the servers a caller's current service grants.
@@ -21,9 +22,8 @@ describe("GET /v1/servers [D51]", () => {
   test("[] without a current service", async () => {
     const user = await app.createUser()
     await makeServer(app)
-    const res = await app.get("/v1/servers", { token: user.token })
-    expect(res.status).toBe(200)
-    expect(res.body).toEqual({ success: true, data: [] })
+    const me = await typedClient(app, { token: user.token })
+    expect(await ok(me.vpn.listServers())).toEqual([])
   })
 
   test("[] when the only service is expired or pending", async () => {
@@ -32,8 +32,8 @@ describe("GET /v1/servers [D51]", () => {
     await makeServer(app, { planIds: [plan.planId] })
     await makeService(app, user.id, plan, { status: "active", expiresAt: new Date(app.clock.get().getTime() - DAY) })
     await makeService(app, user.id, plan, { status: "pending" })
-    const res = await app.get("/v1/servers", { token: user.token })
-    expect(res.body.data).toEqual([])
+    const me = await typedClient(app, { token: user.token })
+    expect(await ok(me.vpn.listServers())).toEqual([])
   })
 
   test("lists exactly the servers of the current service's plan, with exactly the spec's fields", async () => {
@@ -58,8 +58,8 @@ describe("GET /v1/servers [D51]", () => {
 
   test("a suspended current service still lists its servers", async () => {
     const { user, server } = await subscriber(app, { status: "suspended" })
-    const res = await app.get("/v1/servers", { token: user.token })
-    expect(res.body.data.map((s: { id: number }) => s.id)).toEqual([server.id])
+    const me = await typedClient(app, { token: user.token })
+    expect<ReadonlyArray<number>>((await ok(me.vpn.listServers())).map((s) => s.id)).toEqual([server.id])
   })
 })
 

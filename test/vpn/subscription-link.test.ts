@@ -5,6 +5,7 @@ import jsQR from "jsqr"
 import { PNG } from "pngjs"
 import { parse as parseYaml } from "yaml"
 import { makeTestApp, type TestApp } from "../support/app.ts"
+import { ok, type TypedClient, typedClient } from "../support/typed.ts"
 import { DAY, GIB, makePlan, makeServer, makeService } from "./fixtures.ts"
 
 // [D122] One link per device: `GET /s/<token>` in every format, its headers, ETag and 304, the
@@ -12,9 +13,11 @@ import { DAY, GIB, makePlan, makeServer, makeService } from "./fixtures.ts"
 // fetch log (the user's and the admin's).
 let app: TestApp
 let admin: Awaited<ReturnType<TestApp["createUser"]>>
+let staff: TypedClient
 beforeAll(async () => {
   app = await makeTestApp()
   admin = await app.createUser({ role: "admin" })
+  staff = await typedClient(app, { token: admin.token })
 })
 afterAll(() => app.dispose())
 
@@ -30,12 +33,11 @@ const member = async (options: { readonly limitGb?: number; readonly status?: st
   const wg1 = await makeServer(app, { planIds: [plan.planId], name: options.names?.[0] ?? `Amsterdam ${n}`, ip: "198.51.100.10" })
   const wg2 = await makeServer(app, { planIds: [plan.planId], name: options.names?.[1] ?? `Zürich ${n}/α`, ip: "198.51.100.20", subnet: "10.77.0.0/16" })
   const ovpn = await makeServer(app, { protocol: "openvpn", planIds: [plan.planId], name: `Paris ${n}`, ip: "198.51.100.30" })
-  const made = await app.post("/v1/devices", { token: user.token, body: { name: "My Phone", platform: "ios" } })
-  expect(made.status).toBe(201)
-  const device = made.body.data.id as number
-  const listed = await app.get("/v1/devices", { token: user.token })
-  const url = (listed.body.data as Array<{ id: number; subscription_url: string }>).find((d) => d.id === device)!.subscription_url
-  return { user, plan, serviceId, wg1, wg2, ovpn, device, url, path: new URL(url).pathname }
+  const me = await typedClient(app, { token: user.token })
+  const device = (await ok(me.vpn.createDevice({ payload: { name: "My Phone", platform: "ios" } }))).id
+  const listed = await ok(me.vpn.listDevices())
+  const url = listed.find((d) => d.id === device)!.subscription_url
+  return { user, me, plan, serviceId, wg1, wg2, ovpn, device, url, path: new URL(url).pathname }
 }
 
 const fetchLink = (path: string, headers: Record<string, string> = {}) => app.get(path, { headers: { accept: "*/*", ...headers } })
@@ -72,19 +74,19 @@ describe("the link of each device [D122]", () => {
     expect(row!.whole).not.toContain(token)
     expect(row!.hash).toBe(new Bun.CryptoHasher("sha256").update(token).digest("hex"))
     // two devices, two links
-    const other = await app.post("/v1/devices", { token: m.user.token, body: { name: "Laptop", platform: "linux" } })
-    const urls = (await app.get("/v1/devices", { token: m.user.token })).body.data.map((d: { subscription_url: string }) => d.subscription_url)
+    // answered 201 (else `ok` throws)
+    await ok(m.me.vpn.createDevice({ payload: { name: "Laptop", platform: "linux" } }))
+    const urls = (await ok(m.me.vpn.listDevices())).map((d) => d.subscription_url)
     expect(new Set(urls).size).toBe(2)
-    expect(other.status).toBe(201)
   })
 
   test("concurrent first showings of a device agree on one link", async () => {
     const m = await member()
     await app.sql`update vpn_devices set subscription_seed = null, subscription_hash = null where id = ${m.device}`
-    const answers = await Promise.all(Array.from({ length: 8 }, () => app.get(`/v1/devices/${m.device}`, { token: m.user.token })))
-    const urls = new Set(answers.map((a) => a.body.data.subscription_url))
+    const answers = await Promise.all(Array.from({ length: 8 }, () => ok(m.me.vpn.getDevice({ path: { device: m.device } }))))
+    const urls = new Set(answers.map((a) => a.subscription_url))
     expect(urls.size).toBe(1)
-    expect((await fetchLink(new URL([...urls][0]).pathname)).status).toBe(200)
+    expect((await fetchLink(new URL([...urls][0]!).pathname)).status).toBe(200)
   })
 
   test("an unknown, malformed or another device's rotated token is 404 Resource not found.", async () => {
@@ -109,7 +111,7 @@ describe("formats [D122]", () => {
     // ?server= and ?format=wireguard name the same
     const second = await fetchLink(`${m.path}?format=wireguard&server=${m.wg2.id}`)
     expect(second.status).toBe(200)
-    expect(second.text).toBe((await app.get(`/v1/devices/${m.device}/wireguard/${m.wg2.id}`, { token: m.user.token })).text)
+    expect(second.text).toBe(await ok(m.me.vpn.deviceWireguard({ path: { device: m.device, server: m.wg2.id } })))
     // any User-Agent that is no sing-box or Clash app gets the same
     expect((await fetchLink(m.path, { "user-agent": "WireGuard/1.0.16 (iOS)" })).text).toBe(download.text)
   })
@@ -160,10 +162,10 @@ describe("formats [D122]", () => {
     const files = unzipSync(new Uint8Array(await res.arrayBuffer()))
     const n = seq
     expect(Object.keys(files).sort()).toEqual([`Amsterdam-${n}.conf`, `Paris-${n}.ovpn`, `Z-rich-${n}--.conf`])
-    const conf = async (server: number) => (await app.get(`/v1/devices/${m.device}/wireguard/${server}`, { token: m.user.token })).text
+    const conf = (server: number) => ok(m.me.vpn.deviceWireguard({ path: { device: m.device, server } }))
     expect(strFromU8(files[`Amsterdam-${n}.conf`]!)).toBe(await conf(m.wg1.id))
     expect(strFromU8(files[`Z-rich-${n}--.conf`]!)).toBe(await conf(m.wg2.id))
-    expect(strFromU8(files[`Paris-${n}.ovpn`]!)).toBe((await app.get(`/v1/devices/${m.device}/openvpn/${m.ovpn.id}`, { token: m.user.token })).text)
+    expect(strFromU8(files[`Paris-${n}.ovpn`]!)).toBe(await ok(m.me.vpn.deviceOpenvpn({ path: { device: m.device, server: m.ovpn.id } })))
   })
 
   test("zip: two servers of one name are two files", async () => {
@@ -195,7 +197,7 @@ describe("formats [D122]", () => {
       expect(config.route.final).toBe(auto.tag)
     }
     // the keys and addresses are the device's, as in its wg-quick configs
-    const conf = (await app.get(`/v1/devices/${m.device}/wireguard/${m.wg1.id}`, { token: m.user.token })).text
+    const conf = await ok(m.me.vpn.deviceWireguard({ path: { device: m.device, server: m.wg1.id } }))
     const config = (await fetchLink(`${m.path}?format=sing-box`)).body
     expect(config.endpoints[0].private_key).toBe(/^PrivateKey = (.+)$/m.exec(conf)![1])
     expect(config.endpoints[0].address).toEqual([`${/^Address = ([^/]+)/m.exec(conf)![1]}/32`])
@@ -242,14 +244,15 @@ describe("headers and 304 [D122]", () => {
     const publicKey = (
       await app.sql<{ public_key: string }>`select public_key from wireguard_peers where device_id = ${m.device} and server_id = ${m.wg1.id}`
     )[0]!.public_key
-    const report = await app.post("/v1/node/usage", { token: m.wg1.nodeToken, body: [{ public_key: publicKey, rx_bytes: 1000, tx_bytes: 5000 }] })
-    expect(report.status).toBe(200)
+    const node = await typedClient(app, { token: m.wg1.nodeToken })
+    // answered 200 (else `ok` throws)
+    await ok(node.node.usage({ payload: [{ public_key: publicKey, rx_bytes: 1000, tx_bytes: 5000 }], headers: {} }))
     expect(conf).toContain("PrivateKey")
     expect((await fetchLink(m.path)).headers.get("subscription-userinfo")).toBe(`upload=1000; download=5000; total=${50 * GIB}; expire=${expire}`)
     // an admin's bytes are a sum without a direction: download
-    expect((await app.post(`/v1/admin/services/${m.serviceId}/usage`, { token: admin.token, body: { bytes: 7000 } })).status).toBe(201)
+    await ok(staff.vpnAdmin.recordUsage({ path: { service: m.serviceId }, payload: { bytes: 7000 } }))
     expect((await fetchLink(m.path)).headers.get("subscription-userinfo")).toBe(`upload=1000; download=12000; total=${50 * GIB}; expire=${expire}`)
-    expect((await app.get("/v1/bandwidth/current", { token: m.user.token })).body.data.used_bytes).toBe(13_000)
+    expect((await ok(m.me.vpn.currentBandwidth())).used_bytes).toBe(13_000)
     // an unlimited plan: total=0
     const unlimited = await member({ limitGb: 0 })
     expect((await fetchLink(unlimited.path)).headers.get("subscription-userinfo")).toMatch(/^upload=0; download=0; total=0; expire=\d+$/)
@@ -274,7 +277,7 @@ describe("headers and 304 [D122]", () => {
       expect((await fetchRaw(`${m.path}?format=${format}`, { "if-none-match": '"stale"' })).status).toBe(200)
     }
     const before = (await fetchRaw(m.path)).headers.get("etag")!
-    expect((await app.post(`/v1/admin/services/${m.serviceId}/usage`, { token: admin.token, body: { bytes: 1 } })).status).toBe(201)
+    await ok(staff.vpnAdmin.recordUsage({ path: { service: m.serviceId }, payload: { bytes: 1 } }))
     const after = await fetchRaw(m.path, { "if-none-match": before })
     expect(after.status).toBe(200)
     expect(after.headers.get("etag")).not.toBe(before)
@@ -298,12 +301,12 @@ describe("access follows the account and the service [D122] [D91]", () => {
 
   test("a disabled user: as that user's download (401); enabled again, served", async () => {
     const m = await member()
-    expect((await app.put(`/v1/admin/users/${m.user.id}`, { token: admin.token, body: { status: 0 } })).status).toBe(200)
+    await ok(staff.accountsAdmin.updateUser({ path: { user: m.user.id }, payload: { status: 0 } }))
     const { download, link } = await both(m)
     expect(link).toEqual(download)
     expect(link).toEqual([401, { success: false, message: "Unauthenticated." }])
     for (const format of ["zip", "sing-box", "clash", "openvpn", "qr"]) expect((await fetchLink(`${m.path}?format=${format}`)).status).toBe(401)
-    expect((await app.put(`/v1/admin/users/${m.user.id}`, { token: admin.token, body: { status: 1 } })).status).toBe(200)
+    await ok(staff.accountsAdmin.updateUser({ path: { user: m.user.id }, payload: { status: 1 } }))
     expect((await fetchLink(m.path)).status).toBe(200)
   })
 
@@ -334,8 +337,9 @@ describe("access follows the account and the service [D122] [D91]", () => {
     const plan = await makePlan(app)
     await makeService(app, user.id, plan)
     await makeServer(app, { protocol: "openvpn", planIds: [plan.planId], name: "Only OpenVPN" })
-    const device = (await app.post("/v1/devices", { token: user.token, body: { name: "Router", platform: "router" } })).body.data.id
-    const url = (await app.get(`/v1/devices/${device}`, { token: user.token })).body.data.subscription_url as string
+    const me = await typedClient(app, { token: user.token })
+    const device = (await ok(me.vpn.createDevice({ payload: { name: "Router", platform: "router" } }))).id
+    const url = (await ok(me.vpn.getDevice({ path: { device } }))).subscription_url
     const path = new URL(url).pathname
     for (const format of ["wireguard", "sing-box", "clash"]) {
       expect((await fetchLink(`${path}?format=${format}`)).body).toEqual({ success: false, message: "Your plan does not include this server." })
@@ -346,12 +350,11 @@ describe("access follows the account and the service [D122] [D91]", () => {
 
   test("over the quota: 423 Bandwidth limit exceeded. on a suspend plan; served on a throttle plan ([D104])", async () => {
     const m = await member({ limitGb: 1 })
-    expect((await app.post(`/v1/admin/services/${m.serviceId}/usage`, { token: admin.token, body: { bytes: GIB } })).status).toBe(201)
+    await ok(staff.vpnAdmin.recordUsage({ path: { service: m.serviceId }, payload: { bytes: GIB } }))
     const { download, link } = await both(m)
     expect(link).toEqual(download)
     expect(link).toEqual([423, { success: false, message: "Bandwidth limit exceeded." }])
-    const changed = await app.put(`/v1/admin/plans/${m.plan.planId}`, { token: admin.token, body: { quota_action: "throttle", throttle_mbps: 2 } })
-    expect(changed.status).toBe(200)
+    await ok(staff.catalogAdmin.updatePlan({ path: { plan: m.plan.planId }, payload: { quota_action: "throttle", throttle_mbps: 2 } }))
     const throttled = await fetchLink(m.path)
     expect(throttled.status).toBe(200)
     expect(throttled.headers.get("subscription-userinfo")).toMatch(new RegExp(`^upload=0; download=${GIB}; total=${GIB}; expire=\\d+$`))
@@ -390,18 +393,18 @@ describe("rotation and revocation [D122] [D90] [D91]", () => {
   test("rotating the device ends its link (and its keys); revoke-all ends every link; deleting the device ends it", async () => {
     const m = await member()
     const conf = (await fetchLink(m.path)).text
-    expect((await app.post(`/v1/devices/${m.device}/rotate`, { token: m.user.token })).status).toBe(200)
+    await ok(m.me.vpn.rotateDevice({ path: { device: m.device } }))
     expect((await fetchLink(m.path)).status).toBe(404)
-    const renewed = (await app.get(`/v1/devices/${m.device}`, { token: m.user.token })).body.data.subscription_url as string
+    const renewed = (await ok(m.me.vpn.getDevice({ path: { device: m.device } }))).subscription_url
     expect(renewed).not.toBe(m.url)
     expect((await fetchLink(new URL(renewed).pathname)).text).not.toBe(conf)
 
-    expect((await app.post("/v1/account/vpn/revoke-all", { token: m.user.token })).status).toBe(200)
+    await ok(m.me.vpn.revokeVpnAccess())
     expect((await fetchLink(new URL(renewed).pathname)).status).toBe(404)
-    const third = (await app.get(`/v1/devices/${m.device}`, { token: m.user.token })).body.data.subscription_url as string
+    const third = (await ok(m.me.vpn.getDevice({ path: { device: m.device } }))).subscription_url
     expect((await fetchLink(new URL(third).pathname)).status).toBe(200)
 
-    expect((await app.del(`/v1/devices/${m.device}`, { token: m.user.token })).status).toBe(200)
+    await ok(m.me.vpn.deleteDevice({ path: { device: m.device } }))
     expect((await fetchLink(new URL(third).pathname)).body).toEqual({ success: false, message: "Resource not found." })
   })
 
@@ -415,7 +418,7 @@ describe("rotation and revocation [D122] [D90] [D91]", () => {
       const there = await other.get(m.path, { headers: { accept: "*/*" } })
       expect(there.status).toBe(200)
       expect(there.text).toBe(here.text)
-      expect((await app.post(`/v1/devices/${m.device}/subscription/rotate`, { token: m.user.token })).status).toBe(200)
+      await ok(m.me.vpn.rotateSubscription({ path: { device: m.device } }))
       expect((await other.get(m.path, { headers: { accept: "*/*" } })).status).toBe(404)
     } finally {
       await other.dispose()
@@ -426,8 +429,8 @@ describe("rotation and revocation [D122] [D90] [D91]", () => {
 describe("the limit and the fetch log [D122]", () => {
   test("60 requests a minute per link: the 61st is 429 in the envelope with the limits' headers, not logged; the next minute serves again", async () => {
     const m = await member()
-    const second = await app.post("/v1/devices", { token: m.user.token, body: { name: "Tablet", platform: "android" } })
-    const otherUrl = (await app.get(`/v1/devices/${second.body.data.id}`, { token: m.user.token })).body.data.subscription_url as string
+    const second = await ok(m.me.vpn.createDevice({ payload: { name: "Tablet", platform: "android" } }))
+    const otherUrl = (await ok(m.me.vpn.getDevice({ path: { device: second.id } }))).subscription_url
     const answers = await Promise.all(Array.from({ length: 60 }, () => fetchLink(m.path, { "user-agent": "burst" })))
     expect(answers.map((a) => a.status)).toEqual(Array(60).fill(200))
     expect(answers.map((a) => Number(a.headers.get("x-ratelimit-remaining"))).sort((a, b) => a - b)).toEqual(Array.from({ length: 60 }, (_, i) => i))
@@ -440,17 +443,14 @@ describe("the limit and the fetch log [D122]", () => {
     expect(Number(refused.headers.get("retry-after"))).toBeGreaterThan(0)
     // another link of the same user is its own
     expect((await fetchLink(new URL(otherUrl).pathname)).status).toBe(200)
-    const log = await app.get(`/v1/devices/${m.device}/subscription/fetches`, { token: m.user.token })
-    expect(log.body.data).toHaveLength(50)
+    expect(await ok(m.me.vpn.subscriptionFetches({ path: { device: m.device } }))).toHaveLength(50)
     app.clock.advance(61_000)
     expect((await fetchLink(m.path)).status).toBe(200)
   })
 
   test("GET .../subscription/fetches: the last 50 answered fetches (200 and 304), newest first, {at, address, user_agent}", async () => {
     const m = await member()
-    const empty = await app.get(`/v1/devices/${m.device}/subscription/fetches`, { token: m.user.token })
-    expect(empty.status).toBe(200)
-    expect(empty.body).toEqual({ success: true, data: [] })
+    expect(await ok(m.me.vpn.subscriptionFetches({ path: { device: m.device } }))).toEqual([])
     const first = await fetchLink(m.path, { "user-agent": "WireGuard/1.0", "x-forwarded-for": "203.0.113.7" })
     app.clock.advance(1000)
     await fetchLink(m.path, { "user-agent": "mihomo/1.19", "x-forwarded-for": "2001:db8::5", "if-none-match": first.headers.get("etag")! })
@@ -482,7 +482,7 @@ describe("the limit and the fetch log [D122]", () => {
       app.clock.advance(1000)
       if (i === 40) app.clock.advance(60_000)
     }
-    const log = (await app.get(`/v1/devices/${m.device}/subscription/fetches`, { token: m.user.token })).body.data as Array<{ user_agent: string }>
+    const log = await ok(m.me.vpn.subscriptionFetches({ path: { device: m.device } }))
     expect(log).toHaveLength(50)
     expect(log[0]!.user_agent).toBe("app-54")
     expect(log[49]!.user_agent).toBe("app-5")

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test"
 import { makeTestApp, type TestApp } from "../support/app.ts"
+import { ok, typedClient } from "../support/typed.ts"
 import { GIB, makePlan, makeServer, makeService, setUsage, subscriber } from "./fixtures.ts"
 
 // Issue 27: the spec's WireGuard download reads the default device and its peer in one statement
@@ -38,39 +39,39 @@ describe("GET /v1/servers/{server}/wireguard: the default device's peer (issue 2
     await makeService(app, user.id, plan)
     const one = await makeServer(app, { planIds: [plan.planId], subnet: "10.70.0.0/16" })
     const two = await makeServer(app, { planIds: [plan.planId], subnet: "10.71.0.0/16" })
-    expect((await app.get(`/v1/servers/${one.id}/wireguard`, { token: user.token })).status).toBe(200)
-    const res = await app.get(`/v1/servers/${two.id}/wireguard`, { token: user.token })
-    expect(res.status).toBe(200)
-    expect(res.text).toContain("Address = 10.71.0.2/32")
+    const me = await typedClient(app, { token: user.token })
+    expect(typeof (await ok(me.vpn.wireguard({ path: { server: one.id } })))).toBe("string")
+    const res = await ok(me.vpn.wireguard({ path: { server: two.id } }))
+    expect(res).toContain("Address = 10.71.0.2/32")
     const devices = await devicesOf(user.id)
     expect(devices).toHaveLength(1)
     expect((await peersOf(user.id)).map((p) => [p.device_id, p.server_id])).toEqual([
       [devices[0]!.id, one.id],
       [devices[0]!.id, two.id]
     ])
-    expect((await app.get(`/v1/servers/${two.id}/wireguard`, { token: user.token })).text).toBe(res.text)
+    expect(await ok(me.vpn.wireguard({ path: { server: two.id } }))).toBe(res)
   })
 
   test("the oldest device is the default: a device added later keeps its own peer", async () => {
     const { server, user } = await subscriber(app)
-    const first = await app.get(`/v1/servers/${server.id}/wireguard`, { token: user.token })
-    const made = await app.post("/v1/devices", { token: user.token, body: { name: "Phone", platform: "ios" } })
-    expect(made.status).toBe(201)
-    const phone = await app.get(`/v1/devices/${made.body.data.id}/wireguard/${server.id}`, { token: user.token })
-    expect(phone.status).toBe(200)
-    expect(phone.text).not.toBe(first.text)
-    expect((await app.get(`/v1/servers/${server.id}/wireguard`, { token: user.token })).text).toBe(first.text)
+    const me = await typedClient(app, { token: user.token })
+    const first = await ok(me.vpn.wireguard({ path: { server: server.id } }))
+    const made = await ok(me.vpn.createDevice({ payload: { name: "Phone", platform: "ios" } }))
+    const phone = await ok(me.vpn.deviceWireguard({ path: { device: made.id, server: server.id } }))
+    expect(phone).not.toBe(first)
+    expect(await ok(me.vpn.wireguard({ path: { server: server.id } }))).toBe(first)
   })
 
   test("another user's peer is never the caller's", async () => {
     const { server, user, plan } = await subscriber(app)
     const other = await app.createUser()
     await makeService(app, other.id, plan)
-    const mine = await app.get(`/v1/servers/${server.id}/wireguard`, { token: user.token })
-    const theirs = await app.get(`/v1/servers/${server.id}/wireguard`, { token: other.token })
-    expect(theirs.status).toBe(200)
-    expect(theirs.text).not.toBe(mine.text)
-    expect(theirs.text).toContain("Address = 10.66.0.3/32")
+    const me = await typedClient(app, { token: user.token })
+    const they = await typedClient(app, { token: other.token })
+    const mine = await ok(me.vpn.wireguard({ path: { server: server.id } }))
+    const theirs = await ok(they.vpn.wireguard({ path: { server: server.id } }))
+    expect(theirs).not.toBe(mine)
+    expect(theirs).toContain("Address = 10.66.0.3/32")
   })
 
   test("the answers keep their order in the one read: 404, then 403, then 423 ([D11], [D95])", async () => {

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test"
 import { AppKey } from "../../src/platform/Crypto.ts"
 import { KeyGen } from "../../src/platform/KeyGen.ts"
 import { makeTestApp, type TestApp } from "../support/app.ts"
+import { ok, typedClient } from "../support/typed.ts"
 import { DAY, GIB, makePlan, makeServer, makeService, SERVER_PUBLIC_KEY, setUsage, subscriber } from "./fixtures.ts"
 
 // [D52]: WireGuard downloads, peers, addresses and keys.
@@ -27,6 +28,12 @@ const CONFIG = new RegExp(
     "PersistentKeepalive = 25\\n$"
 )
 
+/** a user's WireGuard download through the typed client (its 200 text) */
+const download = async (token: string, server: number) => {
+  const client = await typedClient(app, { token })
+  return ok(client.vpn.wireguard({ path: { server } }))
+}
+
 const parse = (text: string) => {
   const match = CONFIG.exec(text)
   if (!match) throw new Error(`not the [D52] format:\n${text}`)
@@ -50,8 +57,8 @@ describe("GET /v1/servers/{server}/wireguard [D52]", () => {
 
   test("the private key yields the stored public key; it is stored only encrypted", async () => {
     const { user, server } = await subscriber(app)
-    const res = await app.get(`/v1/servers/${server.id}/wireguard`, { token: user.token })
-    const { privateKey, address } = parse(res.text)
+    const me = await typedClient(app, { token: user.token })
+    const { privateKey, address } = parse(await ok(me.vpn.wireguard({ path: { server: server.id } })))
     const [peer] = await app.sql<{ public_key: string; private_key_enc: string; address: string }>`
       select public_key, private_key_enc, host(address) as address from wireguard_peers where user_id = ${user.id} and server_id = ${server.id}`
     expect(KeyGen.publicKeyOf(privateKey)).toBe(peer!.public_key)
@@ -65,9 +72,10 @@ describe("GET /v1/servers/{server}/wireguard [D52]", () => {
 
   test("later downloads return the same peer", async () => {
     const { user, server } = await subscriber(app)
-    const first = await app.get(`/v1/servers/${server.id}/wireguard`, { token: user.token })
-    const second = await app.get(`/v1/servers/${server.id}/wireguard`, { token: user.token })
-    expect(second.text).toBe(first.text)
+    const me = await typedClient(app, { token: user.token })
+    const first = await ok(me.vpn.wireguard({ path: { server: server.id } }))
+    const second = await ok(me.vpn.wireguard({ path: { server: server.id } }))
+    expect(second).toBe(first)
     const [count] = await app.sql<{ n: number }>`select count(*)::int as n from wireguard_peers where user_id = ${user.id}`
     expect(count!.n).toBe(1)
   })
@@ -82,11 +90,12 @@ describe("GET /v1/servers/{server}/wireguard [D52]", () => {
       users.push(u)
     }
     const addresses = []
-    for (const u of users) addresses.push(parse((await app.get(`/v1/servers/${server.id}/wireguard`, { token: u.token })).text).address)
+    for (const u of users) addresses.push(parse(await download(u.token, server.id)).address)
     expect(addresses).toEqual(["10.66.0.2", "10.66.0.3", "10.66.0.4"])
     await app.sql`delete from wireguard_peers where user_id = ${users[1]!.id}`
-    const again = await app.get(`/v1/servers/${server.id}/wireguard`, { token: users[1]!.token })
-    expect(parse(again.text).address).toBe("10.66.0.3")
+    const back = await typedClient(app, { token: users[1]!.token })
+    const again = await ok(back.vpn.wireguard({ path: { server: server.id } }))
+    expect(parse(again).address).toBe("10.66.0.3")
   })
 
   test("50 concurrent first downloads by 50 users get 50 distinct addresses", async () => {
@@ -99,9 +108,11 @@ describe("GET /v1/servers/{server}/wireguard [D52]", () => {
         return u
       })
     )
-    const responses = await Promise.all(users.map((u) => app.get(`/v1/servers/${server.id}/wireguard`, { token: u.token })))
-    expect(responses.map((r) => r.status)).toEqual(users.map(() => 200))
-    const addresses = responses.map((r) => /Address = ([\d.]+)\/32/.exec(r.text)![1]!)
+    const clients = await Promise.all(users.map((u) => typedClient(app, { token: u.token })))
+    // every one answered 200 (else `ok` throws), in parallel
+    const texts = await Promise.all(clients.map((client) => ok(client.vpn.wireguard({ path: { server: server.id } }))))
+    expect(texts).toHaveLength(users.length)
+    const addresses = texts.map((text) => /Address = ([\d.]+)\/32/.exec(text)![1]!)
     expect(new Set(addresses).size).toBe(50)
     const hosts = addresses.map((a) => Number(a.split(".")[3])).sort((a, b) => a - b)
     expect(hosts).toEqual(Array.from({ length: 50 }, (_, i) => i + 2))
@@ -156,8 +167,9 @@ describe("GET /v1/servers/{server}/wireguard [D52]", () => {
 
   test("a second download reads the same peer (no new key, no new address)", async () => {
     const { user, server } = await subscriber(app)
-    const first = parse((await app.get(`/v1/servers/${server.id}/wireguard`, { token: user.token })).text)
-    const second = parse((await app.get(`/v1/servers/${server.id}/wireguard`, { token: user.token })).text)
+    const me = await typedClient(app, { token: user.token })
+    const first = parse(await ok(me.vpn.wireguard({ path: { server: server.id } })))
+    const second = parse(await ok(me.vpn.wireguard({ path: { server: server.id } })))
     expect(second).toEqual(first)
     const rows = await app.sql<{ n: number }>`select count(*)::int as n from wireguard_peers where user_id = ${user.id}`
     expect(rows[0]!.n).toBe(1)
@@ -189,10 +201,10 @@ describe("GET /v1/servers/{server}/wireguard [D52]", () => {
   test("423 Bandwidth limit exceeded. when this month's usage reaches the limit; last month's does not count", async () => {
     const { user, server, serviceId } = await subscriber(app, { limitGb: 1 })
     await setUsage(app, serviceId, "2025-12", 5 * GIB)
-    const under = await app.get(`/v1/servers/${server.id}/wireguard`, { token: user.token })
-    expect(under.status).toBe(200)
+    const me = await typedClient(app, { token: user.token })
+    expect(typeof (await ok(me.vpn.wireguard({ path: { server: server.id } })))).toBe("string")
     await setUsage(app, serviceId, month(), GIB - 1)
-    expect((await app.get(`/v1/servers/${server.id}/wireguard`, { token: user.token })).status).toBe(200)
+    expect(typeof (await ok(me.vpn.wireguard({ path: { server: server.id } })))).toBe("string")
     await setUsage(app, serviceId, month(), GIB / 2, GIB / 2)
     const res = await app.get(`/v1/servers/${server.id}/wireguard`, { token: user.token })
     expect(res.status).toBe(423)
@@ -202,7 +214,8 @@ describe("GET /v1/servers/{server}/wireguard [D52]", () => {
   test("an unlimited plan is never over its limit", async () => {
     const { user, server, serviceId } = await subscriber(app, { limitGb: 0 })
     await setUsage(app, serviceId, month(), 5000 * GIB)
-    expect((await app.get(`/v1/servers/${server.id}/wireguard`, { token: user.token })).status).toBe(200)
+    const me = await typedClient(app, { token: user.token })
+    expect(typeof (await ok(me.vpn.wireguard({ path: { server: server.id } })))).toBe("string")
   })
 
   test("401 without a token; a node token is no user token", async () => {
