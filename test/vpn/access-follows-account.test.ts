@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test"
 import { KeyGen } from "../../src/platform/KeyGen.ts"
 import { anyAddress, resetTokenOf, waitForMail } from "../accounts/helpers.ts"
 import { makeTestApp, type TestApp } from "../support/app.ts"
+import { ok, typedClient } from "../support/typed.ts"
 import { nodePeersOf, openvpnAuthOf, vpnMember } from "./fixtures.ts"
 
 // [D21], [D23], [D91] (rev. 2), through the accounts routes that cause them: an admin disabling a
@@ -27,13 +28,14 @@ describe("VPN access follows the account [D91]", () => {
     const key = publicKeyOf(m.conf)
     expect((await nodePeers(m.wg.nodeToken)).find((p) => p.public_key === key)?.enabled).toBe(true)
 
-    const disabled = await app.put(`/v1/admin/users/${m.user.id}`, { token: admin.token, body: { status: 0 } })
-    expect(disabled.status).toBe(200)
+    const staff = await typedClient(app, { token: admin.token })
+    const disabled = await ok(staff.accountsAdmin.updateUser({ path: { user: m.user.id }, payload: { status: 0 } }))
+    expect(disabled.status).toBe(0)
     expect((await nodePeers(m.wg.nodeToken)).find((p) => p.public_key === key)?.enabled).toBe(false)
     expect(await openvpnAuth(m.ovpn.nodeToken, m.username, m.secret)).toBe(403)
 
-    const enabled = await app.put(`/v1/admin/users/${m.user.id}`, { token: admin.token, body: { status: 1 } })
-    expect(enabled.status).toBe(200)
+    const enabled = await ok(staff.accountsAdmin.updateUser({ path: { user: m.user.id }, payload: { status: 1 } }))
+    expect(enabled.status).toBe(1)
     expect((await nodePeers(m.wg.nodeToken)).find((p) => p.public_key === key)?.enabled).toBe(true)
     expect(await openvpnAuth(m.ovpn.nodeToken, m.username, m.secret)).toBe(200)
   })
@@ -41,20 +43,24 @@ describe("VPN access follows the account [D91]", () => {
   test("a role change alone leaves VPN access as it is", async () => {
     const m = await member()
     const key = publicKeyOf(m.conf)
-    expect((await app.put(`/v1/admin/users/${m.user.id}`, { token: admin.token, body: { role: "admin" } })).status).toBe(200)
+    const staff = await typedClient(app, { token: admin.token })
+    expect((await ok(staff.accountsAdmin.updateUser({ path: { user: m.user.id }, payload: { role: "admin" } }))).role).toBe("admin")
     expect((await nodePeers(m.wg.nodeToken)).find((p) => p.public_key === key)?.enabled).toBe(true)
   })
 
   test("a password reset renews every key and secret handed out before [D23]", async () => {
     const m = await member()
     const oldKey = publicKeyOf(m.conf)
-    expect((await app.post("/v1/auth/forgot-password", { headers: anyAddress(), body: { email: m.user.email } })).status).toBe(200)
+    const guest = await typedClient(app, { headers: anyAddress() })
+    expect(typeof (await ok(guest.accounts.forgotPassword({ payload: { email: m.user.email } })))).toBe("string")
     const mail = await waitForMail(app, (x) => x.to === m.user.email && /reset-password\?token=/.test(x.text))
-    const reset = await app.post("/v1/auth/reset-password", {
-      headers: anyAddress(),
-      body: { token: resetTokenOf(mail), email: m.user.email, password: "New-Passw0rd-2026", password_confirmation: "New-Passw0rd-2026" }
-    })
-    expect(reset.status).toBe(200)
+    const stranger = await typedClient(app, { headers: anyAddress() })
+    const reset = await ok(
+      stranger.accounts.resetPassword({
+        payload: { token: resetTokenOf(mail), email: m.user.email, password: "New-Passw0rd-2026", password_confirmation: "New-Passw0rd-2026" }
+      })
+    )
+    expect(typeof reset).toBe("string")
 
     // the old key has left the node, the old secret is refused
     const peers = await nodePeers(m.wg.nodeToken)
@@ -62,17 +68,16 @@ describe("VPN access follows the account [D91]", () => {
     expect(await openvpnAuth(m.ovpn.nodeToken, m.username, m.secret)).toBe(403)
 
     // a fresh login and download gives a working config with the new key, on the same address
-    const login = await app.post("/v1/auth/login", { headers: anyAddress(), body: { email: m.user.email, password: "New-Passw0rd-2026" } })
-    expect(login.status).toBe(200)
-    const token = login.body.data.token as string
-    const conf = await app.get(`/v1/servers/${m.wg.id}/wireguard`, { token })
-    expect(conf.status).toBe(200)
-    const newKey = publicKeyOf(conf.text)
+    const visitor = await typedClient(app, { headers: anyAddress() })
+    const login = await ok(visitor.accounts.login({ payload: { email: m.user.email, password: "New-Passw0rd-2026" } }))
+    const me = await typedClient(app, { token: login.token })
+    const conf = await ok(me.vpn.wireguard({ path: { server: m.wg.id } }))
+    const newKey = publicKeyOf(conf)
     expect(newKey).not.toBe(oldKey)
     expect(peers.find((p) => p.public_key === newKey)?.enabled).toBe(true)
-    expect(/^Address = (.+)$/m.exec(conf.text)![1]).toBe(/^Address = (.+)$/m.exec(m.conf)![1])
-    const creds = await app.get("/v1/account/vpn-credentials", { token })
-    expect(creds.body.data.password).not.toBe(m.secret)
-    expect(await openvpnAuth(m.ovpn.nodeToken, m.username, creds.body.data.password)).toBe(200)
+    expect(/^Address = (.+)$/m.exec(conf)![1]).toBe(/^Address = (.+)$/m.exec(m.conf)![1])
+    const creds = await ok(me.vpn.vpnCredentials())
+    expect(creds.password).not.toBe(m.secret)
+    expect(await openvpnAuth(m.ovpn.nodeToken, m.username, creds.password)).toBe(200)
   })
 })

@@ -2,14 +2,18 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test"
 import { KeyGen } from "../../src/platform/KeyGen.ts"
 import { sha256Hex } from "../../src/platform/Crypto.ts"
 import { makeTestApp, type TestApp } from "../support/app.ts"
+import { ok, typedClient, type TypedClient } from "../support/typed.ts"
 import { makePlan, makeService, SERVER_PUBLIC_KEY } from "./fixtures.ts"
 
 // [D70] [D50]: servers and usage through the admin API.
 let app: TestApp
 let admin: { token: string }
+/** the admin's typed client (issue 35) */
+let staff: TypedClient
 beforeAll(async () => {
   app = await makeTestApp()
   admin = await app.createUser({ role: "admin" })
+  staff = await typedClient(app, { token: admin.token })
 })
 afterAll(() => app.dispose())
 
@@ -39,56 +43,52 @@ describe("POST /v1/admin/servers [D70]", () => {
     })
     // the token is stored only hashed and works on the node routes
     expect(JSON.stringify(await app.sql`select * from servers`)).not.toContain(node_token)
-    const peers = await app.get("/v1/node/peers", { token: node_token })
-    expect(peers.status).toBe(200)
+    const node = await typedClient(app, { token: node_token })
+    expect((await ok(node.node.peers({ urlParams: {} }))).meta.revision).toEqual(expect.any(Number))
     const grants = await app.sql`select plan_id from server_plans where server_id = ${server.id}`
     expect(grants).toEqual([{ plan_id: plan.planId }])
   })
 
   test("OpenVPN defaults to port 1194 udp; port, transport, subnet, dns and status are taken", async () => {
-    const ovpn = await app.post("/v1/admin/servers", {
-      token: admin.token,
-      body: {
-        name: "Rome 1",
-        country: "IT",
-        city: "Rome",
-        protocol: "openvpn",
-        ip: "203.0.113.21",
-        ca_cert: "-----BEGIN CERTIFICATE-----\nMII\n-----END CERTIFICATE-----"
-      }
-    })
-    expect(ovpn.status).toBe(201)
-    const [row] = await app.sql<{ port: number; transport: string }>`select port, transport from servers where id = ${ovpn.body.data.id}`
+    const ovpn = await ok(
+      staff.vpnAdmin.createServer({
+        payload: {
+          name: "Rome 1",
+          country: "IT",
+          city: "Rome",
+          protocol: "openvpn",
+          ip: "203.0.113.21",
+          ca_cert: "-----BEGIN CERTIFICATE-----\nMII\n-----END CERTIFICATE-----"
+        }
+      })
+    )
+    const [row] = await app.sql<{ port: number; transport: string }>`select port, transport from servers where id = ${ovpn.id}`
     expect(row).toEqual({ port: 1194, transport: "udp" })
-    const custom = await app.post("/v1/admin/servers", {
-      token: admin.token,
-      body: {
-        name: "Rome 2",
-        country: "IT",
-        city: "Rome",
-        protocol: "openvpn",
-        ip: "2001:db8::1",
-        port: 443,
-        transport: "tcp",
-        subnet: "10.9.8.7/24",
-        dns: "9.9.9.9",
-        status: "maintenance"
-      }
-    })
-    expect(custom.status).toBe(201)
-    expect(custom.body.data.status).toBe("maintenance")
-    const [c] = await app.sql`select port, transport, subnet::text as subnet, dns from servers where id = ${custom.body.data.id}`
+    const custom = await ok(
+      staff.vpnAdmin.createServer({
+        payload: {
+          name: "Rome 2",
+          country: "IT",
+          city: "Rome",
+          protocol: "openvpn",
+          ip: "2001:db8::1",
+          port: 443,
+          transport: "tcp",
+          subnet: "10.9.8.7/24",
+          dns: "9.9.9.9",
+          status: "maintenance"
+        }
+      })
+    )
+    expect(custom.status).toBe("maintenance")
+    const [c] = await app.sql`select port, transport, subnet::text as subnet, dns from servers where id = ${custom.id}`
     expect(c).toEqual({ port: 443, transport: "tcp", subnet: "10.9.8.0/24", dns: "9.9.9.9" })
   })
 
   test("a WireGuard server without a public key gets a generated pair; its private key is shown once", async () => {
-    const res = await app.post("/v1/admin/servers", {
-      token: admin.token,
-      body: { name: "Bern 1", country: "CH", city: "Bern", protocol: "wireguard", ip: "203.0.113.22" }
-    })
-    expect(res.status).toBe(201)
-    const [row] = await app.sql<{ public_key: string }>`select public_key from servers where id = ${res.body.data.id}`
-    expect(KeyGen.publicKeyOf(res.body.data.private_key)).toBe(row!.public_key)
+    const res = await ok(staff.vpnAdmin.createServer({ payload: { name: "Bern 1", country: "CH", city: "Bern", protocol: "wireguard", ip: "203.0.113.22" } }))
+    const [row] = await app.sql<{ public_key: string }>`select public_key from servers where id = ${res.id}`
+    expect(KeyGen.publicKeyOf(res.private_key!)).toBe(row!.public_key)
   })
 
   test("422 for bad fields, unknown plans; 401 and 403 for others", async () => {
@@ -117,11 +117,13 @@ describe("PUT /v1/admin/servers/{server} [D70]", () => {
   test("200 Server with the changes; plan_ids replace the grants; 404 for an unknown server", async () => {
     const a = await makePlan(app)
     const b = await makePlan(app)
-    const created = await app.post("/v1/admin/servers", {
-      token: admin.token,
-      body: { name: "Kyiv 1", country: "UA", city: "Kyiv", protocol: "wireguard", ip: "203.0.113.40", public_key: SERVER_PUBLIC_KEY, plan_ids: [a.planId] }
-    })
-    const id = created.body.data.id
+    const created = await ok(
+      staff.vpnAdmin.createServer({
+        payload: { name: "Kyiv 1", country: "UA", city: "Kyiv", protocol: "wireguard", ip: "203.0.113.40", public_key: SERVER_PUBLIC_KEY, plan_ids: [a.planId] }
+      })
+    )
+    const id = created.id
+    // untyped: the exact keys on the wire are the point
     const res = await app.put(`/v1/admin/servers/${id}`, { token: admin.token, body: { name: "Kyiv 2", status: "offline", plan_ids: [b.planId], port: 51821 } })
     expect(res.status).toBe(200)
     expect(res.body.data).toEqual({ id, name: "Kyiv 2", country: "UA", city: "Kyiv", protocol: "wireguard", ip: "203.0.113.40", status: "offline" })
@@ -140,17 +142,17 @@ describe("POST /v1/admin/services/{service}/usage [D70]", () => {
     const user = await app.createUser()
     const plan = await makePlan(app, 1)
     const serviceId = await makeService(app, user.id, plan)
-    const first = await app.post(`/v1/admin/services/${serviceId}/usage`, { token: admin.token, body: { bytes: 1024 } })
-    expect(first.status).toBe(201)
-    expect(first.body.data).toEqual({ service_id: serviceId, period: "2026-01", used_bytes: 1024, used_formatted: "1.00 KB" })
-    const second = await app.post(`/v1/admin/services/${serviceId}/usage`, { token: admin.token, body: { bytes: 1024 } })
-    expect(second.body.data.used_bytes).toBe(2048)
-    const past = await app.post(`/v1/admin/services/${serviceId}/usage`, { token: admin.token, body: { bytes: 5, period: "2025-11" } })
-    expect(past.body.data).toMatchObject({ period: "2025-11", used_bytes: 5 })
-    const current = await app.get("/v1/bandwidth/current", { token: user.token })
-    expect(current.body.data.used_bytes).toBe(2048)
-    const history = await app.get("/v1/bandwidth/history", { token: user.token })
-    expect(history.body.data.map((e: { period: string }) => e.period)).toEqual(["2026-01", "2025-11"])
+    const first = await ok(staff.vpnAdmin.recordUsage({ path: { service: serviceId }, payload: { bytes: 1024 } }))
+    expect(first).toEqual({ service_id: serviceId, period: "2026-01", used_bytes: 1024, used_formatted: "1.00 KB" })
+    const second = await ok(staff.vpnAdmin.recordUsage({ path: { service: serviceId }, payload: { bytes: 1024 } }))
+    expect(second.used_bytes).toBe(2048)
+    const past = await ok(staff.vpnAdmin.recordUsage({ path: { service: serviceId }, payload: { bytes: 5, period: "2025-11" } }))
+    expect(past).toMatchObject({ period: "2025-11", used_bytes: 5 })
+    const me = await typedClient(app, { token: user.token })
+    const current = await ok(me.vpn.currentBandwidth())
+    expect(current.used_bytes).toBe(2048)
+    const history = await ok(me.vpn.bandwidthHistory())
+    expect(history.map((e) => e.period)).toEqual(["2026-01", "2025-11"])
   })
 
   test("422 for bad bytes or period; 404 for an unknown service", async () => {

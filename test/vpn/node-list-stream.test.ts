@@ -7,6 +7,7 @@ import { Access, NODE_LIST_PAGE } from "../../src/vpn/Access.ts"
 import { NodeSyncResponse } from "../../src/vpn/NodeApi.ts"
 import { DomainEventsLive } from "../../src/webhooks/Webhooks.ts"
 import { makeTestApp, type TestApp } from "../support/app.ts"
+import { ok, typedClient } from "../support/typed.ts"
 import { GIB, makeServer } from "./fixtures.ts"
 import { ServerId } from "../../src/platform/Ids.ts"
 
@@ -174,9 +175,9 @@ describe("the full node list, streamed (issue 27)", () => {
 
   test("`?since=` of the streamed revision answers nothing changed [D92]; an unknown token is still 401", async () => {
     const full = JSON.parse((await streamed(wg.nodeToken)).text) as { meta: { revision: number } }
-    const since = await app.get(`/v1/node/peers?since=${full.meta.revision}`, { token: wg.nodeToken })
-    expect(since.status).toBe(200)
-    expect(since.body).toEqual({ success: true, data: [], meta: { revision: full.meta.revision } })
+    const node = await typedClient(app, { token: wg.nodeToken })
+    const since = await ok(node.node.peers({ urlParams: { since: String(full.meta.revision) } }))
+    expect(since).toEqual({ data: [], meta: { revision: full.meta.revision } })
     expect((await app.get("/v1/node/peers", { token: `node_unknown_${"t".repeat(30)}` })).status).toBe(401)
   })
 })

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test"
 import { Effect, Either } from "effect"
 import { KeyGen } from "../../src/platform/KeyGen.ts"
 import { makeTestApp, type TestApp } from "../support/app.ts"
+import { ok, typedClient, type TypedClient } from "../support/typed.ts"
 import type { PeersBatch } from "../../src/vpn/NodeProtocol.ts"
 import { rpcCall, watch } from "../support/node-rpc.ts"
 import { makePlan, makeServer, makeService } from "./fixtures.ts"
@@ -9,9 +10,12 @@ import { makePlan, makeServer, makeService } from "./fixtures.ts"
 // [D105]: changes pushed to the node over @effect/rpc (`/v1/node/rpc`, the same server as the API).
 let app: TestApp
 let admin: Awaited<ReturnType<TestApp["createUser"]>>
+/** the admin's typed client (issue 35) */
+let staff: TypedClient
 beforeAll(async () => {
   app = await makeTestApp()
   admin = await app.createUser({ role: "admin" })
+  staff = await typedClient(app, { token: admin.token })
 })
 afterAll(() => app.dispose())
 
@@ -26,10 +30,10 @@ const setup = async (name?: string) => {
   const join = async () => {
     const user = await app.createUser()
     await makeService(app, user.id, plan)
-    const conf = await app.get(`/v1/servers/${server.id}/wireguard`, { token: user.token })
-    expect(conf.status).toBe(200)
-    const devices = (await app.get("/v1/devices", { token: user.token })).body.data as Array<{ id: number }>
-    return { user, key: keyOf(conf.text), deviceId: devices[0]!.id }
+    const me = await typedClient(app, { token: user.token })
+    const conf = await ok(me.vpn.wireguard({ path: { server: server.id } }))
+    const devices = await ok(me.vpn.listDevices())
+    return { user, me, key: keyOf(conf), deviceId: devices[0]!.id }
   }
   return { plan, server, join }
 }
@@ -38,17 +42,18 @@ describe("WatchPeers [D105]", () => {
   test("the first batch is the full list, shaped as GET /v1/node/peers; a deleted device arrives as removed within 1 s", async () => {
     const { join, server } = await setup()
     const a = await join()
-    const polled = await app.get("/v1/node/peers", { token: server.nodeToken })
+    const node = await typedClient(app, { token: server.nodeToken })
+    const polled = await ok(node.node.peers({ urlParams: {} }))
     const stream = watch(app, server.nodeToken, null)
     try {
       const first = await stream.waitFor(() => true)
       expect(first.full).toBe(true)
-      expect(first.revision).toBe(polled.body.meta.revision)
+      expect(first.revision).toBe(polled.meta.revision)
       // the same entries, from the same code path as the poll
-      expect(first.peers).toEqual(polled.body.data)
+      expect(first.peers).toEqual(polled.data)
 
       const committed = performance.now()
-      expect((await app.del(`/v1/devices/${a.deviceId}`, { token: a.user.token })).status).toBe(200)
+      expect(await ok(a.me.vpn.deleteDevice({ path: { device: a.deviceId } }))).toBe("Device deleted.")
       const removal = await stream.waitFor((b) => b.peers.some((p) => pk(p) === a.key && "removed" in p))
       expect(removal.full).toBe(false)
       expect(removal.revision).toBeGreaterThan(first.revision)
@@ -65,9 +70,9 @@ describe("WatchPeers [D105]", () => {
     const stream = watch(app, server.nodeToken, null)
     try {
       await stream.waitFor(() => true)
-      expect((await app.put(`/v1/admin/users/${a.user.id}`, { token: admin.token, body: { status: 0 } })).status).toBe(200)
+      expect((await ok(staff.accountsAdmin.updateUser({ path: { user: a.user.id }, payload: { status: 0 } }))).status).toBe(0)
       await stream.waitFor((b) => b.peers.some((p) => pk(p) === a.key && "enabled" in p && p.enabled === false))
-      expect((await app.put(`/v1/admin/users/${a.user.id}`, { token: admin.token, body: { status: 1 } })).status).toBe(200)
+      expect((await ok(staff.accountsAdmin.updateUser({ path: { user: a.user.id }, payload: { status: 1 } }))).status).toBe(1)
       await stream.waitFor((b) => b.peers.some((p) => pk(p) === a.key && "enabled" in p && p.enabled === true) && !b.full)
     } finally {
       await stream.close()
@@ -83,7 +88,7 @@ describe("WatchPeers [D105]", () => {
     await firstStream.close()
 
     // away: a's device rotated (old key out, new key in)
-    expect((await app.post(`/v1/devices/${a.deviceId}/rotate`, { token: a.user.token })).status).toBe(200)
+    expect((await ok(a.me.vpn.rotateDevice({ path: { device: a.deviceId } }))).data.id).toBe(a.deviceId)
     const resumed = watch(app, server.nodeToken, first.revision)
     try {
       const batch = await resumed.waitFor(() => true)
@@ -147,27 +152,26 @@ describe("the agent on the admin server routes and in /metrics [D105]", () => {
     const name = `push-node-${Date.now()}`
     const { join, server } = await setup(name)
     await join()
-    const before = await app.get(`/v1/admin/servers/${server.id}`, { token: admin.token })
-    expect(before.status).toBe(200)
-    expect(before.body.data.agent).toEqual({ connected: false, applied_revision: null, lag: null, version: null, last_seen_at: null })
+    const before = await ok(staff.vpnAdmin.getServer({ path: { server: server.id } }))
+    expect(before.agent).toEqual({ connected: false, applied_revision: null, lag: null, version: null, last_seen_at: null })
 
     const stream = watch(app, server.nodeToken, null)
     try {
       const first = await stream.waitFor(() => true)
       const answer = await rpcCall(app, server.nodeToken, (c) => c.ReportApplied({ revision: first.revision, version: "vpn-api 0.1.0" }))
       expect(answer.lag).toBe(0)
-      const shown = await app.get(`/v1/admin/servers/${server.id}`, { token: admin.token })
-      expect(shown.body.data.agent).toMatchObject({ connected: true, applied_revision: first.revision, lag: 0, version: "vpn-api 0.1.0" })
-      expect(typeof shown.body.data.agent.last_seen_at).toBe("string")
-      const list = await app.get(`/v1/admin/servers?page=${Math.ceil(server.id / 15)}`, { token: admin.token })
-      const listed = (list.body.data as Array<{ id: number; agent: unknown }>).find((s) => s.id === server.id)
+      const shown = await ok(staff.vpnAdmin.getServer({ path: { server: server.id } }))
+      expect(shown.agent).toMatchObject({ connected: true, applied_revision: first.revision, lag: 0, version: "vpn-api 0.1.0" })
+      expect(shown.agent.last_seen_at).toBeInstanceOf(Date)
+      const list = await ok(staff.vpnAdmin.listServers({ urlParams: { page: Math.ceil(server.id / 15) } }))
+      const listed = list.data.find((s) => s.id === server.id)
       expect(listed?.agent).toMatchObject({ connected: true, applied_revision: first.revision, lag: 0 })
 
       // a change the agent has not applied yet: lag 1
       await join()
       await stream.waitFor((b) => b.revision > first.revision)
-      const behind = await app.get(`/v1/admin/servers/${server.id}`, { token: admin.token })
-      expect(behind.body.data.agent.lag).toBeGreaterThan(0)
+      const behind = await ok(staff.vpnAdmin.getServer({ path: { server: server.id } }))
+      expect(behind.agent.lag).toBeGreaterThan(0)
 
       const metrics = await app.get("/metrics", { headers: { "x-forwarded-for": "127.0.0.1" } })
       expect(metrics.text).toMatch(new RegExp(`vpn_api_node_agent_connected\\{server="\\d+",server_name="${name}"\\} 1`))
@@ -177,12 +181,12 @@ describe("the agent on the admin server routes and in /metrics [D105]", () => {
     }
     // the stream's end is seen at once
     for (let i = 0; i < 100; i++) {
-      const after = await app.get(`/v1/admin/servers/${server.id}`, { token: admin.token })
-      if (after.body.data.agent.connected === false) break
+      const after = await ok(staff.vpnAdmin.getServer({ path: { server: server.id } }))
+      if (after.agent.connected === false) break
       await Bun.sleep(20)
     }
-    const after = await app.get(`/v1/admin/servers/${server.id}`, { token: admin.token })
-    expect(after.body.data.agent.connected).toBe(false)
+    const after = await ok(staff.vpnAdmin.getServer({ path: { server: server.id } }))
+    expect(after.agent.connected).toBe(false)
     const metrics = await app.get("/metrics", { headers: { "x-forwarded-for": "127.0.0.1" } })
     expect(metrics.text).toMatch(/vpn_api_node_agent_connected\{server="\d+",server_name="push-node-\d+"\} 0/)
   })

@@ -1,15 +1,18 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test"
 import { KeyGen } from "../../src/platform/KeyGen.ts"
 import { PeerChanges } from "../../src/vpn/PeerChanges.ts"
+import type { NodeSyncBody } from "../../src/vpn/NodeApi.ts"
 import { makeTestApp, type TestApp } from "../support/app.ts"
+import { ok, typedClient, type TypedClient } from "../support/typed.ts"
 import { GIB, makePlan, makeServer, makeService, setUsage } from "./fixtures.ts"
 
 // [D92]: node sync by revision, and [D91]: access that follows the account, as the node sees it.
 let app: TestApp
-let admin: Awaited<ReturnType<TestApp["createUser"]>>
+/** the admin's typed client (issue 35) */
+let staff: TypedClient
 beforeAll(async () => {
   app = await makeTestApp()
-  admin = await app.createUser({ role: "admin" })
+  staff = await typedClient(app, { token: (await app.createUser({ role: "admin" })).token })
 })
 afterAll(() => app.dispose())
 
@@ -20,10 +23,16 @@ interface Entry {
   readonly removed?: true
 }
 
+/** an entry of the node list, as the typed client decodes it */
+type NodeEntry = (typeof NodeSyncBody.Type)["data"][number]
+
 const poll = async (nodeToken: string, since?: number | string) => {
-  const res = await app.get(`/v1/node/peers${since === undefined ? "" : `?since=${since}`}`, { token: nodeToken })
-  if (res.status !== 200) throw new Error(`poll: ${res.status} ${res.text}`)
-  return { data: res.body.data as Array<Entry>, revision: res.body.meta.revision as number }
+  const node = await typedClient(app, { token: nodeToken })
+  const page = await ok(node.node.peers({ urlParams: since === undefined ? {} : { since: String(since) } }))
+  // a WireGuard server's entries all name a key ([D106]'s credentials are an OpenVPN server's)
+  const data: ReadonlyArray<Entry> = page.data.filter((e): e is Extract<NodeEntry, { readonly public_key: string }> => "public_key" in e)
+  if (data.length !== page.data.length) throw new Error(`poll: an entry without a key ${JSON.stringify(page.data)}`)
+  return { data, revision: page.meta.revision }
 }
 
 const keyOf = (conf: string) => KeyGen.publicKeyOf(/^PrivateKey = (.+)$/m.exec(conf)![1]!)
@@ -35,9 +44,9 @@ const setup = async (limitGb = 10) => {
   const join = async () => {
     const user = await app.createUser()
     const serviceId = await makeService(app, user.id, plan)
-    const conf = await app.get(`/v1/servers/${server.id}/wireguard`, { token: user.token })
-    expect(conf.status).toBe(200)
-    return { user, serviceId, key: keyOf(conf.text) }
+    const me = await typedClient(app, { token: user.token })
+    const conf = await ok(me.vpn.wireguard({ path: { server: server.id } }))
+    return { user, me, serviceId, key: keyOf(conf) }
   }
   return { plan, server, join }
 }
@@ -65,8 +74,8 @@ describe("GET /v1/node/peers?since= [D92]", () => {
     const start = await poll(server.nodeToken)
 
     // rotate a's default device: the old key removed, the new one added
-    const devices = (await app.get("/v1/devices", { token: a.user.token })).body.data
-    expect((await app.post(`/v1/devices/${devices[0].id}/rotate`, { token: a.user.token })).status).toBe(200)
+    const devices = await ok(a.me.vpn.listDevices())
+    expect((await ok(a.me.vpn.rotateDevice({ path: { device: devices[0]!.id } }))).data.id).toBe(devices[0]!.id)
     const afterRotate = await poll(server.nodeToken, start.revision)
     expect(afterRotate.data).toContainEqual({ public_key: a.key, removed: true })
     const added = afterRotate.data.filter((e) => !e.removed)
@@ -76,8 +85,8 @@ describe("GET /v1/node/peers?since= [D92]", () => {
     expect(afterRotate.data.map((e) => e.public_key)).not.toContain(b.key)
 
     // b's device deleted: b's key removed
-    const bDevices = (await app.get("/v1/devices", { token: b.user.token })).body.data
-    expect((await app.del(`/v1/devices/${bDevices[0].id}`, { token: b.user.token })).status).toBe(200)
+    const bDevices = await ok(b.me.vpn.listDevices())
+    expect(await ok(b.me.vpn.deleteDevice({ path: { device: bDevices[0]!.id } }))).toBe("Device deleted.")
     const afterDelete = await poll(server.nodeToken, afterRotate.revision)
     expect(afterDelete.data).toEqual([{ public_key: b.key, removed: true }])
   })
@@ -93,18 +102,18 @@ describe("GET /v1/node/peers?since= [D92]", () => {
       return r.data
     }
 
-    expect((await app.put(`/v1/admin/users/${a.user.id}`, { token: admin.token, body: { status: 0 } })).status).toBe(200)
+    expect((await ok(staff.accountsAdmin.updateUser({ path: { user: a.user.id }, payload: { status: 0 } }))).status).toBe(0)
     expect(await step()).toEqual([expect.objectContaining({ public_key: a.key, enabled: false })])
-    expect((await app.put(`/v1/admin/users/${a.user.id}`, { token: admin.token, body: { status: 1 } })).status).toBe(200)
+    expect((await ok(staff.accountsAdmin.updateUser({ path: { user: a.user.id }, payload: { status: 1 } }))).status).toBe(1)
     expect(await step()).toEqual([expect.objectContaining({ public_key: a.key, enabled: true })])
 
-    expect((await app.put(`/v1/admin/services/${a.serviceId}`, { token: admin.token, body: { status: "suspended" } })).status).toBe(200)
+    expect((await ok(staff.servicesAdmin.updateService({ path: { service: a.serviceId }, payload: { status: "suspended" } }))).status).toBe("suspended")
     expect(await step()).toEqual([expect.objectContaining({ public_key: a.key, enabled: false })])
-    expect((await app.put(`/v1/admin/services/${a.serviceId}`, { token: admin.token, body: { status: "active" } })).status).toBe(200)
+    expect((await ok(staff.servicesAdmin.updateService({ path: { service: a.serviceId }, payload: { status: "active" } }))).status).toBe("active")
     expect(await step()).toEqual([expect.objectContaining({ public_key: a.key, enabled: true })])
 
-    const used = await app.post(`/v1/admin/services/${a.serviceId}/usage`, { token: admin.token, body: { bytes: GIB } })
-    expect(used.status).toBe(201)
+    const used = await ok(staff.vpnAdmin.recordUsage({ path: { service: a.serviceId }, payload: { bytes: GIB } }))
+    expect(used.used_bytes).toBe(GIB)
     expect(await step()).toEqual([expect.objectContaining({ public_key: a.key, enabled: false })])
     // usage below the limit changes nothing the node sees
     expect(await step()).toEqual([])
@@ -118,8 +127,8 @@ describe("GET /v1/node/peers?since= [D92]", () => {
     const [before] = await app.sql<{ n: number }>`select count(*)::int as n from vpn_peer_changes`
     // one statement writes five usage rows: two cross the 1 GiB limit, three stay under it
     const report = members.map((m, i) => ({ public_key: m.key, rx_bytes: i < 2 ? GIB : 1000, tx_bytes: 0 }))
-    const res = await app.post("/v1/node/usage", { token: server.nodeToken, body: report })
-    expect(res.status).toBe(200)
+    const node = await typedClient(app, { token: server.nodeToken })
+    expect(await ok(node.node.usage({ headers: {}, payload: report }))).toEqual({ accepted: 5 })
     const [after] = await app.sql<{ n: number }>`select count(*)::int as n from vpn_peer_changes`
     expect(after!.n - before!.n).toBe(2)
     const changed = await poll(server.nodeToken, cursor)
@@ -133,8 +142,7 @@ describe("GET /v1/node/peers?since= [D92]", () => {
     const [left] = await app.sql<{ n: number }>`select count(*)::int as n from vpn_usage_crossings`
     expect(left!.n).toBe(0)
     // more usage of an exhausted peer and of one under the limit: no crossing, nothing logged
-    const again = await app.post("/v1/node/usage", { token: server.nodeToken, body: [report[0], report[3]] })
-    expect(again.status).toBe(200)
+    expect(await ok(node.node.usage({ headers: {}, payload: [report[0], report[3]] }))).toEqual({ accepted: 2 })
     expect(await poll(server.nodeToken, changed.revision)).toEqual({ data: [], revision: changed.revision })
   })
 
@@ -197,10 +205,9 @@ describe("access follows the account on the node [D91]", () => {
     const ovpn = await makeServer(app, { protocol: "openvpn", planIds: [plan.planId] })
     const user = await app.createUser()
     await makeService(app, user.id, plan)
-    const made = await Promise.all(
-      ["A", "B"].map(async (name) => (await app.post("/v1/devices", { token: user.token, body: { name, platform: "linux" } })).body.data)
-    )
-    const keys = await Promise.all(made.map(async (d) => keyOf((await app.get(`/v1/devices/${d.id}/wireguard/${wg.id}`, { token: user.token })).text)))
+    const me = await typedClient(app, { token: user.token })
+    const made = await Promise.all(["A", "B"].map((name) => ok(me.vpn.createDevice({ payload: { name, platform: "linux" } }))))
+    const keys = await Promise.all(made.map(async (d) => keyOf(await ok(me.vpn.deviceWireguard({ path: { device: d.id, server: wg.id } })))))
     const revoked = await app.post("/v1/account/vpn/revoke-all", { token: user.token })
     expect(revoked.status).toBe(200)
     expect(revoked.body.message).toBe("VPN access revoked.")

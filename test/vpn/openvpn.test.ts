@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test"
 import { AppKey, sha256Hex } from "../../src/platform/Crypto.ts"
 import { makeTestApp, type TestApp } from "../support/app.ts"
+import { ok, typedClient } from "../support/typed.ts"
 import { GIB, makePlan, makeServer, makeService, setUsage, subscriber } from "./fixtures.ts"
 
 // [D53]: OpenVPN profiles and the per-user VPN credentials.
@@ -52,9 +53,10 @@ describe("GET /v1/servers/{server}/openvpn [D53]", () => {
 
   test("udp by default", async () => {
     const { user, server } = await subscriber(app, { protocol: "openvpn" })
-    const res = await app.get(`/v1/servers/${server.id}/openvpn`, { token: user.token })
-    expect(res.text.split("\n")).toContain("proto udp")
-    expect(res.text.split("\n")).toContain("remote 198.51.100.10 1194")
+    const me = await typedClient(app, { token: user.token })
+    const profile = await ok(me.vpn.openvpn({ path: { server: server.id } }))
+    expect(profile.split("\n")).toContain("proto udp")
+    expect(profile.split("\n")).toContain("remote 198.51.100.10 1194")
   })
 
   test("404 for an unknown server or a WireGuard server", async () => {
@@ -101,9 +103,10 @@ describe("VPN credentials [D53]", () => {
     expect(username).toMatch(new RegExp(`^u${user.id}-[a-z0-9]{8}$`))
     expect(password).toMatch(/^[A-Za-z0-9]{32}$/)
     expect(first.body.data.secret).toBe(password)
-    const again = await app.get("/v1/account/vpn-credentials", { token: user.token })
-    expect(again.body.data.username).toBe(username)
-    expect(again.body.data.password).toBe(password)
+    const me = await typedClient(app, { token: user.token })
+    const again = await ok(me.vpn.vpnCredentials())
+    expect(again.username).toBe(username)
+    expect(again.password).toBe(password)
     const [row] = await app.sql<{ secret_enc: string; secret_hash: string }>`select secret_enc, secret_hash from vpn_credentials where user_id = ${user.id}`
     expect(row!.secret_enc).not.toContain(password)
     expect(AppKey.make(new Uint8Array(32).fill(7)).decrypt(row!.secret_enc)).toBe(password)
@@ -112,9 +115,11 @@ describe("VPN credentials [D53]", () => {
 
   test("rotate keeps the username, replaces the secret; the node refuses the old one at once", async () => {
     const { user, server } = await subscriber(app, { protocol: "openvpn" })
-    const before = (await app.get("/v1/account/vpn-credentials", { token: user.token })).body.data
+    const me = await typedClient(app, { token: user.token })
+    const node = await typedClient(app, { token: server.nodeToken })
+    const before = await ok(me.vpn.vpnCredentials())
     const auth = (password: string) => app.post("/v1/node/openvpn/auth", { token: server.nodeToken, body: { username: before.username, password } })
-    expect((await auth(before.password)).status).toBe(200)
+    expect(await ok(node.node.openvpnAuth({ payload: { username: before.username, password: before.password } }))).toMatchObject({ allowed: true })
     const rotated = await app.post("/v1/account/vpn-credentials/rotate", { token: user.token })
     expect(rotated.status).toBe(200)
     expect(rotated.headers.get("cache-control")).toBe("no-store")
@@ -123,16 +128,18 @@ describe("VPN credentials [D53]", () => {
     expect(rotated.body.data.password).not.toBe(before.password)
     const old = await auth(before.password)
     expect(old.status).toBe(403)
-    expect((await auth(rotated.body.data.password)).status).toBe(200)
-    const shown = (await app.get("/v1/account/vpn-credentials", { token: user.token })).body.data
+    expect(await ok(node.node.openvpnAuth({ payload: { username: before.username, password: rotated.body.data.password } }))).toMatchObject({
+      allowed: true
+    })
+    const shown = await ok(me.vpn.vpnCredentials())
     expect(shown.password).toBe(rotated.body.data.password)
   })
 
   test("rotate before any GET makes credentials", async () => {
     const user = await app.createUser()
-    const res = await app.post("/v1/account/vpn-credentials/rotate", { token: user.token })
-    expect(res.status).toBe(200)
-    expect(res.body.data.username).toMatch(new RegExp(`^u${user.id}-`))
+    const me = await typedClient(app, { token: user.token })
+    const res = await ok(me.vpn.rotateVpnCredentials())
+    expect(res.data.username).toMatch(new RegExp(`^u${user.id}-`))
   })
 
   test("401 without a token", async () => {

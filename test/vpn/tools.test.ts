@@ -3,6 +3,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { makeTestApp, type TestApp } from "../support/app.ts"
+import { ok, typedClient } from "../support/typed.ts"
 import { makePlan, makeServer, makeService } from "./fixtures.ts"
 
 /**
@@ -39,16 +40,16 @@ describe("real tools", () => {
     const plan = await makePlan(app)
     await makeService(app, user.id, plan)
     const server = await makeServer(app, { planIds: [plan.planId] })
-    const res = await app.get(`/v1/servers/${server.id}/wireguard`, { token: user.token })
-    expect(res.status).toBe(200)
-    const privateKey = /^PrivateKey = (\S+)$/m.exec(res.text)![1]!
+    const me = await typedClient(app, { token: user.token })
+    const conf = await ok(me.vpn.wireguard({ path: { server: server.id } }))
+    const privateKey = /^PrivateKey = (\S+)$/m.exec(conf)![1]!
     const wg = run(["wg", "pubkey"], { stdin: `${privateKey}\n` })
     expect(wg.code).toBe(0)
     const [peer] = await app.sql<{ public_key: string }>`select public_key from wireguard_peers where user_id = ${user.id}`
     expect(wg.out.trim()).toBe(peer!.public_key)
     if (Bun.which("wg-quick")) {
       const file = join(dir, "wg0.conf")
-      writeFileSync(file, res.text, { mode: 0o600 })
+      writeFileSync(file, conf, { mode: 0o600 })
       const strip = run(["wg-quick", "strip", file])
       if (strip.code === 0) expect(strip.out).toContain(`PrivateKey = ${privateKey}`)
       else console.log(`NOTE: wg-quick strip could not run here: ${strip.out.trim().slice(0, 200)}`)
@@ -75,15 +76,15 @@ describe("real tools", () => {
         ip: "127.0.0.1",
         transport: "udp"
       })
-      const res = await app.get(`/v1/servers/${server.id}/openvpn`, { token: user.token })
-      expect(res.status).toBe(200)
+      const me = await typedClient(app, { token: user.token })
+      const text = await ok(me.vpn.openvpn({ path: { server: server.id } }))
       const profile = join(dir, "client.ovpn")
-      writeFileSync(profile, res.text)
+      writeFileSync(profile, text)
       // a good profile still stops (no credentials to prompt for): look for parse errors only
       const ovpn = run(["openvpn", "--config", profile, "--connect-timeout", "1", "--connect-retry-max", "1"], { timeoutMs: 5_000 })
       expect(ovpn.out).not.toContain("Options error")
       // the check can fail: a broken profile is reported
-      writeFileSync(profile, res.text.replace("dev tun", "dev-bogus tun"))
+      writeFileSync(profile, text.replace("dev tun", "dev-bogus tun"))
       const broken = run(["openvpn", "--config", profile], { timeoutMs: 5_000 })
       expect(broken.out).toContain("Options error")
     },

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test"
 import { Effect } from "effect"
 import { UsageRows } from "../../src/vpn/UsageRows.ts"
 import { makeTestApp, type TestApp } from "../support/app.ts"
+import { ok, typedClient } from "../support/typed.ts"
 import { makePlan, makeServer, makeService } from "./fixtures.ts"
 import { ServiceId } from "../../src/platform/Ids.ts"
 
@@ -35,10 +36,10 @@ const peerOwner = async (server?: { id: number; nodeToken: string }) => {
   const serviceId = await makeService(app, user.id, plan)
   const node = server ?? (await makeServer(app, { planIds: [plan.planId] }))
   if (server) await app.sql`insert into server_plans (server_id, plan_id) values (${server.id}, ${plan.planId})`
-  const conf = await app.get(`/v1/servers/${node.id}/wireguard`, { token: user.token })
-  expect(conf.status).toBe(200)
+  const me = await typedClient(app, { token: user.token })
+  expect(await ok(me.vpn.wireguard({ path: { server: node.id } }))).toContain("[Interface]")
   const [peer] = await app.sql<{ public_key: string }>`select public_key from wireguard_peers where user_id = ${user.id}`
-  return { user, serviceId, server: node, publicKey: peer!.public_key }
+  return { user, me, serviceId, server: node, publicKey: peer!.public_key }
 }
 
 describe("POST /v1/node/usage past 2^53 - 1 [D54] (rev. 2)", () => {
@@ -64,15 +65,17 @@ describe("POST /v1/node/usage past 2^53 - 1 [D54] (rev. 2)", () => {
     expect(await stored(a.serviceId)).toEqual({ rx: String(MAX - 20), tx: "0" })
 
     // exactly up to the bound is fine, and a retry of the refused report is still refused
-    const ok = await app.post("/v1/node/usage", {
-      token: a.server.nodeToken,
-      body: [
-        { public_key: a.publicKey, rx_bytes: 10, tx_bytes: 10 },
-        { public_key: b.publicKey, rx_bytes: 1, tx_bytes: 0 }
-      ]
-    })
-    expect(ok.status).toBe(200)
-    expect(ok.body.data).toEqual({ accepted: 2 })
+    const node = await typedClient(app, { token: a.server.nodeToken })
+    const fits = await ok(
+      node.node.usage({
+        headers: {},
+        payload: [
+          { public_key: a.publicKey, rx_bytes: 10, tx_bytes: 10 },
+          { public_key: b.publicKey, rx_bytes: 1, tx_bytes: 0 }
+        ]
+      })
+    )
+    expect(fits).toEqual({ accepted: 2 })
     expect(await stored(a.serviceId)).toEqual({ rx: String(MAX - 10), tx: "10" })
     const again = await app.post("/v1/node/usage", { token: a.server.nodeToken, body: [{ public_key: a.publicKey, rx_bytes: 1, tx_bytes: 0 }] })
     expect(again.status).toBe(422)
@@ -132,9 +135,9 @@ describe("POST /v1/admin/services/{service}/usage past 2^53 - 1 [D54] (rev. 2) [
       expect(Object.keys(res.body.errors)).toEqual(["bytes"])
       expect(await stored(a.serviceId)).toEqual({ rx: String(MAX - 5), tx: "0" })
     }
-    const ok = await app.post(`/v1/admin/services/${a.serviceId}/usage`, { token, body: { bytes: 5 } })
-    expect(ok.status).toBe(201)
-    expect(ok.body.data.used_bytes).toBe(MAX)
+    const staff = await typedClient(app, { token })
+    const fits = await ok(staff.vpnAdmin.recordUsage({ path: { service: a.serviceId }, payload: { bytes: 5 } }))
+    expect(fits.used_bytes).toBe(MAX)
   })
 
   test("bytes above 2^53 - 1 or beyond any number in the JSON are 422 errors.bytes, not 500", async () => {
@@ -158,23 +161,19 @@ describe("reads of a huge stored total [D54] (rev. 2) [D55]", () => {
     lastMonth.setUTCMonth(lastMonth.getUTCMonth() - 1)
     await addDirectly(a.serviceId, MAX - 1, 0, lastMonth.toISOString().slice(0, 10))
 
-    for (const path of ["/v1/bandwidth/current", `/v1/services/${a.serviceId}/bandwidth`]) {
-      const res = await app.get(path, { token: a.user.token })
-      expect(res.status).toBe(200)
-      expect(res.body.data.used_bytes).toBe(MAX)
+    for (const usage of [await ok(a.me.vpn.currentBandwidth()), await ok(a.me.vpn.serviceBandwidth({ path: { service: a.serviceId } }))]) {
+      expect(usage.used_bytes).toBe(MAX)
     }
-    const history = await app.get("/v1/bandwidth/history", { token: a.user.token })
-    expect(history.status).toBe(200)
-    expect(history.body.data.map((e: { used_bytes: number }) => e.used_bytes)).toEqual([MAX, MAX - 1])
-    const summary = await app.get("/v1/bandwidth/summary", { token: a.user.token })
-    expect(summary.status).toBe(200)
-    expect(summary.body.data.total_used_bytes).toBe(MAX)
-    expect(summary.body.data.current_month_bytes).toBe(MAX)
-    for (const n of [summary.body.data.total_used_bytes, summary.body.data.current_month_bytes]) {
+    const history = await ok(a.me.vpn.bandwidthHistory())
+    expect(history.map((e) => e.used_bytes)).toEqual([MAX, MAX - 1])
+    const summary = await ok(a.me.vpn.bandwidthSummary())
+    expect(summary.total_used_bytes).toBe(MAX)
+    expect(summary.current_month_bytes).toBe(MAX)
+    for (const n of [summary.total_used_bytes, summary.current_month_bytes]) {
       expect(Number.isSafeInteger(n)).toBe(true)
     }
 
-    const peers = await app.get("/v1/node/peers", { token: a.server.nodeToken })
-    expect(peers.status).toBe(200)
+    const node = await typedClient(app, { token: a.server.nodeToken })
+    expect((await ok(node.node.peers({ urlParams: {} }))).data.length).toBeGreaterThan(0)
   })
 })

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test"
 import fc from "fast-check"
 import { runJobsOnce } from "../../src/jobs/Jobs.ts"
 import { makeTestApp, type TestApp } from "../support/app.ts"
+import { ok, typedClient } from "../support/typed.ts"
 import { DAY, makePlan, makeServer, makeService, setUsage } from "./fixtures.ts"
 
 // [D94]: usage counted exactly once: `Idempotency-Key` on node reports, cumulative counters.
@@ -32,7 +33,8 @@ const subscriberOn = async (server: Server, plan: { readonly planId: number; rea
 }
 
 const peerOn = async (user: { readonly id: number; readonly token: string }, server: Server) => {
-  expect((await app.get(`/v1/servers/${server.id}/wireguard`, { token: user.token })).status).toBe(200)
+  const me = await typedClient(app, { token: user.token })
+  expect(await ok(me.vpn.wireguard({ path: { server: server.id } }))).toContain("[Interface]")
   const [peer] = await app.sql<{ public_key: string }>`
     select public_key from wireguard_peers where user_id = ${user.id} and server_id = ${server.id}`
   return { publicKey: peer!.public_key }
@@ -45,7 +47,8 @@ const setup = async () => {
   const other = await makeServer(app, { planIds: [plan.planId] })
   const a = await subscriberOn(server, plan)
   const b = await subscriberOn(server, plan)
-  const username: string = (await app.get("/v1/account/vpn-credentials", { token: a.user.token })).body.data.username
+  const me = await typedClient(app, { token: a.user.token })
+  const username = (await ok(me.vpn.vpnCredentials())).username
   return { plan, server, other, a, b, username }
 }
 
@@ -72,8 +75,8 @@ describe("POST /v1/node/usage with Idempotency-Key [D94]", () => {
     const next = await send("usage", server, report, "report-2")
     expect(next.body).toEqual({ success: true, data: { accepted: 1 } })
     expect(await usageOf(a.serviceId)).toEqual({ rx: 2000, tx: 20 })
-    const current = await app.get("/v1/bandwidth/current", { token: a.user.token })
-    expect(current.body.data.used_bytes).toBe(2020)
+    const me = await typedClient(app, { token: a.user.token })
+    expect((await ok(me.vpn.currentBandwidth())).used_bytes).toBe(2020)
   })
 
   test("without a key every report counts, as before", async () => {
@@ -146,8 +149,8 @@ describe("POST /v1/node/usage with Idempotency-Key [D94]", () => {
     expect(past.status).toBe(422)
     expect(past.body.errors).toEqual({ "0.rx_bytes": [`The 0.rx_bytes field would carry the usage total past ${MAX} bytes.`] })
     expect(await keyCount(server.id)).toBe(0)
-    const ok = await send("usage", server, [{ public_key: a.publicKey, rx_bytes: 10, tx_bytes: 0 }], "fix-me")
-    expect(ok.body).toEqual({ success: true, data: { accepted: 1 } })
+    const fits = await send("usage", server, [{ public_key: a.publicKey, rx_bytes: 10, tx_bytes: 0 }], "fix-me")
+    expect(fits.body).toEqual({ success: true, data: { accepted: 1 } })
     expect(await usageOf(a.serviceId)).toEqual({ rx: MAX, tx: 0 })
   })
 
@@ -191,8 +194,8 @@ describe("POST /v1/node/counters [D94]", () => {
     const repeat = await send("counters", server, [totals(a.publicKey, 1500, 260)])
     expect(repeat.body).toEqual({ success: true, data: { accepted: 1 } })
     expect(await usageOf(a.serviceId)).toEqual({ rx: 1500, tx: 260 })
-    const current = await app.get("/v1/bandwidth/current", { token: a.user.token })
-    expect(current.body.data.used_bytes).toBe(1760)
+    const me = await typedClient(app, { token: a.user.token })
+    expect((await ok(me.vpn.currentBandwidth())).used_bytes).toBe(1760)
     expect(await usageOf(b.serviceId)).toEqual({ rx: 5, tx: 0 })
   })
 
@@ -277,8 +280,8 @@ describe("POST /v1/node/counters [D94]", () => {
     })
     expect(await usageOf(b.serviceId)).toEqual({ rx: 0, tx: 0 })
     // the refused totals were not kept: the next report of each peer is its first
-    const ok = await send("counters", server, [totals(b.publicKey, 10, 0), totals(a.publicKey, 60, 40)])
-    expect(ok.body).toEqual({ success: true, data: { accepted: 2 } })
+    const fits = await send("counters", server, [totals(b.publicKey, 10, 0), totals(a.publicKey, 60, 40)])
+    expect(fits.body).toEqual({ success: true, data: { accepted: 2 } })
     expect(await usageOf(b.serviceId)).toEqual({ rx: 10, tx: 0 })
     expect(await usageOf(a.serviceId)).toEqual({ rx: MAX - 40, tx: 40 })
   })
@@ -349,11 +352,11 @@ const PEERS = 3
  */
 const propertyWorld = async () => {
   const w = await setup()
-  const device = await app.post("/v1/devices", { token: w.a.user.token, body: { name: "Laptop", platform: "linux" } })
-  expect(device.status).toBe(201)
-  expect((await app.get(`/v1/devices/${device.body.data.id}/wireguard/${w.server.id}`, { token: w.a.user.token })).status).toBe(200)
+  const me = await typedClient(app, { token: w.a.user.token })
+  const device = await ok(me.vpn.createDevice({ payload: { name: "Laptop", platform: "linux" } }))
+  expect(await ok(me.vpn.deviceWireguard({ path: { device: device.id, server: w.server.id } }))).toContain("[Interface]")
   const [second] = await app.sql<{ public_key: string }>`
-    select public_key from wireguard_peers where device_id = ${device.body.data.id} and server_id = ${w.server.id}`
+    select public_key from wireguard_peers where device_id = ${device.id} and server_id = ${w.server.id}`
   const entryOf = (peer: number): Record<string, string> =>
     peer === 0 ? { public_key: w.a.publicKey } : peer === 1 ? { public_key: second!.public_key } : { public_key: w.b.publicKey }
   const serviceOf = (peer: number) => (peer === 2 ? w.b.serviceId : w.a.serviceId)

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "
 import { runJobsOnce } from "../../src/jobs/Jobs.ts"
 import { KeyGen } from "../../src/platform/KeyGen.ts"
 import { makeTestApp, type TestApp } from "../support/app.ts"
+import { ok, typedClient } from "../support/typed.ts"
 import { GIB, makePlan, makeServer, makeService, setUsage } from "./fixtures.ts"
 
 // Issue 27: a node's report is summed per service in one pass and written in one statement that
@@ -26,7 +27,8 @@ type Server = { readonly id: number; readonly nodeToken: string }
 const subscriberOn = async (server: Server, plan: { readonly planId: number; readonly cycleId: number }) => {
   const user = await app.createUser()
   const serviceId = await makeService(app, user.id, plan)
-  expect((await app.get(`/v1/servers/${server.id}/wireguard`, { token: user.token })).status).toBe(200)
+  const me = await typedClient(app, { token: user.token })
+  expect(await ok(me.vpn.wireguard({ path: { server: server.id } }))).toContain("[Interface]")
   const [peer] = await app.sql<{ public_key: string }>`
     select public_key from wireguard_peers where user_id = ${user.id} and server_id = ${server.id}`
   return { user, serviceId, publicKey: peer!.public_key }
@@ -53,20 +55,25 @@ describe("a usage report summed per service [D54] [D96]", () => {
     const server = await makeServer(app, { planIds: [plan.planId] })
     const a = await subscriberOn(server, plan)
     const b = await subscriberOn(server, plan)
-    expect((await usage(server, [{ public_key: a.publicKey, rx_bytes: 7 * GIB, tx_bytes: 0 }])).status).toBe(200)
+    const node = await typedClient(app, { token: server.nodeToken })
+    expect(await ok(node.node.usage({ headers: {}, payload: [{ public_key: a.publicKey, rx_bytes: 7 * GIB, tx_bytes: 0 }] }))).toEqual({ accepted: 1 })
     expect(await noticesOf(a.serviceId)).toEqual([])
 
     // a: 7 GB, then three entries of 3.5 GB in all: 80 % and 100 % crossed by this one report;
     // b: 8 GB in two entries: 80 % only
-    const res = await usage(server, [
-      { public_key: a.publicKey, rx_bytes: GIB / 2, tx_bytes: 0 },
-      { public_key: b.publicKey, rx_bytes: 4 * GIB, tx_bytes: 0 },
-      { public_key: a.publicKey, rx_bytes: 0, tx_bytes: GIB / 2 },
-      { public_key: b.publicKey, rx_bytes: 0, tx_bytes: 4 * GIB },
-      { public_key: a.publicKey, rx_bytes: 2 * GIB, tx_bytes: GIB / 2 }
-    ])
-    expect(res.status).toBe(200)
-    expect(res.body.data).toEqual({ accepted: 5 })
+    const res = await ok(
+      node.node.usage({
+        headers: {},
+        payload: [
+          { public_key: a.publicKey, rx_bytes: GIB / 2, tx_bytes: 0 },
+          { public_key: b.publicKey, rx_bytes: 4 * GIB, tx_bytes: 0 },
+          { public_key: a.publicKey, rx_bytes: 0, tx_bytes: GIB / 2 },
+          { public_key: b.publicKey, rx_bytes: 0, tx_bytes: 4 * GIB },
+          { public_key: a.publicKey, rx_bytes: 2 * GIB, tx_bytes: GIB / 2 }
+        ]
+      })
+    )
+    expect(res).toEqual({ accepted: 5 })
     expect(await stored(a.serviceId)).toEqual({ rx: String(9.5 * GIB), tx: String(GIB) })
     expect(await stored(b.serviceId)).toEqual({ rx: String(4 * GIB), tx: String(4 * GIB) })
     expect(await noticesOf(a.serviceId)).toEqual([`quota-80:${a.serviceId}:${month()}`, `quota-100:${a.serviceId}:${month()}`])
@@ -78,7 +85,7 @@ describe("a usage report summed per service [D54] [D96]", () => {
     expect(mails.filter((text) => text.includes("has used 8.00 GB of its 10 GB"))).toHaveLength(1)
 
     // more bytes after the thresholds: no notice again
-    expect((await usage(server, [{ public_key: b.publicKey, rx_bytes: 1, tx_bytes: 1 }])).status).toBe(200)
+    expect(await ok(node.node.usage({ headers: {}, payload: [{ public_key: b.publicKey, rx_bytes: 1, tx_bytes: 1 }] }))).toEqual({ accepted: 1 })
     expect(await noticesOf(b.serviceId)).toEqual([`quota-80:${b.serviceId}:${month()}`])
   })
 
@@ -136,36 +143,34 @@ describe("device bytes of a counters report [D107] [D94]", () => {
     const user = await app.createUser()
     await makeService(app, user.id, plan)
     const server = await makeServer(app, { planIds: [plan.planId] })
+    const me = await typedClient(app, { token: user.token })
+    const node = await typedClient(app, { token: server.nodeToken })
     const device = async (name: string) => {
-      const made = (await app.post("/v1/devices", { token: user.token, body: { name, platform: "linux" } })).body.data
-      const conf = await app.get(`/v1/devices/${made.id}/wireguard/${server.id}`, { token: user.token })
-      expect(conf.status).toBe(200)
-      return { id: made.id as number, key: keyOf(conf.text) }
+      const made = await ok(me.vpn.createDevice({ payload: { name, platform: "linux" } }))
+      const conf = await ok(me.vpn.deviceWireguard({ path: { device: made.id, server: server.id } }))
+      return { id: made.id, key: keyOf(conf) }
     }
     const phone = await device("Phone")
     const laptop = await device("Laptop")
     const tablet = await device("Tablet")
     const bytesOf = async (id: number) => {
-      const detail = await app.get(`/v1/devices/${id}`, { token: user.token })
-      expect(detail.status).toBe(200)
+      const detail = await ok(me.vpn.getDevice({ path: { device: id } }))
       return {
-        total: detail.body.data.period_bytes,
-        servers: detail.body.data.servers.map((s: { rx_bytes: number; tx_bytes: number }) => [s.rx_bytes, s.tx_bytes])
+        total: detail.period_bytes,
+        servers: detail.servers.map((s) => [s.rx_bytes, s.tx_bytes])
       }
     }
-    const counters = (entries: Array<Record<string, unknown>>) => app.post("/v1/node/counters", { token: server.nodeToken, body: entries })
+    const counters = (entries: Array<Record<string, unknown>>) => ok(node.node.counters({ headers: {}, payload: entries }))
 
     // the phone's first report
-    expect((await counters([{ public_key: phone.key, rx_total: 100, tx_total: 10 }])).body.data).toEqual({ accepted: 1 })
+    expect(await counters([{ public_key: phone.key, rx_total: 100, tx_total: 10 }])).toEqual({ accepted: 1 })
     // the phone again (an update of its row), the laptop's first (an insert), the tablet at zero
     expect(
-      (
-        await counters([
-          { public_key: laptop.key, rx_total: 40, tx_total: 4 },
-          { public_key: phone.key, rx_total: 250, tx_total: 30 },
-          { public_key: tablet.key, rx_total: 0, tx_total: 0 }
-        ])
-      ).body.data
+      await counters([
+        { public_key: laptop.key, rx_total: 40, tx_total: 4 },
+        { public_key: phone.key, rx_total: 250, tx_total: 30 },
+        { public_key: tablet.key, rx_total: 0, tx_total: 0 }
+      ])
     ).toEqual({ accepted: 3 })
     expect(await bytesOf(phone.id)).toEqual({ total: 280, servers: [[250, 30]] })
     expect(await bytesOf(laptop.id)).toEqual({ total: 44, servers: [[40, 4]] })
@@ -181,7 +186,7 @@ describe("device bytes of a counters report [D107] [D94]", () => {
     ])
     expect(await bytesOf(phone.id)).toEqual({ total: 280, servers: [[250, 30]] })
     expect(await bytesOf(laptop.id)).toEqual({ total: 44, servers: [[40, 4]] })
-    expect((await app.get("/v1/bandwidth/current", { token: user.token })).body.data.used_bytes).toBe(324)
+    expect((await ok(me.vpn.currentBandwidth())).used_bytes).toBe(324)
   })
 
   test("an OpenVPN user's device counts by username", async () => {
@@ -189,13 +194,14 @@ describe("device bytes of a counters report [D107] [D94]", () => {
     const user = await app.createUser()
     await makeService(app, user.id, plan)
     const ovpn = await makeServer(app, { protocol: "openvpn", planIds: [plan.planId] })
-    const username: string = (await app.get("/v1/account/vpn-credentials", { token: user.token })).body.data.username
+    const me = await typedClient(app, { token: user.token })
+    const node = await typedClient(app, { token: ovpn.nodeToken })
+    const username = (await ok(me.vpn.vpnCredentials())).username
     const [credential] = await app.sql<{ device_id: number }>`select device_id from vpn_credentials where username = ${username}`
-    const counters = (rx: number, tx: number) => app.post("/v1/node/counters", { token: ovpn.nodeToken, body: [{ username, rx_total: rx, tx_total: tx }] })
-    expect((await counters(70, 7)).body.data).toEqual({ accepted: 1 })
-    expect((await counters(100, 7)).body.data).toEqual({ accepted: 1 })
-    const detail = await app.get(`/v1/devices/${credential!.device_id}`, { token: user.token })
-    expect(detail.status).toBe(200)
-    expect(detail.body.data.period_bytes).toBe(107)
+    const counters = (rx: number, tx: number) => ok(node.node.counters({ headers: {}, payload: [{ username, rx_total: rx, tx_total: tx }] }))
+    expect(await counters(70, 7)).toEqual({ accepted: 1 })
+    expect(await counters(100, 7)).toEqual({ accepted: 1 })
+    const detail = await ok(me.vpn.getDevice({ path: { device: credential!.device_id } }))
+    expect(detail.period_bytes).toBe(107)
   })
 })
