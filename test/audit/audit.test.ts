@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test"
 import { loadOperations, type Operation } from "../reliability/openapi.ts"
 import { seedWorld, type World } from "../reliability/world.ts"
 import { makeTestApp, type TestApp } from "../support/app.ts"
+import { ok, typedClient } from "../support/typed.ts"
 
 // [D100] the audit log: one row per admin write on every admin route, never a secret, append-only,
 // filtered for admins.
@@ -66,8 +67,9 @@ const fill = (path: string, values: Record<string, string>) => path.replace(/\{(
 describe("one row per admin write [D100]", () => {
   test("every admin route other than GET, walked from the OpenAPI document, appends exactly one row once it succeeded", async () => {
     const admin = world.admin
-    const key = await app.post("/v1/account/api-keys", { token: admin.token, body: { name: "ops bot", scopes: ["admin:write"] } })
-    expect(key.status).toBe(201)
+    const staff = await typedClient(app, { token: admin.token })
+    // the declared 201 answer
+    const key = await ok(staff.accounts.createApiKey({ payload: { name: "ops bot", scopes: ["admin:write"] } }))
     const known = writes(world)
     const routes = operations.filter((op) => op.kind === "admin" && op.method !== "GET" && op.method !== "HEAD")
     const unknown = routes.map((op) => `${op.method} ${op.path}`).filter((name) => !(name in known))
@@ -83,7 +85,7 @@ describe("one row per admin write [D100]", () => {
       expect((await app.request(method, url, { token: world.a.token, body })).status).toBe(403)
       expect((await app.request(method, url, { body })).status).toBe(401)
       expect(await rowsOf(action)).toEqual([])
-      const token = viaKey ? (key.body.data.key as string) : admin.token
+      const token = viaKey ? key.key : admin.token
       const res = await app.request(method, url, { token, body, headers: { "x-forwarded-for": "198.51.100.9", "user-agent": "Audit/1.0" } })
       expect(`${name} ${res.status}`).toBe(`${name} ${res.status >= 200 && res.status < 300 ? res.status : "2xx"}`)
       const rows = await rowsOf(action)
@@ -103,7 +105,7 @@ describe("one row per admin write [D100]", () => {
       if (typeof res.body?.data?.node_token === "string") expect(row.row).not.toContain(res.body.data.node_token)
       // nor a webhook's signing secret ([D101])
       if (typeof res.body?.data?.secret === "string") expect(row.row).not.toContain(res.body.data.secret)
-      expect(row.row).not.toContain(key.body.data.key)
+      expect(row.row).not.toContain(key.key)
       viaKey = !viaKey
     }
     // an admin write that fails (422) leaves no row
@@ -113,7 +115,8 @@ describe("one row per admin write [D100]", () => {
   }, 60_000)
 
   test("the table refuses UPDATE and DELETE (append-only)", async () => {
-    await app.post("/v1/admin/faq", { token: world.admin.token, body: { question: "Q", answer: "A" } })
+    const staff = await typedClient(app, { token: world.admin.token })
+    await ok(staff.supportAdmin.createFaq({ payload: { question: "Q", answer: "A" } }))
     await expect(app.sql`update audit_log set action = 'rewritten'`).rejects.toThrow()
     await expect(app.sql`delete from audit_log`).rejects.toThrow()
     expect((await app.sql`select id from audit_log where action = 'rewritten'`).length).toBe(0)
@@ -123,15 +126,16 @@ describe("one row per admin write [D100]", () => {
 describe("GET /v1/admin/audit [D100]", () => {
   test("filters by actor, action, resource, from, to; newest first; paginated; admins only", async () => {
     const admin = world.admin
+    const staff = await typedClient(app, { token: admin.token })
     app.clock.advance(60_000)
     const t0 = app.clock.get()
     app.clock.advance(60_000)
-    const plan = await app.put(`/v1/admin/plans/${world.a.planId}`, { token: admin.token, body: { description: "filtered" } })
-    expect(plan.status).toBe(200)
+    const plan = await ok(staff.catalogAdmin.updatePlan({ path: { plan: world.a.planId }, payload: { description: "filtered" } }))
+    expect(plan.description).toBe("filtered")
     app.clock.advance(60_000)
     const t1 = app.clock.get()
     app.clock.advance(60_000)
-    expect((await app.put(`/v1/admin/users/${world.a.id}`, { token: admin.token, body: { status: 1 } })).status).toBe(200)
+    expect<number>((await ok(staff.accountsAdmin.updateUser({ path: { user: world.a.id }, payload: { status: 1 } }))).id).toBe(world.a.id)
 
     const byAction = await app.get(`/v1/admin/audit?action=${encodeURIComponent("PUT /v1/admin/plans/:plan")}&resource=plan:${world.a.planId}`, {
       token: admin.token
@@ -151,25 +155,24 @@ describe("GET /v1/admin/audit [D100]", () => {
     ])
     expect(byAction.body.data[0]).toMatchObject({ action: "PUT /v1/admin/plans/:plan", resource: `plan:${world.a.planId}`, actor_id: admin.id })
     // the bare id also finds the resource
-    const byId = await app.get(`/v1/admin/audit?resource=${world.a.planId}&action=${encodeURIComponent("PUT /v1/admin/plans/:plan")}`, { token: admin.token })
-    expect(byId.body.data.map((r: { id: number }) => r.id)).toEqual(byAction.body.data.map((r: { id: number }) => r.id))
+    const byId = await ok(staff.auditAdmin.search({ urlParams: { resource: String(world.a.planId), action: "PUT /v1/admin/plans/:plan" } }))
+    expect(byId.data.map((r) => r.id)).toEqual(byAction.body.data.map((r: { id: number }) => r.id))
 
-    const window = await app.get(`/v1/admin/audit?actor=${admin.id}&from=${t0.toISOString()}&to=${t1.toISOString()}`, { token: admin.token })
-    expect(window.status).toBe(200)
-    expect(window.body.data.map((r: { action: string }) => r.action)).toEqual(["PUT /v1/admin/plans/:plan"])
-    expect(window.body.links.first).toContain(`actor=${admin.id}`)
+    const window = await ok(staff.auditAdmin.search({ urlParams: { actor: admin.id, from: t0, to: t1 } }))
+    expect(window.data.map((r) => r.action)).toEqual(["PUT /v1/admin/plans/:plan"])
+    expect(window.links.first).toContain(`actor=${admin.id}`)
 
-    const all = await app.get(`/v1/admin/audit?actor=${admin.id}`, { token: admin.token })
-    expect(all.body.data[0].action).toBe("PUT /v1/admin/users/:user")
-    expect(all.body.meta.per_page).toBe(15)
-    expect(all.body.meta.total).toBeGreaterThan(15)
-    const page2 = await app.get(`/v1/admin/audit?actor=${admin.id}&page=2`, { token: admin.token })
-    expect(page2.body.meta.current_page).toBe(2)
-    expect(page2.body.data[0].id).toBeLessThan(all.body.data[14].id)
+    const all = await ok(staff.auditAdmin.search({ urlParams: { actor: admin.id } }))
+    expect(all.data[0]?.action).toBe("PUT /v1/admin/users/:user")
+    expect(all.meta.per_page).toBe(15)
+    expect(all.meta.total).toBeGreaterThan(15)
+    const page2 = await ok(staff.auditAdmin.search({ urlParams: { actor: admin.id, page: 2 } }))
+    expect(page2.meta.current_page).toBe(2)
+    expect(page2.data[0]!.id).toBeLessThan(all.data[14]!.id)
 
     // a user's security events are there too, with the user as subject
-    const events = await app.get(`/v1/admin/audit?action=api_key_created`, { token: admin.token })
-    expect(events.body.data[0]).toMatchObject({ action: "api_key_created", subject_id: admin.id, actor_kind: "token" })
+    const events = await ok(staff.auditAdmin.search({ urlParams: { action: "api_key_created" } }))
+    expect(events.data[0]).toMatchObject({ action: "api_key_created", subject_id: admin.id, actor_kind: "token" })
 
     for (const bad of ["actor=abc", "from=yesterday", "to=2026-13-45", "page=0"]) {
       const res = await app.get(`/v1/admin/audit?${bad}`, { token: admin.token })

@@ -1,15 +1,21 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test"
 import { makeTestApp, type TestApp } from "../support/app.ts"
+import { fails, ok, type TypedClient, typedClient } from "../support/typed.ts"
 import { catalogAdmin } from "./helpers.ts"
 
 // [D70] admin catalogue: plans, cycles, promos; 401 without a token, 403 for non-admins.
 let app: TestApp
 let admin: Awaited<ReturnType<typeof catalogAdmin>>
 let userToken: string
+/** the admin, and anyone, through the typed client of the contract */
+let staff: TypedClient
+let anyone: TypedClient
 
 beforeAll(async () => {
   app = await makeTestApp()
   admin = await catalogAdmin(app)
+  staff = admin.client
+  anyone = await typedClient(app)
   userToken = (await app.createUser()).token
 })
 afterAll(() => app.dispose())
@@ -68,9 +74,9 @@ describe("POST /v1/admin/plans", () => {
   })
 
   test("optional fields default: no description, unlimited, no speed limit, no trial, active", async () => {
-    const res = await app.post("/v1/admin/plans", { token: admin.token, body: { name: "Minimal" } })
-    expect(res.status).toBe(201)
-    expect(res.body.data).toMatchObject({
+    // the declared 201 answer
+    const plan = await ok(staff.catalogAdmin.createPlan({ payload: { name: "Minimal" } }))
+    expect(plan).toMatchObject({
       name: "Minimal",
       description: "",
       bandwidth_limit_gb: 0,
@@ -106,17 +112,15 @@ describe("POST /v1/admin/plans", () => {
 
 describe("plans carry device_limit [D90]", () => {
   test("default 5; set on create and update; 0 is unlimited; shown publicly; a negative or fractional one is 422", async () => {
-    const made = await app.post("/v1/admin/plans", { token: admin.token, body: { name: "Devices", device_limit: 0 } })
-    expect(made.status).toBe(201)
-    expect(made.body.data.device_limit).toBe(0)
-    const changed = await app.put(`/v1/admin/plans/${made.body.data.id}`, { token: admin.token, body: { device_limit: 3 } })
-    expect(changed.status).toBe(200)
-    expect(changed.body.data.device_limit).toBe(3)
-    expect((await app.get(`/v1/plans/${made.body.data.id}`)).body.data.device_limit).toBe(3)
+    const made = await ok(staff.catalogAdmin.createPlan({ payload: { name: "Devices", device_limit: 0 } }))
+    expect(made.device_limit).toBe(0)
+    const changed = await ok(staff.catalogAdmin.updatePlan({ path: { plan: made.id }, payload: { device_limit: 3 } }))
+    expect(changed.device_limit).toBe(3)
+    expect((await ok(anyone.catalog.getPlan({ path: { plan: made.id } }))).device_limit).toBe(3)
     const bad = await app.post("/v1/admin/plans", { token: admin.token, body: { name: "Bad", device_limit: -1 } })
     expect(bad.status).toBe(422)
     expect(bad.body.errors).toEqual({ device_limit: ["The device limit field must be at least 0."] })
-    const frac = await app.put(`/v1/admin/plans/${made.body.data.id}`, { token: admin.token, body: { device_limit: 1.5 } })
+    const frac = await app.put(`/v1/admin/plans/${made.id}`, { token: admin.token, body: { device_limit: 1.5 } })
     expect(frac.status).toBe(422)
     expect(frac.body.errors).toEqual({ device_limit: ["The device limit field must be an integer."] })
   })
@@ -125,37 +129,32 @@ describe("plans carry device_limit [D90]", () => {
 describe("PUT /v1/admin/plans/{plan}", () => {
   test("changes only the fields sent; null clears the speed limit", async () => {
     const plan = await admin.createPlan({ name: "Before", description: "Kept", speed_limit_mbps: 10, trial_days: 2 })
-    const res = await app.put(`/v1/admin/plans/${plan.id}`, { token: admin.token, body: { name: "After", speed_limit_mbps: null } })
-    expect(res.status).toBe(200)
-    expect(res.body).toEqual({
-      success: true,
-      data: {
-        id: plan.id,
-        name: "After",
-        description: "Kept",
-        bandwidth_limit_gb: 100,
-        speed_limit_mbps: null,
-        trial_days: 2,
-        device_limit: 5,
-        usage_reset: "monthly",
-        quota_action: "suspend",
-        throttle_mbps: null,
-        is_active: true
-      }
+    const updated = await ok(staff.catalogAdmin.updatePlan({ path: { plan: plan.id }, payload: { name: "After", speed_limit_mbps: null } }))
+    expect<unknown>(updated).toEqual({
+      id: plan.id,
+      name: "After",
+      description: "Kept",
+      bandwidth_limit_gb: 100,
+      speed_limit_mbps: null,
+      trial_days: 2,
+      device_limit: 5,
+      usage_reset: "monthly",
+      quota_action: "suspend",
+      throttle_mbps: null,
+      is_active: true
     })
-    const pub = await app.get(`/v1/plans/${plan.id}`)
-    expect(pub.body.data).toMatchObject({ name: "After", speed_limit_mbps: null })
+    const pub = await ok(anyone.catalog.getPlan({ path: { plan: plan.id } }))
+    expect(pub).toMatchObject({ name: "After", speed_limit_mbps: null })
   })
 
   test("an empty body changes nothing and answers the plan", async () => {
     const plan = await admin.createPlan({ name: "Same" })
-    const res = await app.put(`/v1/admin/plans/${plan.id}`, { token: admin.token, body: {} })
-    expect(res.status).toBe(200)
-    expect(res.body.data).toMatchObject({ id: plan.id, name: "Same" })
+    const same = await ok(staff.catalogAdmin.updatePlan({ path: { plan: plan.id }, payload: {} }))
+    expect(same).toMatchObject({ id: plan.id, name: "Same" })
   })
 
   test("an unknown plan is 404; a bad field is 422", async () => {
-    expect((await app.put("/v1/admin/plans/999999", { token: admin.token, body: { name: "X" } })).status).toBe(404)
+    expect((await fails(staff.catalogAdmin.updatePlan({ path: { plan: 999999 }, payload: { name: "X" } })))._tag).toBe("NotFound")
     const plan = await admin.createPlan()
     const bad = await app.put(`/v1/admin/plans/${plan.id}`, { token: admin.token, body: { trial_days: -1 } })
     expect(bad.status).toBe(422)
@@ -175,13 +174,12 @@ describe("POST /v1/admin/plans/{plan}/cycles", () => {
       success: true,
       data: { id: expect.any(Number), name: "Quarterly", duration_days: 90, price: "24.99", currency: "USD" }
     })
-    const number = await app.post(`/v1/admin/plans/${plan.id}/cycles`, {
-      token: admin.token,
-      body: { name: "Weekly", duration_days: 7, price: 0.1, currency: "eur" }
-    })
-    expect(number.status).toBe(201)
-    expect(number.body.data).toMatchObject({ price: "0.10", currency: "EUR" })
-    const [row] = await app.sql<{ price: string }>`select price::text as price from billing_cycles where id = ${number.body.data.id}`
+    // a JSON number through the typed client (its payload sends the number as is), the declared 201 answer
+    const number = await ok(
+      staff.catalogAdmin.createCycle({ path: { plan: plan.id }, payload: { name: "Weekly", duration_days: 7, price: 0.1, currency: "eur" } })
+    )
+    expect(number).toMatchObject({ price: "0.10", currency: "EUR" })
+    const [row] = await app.sql<{ price: string }>`select price::text as price from billing_cycles where id = ${number.id}`
     expect(row!.price).toBe("0.10")
   })
 
@@ -211,11 +209,10 @@ describe("POST /v1/admin/plans/{plan}/cycles", () => {
   })
 
   test("an unknown plan is 404", async () => {
-    const res = await app.post("/v1/admin/plans/999999/cycles", {
-      token: admin.token,
-      body: { name: "M", duration_days: 30, price: "1.00", currency: "USD" }
-    })
-    expect(res.status).toBe(404)
+    const missing = await fails(
+      staff.catalogAdmin.createCycle({ path: { plan: 999999 }, payload: { name: "M", duration_days: 30, price: 1, currency: "USD" } })
+    )
+    expect(missing._tag).toBe("NotFound")
   })
 })
 
@@ -241,13 +238,13 @@ describe("POST /v1/admin/promos [D33]", () => {
         plan_ids: [plan.id]
       }
     })
-    const fixed = await app.post("/v1/admin/promos", { token: admin.token, body: { code: "TENOFF", type: "fixed", value: 10 } })
-    expect(fixed.status).toBe(201)
-    expect(fixed.body.data).toMatchObject({ value: 10, expires_at: null, max_uses: null, plan_ids: [] })
+    // the declared 201 answer; `value` decodes from the JSON number 10 to "10.00"
+    const fixed = await ok(staff.catalogAdmin.createPromo({ payload: { code: "TENOFF", type: "fixed", value: 10 } }))
+    expect(fixed).toMatchObject({ value: "10.00", expires_at: null, max_uses: null, plan_ids: [] })
   })
 
   test("a code taken case-insensitively is 422 errors.code", async () => {
-    await admin.createPromo({ code: "Taken", type: "fixed", value: 1 })
+    await ok(staff.catalogAdmin.createPromo({ payload: { code: "Taken", type: "fixed", value: 1 } }))
     const res = await app.post("/v1/admin/promos", { token: admin.token, body: { code: "TAKEN", type: "fixed", value: 2 } })
     expect(res.status).toBe(422)
     expect(res.body).toEqual({
@@ -289,24 +286,22 @@ describe("POST /v1/admin/promos [D33]", () => {
 
 describe("plans carry usage_reset [D95]", () => {
   test("default monthly; set on create and update; shown publicly; another value is 422 errors.usage_reset", async () => {
-    const plain = await app.post("/v1/admin/plans", { token: admin.token, body: { name: "Plain" } })
-    expect(plain.body.data.usage_reset).toBe("monthly")
-    const made = await app.post("/v1/admin/plans", { token: admin.token, body: { name: "Anchored", usage_reset: "billing_day" } })
-    expect(made.status).toBe(201)
-    expect(made.body.data.usage_reset).toBe("billing_day")
-    const changed = await app.put(`/v1/admin/plans/${made.body.data.id}`, { token: admin.token, body: { usage_reset: "never" } })
-    expect(changed.status).toBe(200)
-    expect(changed.body.data.usage_reset).toBe("never")
-    expect((await app.get(`/v1/plans/${made.body.data.id}`)).body.data.usage_reset).toBe("never")
-    expect((await app.get("/v1/plans")).body.data.find((p: { id: number }) => p.id === made.body.data.id).usage_reset).toBe("never")
+    const plain = await ok(staff.catalogAdmin.createPlan({ payload: { name: "Plain" } }))
+    expect(plain.usage_reset).toBe("monthly")
+    const made = await ok(staff.catalogAdmin.createPlan({ payload: { name: "Anchored", usage_reset: "billing_day" } }))
+    expect(made.usage_reset).toBe("billing_day")
+    const changed = await ok(staff.catalogAdmin.updatePlan({ path: { plan: made.id }, payload: { usage_reset: "never" } }))
+    expect(changed.usage_reset).toBe("never")
+    expect((await ok(anyone.catalog.getPlan({ path: { plan: made.id } }))).usage_reset).toBe("never")
+    expect((await ok(anyone.catalog.listPlans())).find((p) => p.id === made.id)?.usage_reset).toBe("never")
     for (const value of ["weekly", "", 1, null]) {
       const bad = await app.post("/v1/admin/plans", { token: admin.token, body: { name: "Bad", usage_reset: value } })
       expect(bad.status).toBe(422)
       expect(bad.body.errors).toEqual({ usage_reset: ["The selected usage reset is invalid."] })
     }
-    const badUpdate = await app.put(`/v1/admin/plans/${made.body.data.id}`, { token: admin.token, body: { usage_reset: "yearly" } })
+    const badUpdate = await app.put(`/v1/admin/plans/${made.id}`, { token: admin.token, body: { usage_reset: "yearly" } })
     expect(badUpdate.status).toBe(422)
     expect(badUpdate.body.errors).toEqual({ usage_reset: ["The selected usage reset is invalid."] })
-    expect((await app.get(`/v1/plans/${made.body.data.id}`)).body.data.usage_reset).toBe("never")
+    expect((await ok(anyone.catalog.getPlan({ path: { plan: made.id } }))).usage_reset).toBe("never")
   })
 })

@@ -10,24 +10,25 @@ import { AppConfig } from "../../src/platform/Config.ts"
 import { makeTestApp, type TestApp, testConfig } from "../support/app.ts"
 import { catalogAdmin } from "./helpers.ts"
 import { PlanId } from "../../src/platform/Ids.ts"
+import { ok, type TypedClient, typedClient } from "../support/typed.ts"
 
 // Issue 8: GET /v1/plans from memory, the same answer as before, and every catalogue write of
 // this process seen by the very next request (in-process invalidation; across instances:
 // test/instances/catalog-cache.test.ts).
 let app: TestApp
 let admin: Awaited<ReturnType<typeof catalogAdmin>>
+/** anyone through the typed client of the contract */
+let anyone: TypedClient
 
 beforeAll(async () => {
   app = await makeTestApp()
   admin = await catalogAdmin(app)
+  anyone = await typedClient(app)
 })
 afterAll(() => app.dispose())
 
-const listed = async () => {
-  const res = await app.get("/v1/plans")
-  expect(res.status).toBe(200)
-  return res.body.data as Array<{ id: number; name: string; description: string }>
-}
+/** the active plans through the typed client: the declared 200 answer, decoded */
+const listed = () => ok(anyone.catalog.listPlans())
 
 /** what the database holds, as the spec's envelope (field order of the Plan schema) */
 const expectedText = async () => {
@@ -105,14 +106,14 @@ describe("every catalogue write of this process shows on the very next request",
   test("an admin creates a plan", async () => {
     await listed()
     const created = await admin.createPlan({ name: "Fresh" })
-    expect((await listed()).map((p) => p.id)).toContain(created.id)
+    expect((await listed()).map((p): number => p.id)).toContain(created.id)
   })
 
   test("an admin updates a plan", async () => {
     const plan = await admin.createPlan({ name: "Before" })
     expect((await listed()).find((p) => p.id === plan.id)?.name).toBe("Before")
-    const res = await app.put(`/v1/admin/plans/${plan.id}`, { token: admin.token, body: { name: "After", description: "new" } })
-    expect(res.status).toBe(200)
+    const updated = await ok(admin.client.catalogAdmin.updatePlan({ path: { plan: plan.id }, payload: { name: "After", description: "new" } }))
+    expect(updated).toMatchObject({ id: plan.id, name: "After", description: "new" })
     const after = (await listed()).find((p) => p.id === plan.id)
     expect(after).toMatchObject({ name: "After", description: "new" })
     expect((await app.get("/v1/plans")).text).toBe(await expectedText())
@@ -120,11 +121,11 @@ describe("every catalogue write of this process shows on the very next request",
 
   test("a plan deactivated disappears at once, and comes back when activated", async () => {
     const plan = await admin.createPlan({ name: "Seasonal" })
-    expect((await listed()).map((p) => p.id)).toContain(plan.id)
-    expect((await app.put(`/v1/admin/plans/${plan.id}`, { token: admin.token, body: { is_active: false } })).status).toBe(200)
-    expect((await listed()).map((p) => p.id)).not.toContain(plan.id)
-    expect((await app.put(`/v1/admin/plans/${plan.id}`, { token: admin.token, body: { is_active: true } })).status).toBe(200)
-    expect((await listed()).map((p) => p.id)).toContain(plan.id)
+    expect((await listed()).map((p): number => p.id)).toContain(plan.id)
+    expect((await ok(admin.client.catalogAdmin.updatePlan({ path: { plan: plan.id }, payload: { is_active: false } }))).is_active).toBe(false)
+    expect((await listed()).map((p): number => p.id)).not.toContain(plan.id)
+    expect((await ok(admin.client.catalogAdmin.updatePlan({ path: { plan: plan.id }, payload: { is_active: true } }))).is_active).toBe(true)
+    expect((await listed()).map((p): number => p.id)).toContain(plan.id)
   })
 
   test("an admin creates a cycle (the cycles' table is the catalogue too)", async () => {

@@ -1,4 +1,5 @@
 import type { TestApp } from "../support/app.ts"
+import { typedClient } from "../support/typed.ts"
 
 /** Catalogue set-up through the admin API ([D70]), as an operator would do it. */
 export const catalogAdmin = async (app: TestApp) => {
@@ -37,7 +38,10 @@ export const catalogAdmin = async (app: TestApp) => {
     return res.body.data as { id: number; code: string }
   }
 
-  return { admin, token, createPlan, createCycle, createPromo }
+  /** the admin through the typed client of the contract */
+  const client = await typedClient(app, { token })
+
+  return { admin, token, client, createPlan, createCycle, createPromo }
 }
 
 /** a fresh client address, so each test gets its own promo-validation window */

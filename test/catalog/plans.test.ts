@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test"
 import { makeTestApp, type TestApp } from "../support/app.ts"
+import { fails, ok, type TypedClient, typedClient } from "../support/typed.ts"
 import { catalogAdmin } from "./helpers.ts"
 
 // [D31] the public catalogue: active plans only, cycles, plan detail with cycles.
@@ -11,10 +12,13 @@ let hidden: { id: number }
 let monthly: { id: number }
 let yearly: { id: number }
 let hiddenCycle: { id: number }
+/** anyone through the typed client of the contract */
+let anyone: TypedClient
 
 beforeAll(async () => {
   app = await makeTestApp()
   admin = await catalogAdmin(app)
+  anyone = await typedClient(app)
   basic = await admin.createPlan({ name: "Basic", description: "Starter", bandwidth_limit_gb: 100, speed_limit_mbps: 50, trial_days: 7 })
   pro = await admin.createPlan({ name: "Pro", description: "Unlimited", bandwidth_limit_gb: 0, speed_limit_mbps: null, trial_days: 0 })
   hidden = await admin.createPlan({ name: "Legacy", is_active: false })
@@ -61,8 +65,9 @@ describe("GET /v1/plans [D31]", () => {
   })
 
   test("needs no token", async () => {
-    const res = await app.get("/v1/plans", { token: "1|garbage" })
-    expect(res.status).toBe(200)
+    // the declared 200 answer, with a token that is no session
+    const withGarbage = await typedClient(app, { token: "1|garbage" })
+    expect((await ok(withGarbage.catalog.listPlans())).map((p): number => p.id)).toEqual([basic.id, pro.id])
   })
 })
 
@@ -120,15 +125,13 @@ describe("GET /v1/plans/{plan}/cycles", () => {
   })
 
   test("a plan with no cycles is an empty array", async () => {
-    const empty = await admin.createPlan({ name: "Empty" })
-    const res = await app.get(`/v1/plans/${empty.id}/cycles`)
-    expect(res.status).toBe(200)
-    expect(res.body.data).toEqual([])
+    const empty = await ok(admin.client.catalogAdmin.createPlan({ payload: { name: "Empty" } }))
+    expect(await ok(anyone.catalog.listCycles({ path: { plan: empty.id } }))).toEqual([])
   })
 
   test("an inactive or unknown plan is 404", async () => {
-    expect((await app.get(`/v1/plans/${hidden.id}/cycles`)).status).toBe(404)
-    expect((await app.get(`/v1/plans/999999/cycles`)).status).toBe(404)
+    expect((await fails(anyone.catalog.listCycles({ path: { plan: hidden.id } })))._tag).toBe("NotFound")
+    expect((await fails(anyone.catalog.listCycles({ path: { plan: 999999 } })))._tag).toBe("NotFound")
   })
 })
 
@@ -158,14 +161,17 @@ describe("GET /v1/plan/cycles/{cycle} [D31]", () => {
   })
 
   test("a plan deactivated later disappears from the list and its detail, cycles and cycle 404", async () => {
-    const temp = await admin.createPlan({ name: "Temporary" })
-    const c = await admin.createCycle(temp.id)
-    expect((await app.get(`/v1/plan/cycles/${c.id}`)).status).toBe(200)
-    const off = await app.put(`/v1/admin/plans/${temp.id}`, { token: admin.token, body: { is_active: false } })
-    expect(off.status).toBe(200)
-    expect((await app.get("/v1/plans")).body.data.map((p: { id: number }) => p.id)).not.toContain(temp.id)
-    expect((await app.get(`/v1/plans/${temp.id}`)).status).toBe(404)
-    expect((await app.get(`/v1/plans/${temp.id}/cycles`)).status).toBe(404)
-    expect((await app.get(`/v1/plan/cycles/${c.id}`)).status).toBe(404)
+    const staff = admin.client
+    const temp = await ok(staff.catalogAdmin.createPlan({ payload: { name: "Temporary" } }))
+    const c = await ok(
+      staff.catalogAdmin.createCycle({ path: { plan: temp.id }, payload: { name: "Monthly", duration_days: 30, price: 9.99, currency: "USD" } })
+    )
+    expect((await ok(anyone.catalog.getCycle({ path: { cycle: c.id } }))).plan).toEqual({ id: temp.id, name: "Temporary" })
+    const off = await ok(staff.catalogAdmin.updatePlan({ path: { plan: temp.id }, payload: { is_active: false } }))
+    expect(off.is_active).toBe(false)
+    expect((await ok(anyone.catalog.listPlans())).map((p): number => p.id)).not.toContain(temp.id)
+    expect((await fails(anyone.catalog.getPlan({ path: { plan: temp.id } })))._tag).toBe("NotFound")
+    expect((await fails(anyone.catalog.listCycles({ path: { plan: temp.id } })))._tag).toBe("NotFound")
+    expect((await fails(anyone.catalog.getCycle({ path: { cycle: c.id } })))._tag).toBe("NotFound")
   })
 })

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test"
 import { makeTestApp, type TestApp } from "../support/app.ts"
+import { ok, typedClient } from "../support/typed.ts"
 import { catalogAdmin, freshAddress } from "./helpers.ts"
 
 // [D32] [D33] POST /v1/promos/validate: maths, expiry, max_uses, plan restriction, 10/min [D30].
@@ -16,6 +17,8 @@ let inactiveCycle: { id: number }
 const INVALID = { success: false, message: "Invalid or expired promo code." }
 
 const validate = (body: unknown, headers: Record<string, string> = freshAddress()) => app.post("/v1/promos/validate", { body, headers })
+/** anyone through the typed client, from a client address of its own (a promo-validation window of its own [D30]) */
+const guest = (headers: Record<string, string> = freshAddress()) => typedClient(app, { headers })
 
 beforeAll(async () => {
   app = await makeTestApp()
@@ -56,33 +59,35 @@ describe("promo maths [D32] [D33]", () => {
 
   test("matching is case-insensitive in both directions, echoing each spelling", async () => {
     for (const code of ["SAVE20", "Save20", "sAvE20"]) {
-      const res = await validate({ code, plan_id: basic.id, cycle_id: monthly.id })
-      expect(res.status).toBe(200)
-      expect(res.body.data.code).toBe(code)
+      const visitor = await guest()
+      const checked = await ok(visitor.catalog.validatePromo({ payload: { code, plan_id: basic.id, cycle_id: monthly.id } }))
+      expect(checked.code).toBe(code)
     }
   })
 
   test("half-up at half a cent: 50% of 0.05 is a 0.03 discount, leaving 0.02", async () => {
-    const res = await validate({ code: "HALF", plan_id: basic.id, cycle_id: nickel.id })
-    expect(res.status).toBe(200)
-    expect(res.body.data).toMatchObject({ value: 50, original_price: "0.05", discounted_price: "0.02" })
+    const visitor = await guest()
+    const checked = await ok(visitor.catalog.validatePromo({ payload: { code: "HALF", plan_id: basic.id, cycle_id: nickel.id } }))
+    expect(checked).toMatchObject({ value: 50, original_price: "0.05", discounted_price: "0.02" })
   })
 
   test("a decimal percentage: 12.5% of 9.99 (1.24875) is 1.25 off, leaving 8.74; value is the number 12.5", async () => {
-    const res = await validate({ code: "eighth", plan_id: basic.id, cycle_id: monthly.id })
-    expect(res.status).toBe(200)
-    expect(res.body.data).toMatchObject({ type: "percentage", value: 12.5, discounted_price: "8.74" })
+    const visitor = await guest()
+    const checked = await ok(visitor.catalog.validatePromo({ payload: { code: "eighth", plan_id: basic.id, cycle_id: monthly.id } }))
+    expect(checked).toMatchObject({ type: "percentage", value: 12.5, discounted_price: "8.74" })
   })
 
   test("100% leaves 0.00", async () => {
-    const res = await validate({ code: "FREE", plan_id: basic.id, cycle_id: monthly.id })
-    expect(res.body.data).toMatchObject({ original_price: "9.99", discounted_price: "0.00" })
+    const visitor = await guest()
+    const checked = await ok(visitor.catalog.validatePromo({ payload: { code: "FREE", plan_id: basic.id, cycle_id: monthly.id } }))
+    expect(checked).toMatchObject({ original_price: "9.99", discounted_price: "0.00" })
   })
 
   test("fixed: 5 off 9.99 is 4.99; value is a JSON number", async () => {
-    const res = await validate({ code: "FIVEOFF", plan_id: basic.id, cycle_id: monthly.id })
-    expect(res.status).toBe(200)
-    expect(res.body.data).toEqual({
+    // the declared schema decodes `value` as a number only
+    const visitor = await guest()
+    const checked = await ok(visitor.catalog.validatePromo({ payload: { code: "FIVEOFF", plan_id: basic.id, cycle_id: monthly.id } }))
+    expect(checked).toEqual({
       code: "FIVEOFF",
       type: "fixed",
       value: 5,
@@ -93,16 +98,17 @@ describe("promo maths [D32] [D33]", () => {
   })
 
   test("fixed larger than the price floors at 0.00", async () => {
-    const res = await validate({ code: "HUGE", plan_id: basic.id, cycle_id: monthly.id })
-    expect(res.body.data).toMatchObject({ value: 20, discounted_price: "0.00" })
+    const visitor = await guest()
+    const checked = await ok(visitor.catalog.validatePromo({ payload: { code: "HUGE", plan_id: basic.id, cycle_id: monthly.id } }))
+    expect(checked).toMatchObject({ value: 20, discounted_price: "0.00" })
   })
 })
 
 describe("plan restriction [D33]", () => {
   test("a code restricted to a plan works on that plan, in its cycle's currency", async () => {
-    const res = await validate({ code: "PROONLY", plan_id: pro.id, cycle_id: proMonthly.id })
-    expect(res.status).toBe(200)
-    expect(res.body.data).toMatchObject({ value: 2.5, original_price: "20.00", discounted_price: "17.50", currency: "EUR" })
+    const visitor = await guest()
+    const checked = await ok(visitor.catalog.validatePromo({ payload: { code: "PROONLY", plan_id: pro.id, cycle_id: proMonthly.id } }))
+    expect(checked).toMatchObject({ value: 2.5, original_price: "20.00", discounted_price: "17.50", currency: "EUR" })
   })
 
   test("and is invalid on another plan", async () => {
@@ -121,8 +127,9 @@ describe("invalid codes [D33]", () => {
 
   test("a code past expires_at is invalid (clock moved)", async () => {
     const now = app.clock.get()
-    await admin.createPromo({ code: "SOON", type: "fixed", value: 1, expires_at: new Date(now.getTime() + 3_600_000).toISOString() })
-    expect((await validate({ code: "SOON", plan_id: basic.id, cycle_id: monthly.id })).status).toBe(200)
+    await ok(admin.client.catalogAdmin.createPromo({ payload: { code: "SOON", type: "fixed", value: 1, expires_at: new Date(now.getTime() + 3_600_000) } }))
+    const visitor = await guest()
+    expect((await ok(visitor.catalog.validatePromo({ payload: { code: "SOON", plan_id: basic.id, cycle_id: monthly.id } }))).code).toBe("SOON")
     app.clock.advance(3_600_000)
     const res = await validate({ code: "SOON", plan_id: basic.id, cycle_id: monthly.id })
     expect(res.status).toBe(422)
@@ -130,9 +137,10 @@ describe("invalid codes [D33]", () => {
   })
 
   test("validation counts no use; a used-up code (uses = max_uses) is invalid", async () => {
-    const promo = await admin.createPromo({ code: "TWICE", type: "percentage", value: 10, max_uses: 2 })
+    const promo = await ok(admin.client.catalogAdmin.createPromo({ payload: { code: "TWICE", type: "percentage", value: 10, max_uses: 2 } }))
     for (let i = 0; i < 3; i++) {
-      expect((await validate({ code: "TWICE", plan_id: basic.id, cycle_id: monthly.id })).status).toBe(200)
+      const visitor = await guest()
+      expect((await ok(visitor.catalog.validatePromo({ payload: { code: "TWICE", plan_id: basic.id, cycle_id: monthly.id } }))).code).toBe("TWICE")
     }
     const [row] = await app.sql<{ uses: number }>`select uses from promo_codes where id = ${promo.id}`
     expect(row!.uses).toBe(0)
@@ -221,10 +229,12 @@ describe("rate limit: 10 a minute [D30]", () => {
     expect(limited.status).toBe(429)
     expect(limited.body).toEqual({ success: false, message: "Too Many Attempts." })
     expect(Number(limited.headers.get("retry-after"))).toBeGreaterThan(0)
-    // another address has its own window
-    expect((await validate({ code: "SAVE20", plan_id: basic.id, cycle_id: monthly.id })).status).toBe(200)
+    // another address has its own window (the declared 200 answer)
+    const visitor = await guest()
+    expect((await ok(visitor.catalog.validatePromo({ payload: { code: "SAVE20", plan_id: basic.id, cycle_id: monthly.id } }))).code).toBe("SAVE20")
     // the window ends after 60 s
     app.clock.advance(61_000)
-    expect((await validate({ code: "SAVE20", plan_id: basic.id, cycle_id: monthly.id }, address)).status).toBe(200)
+    const same = await guest(address)
+    expect((await ok(same.catalog.validatePromo({ payload: { code: "SAVE20", plan_id: basic.id, cycle_id: monthly.id } }))).code).toBe("SAVE20")
   })
 })

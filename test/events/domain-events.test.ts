@@ -4,6 +4,7 @@ import { DomainEvents } from "../../src/events/DomainEvents.ts"
 import { encodeEvent, EVENT_TYPES, type EventData } from "../../src/events/Events.ts"
 import { DomainEventsLive } from "../../src/webhooks/Webhooks.ts"
 import { makeTestApp, type TestApp } from "../support/app.ts"
+import { ok, type TypedClient, typedClient } from "../support/typed.ts"
 
 // Issue 24, [D101]: domain events are a typed union behind the DomainEvents port (the webhooks
 // room provides it). [D108], [D110], [D111]: service.changed, invoice.refunded and
@@ -11,9 +12,12 @@ import { makeTestApp, type TestApp } from "../support/app.ts"
 
 let app: TestApp
 let admin: { token: string }
+/** the admin through the typed client of the contract */
+let staff: TypedClient
 beforeAll(async () => {
   app = await makeTestApp({ config: { webhooksAllowPrivate: true } })
   admin = await app.createUser({ role: "admin" })
+  staff = await typedClient(app, { token: admin.token })
 })
 afterAll(() => app.dispose())
 
@@ -42,11 +46,8 @@ describe("typed domain events", () => {
   })
 
   test("the webhooks room implements the port: an emit is one delivery per subscribed endpoint", async () => {
-    const hook = await app.post("/v1/admin/webhooks", {
-      token: admin.token,
-      body: { url: "http://127.0.0.1:9/cancelled", events: ["service.cancelled"] }
-    })
-    expect(hook.status).toBe(201)
+    // the declared 201 answer
+    const hook = await ok(staff.webhooksAdmin.createWebhook({ payload: { url: "http://127.0.0.1:9/cancelled", events: ["service.cancelled"] } }))
     await app.run(
       Effect.flatMap(DomainEvents, (events) =>
         events.emit({
@@ -55,25 +56,22 @@ describe("typed domain events", () => {
         })
       ).pipe(Effect.provide(DomainEventsLive))
     )
-    const rows = await app.sql<{ type: string }>`select type from webhook_deliveries where endpoint_id = ${hook.body.data.id}`
+    const rows = await app.sql<{ type: string }>`select type from webhook_deliveries where endpoint_id = ${hook.id}`
     expect(rows.map((r) => r.type)).toEqual(["service.cancelled"])
   })
 })
 
 describe("POST /v1/admin/webhooks: the events it accepts are the domain events", () => {
   test("[D108] [D110] [D111]: service.changed, invoice.refunded, service.cancelled may be subscribed to", async () => {
-    const created = await app.post("/v1/admin/webhooks", {
-      token: admin.token,
-      body: { url: "http://127.0.0.1:9/billing", events: ["service.changed", "invoice.refunded", "service.cancelled"] }
-    })
-    expect(created.status).toBe(201)
-    expect(created.body.data.events).toEqual(["service.changed", "invoice.refunded", "service.cancelled"])
-    const every = await app.post("/v1/admin/webhooks", {
-      token: admin.token,
-      body: { url: "http://127.0.0.1:9/all", events: [...EVENT_TYPES] }
-    })
-    expect(every.status).toBe(201)
-    expect(every.body.data.events).toHaveLength(14)
+    // the declared 201 answers
+    const created = await ok(
+      staff.webhooksAdmin.createWebhook({
+        payload: { url: "http://127.0.0.1:9/billing", events: ["service.changed", "invoice.refunded", "service.cancelled"] }
+      })
+    )
+    expect(created.events).toEqual(["service.changed", "invoice.refunded", "service.cancelled"])
+    const every = await ok(staff.webhooksAdmin.createWebhook({ payload: { url: "http://127.0.0.1:9/all", events: [...EVENT_TYPES] } }))
+    expect(every.events).toHaveLength(14)
   })
 
   test("a type that is not a domain event is 422 errors.events", async () => {

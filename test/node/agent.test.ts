@@ -12,6 +12,7 @@ import { type AgentState, backoffSeconds, cycle, diffPeers, initialState, runAge
 import { parseDump } from "../../src/node/Wg.ts"
 import { KeyGen } from "../../src/platform/KeyGen.ts"
 import { makeTestApp, type TestApp } from "../support/app.ts"
+import { ok, typedClient } from "../support/typed.ts"
 import { makePlan, makeServer, makeService } from "../vpn/fixtures.ts"
 import { appFetch, fakeInterface, type FetchLike, nodeClientLayer } from "./fakes.ts"
 
@@ -44,12 +45,16 @@ const keyOf = (conf: string) => KeyGen.publicKeyOf(/^PrivateKey = (.+)$/m.exec(c
 const member = async (server: { readonly id: number }, plan: { readonly planId: number; readonly cycleId: number }) => {
   const user = await app.createUser()
   const serviceId = await makeService(app, user.id, plan)
-  const conf = await app.get(`/v1/servers/${server.id}/wireguard`, { token: user.token })
-  expect(conf.status).toBe(200)
-  return { user, serviceId, key: keyOf(conf.text), address: /^Address = (.+)$/m.exec(conf.text)![1]! }
+  const me = await typedClient(app, { token: user.token })
+  // the declared 200 answer: the config's text
+  const conf = await ok(me.vpn.wireguard({ path: { server: server.id } }))
+  return { user, serviceId, key: keyOf(conf), address: /^Address = (.+)$/m.exec(conf)![1]! }
 }
 
-const usedBytes = async (token: string): Promise<number> => (await app.get("/v1/bandwidth/current", { token })).body.data.used_bytes
+const usedBytes = async (token: string): Promise<number> => {
+  const me = await typedClient(app, { token })
+  return (await ok(me.vpn.currentBandwidth())).used_bytes
+}
 
 describe("node agent sync [D93]", () => {
   test("puts the enabled peers on the interface, removes the others (a disabled one too), and never touches the interface's own key or port", async () => {

@@ -6,6 +6,7 @@ import { join } from "node:path"
 import { parseCredentialsFile } from "../../src/node/OpenVpnAuth.ts"
 import { recalledSpeed, sessionOf } from "../../src/node/OpenVpnShaping.ts"
 import { makeTestApp, type TestApp } from "../support/app.ts"
+import { ok, typedClient } from "../support/typed.ts"
 import { vpnMember } from "../vpn/fixtures.ts"
 import { appFetch } from "./fakes.ts"
 
@@ -64,16 +65,16 @@ describe("vpn-api node-agent openvpn-auth <file> [D93]", () => {
     expect((await script(credentialsFile(`${m.username}\n${m.secret}\n`), { ...env, NODE_TOKEN: "not-a-node-token" })).code).toBe(1)
     expect((await script(credentialsFile(`${m.username}\n${m.secret}\n`), { ...env, NODE_API_URL: "http://127.0.0.1:9" })).code).toBe(1)
     // a disabled user is refused by the same check ([D91])
-    const admin = await app.createUser({ role: "admin" })
-    await app.put(`/v1/admin/users/${m.user.id}`, { token: admin.token, body: { status: 0 } })
+    const staff = await typedClient(app, { token: (await app.createUser({ role: "admin" })).token })
+    expect((await ok(staff.accountsAdmin.updateUser({ path: { user: m.user.id }, payload: { status: 0 } }))).status).toBe(0)
     expect((await script(credentialsFile(`${m.username}\n${m.secret}\n`), env)).code).toBe(1)
   }, 60_000)
 
   test("an allowed session leaves its speed in OPENVPN_STATE_DIR for openvpn-connect [D103]", async () => {
     const m = await vpnMember(app)
     const [row] = await app.sql<{ plan_id: number }>`select plan_id from services where user_id = ${m.user.id}`
-    const admin = await app.createUser({ role: "admin" })
-    expect((await app.put(`/v1/admin/plans/${row!.plan_id}`, { token: admin.token, body: { speed_limit_mbps: 12 } })).status).toBe(200)
+    const staff = await typedClient(app, { token: (await app.createUser({ role: "admin" })).token })
+    expect((await ok(staff.catalogAdmin.updatePlan({ path: { plan: row!.plan_id }, payload: { speed_limit_mbps: 12 } }))).speed_limit_mbps).toBe(12)
     const stateDir = join(dir, "state")
     const env = { NODE_API_URL: `http://127.0.0.1:${server.port}`, NODE_TOKEN: m.ovpn.nodeToken, OPENVPN_STATE_DIR: stateDir, ...CLIENT }
     expect((await script(credentialsFile(`${m.username}\n${m.secret}\n`), env)).code).toBe(0)

@@ -11,6 +11,7 @@ import { NodeClient } from "../../src/node/NodeClient.ts"
 import { runOpenVpnAgent } from "../../src/node/OpenVpnFollow.ts"
 import { PushClient } from "../../src/node/Watch.ts"
 import { makeTestApp, type TestApp } from "../support/app.ts"
+import { ok, type TypedClient, typedClient } from "../support/typed.ts"
 import { watch } from "../support/node-rpc.ts"
 import { makePlan, makeServer, makeService } from "../vpn/fixtures.ts"
 import { fakeManagement } from "./fakes.ts"
@@ -18,10 +19,11 @@ import { fakeManagement } from "./fakes.ts"
 // [D106]: an OpenVPN server's node list and stream carry its credentials, and the agent ends a
 // disabled user's open sessions through OpenVPN's management interface within a second.
 let app: TestApp
-let admin: Awaited<ReturnType<TestApp["createUser"]>>
+/** the admin through the typed client of the contract */
+let staff: TypedClient
 beforeAll(async () => {
   app = await makeTestApp()
-  admin = await app.createUser({ role: "admin" })
+  staff = await typedClient(app, { token: (await app.createUser({ role: "admin" })).token })
 })
 afterAll(() => app.dispose())
 
@@ -32,10 +34,15 @@ const setup = async () => {
   const wg = await makeServer(app, { planIds: [plan.planId] })
   const user = await app.createUser()
   await makeService(app, user.id, plan)
-  const phone = (await app.post("/v1/devices", { token: user.token, body: { name: "Phone", platform: "ios" } })).body.data
-  const laptop = (await app.post("/v1/devices", { token: user.token, body: { name: "Laptop", platform: "linux" } })).body.data
-  return { ovpn, wg, user, phone, laptop }
+  const me = await typedClient(app, { token: user.token })
+  const phone = await ok(me.vpn.createDevice({ payload: { name: "Phone", platform: "ios" } }))
+  const laptop = await ok(me.vpn.createDevice({ payload: { name: "Laptop", platform: "linux" } }))
+  return { ovpn, wg, user, me, phone, laptop }
 }
+
+/** enables (1) or disables (0) a user through the admin API: its declared 200 answer */
+const setStatus = async (user: { readonly id: number }, status: 0 | 1) =>
+  expect((await ok(staff.accountsAdmin.updateUser({ path: { user: user.id }, payload: { status } }))).status).toBe(status)
 
 const poll = async (token: string, since?: number) => {
   const res = await app.get(`/v1/node/peers${since === undefined ? "" : `?since=${since}`}`, { token })
@@ -45,7 +52,7 @@ const poll = async (token: string, since?: number) => {
 
 describe("an OpenVPN server's node list [D106]", () => {
   test("{username, enabled, speed_limit_mbps}; a disabled user's entries enabled: false; a deleted device's username removed", async () => {
-    const { laptop, ovpn, phone, user, wg } = await setup()
+    const { laptop, me, ovpn, phone, user, wg } = await setup()
     const first = await poll(ovpn.nodeToken)
     expect(first.data).toEqual([
       { username: phone.openvpn.username, enabled: true, speed_limit_mbps: null },
@@ -54,16 +61,16 @@ describe("an OpenVPN server's node list [D106]", () => {
     // a WireGuard server's list never names usernames
     expect((await poll(wg.nodeToken)).data.some((e) => "username" in e)).toBe(false)
 
-    expect((await app.put(`/v1/admin/users/${user.id}`, { token: admin.token, body: { status: 0 } })).status).toBe(200)
+    await setStatus(user, 0)
     const disabled = await poll(ovpn.nodeToken, first.revision)
     expect(disabled.data).toEqual([
       { username: phone.openvpn.username, enabled: false, speed_limit_mbps: null },
       { username: laptop.openvpn.username, enabled: false, speed_limit_mbps: null }
     ])
-    expect((await app.put(`/v1/admin/users/${user.id}`, { token: admin.token, body: { status: 1 } })).status).toBe(200)
+    await setStatus(user, 1)
     const back = await poll(ovpn.nodeToken, disabled.revision)
 
-    expect((await app.del(`/v1/devices/${phone.id}`, { token: user.token })).status).toBe(200)
+    expect(typeof (await ok(me.vpn.deleteDevice({ path: { device: phone.id } })))).toBe("string")
     const removed = await poll(ovpn.nodeToken, back.revision)
     expect(removed.data).toEqual([{ username: phone.openvpn.username, removed: true }])
     // the WireGuard server is not told about the username
@@ -75,7 +82,7 @@ describe("an OpenVPN server's node list [D106]", () => {
     const stream = watch(app, ovpn.nodeToken, null)
     try {
       await stream.waitFor((b) => b.full)
-      expect((await app.put(`/v1/admin/users/${user.id}`, { token: admin.token, body: { status: 0 } })).status).toBe(200)
+      await setStatus(user, 0)
       await stream.waitFor((b) => b.peers.some((p) => "username" in p && p.username === phone.openvpn.username && "enabled" in p && !p.enabled))
     } finally {
       await stream.close()
@@ -93,7 +100,7 @@ describe("the OpenVPN agent with OPENVPN_MANAGEMENT [D106]", () => {
   })
 
   test("a disabled user's sessions are killed within 1 s of the commit; a deleted device's too; enabled ones are left alone", async () => {
-    const { laptop, ovpn, phone, user } = await setup()
+    const { laptop, me, ovpn, phone, user } = await setup()
     const other = await app.createUser()
     const connected = new Set([phone.openvpn.username, laptop.openvpn.username])
     const management = await fakeManagement(connected)
@@ -112,25 +119,25 @@ describe("the OpenVPN agent with OPENVPN_MANAGEMENT [D106]", () => {
     try {
       // connected: the agent reported its first revision
       for (let i = 0; i < 200; i++) {
-        if ((await app.get(`/v1/admin/servers/${ovpn.id}`, { token: admin.token })).body.data.agent.applied_revision !== null) break
+        if ((await ok(staff.vpnAdmin.getServer({ path: { server: ovpn.id } }))).agent.applied_revision !== null) break
         await Bun.sleep(20)
       }
       expect(management.kills).toEqual([])
 
       // another user's change kills nothing here
-      expect((await app.put(`/v1/admin/users/${other.id}`, { token: admin.token, body: { status: 0 } })).status).toBe(200)
+      await setStatus(other, 0)
       const committed = performance.now()
-      expect((await app.put(`/v1/admin/users/${user.id}`, { token: admin.token, body: { status: 0 } })).status).toBe(200)
+      await setStatus(user, 0)
       for (let i = 0; i < 150 && management.kills.length < 2; i++) await Bun.sleep(10)
       expect(management.kills.map((k) => k.name).sort()).toEqual([laptop.openvpn.username, phone.openvpn.username].sort())
       for (const k of management.kills) expect(k.at - committed).toBeLessThan(1000)
       expect(connected.size).toBe(0)
 
       // enabled again, then a device deleted: its username is killed
-      expect((await app.put(`/v1/admin/users/${user.id}`, { token: admin.token, body: { status: 1 } })).status).toBe(200)
+      await setStatus(user, 1)
       await Bun.sleep(300)
       const before = management.kills.length
-      expect((await app.del(`/v1/devices/${phone.id}`, { token: user.token })).status).toBe(200)
+      expect(typeof (await ok(me.vpn.deleteDevice({ path: { device: phone.id } })))).toBe("string")
       for (let i = 0; i < 150 && management.kills.length === before; i++) await Bun.sleep(10)
       expect(management.kills.slice(before).map((k) => k.name)).toEqual([phone.openvpn.username])
     } finally {

@@ -11,16 +11,18 @@ import { NodeClient } from "../../src/node/NodeClient.ts"
 import { runOpenVpnAgent } from "../../src/node/OpenVpnFollow.ts"
 import { PushClient } from "../../src/node/Watch.ts"
 import { makeTestApp, type TestApp } from "../support/app.ts"
+import { ok, type TypedClient, typedClient } from "../support/typed.ts"
 import { makePlan, makeServer, makeService } from "../vpn/fixtures.ts"
 import { fakeManagement } from "./fakes.ts"
 
 // Issue 34, [D106] and [D105] for the OpenVPN agent: a replaced password ends the device's open
 // sessions, and with the push stream down the agent still follows the list by polling.
 let app: TestApp
-let admin: Awaited<ReturnType<TestApp["createUser"]>>
+/** the admin through the typed client of the contract */
+let staff: TypedClient
 beforeAll(async () => {
   app = await makeTestApp()
-  admin = await app.createUser({ role: "admin" })
+  staff = await typedClient(app, { token: (await app.createUser({ role: "admin" })).token })
 })
 afterAll(() => app.dispose())
 
@@ -29,9 +31,10 @@ const setup = async () => {
   const ovpn = await makeServer(app, { protocol: "openvpn", planIds: [plan.planId] })
   const user = await app.createUser()
   await makeService(app, user.id, plan)
-  const phone = (await app.post("/v1/devices", { token: user.token, body: { name: "Phone", platform: "ios" } })).body.data
-  const laptop = (await app.post("/v1/devices", { token: user.token, body: { name: "Laptop", platform: "linux" } })).body.data
-  return { ovpn, user, phone, laptop }
+  const me = await typedClient(app, { token: user.token })
+  const phone = await ok(me.vpn.createDevice({ payload: { name: "Phone", platform: "ios" } }))
+  const laptop = await ok(me.vpn.createDevice({ payload: { name: "Laptop", platform: "linux" } }))
+  return { ovpn, user, me, phone, laptop }
 }
 
 /** the agent against the API in process; `stream: false`: the push stream never connects */
@@ -65,24 +68,25 @@ const startAgent = async (nodeToken: string, options: { readonly stream: boolean
   }
 }
 
-const waitFor = async (ok: () => boolean, ms: number) => {
+const waitFor = async (done: () => boolean, ms: number) => {
   const start = performance.now()
-  while (!ok() && performance.now() - start < ms) await Bun.sleep(10)
-  return ok()
+  while (!done() && performance.now() - start < ms) await Bun.sleep(10)
+  return done()
 }
 
 describe("the OpenVPN agent (issue 34)", () => {
   test("[D106] a rotated device password ends that device's sessions within 1 s, once; the other device's stay", async () => {
-    const { laptop, ovpn, phone, user } = await setup()
+    const { laptop, me, ovpn, phone } = await setup()
     const connected = new Set([phone.openvpn.username, laptop.openvpn.username])
     const agent = await startAgent(ovpn.nodeToken, { stream: true, pollSeconds: 60 }, connected)
     try {
       for (let i = 0; i < 200; i++) {
-        if ((await app.get(`/v1/admin/servers/${ovpn.id}`, { token: admin.token })).body.data.agent.applied_revision !== null) break
+        if ((await ok(staff.vpnAdmin.getServer({ path: { server: ovpn.id } }))).agent.applied_revision !== null) break
         await Bun.sleep(20)
       }
       const committed = performance.now()
-      expect((await app.post(`/v1/devices/${phone.id}/rotate`, { token: user.token })).status).toBe(200)
+      // the declared 200 answer
+      await ok(me.vpn.rotateDevice({ path: { device: phone.id } }))
       expect(await waitFor(() => agent.kills.length > 0, 1500)).toBe(true)
       expect(agent.kills[0]!.at - committed).toBeLessThan(1000)
       await Bun.sleep(300)
@@ -94,17 +98,18 @@ describe("the OpenVPN agent (issue 34)", () => {
   })
 
   test("[D105] with the stream down it polls: a disabled user's and a rotated device's sessions still end", async () => {
-    const { laptop, ovpn, phone, user } = await setup()
+    const { laptop, me, ovpn, phone, user } = await setup()
     const connected = new Set([phone.openvpn.username, laptop.openvpn.username])
     const agent = await startAgent(ovpn.nodeToken, { stream: false, pollSeconds: 1 }, connected)
     try {
       // the first poll takes the list
       await Bun.sleep(1500)
       expect(agent.kills).toEqual([])
-      expect((await app.post(`/v1/devices/${laptop.id}/rotate`, { token: user.token })).status).toBe(200)
+      // the declared 200 answer
+      await ok(me.vpn.rotateDevice({ path: { device: laptop.id } }))
       expect(await waitFor(() => agent.kills.length >= 1, 3000)).toBe(true)
       expect(agent.kills.map((k) => k.name)).toEqual([laptop.openvpn.username])
-      expect((await app.put(`/v1/admin/users/${user.id}`, { token: admin.token, body: { status: 0 } })).status).toBe(200)
+      expect((await ok(staff.accountsAdmin.updateUser({ path: { user: user.id }, payload: { status: 0 } }))).status).toBe(0)
       expect(await waitFor(() => agent.kills.length >= 3, 3000)).toBe(true)
       expect(
         agent.kills

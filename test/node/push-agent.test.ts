@@ -11,6 +11,7 @@ import { NodeClient } from "../../src/node/NodeClient.ts"
 import { PushClient } from "../../src/node/Watch.ts"
 import { KeyGen } from "../../src/platform/KeyGen.ts"
 import { makeTestApp, type TestApp } from "../support/app.ts"
+import { ok, type TypedClient, typedClient } from "../support/typed.ts"
 import { makePlan, makeServer, makeService } from "../vpn/fixtures.ts"
 import { fakeInterface } from "./fakes.ts"
 
@@ -18,10 +19,11 @@ import { fakeInterface } from "./fakes.ts"
 // interface within a second (only the push can do that), and a cut stream resumes by revision.
 // The interface is `wg` in memory (fakes.ts); the API is the real one, in process.
 let app: TestApp
-let admin: Awaited<ReturnType<TestApp["createUser"]>>
+/** the admin through the typed client of the contract */
+let staff: TypedClient
 beforeAll(async () => {
   app = await makeTestApp()
-  admin = await app.createUser({ role: "admin" })
+  staff = await typedClient(app, { token: (await app.createUser({ role: "admin" })).token })
 })
 afterAll(() => app.dispose())
 
@@ -80,9 +82,9 @@ const startAgent = (nodeToken: string, reportSeconds?: number) => {
   return { iface, net, stop: () => Effect.runPromise(Fiber.interrupt(fiber)) }
 }
 
-const until = async (what: string, ok: () => boolean, ms = 3000) => {
+const until = async (what: string, done: () => boolean, ms = 3000) => {
   const start = performance.now()
-  while (!ok()) {
+  while (!done()) {
     if (performance.now() - start > ms) throw new Error(`not within ${ms} ms: ${what}`)
     await Bun.sleep(5)
   }
@@ -95,10 +97,11 @@ const setup = async () => {
   const member = async () => {
     const user = await app.createUser()
     await makeService(app, user.id, plan)
-    const conf = await app.get(`/v1/servers/${server.id}/wireguard`, { token: user.token })
-    expect(conf.status).toBe(200)
-    const devices = (await app.get("/v1/devices", { token: user.token })).body.data as Array<{ id: number }>
-    return { user, key: keyOf(conf.text), deviceId: devices[0]!.id }
+    const me = await typedClient(app, { token: user.token })
+    // the declared 200 answer: the config's text
+    const conf = await ok(me.vpn.wireguard({ path: { server: server.id } }))
+    const devices = await ok(me.vpn.listDevices())
+    return { user, me, key: keyOf(conf), deviceId: devices[0]!.id }
   }
   return { server, member }
 }
@@ -113,22 +116,23 @@ describe("node agent with the push stream [D105]", () => {
     try {
       await until("the first list", () => agent.iface.peers.has(a.key) && agent.iface.peers.has(b.key) && agent.iface.peers.has(c.key))
 
-      expect((await app.del(`/v1/devices/${a.deviceId}`, { token: a.user.token })).status).toBe(200)
+      expect(typeof (await ok(a.me.vpn.deleteDevice({ path: { device: a.deviceId } })))).toBe("string")
       expect(await until("deleted device gone", () => !agent.iface.peers.has(a.key))).toBeLessThan(1000)
 
-      expect((await app.put(`/v1/admin/users/${b.user.id}`, { token: admin.token, body: { status: 0 } })).status).toBe(200)
+      expect((await ok(staff.accountsAdmin.updateUser({ path: { user: b.user.id }, payload: { status: 0 } }))).status).toBe(0)
       expect(await until("disabled user gone", () => !agent.iface.peers.has(b.key))).toBeLessThan(1000)
 
-      expect((await app.post(`/v1/devices/${c.deviceId}/rotate`, { token: c.user.token })).status).toBe(200)
+      // the declared 200 answer
+      await ok(c.me.vpn.rotateDevice({ path: { device: c.deviceId } }))
       expect(await until("old key gone, new key in", () => !agent.iface.peers.has(c.key) && agent.iface.peers.size === 1)).toBeLessThan(1000)
 
       // the agent reported what it applied (the report follows the apply: give it a moment)
-      let shown = await app.get(`/v1/admin/servers/${server.id}`, { token: admin.token })
-      for (let i = 0; i < 50 && shown.body.data.agent.lag !== 0; i++) {
+      let shown = await ok(staff.vpnAdmin.getServer({ path: { server: server.id } }))
+      for (let i = 0; i < 50 && shown.agent.lag !== 0; i++) {
         await Bun.sleep(20)
-        shown = await app.get(`/v1/admin/servers/${server.id}`, { token: admin.token })
+        shown = await ok(staff.vpnAdmin.getServer({ path: { server: server.id } }))
       }
-      expect(shown.body.data.agent).toMatchObject({ connected: true, lag: 0, version: "test-agent" })
+      expect(shown.agent).toMatchObject({ connected: true, lag: 0, version: "test-agent" })
     } finally {
       await agent.stop()
     }
@@ -143,14 +147,14 @@ describe("node agent with the push stream [D105]", () => {
       await until("the first list", () => agent.iface.peers.size === 2)
       let applied: number | null = null
       for (let i = 0; i < 100 && applied === null; i++) {
-        applied = (await app.get(`/v1/admin/servers/${server.id}`, { token: admin.token })).body.data.agent.applied_revision
+        applied = (await ok(staff.vpnAdmin.getServer({ path: { server: server.id } }))).agent.applied_revision
         if (applied === null) await Bun.sleep(20)
       }
       expect(applied).not.toBeNull()
       expect(JSON.parse(agent.net.rpcBodies[0]!.split("\n")[0]!).payload).toEqual({ since: null })
 
       agent.net.cut()
-      expect((await app.del(`/v1/devices/${a.deviceId}`, { token: a.user.token })).status).toBe(200)
+      expect(typeof (await ok(a.me.vpn.deleteDevice({ path: { device: a.deviceId } })))).toBe("string")
       await Bun.sleep(300)
       expect(agent.iface.peers.has(a.key)).toBe(true) // the stream is down: not yet
       agent.net.restore()
@@ -177,7 +181,7 @@ describe("node agent with the push stream [D105]", () => {
       // no poll comes for 60 s: only the report loop can count it
       let used = 0
       for (let i = 0; i < 40 && used !== 5000; i++) {
-        used = (await app.get("/v1/bandwidth/current", { token: a.user.token })).body.data.used_bytes
+        used = (await ok(a.me.vpn.currentBandwidth())).used_bytes
         if (used !== 5000) await Bun.sleep(100)
       }
       expect(used).toBe(5000)

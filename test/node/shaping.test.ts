@@ -10,6 +10,7 @@ import { makeShaper } from "../../src/node/Shaping.ts"
 import { type CommandRunner, make as makeTc, Tc, TcFailed } from "../../src/node/Tc.ts"
 import { KeyGen } from "../../src/platform/KeyGen.ts"
 import { makeTestApp, type TestApp } from "../support/app.ts"
+import { ok, typedClient } from "../support/typed.ts"
 import { makeServer, makeService } from "../vpn/fixtures.ts"
 import { appFetch, fakeInterface, nodeClientLayer } from "./fakes.ts"
 
@@ -188,27 +189,26 @@ describe("the agent shapes what GET /v1/node/peers says [D103]", () => {
   afterAll(() => app.dispose())
 
   test("a 10 Mbps plan's peer gets a 10mbit class, an unlimited one none; the admin's 5 Mbps reaches tc on the next poll", async () => {
-    const admin = await app.createUser({ role: "admin" })
-    const made = await app.post("/v1/admin/plans", { token: admin.token, body: { name: "Ten", speed_limit_mbps: 10 } })
-    const cycle10 = await app.post(`/v1/admin/plans/${made.body.data.id}/cycles`, {
-      token: admin.token,
-      body: { name: "Monthly", duration_days: 30, price: "5.00", currency: "USD" }
-    })
-    const limited = { planId: made.body.data.id as number, cycleId: cycle10.body.data.id as number }
-    const open = await app.post("/v1/admin/plans", { token: admin.token, body: { name: "Open" } })
-    const cycleOpen = await app.post(`/v1/admin/plans/${open.body.data.id}/cycles`, {
-      token: admin.token,
-      body: { name: "Monthly", duration_days: 30, price: "5.00", currency: "USD" }
-    })
-    const server = await makeServer(app, { planIds: [limited.planId, open.body.data.id] })
+    const staff = await typedClient(app, { token: (await app.createUser({ role: "admin" })).token })
+    const made = await ok(staff.catalogAdmin.createPlan({ payload: { name: "Ten", speed_limit_mbps: 10 } }))
+    const cycle10 = await ok(
+      staff.catalogAdmin.createCycle({ path: { plan: made.id }, payload: { name: "Monthly", duration_days: 30, price: 5, currency: "USD" } })
+    )
+    const limited = { planId: made.id, cycleId: cycle10.id }
+    const open = await ok(staff.catalogAdmin.createPlan({ payload: { name: "Open" } }))
+    const cycleOpen = await ok(
+      staff.catalogAdmin.createCycle({ path: { plan: open.id }, payload: { name: "Monthly", duration_days: 30, price: 5, currency: "USD" } })
+    )
+    const server = await makeServer(app, { planIds: [limited.planId, open.id] })
     const join = async (p: { planId: number; cycleId: number }) => {
       const user = await app.createUser()
       await makeService(app, user.id, p)
-      const conf = await app.get(`/v1/servers/${server.id}/wireguard`, { token: user.token })
-      return { key: KeyGen.publicKeyOf(/^PrivateKey = (.+)$/m.exec(conf.text)![1]!), address: /^Address = (.+)$/m.exec(conf.text)![1]! }
+      const me = await typedClient(app, { token: user.token })
+      const conf = await ok(me.vpn.wireguard({ path: { server: server.id } }))
+      return { key: KeyGen.publicKeyOf(/^PrivateKey = (.+)$/m.exec(conf)![1]!), address: /^Address = (.+)$/m.exec(conf)![1]! }
     }
     const slow = await join(limited)
-    await join({ planId: open.body.data.id, cycleId: cycleOpen.body.data.id })
+    await join({ planId: open.id, cycleId: cycleOpen.id })
 
     const r = recorder()
     const iface = fakeInterface()
@@ -222,7 +222,7 @@ describe("the agent shapes what GET /v1/node/peers says [D103]", () => {
     expect(r.take()).toEqual([...RESET_WG0, ...classOf("1", 2, 10, slow.address)])
     await once()
     expect(r.take()).toEqual([])
-    expect((await app.put(`/v1/admin/plans/${limited.planId}`, { token: admin.token, body: { speed_limit_mbps: 5 } })).status).toBe(200)
+    expect((await ok(staff.catalogAdmin.updatePlan({ path: { plan: limited.planId }, payload: { speed_limit_mbps: 5 } }))).speed_limit_mbps).toBe(5)
     await once()
     expect(r.take()).toEqual([
       "tc class replace dev wg0 parent 1: classid 1:1 htb rate 5mbit ceil 5mbit",

@@ -9,6 +9,7 @@ import { LOCALES } from "../../src/platform/i18n/Locale.ts"
 import type { Mail } from "../../src/platform/Mailer.ts"
 import { DAY, days, servicesFixtures } from "../billing/services-fixtures.ts"
 import { makeTestApp, type TestApp } from "../support/app.ts"
+import { ok, typedClient } from "../support/typed.ts"
 import { GIB, makeServer } from "../vpn/fixtures.ts"
 
 // [D120] the outbox's notices and security mail, and their Telegram copies ([D125]), in the
@@ -341,8 +342,9 @@ const waitFor = async (email: string, match: (mail: Mail) => boolean): Promise<M
 
 const userIn = async (locale: "ru" | "fa", name: string) => {
   const user = await app.createUser({ name })
-  const res = await app.put("/v1/account/profile", { token: user.token, body: { locale } })
-  expect(res.status).toBe(200)
+  const me = await typedClient(app, { token: user.token })
+  // the declared 200 answer
+  await ok(me.accounts.updateProfile({ payload: { locale } }))
   return user
 }
 
@@ -356,10 +358,13 @@ describe("a quota notice in the user's language [D120] [D96]", () => {
     const user = await userIn(locale, name)
     await fx.service({ userId: user.id, planId, cycleId, expiresAt: days(at, 20) })
     const server = await makeServer(app, { planIds: [planId] })
-    expect((await app.get(`/v1/servers/${server.id}/wireguard`, { token: user.token })).status).toBe(200)
+    const me = await typedClient(app, { token: user.token })
+    // the config is only the step that makes the peer (its declared 200 answer)
+    expect(await ok(me.vpn.wireguard({ path: { server: server.id } }))).toContain("[Interface]")
     const [peer] = await app.sql<{ public_key: string }>`select public_key from wireguard_peers where server_id = ${server.id} and user_id = ${user.id}`
-    const report = await app.post("/v1/node/usage", { token: server.nodeToken, body: [{ public_key: peer!.public_key, rx_bytes: 8.5 * GIB, tx_bytes: 0 }] })
-    expect(report.status).toBe(200)
+    const node = await typedClient(app, { token: server.nodeToken })
+    const report = await ok(node.node.usage({ headers: {}, payload: [{ public_key: peer!.public_key, rx_bytes: 8.5 * GIB, tx_bytes: 0 }] }))
+    expect(report.accepted).toBe(1)
     await app.run(runJobsOnce)
     return { user, mail: await waitFor(user.email, (m) => m.html?.includes("<strong>Pro &lt;Plus&gt;</strong>") === true) }
   }
@@ -397,12 +402,9 @@ describe("security mail in the user's language [D120] [D96]", () => {
   test("Russian: API key created, with its dates in Russian and 'never' for no expiry", async () => {
     app.clock.set(at)
     const user = await userIn("ru", "Сергей")
-    const created = await app.post("/v1/account/api-keys", {
-      token: user.token,
-      headers: { "x-forwarded-for": "198.51.100.40", "user-agent": "Terraform/1.9" },
-      body: { name: "deploy <bot>", scopes: ["read"] }
-    })
-    expect(created.status).toBe(201)
+    const terraform = await typedClient(app, { token: user.token, headers: { "x-forwarded-for": "198.51.100.40", "user-agent": "Terraform/1.9" } })
+    // the declared 201 answer
+    const created = await ok(terraform.accounts.createApiKey({ payload: { name: "deploy <bot>", scopes: ["read"] } }))
     const mail = await waitFor(user.email, (m) => m.subject.startsWith("Создан новый API-ключ"))
     expect(mail.subject).toBe("Создан новый API-ключ: deploy <bot>")
     expect(mail.text).toContain("Название:")
@@ -412,14 +414,15 @@ describe("security mail in the user's language [D120] [D96]", () => {
     expect(mail.text).toContain("198.51.100.40")
     expect(mail.text).toContain("Это уведомление о безопасности отправляется всегда")
     expect(mail.html).toContain("deploy &lt;bot&gt;")
-    expect(mail.text).not.toContain(created.body.data.key as string)
+    expect(mail.text).not.toContain(created.key)
   })
 
   test("Persian: signed out everywhere, right to left, counts in Persian", async () => {
     app.clock.set(at)
     const user = await userIn("fa", "Dariush")
-    const res = await app.post("/v1/auth/logout-all", { token: user.token, headers: { "x-forwarded-for": "198.51.100.41" } })
-    expect(res.status).toBe(200)
+    const me = await typedClient(app, { token: user.token, headers: { "x-forwarded-for": "198.51.100.41" } })
+    // the declared 200 answer
+    expect(typeof (await ok(me.accounts.logoutAll()))).toBe("string")
     const mail = await waitFor(user.email, (m) => m.subject === "از همهٔ دستگاه‌ها خارج شدید")
     expect(mail.html).toContain(`<html lang="fa" dir="rtl">`)
     expect(mail.text).toContain("باطل شد: همهٔ نشست‌ها (۱ نشست).")
@@ -432,7 +435,9 @@ describe("security mail in the user's language [D120] [D96]", () => {
   test("an English user's mail is unchanged: the same words and forms as before locales", async () => {
     app.clock.set(new Date(at.getTime() + DAY))
     const user = await app.createUser()
-    expect((await app.post("/v1/auth/logout-all", { token: user.token, headers: { "x-forwarded-for": "198.51.100.42" } })).status).toBe(200)
+    const me = await typedClient(app, { token: user.token, headers: { "x-forwarded-for": "198.51.100.42" } })
+    // the declared 200 answer
+    expect(typeof (await ok(me.accounts.logoutAll()))).toBe("string")
     const mail = await waitFor(user.email, (m) => m.subject === "You were signed out everywhere")
     expect(mail.text).toContain(
       `When:     2026-03-11 12:34:56 UTC\n  Address:  198.51.100.42\n\nRevoked: every session (1 session).\nNot revoked: your API keys (0 keys)`

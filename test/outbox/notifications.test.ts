@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "
 import { runJobsOnce } from "../../src/jobs/Jobs.ts"
 import type { Mail } from "../../src/platform/Mailer.ts"
 import { makeTestApp, type TestApp } from "../support/app.ts"
+import { ok, typedClient, withToken } from "../support/typed.ts"
 import { DAY, days, servicesFixtures } from "../billing/services-fixtures.ts"
 import { GIB, makeServer } from "../vpn/fixtures.ts"
 
@@ -35,8 +36,9 @@ const waitFor = async (email: string, n: number, timeoutMs = 2000): Promise<Arra
   }
 }
 const setNotifications = async (token: string, on: boolean) => {
-  const res = await app.put("/v1/account/settings", { token, body: { email_notifications: on } })
-  expect(res.status).toBe(200)
+  const me = await typedClient(app, { token })
+  const settings = await ok(me.accounts.updateSettings({ payload: { email_notifications: on } }))
+  expect(settings.data.email_notifications).toBe(on)
 }
 
 describe("expiry notices [D96]", () => {
@@ -95,11 +97,16 @@ describe("expiry notices [D96]", () => {
 
   test("with email_notifications off: no notices, but security mail (verification) still goes", async () => {
     app.clock.set(start)
-    const reg = await app.post("/v1/auth/register", {
-      body: { name: "Quiet", email: "quiet@example.com", password: "Str0ng-Passw0rd!", password_confirmation: "Str0ng-Passw0rd!" }
-    })
-    expect(reg.status).toBe(201)
-    const token = reg.body.data.token as string
+    const guest = await typedClient(app)
+    // the declared 201 answer, with its token
+    const reg = withToken(
+      await ok(
+        guest.accounts.register({
+          payload: { name: "Quiet", email: "quiet@example.com", password: "Str0ng-Passw0rd!", password_confirmation: "Str0ng-Passw0rd!" }
+        })
+      )
+    )
+    const token = reg.token
     await setNotifications(token, false)
     const [row] = await app.sql<{ id: number }>`select id from users where email = 'quiet@example.com'`
     const expiresAt = days(start, 2)
@@ -109,8 +116,8 @@ describe("expiry notices [D96]", () => {
     app.clock.set(new Date(expiresAt.getTime() + 60_000))
     await runJobs()
     expect((await waitFor("quiet@example.com", 1)).map((m) => m.subject)).toEqual(["Verify your e-mail address"])
-    const resend = await app.post("/v1/auth/resend-verification", { token })
-    expect(resend.status).toBe(200)
+    const me = await typedClient(app, { token })
+    expect(typeof (await ok(me.accounts.resendVerification()))).toBe("string")
     expect((await waitFor("quiet@example.com", 2)).map((m) => m.subject)).toEqual(["Verify your e-mail address", "Verify your e-mail address"])
   })
 })
@@ -118,14 +125,14 @@ describe("expiry notices [D96]", () => {
 describe("payment receipt [D96]", () => {
   test("a paid invoice's receipt names its uuid, amount, currency and the period it pays; once", async () => {
     app.clock.set(start)
-    const admin = await app.createUser({ role: "admin" })
+    const staff = await typedClient(app, { token: (await app.createUser({ role: "admin" })).token })
     const user = await app.createUser()
-    const created = await app.post(`/v1/admin/users/${user.id}/invoices`, { token: admin.token, body: { plan_id: planId, cycle_id: cycleId } })
-    expect(created.status).toBe(201)
-    const uuid = created.body.data.uuid as string
-    expect((await app.post(`/v1/admin/invoices/${uuid}/mark-paid`, { token: admin.token })).status).toBe(200)
+    // the declared 201 answer
+    const created = await ok(staff.billingAdmin.createInvoice({ path: { user: user.id }, payload: { plan_id: planId, cycle_id: cycleId } }))
+    const uuid = created.uuid
+    expect((await ok(staff.billingAdmin.markPaid({ path: { invoice: uuid } }))).status).toBe("paid")
     // paid again: nothing changes, no second receipt
-    expect((await app.post(`/v1/admin/invoices/${uuid}/mark-paid`, { token: admin.token })).status).toBe(200)
+    expect((await ok(staff.billingAdmin.markPaid({ path: { invoice: uuid } }))).status).toBe("paid")
     const mails = await waitFor(user.email, 1)
     await Bun.sleep(50)
     expect(mailsTo(user.email)).toHaveLength(1)
@@ -141,21 +148,24 @@ describe("quota notices [D96]", () => {
     const user = await app.createUser()
     await fx.service({ userId: user.id, planId, cycleId, expiresAt: days(start, 20) })
     const server = await makeServer(app, { planIds: [planId] })
-    const conf = await app.get(`/v1/servers/${server.id}/wireguard`, { token: user.token })
-    expect(conf.status).toBe(200)
+    const me = await typedClient(app, { token: user.token })
+    // the config is only the step that makes the peer (its declared 200 answer)
+    expect(await ok(me.vpn.wireguard({ path: { server: server.id } }))).toContain("[Interface]")
     const [peer] = await app.sql<{ public_key: string }>`select public_key from wireguard_peers where server_id = ${server.id}`
-    const report = (bytes: number) =>
-      app.post("/v1/node/usage", { token: server.nodeToken, body: [{ public_key: peer!.public_key, rx_bytes: bytes, tx_bytes: 0 }] })
-    expect((await report(7 * GIB)).status).toBe(200)
+    const node = await typedClient(app, { token: server.nodeToken })
+    // the declared 200 answer, the entry counted
+    const report = async (bytes: number) =>
+      (await ok(node.node.usage({ headers: {}, payload: [{ public_key: peer!.public_key, rx_bytes: bytes, tx_bytes: 0 }] }))).accepted
+    expect(await report(7 * GIB)).toBe(1)
     await runJobs()
     expect(mailsTo(user.email)).toHaveLength(0)
-    expect((await report(1.5 * GIB)).status).toBe(200) // 8.5 of 10 GB
-    expect((await report(GIB / 8)).status).toBe(200)
+    expect(await report(1.5 * GIB)).toBe(1) // 8.5 of 10 GB
+    expect(await report(GIB / 8)).toBe(1)
     await runJobs()
     expect(mailsTo(user.email).map((m) => m.subject)).toEqual(["You have used 80 % of your data for this period"])
     expect(mailsTo(user.email)[0]!.text).toContain("8.50 GB of its 10 GB")
-    expect((await report(2 * GIB)).status).toBe(200)
-    expect((await report(GIB)).status).toBe(200)
+    expect(await report(2 * GIB)).toBe(1)
+    expect(await report(GIB)).toBe(1)
     await runJobs()
     await runJobs()
     expect(mailsTo(user.email).map((m) => m.subject)).toEqual([
@@ -169,10 +179,12 @@ describe("the durable outbox [D96]", () => {
   test("while SMTP fails the mail waits with its attempts and error; after 24 h of failures it is failed and listed", async () => {
     app.clock.set(start)
     const admin = await app.createUser({ role: "admin" })
+    const staff = await typedClient(app, { token: admin.token })
+    const guest = await typedClient(app)
     app.mailer.down = true
     try {
-      const forgot = await app.post("/v1/auth/forgot-password", { body: { email: admin.email } })
-      expect(forgot.status).toBe(200)
+      // the declared 200 answer
+      expect(typeof (await ok(guest.accounts.forgotPassword({ payload: { email: admin.email } })))).toBe("string")
       await Bun.sleep(100)
       expect(mailsTo(admin.email)).toHaveLength(0)
       const pending = await app.get("/v1/admin/outbox?status=pending", { token: admin.token })
@@ -188,16 +200,15 @@ describe("the durable outbox [D96]", () => {
       // retried with backoff: after 10 s it is due again and fails again
       app.clock.advance(11_000)
       await runJobs()
-      const again = await app.get("/v1/admin/outbox?status=pending", { token: admin.token })
-      expect(again.body.data.find((m: { id: number }) => m.id === row.id).attempts).toBe(2)
+      const again = await ok(staff.outboxAdmin.listOutbox({ urlParams: { status: "pending" } }))
+      expect(again.data.find((m) => m.id === row.id)?.attempts).toBe(2)
 
       app.clock.advance(25 * 3_600_000)
       await runJobs()
-      const failed = await app.get("/v1/admin/outbox?status=failed", { token: admin.token })
-      expect(failed.status).toBe(200)
-      expect(failed.body.data.map((m: { id: number }) => m.id)).toContain(row.id)
-      expect(failed.body.meta).toMatchObject({ current_page: 1, per_page: 15 })
-      expect(failed.body.links.first).toContain("/v1/admin/outbox?status=failed&page=1")
+      const failed = await ok(staff.outboxAdmin.listOutbox({ urlParams: { status: "failed" } }))
+      expect(failed.data.map((m) => m.id)).toContain(row.id)
+      expect(failed.meta).toMatchObject({ current_page: 1, per_page: 15 })
+      expect(failed.links.first).toContain("/v1/admin/outbox?status=failed&page=1")
     } finally {
       app.mailer.down = false
     }
@@ -209,8 +220,9 @@ describe("the durable outbox [D96]", () => {
   test("a mail that failed once goes out when SMTP is back, exactly once", async () => {
     app.clock.set(start)
     const user = await app.createUser()
+    const guest = await typedClient(app)
     app.mailer.down = true
-    await app.post("/v1/auth/forgot-password", { body: { email: user.email } })
+    await ok(guest.accounts.forgotPassword({ payload: { email: user.email } }))
     await Bun.sleep(100)
     app.mailer.down = false
     await runJobs() // not yet due
@@ -230,15 +242,17 @@ describe("the durable outbox [D96]", () => {
     const bad = await app.get("/v1/admin/outbox?status=lost", { token: admin.token })
     expect(bad.status).toBe(422)
     expect(bad.body.errors.status).toEqual(["The selected status is invalid."])
-    const all = await app.get("/v1/admin/outbox", { token: admin.token })
-    expect(all.status).toBe(200)
-    expect(all.body.success).toBe(true)
+    // the declared 200 answer (its `success: true` envelope decoded)
+    const staff = await typedClient(app, { token: admin.token })
+    const all = await ok(staff.outboxAdmin.listOutbox({ urlParams: {} }))
+    expect(all.meta.current_page).toBe(1)
   })
 
   test("delivered rows are purged by the jobs after the retention", async () => {
     app.clock.set(start)
     const user = await app.createUser()
-    await app.post("/v1/auth/forgot-password", { body: { email: user.email } })
+    const guest = await typedClient(app)
+    await ok(guest.accounts.forgotPassword({ payload: { email: user.email } }))
     await waitFor(user.email, 1)
     await Bun.sleep(50)
     const count = async () => (await app.sql<{ n: number }>`select count(*)::int as n from outbox where recipient = ${user.email} and status = 'sent'`)[0]!.n

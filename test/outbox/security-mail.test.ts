@@ -5,6 +5,7 @@ import { runJobsOnce } from "../../src/jobs/Jobs.ts"
 import type { Mail } from "../../src/platform/Mailer.ts"
 import { PASSWORD, register } from "../accounts/helpers.ts"
 import { makeTestApp, type TestApp } from "../support/app.ts"
+import { ok, typedClient } from "../support/typed.ts"
 
 // [D96] security mail is always sent, whatever `email_notifications`, through the outbox:
 // "new sign-in with a second factor" ([D97]) and "API key created" ([D98]); never a secret in it.
@@ -47,13 +48,13 @@ const codeAt = (secret: string, offsetMs = 0) =>
 /** a user with two-factor sign-in on and notifications off */
 const quietUserWithTwoFactor = async () => {
   const user = await register(app, { name: "Grace <Hopper>" })
-  expect((await app.put("/v1/account/settings", { token: user.token, body: { email_notifications: false } })).status).toBe(200)
-  const setup = await app.post("/v1/account/2fa", { token: user.token })
-  const secret = setup.body.data.secret as string
-  const confirmed = await app.post("/v1/account/2fa/confirm", { token: user.token, body: { code: codeAt(secret) } })
-  expect(confirmed.status).toBe(200)
+  const me = await typedClient(app, { token: user.token })
+  expect((await ok(me.accounts.updateSettings({ payload: { email_notifications: false } }))).data.email_notifications).toBe(false)
+  const { secret } = await ok(me.accounts.setUpTwoFactor())
+  // the declared 200 answer
+  const confirmed = await ok(me.accounts.confirmTwoFactor({ payload: { code: codeAt(secret) } }))
   app.clock.advance(61_000)
-  return { ...user, secret, recoveryCodes: confirmed.body.data.recovery_codes as Array<string> }
+  return { ...user, secret, recoveryCodes: [...confirmed.data.recovery_codes] }
 }
 
 describe("new sign-in with a second factor [D96] [D97]", () => {
@@ -62,8 +63,9 @@ describe("new sign-in with a second factor [D96] [D97]", () => {
     const origin = from("Firefox/130.0 <script>")
     const at = app.clock.get()
     const code = codeAt(user.secret)
-    const res = await app.post("/v1/auth/login", { headers: origin, body: { email: user.email, password: PASSWORD, otp: code } })
-    expect(res.status).toBe(200)
+    const guest = await typedClient(app, { headers: origin })
+    // the declared 200 answer
+    const signedIn = await ok(guest.accounts.login({ payload: { email: user.email, password: PASSWORD, otp: code } }))
     const [mail] = await exactly(user.email, SIGN_IN, 1)
     expect(mail!.subject).toBe(SIGN_IN)
     expect(mail!.text).toContain("Hello Grace <Hopper>,")
@@ -80,7 +82,7 @@ describe("new sign-in with a second factor [D96] [D97]", () => {
     expect(mail!.html).toContain(`href="https:&#x2F;&#x2F;app.example.test"`)
     expect(mail!.html).not.toContain("<script>")
     // nothing that signs in
-    const token = res.body.data.token as string
+    const token = signedIn.token
     for (const secret of [code, token, token.split("|")[1]!, PASSWORD, user.secret, ...user.recoveryCodes]) {
       expect(whole(mail!)).not.toContain(secret)
     }
@@ -92,8 +94,10 @@ describe("new sign-in with a second factor [D96] [D97]", () => {
   test("a recovery code sign-in mails once, saying a recovery code was used and how many are left; never the code", async () => {
     const user = await quietUserWithTwoFactor()
     const [first] = user.recoveryCodes
-    const res = await app.post("/v1/auth/login", { headers: from("Curl/8"), body: { email: user.email, password: PASSWORD, recovery_code: first } })
-    expect(res.status).toBe(200)
+    const guest = await typedClient(app, { headers: from("Curl/8") })
+    // the declared 200 answer
+    const signedIn = await ok(guest.accounts.login({ payload: { email: user.email, password: PASSWORD, recovery_code: first! } }))
+    expect(signedIn.token).toContain("|")
     const [mail] = await exactly(user.email, SIGN_IN, 1)
     expect(mail!.text).toContain("one of your recovery codes")
     expect(mail!.text).toContain("Recovery codes left: 9")
@@ -103,7 +107,9 @@ describe("new sign-in with a second factor [D96] [D97]", () => {
 
   test("no mail for a sign-in without a second factor, a missing or wrong code, or a wrong password", async () => {
     const plain = await register(app)
-    expect((await app.post("/v1/auth/login", { headers: from("A/1"), body: { email: plain.email, password: PASSWORD } })).status).toBe(200)
+    const guest = await typedClient(app, { headers: from("A/1") })
+    // the declared 200 answer
+    expect((await ok(guest.accounts.login({ payload: { email: plain.email, password: PASSWORD } }))).user.email).toBe(plain.email)
     const user = await quietUserWithTwoFactor()
     expect((await app.post("/v1/auth/login", { headers: from("A/1"), body: { email: user.email, password: PASSWORD } })).status).toBe(422)
     expect(
@@ -125,21 +131,19 @@ describe("new sign-in with a second factor [D96] [D97]", () => {
 describe("API key created [D96] [D98]", () => {
   test("mails once, with notifications off: the key's name, scopes and expiry; never the key", async () => {
     const user = await register(app, { name: "Ada" })
-    expect((await app.put("/v1/account/settings", { token: user.token, body: { email_notifications: false } })).status).toBe(200)
+    const me = await typedClient(app, { token: user.token })
+    expect((await ok(me.accounts.updateSettings({ payload: { email_notifications: false } }))).data.email_notifications).toBe(false)
     const expiresAt = new Date(app.clock.get().getTime() + 30 * 86_400_000)
-    const created = await app.post("/v1/account/api-keys", {
-      token: user.token,
-      headers: from("Terraform/1.9"),
-      body: { name: "deploy <bot>", scopes: ["read", "write"], expires_at: expiresAt.toISOString() }
-    })
-    expect(created.status).toBe(201)
-    const key = created.body.data.key as string
+    const terraform = await typedClient(app, { token: user.token, headers: from("Terraform/1.9") })
+    // the declared 201 answer
+    const created = await ok(terraform.accounts.createApiKey({ payload: { name: "deploy <bot>", scopes: ["read", "write"], expires_at: expiresAt } }))
+    const key = created.key
     const [mail] = await exactly(user.email, "A new API key was created", 1)
     expect(mail!.subject).toBe("A new API key was created: deploy <bot>")
     expect(mail!.text).toContain("Name:     deploy <bot>")
     expect(mail!.text).toContain("Scopes:   read, write")
     expect(mail!.text).toContain(`Expires:  ${expiresAt.toISOString().slice(0, 19).replace("T", " ")} UTC`)
-    expect(mail!.text).toContain(`DELETE /v1/account/api-keys/${created.body.data.id}`)
+    expect(mail!.text).toContain(`DELETE /v1/account/api-keys/${created.id}`)
     expect(mail!.html).toContain("deploy &lt;bot&gt;")
     expect(mail!.html).toContain(`href="https:&#x2F;&#x2F;app.example.test"`)
     expect(whole(mail!)).not.toContain(key)
@@ -151,7 +155,9 @@ describe("API key created [D96] [D98]", () => {
     const user = await register(app)
     expect((await app.post("/v1/account/api-keys", { token: user.token, body: { name: "bot", scopes: ["admin:read"] } })).status).toBe(422)
     await exactly(user.email, "A new API key was created", 0)
-    expect((await app.post("/v1/account/api-keys", { token: user.token, body: { name: "bot", scopes: ["read"] } })).status).toBe(201)
+    const me = await typedClient(app, { token: user.token })
+    // the declared 201 answer
+    expect((await ok(me.accounts.createApiKey({ payload: { name: "bot", scopes: ["read"] } }))).scopes).toEqual(["read"])
     const [mail] = await exactly(user.email, "A new API key was created", 1)
     expect(mail!.text).toContain("Expires:  never")
   })

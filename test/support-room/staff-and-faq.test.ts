@@ -1,20 +1,28 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test"
 import type { Mail } from "../../src/platform/Mailer.ts"
 import { makeTestApp, type TestApp } from "../support/app.ts"
+import { ok, type TypedClient, typedClient } from "../support/typed.ts"
 
 // [D60] [D70] Staff replies with their notification e-mail, and the FAQ.
 let app: TestApp
 type User = Awaited<ReturnType<TestApp["createUser"]>>
 let admin: User
+/** the admin through the typed client of the contract */
+let staff: TypedClient
 
 beforeAll(async () => {
   app = await makeTestApp()
   admin = await app.createUser({ role: "admin", name: "Staff" })
+  staff = await typedClient(app, { token: admin.token })
 })
 afterAll(() => app.dispose())
 
-const open = async (user: User, subject: string, message = "Help please") =>
-  (await app.post("/v1/tickets", { token: user.token, body: { subject, message } })).body.data.id as number
+/** a user with the typed client speaking for them */
+const signedIn = async () => {
+  const user = await app.createUser()
+  return { user, me: await typedClient(app, { token: user.token }) }
+}
+const open = async (me: TypedClient, subject: string, message = "Help please") => (await ok(me.support.createTicket({ payload: { subject, message } }))).id
 
 /** `sendLater` forks the send: poll briefly for a mail to arrive. */
 const mailsTo = async (email: string, expected: number): Promise<Array<Mail>> => {
@@ -34,8 +42,8 @@ const setNotifications = (userId: number, on: boolean) =>
 
 describe("staff replies [D60] [D70]", () => {
   test("POST /v1/admin/tickets/{ticket}/reply: 201 Reply with is_admin true, shown to the owner, moving last_reply_at", async () => {
-    const user = await app.createUser()
-    const id = await open(user, "Router setup")
+    const { me } = await signedIn()
+    const id = await open(me, "Router setup")
     app.clock.advance(5 * 60_000)
     const res = await app.post(`/v1/admin/tickets/${id}/reply`, { token: admin.token, body: { message: "Try port 443." } })
     expect(res.status).toBe(201)
@@ -43,30 +51,28 @@ describe("staff replies [D60] [D70]", () => {
       success: true,
       data: { id: expect.any(Number), message: "Try port 443.", is_admin: true, created_at: app.clock.get().toISOString() }
     })
-    const detail = await app.get(`/v1/tickets/${id}`, { token: user.token })
-    expect(detail.body.data.replies.map((r: { is_admin: boolean }) => r.is_admin)).toEqual([false, true])
-    const list = await app.get("/v1/tickets", { token: user.token })
-    expect(list.body.data[0].last_reply_at).toBe(app.clock.get().toISOString())
+    const detail = await ok(me.support.getTicket({ path: { ticket: id } }))
+    expect(detail.replies.map((r) => r.is_admin)).toEqual([false, true])
+    const list = await ok(me.support.listTickets())
+    expect(list[0]?.last_reply_at).toEqual(app.clock.get())
   })
 
   test("a staff reply to a closed ticket reopens it", async () => {
-    const user = await app.createUser()
-    const id = await open(user, "Closed too early")
-    await app.put(`/v1/tickets/${id}/close`, { token: user.token })
-    const res = await app.post(`/v1/admin/tickets/${id}/reply`, { token: admin.token, body: { message: "Still there?" } })
-    expect(res.status).toBe(201)
-    expect((await app.get(`/v1/tickets/${id}`, { token: user.token })).body.data.status).toBe("open")
+    const { me } = await signedIn()
+    const id = await open(me, "Closed too early")
+    await ok(me.support.closeTicket({ path: { ticket: id } }))
+    // the declared 201 answer
+    const reply = await ok(staff.supportAdmin.staffReply({ path: { ticket: id }, payload: { message: "Still there?" } }))
+    expect(reply.is_admin).toBe(true)
+    expect((await ok(me.support.getTicket({ path: { ticket: id } }))).status).toBe("open")
   })
 
   test("the owner is e-mailed when email_notifications is on: subject, reply text and ticket id", async () => {
-    const user = await app.createUser()
+    const { user, me } = await signedIn()
     await setNotifications(user.id, true)
-    const id = await open(user, "DNS leak <test>")
-    const res = await app.post(`/v1/admin/tickets/${id}/reply`, {
-      token: admin.token,
-      body: { message: "Turn on the kill switch.\nThen retest." }
-    })
-    expect(res.status).toBe(201)
+    const id = await open(me, "DNS leak <test>")
+    // the declared 201 answer
+    await ok(staff.supportAdmin.staffReply({ path: { ticket: id }, payload: { message: "Turn on the kill switch.\nThen retest." } }))
     const mails = await mailsTo(user.email, 1)
     expect(mails).toHaveLength(1)
     const mail = mails[0]!
@@ -78,25 +84,25 @@ describe("staff replies [D60] [D70]", () => {
   })
 
   test("no settings row means notifications on (the column's default)", async () => {
-    const user = await app.createUser()
-    const id = await open(user, "Default settings")
-    await app.post(`/v1/admin/tickets/${id}/reply`, { token: admin.token, body: { message: "Hello" } })
+    const { user, me } = await signedIn()
+    const id = await open(me, "Default settings")
+    await ok(staff.supportAdmin.staffReply({ path: { ticket: id }, payload: { message: "Hello" } }))
     expect(await mailsTo(user.email, 1)).toHaveLength(1)
   })
 
   test("no e-mail when email_notifications is off; none for the user's own replies either", async () => {
-    const user = await app.createUser()
+    const { user, me } = await signedIn()
     await setNotifications(user.id, false)
-    const id = await open(user, "Quiet please")
-    const res = await app.post(`/v1/admin/tickets/${id}/reply`, { token: admin.token, body: { message: "Noted." } })
-    expect(res.status).toBe(201)
-    await app.post(`/v1/tickets/${id}/reply`, { token: user.token, body: { message: "Thanks" } })
+    const id = await open(me, "Quiet please")
+    // the declared 201 answers
+    await ok(staff.supportAdmin.staffReply({ path: { ticket: id }, payload: { message: "Noted." } }))
+    await ok(me.support.replyTicket({ path: { ticket: id }, payload: { message: "Thanks" } }))
     await Bun.sleep(200)
     expect(app.outbox.filter((m) => m.to === user.email)).toHaveLength(0)
 
     // turned on again, the next staff reply is mailed
     await setNotifications(user.id, true)
-    await app.post(`/v1/admin/tickets/${id}/reply`, { token: admin.token, body: { message: "Back on." } })
+    await ok(staff.supportAdmin.staffReply({ path: { ticket: id }, payload: { message: "Back on." } }))
     const mails = await mailsTo(user.email, 1)
     expect(mails).toHaveLength(1)
     expect(mails[0]!.text).toContain("Back on.")
@@ -106,8 +112,8 @@ describe("staff replies [D60] [D70]", () => {
     const missing = await app.post("/v1/admin/tickets/999999/reply", { token: admin.token, body: { message: "x" } })
     expect(missing.status).toBe(404)
     expect(missing.body).toEqual({ success: false, message: "Resource not found." })
-    const user = await app.createUser()
-    const id = await open(user, "Validate staff")
+    const { me } = await signedIn()
+    const id = await open(me, "Validate staff")
     const invalid = await app.post(`/v1/admin/tickets/${id}/reply`, { token: admin.token, body: { message: "" } })
     expect(invalid.status).toBe(422)
     expect(invalid.body.errors).toEqual({ message: ["The message field is required."] })
@@ -116,8 +122,8 @@ describe("staff replies [D60] [D70]", () => {
   })
 
   test("admin routes: 401 without a token, 403 Forbidden. for a non-admin", async () => {
-    const user = await app.createUser()
-    const id = await open(user, "Not staff")
+    const { user, me } = await signedIn()
+    const id = await open(me, "Not staff")
     for (const [path, body] of [
       [`/v1/admin/tickets/${id}/reply`, { message: "x" }],
       ["/v1/admin/faq", { question: "q", answer: "a" }]
@@ -129,8 +135,8 @@ describe("staff replies [D60] [D70]", () => {
       expect(forbidden.status).toBe(403)
       expect(forbidden.body).toEqual({ success: false, message: "Forbidden." })
     }
-    const detail = await app.get(`/v1/tickets/${id}`, { token: user.token })
-    expect(detail.body.data.replies).toHaveLength(1)
+    const detail = await ok(me.support.getTicket({ path: { ticket: id } }))
+    expect(detail.replies).toHaveLength(1)
   })
 })
 
@@ -144,11 +150,11 @@ describe("FAQ [D60] [D70]", () => {
       success: true,
       data: { id: expect.any(Number), question: "Refunds?", answer: "Within 14 days.", position: 3, is_public: true }
     })
-    const first = (await create({ question: "What is WireGuard?", answer: "A <b>fast</b> VPN protocol.", position: 1 })).body.data
-    const hidden = await create({ question: "Internal", answer: "Staff only", position: 0, is_public: false })
-    expect(hidden.body.data.is_public).toBe(false)
-    const tieA = (await create({ question: "Devices?", answer: "Five.", position: 2 })).body.data
-    const tieB = (await create({ question: "Countries?", answer: "Twenty.", position: 2 })).body.data
+    const first = await ok(staff.supportAdmin.createFaq({ payload: { question: "What is WireGuard?", answer: "A <b>fast</b> VPN protocol.", position: 1 } }))
+    const hidden = await ok(staff.supportAdmin.createFaq({ payload: { question: "Internal", answer: "Staff only", position: 0, is_public: false } }))
+    expect(hidden.is_public).toBe(false)
+    const tieA = await ok(staff.supportAdmin.createFaq({ payload: { question: "Devices?", answer: "Five.", position: 2 } }))
+    const tieB = await ok(staff.supportAdmin.createFaq({ payload: { question: "Countries?", answer: "Twenty.", position: 2 } }))
 
     const res = await app.get("/v1/faq")
     expect(res.status).toBe(200)
@@ -162,8 +168,8 @@ describe("FAQ [D60] [D70]", () => {
       ]
     })
     // a token does not change the answer
-    const user = await app.createUser()
-    expect((await app.get("/v1/faq", { token: user.token })).body).toEqual(res.body)
+    const { me } = await signedIn()
+    expect(await ok(me.support.listFaq())).toEqual(res.body.data)
   })
 
   test("POST /v1/admin/faq validates: question and answer required, position an integer, is_public a boolean", async () => {
@@ -179,8 +185,8 @@ describe("FAQ [D60] [D70]", () => {
         is_public: ["The is public field must be true or false."]
       }
     })
-    const defaults = await app.post("/v1/admin/faq", { token: admin.token, body: { question: "Q", answer: "A" } })
-    expect(defaults.status).toBe(201)
-    expect(defaults.body.data).toMatchObject({ position: 0, is_public: true })
+    // the declared 201 answer
+    const defaults = await ok(staff.supportAdmin.createFaq({ payload: { question: "Q", answer: "A" } }))
+    expect(defaults).toMatchObject({ position: 0, is_public: true })
   })
 })

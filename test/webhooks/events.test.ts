@@ -4,6 +4,7 @@ import { runJobsOnce } from "../../src/jobs/Jobs.ts"
 import { WEBHOOK_EVENTS } from "../../src/webhooks/Domain.ts"
 import { days, servicesFixtures } from "../billing/services-fixtures.ts"
 import { makeTestApp, type TestApp } from "../support/app.ts"
+import { ok, type TypedClient, typedClient, withToken } from "../support/typed.ts"
 import { GIB, makeServer } from "../vpn/fixtures.ts"
 
 // [D101]: each room emits its events inside its own transaction; the endpoint subscribed to all of
@@ -18,6 +19,8 @@ interface Event {
 
 let app: TestApp
 let admin: { token: string }
+/** the admin through the typed client of the contract */
+let staff: TypedClient
 let secret: string
 let endpointId: number
 const received: Array<Event> = []
@@ -37,13 +40,11 @@ beforeAll(async () => {
       return new Response(null, { status: 204 })
     }
   })
-  const hook = await app.post("/v1/admin/webhooks", {
-    token: admin.token,
-    body: { url: `http://127.0.0.1:${server.port}/all`, events: [...WEBHOOK_EVENTS] }
-  })
-  expect(hook.status).toBe(201)
-  secret = hook.body.data.secret
-  endpointId = hook.body.data.id
+  staff = await typedClient(app, { token: admin.token })
+  // the declared 201 answer, with the secret
+  const hook = await ok(staff.webhooksAdmin.createWebhook({ payload: { url: `http://127.0.0.1:${server.port}/all`, events: [...WEBHOOK_EVENTS] } }))
+  secret = hook.secret
+  endpointId = hook.id
 })
 afterAll(async () => {
   server.stop(true)
@@ -73,14 +74,15 @@ const signedWell = (e: Event) => {
 describe("events from every room [D101]", () => {
   test("user.registered: the account's public fields, no password", async () => {
     const email = `events${Date.now()}@example.com`
-    const res = await app.post("/v1/auth/register", {
-      body: { name: "Evented", email, password: "Sup3r-Secret-Pass!", password_confirmation: "Sup3r-Secret-Pass!" }
-    })
-    expect(res.status).toBe(201)
+    const guest = await typedClient(app)
+    // the declared 201 answer, with its token
+    const registered = withToken(
+      await ok(guest.accounts.register({ payload: { name: "Evented", email, password: "Sup3r-Secret-Pass!", password_confirmation: "Sup3r-Secret-Pass!" } }))
+    )
     const [event] = await eventsOf("user.registered")
-    expect(event!.body.data).toMatchObject({ id: res.body.data.user.id, email, name: "Evented" })
+    expect(event!.body.data).toMatchObject({ id: registered.user.id, email, name: "Evented" })
     expect(event!.raw).not.toContain("Sup3r-Secret-Pass!")
-    expect(event!.raw).not.toContain(res.body.data.token)
+    expect(event!.raw).not.toContain(registered.token)
     expect(signedWell(event!)).toBe(true)
   })
 
@@ -89,12 +91,13 @@ describe("events from every room [D101]", () => {
     const planId = await fx.plan({ name: "Evented" })
     const cycleId = await fx.cycle(planId, { price: "5.00" })
     const user = await app.createUser()
-    const order = await app.post("/v1/orders", { token: user.token, body: { plan_id: planId, cycle_id: cycleId } })
-    expect(order.status).toBe(201)
-    const uuid = order.body.data.uuid as string
+    const me = await typedClient(app, { token: user.token })
+    // the declared 201 answer
+    const order = await ok(me.billing.placeOrder({ payload: { plan_id: planId, cycle_id: cycleId } }))
+    const uuid = order.uuid
     const [created] = await eventsOf("invoice.created")
     expect(created!.body.data).toMatchObject({ uuid, user_id: user.id, status: "pending", amount: "5.00" })
-    expect((await app.post(`/v1/admin/invoices/${uuid}/mark-paid`, { token: admin.token })).status).toBe(200)
+    expect((await ok(staff.billingAdmin.markPaid({ path: { invoice: uuid } }))).status).toBe("paid")
     const [paid] = await eventsOf("invoice.paid")
     expect(paid!.body.data).toMatchObject({ uuid, status: "paid" })
     const [activated] = await eventsOf("service.activated")
@@ -112,8 +115,8 @@ describe("events from every room [D101]", () => {
     const user = await app.createUser()
     const serviceId = await fx.service({ userId: user.id, planId, cycleId, expiresAt: days(app.clock.get(), 2) })
     for (let i = 0; i < 2; i++) {
-      const res = await app.put(`/v1/admin/services/${serviceId}`, { token: admin.token, body: { status: "suspended" } })
-      expect(res.status).toBe(200)
+      const updated = await ok(staff.servicesAdmin.updateService({ path: { service: serviceId }, payload: { status: "suspended" } }))
+      expect(updated.status).toBe("suspended")
     }
     const suspended = await eventsOf("service.suspended")
     expect(suspended.length).toBe(1)
@@ -129,15 +132,16 @@ describe("events from every room [D101]", () => {
     const cycleId = await fx.cycle(planId)
     const user = await app.createUser()
     await fx.service({ userId: user.id, planId, cycleId, expiresAt: days(app.clock.get(), 20) })
-    const device = await app.post("/v1/devices", { token: user.token, body: { name: "Phone", platform: "ios" } })
-    expect(device.status).toBe(201)
-    expect((await app.del(`/v1/devices/${device.body.data.id}`, { token: user.token })).status).toBe(200)
+    const me = await typedClient(app, { token: user.token })
+    // the declared 201 and 200 answers
+    const device = await ok(me.vpn.createDevice({ payload: { name: "Phone", platform: "ios" } }))
+    expect(typeof (await ok(me.vpn.deleteDevice({ path: { device: device.id } })))).toBe("string")
     const [created] = await eventsOf("device.created")
     const [deleted] = await eventsOf("device.deleted")
-    expect(created!.body.data).toMatchObject({ id: device.body.data.id, name: "Phone", platform: "ios", user_id: user.id })
+    expect(created!.body.data).toMatchObject({ id: device.id, name: "Phone", platform: "ios", user_id: user.id })
     // the device's credentials are not in the event
-    expect(created!.raw).not.toContain(device.body.data.openvpn.password)
-    expect(deleted!.body.data).toMatchObject({ id: device.body.data.id, user_id: user.id })
+    expect(created!.raw).not.toContain(device.openvpn.password)
+    expect(deleted!.body.data).toMatchObject({ id: device.id, user_id: user.id })
   })
 
   test("usage.threshold at 80 % and at 100 %, once each", async () => {
@@ -147,25 +151,28 @@ describe("events from every room [D101]", () => {
     const user = await app.createUser()
     const serviceId = await fx.service({ userId: user.id, planId, cycleId, expiresAt: days(app.clock.get(), 20) })
     const vpnServer = await makeServer(app, { planIds: [planId] })
-    expect((await app.get(`/v1/servers/${vpnServer.id}/wireguard`, { token: user.token })).status).toBe(200)
+    const me = await typedClient(app, { token: user.token })
+    // the config is only the step that makes the peer (its declared 200 answer)
+    expect(await ok(me.vpn.wireguard({ path: { server: vpnServer.id } }))).toContain("[Interface]")
     const [peer] = await app.sql<{ public_key: string }>`select public_key from wireguard_peers where server_id = ${vpnServer.id}`
-    const report = (bytes: number) =>
-      app.post("/v1/node/usage", { token: vpnServer.nodeToken, body: [{ public_key: peer!.public_key, rx_bytes: bytes, tx_bytes: 0 }] })
-    expect((await report(8.5 * GIB)).status).toBe(200)
-    expect((await report(GIB / 8)).status).toBe(200)
-    expect((await report(2 * GIB)).status).toBe(200)
+    const node = await typedClient(app, { token: vpnServer.nodeToken })
+    // the declared 200 answer, the entry counted
+    const report = async (bytes: number) =>
+      (await ok(node.node.usage({ headers: {}, payload: [{ public_key: peer!.public_key, rx_bytes: bytes, tx_bytes: 0 }] }))).accepted
+    expect(await report(8.5 * GIB)).toBe(1)
+    expect(await report(GIB / 8)).toBe(1)
+    expect(await report(2 * GIB)).toBe(1)
     const events = (await eventsOf("usage.threshold", 2)).filter((e) => e.body.data["service_id"] === serviceId)
     expect(events.map((e) => e.body.data["threshold"])).toEqual([80, 100])
   })
 
   test("every delivery is logged with its status code and latency; every body validly signed", async () => {
-    const log = await app.get(`/v1/admin/webhooks/${endpointId}/deliveries`, { token: admin.token })
-    expect(log.status).toBe(200)
-    expect(log.body.meta.total).toBe(received.length)
-    for (const d of log.body.data) {
+    const log = await ok(staff.webhooksAdmin.listWebhookDeliveries({ path: { id: endpointId }, urlParams: {} }))
+    expect(log.meta.total).toBe(received.length)
+    for (const d of log.data) {
       expect(d.status).toBe("delivered")
-      expect(d.attempts.at(-1).status_code).toBe(204)
-      expect(typeof d.attempts.at(-1).latency_ms).toBe("number")
+      expect(d.attempts.at(-1)?.status_code).toBe(204)
+      expect(typeof d.attempts.at(-1)?.latency_ms).toBe("number")
     }
     for (const e of received) expect(signedWell(e)).toBe(true)
     expect(new Set(received.map((e) => e.body.id)).size).toBe(received.length)

@@ -4,6 +4,7 @@ import { readFileSync } from "node:fs"
 import { runJobsOnce } from "../../src/jobs/Jobs.ts"
 import { isPrivateAddress } from "../../src/webhooks/Addresses.ts"
 import { makeTestApp, type TestApp } from "../support/app.ts"
+import { fails, ok, type TypedClient, typedClient, withToken } from "../support/typed.ts"
 
 // [D101]: outgoing webhooks: endpoints, signed deliveries through the outbox, in order per
 // endpoint, retried, logged; and the URL rules that keep them off private addresses.
@@ -57,6 +58,9 @@ let app: TestApp
 let open: TestApp
 let admin: { token: string }
 let openAdmin: { token: string }
+/** the admin through the typed client of the contract, on each instance */
+let staff: TypedClient
+let openStaff: TypedClient
 const stops: Array<() => void> = []
 
 beforeAll(async () => {
@@ -65,6 +69,8 @@ beforeAll(async () => {
   // the same database, private addresses allowed: the local receivers are reachable
   open = await makeTestApp({ reset: false, config: { webhooksAllowPrivate: true } })
   openAdmin = admin
+  staff = await typedClient(app, { token: admin.token })
+  openStaff = await typedClient(open, { token: openAdmin.token })
 })
 afterAll(async () => {
   for (const stop of stops) stop()
@@ -72,11 +78,13 @@ afterAll(async () => {
   await app.dispose()
 })
 
-const register = (a: TestApp, email: string) =>
-  a.post("/v1/auth/register", {
-    body: { name: "Hook User", email, password: "Sup3r-Secret-Pass!", password_confirmation: "Sup3r-Secret-Pass!" },
-    headers: { "x-forwarded-for": `198.51.100.${Math.floor(Math.random() * 200) + 1}` }
-  })
+/** a registration through the typed client (its declared 201 answer), from an address of its own */
+const register = async (a: TestApp, email: string) => {
+  const guest = await typedClient(a, { headers: { "x-forwarded-for": `198.51.100.${Math.floor(Math.random() * 200) + 1}` } })
+  return withToken(
+    await ok(guest.accounts.register({ payload: { name: "Hook User", email, password: "Sup3r-Secret-Pass!", password_confirmation: "Sup3r-Secret-Pass!" } }))
+  )
+}
 
 describe("webhook endpoints [D101]", () => {
   test("create answers 201 with the secret once; get/list/update never show it; delete is 404 after", async () => {
@@ -106,17 +114,14 @@ describe("webhook endpoints [D101]", () => {
     const [row] = await app.sql<{ secret: string }>`select secret from webhook_endpoints where id = ${hook.id}`
     expect(row!.secret).not.toContain(hook.secret)
 
-    const updated = await app.put(`/v1/admin/webhooks/${hook.id}`, {
-      token: admin.token,
-      body: { events: ["ticket.created"], description: null }
-    })
-    expect(updated.status).toBe(200)
-    expect(updated.body.data).toMatchObject({ url: "https://hooks.example.com/in", events: ["ticket.created"], description: null })
+    const updated = await ok(staff.webhooksAdmin.updateWebhook({ path: { id: hook.id }, payload: { events: ["ticket.created"], description: null } }))
+    expect(updated).toMatchObject({ url: "https://hooks.example.com/in", events: ["ticket.created"], description: null })
 
-    expect((await app.del(`/v1/admin/webhooks/${hook.id}`, { token: admin.token })).status).toBe(200)
-    expect((await app.get(`/v1/admin/webhooks/${hook.id}`, { token: admin.token })).status).toBe(404)
-    expect((await app.del(`/v1/admin/webhooks/${hook.id}`, { token: admin.token })).status).toBe(404)
-    expect((await app.get(`/v1/admin/webhooks/${hook.id}/deliveries`, { token: admin.token })).status).toBe(404)
+    // the declared 200 answer, then the declared 404s
+    expect(typeof (await ok(staff.webhooksAdmin.deleteWebhook({ path: { id: hook.id } })))).toBe("string")
+    expect((await fails(staff.webhooksAdmin.getWebhook({ path: { id: hook.id } })))._tag).toBe("NotFound")
+    expect((await fails(staff.webhooksAdmin.deleteWebhook({ path: { id: hook.id } })))._tag).toBe("NotFound")
+    expect((await fails(staff.webhooksAdmin.listWebhookDeliveries({ path: { id: hook.id }, urlParams: {} })))._tag).toBe("NotFound")
   })
 
   test("an unknown event, no events, a missing url: 422 with the field's error", async () => {
@@ -133,12 +138,7 @@ describe("webhook endpoints [D101]", () => {
     const missing = await app.post("/v1/admin/webhooks", { token: admin.token, body: { events: "user.registered" } })
     expect(missing.status).toBe(422)
     expect(Object.keys(missing.body.errors).sort()).toEqual(["events", "url"])
-    const first = (
-      await app.post("/v1/admin/webhooks", {
-        token: admin.token,
-        body: { url: "https://hooks.example.com/in", events: ["user.registered"] }
-      })
-    ).body.data
+    const first = await ok(staff.webhooksAdmin.createWebhook({ payload: { url: "https://hooks.example.com/in", events: ["user.registered"] } }))
     const badUpdate = await app.put(`/v1/admin/webhooks/${first.id}`, { token: admin.token, body: { events: ["nope"] } })
     expect(badUpdate.status).toBe(422)
     expect(badUpdate.body.errors.events).toBeDefined()
@@ -148,8 +148,8 @@ describe("webhook endpoints [D101]", () => {
     const user = await app.createUser()
     expect((await app.get("/v1/admin/webhooks", { token: user.token })).status).toBe(403)
     expect((await app.post("/v1/admin/webhooks", { token: user.token, body: { url: "https://a.example.com", events: ["user.registered"] } })).status).toBe(403)
-    expect((await app.get("/v1/admin/webhooks/999999", { token: admin.token })).status).toBe(404)
-    expect((await app.post("/v1/admin/webhooks/999999/deliveries/1/redeliver", { token: admin.token })).status).toBe(404)
+    expect((await fails(staff.webhooksAdmin.getWebhook({ path: { id: 999999 } })))._tag).toBe("NotFound")
+    expect((await fails(staff.webhooksAdmin.redeliverWebhook({ path: { id: 999999, delivery: 1 } })))._tag).toBe("NotFound")
   })
 })
 
@@ -198,16 +198,11 @@ describe("URL rules: no private address without WEBHOOKS_ALLOW_PRIVATE [D101]", 
   })
 
   test("an update to a private URL is 422 too, the endpoint unchanged", async () => {
-    const hook = (
-      await app.post("/v1/admin/webhooks", {
-        token: admin.token,
-        body: { url: "https://hooks.example.com/keep", events: ["user.registered"] }
-      })
-    ).body.data
+    const hook = await ok(staff.webhooksAdmin.createWebhook({ payload: { url: "https://hooks.example.com/keep", events: ["user.registered"] } }))
     const res = await app.put(`/v1/admin/webhooks/${hook.id}`, { token: admin.token, body: { url: "https://127.0.0.1/x" } })
     expect(res.status).toBe(422)
     expect(res.body.errors.url).toBeDefined()
-    expect((await app.get(`/v1/admin/webhooks/${hook.id}`, { token: admin.token })).body.data.url).toBe("https://hooks.example.com/keep")
+    expect((await ok(staff.webhooksAdmin.getWebhook({ path: { id: hook.id } }))).url).toBe("https://hooks.example.com/keep")
   })
 
   test("the address classes, IPv4-mapped IPv6 included", () => {
@@ -239,21 +234,16 @@ describe("URL rules: no private address without WEBHOOKS_ALLOW_PRIVATE [D101]", 
     const sink = receiver()
     stops.push(sink.stop)
     // created while private addresses were allowed, then sent by an instance that does not allow them
-    const hook = (
-      await open.post("/v1/admin/webhooks", {
-        token: openAdmin.token,
-        body: { url: `${sink.url}/blocked`, events: ["user.registered"] }
-      })
-    ).body.data
-    expect((await register(app, `blocked${Date.now()}@example.com`)).status).toBe(201)
+    const hook = await ok(openStaff.webhooksAdmin.createWebhook({ payload: { url: `${sink.url}/blocked`, events: ["user.registered"] } }))
+    await register(app, `blocked${Date.now()}@example.com`)
     await app.run(runJobsOnce)
-    const log = await app.get(`/v1/admin/webhooks/${hook.id}/deliveries`, { token: admin.token })
-    expect(log.body.data.length).toBe(1)
-    expect(log.body.data[0].attempts.length).toBeGreaterThanOrEqual(1)
-    expect(log.body.data[0].attempts[0].status_code).toBeNull()
-    expect(log.body.data[0].attempts[0].error).toContain("https://")
+    const log = await ok(staff.webhooksAdmin.listWebhookDeliveries({ path: { id: hook.id }, urlParams: {} }))
+    expect(log.data.length).toBe(1)
+    expect(log.data[0]!.attempts.length).toBeGreaterThanOrEqual(1)
+    expect(log.data[0]!.attempts[0]!.status_code).toBeNull()
+    expect(log.data[0]!.attempts[0]!.error).toContain("https://")
     expect(sink.calls()).toBe(0)
-    await open.del(`/v1/admin/webhooks/${hook.id}`, { token: openAdmin.token })
+    await ok(openStaff.webhooksAdmin.deleteWebhook({ path: { id: hook.id } }))
   })
 })
 
@@ -261,14 +251,11 @@ describe("deliveries [D101]", () => {
   test("a receiver failing three times gets each event once, in order, signed, the id stable; the log shows the attempts", async () => {
     const sink = receiver({ failures: 3 })
     stops.push(sink.stop)
-    const created = await open.post("/v1/admin/webhooks", {
-      token: openAdmin.token,
-      body: { url: `${sink.url}/hook`, events: ["user.registered"] }
-    })
-    expect(created.status).toBe(201)
-    const { id, secret } = created.body.data
+    // the declared 201 answer
+    const created = await ok(openStaff.webhooksAdmin.createWebhook({ payload: { url: `${sink.url}/hook`, events: ["user.registered"] } }))
+    const { id, secret } = created
     const emails = [0, 1, 2].map((i) => `ordered${i}-${Date.now()}@example.com`)
-    for (const email of emails) expect((await register(open, email)).status).toBe(201)
+    for (const email of emails) expect((await register(open, email)).user.email).toBe(email)
 
     // the wake after each commit tried the first one: it failed; retries come with the (test) clock
     for (let i = 0; i < 12 && sink.received.length < 3; i++) {
@@ -287,14 +274,8 @@ describe("deliveries [D101]", () => {
     }
     expect(sink.calls()).toBe(6)
 
-    const log = await open.get(`/v1/admin/webhooks/${id}/deliveries`, { token: openAdmin.token })
-    expect(log.status).toBe(200)
-    const deliveries = log.body.data as Array<{
-      id: number
-      event_id: string
-      status: string
-      attempts: Array<{ status_code: number | null; latency_ms: number }>
-    }>
+    const log = await ok(openStaff.webhooksAdmin.listWebhookDeliveries({ path: { id }, urlParams: {} }))
+    const deliveries = log.data
     expect(deliveries.length).toBe(3)
     // newest first; the oldest took the three failures
     const oldest = deliveries[2]!
@@ -304,14 +285,14 @@ describe("deliveries [D101]", () => {
     expect(oldest.event_id).toBe(sink.received[0]!.body.id)
 
     // redelivery: the same event id again, freshly signed
-    const again = await open.post(`/v1/admin/webhooks/${id}/deliveries/${oldest.id}/redeliver`, { token: openAdmin.token })
-    expect(again.status).toBe(202)
-    expect(again.body.data.id).toBe(oldest.id)
+    // the declared 202 answer
+    const again = await ok(openStaff.webhooksAdmin.redeliverWebhook({ path: { id, delivery: oldest.id } }))
+    expect(again.data.id).toBe(oldest.id)
     expect(await waitUntil(() => sink.received.length >= 4)).toBe(true)
     expect(sink.received[3]!.body.id).toBe(oldest.event_id)
     expect(validSignature(secret, sink.received[3]!.signature, sink.received[3]!.raw)).toBe(true)
-    expect((await open.post(`/v1/admin/webhooks/${id}/deliveries/999999/redeliver`, { token: openAdmin.token })).status).toBe(404)
-    await open.del(`/v1/admin/webhooks/${id}`, { token: openAdmin.token })
+    expect((await fails(openStaff.webhooksAdmin.redeliverWebhook({ path: { id, delivery: 999999 } })))._tag).toBe("NotFound")
+    await ok(openStaff.webhooksAdmin.deleteWebhook({ path: { id } }))
   })
 
   test("a redirect is not followed: it is a failed attempt", async () => {
@@ -319,21 +300,16 @@ describe("deliveries [D101]", () => {
     stops.push(target.stop)
     const redirecting = receiver({ answer: () => new Response(null, { status: 307, headers: { location: `${target.url}/stolen` } }) })
     stops.push(redirecting.stop)
-    const hook = (
-      await open.post("/v1/admin/webhooks", {
-        token: openAdmin.token,
-        body: { url: `${redirecting.url}/in`, events: ["user.registered"] }
-      })
-    ).body.data
-    expect((await register(open, `redirect${Date.now()}@example.com`)).status).toBe(201)
+    const hook = await ok(openStaff.webhooksAdmin.createWebhook({ payload: { url: `${redirecting.url}/in`, events: ["user.registered"] } }))
+    await register(open, `redirect${Date.now()}@example.com`)
     await open.run(runJobsOnce)
     expect(await waitUntil(() => redirecting.calls() >= 1)).toBe(true)
     await Bun.sleep(200)
     expect(target.calls()).toBe(0)
-    const log = await open.get(`/v1/admin/webhooks/${hook.id}/deliveries`, { token: openAdmin.token })
-    expect(log.body.data[0].status).toBe("pending")
-    expect(log.body.data[0].attempts[0].status_code).toBe(307)
-    await open.del(`/v1/admin/webhooks/${hook.id}`, { token: openAdmin.token })
+    const log = await ok(openStaff.webhooksAdmin.listWebhookDeliveries({ path: { id: hook.id }, urlParams: {} }))
+    expect(log.data[0]!.status).toBe("pending")
+    expect(log.data[0]!.attempts[0]!.status_code).toBe(307)
+    await ok(openStaff.webhooksAdmin.deleteWebhook({ path: { id: hook.id } }))
   })
 
   test("a receiver that does not answer within 10 s is a failed attempt, retried later", async () => {
@@ -348,16 +324,11 @@ describe("deliveries [D101]", () => {
       }
     })
     stops.push(() => slow.stop(true))
-    const hook = (
-      await open.post("/v1/admin/webhooks", {
-        token: openAdmin.token,
-        body: { url: `http://127.0.0.1:${slow.port}/slow`, events: ["user.registered"] }
-      })
-    ).body.data
-    expect((await register(open, `slow${Date.now()}@example.com`)).status).toBe(201)
-    const log = () => open.get(`/v1/admin/webhooks/${hook.id}/deliveries`, { token: openAdmin.token })
-    expect(await waitUntil(async () => (await log()).body.data[0]?.attempts.length === 1, 15_000)).toBe(true)
-    const [attempt] = (await log()).body.data[0].attempts
+    const hook = await ok(openStaff.webhooksAdmin.createWebhook({ payload: { url: `http://127.0.0.1:${slow.port}/slow`, events: ["user.registered"] } }))
+    await register(open, `slow${Date.now()}@example.com`)
+    const log = () => ok(openStaff.webhooksAdmin.listWebhookDeliveries({ path: { id: hook.id }, urlParams: {} }))
+    expect(await waitUntil(async () => (await log()).data[0]?.attempts.length === 1, 15_000)).toBe(true)
+    const attempt = (await log()).data[0]!.attempts[0]!
     expect(attempt.status_code).toBeNull()
     expect(attempt.error).toBe("timed out after 10 s")
     expect(attempt.latency_ms).toBeGreaterThanOrEqual(9_900)
@@ -368,29 +339,24 @@ describe("deliveries [D101]", () => {
     }>`select status, attempts from outbox where channel = 'webhook' and recipient = ${`webhook endpoint ${hook.id}`}`
     expect(row).toEqual({ status: "pending", attempts: 1 })
     expect(calls).toBe(1)
-    await open.del(`/v1/admin/webhooks/${hook.id}`, { token: openAdmin.token })
+    await ok(openStaff.webhooksAdmin.deleteWebhook({ path: { id: hook.id } }))
   })
 
   test("an endpoint receives only the events it subscribed to", async () => {
     const sink = receiver()
     stops.push(sink.stop)
-    const hook = (
-      await open.post("/v1/admin/webhooks", {
-        token: openAdmin.token,
-        body: { url: `${sink.url}/tickets`, events: ["ticket.created", "ticket.replied"] }
-      })
-    ).body.data
-    expect((await register(open, `quiet${Date.now()}@example.com`)).status).toBe(201)
-    const user = await open.createUser()
-    const ticket = await open.post("/v1/tickets", { token: user.token, body: { subject: "Help", message: "It broke" } })
-    expect(ticket.status).toBe(201)
-    const reply = await open.post(`/v1/admin/tickets/${ticket.body.data.id}/reply`, { token: openAdmin.token, body: { message: "Fixed" } })
-    expect(reply.status).toBe(201)
+    const hook = await ok(openStaff.webhooksAdmin.createWebhook({ payload: { url: `${sink.url}/tickets`, events: ["ticket.created", "ticket.replied"] } }))
+    await register(open, `quiet${Date.now()}@example.com`)
+    const user = await typedClient(open, { token: (await open.createUser()).token })
+    // the declared 201 answers
+    const ticket = await ok(user.support.createTicket({ payload: { subject: "Help", message: "It broke" } }))
+    const reply = await ok(openStaff.supportAdmin.staffReply({ path: { ticket: ticket.id }, payload: { message: "Fixed" } }))
+    expect(reply.is_admin).toBe(true)
     expect(await waitUntil(() => sink.received.length >= 2)).toBe(true)
     await open.run(runJobsOnce)
     expect(sink.received.map((r) => r.body.type)).toEqual(["ticket.created", "ticket.replied"])
-    expect(sink.received[0]!.body.data).toMatchObject({ id: ticket.body.data.id, subject: "Help" })
-    expect(sink.received[1]!.body.data).toMatchObject({ ticket_id: ticket.body.data.id, is_staff: true })
-    await open.del(`/v1/admin/webhooks/${hook.id}`, { token: openAdmin.token })
+    expect(sink.received[0]!.body.data).toMatchObject({ id: ticket.id, subject: "Help" })
+    expect(sink.received[1]!.body.data).toMatchObject({ ticket_id: ticket.id, is_staff: true })
+    await ok(openStaff.webhooksAdmin.deleteWebhook({ path: { id: hook.id } }))
   })
 })
