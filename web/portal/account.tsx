@@ -6,7 +6,8 @@ import { ApiError, call } from "../shared/api.ts"
 import { formatDateTime } from "../shared/format.ts"
 import { isLocale, type Locale, LOCALE_NAMES, LOCALES } from "../shared/i18n.ts"
 import { chooseLocale, SESSION_KEY } from "../shared/session.ts"
-import { ActionButton, Field, FormError, Loaded, Select, Submit, useForm } from "../shared/ui.tsx"
+import { ActionButton, Field, FormError, Select, Submit, useForm } from "../shared/forms.tsx"
+import { Loaded } from "../shared/ui.tsx"
 import { TelegramAccount } from "./telegram.tsx"
 
 /** Profile, language, password, settings, Telegram ([D125]), two-factor, API keys, sessions, account deletion. */

@@ -4,7 +4,7 @@ import { useTranslation } from "react-i18next"
 import { Link, useLocation, useSearch } from "wouter"
 import { call } from "../shared/api.ts"
 import { SESSION_KEY, signIn, signUp } from "../shared/session.ts"
-import { ActionButton, Field, FormError, Submit, useForm } from "../shared/ui.tsx"
+import { ActionButton, Field, FormError, Submit, useForm } from "../shared/forms.tsx"
 import { safeNext, TelegramSignInButton } from "./telegram.tsx"
 
 export const SignIn = () => {

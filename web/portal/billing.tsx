@@ -5,7 +5,9 @@ import { Link } from "wouter"
 import { ApiError, call, urlOf } from "../shared/api.ts"
 import type { SuccessOf } from "../shared/api-types.ts"
 import { formatDate, formatDateTime, formatMoney } from "../shared/format.ts"
-import { ActionButton, FormError, Loaded, Pager, Select, Status } from "../shared/ui.tsx"
+import { ActionButton, FormError, Select } from "../shared/forms.tsx"
+import { Pager } from "../shared/lists.tsx"
+import { Loaded, Status } from "../shared/ui.tsx"
 
 type Service = SuccessOf<"services", "currentService">
 

@@ -4,7 +4,8 @@ import { useTranslation } from "react-i18next"
 import { call, urlOf } from "../shared/api.ts"
 import type { SuccessOf } from "../shared/api-types.ts"
 import { formatBytes, formatDateTime } from "../shared/format.ts"
-import { ActionButton, CopyText, Field, FormError, Loaded, Select, Submit, useForm } from "../shared/ui.tsx"
+import { ActionButton, Field, FormError, Select, Submit, useForm } from "../shared/forms.tsx"
+import { CopyText, Loaded } from "../shared/ui.tsx"
 
 const DEVICES = ["devices"] as const
 const PLATFORMS = ["ios", "android", "windows", "macos", "linux", "router", "other"] as const

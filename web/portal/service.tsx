@@ -4,7 +4,8 @@ import { useTranslation } from "react-i18next"
 import { Link, useLocation } from "wouter"
 import { ApiError, call } from "../shared/api.ts"
 import { formatDate, formatMoney } from "../shared/format.ts"
-import { ActionButton, FormError, Loaded, Select, Status } from "../shared/ui.tsx"
+import { ActionButton, FormError, Select } from "../shared/forms.tsx"
+import { Loaded, Status } from "../shared/ui.tsx"
 import { GraceBanner } from "./billing.tsx"
 
 const CURRENT = ["service", "current"] as const

@@ -3,7 +3,8 @@ import { useTranslation } from "react-i18next"
 import { Link, useLocation } from "wouter"
 import { call } from "../shared/api.ts"
 import { formatDateTime } from "../shared/format.ts"
-import { ActionButton, Field, FormError, Loaded, Status, Submit, useForm } from "../shared/ui.tsx"
+import { ActionButton, Field, FormError, Submit, useForm } from "../shared/forms.tsx"
+import { Loaded, Status } from "../shared/ui.tsx"
 
 const TICKETS = ["tickets"] as const
 

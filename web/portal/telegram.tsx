@@ -18,7 +18,8 @@ import { ApiError, call } from "../shared/api.ts"
 import type { RequestOf } from "../shared/api-types.ts"
 import { formatDateTime } from "../shared/format.ts"
 import { SESSION_KEY, signInWithTelegram, signInWithTelegramWebApp, type User, useSession } from "../shared/session.ts"
-import { ActionButton, Field, FormError, Loaded, Submit } from "../shared/ui.tsx"
+import { ActionButton, Field, FormError, Submit } from "../shared/forms.tsx"
+import { Loaded } from "../shared/ui.tsx"
 
 type WidgetFields = RequestOf<"telegram", "telegramSignIn">["payload"]
 
