@@ -4,92 +4,45 @@
  */
 import "@picocss/pico/css/pico.min.css"
 import "../shared/style.css"
-import { QueryClientProvider, useQueryClient } from "@tanstack/react-query"
-import { type ReactNode, StrictMode } from "react"
-import { createRoot } from "react-dom/client"
+import type { ReactNode } from "react"
 import { useTranslation } from "react-i18next"
-import { Link, Route, Router, Switch } from "wouter"
-import { applyLocale, initI18n, isLocale } from "../shared/i18n.ts"
-import { makeQueryClient, SESSION_KEY, signOut, useSession } from "../shared/session.ts"
-import { LanguageSwitch } from "../shared/ui.tsx"
-import { Audit, Dashboard, Invoices, Outbox, Plans, Servers, Tickets, UserDetail, Users, Webhooks } from "./pages.tsx"
-
-initI18n()
-const queryClient = makeQueryClient()
+import { Route, Router, Switch } from "wouter"
+import { applyLocale } from "../shared/i18n.ts"
+import { useSession } from "../shared/session.ts"
+import { AppShell, mount, NavLinks, NotFound, SignOutButton } from "../shared/shell.tsx"
+import { Dashboard, Servers } from "./dashboard.tsx"
+import { Invoices } from "./invoices.tsx"
+import { Audit, Outbox, Webhooks } from "./operations.tsx"
+import { Plans } from "./plans.tsx"
+import { Tickets } from "./tickets.tsx"
+import { UserDetail, Users } from "./users.tsx"
 
 const Shell = ({ children }: { readonly children: ReactNode }) => {
-  const { t, i18n } = useTranslation()
-  const session = useSession()
-  const client = useQueryClient()
-  const user = session.data
-  return (
+  const { t } = useTranslation()
+  const user = useSession().data
+  const links = (
     <>
-      <a className="skip" href="#main">
-        {t("nav.skip")}
-      </a>
-      <header className="container">
-        <nav aria-label={t("nav.main")}>
-          <ul>
-            <li>
-              <Link href="/" className="brand">
-                {t("console.name")}
-              </Link>
-            </li>
-          </ul>
-          <ul className="nav-links">
-            {user?.role === "admin" && (
-              <>
-                <li>
-                  <Link href="/users">{t("console.users")}</Link>
-                </li>
-                <li>
-                  <Link href="/plans">{t("console.plans")}</Link>
-                </li>
-                <li>
-                  <Link href="/servers">{t("console.servers")}</Link>
-                </li>
-                <li>
-                  <Link href="/invoices">{t("console.invoices")}</Link>
-                </li>
-                <li>
-                  <Link href="/tickets">{t("console.tickets")}</Link>
-                </li>
-                <li>
-                  <Link href="/audit">{t("console.audit")}</Link>
-                </li>
-                <li>
-                  <Link href="/webhooks">{t("console.webhooks")}</Link>
-                </li>
-                <li>
-                  <Link href="/outbox">{t("console.outbox")}</Link>
-                </li>
-              </>
-            )}
-            {user && (
-              <li>
-                <button
-                  type="button"
-                  className="secondary outline"
-                  onClick={async () => {
-                    await signOut().catch(() => undefined)
-                    client.setQueryData(SESSION_KEY, null)
-                    window.location.assign("/sign-in?next=%2Fadmin%2F")
-                  }}
-                >
-                  {t("nav.signOut")}
-                </button>
-              </li>
-            )}
-            <li>
-              <LanguageSwitch value={isLocale(i18n.language) ? i18n.language : "en"} onChange={applyLocale} />
-            </li>
-          </ul>
-        </nav>
-      </header>
-      <main id="main" className="container">
-        {children}
-      </main>
+      {user?.role === "admin" && (
+        <NavLinks
+          links={[
+            ["/users", t("console.users")],
+            ["/plans", t("console.plans")],
+            ["/servers", t("console.servers")],
+            ["/invoices", t("console.invoices")],
+            ["/tickets", t("console.tickets")],
+            ["/audit", t("console.audit")],
+            ["/webhooks", t("console.webhooks")],
+            ["/outbox", t("console.outbox")]
+          ]}
+        />
+      )}
+      {user && <SignOutButton then={() => window.location.assign("/sign-in?next=%2Fadmin%2F")} />}
     </>
+  )
+  return (
+    <AppShell brand={t("console.name")} links={links} onLocale={applyLocale}>
+      {children}
+    </AppShell>
   )
 }
 
@@ -121,59 +74,31 @@ const AdminOnly = ({ children }: { readonly children: ReactNode }) => {
   return <>{children}</>
 }
 
-const NotFound = () => {
+const Console = () => {
   const { t } = useTranslation()
   return (
-    <article>
-      <h1>{t("notFound.title")}</h1>
-      <p>{t("notFound.text")}</p>
-      <Link href="/">{t("console.dashboard")}</Link>
-    </article>
+    <Router base="/admin">
+      <Shell>
+        <AdminOnly>
+          <Switch>
+            <Route path="/" component={Dashboard} />
+            <Route path="/users" component={Users} />
+            <Route path="/users/:id">{(p) => <UserDetail id={Number(p.id)} />}</Route>
+            <Route path="/plans" component={Plans} />
+            <Route path="/servers" component={Servers} />
+            <Route path="/invoices" component={Invoices} />
+            <Route path="/tickets" component={Tickets} />
+            <Route path="/audit" component={Audit} />
+            <Route path="/webhooks" component={Webhooks} />
+            <Route path="/outbox" component={Outbox} />
+            <Route>
+              <NotFound home={t("console.dashboard")} />
+            </Route>
+          </Switch>
+        </AdminOnly>
+      </Shell>
+    </Router>
   )
 }
 
-createRoot(document.getElementById("root")!).render(
-  <StrictMode>
-    <QueryClientProvider client={queryClient}>
-      <Router base="/admin">
-        <Shell>
-          <AdminOnly>
-            <Switch>
-              <Route path="/">
-                <Dashboard />
-              </Route>
-              <Route path="/users">
-                <Users />
-              </Route>
-              <Route path="/users/:id">{(p) => <UserDetail id={Number(p.id)} />}</Route>
-              <Route path="/plans">
-                <Plans />
-              </Route>
-              <Route path="/servers">
-                <Servers />
-              </Route>
-              <Route path="/invoices">
-                <Invoices />
-              </Route>
-              <Route path="/tickets">
-                <Tickets />
-              </Route>
-              <Route path="/audit">
-                <Audit />
-              </Route>
-              <Route path="/webhooks">
-                <Webhooks />
-              </Route>
-              <Route path="/outbox">
-                <Outbox />
-              </Route>
-              <Route>
-                <NotFound />
-              </Route>
-            </Switch>
-          </AdminOnly>
-        </Shell>
-      </Router>
-    </QueryClientProvider>
-  </StrictMode>
-)
+mount(<Console />)

@@ -4,9 +4,11 @@ import { useTranslation } from "react-i18next"
 import { useLocation } from "wouter"
 import { ApiError, call } from "../shared/api.ts"
 import { formatDateTime } from "../shared/format.ts"
+import { ActionButton, Field, Form, FormError, Select, useForm } from "../shared/forms.tsx"
 import { isLocale, type Locale, LOCALE_NAMES, LOCALES } from "../shared/i18n.ts"
+import { Table } from "../shared/lists.tsx"
 import { chooseLocale, SESSION_KEY } from "../shared/session.ts"
-import { ActionButton, Field, FormError, Loaded, Select, Submit, useForm } from "../shared/ui.tsx"
+import { Loaded, Panel } from "../shared/ui.tsx"
 import { TelegramAccount } from "./telegram.tsx"
 
 /** Profile, language, password, settings, Telegram ([D125]), two-factor, API keys, sessions, account deletion. */
@@ -41,18 +43,12 @@ const ProfileForm = ({ name, email }: { readonly name: string; readonly email: s
     invalidate: [["profile"], SESSION_KEY]
   })
   return (
-    <article>
-      <header>
-        <h2>{t("account.profile")}</h2>
-      </header>
-      <form onSubmit={form.onSubmit} noValidate>
-        <Field name="name" label={t("auth.name")} value={form.values.name} onChange={form.set("name")} error={form.fieldError("name")} />
-        <Field name="email" type="email" label={t("auth.email")} value={form.values.email} onChange={form.set("email")} error={form.fieldError("email")} />
-        <FormError message={form.formError} />
-        {form.done && <p role="status">{t("common.saved")}</p>}
-        <Submit pending={form.pending}>{t("common.save")}</Submit>
-      </form>
-    </article>
+    <Panel title={t("account.profile")}>
+      <Form form={form} submit={t("common.save")} saved>
+        <Field {...form.field("name")} label={t("auth.name")} />
+        <Field {...form.field("email")} type="email" label={t("auth.email")} />
+      </Form>
+    </Panel>
   )
 }
 
@@ -63,10 +59,7 @@ const Language = () => {
   const client = useQueryClient()
   const save = useMutation({ mutationFn: (locale: Locale) => chooseLocale(client, locale) })
   return (
-    <article>
-      <header>
-        <h2>{t("account.language")}</h2>
-      </header>
+    <Panel title={t("account.language")}>
       <Select
         name="locale"
         label={t("common.language")}
@@ -79,7 +72,7 @@ const Language = () => {
         options={LOCALES.map((l) => [l, LOCALE_NAMES[l]] as const)}
         error={save.error instanceof ApiError ? (save.error.field("locale") ?? save.error.message) : undefined}
       />
-    </article>
+    </Panel>
   )
 }
 
@@ -91,43 +84,13 @@ const Password = () => {
     onDone: () => form.reset()
   })
   return (
-    <article>
-      <header>
-        <h2>{t("account.password")}</h2>
-      </header>
-      <form onSubmit={form.onSubmit} noValidate>
-        <Field
-          name="current_password"
-          type="password"
-          autoComplete="current-password"
-          label={t("account.currentPassword")}
-          value={form.values.current_password}
-          onChange={form.set("current_password")}
-          error={form.fieldError("current_password")}
-        />
-        <Field
-          name="password"
-          type="password"
-          autoComplete="new-password"
-          label={t("account.newPassword")}
-          value={form.values.password}
-          onChange={form.set("password")}
-          error={form.fieldError("password")}
-        />
-        <Field
-          name="password_confirmation"
-          type="password"
-          autoComplete="new-password"
-          label={t("auth.confirmPassword")}
-          value={form.values.password_confirmation}
-          onChange={form.set("password_confirmation")}
-          error={form.fieldError("password_confirmation")}
-        />
-        <FormError message={form.formError} />
-        {form.done && <p role="status">{t("common.saved")}</p>}
-        <Submit pending={form.pending}>{t("account.changePassword")}</Submit>
-      </form>
-    </article>
+    <Panel title={t("account.password")}>
+      <Form form={form} submit={t("account.changePassword")} saved>
+        <Field {...form.field("current_password")} type="password" autoComplete="current-password" label={t("account.currentPassword")} />
+        <Field {...form.field("password")} type="password" autoComplete="new-password" label={t("account.newPassword")} />
+        <Field {...form.field("password_confirmation")} type="password" autoComplete="new-password" label={t("auth.confirmPassword")} />
+      </Form>
+    </Panel>
   )
 }
 
@@ -140,10 +103,7 @@ const Settings = () => {
     onSuccess: () => client.invalidateQueries({ queryKey: ["settings"] })
   })
   return (
-    <article>
-      <header>
-        <h2>{t("account.settings")}</h2>
-      </header>
+    <Panel title={t("account.settings")}>
       <Loaded query={settings}>
         {(s) => (
           <label>
@@ -152,7 +112,7 @@ const Settings = () => {
           </label>
         )}
       </Loaded>
-    </article>
+    </Panel>
   )
 }
 
@@ -182,14 +142,11 @@ const TwoFactor = () => {
     }
   })
   return (
-    <article>
-      <header>
-        <h2>{t("account.twoFactor")}</h2>
-      </header>
+    <Panel title={t("account.twoFactor")}>
       <Loaded query={user}>
         {(u) =>
           u.two_factor ? (
-            <form onSubmit={disable.onSubmit} noValidate>
+            <Form form={disable} submit={t("account.twoFactorDisable")}>
               <p>{t("account.twoFactorOn")}</p>
               {confirm.result !== undefined && (
                 <div role="status">
@@ -197,26 +154,9 @@ const TwoFactor = () => {
                   <pre>{(confirm.result.data as { recovery_codes?: ReadonlyArray<string> }).recovery_codes?.join("\n")}</pre>
                 </div>
               )}
-              <Field
-                name="password"
-                type="password"
-                autoComplete="current-password"
-                label={t("auth.password")}
-                value={disable.values.password}
-                onChange={disable.set("password")}
-                error={disable.fieldError("password")}
-              />
-              <Field
-                name="code"
-                label={t("auth.otp")}
-                inputMode="numeric"
-                value={disable.values.code}
-                onChange={disable.set("code")}
-                error={disable.fieldError("code")}
-              />
-              <FormError message={disable.formError} />
-              <Submit pending={disable.pending}>{t("account.twoFactorDisable")}</Submit>
-            </form>
+              <Field {...disable.field("password")} type="password" autoComplete="current-password" label={t("auth.password")} />
+              <Field {...disable.field("code")} label={t("auth.otp")} inputMode="numeric" />
+            </Form>
           ) : setup.data === undefined ? (
             <>
               <p>{t("account.twoFactorOff")}</p>
@@ -225,7 +165,7 @@ const TwoFactor = () => {
               </button>
             </>
           ) : (
-            <form onSubmit={confirm.onSubmit} noValidate>
+            <Form form={confirm} submit={t("account.twoFactorConfirm")}>
               <p>{t("account.twoFactorScan")}</p>
               {qr !== undefined && <img src={qr} alt={t("account.twoFactorQrAlt")} width={220} height={220} />}
               <p>
@@ -233,22 +173,12 @@ const TwoFactor = () => {
                   {t("account.twoFactorSecret")}: <code>{setup.data.secret}</code>
                 </small>
               </p>
-              <Field
-                name="code"
-                label={t("auth.otp")}
-                inputMode="numeric"
-                autoComplete="one-time-code"
-                value={confirm.values.code}
-                onChange={confirm.set("code")}
-                error={confirm.fieldError("code")}
-              />
-              <FormError message={confirm.formError} />
-              <Submit pending={confirm.pending}>{t("account.twoFactorConfirm")}</Submit>
-            </form>
+              <Field {...confirm.field("code")} label={t("auth.otp")} inputMode="numeric" autoComplete="one-time-code" />
+            </Form>
           )
         }
       </Loaded>
-    </article>
+    </Panel>
   )
 }
 
@@ -264,71 +194,51 @@ const ApiKeys = () => {
     invalidate: [["api-keys"]]
   })
   return (
-    <article>
-      <header>
-        <h2>{t("account.apiKeys")}</h2>
-      </header>
+    <Panel title={t("account.apiKeys")}>
       <Loaded query={keys}>
-        {(list) =>
-          list.length === 0 ? (
-            <p>{t("account.noApiKeys")}</p>
-          ) : (
-            <div className="table">
-              <table>
-                <thead>
-                  <tr>
-                    <th scope="col">{t("account.keyName")}</th>
-                    <th scope="col">{t("account.scopes")}</th>
-                    <th scope="col">{t("account.lastUsed")}</th>
-                    <th scope="col">
-                      <span className="visually-hidden">{t("devices.actions")}</span>
-                    </th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {list.map((key) => (
-                    <tr key={key.id}>
-                      <td>{key.name}</td>
-                      <td>{key.scopes.join(", ")}</td>
-                      <td>{formatDateTime(key.last_used_at)}</td>
-                      <td>
-                        <ActionButton
-                          className="secondary outline"
-                          action={() => call("accounts", "revokeApiKey", { path: { key: key.id } })}
-                          invalidate={[["api-keys"]]}
-                        >
-                          {t("account.revoke")}
-                        </ActionButton>
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
-          )
-        }
+        {(list) => (
+          <Table
+            rows={list}
+            rowKey={(key) => key.id}
+            empty={<p>{t("account.noApiKeys")}</p>}
+            columns={[
+              [t("account.keyName"), (key) => key.name],
+              [t("account.scopes"), (key) => key.scopes.join(", ")],
+              [t("account.lastUsed"), (key) => formatDateTime(key.last_used_at)],
+              [
+                t("devices.actions"),
+                (key) => (
+                  <ActionButton
+                    className="secondary outline"
+                    action={() => call("accounts", "revokeApiKey", { path: { key: key.id } })}
+                    invalidate={[["api-keys"]]}
+                  >
+                    {t("account.revoke")}
+                  </ActionButton>
+                ),
+                { hiddenLabel: true }
+              ]
+            ]}
+          />
+        )}
       </Loaded>
       {form.result !== undefined && (
         <p role="status">
           {t("account.keyCreated")} <code>{form.result.key}</code>
         </p>
       )}
-      <form onSubmit={form.onSubmit} noValidate>
+      <Form form={form} submit={t("account.createKey")}>
         <div className="grid">
-          <Field name="name" label={t("account.keyName")} value={form.values.name} onChange={form.set("name")} error={form.fieldError("name")} />
+          <Field {...form.field("name")} label={t("account.keyName")} />
           <Select
-            name="scope"
+            {...form.field("scope")}
             label={t("account.scopes")}
-            value={form.values.scope}
-            onChange={form.set("scope")}
             options={SCOPES.map((s) => [s, t(`account.scope.${s}`)] as const)}
             error={form.fieldError("scopes")}
           />
         </div>
-        <FormError message={form.formError} />
-        <Submit pending={form.pending}>{t("account.createKey")}</Submit>
-      </form>
-    </article>
+      </Form>
+    </Panel>
   )
 }
 
@@ -336,57 +246,48 @@ const Sessions = () => {
   const { t } = useTranslation()
   const sessions = useQuery({ queryKey: ["sessions"], queryFn: () => call("accounts", "listSessions") })
   return (
-    <article>
-      <header>
-        <h2>{t("account.sessions")}</h2>
-      </header>
+    <Panel title={t("account.sessions")}>
       <Loaded query={sessions}>
         {(list) => (
-          <div className="table">
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">{t("account.device")}</th>
-                  <th scope="col">{t("account.address")}</th>
-                  <th scope="col">{t("account.lastUsed")}</th>
-                  <th scope="col">
-                    <span className="visually-hidden">{t("devices.actions")}</span>
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {list.map((s) => (
-                  <tr key={s.id}>
-                    <td>
-                      {s.user_agent ?? "—"}
-                      {s.current && (
-                        <>
-                          {" "}
-                          · <strong>{t("account.thisSession")}</strong>
-                        </>
-                      )}
-                    </td>
-                    <td>{s.ip ?? "—"}</td>
-                    <td>{formatDateTime(s.last_used_at)}</td>
-                    <td>
-                      {!s.current && (
-                        <ActionButton
-                          className="secondary outline"
-                          action={() => call("accounts", "revokeSession", { path: { session: s.id } })}
-                          invalidate={[["sessions"]]}
-                        >
-                          {t("account.revoke")}
-                        </ActionButton>
-                      )}
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <Table
+            rows={list}
+            rowKey={(s) => s.id}
+            columns={[
+              [
+                t("account.device"),
+                (s) => (
+                  <>
+                    {s.user_agent ?? "—"}
+                    {s.current && (
+                      <>
+                        {" "}
+                        · <strong>{t("account.thisSession")}</strong>
+                      </>
+                    )}
+                  </>
+                )
+              ],
+              [t("account.address"), (s) => s.ip ?? "—"],
+              [t("account.lastUsed"), (s) => formatDateTime(s.last_used_at)],
+              [
+                t("devices.actions"),
+                (s) =>
+                  !s.current && (
+                    <ActionButton
+                      className="secondary outline"
+                      action={() => call("accounts", "revokeSession", { path: { session: s.id } })}
+                      invalidate={[["sessions"]]}
+                    >
+                      {t("account.revoke")}
+                    </ActionButton>
+                  ),
+                { hiddenLabel: true }
+              ]
+            ]}
+          />
         )}
       </Loaded>
-    </article>
+    </Panel>
   )
 }
 
@@ -403,26 +304,15 @@ const DeleteAccount = () => {
     }
   })
   return (
-    <article>
-      <header>
-        <h2>{t("account.delete")}</h2>
-      </header>
+    <Panel title={t("account.delete")}>
       <form onSubmit={form.onSubmit} noValidate>
         <p>{t("account.deleteText")}</p>
-        <Field
-          name="password"
-          type="password"
-          autoComplete="current-password"
-          label={t("auth.password")}
-          value={form.values.password}
-          onChange={form.set("password")}
-          error={form.fieldError("password")}
-        />
+        <Field {...form.field("password")} type="password" autoComplete="current-password" label={t("auth.password")} />
         <FormError message={form.formError} />
         <button type="submit" className="contrast" aria-busy={form.pending}>
           {t("account.deleteButton")}
         </button>
       </form>
-    </article>
+    </Panel>
   )
 }

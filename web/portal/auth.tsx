@@ -3,8 +3,8 @@ import { useState } from "react"
 import { useTranslation } from "react-i18next"
 import { Link, useLocation, useSearch } from "wouter"
 import { call } from "../shared/api.ts"
+import { ActionButton, Field, Form, useForm } from "../shared/forms.tsx"
 import { SESSION_KEY, signIn, signUp } from "../shared/session.ts"
-import { ActionButton, Field, FormError, Submit, useForm } from "../shared/ui.tsx"
 import { safeNext, TelegramSignInButton } from "./telegram.tsx"
 
 export const SignIn = () => {
@@ -24,47 +24,15 @@ export const SignIn = () => {
     }
   })
   // [D97]: the second factor is asked for when the API says it is needed
-  const otpError = form.fieldError("otp")
-  if (otpError !== undefined && !needsCode) setNeedsCode(true)
+  if (form.fieldError("otp") !== undefined && !needsCode) setNeedsCode(true)
   return (
     <article className="narrow">
       <h1>{t("auth.signInTitle")}</h1>
-      <form onSubmit={form.onSubmit} noValidate>
-        <Field
-          name="email"
-          type="email"
-          label={t("auth.email")}
-          autoComplete="username"
-          value={form.values.email}
-          onChange={form.set("email")}
-          error={form.fieldError("email")}
-          required
-        />
-        <Field
-          name="password"
-          type="password"
-          label={t("auth.password")}
-          autoComplete="current-password"
-          value={form.values.password}
-          onChange={form.set("password")}
-          error={form.fieldError("password")}
-          required
-        />
-        {needsCode && (
-          <Field
-            name="otp"
-            label={t("auth.otp")}
-            inputMode="numeric"
-            autoComplete="one-time-code"
-            value={form.values.otp}
-            onChange={form.set("otp")}
-            error={otpError}
-            hint={t("auth.otpHint")}
-          />
-        )}
-        <FormError message={form.formError} />
-        <Submit pending={form.pending}>{t("auth.signIn")}</Submit>
-      </form>
+      <Form form={form} submit={t("auth.signIn")}>
+        <Field {...form.field("email")} type="email" label={t("auth.email")} autoComplete="username" required />
+        <Field {...form.field("password")} type="password" label={t("auth.password")} autoComplete="current-password" required />
+        {needsCode && <Field {...form.field("otp")} label={t("auth.otp")} inputMode="numeric" autoComplete="one-time-code" hint={t("auth.otpHint")} />}
+      </Form>
       <TelegramSignInButton next={next} />
       <p>
         <Link href="/forgot-password">{t("auth.forgot")}</Link> · <Link href="/sign-up">{t("auth.noAccount")}</Link>
@@ -88,49 +56,12 @@ export const SignUp = () => {
   return (
     <article className="narrow">
       <h1>{t("auth.signUpTitle")}</h1>
-      <form onSubmit={form.onSubmit} noValidate>
-        <Field
-          name="name"
-          label={t("auth.name")}
-          autoComplete="name"
-          value={form.values.name}
-          onChange={form.set("name")}
-          error={form.fieldError("name")}
-          required
-        />
-        <Field
-          name="email"
-          type="email"
-          label={t("auth.email")}
-          autoComplete="email"
-          value={form.values.email}
-          onChange={form.set("email")}
-          error={form.fieldError("email")}
-          required
-        />
-        <Field
-          name="password"
-          type="password"
-          label={t("auth.password")}
-          autoComplete="new-password"
-          value={form.values.password}
-          onChange={form.set("password")}
-          error={form.fieldError("password")}
-          required
-        />
-        <Field
-          name="password_confirmation"
-          type="password"
-          label={t("auth.confirmPassword")}
-          autoComplete="new-password"
-          value={form.values.password_confirmation}
-          onChange={form.set("password_confirmation")}
-          error={form.fieldError("password_confirmation")}
-          required
-        />
-        <FormError message={form.formError} />
-        <Submit pending={form.pending}>{t("auth.createAccount")}</Submit>
-      </form>
+      <Form form={form} submit={t("auth.createAccount")}>
+        <Field {...form.field("name")} label={t("auth.name")} autoComplete="name" required />
+        <Field {...form.field("email")} type="email" label={t("auth.email")} autoComplete="email" required />
+        <Field {...form.field("password")} type="password" label={t("auth.password")} autoComplete="new-password" required />
+        <Field {...form.field("password_confirmation")} type="password" label={t("auth.confirmPassword")} autoComplete="new-password" required />
+      </Form>
       <p>
         <Link href="/sign-in">{t("auth.haveAccount")}</Link>
       </p>
@@ -172,21 +103,10 @@ export const ForgotPassword = () => {
       {form.done ? (
         <p role="status">{t("forgot.sent")}</p>
       ) : (
-        <form onSubmit={form.onSubmit} noValidate>
+        <Form form={form} submit={t("forgot.send")}>
           <p>{t("forgot.text")}</p>
-          <Field
-            name="email"
-            type="email"
-            label={t("auth.email")}
-            autoComplete="email"
-            value={form.values.email}
-            onChange={form.set("email")}
-            error={form.fieldError("email")}
-            required
-          />
-          <FormError message={form.formError} />
-          <Submit pending={form.pending}>{t("forgot.send")}</Submit>
-        </form>
+          <Field {...form.field("email")} type="email" label={t("auth.email")} autoComplete="email" required />
+        </Form>
       )}
       <p>
         <Link href="/sign-in">{t("auth.signIn")}</Link>

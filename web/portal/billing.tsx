@@ -1,11 +1,13 @@
 import { useMutation, useQuery } from "@tanstack/react-query"
-import { type ReactNode, useState } from "react"
+import type { ReactNode } from "react"
 import { useTranslation } from "react-i18next"
 import { Link } from "wouter"
 import { ApiError, call, urlOf } from "../shared/api.ts"
 import type { SuccessOf } from "../shared/api-types.ts"
 import { formatDate, formatDateTime, formatMoney } from "../shared/format.ts"
-import { ActionButton, FormError, Loaded, Pager, Select, Status } from "../shared/ui.tsx"
+import { ActionButton, FormError } from "../shared/forms.tsx"
+import { PagedTable, StatusFilter, usePaged } from "../shared/lists.tsx"
+import { Loaded, Status } from "../shared/ui.tsx"
 
 type Service = SuccessOf<"services", "currentService">
 
@@ -14,91 +16,44 @@ const STATUSES = ["", "pending", "paid", "cancelled", "refunded"] as const
 /** Invoices, 15 a page ([D36]), by status. */
 export const Invoices = () => {
   const { t } = useTranslation()
-  const [page, setPage] = useState(1)
-  const [status, setStatus] = useState("")
-  const invoices = useQuery({
-    queryKey: ["invoices", page, status],
-    queryFn: () => call("billing", "listInvoices", { urlParams: { page, status: status === "" ? undefined : (status as "pending" | "paid" | "cancelled") } })
-  })
+  const invoices = usePaged(
+    ["invoices"],
+    (page, status) =>
+      call("billing", "listInvoices", { urlParams: { page, status: status === "" ? undefined : (status as "pending" | "paid" | "cancelled") } }),
+    ""
+  )
   return (
     <>
       <h1>{t("invoices.title")}</h1>
-      <Select
-        name="status"
-        label={t("invoices.filter")}
-        value={status}
-        onChange={(v) => {
-          setStatus(v)
-          setPage(1)
-        }}
-        options={STATUSES.map((s) => [s, s === "" ? t("invoices.all") : t(`status.${s}`)] as const)}
+      <StatusFilter value={invoices.filter} onChange={invoices.setFilter} statuses={STATUSES} />
+      <PagedTable
+        query={invoices.query}
+        onPage={invoices.setPage}
+        empty={<p>{t("invoices.none")}</p>}
+        rowKey={(invoice) => invoice.uuid}
+        columns={[
+          [t("invoices.date"), (invoice) => formatDate(invoice.created_at)],
+          [t("invoices.amount"), (invoice) => formatMoney(invoice.amount, invoice.currency)],
+          [t("invoices.status"), (invoice) => <Status value={invoice.status} />],
+          [t("invoices.invoice"), (invoice) => <Link href={`/invoices/${invoice.uuid}`}>{t("invoices.open", { id: invoice.id })}</Link>],
+          [t("invoices.payColumn"), (invoice) => invoice.status === "pending" && <PayButton uuid={invoice.uuid}>{t("invoices.pay")}</PayButton>]
+        ]}
       />
-      <Loaded query={invoices}>
-        {(result) =>
-          result.data.length === 0 ? (
-            <p>{t("invoices.none")}</p>
-          ) : (
-            <>
-              <div className="table">
-                <table>
-                  <thead>
-                    <tr>
-                      <th scope="col">{t("invoices.date")}</th>
-                      <th scope="col">{t("invoices.amount")}</th>
-                      <th scope="col">{t("invoices.status")}</th>
-                      <th scope="col">{t("invoices.invoice")}</th>
-                      <th scope="col">{t("invoices.payColumn")}</th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {result.data.map((invoice) => (
-                      <tr key={invoice.uuid}>
-                        <td>{formatDate(invoice.created_at)}</td>
-                        <td>{formatMoney(invoice.amount, invoice.currency)}</td>
-                        <td>
-                          <Status value={invoice.status} />
-                        </td>
-                        <td>
-                          <Link href={`/invoices/${invoice.uuid}`}>{t("invoices.open", { id: invoice.id })}</Link>
-                        </td>
-                        <td>{invoice.status === "pending" && <PayButton uuid={invoice.uuid}>{t("invoices.pay")}</PayButton>}</td>
-                      </tr>
-                    ))}
-                  </tbody>
-                </table>
-              </div>
-              <Pager meta={result.meta} onPage={setPage} />
-            </>
-          )
-        }
-      </Loaded>
     </>
   )
 }
 
 /** The pay flow of an invoice: its gateway's payment page ([D112], [D123]), where the browser goes. */
-const usePay = (uuid: string) =>
-  useMutation({
-    mutationFn: () => call("billing", "paymentUrl", { path: { invoice: uuid } }),
-    onSuccess: (answer) => window.location.assign(answer.url)
-  })
+const paymentUrl = (uuid: string) => call("billing", "paymentUrl", { path: { invoice: uuid } })
+const goPay = (answer: { readonly url: string }) => window.location.assign(answer.url)
+const usePay = (uuid: string) => useMutation({ mutationFn: () => paymentUrl(uuid), onSuccess: goPay })
 
 /** A pending invoice's pay button, with the API's message when it cannot be paid. */
-export const PayButton = ({ uuid, children }: { readonly uuid: string; readonly children: ReactNode }) => {
-  const pay = usePay(uuid)
-  return (
-    <>
-      <button type="button" aria-busy={pay.isPending} disabled={pay.isPending} onClick={() => pay.mutate()}>
-        {children}
-      </button>
-      {pay.error !== null && (
-        <small role="alert" className="form-error">
-          {pay.error instanceof ApiError ? pay.error.message : String(pay.error)}
-        </small>
-      )}
-    </>
-  )
-}
+export const PayButton = ({ uuid, children }: { readonly uuid: string; readonly children: ReactNode }) => (
+  <ActionButton action={() => paymentUrl(uuid)} onDone={goPay}>
+    {children}
+  </ActionButton>
+)
 
 /** One invoice: its lines, pay (the gateway's page), its PDF ([D113]), cancel while pending. */
 export const InvoiceDetail = ({ uuid }: { readonly uuid: string }) => {
@@ -178,9 +133,8 @@ export const InvoiceDetail = ({ uuid }: { readonly uuid: string }) => {
 /** The balance per currency and its ledger ([D109]). */
 export const Balance = () => {
   const { t } = useTranslation()
-  const [page, setPage] = useState(1)
   const balance = useQuery({ queryKey: ["balance"], queryFn: () => call("balance", "getBalance") })
-  const ledger = useQuery({ queryKey: ["ledger", page], queryFn: () => call("balance", "listBalanceTransactions", { urlParams: { page } }) })
+  const ledger = usePaged(["ledger"], (page) => call("balance", "listBalanceTransactions", { urlParams: { page } }))
   return (
     <>
       <h1>{t("balance.title")}</h1>
@@ -201,45 +155,30 @@ export const Balance = () => {
       </Loaded>
       <SavedCards />
       <h2>{t("balance.ledger")}</h2>
-      <Loaded query={ledger}>
-        {(result) =>
-          result.data.length === 0 ? (
-            <p>{t("balance.noTransactions")}</p>
-          ) : (
-            <>
-              <div className="table">
-                <table>
-                  <thead>
-                    <tr>
-                      <th scope="col">{t("invoices.date")}</th>
-                      <th scope="col">{t("balance.reason")}</th>
-                      <th scope="col">{t("invoices.amount")}</th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {result.data.map((row) => (
-                      <tr key={row.id}>
-                        <td>{formatDate(row.created_at)}</td>
-                        <td>
-                          {row.reason}
-                          {row.invoice_uuid !== null && (
-                            <>
-                              {" "}
-                              · <Link href={`/invoices/${row.invoice_uuid}`}>{t("invoices.invoice")}</Link>
-                            </>
-                          )}
-                        </td>
-                        <td>{formatMoney(row.amount, row.currency)}</td>
-                      </tr>
-                    ))}
-                  </tbody>
-                </table>
-              </div>
-              <Pager meta={result.meta} onPage={setPage} />
-            </>
-          )
-        }
-      </Loaded>
+      <PagedTable
+        query={ledger.query}
+        onPage={ledger.setPage}
+        empty={<p>{t("balance.noTransactions")}</p>}
+        rowKey={(row) => row.id}
+        columns={[
+          [t("invoices.date"), (row) => formatDate(row.created_at)],
+          [
+            t("balance.reason"),
+            (row) => (
+              <>
+                {row.reason}
+                {row.invoice_uuid !== null && (
+                  <>
+                    {" "}
+                    · <Link href={`/invoices/${row.invoice_uuid}`}>{t("invoices.invoice")}</Link>
+                  </>
+                )}
+              </>
+            )
+          ],
+          [t("invoices.amount"), (row) => formatMoney(row.amount, row.currency)]
+        ]}
+      />
     </>
   )
 }

@@ -4,7 +4,9 @@ import { useTranslation } from "react-i18next"
 import { call, urlOf } from "../shared/api.ts"
 import type { SuccessOf } from "../shared/api-types.ts"
 import { formatBytes, formatDateTime } from "../shared/format.ts"
-import { ActionButton, CopyText, Field, FormError, Loaded, Select, Submit, useForm } from "../shared/ui.tsx"
+import { ActionButton, Field, Form, Select, useForm } from "../shared/forms.tsx"
+import { Table } from "../shared/lists.tsx"
+import { CopyText, Loaded, Panel } from "../shared/ui.tsx"
 
 const DEVICES = ["devices"] as const
 const PLATFORMS = ["ios", "android", "windows", "macos", "linux", "router", "other"] as const
@@ -30,50 +32,41 @@ export const Devices = () => {
     <>
       <h1>{t("devices.title")}</h1>
       <Loaded query={devices}>
-        {(list) =>
-          list.length === 0 ? (
-            <p>{t("devices.none")}</p>
-          ) : (
-            <div className="table">
-              <table>
-                <thead>
-                  <tr>
-                    <th scope="col">{t("devices.name")}</th>
-                    <th scope="col">{t("devices.platform")}</th>
-                    <th scope="col">{t("devices.presence")}</th>
-                    <th scope="col">{t("devices.usage")}</th>
-                    <th scope="col">
-                      <span className="visually-hidden">{t("devices.actions")}</span>
-                    </th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {list.map((device) => (
-                    <tr key={device.id}>
-                      <td>{device.name}</td>
-                      <td>{t(`platform.${device.platform}`)}</td>
-                      <td>
-                        <span className={device.online ? "online" : "offline"}>{device.online ? t("devices.online") : t("devices.offline")}</span>
-                        {device.last_handshake_at !== null && <small> · {formatDateTime(device.last_handshake_at)}</small>}
-                      </td>
-                      <td>{formatBytes(device.period_bytes)}</td>
-                      <td>
-                        <button
-                          type="button"
-                          className="outline"
-                          aria-expanded={open === device.id}
-                          onClick={() => setOpen(open === device.id ? undefined : device.id)}
-                        >
-                          {t("devices.setUp", { name: device.name })}
-                        </button>
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
-          )
-        }
+        {(list) => (
+          <Table
+            rows={list}
+            rowKey={(device) => device.id}
+            empty={<p>{t("devices.none")}</p>}
+            columns={[
+              [t("devices.name"), (device) => device.name],
+              [t("devices.platform"), (device) => t(`platform.${device.platform}`)],
+              [
+                t("devices.presence"),
+                (device) => (
+                  <>
+                    <span className={device.online ? "online" : "offline"}>{device.online ? t("devices.online") : t("devices.offline")}</span>
+                    {device.last_handshake_at !== null && <small> · {formatDateTime(device.last_handshake_at)}</small>}
+                  </>
+                )
+              ],
+              [t("devices.usage"), (device) => formatBytes(device.period_bytes)],
+              [
+                t("devices.actions"),
+                (device) => (
+                  <button
+                    type="button"
+                    className="outline"
+                    aria-expanded={open === device.id}
+                    onClick={() => setOpen(open === device.id ? undefined : device.id)}
+                  >
+                    {t("devices.setUp", { name: device.name })}
+                  </button>
+                ),
+                { hiddenLabel: true }
+              ]
+            ]}
+          />
+        )}
       </Loaded>
       {created !== undefined && (
         <article role="status">
@@ -84,26 +77,14 @@ export const Devices = () => {
         </article>
       )}
       {open !== undefined && <DevicePanel id={open} onGone={() => setOpen(undefined)} />}
-      <article>
-        <header>
-          <h2>{t("devices.add")}</h2>
-        </header>
-        <form onSubmit={form.onSubmit} noValidate>
+      <Panel title={t("devices.add")}>
+        <Form form={form} submit={t("devices.addButton")}>
           <div className="grid">
-            <Field name="name" label={t("devices.name")} value={form.values.name} onChange={form.set("name")} error={form.fieldError("name")} required />
-            <Select
-              name="platform"
-              label={t("devices.platform")}
-              value={form.values.platform}
-              onChange={form.set("platform")}
-              options={PLATFORMS.map((p) => [p, t(`platform.${p}`)] as const)}
-              error={form.fieldError("platform")}
-            />
+            <Field {...form.field("name")} label={t("devices.name")} required />
+            <Select {...form.field("platform")} label={t("devices.platform")} options={PLATFORMS.map((p) => [p, t(`platform.${p}`)] as const)} />
           </div>
-          <FormError message={form.formError} />
-          <Submit pending={form.pending}>{t("devices.addButton")}</Submit>
-        </form>
-      </article>
+        </Form>
+      </Panel>
     </>
   )
 }
@@ -158,33 +139,19 @@ const DevicePanel = ({ id, onGone }: { readonly id: number; readonly onGone: () 
             }
           </Loaded>
           <SubscriptionLink device={d} />
-          {d.servers.length > 0 && (
-            <div className="table">
-              <table>
-                <caption>{t("devices.perServer")}</caption>
-                <thead>
-                  <tr>
-                    <th scope="col">{t("devices.server")}</th>
-                    <th scope="col">{t("devices.address")}</th>
-                    <th scope="col">{t("devices.lastHandshake")}</th>
-                    <th scope="col">{t("devices.received")}</th>
-                    <th scope="col">{t("devices.sent")}</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {d.servers.map((s) => (
-                    <tr key={s.server_id}>
-                      <td>{s.server_name}</td>
-                      <td>{s.address ?? "—"}</td>
-                      <td>{formatDateTime(s.last_handshake_at)}</td>
-                      <td>{formatBytes(s.rx_bytes)}</td>
-                      <td>{formatBytes(s.tx_bytes)}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
-          )}
+          <Table
+            rows={d.servers}
+            rowKey={(s) => s.server_id}
+            caption={t("devices.perServer")}
+            empty={null}
+            columns={[
+              [t("devices.server"), (s) => s.server_name],
+              [t("devices.address"), (s) => s.address ?? "—"],
+              [t("devices.lastHandshake"), (s) => formatDateTime(s.last_handshake_at)],
+              [t("devices.received"), (s) => formatBytes(s.rx_bytes)],
+              [t("devices.sent"), (s) => formatBytes(s.tx_bytes)]
+            ]}
+          />
           <footer className="actions">
             <ActionButton
               className="secondary"
@@ -281,33 +248,19 @@ const SubscriptionLink = ({ device }: { readonly device: Device }) => {
         </div>
       )}
       <Loaded query={fetches}>
-        {(list) =>
-          list.length === 0 ? (
-            <p>{t("devices.fetchesNone")}</p>
-          ) : (
-            <div className="table">
-              <table>
-                <caption>{t("devices.fetches")}</caption>
-                <thead>
-                  <tr>
-                    <th scope="col">{t("devices.fetchedAt")}</th>
-                    <th scope="col">{t("devices.address")}</th>
-                    <th scope="col">{t("devices.userAgent")}</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {list.map((f, i) => (
-                    <tr key={`${f.at}-${i}`}>
-                      <td>{formatDateTime(f.at)}</td>
-                      <td>{f.address ?? "—"}</td>
-                      <td>{f.user_agent ?? "—"}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
-          )
-        }
+        {(list) => (
+          <Table
+            rows={list.map((f, i) => ({ ...f, key: `${f.at}-${i}` }))}
+            rowKey={(f) => f.key}
+            caption={t("devices.fetches")}
+            empty={<p>{t("devices.fetchesNone")}</p>}
+            columns={[
+              [t("devices.fetchedAt"), (f) => formatDateTime(f.at)],
+              [t("devices.address"), (f) => f.address ?? "—"],
+              [t("devices.userAgent"), (f) => f.user_agent ?? "—"]
+            ]}
+          />
+        )}
       </Loaded>
     </section>
   )

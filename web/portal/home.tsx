@@ -19,14 +19,7 @@ export const Home = () => {
         <section className="hero">
           <h1>{t("home.title")}</h1>
           <p>{t("home.lead")}</p>
-          <p>
-            <Link href="/sign-up" role="button">
-              {t("nav.signUp")}
-            </Link>{" "}
-            <Link href="/plans" role="button" className="secondary">
-              {t("nav.plans")}
-            </Link>
-          </p>
+          <ButtonLinks first={["/sign-up", t("nav.signUp")]} second={["/plans", t("nav.plans")]} />
         </section>
       </>
     )
@@ -69,14 +62,19 @@ const Overview = ({ name }: { readonly name: string }) => {
           <Link href="/usage">{t("home.details")}</Link>
         </article>
       </div>
-      <p>
-        <Link href="/devices" role="button">
-          {t("home.addDevice")}
-        </Link>{" "}
-        <Link href="/support" role="button" className="secondary">
-          {t("nav.support")}
-        </Link>
-      </p>
+      <ButtonLinks first={["/devices", t("home.addDevice")]} second={["/support", t("nav.support")]} />
     </>
   )
 }
+
+/** Two links shown as buttons, the second one secondary. */
+const ButtonLinks = (props: { readonly first: readonly [href: string, label: string]; readonly second: readonly [href: string, label: string] }) => (
+  <p>
+    <Link href={props.first[0]} role="button">
+      {props.first[1]}
+    </Link>{" "}
+    <Link href={props.second[0]} role="button" className="secondary">
+      {props.second[1]}
+    </Link>
+  </p>
+)

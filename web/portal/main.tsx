@@ -4,14 +4,13 @@
  */
 import "@picocss/pico/css/pico.min.css"
 import "../shared/style.css"
-import { QueryClientProvider, useQueryClient } from "@tanstack/react-query"
-import { type ReactNode, StrictMode, useEffect } from "react"
-import { createRoot } from "react-dom/client"
+import { useQueryClient } from "@tanstack/react-query"
+import { type ReactNode, useEffect } from "react"
 import { useTranslation } from "react-i18next"
-import { Link, Redirect, Route, Switch, useLocation } from "wouter"
-import { initI18n, isLocale, type Locale } from "../shared/i18n.ts"
-import { chooseLocale, makeQueryClient, sessionLocale, SESSION_KEY, signOut, type User, useSession } from "../shared/session.ts"
-import { LanguageSwitch } from "../shared/ui.tsx"
+import { Redirect, Route, Switch, useLocation } from "wouter"
+import type { Locale } from "../shared/i18n.ts"
+import { chooseLocale, SESSION_KEY, sessionLocale, type User, useSession } from "../shared/session.ts"
+import { AppShell, mount, NavLinks, NotFound, SignOutButton } from "../shared/shell.tsx"
 import { Account } from "./account.tsx"
 import { ForgotPassword, SignIn, SignUp, VerifyNotice } from "./auth.tsx"
 import { Balance, InvoiceDetail, Invoices } from "./billing.tsx"
@@ -25,8 +24,6 @@ import { Usage } from "./usage.tsx"
 
 // [D125]: what Telegram put after `#` (a Mini App's initData, its login page's answer), before the router reads the address
 captureTelegramLaunch()
-initI18n()
-const queryClient = makeQueryClient()
 
 /** The user's language ([D120]) once signed in; the switch changes it for the account too. */
 const useUserLocale = (user: User | null | undefined) => {
@@ -35,7 +32,7 @@ const useUserLocale = (user: User | null | undefined) => {
 }
 
 const Shell = ({ children }: { readonly children: ReactNode }) => {
-  const { t, i18n } = useTranslation()
+  const { t } = useTranslation()
   const session = useSession()
   const user = session.data
   const client = useQueryClient()
@@ -43,91 +40,41 @@ const Shell = ({ children }: { readonly children: ReactNode }) => {
   useUserLocale(user)
   // [D120]: the account's language follows the switch (mails, PDFs, pages)
   const changeLocale = (locale: Locale) => void chooseLocale(client, locale).catch(() => undefined)
-  return (
+  const links = user ? (
     <>
-      <a className="skip" href="#main">
-        {t("nav.skip")}
-      </a>
-      <header className="container">
-        <nav aria-label={t("nav.main")}>
-          <ul>
-            <li>
-              <Link href="/" className="brand">
-                {t("app.name")}
-              </Link>
-            </li>
-          </ul>
-          <ul className="nav-links">
-            {user ? (
-              <>
-                <li>
-                  <Link href="/plans">{t("nav.plans")}</Link>
-                </li>
-                <li>
-                  <Link href="/service">{t("nav.service")}</Link>
-                </li>
-                <li>
-                  <Link href="/devices">{t("nav.devices")}</Link>
-                </li>
-                <li>
-                  <Link href="/usage">{t("nav.usage")}</Link>
-                </li>
-                <li>
-                  <Link href="/invoices">{t("nav.invoices")}</Link>
-                </li>
-                <li>
-                  <Link href="/balance">{t("nav.balance")}</Link>
-                </li>
-                <li>
-                  <Link href="/support">{t("nav.support")}</Link>
-                </li>
-                <li>
-                  <Link href="/account">{t("nav.account")}</Link>
-                </li>
-                <li>
-                  <button
-                    type="button"
-                    className="secondary outline"
-                    onClick={async () => {
-                      await signOut().catch(() => undefined)
-                      client.setQueryData(SESSION_KEY, null)
-                      client.removeQueries({ predicate: (q) => q.queryKey[0] !== SESSION_KEY[0] })
-                      navigate("/sign-in")
-                    }}
-                  >
-                    {t("nav.signOut")}
-                  </button>
-                </li>
-              </>
-            ) : (
-              <>
-                <li>
-                  <Link href="/plans">{t("nav.plans")}</Link>
-                </li>
-                <li>
-                  <Link href="/faq">{t("nav.faq")}</Link>
-                </li>
-                <li>
-                  <Link href="/sign-in">{t("nav.signIn")}</Link>
-                </li>
-                <li>
-                  <Link href="/sign-up">{t("nav.signUp")}</Link>
-                </li>
-              </>
-            )}
-            <li>
-              <LanguageSwitch value={isLocale(i18n.language) ? i18n.language : "en"} onChange={changeLocale} />
-            </li>
-          </ul>
-        </nav>
-      </header>
-      <main id="main" className="container">
-        {children}
-      </main>
-      <footer className="container">
-        <small>{t("app.footer")}</small>
-      </footer>
+      <NavLinks
+        links={[
+          ["/plans", t("nav.plans")],
+          ["/service", t("nav.service")],
+          ["/devices", t("nav.devices")],
+          ["/usage", t("nav.usage")],
+          ["/invoices", t("nav.invoices")],
+          ["/balance", t("nav.balance")],
+          ["/support", t("nav.support")],
+          ["/account", t("nav.account")]
+        ]}
+      />
+      <SignOutButton
+        then={(c) => {
+          c.removeQueries({ predicate: (q) => q.queryKey[0] !== SESSION_KEY[0] })
+          navigate("/sign-in")
+        }}
+      />
     </>
+  ) : (
+    <NavLinks
+      links={[
+        ["/plans", t("nav.plans")],
+        ["/faq", t("nav.faq")],
+        ["/sign-in", t("nav.signIn")],
+        ["/sign-up", t("nav.signUp")]
+      ]}
+    />
+  )
+  return (
+    <AppShell brand={t("app.name")} links={links} onLocale={changeLocale} footer={t("app.footer")}>
+      {children}
+    </AppShell>
   )
 }
 
@@ -140,113 +87,37 @@ const Private = ({ children }: { readonly children: ReactNode }) => {
   return <>{children}</>
 }
 
-const NotFound = () => {
+const guarded = (page: ReactNode) => <Private>{page}</Private>
+
+const App = () => {
   const { t } = useTranslation()
   return (
-    <article>
-      <h1>{t("notFound.title")}</h1>
-      <p>{t("notFound.text")}</p>
-      <Link href="/">{t("notFound.home")}</Link>
-    </article>
+    <Shell>
+      <Switch>
+        <Route path="/" component={Home} />
+        <Route path="/sign-in" component={SignIn} />
+        <Route path={TELEGRAM_ROUTE} component={TelegramSignIn} />
+        <Route path="/sign-up" component={SignUp} />
+        <Route path="/forgot-password" component={ForgotPassword} />
+        <Route path="/plans" component={Plans} />
+        <Route path="/faq" component={Faq} />
+        <Route path="/verify">{guarded(<VerifyNotice />)}</Route>
+        <Route path="/checkout/:plan/:cycle">{(p) => guarded(<Checkout plan={Number(p.plan)} cycle={Number(p.cycle)} />)}</Route>
+        <Route path="/service">{guarded(<Service />)}</Route>
+        <Route path="/devices">{guarded(<Devices />)}</Route>
+        <Route path="/usage">{guarded(<Usage />)}</Route>
+        <Route path="/invoices">{guarded(<Invoices />)}</Route>
+        <Route path="/invoices/:uuid">{(p) => guarded(<InvoiceDetail uuid={p.uuid} />)}</Route>
+        <Route path="/balance">{guarded(<Balance />)}</Route>
+        <Route path="/support">{guarded(<Tickets />)}</Route>
+        <Route path="/support/:id">{(p) => guarded(<Ticket id={Number(p.id)} />)}</Route>
+        <Route path="/account">{guarded(<Account />)}</Route>
+        <Route>
+          <NotFound home={t("notFound.home")} />
+        </Route>
+      </Switch>
+    </Shell>
   )
 }
 
-const App = () => (
-  <Shell>
-    <Switch>
-      <Route path="/">
-        <Home />
-      </Route>
-      <Route path="/sign-in">
-        <SignIn />
-      </Route>
-      <Route path={TELEGRAM_ROUTE}>
-        <TelegramSignIn />
-      </Route>
-      <Route path="/sign-up">
-        <SignUp />
-      </Route>
-      <Route path="/forgot-password">
-        <ForgotPassword />
-      </Route>
-      <Route path="/plans">
-        <Plans />
-      </Route>
-      <Route path="/faq">
-        <Faq />
-      </Route>
-      <Route path="/verify">
-        <Private>
-          <VerifyNotice />
-        </Private>
-      </Route>
-      <Route path="/checkout/:plan/:cycle">
-        {(p) => (
-          <Private>
-            <Checkout plan={Number(p.plan)} cycle={Number(p.cycle)} />
-          </Private>
-        )}
-      </Route>
-      <Route path="/service">
-        <Private>
-          <Service />
-        </Private>
-      </Route>
-      <Route path="/devices">
-        <Private>
-          <Devices />
-        </Private>
-      </Route>
-      <Route path="/usage">
-        <Private>
-          <Usage />
-        </Private>
-      </Route>
-      <Route path="/invoices">
-        <Private>
-          <Invoices />
-        </Private>
-      </Route>
-      <Route path="/invoices/:uuid">
-        {(p) => (
-          <Private>
-            <InvoiceDetail uuid={p.uuid} />
-          </Private>
-        )}
-      </Route>
-      <Route path="/balance">
-        <Private>
-          <Balance />
-        </Private>
-      </Route>
-      <Route path="/support">
-        <Private>
-          <Tickets />
-        </Private>
-      </Route>
-      <Route path="/support/:id">
-        {(p) => (
-          <Private>
-            <Ticket id={Number(p.id)} />
-          </Private>
-        )}
-      </Route>
-      <Route path="/account">
-        <Private>
-          <Account />
-        </Private>
-      </Route>
-      <Route>
-        <NotFound />
-      </Route>
-    </Switch>
-  </Shell>
-)
-
-createRoot(document.getElementById("root")!).render(
-  <StrictMode>
-    <QueryClientProvider client={queryClient}>
-      <App />
-    </QueryClientProvider>
-  </StrictMode>
-)
+mount(<App />)

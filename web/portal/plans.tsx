@@ -4,8 +4,9 @@ import { useTranslation } from "react-i18next"
 import { Link, useLocation } from "wouter"
 import { ApiError, call } from "../shared/api.ts"
 import { formatMoney } from "../shared/format.ts"
+import { Field, FormError, Select, Submit, useForm } from "../shared/forms.tsx"
 import { useSession } from "../shared/session.ts"
-import { Field, FormError, Loaded, Select, Submit, useForm } from "../shared/ui.tsx"
+import { Loaded } from "../shared/ui.tsx"
 
 type Plan = Awaited<ReturnType<typeof listPlans>>[number]
 const listPlans = () => call("catalog", "listPlans")

@@ -4,7 +4,9 @@ import { useTranslation } from "react-i18next"
 import { Link, useLocation } from "wouter"
 import { ApiError, call } from "../shared/api.ts"
 import { formatDate, formatMoney } from "../shared/format.ts"
-import { ActionButton, FormError, Loaded, Select, Status } from "../shared/ui.tsx"
+import { ActionButton, FormError, Select } from "../shared/forms.tsx"
+import { Table } from "../shared/lists.tsx"
+import { Loaded, Panel, Status } from "../shared/ui.tsx"
 import { GraceBanner } from "./billing.tsx"
 
 const CURRENT = ["service", "current"] as const
@@ -88,32 +90,23 @@ export const Service = () => {
       <h2>{t("service.history")}</h2>
       <Loaded query={history}>
         {(list) => (
-          <div className="table">
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">{t("service.plan")}</th>
-                  <th scope="col">{t("service.status")}</th>
-                  <th scope="col">{t("service.started")}</th>
-                  <th scope="col">{t("service.expiresAt")}</th>
-                </tr>
-              </thead>
-              <tbody>
-                {list.map((s) => (
-                  <tr key={s.id}>
-                    <td>
-                      {s.plan.name} · {s.cycle.name}
-                    </td>
-                    <td>
-                      <Status value={s.status} />
-                    </td>
-                    <td>{formatDate(s.starts_at)}</td>
-                    <td>{formatDate(s.expires_at)}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <Table
+            rows={list}
+            rowKey={(s) => s.id}
+            columns={[
+              [
+                t("service.plan"),
+                (s) => (
+                  <>
+                    {s.plan.name} · {s.cycle.name}
+                  </>
+                )
+              ],
+              [t("service.status"), (s) => <Status value={s.status} />],
+              [t("service.started"), (s) => formatDate(s.starts_at)],
+              [t("service.expiresAt"), (s) => formatDate(s.expires_at)]
+            ]}
+          />
         )}
       </Loaded>
     </>
@@ -169,10 +162,7 @@ const ChangePlan = ({ service }: { readonly service: number }) => {
   })
   const quoteError = quote.error instanceof ApiError ? (Object.values(quote.error.errors)[0]?.[0] ?? quote.error.message) : undefined
   return (
-    <article>
-      <header>
-        <h2>{t("change.title")}</h2>
-      </header>
+    <Panel title={t("change.title")}>
       <div className="grid">
         <Select
           name="plan"
@@ -192,11 +182,7 @@ const ChangePlan = ({ service }: { readonly service: number }) => {
           options={[["", t("change.pick")], ...(cycles.data ?? []).map((c) => [String(c.id), `${c.name} · ${formatMoney(c.price, c.currency)}`] as const)]}
         />
       </div>
-      {quoteError !== undefined && (
-        <p role="alert" className="form-error">
-          {quoteError}
-        </p>
-      )}
+      <FormError message={quoteError} />
       {quote.data && (
         <>
           <p>
@@ -211,6 +197,6 @@ const ChangePlan = ({ service }: { readonly service: number }) => {
           </button>
         </>
       )}
-    </article>
+    </Panel>
   )
 }

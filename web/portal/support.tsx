@@ -3,7 +3,9 @@ import { useTranslation } from "react-i18next"
 import { Link, useLocation } from "wouter"
 import { call } from "../shared/api.ts"
 import { formatDateTime } from "../shared/format.ts"
-import { ActionButton, Field, FormError, Loaded, Status, Submit, useForm } from "../shared/ui.tsx"
+import { ActionButton, Field, Form, useForm } from "../shared/forms.tsx"
+import { Table } from "../shared/lists.tsx"
+import { Loaded, Panel, Status } from "../shared/ui.tsx"
 
 const TICKETS = ["tickets"] as const
 
@@ -24,63 +26,25 @@ export const Tickets = () => {
         <Link href="/faq">{t("support.faqLink")}</Link>
       </p>
       <Loaded query={tickets}>
-        {(list) =>
-          list.length === 0 ? (
-            <p>{t("support.none")}</p>
-          ) : (
-            <div className="table">
-              <table>
-                <thead>
-                  <tr>
-                    <th scope="col">{t("support.subject")}</th>
-                    <th scope="col">{t("support.status")}</th>
-                    <th scope="col">{t("support.lastReply")}</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {list.map((ticket) => (
-                    <tr key={ticket.id}>
-                      <td>
-                        <Link href={`/support/${ticket.id}`}>{ticket.subject}</Link>
-                      </td>
-                      <td>
-                        <Status value={ticket.status} />
-                      </td>
-                      <td>{formatDateTime(ticket.last_reply_at)}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
-          )
-        }
+        {(list) => (
+          <Table
+            rows={list}
+            rowKey={(ticket) => ticket.id}
+            empty={<p>{t("support.none")}</p>}
+            columns={[
+              [t("support.subject"), (ticket) => <Link href={`/support/${ticket.id}`}>{ticket.subject}</Link>],
+              [t("support.status"), (ticket) => <Status value={ticket.status} />],
+              [t("support.lastReply"), (ticket) => formatDateTime(ticket.last_reply_at)]
+            ]}
+          />
+        )}
       </Loaded>
-      <article>
-        <header>
-          <h2>{t("support.new")}</h2>
-        </header>
-        <form onSubmit={form.onSubmit} noValidate>
-          <Field
-            name="subject"
-            label={t("support.subject")}
-            value={form.values.subject}
-            onChange={form.set("subject")}
-            error={form.fieldError("subject")}
-            required
-          />
-          <Field
-            name="message"
-            label={t("support.message")}
-            multiline
-            value={form.values.message}
-            onChange={form.set("message")}
-            error={form.fieldError("message")}
-            required
-          />
-          <FormError message={form.formError} />
-          <Submit pending={form.pending}>{t("support.send")}</Submit>
-        </form>
-      </article>
+      <Panel title={t("support.new")}>
+        <Form form={form} submit={t("support.send")}>
+          <Field {...form.field("subject")} label={t("support.subject")} required />
+          <Field {...form.field("message")} label={t("support.message")} multiline required />
+        </Form>
+      </Panel>
     </>
   )
 }
@@ -116,19 +80,9 @@ export const Ticket = ({ id }: { readonly id: number }) => {
               </li>
             ))}
           </ol>
-          <form onSubmit={form.onSubmit} noValidate>
-            <Field
-              name="message"
-              label={t("support.reply")}
-              multiline
-              value={form.values.message}
-              onChange={form.set("message")}
-              error={form.fieldError("message")}
-              required
-            />
-            <FormError message={form.formError} />
-            <Submit pending={form.pending}>{t("support.send")}</Submit>
-          </form>
+          <Form form={form} submit={t("support.send")}>
+            <Field {...form.field("message")} label={t("support.reply")} multiline required />
+          </Form>
           {tk.status !== "closed" && (
             <ActionButton className="secondary outline" action={() => call("support", "closeTicket", { path: { ticket: id } })} invalidate={[key, TICKETS]}>
               {t("support.close")}

@@ -14,11 +14,12 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query"
 import { useEffect, useRef, useState } from "react"
 import { useTranslation } from "react-i18next"
 import { Link, useLocation } from "wouter"
-import { ApiError, call } from "../shared/api.ts"
+import { ApiError, call, errorMessage } from "../shared/api.ts"
 import type { RequestOf } from "../shared/api-types.ts"
 import { formatDateTime } from "../shared/format.ts"
+import { ActionButton, Field, FormError, Submit } from "../shared/forms.tsx"
 import { SESSION_KEY, signInWithTelegram, signInWithTelegramWebApp, type User, useSession } from "../shared/session.ts"
-import { ActionButton, Field, FormError, Loaded, Submit } from "../shared/ui.tsx"
+import { Loaded } from "../shared/ui.tsx"
 
 type WidgetFields = RequestOf<"telegram", "telegramSignIn">["payload"]
 
@@ -286,7 +287,7 @@ export const TelegramAccount = () => {
                   {t("telegram.notifications")}
                 </label>
               )}
-              {notify.error !== null && <FormError message={notify.error instanceof ApiError ? notify.error.message : String(notify.error)} />}
+              <FormError message={notify.error === null ? undefined : errorMessage(notify.error)} />
               <div className="actions">
                 <ActionButton
                   className="secondary outline"
@@ -319,7 +320,7 @@ export const TelegramAccount = () => {
                   </p>
                 </div>
               )}
-              <FormError message={link.error === null ? undefined : link.error instanceof ApiError ? link.error.message : String(link.error)} />
+              <FormError message={link.error === null ? undefined : errorMessage(link.error)} />
             </>
           )
         }

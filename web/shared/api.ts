@@ -21,6 +21,9 @@ export class ApiError extends Error {
   }
 }
 
+/** What a failed call says to a person: the API's message, else the error's text. */
+export const errorMessage = (error: unknown) => (error instanceof ApiError ? error.message : String(error))
+
 export const csrfToken = () => {
   for (const part of document.cookie.split(";")) {
     const [name, ...rest] = part.trim().split("=")
