@@ -11,7 +11,7 @@ import { Ok } from "../http/Envelope.ts"
 import { errorEnvelope } from "../http/Errors.ts"
 import { Body, boolean, IdParam, integer, label, oneOf, string } from "../platform/Fields.ts"
 import { Plan, PromoCode, PromoInvalid, PromoValidation, PublicCycle, PublicPlan, QUOTA_ACTIONS, USAGE_RESETS } from "./Domain.ts"
-import { parseCents } from "./Money.ts"
+import { formatCents, parseCents } from "./Money.ts"
 
 // ---- resources -----------------------------------------------------------------------
 
@@ -45,7 +45,12 @@ export const Promo = Schema.Struct({
  * A field checked by hand, so that a union (a nullable integer, a number-or-string amount)
  * fails with one message instead of one per member.
  */
-const checked = <A, I>(target: Schema.Schema<A, I>, parse: (input: unknown) => Either.Either<A, string>, jsonSchema: object) =>
+const checked = <A, I>(
+  target: Schema.Schema<A, I>,
+  parse: (input: unknown) => Either.Either<A, string>,
+  jsonSchema: object,
+  toWire: (value: A) => unknown = (value) => value
+) =>
   Schema.transformOrFail(Schema.Unknown, Schema.typeSchema(target), {
     strict: true,
     decode: (input, _, ast) =>
@@ -53,7 +58,7 @@ const checked = <A, I>(target: Schema.Schema<A, I>, parse: (input: unknown) => E
         onLeft: (message) => ParseResult.fail(new ParseResult.Type(ast, input, message)),
         onRight: ParseResult.succeed
       }),
-    encode: ParseResult.succeed
+    encode: (value) => ParseResult.succeed(toWire(value))
   }).annotations({ jsonSchema })
 
 /** An integer or null (null clears it, e.g. "no speed limit"). */
@@ -72,7 +77,10 @@ const nullableInteger = (field: string, min: number, max = 2_147_483_647) =>
     { type: ["integer", "null"], minimum: min, maximum: max }
   )
 
-/** An amount as a decimal string ("9.99") or a JSON number, at most two decimals; in cents. */
+/**
+ * An amount as a decimal string ("9.99") or a JSON number, at most two decimals; in cents. A typed
+ * client sends its cents back as the decimal string (`999` as `"9.99"`).
+ */
 const amount = (field: string) =>
   checked(
     Schema.Number,
@@ -90,7 +98,8 @@ const amount = (field: string) =>
         { type: "string", pattern: "^\\d{1,10}(\\.\\d{1,2})?$", examples: ["9.99"] },
         { type: "number", minimum: 0, examples: [9.99] }
       ]
-    }
+    },
+    formatCents
   )
 
 /** An ISO 8601 timestamp or null. */

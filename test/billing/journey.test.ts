@@ -33,7 +33,7 @@ const plan = async (fields: { name?: string; trial_days?: number } = {}) => {
       payload: { name: "Pro", description: "Fast", bandwidth_limit_gb: 500, speed_limit_mbps: 100, trial_days: 0, is_active: true, ...fields }
     })
   )
-  const c = await ok(staff.catalogAdmin.createCycle({ path: { plan: p.id }, payload: { name: "Monthly", duration_days: 30, price: 19.99, currency: "EUR" } }))
+  const c = await ok(staff.catalogAdmin.createCycle({ path: { plan: p.id }, payload: { name: "Monthly", duration_days: 30, price: 1999, currency: "EUR" } }))
   return { planId: p.id, cycleId: c.id }
 }
 
@@ -45,7 +45,7 @@ const usesOf = async (code: string) => {
 describe("the whole flow through the API", () => {
   test("admin plan and cycle, order with a promo, pay page, signed webhook: active service and paid invoice", async () => {
     const { cycleId, planId } = await plan()
-    await ok(staff.catalogAdmin.createPromo({ payload: { code: "SPRING25", type: "percentage", value: 25, max_uses: 10 } }))
+    await ok(staff.catalogAdmin.createPromo({ payload: { code: "SPRING25", type: "percentage", value: 2500, max_uses: 10 } }))
     const user = await app.createUser()
     const me = await typedClient(app, { token: user.token })
 
@@ -188,7 +188,7 @@ describe("trial, renewal and payments [D35] [D80]", () => {
 describe("admin invoices and promo uses [D33] [D70]", () => {
   test("an invoice created cancelled holds no promo use; one created pending does", async () => {
     const { cycleId, planId } = await plan({ name: "Promo" })
-    await ok(staff.catalogAdmin.createPromo({ payload: { code: "ADMIN10", type: "fixed", value: 10, max_uses: 5 } }))
+    await ok(staff.catalogAdmin.createPromo({ payload: { code: "ADMIN10", type: "fixed", value: 1000, max_uses: 5 } }))
     const user = await app.createUser()
     const cancelled = await ok(
       staff.billingAdmin.createInvoice({ path: { user: user.id }, payload: { plan_id: planId, cycle_id: cycleId, status: "cancelled", promo_code: "ADMIN10" } })

@@ -15,7 +15,12 @@ afterAll(() => app.dispose())
 
 const planWithCycle = async (name: string, price: number) => {
   const plan = await ok(admin.catalogAdmin.createPlan({ payload: { name, bandwidth_limit_gb: 100 } }))
-  const cycle = await ok(admin.catalogAdmin.createCycle({ path: { plan: plan.id }, payload: { name: "Monthly", duration_days: 30, price, currency: "EUR" } }))
+  const cycle = await ok(
+    admin.catalogAdmin.createCycle({
+      path: { plan: plan.id },
+      payload: { name: "Monthly", duration_days: 30, price: Math.round(price * 100), currency: "EUR" }
+    })
+  )
   return { plan, cycle }
 }
 

@@ -176,7 +176,7 @@ describe("POST /v1/admin/plans/{plan}/cycles", () => {
     })
     // a JSON number through the typed client (its payload sends the number as is), the declared 201 answer
     const number = await ok(
-      staff.catalogAdmin.createCycle({ path: { plan: plan.id }, payload: { name: "Weekly", duration_days: 7, price: 0.1, currency: "eur" } })
+      staff.catalogAdmin.createCycle({ path: { plan: plan.id }, payload: { name: "Weekly", duration_days: 7, price: 10, currency: "eur" } })
     )
     expect(number).toMatchObject({ price: "0.10", currency: "EUR" })
     const [row] = await app.sql<{ price: string }>`select price::text as price from billing_cycles where id = ${number.id}`
@@ -210,7 +210,7 @@ describe("POST /v1/admin/plans/{plan}/cycles", () => {
 
   test("an unknown plan is 404", async () => {
     const missing = await fails(
-      staff.catalogAdmin.createCycle({ path: { plan: 999999 }, payload: { name: "M", duration_days: 30, price: 1, currency: "USD" } })
+      staff.catalogAdmin.createCycle({ path: { plan: 999999 }, payload: { name: "M", duration_days: 30, price: 100, currency: "USD" } })
     )
     expect(missing._tag).toBe("NotFound")
   })
@@ -239,12 +239,12 @@ describe("POST /v1/admin/promos [D33]", () => {
       }
     })
     // the declared 201 answer; `value` decodes from the JSON number 10 to "10.00"
-    const fixed = await ok(staff.catalogAdmin.createPromo({ payload: { code: "TENOFF", type: "fixed", value: 10 } }))
+    const fixed = await ok(staff.catalogAdmin.createPromo({ payload: { code: "TENOFF", type: "fixed", value: 1000 } }))
     expect(fixed).toMatchObject({ value: "10.00", expires_at: null, max_uses: null, plan_ids: [] })
   })
 
   test("a code taken case-insensitively is 422 errors.code", async () => {
-    await ok(staff.catalogAdmin.createPromo({ payload: { code: "Taken", type: "fixed", value: 1 } }))
+    await ok(staff.catalogAdmin.createPromo({ payload: { code: "Taken", type: "fixed", value: 100 } }))
     const res = await app.post("/v1/admin/promos", { token: admin.token, body: { code: "TAKEN", type: "fixed", value: 2 } })
     expect(res.status).toBe(422)
     expect(res.body).toEqual({

@@ -164,7 +164,7 @@ describe("GET /v1/plan/cycles/{cycle} [D31]", () => {
     const staff = admin.client
     const temp = await ok(staff.catalogAdmin.createPlan({ payload: { name: "Temporary" } }))
     const c = await ok(
-      staff.catalogAdmin.createCycle({ path: { plan: temp.id }, payload: { name: "Monthly", duration_days: 30, price: 9.99, currency: "USD" } })
+      staff.catalogAdmin.createCycle({ path: { plan: temp.id }, payload: { name: "Monthly", duration_days: 30, price: 999, currency: "USD" } })
     )
     expect((await ok(anyone.catalog.getCycle({ path: { cycle: c.id } }))).plan).toEqual({ id: temp.id, name: "Temporary" })
     const off = await ok(staff.catalogAdmin.updatePlan({ path: { plan: temp.id }, payload: { is_active: false } }))

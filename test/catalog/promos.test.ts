@@ -127,7 +127,7 @@ describe("invalid codes [D33]", () => {
 
   test("a code past expires_at is invalid (clock moved)", async () => {
     const now = app.clock.get()
-    await ok(admin.client.catalogAdmin.createPromo({ payload: { code: "SOON", type: "fixed", value: 1, expires_at: new Date(now.getTime() + 3_600_000) } }))
+    await ok(admin.client.catalogAdmin.createPromo({ payload: { code: "SOON", type: "fixed", value: 100, expires_at: new Date(now.getTime() + 3_600_000) } }))
     const visitor = await guest()
     expect((await ok(visitor.catalog.validatePromo({ payload: { code: "SOON", plan_id: basic.id, cycle_id: monthly.id } }))).code).toBe("SOON")
     app.clock.advance(3_600_000)
@@ -137,7 +137,7 @@ describe("invalid codes [D33]", () => {
   })
 
   test("validation counts no use; a used-up code (uses = max_uses) is invalid", async () => {
-    const promo = await ok(admin.client.catalogAdmin.createPromo({ payload: { code: "TWICE", type: "percentage", value: 10, max_uses: 2 } }))
+    const promo = await ok(admin.client.catalogAdmin.createPromo({ payload: { code: "TWICE", type: "percentage", value: 1000, max_uses: 2 } }))
     for (let i = 0; i < 3; i++) {
       const visitor = await guest()
       expect((await ok(visitor.catalog.validatePromo({ payload: { code: "TWICE", plan_id: basic.id, cycle_id: monthly.id } }))).code).toBe("TWICE")

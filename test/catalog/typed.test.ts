@@ -24,7 +24,7 @@ test("admin creates and updates a plan with a cycle; the public lists and reads 
   const cycle = await ok(
     client.catalogAdmin.createCycle({
       path: { plan: plan.id },
-      payload: { name: "Quarterly", duration_days: 90, price: 24.5, currency: "eur" }
+      payload: { name: "Quarterly", duration_days: 90, price: 2450, currency: "eur" }
     })
   )
   expect(cycle).toEqual({ id: cycle.id, name: "Quarterly", duration_days: 90, price: "24.50", currency: "EUR" })
@@ -54,10 +54,10 @@ test("admin creates a promo; validation gives the discounted price [D32] [D33]",
   const client = await typedClient(app, { token: admin.token })
   const plan = await ok(client.catalogAdmin.createPlan({ payload: { name: "Promo Plan" } }))
   const cycle = await ok(
-    client.catalogAdmin.createCycle({ path: { plan: plan.id }, payload: { name: "Monthly", duration_days: 30, price: 10, currency: "USD" } })
+    client.catalogAdmin.createCycle({ path: { plan: plan.id }, payload: { name: "Monthly", duration_days: 30, price: 1000, currency: "USD" } })
   )
   const code = `TYPED${Date.now().toString(36).toUpperCase()}`
-  const promo = await ok(client.catalogAdmin.createPromo({ payload: { code, type: "percentage", value: 25, plan_ids: [plan.id] } }))
+  const promo = await ok(client.catalogAdmin.createPromo({ payload: { code, type: "percentage", value: 2500, plan_ids: [plan.id] } }))
   expect(promo).toMatchObject({ code, type: "percentage", value: "25.00", plan_ids: [plan.id], expires_at: null })
 
   const anonymous = await typedClient(app, { headers: freshAddress() })

@@ -192,12 +192,12 @@ describe("the agent shapes what GET /v1/node/peers says [D103]", () => {
     const staff = await typedClient(app, { token: (await app.createUser({ role: "admin" })).token })
     const made = await ok(staff.catalogAdmin.createPlan({ payload: { name: "Ten", speed_limit_mbps: 10 } }))
     const cycle10 = await ok(
-      staff.catalogAdmin.createCycle({ path: { plan: made.id }, payload: { name: "Monthly", duration_days: 30, price: 5, currency: "USD" } })
+      staff.catalogAdmin.createCycle({ path: { plan: made.id }, payload: { name: "Monthly", duration_days: 30, price: 500, currency: "USD" } })
     )
     const limited = { planId: made.id, cycleId: cycle10.id }
     const open = await ok(staff.catalogAdmin.createPlan({ payload: { name: "Open" } }))
     const cycleOpen = await ok(
-      staff.catalogAdmin.createCycle({ path: { plan: open.id }, payload: { name: "Monthly", duration_days: 30, price: 5, currency: "USD" } })
+      staff.catalogAdmin.createCycle({ path: { plan: open.id }, payload: { name: "Monthly", duration_days: 30, price: 500, currency: "USD" } })
     )
     const server = await makeServer(app, { planIds: [limited.planId, open.id] })
     const join = async (p: { planId: number; cycleId: number }) => {

@@ -16,7 +16,7 @@ test("peers, usage, counters and the OpenVPN check through a node's typed client
   const admin = await typedClient(app, { token: (await app.createUser({ role: "admin" })).token })
   const plan = await ok(admin.catalogAdmin.createPlan({ payload: { name: "Typed Node", bandwidth_limit_gb: 50, speed_limit_mbps: 40 } }))
   const cycle = await ok(
-    admin.catalogAdmin.createCycle({ path: { plan: plan.id }, payload: { name: "Monthly", duration_days: 30, price: 5, currency: "USD" } })
+    admin.catalogAdmin.createCycle({ path: { plan: plan.id }, payload: { name: "Monthly", duration_days: 30, price: 500, currency: "USD" } })
   )
   const wg = await ok(
     admin.vpnAdmin.createServer({

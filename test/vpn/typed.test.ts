@@ -14,7 +14,7 @@ const CA = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----"
 const world = async () => {
   const plan = await ok(admin.catalogAdmin.createPlan({ payload: { name: "Typed VPN", bandwidth_limit_gb: 10, device_limit: 5 } }))
   const cycle = await ok(
-    admin.catalogAdmin.createCycle({ path: { plan: plan.id }, payload: { name: "Monthly", duration_days: 30, price: 5, currency: "USD" } })
+    admin.catalogAdmin.createCycle({ path: { plan: plan.id }, payload: { name: "Monthly", duration_days: 30, price: 500, currency: "USD" } })
   )
   const wg = await ok(
     admin.vpnAdmin.createServer({
