@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test"
 import { Effect, Layer, Option, Redacted } from "effect"
 import { AccountsStartup, ensureAdmin } from "../../src/accounts/Startup.ts"
 import { makeTestApp, type TestApp } from "../support/app.ts"
+import { fails, ok, typedClient } from "../support/typed.ts"
 import { PASSWORD, register } from "./helpers.ts"
 
 // [D70] admin users; [D1] the admin of ADMIN_EMAIL / ADMIN_PASSWORD; [D21] role and status.
@@ -19,21 +20,22 @@ afterAll(() => app.dispose())
 const startup = () => app.run(Effect.scoped(Layer.build(AccountsStartup)))
 
 const adminToken = async () => {
-  const res = await app.post("/v1/auth/login", {
-    body: { email: ADMIN_EMAIL, password: ADMIN_PASSWORD },
+  const anonymous = await typedClient(app, {
     headers: { "x-forwarded-for": `10.60.${Math.floor(Math.random() * 250)}.${Math.floor(Math.random() * 250)}` }
   })
-  expect(res.status).toBe(200)
-  return res.body.data.token as string
+  return (await ok(anonymous.accounts.login({ payload: { email: ADMIN_EMAIL, password: ADMIN_PASSWORD } }))).token
 }
+
+/** the seeded admin signed in, as a typed client */
+const signedInAdmin = async () => typedClient(app, { token: await adminToken() })
 
 describe("admin bootstrap [D1]", () => {
   test("start-up creates the admin, verified, role admin; running again changes nothing", async () => {
     await startup()
-    const token = await adminToken()
-    const me = await app.get("/v1/user", { token })
-    expect(me.body.data).toMatchObject({ email: ADMIN_EMAIL, role: "admin", status: 1 })
-    expect(me.body.data.email_verified_at).not.toBeNull()
+    const admin = await signedInAdmin()
+    const me = await ok(admin.accounts.user())
+    expect(me).toMatchObject({ email: ADMIN_EMAIL, role: "admin", status: 1 })
+    expect(me.email_verified_at).toBeInstanceOf(Date)
     await startup()
     const rows = await app.sql<{ n: number }>`select count(*)::int as n from users where email = ${ADMIN_EMAIL}`
     expect(rows[0]!.n).toBe(1)
@@ -43,12 +45,10 @@ describe("admin bootstrap [D1]", () => {
     const user = await register(app, { email: "boss@example.com" })
     const outcome = await app.run(ensureAdmin("BOSS@example.com", "Some-Other-Passw0rd"))
     expect(outcome).toBe("promoted")
-    const login = await app.post("/v1/auth/login", {
-      body: { email: user.email, password: PASSWORD },
-      headers: { "x-forwarded-for": "10.61.0.1" }
-    })
-    expect(login.status).toBe(200)
-    expect((await app.get("/v1/user", { token: login.body.data.token })).body.data.role).toBe("admin")
+    const anonymous = await typedClient(app, { headers: { "x-forwarded-for": "10.61.0.1" } })
+    const login = await ok(anonymous.accounts.login({ payload: { email: user.email, password: PASSWORD } }))
+    const boss = await typedClient(app, { token: login.token })
+    expect((await ok(boss.accounts.user())).role).toBe("admin")
     expect(await app.run(ensureAdmin("boss@example.com", "Yet-Another-Passw0rd"))).toBe("exists")
   })
 
@@ -76,13 +76,15 @@ describe("GET /v1/admin/users [D70]", () => {
     expect(res.body).toEqual({ success: false, message: "Forbidden." })
     const put = await app.put(`/v1/admin/users/${user.id}`, { token: user.token, body: { role: "admin" } })
     expect(put.status).toBe(403)
-    expect((await app.get("/v1/user", { token: user.token })).body.data.role).toBe("user")
+    const me = await typedClient(app, { token: user.token })
+    expect((await ok(me.accounts.user())).role).toBe("user")
   })
 
   test("15 a page with meta and links; email filters by case-insensitive substring", async () => {
     await app.sql`delete from users where email <> ${ADMIN_EMAIL}`
     await startup()
     const token = await adminToken()
+    const admin = await typedClient(app, { token })
     for (let i = 0; i < 17; i++) {
       await app.sql`insert into users (name, email, password_hash) values (${`Member ${i}`}, ${`member${i}@listing.test`}, 'x')`
     }
@@ -98,18 +100,17 @@ describe("GET /v1/admin/users [D70]", () => {
       next: "http://localhost:3000/v1/admin/users?page=2"
     })
     expect(Object.keys(first.body.data[0]).sort()).toEqual(["created_at", "email", "email_verified_at", "id", "name", "role", "status", "two_factor"])
-    const second = await app.get("/v1/admin/users?page=2", { token })
-    expect(second.body.data).toHaveLength(3)
+    const second = await ok(admin.accountsAdmin.listUsers({ urlParams: { page: 2 } }))
+    expect(second.data).toHaveLength(3)
 
-    const filtered = await app.get("/v1/admin/users?email=MEMBER1", { token })
+    const filtered = await ok(admin.accountsAdmin.listUsers({ urlParams: { email: "MEMBER1" } }))
     // member1, member10 .. member16
-    expect(filtered.body.meta.total).toBe(8)
-    expect(filtered.body.data.every((u: { email: string }) => u.email.includes("member1"))).toBe(true)
-    expect(filtered.body.links.first).toBe("http://localhost:3000/v1/admin/users?email=MEMBER1&page=1")
+    expect(filtered.meta.total).toBe(8)
+    expect(filtered.data.every((u) => u.email.includes("member1"))).toBe(true)
+    expect(filtered.links.first).toBe("http://localhost:3000/v1/admin/users?email=MEMBER1&page=1")
 
-    const past = await app.get("/v1/admin/users?page=9", { token })
-    expect(past.status).toBe(200)
-    expect(past.body.data).toEqual([])
+    const past = await ok(admin.accountsAdmin.listUsers({ urlParams: { page: 9 } }))
+    expect(past.data).toEqual([])
 
     for (const page of ["0", "abc", "-1", "1.5"]) {
       const bad = await app.get(`/v1/admin/users?page=${page}`, { token })
@@ -122,31 +123,31 @@ describe("GET /v1/admin/users [D70]", () => {
 describe("PUT /v1/admin/users/{user} [D70]", () => {
   test("disables a user: its tokens stop working at once and it cannot log in; enabling restores", async () => {
     await startup()
-    const token = await adminToken()
+    const admin = await signedInAdmin()
     const user = await register(app)
-    const res = await app.put(`/v1/admin/users/${user.id}`, { token, body: { status: 0 } })
-    expect(res.status).toBe(200)
-    expect(res.body.data).toMatchObject({ id: user.id, email: user.email, status: 0, role: "user" })
-    expect((await app.get("/v1/user", { token: user.token })).status).toBe(401)
+    const disabled = await ok(admin.accountsAdmin.updateUser({ path: { user: user.id }, payload: { status: 0 } }))
+    expect(disabled).toMatchObject({ id: user.id, email: user.email, status: 0, role: "user" })
+    const userClient = await typedClient(app, { token: user.token })
+    expect((await fails(userClient.accounts.user()))._tag).toBe("Unauthenticated")
     const login = await app.post("/v1/auth/login", {
       body: { email: user.email, password: PASSWORD },
       headers: { "x-forwarded-for": "10.62.0.1" }
     })
     expect(login.status).toBe(403)
     expect(login.body.message).toBe("Account disabled.")
-    const enable = await app.put(`/v1/admin/users/${user.id}`, { token, body: { status: 1 } })
-    expect(enable.body.data.status).toBe(1)
-    expect((await app.get("/v1/user", { token: user.token })).status).toBe(200)
+    const enable = await ok(admin.accountsAdmin.updateUser({ path: { user: user.id }, payload: { status: 1 } }))
+    expect(enable.status).toBe(1)
+    expect<number>((await ok(userClient.accounts.user())).id).toBe(user.id)
   })
 
   test("changes the role; an admin token then reaches admin routes", async () => {
     await startup()
-    const token = await adminToken()
+    const admin = await signedInAdmin()
     const user = await register(app)
-    const res = await app.put(`/v1/admin/users/${user.id}`, { token, body: { role: "admin" } })
-    expect(res.status).toBe(200)
-    expect(res.body.data.role).toBe("admin")
-    expect((await app.get("/v1/admin/users", { token: user.token })).status).toBe(200)
+    const promoted = await ok(admin.accountsAdmin.updateUser({ path: { user: user.id }, payload: { role: "admin" } }))
+    expect(promoted.role).toBe("admin")
+    const promotedClient = await typedClient(app, { token: user.token })
+    expect((await ok(promotedClient.accountsAdmin.listUsers({ urlParams: {} }))).meta.current_page).toBe(1)
   })
 
   test("invalid values are 422; an unknown or impossible id is 404", async () => {
@@ -168,17 +169,15 @@ describe("PUT /v1/admin/users/{user} [D70]", () => {
 describe("GET /v1/admin/users?email= search [D70] (issue 18: the trigram-indexed like)", () => {
   test("the part is matched literally: `_` is not a wildcard, and case does not matter", async () => {
     app.clock.advance(3_600_000) // past the login limit of the admin's e-mail
-    const token = await adminToken()
+    const admin = await signedInAdmin()
     await register(app, { email: "under_score@search.example" })
     await register(app, { email: "underXscore@search.example" })
-    const found = await app.get("/v1/admin/users?email=UNDER_SCORE", { token })
-    expect(found.status).toBe(200)
-    expect(found.body.data.map((u: { email: string }) => u.email)).toEqual(["under_score@search.example"])
-    expect(found.body.meta.total).toBe(1)
-    const both = await app.get("/v1/admin/users?email=score@search", { token })
-    expect(both.body.meta.total).toBe(2)
-    const none = await app.get("/v1/admin/users?email=%25", { token })
-    expect(none.status).toBe(200)
-    expect(none.body.meta.total).toBe(0)
+    const found = await ok(admin.accountsAdmin.listUsers({ urlParams: { email: "UNDER_SCORE" } }))
+    expect(found.data.map((u) => u.email)).toEqual(["under_score@search.example"])
+    expect(found.meta.total).toBe(1)
+    const both = await ok(admin.accountsAdmin.listUsers({ urlParams: { email: "score@search" } }))
+    expect(both.meta.total).toBe(2)
+    const none = await ok(admin.accountsAdmin.listUsers({ urlParams: { email: "%" } }))
+    expect(none.meta.total).toBe(0)
   })
 })

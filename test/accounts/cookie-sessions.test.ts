@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test"
 import { Secret, TOTP } from "otpauth"
 import { TOTP_PARAMETERS } from "../../src/accounts/TwoFactor.ts"
 import { makeTestApp, type TestApp } from "../support/app.ts"
+import { fails, ok, typedClient } from "../support/typed.ts"
 import { anyAddress, freshEmail, PASSWORD, register, resetTokenOf, waitForMail } from "./helpers.ts"
 
 // [D119] browser sessions: the `vpn_session` (HttpOnly) and `vpn_csrf` cookies, accepted wherever a
@@ -54,6 +55,9 @@ const as = (browser: Browser, csrf?: string): Record<string, string> => ({
   ...(csrf !== undefined ? { "x-csrf-token": csrf } : {})
 })
 
+/** the typed client of a browser: its cookies, and the X-CSRF-Token when given */
+const browserClient = (browser: Browser, csrf?: string) => typedClient(app, { headers: as(browser, csrf) })
+
 const SETTINGS = { email_notifications: false }
 
 describe("POST /v1/auth/session [D119]", () => {
@@ -75,9 +79,9 @@ describe("POST /v1/auth/session [D119]", () => {
     expect(csrf.attributes).toEqual({ "max-age": String(30 * 86_400), path: "/", samesite: "Strict" })
 
     // the cookie is the caller's credential, as the token would be
-    const me = await app.get("/v1/user", { headers: as(browser) })
-    expect(me.status).toBe(200)
-    expect(me.body.data.id).toBe(user.id)
+    const cookie = await browserClient(browser)
+    const me = await ok(cookie.accounts.user())
+    expect<number>(me.id).toBe(user.id)
   })
 
   test("wrong credentials: 401 `Invalid credentials.` and no cookie; the same counter as POST /v1/auth/login (the 6th is 429)", async () => {
@@ -114,19 +118,19 @@ describe("POST /v1/auth/session [D119]", () => {
 
   test("two-factor sign-in: without otp 422 `errors.otp`, with the code 200 and the cookies (a second-factor session)", async () => {
     const user = await register(app)
-    const setup = await app.post("/v1/account/2fa", { token: user.token })
-    const secret = setup.body.data.secret as string
+    const me = await typedClient(app, { token: user.token })
+    const { secret } = await ok(me.accounts.setUpTwoFactor())
     const code = (offset = 0) => TOTP.generate({ ...TOTP_PARAMETERS, secret: Secret.fromBase32(secret), timestamp: app.clock.get().getTime() + offset })
-    expect((await app.post("/v1/account/2fa/confirm", { token: user.token, body: { code: code() } })).status).toBe(200)
+    await ok(me.accounts.confirmTwoFactor({ payload: { code: code() } }))
     app.clock.advance(61_000)
     const missing = await signIn(user.email)
     expect(missing.res.status).toBe(422)
     expect(missing.res.body).toEqual({ success: false, message: "The given data was invalid.", errors: { otp: ["The otp field is required."] } })
     expect(missing.res.headers.getSetCookie()).toEqual([])
-    const ok = await signIn(user.email, PASSWORD, { otp: code() })
-    expect(ok.res.status).toBe(200)
-    expect(ok.browser.session).not.toBe("")
-    const row = await app.sql<{ second_factor: boolean }>`select second_factor from access_tokens where id = ${Number(ok.browser.session.split("|")[0])}`
+    const signedIn = await signIn(user.email, PASSWORD, { otp: code() })
+    expect(signedIn.res.status).toBe(200)
+    expect(signedIn.browser.session).not.toBe("")
+    const row = await app.sql<{ second_factor: boolean }>`select second_factor from access_tokens where id = ${Number(signedIn.browser.session.split("|")[0])}`
     expect(row[0]!.second_factor).toBe(true)
     // the code is spent, for cookie sign-in as for login
     app.clock.advance(1000)
@@ -138,14 +142,15 @@ describe("the cookie as a credential [D119]", () => {
   test("GET /v1/auth/session: the signed-in user under data.user, or 401", async () => {
     const user = await register(app)
     const { browser } = await signIn(user.email)
-    const res = await app.get("/v1/auth/session", { headers: as(browser) })
-    expect(res.status).toBe(200)
-    expect(res.body).toMatchObject({ success: true, data: { user: { id: user.id, email: user.email, role: "user" } } })
+    const cookie = await browserClient(browser)
+    const session = await ok(cookie.accounts.currentSession())
+    expect(session).toMatchObject({ user: { id: user.id, email: user.email, role: "user" } })
     expect((await app.get("/v1/auth/session")).status).toBe(401)
     expect((await app.get("/v1/auth/session")).body).toEqual({ success: false, message: "Unauthenticated." })
     expect((await app.get("/v1/auth/session", { headers: { cookie: "vpn_session=1%7Cnot-a-token" } })).status).toBe(401)
     // a bearer token answers too
-    expect((await app.get("/v1/auth/session", { token: user.token })).body.data.user.id).toBe(user.id)
+    const bearer = await typedClient(app, { token: user.token })
+    expect<number>((await ok(bearer.accounts.currentSession())).user.id).toBe(user.id)
   })
 
   test("a write needs X-CSRF-Token equal to this session's vpn_csrf: missing, wrong or another session's is 403 `CSRF token mismatch.`", async () => {
@@ -161,29 +166,34 @@ describe("the cookie as a credential [D119]", () => {
       expect(res.body).toEqual(refused)
     }
     // the csrf cookie alone is not the header
-    expect((await app.put("/v1/account/settings", { headers: as({ session: mine.session, csrf: another.csrf }, mine.csrf), body: SETTINGS })).status).toBe(200)
-    const ok = await app.put("/v1/account/settings", { headers: as(mine, mine.csrf), body: SETTINGS })
-    expect(ok.status).toBe(200)
-    expect(ok.body.data).toMatchObject(SETTINGS)
+    const crossed = await browserClient({ session: mine.session, csrf: another.csrf }, mine.csrf)
+    await ok(crossed.accounts.updateSettings({ payload: SETTINGS }))
+    const withHeader = await browserClient(mine, mine.csrf)
+    const changed = await ok(withHeader.accounts.updateSettings({ payload: SETTINGS }))
+    expect(changed.data).toMatchObject(SETTINGS)
     // GET and HEAD need none
-    expect((await app.get("/v1/account/settings", { headers: as(mine) })).status).toBe(200)
+    const readOnly = await browserClient(mine)
+    expect(await ok(readOnly.accounts.settings())).toMatchObject(SETTINGS)
     expect((await app.request("HEAD", "/v1/account/settings", { headers: as(mine) })).status).toBe(200)
     // DELETE too: revoking another session without the header is refused, with it done
     const anotherId = Number(another.session.split("|")[0])
     expect((await app.del(`/v1/account/sessions/${anotherId}`, { headers: as(mine) })).status).toBe(403)
-    expect((await app.del(`/v1/account/sessions/${anotherId}`, { headers: as(mine, mine.csrf) })).status).toBe(200)
-    expect((await app.get("/v1/user", { headers: as(another) })).status).toBe(401)
+    await ok(withHeader.accounts.revokeSession({ path: { session: anotherId } }))
+    const revoked = await browserClient(another)
+    expect((await fails(revoked.accounts.user()))._tag).toBe("Unauthenticated")
   })
 
   test("admin routes take an admin's cookie session, with the same CSRF rule; a user's cookie is 403 there", async () => {
     const admin = await app.createUser({ role: "admin" })
     const browser = (await signIn(admin.email, admin.password)).browser
-    expect((await app.get("/v1/admin/users", { headers: as(browser) })).status).toBe(200)
+    const cookie = await browserClient(browser)
+    expect((await ok(cookie.accountsAdmin.listUsers({ urlParams: {} }))).meta.current_page).toBe(1)
     const plan = { name: "Cookie plan", description: "d", bandwidth_limit_gb: 10, speed_limit_mbps: null, trial_days: 0, is_active: false }
     const refused = await app.post("/v1/admin/plans", { headers: as(browser), body: plan })
     expect(refused.status).toBe(403)
     expect(refused.body.message).toBe("CSRF token mismatch.")
-    expect((await app.post("/v1/admin/plans", { headers: as(browser, browser.csrf), body: plan })).status).toBe(201)
+    const cookieWithCsrf = await browserClient(browser, browser.csrf)
+    expect((await ok(cookieWithCsrf.catalogAdmin.createPlan({ payload: plan }))).name).toBe("Cookie plan")
     const user = (await signIn((await register(app)).email)).browser
     expect((await app.get("/v1/admin/users", { headers: as(user) })).body).toEqual({ success: false, message: "Forbidden." })
   })
@@ -192,26 +202,27 @@ describe("the cookie as a credential [D119]", () => {
     const alice = await register(app)
     const bob = await register(app)
     const bobs = (await signIn(bob.email)).browser
-    const both = { ...as(bobs), authorization: `Bearer ${alice.token}` }
-    const me = await app.get("/v1/user", { headers: both })
-    expect(me.body.data.id).toBe(alice.id)
+    const both = await typedClient(app, { token: alice.token, headers: as(bobs) })
+    const me = await ok(both.accounts.user())
+    expect<number>(me.id).toBe(alice.id)
     // no CSRF header needed: the bearer token is the credential
-    expect((await app.put("/v1/account/settings", { headers: both, body: SETTINGS })).status).toBe(200)
+    await ok(both.accounts.updateSettings({ payload: SETTINGS }))
     // a dead bearer token is 401, whatever the cookie
-    const dead = await app.get("/v1/user", { headers: { ...as(bobs), authorization: "Bearer 1|AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA" } })
-    expect(dead.status).toBe(401)
+    const dead = await typedClient(app, { token: "1|AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", headers: as(bobs) })
+    expect((await fails(dead.accounts.user()))._tag).toBe("Unauthenticated")
     // an API key is never taken from the cookie
-    const key = await app.post("/v1/account/api-keys", { token: alice.token, body: { name: "k", scopes: ["read"] } })
-    expect((await app.get("/v1/user", { headers: { cookie: `vpn_session=${key.body.data.key}` } })).status).toBe(401)
+    const alices = await typedClient(app, { token: alice.token })
+    const key = await ok(alices.accounts.createApiKey({ payload: { name: "k", scopes: ["read"] } }))
+    const keyAsCookie = await typedClient(app, { headers: { cookie: `vpn_session=${key.key}` } })
+    expect((await fails(keyAsCookie.accounts.user()))._tag).toBe("Unauthenticated")
   })
 
   test("the cookie session is listed in GET /v1/account/sessions, current for the cookie's own request", async () => {
     const user = await register(app)
     const { browser } = await signIn(user.email)
-    const res = await app.get("/v1/account/sessions", { headers: { ...as(browser), "user-agent": "Browser/1.0" } })
-    expect(res.status).toBe(200)
+    const client = await typedClient(app, { headers: { ...as(browser), "user-agent": "Browser/1.0" } })
+    const sessions = await ok(client.accounts.listSessions())
     const id = Number(browser.session.split("|")[0])
-    const sessions = res.body.data as Array<{ id: number; current: boolean }>
     expect(sessions.map((s) => s.id)).toContain(id)
     expect(sessions.find((s) => s.current)?.id).toBe(id)
   })
@@ -228,58 +239,53 @@ describe("signing out [D119], [D114]", () => {
     const cleared = setCookies(res.headers)
     expect(cleared["vpn_session"]).toMatchObject({ value: "", attributes: { "max-age": "0", path: "/", samesite: "Strict", httponly: "" } })
     expect(cleared["vpn_csrf"]).toMatchObject({ value: "", attributes: { "max-age": "0", path: "/", samesite: "Strict" } })
-    expect((await app.get("/v1/user", { headers: as(browser) })).status).toBe(401)
-    expect((await app.get("/v1/user", { token: user.token })).status).toBe(200)
+    const signedOut = await browserClient(browser)
+    expect((await fails(signedOut.accounts.user()))._tag).toBe("Unauthenticated")
+    const bearer = await typedClient(app, { token: user.token })
+    expect<number>((await ok(bearer.accounts.user())).id).toBe(user.id)
   })
 
   test("logout-all, a password change from another session and a password reset revoke the cookie session", async () => {
     const user = await register(app)
     let browser = (await signIn(user.email)).browser
-    expect((await app.post("/v1/auth/logout-all", { token: user.token })).status).toBe(200)
-    expect((await app.get("/v1/user", { headers: as(browser) })).status).toBe(401)
+    const bearer = await typedClient(app, { token: user.token })
+    await ok(bearer.accounts.logoutAll())
+    const firstCookie = await browserClient(browser)
+    expect((await fails(firstCookie.accounts.user()))._tag).toBe("Unauthenticated")
 
     app.clock.advance(61_000)
     browser = (await signIn(user.email)).browser
-    const token = (await app.post("/v1/auth/login", { headers: anyAddress(), body: { email: user.email, password: PASSWORD } })).body.data.token as string
+    const anonymous = await typedClient(app, { headers: anyAddress() })
+    const { token } = await ok(anonymous.accounts.login({ payload: { email: user.email, password: PASSWORD } }))
     const password = "An0ther-Passw0rd-Cookie"
-    expect(
-      (
-        await app.put("/v1/account/password", {
-          token,
-          body: { current_password: PASSWORD, password, password_confirmation: password }
-        })
-      ).status
-    ).toBe(200)
-    expect((await app.get("/v1/user", { headers: as(browser) })).status).toBe(401)
+    const other = await typedClient(app, { token })
+    await ok(other.accounts.changePassword({ payload: { current_password: PASSWORD, password, password_confirmation: password } }))
+    const secondCookie = await browserClient(browser)
+    expect((await fails(secondCookie.accounts.user()))._tag).toBe("Unauthenticated")
 
     app.clock.advance(61_000)
     browser = (await signIn(user.email, password)).browser
-    expect((await app.get("/v1/user", { headers: as(browser) })).status).toBe(200)
-    expect((await app.post("/v1/auth/forgot-password", { headers: anyAddress(), body: { email: user.email } })).status).toBe(200)
+    const thirdCookie = await browserClient(browser)
+    expect<number>((await ok(thirdCookie.accounts.user())).id).toBe(user.id)
+    const forgetful = await typedClient(app, { headers: anyAddress() })
+    await ok(forgetful.accounts.forgotPassword({ payload: { email: user.email } }))
     const mail = await waitForMail(app, (m) => m.to === user.email && m.text.includes("/reset-password?token="))
     const reset = "Thi3d-Passw0rd-Cookie"
-    expect(
-      (
-        await app.post("/v1/auth/reset-password", {
-          headers: anyAddress(),
-          body: { token: resetTokenOf(mail), email: user.email, password: reset, password_confirmation: reset }
-        })
-      ).status
-    ).toBe(200)
-    expect((await app.get("/v1/user", { headers: as(browser) })).status).toBe(401)
+    const resetter = await typedClient(app, { headers: anyAddress() })
+    await ok(resetter.accounts.resetPassword({ payload: { token: resetTokenOf(mail), email: user.email, password: reset, password_confirmation: reset } }))
+    const lastCookie = await browserClient(browser)
+    expect((await fails(lastCookie.accounts.user()))._tag).toBe("Unauthenticated")
   })
 
   test("a password change through the cookie session keeps that session (it is the caller's)", async () => {
     const user = await register(app)
     const { browser } = await signIn(user.email)
     const password = "Cookie-Changed-Passw0rd"
-    const res = await app.put("/v1/account/password", {
-      headers: as(browser, browser.csrf),
-      body: { current_password: PASSWORD, password, password_confirmation: password }
-    })
-    expect(res.status).toBe(200)
-    expect((await app.get("/v1/user", { headers: as(browser) })).status).toBe(200)
-    expect((await app.get("/v1/user", { token: user.token })).status).toBe(401)
+    const cookie = await browserClient(browser, browser.csrf)
+    await ok(cookie.accounts.changePassword({ payload: { current_password: PASSWORD, password, password_confirmation: password } }))
+    expect<number>((await ok(cookie.accounts.user())).id).toBe(user.id)
+    const bearer = await typedClient(app, { token: user.token })
+    expect((await fails(bearer.accounts.user()))._tag).toBe("Unauthenticated")
   })
 })
 
@@ -299,8 +305,10 @@ describe("POST /v1/auth/register with X-Session: cookie [D119]", () => {
     expect(cookies["vpn_csrf"]!.attributes["httponly"]).toBeUndefined()
     expect(res.text).not.toContain(cookies["vpn_session"]!.value.split("|")[1]!)
     const browser = { session: cookies["vpn_session"]!.value, csrf: cookies["vpn_csrf"]!.value }
-    expect((await app.get("/v1/auth/session", { headers: as(browser) })).body.data.user.email).toBe(email)
-    expect((await app.put("/v1/account/settings", { headers: as(browser, browser.csrf), body: SETTINGS })).status).toBe(200)
+    const cookie = await browserClient(browser)
+    expect((await ok(cookie.accounts.currentSession())).user.email).toBe(email)
+    const cookieWithCsrf = await browserClient(browser, browser.csrf)
+    await ok(cookieWithCsrf.accounts.updateSettings({ payload: SETTINGS }))
     // without the header: the token in the body, no cookie, as the spec says
     const plain = await app.post("/v1/auth/register", {
       headers: anyAddress(),

@@ -3,6 +3,7 @@ import { Effect, Layer, Logger, LogLevel, Option, Redacted } from "effect"
 import { AccountsStartup } from "../../src/accounts/Startup.ts"
 import { Users } from "../../src/accounts/Users.ts"
 import { makeTestApp, type TestApp } from "../support/app.ts"
+import { ok, typedClient } from "../support/typed.ts"
 import { anyAddress, freshEmail, PASSWORD, register, resetTokenOf, verifyTokenOf, waitForMail } from "./helpers.ts"
 
 // Issue 14 in the accounts room: [D1] start-up, [D13] look-alike e-mails, [D20] re-hash at login,
@@ -20,6 +21,15 @@ beforeAll(async () => {
 afterAll(() => app.dispose())
 
 const login = (email: string, password: string) => app.post("/v1/auth/login", { body: { email, password }, headers: anyAddress() })
+
+/** the typed client from a client address of its own ([D30]), signed in with `token` when given */
+const client = (token?: string) => typedClient(app, { headers: anyAddress(), ...(token === undefined ? {} : { token }) })
+
+/** a typed sign-in that must succeed: the user it answers */
+const signIn = async (email: string, password: string) => {
+  const anonymous = await client()
+  return (await ok(anonymous.accounts.login({ payload: { email, password } }))).user
+}
 
 /** counts the argon2 hashes made while `run` runs */
 const countingHashes = async (run: () => Promise<void>) => {
@@ -51,10 +61,11 @@ describe("start-up never changes an existing account [D1] (rev. 2)", () => {
         Logger.withMinimumLogLevel(LogLevel.Debug)
       )
     )
-    const me = await app.get("/v1/user", { token: user.token })
-    expect(me.body.data).toMatchObject({ email: ADMIN_EMAIL, role: "user", status: 1, email_verified_at: null })
+    const session = await client(user.token)
+    const me = await ok(session.accounts.user())
+    expect(me).toMatchObject({ email: ADMIN_EMAIL, role: "user", status: 1, email_verified_at: null })
     expect((await login(ADMIN_EMAIL, ADMIN_PASSWORD)).status).toBe(401)
-    expect((await login(ADMIN_EMAIL, PASSWORD)).status).toBe(200)
+    expect<number>((await signIn(ADMIN_EMAIL, PASSWORD)).id).toBe(user.id)
     expect(lines).toHaveLength(1)
     expect(lines[0]!.level).toBe("WARN")
     expect(lines[0]!.message).toContain(ADMIN_EMAIL)
@@ -75,14 +86,14 @@ describe("no argon2 work before the cheap checks [D23] (rev. 2)", () => {
       expect(Object.keys(res.body.errors)).toEqual(["token"])
     })
     expect(hashes).toBe(0)
-    await app.post("/v1/auth/forgot-password", { body: { email: user.email }, headers: anyAddress() })
+    const anonymous = await client()
+    await ok(anonymous.accounts.forgotPassword({ payload: { email: user.email } }))
     const token = resetTokenOf(await waitForMail(app, (m) => m.to === user.email && m.subject.includes("Reset")))
-    const ok = await app.post("/v1/auth/reset-password", {
-      headers: anyAddress(),
-      body: { token, email: user.email, password: "Brand-New-Passw0rd", password_confirmation: "Brand-New-Passw0rd" }
-    })
-    expect(ok.status).toBe(200)
-    expect((await login(user.email, "Brand-New-Passw0rd")).status).toBe(200)
+    const reset = await client()
+    await ok(
+      reset.accounts.resetPassword({ payload: { token, email: user.email, password: "Brand-New-Passw0rd", password_confirmation: "Brand-New-Passw0rd" } })
+    )
+    expect<number>((await signIn(user.email, "Brand-New-Passw0rd")).id).toBe(user.id)
   })
 
   test("register with a taken e-mail hashes nothing", async () => {
@@ -170,11 +181,11 @@ describe("a hash of other argon2 parameters is renewed at login [D20] (rev. 2)",
     // a failed login changes nothing
     expect(Option.getOrThrow(await stored()).password_hash).toBe(legacy)
 
-    expect((await login(email, PASSWORD)).status).toBe(200)
+    expect((await signIn(email, PASSWORD)).email).toBe(email)
     const renewed = Option.getOrThrow(await stored()).password_hash
     expect(renewed).toStartWith("$argon2id$v=19$m=19456,t=2,")
     expect(await Bun.password.verify(PASSWORD, renewed)).toBe(true)
-    expect((await login(email, PASSWORD)).status).toBe(200)
+    expect((await signIn(email, PASSWORD)).email).toBe(email)
     expect(Option.getOrThrow(await stored()).password_hash).toBe(renewed)
   })
 })
@@ -204,7 +215,8 @@ describe("look-alike e-mails [D13] (rev. 2)", () => {
 
   test("an internationalised domain in its xn-- form is accepted", async () => {
     const user = await register(app, { email: `user${Date.now()}@xn--bcher-kva.de` })
-    expect((await app.get("/v1/user", { token: user.token })).body.data.email).toBe(user.email)
+    const me = await client(user.token)
+    expect((await ok(me.accounts.user())).email).toBe(user.email)
   })
 
   test("the profile e-mail follows the same rule", async () => {
@@ -232,18 +244,22 @@ describe("the last active admin [D21] (rev. 2)", () => {
     // a disabled admin is not an active one
     const dormant = await app.createUser({ role: "admin", status: 0 })
     expect((await app.put(`/v1/admin/users/${admin.id}`, { token: admin.token, body: { role: "user" } })).status).toBe(422)
-    expect((await app.put(`/v1/admin/users/${dormant.id}`, { token: admin.token, body: { role: "user" } })).status).toBe(200)
+    const first = await typedClient(app, { token: admin.token })
+    expect((await ok(first.accountsAdmin.updateUser({ path: { user: dormant.id }, payload: { role: "user" } }))).role).toBe("user")
     // with a second active admin, the first may step down
     const second = await app.createUser({ role: "admin" })
-    const stepDown = await app.put(`/v1/admin/users/${admin.id}`, { token: admin.token, body: { role: "user" } })
-    expect(stepDown.status).toBe(200)
-    expect(stepDown.body.data.role).toBe("user")
+    const stepDown = await ok(first.accountsAdmin.updateUser({ path: { user: admin.id }, payload: { role: "user" } }))
+    expect(stepDown.role).toBe("user")
     // and the second is now the last one
     const last = await app.put(`/v1/admin/users/${second.id}`, { token: second.token, body: { status: 0 } })
     expect(last.status).toBe(422)
     expect(last.body.errors).toEqual({ status: [LAST] })
     // promoting and enabling are never refused
-    expect((await app.put(`/v1/admin/users/${second.id}`, { token: second.token, body: { role: "admin", status: 1 } })).status).toBe(200)
+    const secondClient = await typedClient(app, { token: second.token })
+    expect(await ok(secondClient.accountsAdmin.updateUser({ path: { user: second.id }, payload: { role: "admin", status: 1 } }))).toMatchObject({
+      role: "admin",
+      status: 1
+    })
   })
 
   test("two admins demoting each other at once leave one admin", async () => {
@@ -267,15 +283,15 @@ describe("an e-mail change tells the old address [D24] (rev. 2)", () => {
     const user = await register(app)
     await waitForMail(app, (m) => m.to === user.email)
     const next = freshEmail("moved")
-    const res = await app.put("/v1/account/profile", { token: user.token, body: { email: next } })
-    expect(res.status).toBe(200)
+    const me = await client(user.token)
+    await ok(me.accounts.updateProfile({ payload: { email: next } }))
     const notice = await waitForMail(app, (m) => m.to === user.email && m.subject === "Your e-mail address was changed")
     expect(notice.text).toContain(next)
     expect(notice.text).not.toMatch(/token=/)
     verifyTokenOf(await waitForMail(app, (m) => m.to === next))
     // no notice when the e-mail stays the same
     const before = app.outbox.length
-    expect((await app.put("/v1/account/profile", { token: user.token, body: { email: next, name: "Same Mail" } })).status).toBe(200)
+    expect((await ok(me.accounts.updateProfile({ payload: { email: next, name: "Same Mail" } }))).data.name).toBe("Same Mail")
     await Bun.sleep(50)
     expect(app.outbox.slice(before)).toEqual([])
   })

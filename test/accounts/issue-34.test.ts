@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test"
 import { makeTestApp, type TestApp } from "../support/app.ts"
+import { ok, typedClient } from "../support/typed.ts"
 import { anyAddress, PASSWORD } from "./helpers.ts"
 
 // Issue 34: the accounts items of the outside suites, through the HTTP API.
@@ -53,10 +54,10 @@ describe("an e-mail's local part is a dot-atom", () => {
         errors: { email: ["The email field must be a valid email address."] }
       })
     }
-    const fine = await app.post("/v1/auth/register", {
-      headers: anyAddress(),
-      body: { name: "Dot", email: "first.last@example.com", password: PASSWORD, password_confirmation: PASSWORD }
-    })
-    expect(fine.status).toBe(201)
+    const anonymous = await typedClient(app, { headers: anyAddress() })
+    const fine = await ok(
+      anonymous.accounts.register({ payload: { name: "Dot", email: "first.last@example.com", password: PASSWORD, password_confirmation: PASSWORD } })
+    )
+    expect(fine.user.email).toBe("first.last@example.com")
   })
 })

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test"
 import { makeTestApp, type TestApp } from "../support/app.ts"
+import { fails, ok, typedClient } from "../support/typed.ts"
 import { freshEmail, PASSWORD, register, resetTokenOf, settle, verifyTokenOf, waitForMail, anyAddress } from "./helpers.ts"
 
 // [D22] verification, [D23] password reset: mails through the mailer, random single-use hashed tokens.
@@ -11,6 +12,15 @@ afterAll(() => app.dispose())
 
 const sha256 = (s: string) => new Bun.CryptoHasher("sha256").update(s).digest("hex")
 const NEW_PASSWORD = "Another-Str0ng-Secret"
+
+/** the typed client from a client address of its own ([D30]), signed in with `token` when given */
+const client = (token?: string, headers: Record<string, string> = anyAddress()) => typedClient(app, { headers, ...(token === undefined ? {} : { token }) })
+
+/** a typed sign-in from the address `ip` that must succeed: the user it answers */
+const signIn = async (email: string, password: string, ip: string) => {
+  const anonymous = await client(undefined, { "x-forwarded-for": ip })
+  return (await ok(anonymous.accounts.login({ payload: { email, password } }))).user
+}
 
 describe("e-mail verification [D22]", () => {
   test("register sends a mail with $APP_URL/verify-email?token=<token> and the token itself; only its hash is stored", async () => {
@@ -28,11 +38,11 @@ describe("e-mail verification [D22]", () => {
   test("verify-email with the token: 200 Email verified., email_verified_at set; the token is single-use", async () => {
     const user = await register(app)
     const token = verifyTokenOf(await waitForMail(app, (m) => m.to === user.email))
-    const res = await app.post("/v1/auth/verify-email", { headers: anyAddress(), body: { token } })
-    expect(res.status).toBe(200)
-    expect(res.body).toEqual({ success: true, message: "Email verified.", data: {} })
-    const me = await app.get("/v1/user", { token: user.token })
-    expect(me.body.data.email_verified_at).toBe(app.clock.get().toISOString())
+    const anonymous = await client()
+    expect(await ok(anonymous.accounts.verifyEmail({ payload: { token } }))).toBe("Email verified.")
+    const signedIn = await client(user.token)
+    const me = await ok(signedIn.accounts.user())
+    expect(me.email_verified_at).toEqual(app.clock.get())
     const again = await app.post("/v1/auth/verify-email", { headers: anyAddress(), body: { token } })
     expect(again.status).toBe(422)
     expect(again.body.errors.token).toHaveLength(1)
@@ -53,7 +63,8 @@ describe("e-mail verification [D22]", () => {
     const expired = await app.post("/v1/auth/verify-email", { headers: anyAddress(), body: { token } })
     expect(expired.status).toBe(422)
     expect(expired.body.errors.token).toHaveLength(1)
-    expect((await app.get("/v1/user", { token: user.token })).body.data.email_verified_at).toBeNull()
+    const me = await client(user.token)
+    expect((await ok(me.accounts.user())).email_verified_at).toBeNull()
   })
 
   test("two concurrent uses of one token: one success", async () => {
@@ -66,33 +77,33 @@ describe("e-mail verification [D22]", () => {
   test("resend-verification sends a new token and invalidates the older ones", async () => {
     const user = await register(app)
     const first = verifyTokenOf(await waitForMail(app, (m) => m.to === user.email))
-    const res = await app.post("/v1/auth/resend-verification", { token: user.token })
-    expect(res.status).toBe(200)
-    expect(res.body.success).toBe(true)
-    expect(res.body.data).toEqual({})
+    const me = await client(user.token)
+    expect(typeof (await ok(me.accounts.resendVerification()))).toBe("string")
     const second = verifyTokenOf(await waitForMail(app, (m) => m.to === user.email && !m.text.includes(first)))
     expect(second).not.toBe(first)
     expect((await app.post("/v1/auth/verify-email", { headers: anyAddress(), body: { token: first } })).status).toBe(422)
-    expect((await app.post("/v1/auth/verify-email", { headers: anyAddress(), body: { token: second } })).status).toBe(200)
+    const anonymous = await client()
+    await ok(anonymous.accounts.verifyEmail({ payload: { token: second } }))
   })
 
   test("resend-verification for a verified user: 200 Email already verified., no mail", async () => {
     const user = await register(app)
     const token = verifyTokenOf(await waitForMail(app, (m) => m.to === user.email))
-    await app.post("/v1/auth/verify-email", { headers: anyAddress(), body: { token } })
+    const anonymous = await client()
+    await ok(anonymous.accounts.verifyEmail({ payload: { token } }))
     await settle()
     const before = app.outbox.length
-    const res = await app.post("/v1/auth/resend-verification", { token: user.token })
-    expect(res.status).toBe(200)
-    expect(res.body).toEqual({ success: true, message: "Email already verified.", data: {} })
+    const me = await client(user.token)
+    expect(await ok(me.accounts.resendVerification())).toBe("Email already verified.")
     await settle()
     expect(app.outbox.length).toBe(before)
   })
 
   test("unverified users can use everything", async () => {
     const user = await register(app)
-    expect((await app.get("/v1/account/profile", { token: user.token })).status).toBe(200)
-    expect((await app.get("/v1/account/settings", { token: user.token })).status).toBe(200)
+    const me = await client(user.token)
+    expect<number>((await ok(me.accounts.profile())).id).toBe(user.id)
+    expect((await ok(me.accounts.settings())).email_notifications).toBe(true)
   })
 })
 
@@ -129,31 +140,25 @@ describe("password reset [D23]", () => {
   })
 
   const requestReset = async (email: string, ip: string) => {
-    await app.post("/v1/auth/forgot-password", { body: { email }, headers: { "x-forwarded-for": ip } })
+    const anonymous = await client(undefined, { "x-forwarded-for": ip })
+    await ok(anonymous.accounts.forgotPassword({ payload: { email } }))
     return resetTokenOf(await waitForMail(app, (m) => m.to === email && m.subject.toLowerCase().includes("reset")))
   }
 
   test("reset-password sets the password, revokes every token, and is single-use", async () => {
     const user = await register(app)
     const token = await requestReset(user.email, "10.9.1.1")
-    const res = await app.post("/v1/auth/reset-password", {
-      headers: anyAddress(),
-      body: { token, email: user.email, password: NEW_PASSWORD, password_confirmation: NEW_PASSWORD }
-    })
-    expect(res.status).toBe(200)
-    expect(res.body.success).toBe(true)
-    expect(res.body.data).toEqual({})
-    expect((await app.get("/v1/user", { token: user.token })).status).toBe(401)
+    const reset = await client()
+    const done = await ok(reset.accounts.resetPassword({ payload: { token, email: user.email, password: NEW_PASSWORD, password_confirmation: NEW_PASSWORD } }))
+    expect(typeof done).toBe("string")
+    const me = await client(user.token)
+    expect((await fails(me.accounts.user()))._tag).toBe("Unauthenticated")
     const oldLogin = await app.post("/v1/auth/login", {
       body: { email: user.email, password: PASSWORD },
       headers: { "x-forwarded-for": "10.9.1.2" }
     })
     expect(oldLogin.status).toBe(401)
-    const newLogin = await app.post("/v1/auth/login", {
-      body: { email: user.email, password: NEW_PASSWORD },
-      headers: { "x-forwarded-for": "10.9.1.3" }
-    })
-    expect(newLogin.status).toBe(200)
+    expect<number>((await signIn(user.email, NEW_PASSWORD, "10.9.1.3")).id).toBe(user.id)
     const reuse = await app.post("/v1/auth/reset-password", {
       headers: anyAddress(),
       body: { token, email: user.email, password: "Third-Str0ng-Secret", password_confirmation: "Third-Str0ng-Secret" }
@@ -184,11 +189,7 @@ describe("password reset [D23]", () => {
     expect(late.status).toBe(422)
     expect(Object.keys(late.body.errors)).toEqual(["token"])
     // nothing changed: the old password still works
-    const login = await app.post("/v1/auth/login", {
-      body: { email: user.email, password: PASSWORD },
-      headers: { "x-forwarded-for": "10.9.2.2" }
-    })
-    expect(login.status).toBe(200)
+    expect<number>((await signIn(user.email, PASSWORD, "10.9.2.2")).id).toBe(user.id)
   })
 
   test("the new password is validated like at registration", async () => {
@@ -207,11 +208,8 @@ describe("password reset [D23]", () => {
     expect(mismatch.status).toBe(422)
     expect(mismatch.body.errors.password).toEqual(["The password field confirmation does not match."])
     // a refused attempt does not use the token up
-    const ok = await app.post("/v1/auth/reset-password", {
-      headers: anyAddress(),
-      body: { token, email: user.email, password: NEW_PASSWORD, password_confirmation: NEW_PASSWORD }
-    })
-    expect(ok.status).toBe(200)
+    const reset = await client()
+    await ok(reset.accounts.resetPassword({ payload: { token, email: user.email, password: NEW_PASSWORD, password_confirmation: NEW_PASSWORD } }))
   })
 
   test("two concurrent resets with one token: one success", async () => {

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test"
 import { makeTestApp, type TestApp } from "../support/app.ts"
+import { ok, typedClient } from "../support/typed.ts"
 import { freshEmail, PASSWORD, register } from "./helpers.ts"
 
 // [D30] the spec's limits on login (5), forgot-password (3), resend-verification (6), per 60 s window;
@@ -11,6 +12,9 @@ beforeAll(async () => {
 afterAll(() => app.dispose())
 
 const from = (ip: string) => ({ "x-forwarded-for": ip })
+
+/** the typed client from the address `ip`, signed in with `token` when given */
+const client = (ip: string, token?: string) => typedClient(app, { headers: from(ip), ...(token === undefined ? {} : { token }) })
 
 describe("login: 5 a minute per address and per e-mail", () => {
   test("headers count down; the 6th is 429 with Retry-After; the window reopens after 60 s", async () => {
@@ -52,8 +56,9 @@ describe("login: 5 a minute per address and per e-mail", () => {
     expect(blocked.status).toBe(429)
     expect(Number(blocked.headers.get("retry-after"))).toBeGreaterThan(0)
     app.clock.advance(61_000)
-    const later = await app.post("/v1/auth/login", { body: { email: user.email, password: PASSWORD }, headers: from("10.51.0.99") })
-    expect(later.status).toBe(200)
+    const anonymous = await client("10.51.0.99")
+    const later = await ok(anonymous.accounts.login({ payload: { email: user.email, password: PASSWORD } }))
+    expect<number>(later.user.id).toBe(user.id)
   })
 
   test("invalid requests count too, and the limit answers before validation", async () => {
@@ -86,7 +91,8 @@ describe("forgot-password: 3 a minute", () => {
   test("per e-mail across addresses", async () => {
     const email = freshEmail("target")
     for (let i = 0; i < 3; i++) {
-      expect((await app.post("/v1/auth/forgot-password", { body: { email }, headers: from(`10.54.0.${i + 1}`) })).status).toBe(200)
+      const anonymous = await client(`10.54.0.${i + 1}`)
+      await ok(anonymous.accounts.forgotPassword({ payload: { email } }))
     }
     const blocked = await app.post("/v1/auth/forgot-password", { body: { email: email.toUpperCase() }, headers: from("10.54.0.50") })
     expect(blocked.status).toBe(429)
@@ -107,10 +113,12 @@ describe("resend-verification: 6 a minute per user", () => {
     const blocked = await app.post("/v1/auth/resend-verification", { token: user.token, headers: from("10.55.0.99") })
     expect(blocked.status).toBe(429)
     expect(blocked.headers.get("retry-after")).toBe("60")
-    expect((await app.post("/v1/auth/resend-verification", { token: other.token, headers: from("10.55.0.99") })).status).toBe(200)
+    const otherClient = await client("10.55.0.99", other.token)
+    await ok(otherClient.accounts.resendVerification())
     const anonymous = await app.post("/v1/auth/resend-verification", { headers: from("10.55.0.99") })
     expect(anonymous.status).toBe(401)
     app.clock.advance(61_000)
-    expect((await app.post("/v1/auth/resend-verification", { token: user.token })).status).toBe(200)
+    const me = await typedClient(app, { token: user.token })
+    await ok(me.accounts.resendVerification())
   })
 })

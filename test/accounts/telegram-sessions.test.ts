@@ -6,6 +6,7 @@ import { TOTP_PARAMETERS } from "../../src/accounts/TwoFactor.ts"
 import { readAuthResult } from "../../web/portal/telegram.tsx"
 import { makeTestApp, type TestApp } from "../support/app.ts"
 import { startTelegramStandIn, type TelegramStandIn } from "../support/telegram-stand-in.ts"
+import { ok, typedClient } from "../support/typed.ts"
 import { anyAddress, register } from "./helpers.ts"
 
 // [D125] x [D119]: signing in with Telegram from the portal, which never holds a token. With
@@ -48,9 +49,9 @@ const newChat = () => ++chatIds
 
 /** links `chatId` to the user the way a person does it: the t.me link, then /start in the chat */
 const linkChat = async (user: { token: string }, chatId: number) => {
-  const link = await app.post("/v1/account/telegram/link", { token: user.token })
-  expect(link.status).toBe(201)
-  const code = new URL(link.body.data.url as string).searchParams.get("start")!
+  const me = await typedClient(app, { token: user.token })
+  const link = await ok(me.telegram.createTelegramLink())
+  const code = new URL(link.url).searchParams.get("start")!
   const before = bot.to(chatId).length
   const hook = await app.post("/v1/webhooks/telegram", {
     headers: { "x-telegram-bot-api-secret-token": SECRET },
@@ -127,17 +128,17 @@ const expectCookieSession = async (cookies: Record<string, SetCookie>, userId: n
   expect(cookies["vpn_session"]!.attributes).toEqual({ "max-age": String(30 * 86_400), path: "/", httponly: "", samesite: "Strict" })
   expect(cookies["vpn_csrf"]!.value).toMatch(/^[0-9a-f]{64}$/)
   expect(cookies["vpn_csrf"]!.attributes).toEqual({ "max-age": String(30 * 86_400), path: "/", samesite: "Strict" })
-  const session = await app.get("/v1/auth/session", { headers: asBrowser(cookies) })
-  expect(session.status).toBe(200)
-  expect(session.body.data.user.id).toBe(userId)
+  const browser = await typedClient(app, { headers: asBrowser(cookies) })
+  expect<number>((await ok(browser.accounts.currentSession())).user.id).toBe(userId)
   const body = { email_notifications: false }
   const refused = await app.put("/v1/account/settings", { headers: asBrowser(cookies), body })
   expect(refused.status).toBe(403)
   expect(refused.body).toEqual({ success: false, message: "CSRF token mismatch." })
-  expect((await app.put("/v1/account/settings", { headers: asBrowser(cookies, cookies["vpn_csrf"]!.value), body })).status).toBe(200)
+  const withCsrf = await typedClient(app, { headers: asBrowser(cookies, cookies["vpn_csrf"]!.value) })
+  expect((await ok(withCsrf.accounts.updateSettings({ payload: body }))).data).toMatchObject(body)
   // a session like any other ([D119]): listed, and the cookie's is the current one
-  const sessions = await app.get("/v1/account/sessions", { headers: asBrowser(cookies) })
-  expect(sessions.body.data.filter((s: { current: boolean }) => s.current)).toHaveLength(1)
+  const sessions = await ok(browser.accounts.listSessions())
+  expect(sessions.filter((s) => s.current)).toHaveLength(1)
 }
 
 describe("GET /v1/auth/telegram: the portal asks whether to offer sign-in with Telegram [D125]", () => {
@@ -151,9 +152,9 @@ describe("GET /v1/auth/telegram: the portal asks whether to offer sign-in with T
   test("not configured: 200 {enabled: false, bot_id: null} (the other Telegram routes stay 404)", async () => {
     const plain = await makeTestApp({ reset: false })
     try {
-      const res = await plain.get("/v1/auth/telegram")
-      expect(res.status).toBe(200)
-      expect(res.body).toEqual({ success: true, data: { enabled: false, bot_id: null } })
+      const guest = await typedClient(plain)
+      const config = await ok(guest.telegram.telegramSignInConfig())
+      expect(config).toEqual({ enabled: false, bot_id: null })
       expect((await plain.post("/v1/auth/telegram", { headers: { ...anyAddress(), ...COOKIE }, body: { id: 1, auth_date: 1, hash: "00" } })).status).toBe(404)
     } finally {
       await plain.dispose()
@@ -218,9 +219,10 @@ describe("sign-in with Telegram and X-Session: cookie [D125] [D119]", () => {
 
     // two-factor on: 422 errors.otp first, then the same widget data with the code signs in
     app.clock.advance(61_000)
-    const setup = await app.post("/v1/account/2fa", { token: user.token })
-    const code = () => TOTP.generate({ ...TOTP_PARAMETERS, secret: Secret.fromBase32(setup.body.data.secret as string), timestamp: app.clock.get().getTime() })
-    expect((await app.post("/v1/account/2fa/confirm", { token: user.token, body: { code: code() } })).status).toBe(200)
+    const me = await typedClient(app, { token: user.token })
+    const setup = await ok(me.accounts.setUpTwoFactor())
+    const code = () => TOTP.generate({ ...TOTP_PARAMETERS, secret: Secret.fromBase32(setup.secret), timestamp: app.clock.get().getTime() })
+    await ok(me.accounts.confirmTwoFactor({ payload: { code: code() } }))
     app.clock.advance(61_000)
     const signed = widget(chat)
     const missing = await app.post("/v1/auth/telegram", { headers: { ...anyAddress(), ...COOKIE }, body: signed })
@@ -263,9 +265,9 @@ describe("sign-in with Telegram and X-Session: cookie [D125] [D119]", () => {
       username: "ada_l",
       photo_url: "https://t.me/i/userpic/320/a_b-c.jpg"
     })
-    const res = await app.post("/v1/auth/telegram", { headers: { ...anyAddress(), ...COOKIE }, body: read })
-    expect(res.status).toBe(200)
-    expect(res.body.data.user.id).toBe(user.id)
+    const portal = await typedClient(app, { headers: { ...anyAddress(), ...COOKIE } })
+    const signedIn = await ok(portal.telegram.telegramSignIn({ payload: read! }))
+    expect<number>(signedIn.user.id).toBe(user.id)
     // what the page cannot use: `false` (Telegram refused), junk, fields missing
     for (const junk of [Buffer.from("false").toString("base64url"), "%%%", Buffer.from(JSON.stringify({ id: 1, hash: "00" })).toString("base64url")]) {
       expect(readAuthResult(junk)).toBeUndefined()
