@@ -1,25 +1,7 @@
 import * as Either from "effect/Either"
-import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import { MAX_CENTS } from "../catalog/Money.ts"
-import { label } from "../platform/Fields.ts"
-
-/** A field checked by hand, so that a number-or-string fails with one message, not one per member. */
-const checked = <A, I>(
-  target: Schema.Schema<A, I>,
-  parse: (input: unknown) => Either.Either<A, string>,
-  jsonSchema: object,
-  toWire: (value: A) => unknown = (value) => value
-) =>
-  Schema.transformOrFail(Schema.Unknown, Schema.typeSchema(target), {
-    strict: true,
-    decode: (input, _, ast) =>
-      Either.match(parse(input), {
-        onLeft: (message) => ParseResult.fail(new ParseResult.Type(ast, input, message)),
-        onRight: ParseResult.succeed
-      }),
-    encode: (value) => ParseResult.succeed(toWire(value))
-  }).annotations({ jsonSchema })
+import { checkedField, label } from "../platform/Fields.ts"
 
 /** cents back to the decimal string the wire carries (a typed client sends `250` cents as `"2.50"`) */
 const centsToDecimal = (cents: number) => {
@@ -41,7 +23,7 @@ export const parseSignedCents = (input: unknown): Either.Either<number, "format"
 
 /** [D109]: a signed amount in cents (a decimal string or number with at most two decimals), not 0.00 */
 export const signedAmount = (field: string) =>
-  checked(
+  checkedField(
     Schema.Int,
     (input) =>
       Either.flatMap(
@@ -59,7 +41,7 @@ export const signedAmount = (field: string) =>
 
 /** [D110]: a positive amount in cents */
 export const positiveAmount = (field: string) =>
-  checked(
+  checkedField(
     Schema.Int,
     (input) =>
       Either.flatMap(
@@ -77,7 +59,7 @@ export const positiveAmount = (field: string) =>
 
 /** A three-letter currency code, upper-cased (`usd` -> `USD`). */
 export const currencyCode = (field: string) =>
-  checked(
+  checkedField(
     Schema.String,
     (input) =>
       typeof input === "string" && /^[A-Za-z]{3}$/.test(input.trim())

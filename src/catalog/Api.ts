@@ -3,13 +3,12 @@ import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
-import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import { describe } from "../http/Describe.ts"
 import { AdminAuthentication, PromoValidateRateLimit } from "../http/Middleware.ts"
 import { Ok } from "../http/Envelope.ts"
 import { errorEnvelope } from "../http/Errors.ts"
-import { Body, boolean, IdParam, integer, label, oneOf, string } from "../platform/Fields.ts"
+import { Body, boolean, checkedField, IdParam, integer, label, oneOf, string } from "../platform/Fields.ts"
 import { Plan, PromoCode, PromoInvalid, PromoValidation, PublicCycle, PublicPlan, QUOTA_ACTIONS, USAGE_RESETS } from "./Domain.ts"
 import { formatCents, parseCents } from "./Money.ts"
 
@@ -41,29 +40,9 @@ export const Promo = Schema.Struct({
 
 // ---- payload fields whose failure is one Laravel message --------------------------------
 
-/**
- * A field checked by hand, so that a union (a nullable integer, a number-or-string amount)
- * fails with one message instead of one per member.
- */
-const checked = <A, I>(
-  target: Schema.Schema<A, I>,
-  parse: (input: unknown) => Either.Either<A, string>,
-  jsonSchema: object,
-  toWire: (value: A) => unknown = (value) => value
-) =>
-  Schema.transformOrFail(Schema.Unknown, Schema.typeSchema(target), {
-    strict: true,
-    decode: (input, _, ast) =>
-      Either.match(parse(input), {
-        onLeft: (message) => ParseResult.fail(new ParseResult.Type(ast, input, message)),
-        onRight: ParseResult.succeed
-      }),
-    encode: (value) => ParseResult.succeed(toWire(value))
-  }).annotations({ jsonSchema })
-
 /** An integer or null (null clears it, e.g. "no speed limit"). */
 const nullableInteger = (field: string, min: number, max = 2_147_483_647) =>
-  checked(
+  checkedField(
     Schema.NullOr(Schema.Number),
     (input) => {
       if (input === null) return Either.right(null)
@@ -82,7 +61,7 @@ const nullableInteger = (field: string, min: number, max = 2_147_483_647) =>
  * client sends its cents back as the decimal string (`999` as `"9.99"`).
  */
 const amount = (field: string) =>
-  checked(
+  checkedField(
     Schema.Number,
     (input) => {
       if (typeof input !== "string" && typeof input !== "number") {
@@ -104,7 +83,7 @@ const amount = (field: string) =>
 
 /** An ISO 8601 timestamp or null. */
 const nullableTimestamp = (field: string) =>
-  checked(
+  checkedField(
     Schema.NullOr(Schema.DateFromSelf),
     (input) => {
       if (input === null) return Either.right(null)
@@ -116,7 +95,7 @@ const nullableTimestamp = (field: string) =>
 
 /** An array of ids. */
 const idList = (field: string) =>
-  checked(
+  checkedField(
     Schema.Array(Schema.Number),
     (input) => {
       if (!Array.isArray(input)) return Either.left(`The ${label(field)} field must be an array.`)
@@ -134,7 +113,7 @@ const idList = (field: string) =>
 
 /** A three-letter currency code, upper-cased ("usd" -> "USD"). */
 const currency = (field: string) =>
-  checked(
+  checkedField(
     Schema.String,
     (input) =>
       typeof input === "string" && /^[A-Za-z]{3}$/.test(input.trim())

@@ -1,3 +1,5 @@
+import * as Either from "effect/Either"
+import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 
 /**
@@ -9,6 +11,27 @@ import * as Schema from "effect/Schema"
 export const label = (field: string) => field.replace(/_/g, " ")
 
 export const requiredMessage = (field: string) => `The ${label(field)} field is required.`
+
+/**
+ * A field checked by hand, so that a union (a nullable integer, a number-or-string amount) fails
+ * with one message instead of one per member; `toWire` is what a typed client sends for a value
+ * (an amount's cents go back as the decimal string).
+ */
+export const checkedField = <A, I>(
+  target: Schema.Schema<A, I>,
+  parse: (input: unknown) => Either.Either<A, string>,
+  jsonSchema: object,
+  toWire: (value: A) => unknown = (value) => value
+) =>
+  Schema.transformOrFail(Schema.Unknown, Schema.typeSchema(target), {
+    strict: true,
+    decode: (input, _, ast) =>
+      Either.match(parse(input), {
+        onLeft: (message) => ParseResult.fail(new ParseResult.Type(ast, input, message)),
+        onRight: ParseResult.succeed
+      }),
+    encode: (value) => ParseResult.succeed(toWire(value))
+  }).annotations({ jsonSchema })
 
 const MAX_INT4 = 2_147_483_647
 
