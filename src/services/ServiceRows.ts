@@ -19,6 +19,7 @@ import {
   subscription,
   type Subscription
 } from "./Domain.ts"
+import { makeGraceRows } from "./GraceRows.ts"
 import { memoryServiceRows } from "./ServiceRowsMemory.ts"
 import { ScheduleColumns, scheduledIds, scheduleOf, type ServiceSchedule } from "./Schedule.ts"
 import { ServiceId, UserId } from "../platform/Ids.ts"
@@ -283,46 +284,7 @@ export class ServiceRows extends Effect.Service<ServiceRows>()("services/Service
         return found as ReadonlyMap<number, ActiveService>
       })
 
-    /**
-     * [D124]: these auto-renewing active services whose renewal is due (their `expires_at` is the
-     * one given) go into grace until `grace_until`; the ids that did
-     */
-    const enterGraceStatement = SqlSchema.findAll({
-      Request: Schema.Struct({ json: Schema.String, now: Schema.DateFromSelf }),
-      Result: ServiceIdRow,
-      execute: ({ json, now }) => sql`
-          update services s set status = 'grace', grace_until = g.grace_until, updated_at = ${now}
-          from jsonb_to_recordset(${json}::jsonb) as g(id int, expires_at timestamptz, grace_until timestamptz)
-          where s.id = g.id and s.status = 'active' and s.auto_renew and s.expires_at = g.expires_at
-          returning s.id`
-    })
-    const enterGraceRows = (items: ReadonlyArray<{ readonly serviceId: ServiceId; readonly expiresAt: Date; readonly graceUntil: Date }>, now: Date) =>
-      items.length === 0
-        ? Effect.succeed<ReadonlyArray<number>>([])
-        : enterGraceStatement({
-            json: JSON.stringify(
-              items.map((i) => ({
-                id: i.serviceId,
-                expires_at: i.expiresAt.toISOString(),
-                grace_until: i.graceUntil.toISOString()
-              }))
-            ),
-            now
-          }).pipe(
-            Effect.map((rows) => rows.map((r) => r.id)),
-            Effect.orDie
-          )
-
-    /** [D124]: the grace ended without a payment: the service is expired; it, when it was in grace */
-    const expireGraceStatement = SqlSchema.findOne({
-      Request: Schema.Struct({ id: Schema.Number, now: Schema.DateFromSelf }),
-      Result: RenewalCandidate,
-      execute: ({ id, now }) => sql`
-          update services set status = 'expired', grace_until = null, updated_at = ${now}
-          where id = ${id} and status = 'grace'
-          returning id, user_id, plan_id, cycle_id, expires_at`
-    })
-    const expireGraceRow = (id: number, now: Date) => expireGraceStatement({ id, now }).pipe(Effect.orDie)
+    const { enterGraceRows, expireGraceRow } = makeGraceRows(sql)
 
     const setAutoRenewStatement = SqlSchema.findOne({
       Request: Schema.Struct({ userId: Schema.Number, id: Schema.Number, autoRenew: Schema.Boolean, now: Schema.DateFromSelf }),

@@ -20,7 +20,9 @@ const BUILDERS = new Set([
   // the gateway's layer, built once from its settings
   "src/billing/gateways/CryptoBot.ts make",
   // the delivery's layer, built once from its bot
-  "src/outbox/TelegramDelivery.ts makeTelegramDelivery"
+  "src/outbox/TelegramDelivery.ts makeTelegramDelivery",
+  // the grace statements of [D124], built once by ServiceRows' construction
+  "src/services/GraceRows.ts makeGraceRows"
 ])
 
 /** per-call statements not yet moved (file -> count); this list only shrinks */
